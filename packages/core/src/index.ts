@@ -1,0 +1,12 @@
+/**
+ * @profkit/core: the profile data model, builder, views, validator, operations, the adapter
+ * contract and registry, and shared I/O. The only public entry of the package.
+ */
+export * from './model.js';
+export * from './errors.js';
+export * from './columns.js';
+export * from './create.js';
+export * from './builder.js';
+export * from './views.js';
+export * from './io.js';
+export * from './adapter.js';

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+/** Settings every package's vitest config starts from. */
+export const sharedTestConfig = defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
