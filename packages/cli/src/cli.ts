@@ -1,0 +1,294 @@
+/**
+ * `profkit`: parses the command line (node:util `parseArgs`), builds the registry, and dispatches
+ * to a built-in command (`commands/`) or to a command contributed by an adapter. No format logic
+ * lives here.
+ */
+
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import {
+  ADAPTER_API_VERSION,
+  ErrorCodes,
+  ProfkitError,
+  coreVersion,
+  isProfkitError,
+  type AdapterCommand,
+  type BuildRegistryResult,
+  type CommandContext,
+  type CommandOption,
+} from '@profkit/core';
+import { BUILTIN_COMMANDS } from './commands/index.js';
+import { loadRegistry } from './config.js';
+import { ExitCode, exitCodeFor } from './exit-codes.js';
+import { createOutput, formatError, table, type Output } from './output.js';
+import type { CliContext } from './types.js';
+
+/** Options every command accepts. */
+export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
+  json: { type: 'boolean', description: 'machine-readable output ({"schema":"profkit.<command>/1", ...}) for read-only commands' },
+  help: { type: 'boolean', short: 'h', description: 'show help (for a command: profkit help <command>)' },
+  version: { type: 'boolean', description: 'print the versions of profkit, @profkit/core and the adapter API' },
+  verbose: { type: 'boolean', description: 'print error details (rule, cause, stack)' },
+  quiet: { type: 'boolean', short: 'q', description: 'print no warnings, notes or progress' },
+  config: { type: 'string', valueName: 'FILE', description: 'use this config file instead of searching for profkit.config.{json,js,mjs}' },
+  adapter: { type: 'string', multiple: true, valueName: 'SPECIFIER', description: 'load an adapter module (package name or path)' },
+  discover: { type: 'boolean', description: "load adapter packages listed in the project's package.json (with the profkit-adapter keyword)" },
+};
+
+export interface MainIO {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** Where the config file search starts (default `process.cwd()`); file arguments are relative to the process's cwd. */
+  cwd?: string;
+  /** Install SIGINT/SIGTERM handlers (the bin does; in-process callers may not want it). */
+  handleSignals?: boolean;
+}
+
+function cliVersion(): string {
+  try {
+    return String(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+  } catch {
+    return 'unknown';
+  }
+}
+
+function toParseArgsOptions(opts: Record<string, CommandOption>): NonNullable<ParseArgsConfig['options']> {
+  const out: NonNullable<ParseArgsConfig['options']> = {};
+  for (const [k, o] of Object.entries(opts)) {
+    out[k] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
+  }
+  return out;
+}
+
+function usageError(message: string, command?: string): ProfkitError {
+  return new ProfkitError(ErrorCodes.USAGE, `${message} (see \`profkit help${command ? ' ' + command : ''}\`)`, { rule: 'command-line usage' });
+}
+
+function optionHelp(opts: Record<string, CommandOption>): string[] {
+  return table(
+    Object.entries(opts).map(([k, o]) => [
+      `${o.short ? `-${o.short}, ` : '    '}--${k}${o.type === 'string' ? ` ${o.valueName ?? 'VALUE'}` : ''}`,
+      o.description + (o.multiple ? ' (repeatable)' : ''),
+    ]),
+    '  ',
+  );
+}
+
+function mainHelp(adapterCommands: { adapter: string; command: AdapterCommand }[], note?: string): string {
+  const lines = [
+    'profkit: read, convert, validate and inspect profiler data',
+    '',
+    'Usage: profkit <command> [arguments] [options]',
+    '',
+    'Commands:',
+    ...table(
+      [
+        ...BUILTIN_COMMANDS.map((c) => [c.name, c.summary]),
+        ['help [COMMAND]', 'Show help for profkit or for a command'],
+      ],
+      '  ',
+    ),
+  ];
+  if (adapterCommands.length) {
+    lines.push('', 'Adapter commands:', ...table(adapterCommands.map((c) => [c.command.name, `${c.command.summary} (${c.adapter})`]), '  '));
+  }
+  lines.push('', 'Global options:', ...optionHelp(GLOBAL_OPTIONS), '');
+  lines.push('Exit codes: 0 ok, 1 invalid profile or input, 2 usage/config, 3 I/O, 4 unknown or unsupported format,');
+  lines.push('            5 network, 70 internal error, 130 interrupted.');
+  lines.push('Run `profkit help <command>` for a command\'s options. Documentation: docs/cli.md');
+  if (note) lines.push('', note);
+  return lines.join('\n') + '\n';
+}
+
+function commandHelp(c: { name: string; summary: string; usage: string; options?: Record<string, CommandOption> }, adapter?: string): string {
+  const lines = [`profkit ${c.name}: ${c.summary}${adapter ? ` (from the ${adapter} adapter)` : ''}`, '', ...c.usage.split('\n')];
+  if (c.options && Object.keys(c.options).length) lines.push('', 'Options:', ...optionHelp(c.options));
+  lines.push('', 'Global options:', ...optionHelp(GLOBAL_OPTIONS));
+  return lines.join('\n') + '\n';
+}
+
+/** Finds the longest adapter command whose words start `positionals`. */
+function matchAdapterCommand(cmds: { adapter: string; command: AdapterCommand }[], positionals: string[]) {
+  let best: { adapter: string; command: AdapterCommand; words: number } | undefined;
+  for (const c of cmds) {
+    const words = c.command.name.split(' ');
+    if (words.length <= positionals.length && words.every((w, i) => positionals[i] === w) && (!best || words.length > best.words)) {
+      best = { ...c, words: words.length };
+    }
+  }
+  return best;
+}
+
+/** Runs `profkit` with `argv` (without the node and script paths); resolves to the exit code. */
+export async function main(argv: string[], io: MainIO = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const cwd = io.cwd ?? process.cwd();
+  let verbose = argv.includes('--verbose');
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (interrupted) process.exit(ExitCode.INTERRUPTED);
+    interrupted = true;
+    stderr.write(`profkit: interrupted by ${sig}\n`);
+    controller.abort(new ProfkitError('PROFKIT_E_ABORTED', `interrupted by ${sig}`));
+  };
+  if (io.handleSignals) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  try {
+    const code = await run(argv, { stdout, stderr, cwd, signal: controller.signal, setVerbose: (v) => (verbose = v) });
+    return interrupted ? ExitCode.INTERRUPTED : code;
+  } catch (e) {
+    if (interrupted) {
+      stderr.write(formatError(isProfkitError(e) ? e : new ProfkitError('PROFKIT_E_ABORTED', 'interrupted'), verbose));
+      return ExitCode.INTERRUPTED;
+    }
+    stderr.write(formatError(e, verbose));
+    return isProfkitError(e) ? exitCodeFor(e.code) : ExitCode.INTERNAL;
+  } finally {
+    if (io.handleSignals) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  }
+}
+
+interface RunIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  cwd: string;
+  signal: AbortSignal;
+  setVerbose(v: boolean): void;
+}
+
+async function run(argv: string[], io: RunIO): Promise<number> {
+  // First pass: global flags only, to find the command words.
+  const first = parseArgs({ args: argv, options: toParseArgsOptions(GLOBAL_OPTIONS), strict: false, allowPositionals: true });
+  const g = first.values as Record<string, unknown>;
+  const positionals = first.positionals;
+  const flags = {
+    cwd: io.cwd,
+    config: typeof g.config === 'string' ? g.config : undefined,
+    adapters: Array.isArray(g.adapter) ? (g.adapter as unknown[]).filter((x): x is string => typeof x === 'string') : [],
+    discover: g.discover === true,
+  };
+  const bare = createOutput({ stdout: io.stdout, stderr: io.stderr, json: g.json === true, quiet: g.quiet === true, verbose: g.verbose === true });
+
+  if (positionals.length === 0) {
+    if (g.version === true) return printVersion(bare);
+    const { cmds, note } = await adapterCommandsForHelp(flags);
+    (g.help === true ? io.stdout : io.stderr).write(mainHelp(cmds, note));
+    return g.help === true ? ExitCode.OK : ExitCode.USAGE;
+  }
+
+  let name = positionals[0]!;
+  let helpRequested = g.help === true;
+  let rest = argv;
+  if (name === 'help') {
+    helpRequested = true;
+    const i = argv.indexOf('help');
+    rest = [...argv.slice(0, i), ...argv.slice(i + 1)];
+    if (positionals.length === 1) {
+      const { cmds, note } = await adapterCommandsForHelp(flags);
+      io.stdout.write(mainHelp(cmds, note));
+      return ExitCode.OK;
+    }
+    name = positionals[1]!;
+  }
+
+  const builtin = BUILTIN_COMMANDS.find((c) => c.name === name);
+  if (builtin) {
+    if (helpRequested) {
+      io.stdout.write(commandHelp(builtin));
+      return ExitCode.OK;
+    }
+    const parsed = strictParse(rest, builtin.name, builtin.options ?? {});
+    const args = parsed.positionals.slice(1);
+    const [min, max] = typeof builtin.positionals === 'number' ? [builtin.positionals, builtin.positionals] : builtin.positionals;
+    if (args.length < min || args.length > max) {
+      throw usageError(`${builtin.name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}: usage: ${builtin.usage.split('\n')[0]}`, builtin.name);
+    }
+    const values = parsed.values as CommandContext['values'];
+    io.setVerbose(values.verbose === true);
+    if (values.json === true && !builtin.json) throw usageError(`${builtin.name} has no --json output`, builtin.name);
+    if (values.version === true) return printVersion(bare);
+    const discovery = await loadRegistry(flags);
+    const ctx = makeContext(discovery, io, args, values);
+    for (const w of discovery.warnings) ctx.out.note(`warning: ${w.message} [${w.code}]`);
+    return builtin.run(ctx);
+  }
+
+  // Not built in: an adapter command (needs the registry to know them).
+  const discovery = await loadRegistry(flags);
+  const words = helpRequested && positionals[0] === 'help' ? positionals.slice(1) : positionals;
+  const match = matchAdapterCommand(discovery.registry.commands(), words);
+  if (!match) {
+    const known = [...BUILTIN_COMMANDS.map((c) => c.name), ...discovery.registry.commands().map((c) => c.command.name), 'help'];
+    throw usageError(`unknown command "${words[0]}" (commands: ${known.join(', ')})`);
+  }
+  if (helpRequested) {
+    io.stdout.write(commandHelp(match.command, match.adapter));
+    return ExitCode.OK;
+  }
+  const parsed = strictParse(rest, match.command.name, match.command.options ?? {});
+  const values = parsed.values as CommandContext['values'];
+  io.setVerbose(values.verbose === true);
+  const ctx = makeContext(discovery, io, parsed.positionals.slice(match.words), values);
+  for (const w of discovery.warnings) ctx.out.note(`warning: ${w.message} [${w.code}]`);
+  const adapterCtx: CommandContext = ctx;
+  return match.command.run(adapterCtx);
+}
+
+function strictParse(args: string[], command: string, options: Record<string, CommandOption>) {
+  for (const k of Object.keys(options)) {
+    if (k in GLOBAL_OPTIONS) throw new ProfkitError(ErrorCodes.USAGE, `command ${command} redefines the global option --${k}`, { rule: 'command options' });
+  }
+  try {
+    return parseArgs({ args, options: toParseArgsOptions({ ...GLOBAL_OPTIONS, ...options }), strict: true, allowPositionals: true });
+  } catch (e) {
+    const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    throw usageError(`${command}: ${msg}`, command);
+  }
+}
+
+async function adapterCommandsForHelp(flags: Parameters<typeof loadRegistry>[0]): Promise<{ cmds: { adapter: string; command: AdapterCommand }[]; note?: string }> {
+  try {
+    const d = await loadRegistry(flags);
+    return { cmds: d.registry.commands() };
+  } catch (e) {
+    return { cmds: [], note: `note: adapters could not be loaded, so adapter commands are not listed: ${isProfkitError(e) ? e.describe() : String(e)}` };
+  }
+}
+
+function printVersion(out: Output): number {
+  const v = { profkit: cliVersion(), core: coreVersion(), adapterApi: ADAPTER_API_VERSION, node: process.versions.node };
+  if (out.json) out.document('version', v);
+  else out.line(`profkit ${v.profkit} (@profkit/core ${v.core}, adapter API ${v.adapterApi}, node ${v.node})`);
+  return ExitCode.OK;
+}
+
+function makeContext(discovery: BuildRegistryResult, io: RunIO, positionals: string[], values: CommandContext['values']): CliContext {
+  const out = createOutput({ stdout: io.stdout, stderr: io.stderr, json: values.json === true, quiet: values.quiet === true, verbose: values.verbose === true });
+  const registry = discovery.registry;
+  return {
+    registry,
+    discovery,
+    out,
+    cwd: io.cwd,
+    positionals,
+    values,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    json: out.json,
+    quiet: out.quiet,
+    verbose: out.verbose,
+    signal: io.signal,
+    progress: (label, total) => out.progress(label, total),
+    readProfile: (path, options = {}) => registry.read(path, { format: options.format, signal: io.signal }),
+    readProfileBytes: (bytes, options = {}) => registry.read(bytes, { format: options.format, fileName: options.fileName, signal: io.signal }),
+    writeProfile: async (profile, path, options = {}) => (await registry.write(profile, path, { format: options.format, inputs: options.inputs, signal: io.signal })).warnings,
+  };
+}
+

@@ -1,0 +1,509 @@
+/**
+ * Adapter discovery: builds a registry from, in order,
+ * 1. adapters passed programmatically,
+ * 2. the config file `profkit.config.{json,js,mjs}` (searched from the working directory
+ *    upwards, or named explicitly), whose `adapters` are module specifiers resolved from the
+ *    config file's folder first, then from the fallback folders (the CLI's own install),
+ * 3. `--adapter <specifier>` flags, resolved from the working directory (then the fallbacks),
+ * 4. opt-in discovery (`--discover` or `"autoDiscover": true`): the project's package.json
+ *    dependency lists, for `@profkit/*` and `profkit-adapter-*` packages whose package.json has
+ *    the `profkit-adapter` keyword.
+ *
+ * Specifiers are resolved like Node's ESM loader (package `exports` with the `import`/`node`/
+ * `default` conditions, else `main`, else `index.js`), then loaded with `import()`. A module may
+ * export (as default, or as `adapter`/`adapters`) an adapter, an array of adapters, or a factory
+ * function returning either; nested `default`s (CommonJS interop) are unwrapped.
+ */
+
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import type { Adapter } from './adapter.js';
+import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
+import { Registry, type AdapterSource, type RegistryOptions } from './registry.js';
+import { jsonSyntaxErrorAt } from './sniff-util.js';
+
+/** Error codes of discovery (beyond `ErrorCodes.CONFIG`). */
+export const DiscoveryErrorCodes = {
+  /** A named adapter module cannot be found from any of the folders searched. */
+  ADAPTER_NOT_FOUND: 'PROFKIT_E_ADAPTER_NOT_FOUND',
+  /** A named adapter module was found but importing or evaluating it failed. */
+  ADAPTER_LOAD: 'PROFKIT_E_ADAPTER_LOAD',
+} as const;
+
+/** Config file names, in the order they are looked for in each folder. */
+export const CONFIG_FILE_NAMES = ['profkit.config.json', 'profkit.config.js', 'profkit.config.mjs'] as const;
+
+/** The keyword an adapter package's package.json must list to be auto-discovered. */
+export const ADAPTER_KEYWORD = 'profkit-adapter';
+
+export interface ProfkitConfig {
+  /** Module specifiers (or, in JS configs, adapter objects / arrays / factories). */
+  adapters: unknown[];
+  autoDiscover: boolean;
+}
+
+export interface LoadedConfig extends ProfkitConfig {
+  path: string;
+}
+
+const configSchema = z
+  .object({
+    $schema: z.string().optional(),
+    adapters: z.array(z.unknown()).optional(),
+    autoDiscover: z.boolean().optional(),
+  })
+  .strict();
+
+/** Finds the nearest config file from `startDir` upwards; undefined when there is none. */
+export function findConfigFile(startDir: string): string | undefined {
+  let dir = resolve(startDir);
+  for (;;) {
+    for (const name of CONFIG_FILE_NAMES) {
+      const p = join(dir, name);
+      if (isFile(p)) return p;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Reads and checks a config file (JSON, or a JS module whose default export is the config). */
+export async function loadConfigFile(path: string): Promise<LoadedConfig> {
+  const abs = resolve(path);
+  let raw: unknown;
+  const ext = extname(abs);
+  if (ext === '.json') {
+    let text: string;
+    try {
+      text = readFileSync(abs, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new ProfkitError(ErrorCodes.CONFIG, `cannot read config file: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { file: abs, rule: 'config file readable' });
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      const at = jsonSyntaxErrorAt(text);
+      throw new ProfkitError(ErrorCodes.CONFIG, `config file is not valid JSON: ${at ? `expected ${at.expected} at column ${at.column}` : (e as Error).message}`, {
+        file: abs,
+        line: at?.line,
+        rule: 'config file is JSON',
+      });
+    }
+  } else if (ext === '.js' || ext === '.mjs' || ext === '.cjs') {
+    if (!isFile(abs)) throw new ProfkitError(ErrorCodes.CONFIG, 'cannot read config file: no such file', { file: abs, rule: 'config file readable' });
+    try {
+      const mod = (await import(pathToFileURL(abs).href)) as Record<string, unknown>;
+      raw = unwrapDefault(mod);
+      if (typeof raw === 'function') raw = await (raw as () => unknown)();
+    } catch (e) {
+      if (isProfkitError(e)) throw e.withDetail({ file: abs });
+      throw new ProfkitError(ErrorCodes.CONFIG, `loading config module failed: ${(e as Error)?.message ?? String(e)}`, { file: abs, rule: 'config module loads' }, { cause: e });
+    }
+  } else {
+    throw new ProfkitError(ErrorCodes.CONFIG, `config file must be .json, .js or .mjs`, { file: abs, rule: 'config file name' });
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`);
+    throw new ProfkitError(ErrorCodes.CONFIG, `config file is malformed: ${issues.join('; ')} (expected { "adapters": [...], "autoDiscover"?: boolean })`, {
+      file: abs,
+      rule: 'config file shape',
+    });
+  }
+  const adapters = parsed.data.adapters ?? [];
+  if (ext === '.json') {
+    adapters.forEach((a, i) => {
+      if (typeof a !== 'string' || a.length === 0) {
+        throw new ProfkitError(ErrorCodes.CONFIG, `config file is malformed: adapters.${i}: expected a module specifier string`, { file: abs, rule: 'config file shape' });
+      }
+    });
+  }
+  return { path: abs, adapters, autoDiscover: parsed.data.autoDiscover ?? false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Module resolution (the ESM algorithm's essentials, from an arbitrary folder).
+
+const CONDITIONS = ['import', 'node', 'module-sync', 'default'];
+
+function splitPackageSpecifier(spec: string): { name: string; subpath: string } | undefined {
+  const parts = spec.split('/');
+  if (spec.startsWith('@')) {
+    if (parts.length < 2 || !parts[1]) return undefined;
+    return { name: `${parts[0]}/${parts[1]}`, subpath: parts.length > 2 ? './' + parts.slice(2).join('/') : '.' };
+  }
+  if (!parts[0]) return undefined;
+  return { name: parts[0], subpath: parts.length > 1 ? './' + parts.slice(1).join('/') : '.' };
+}
+
+function resolveTarget(target: unknown, pkgDir: string, star?: string): string | undefined {
+  if (typeof target === 'string') {
+    if (!target.startsWith('./')) return undefined;
+    return join(pkgDir, star === undefined ? target : target.split('*').join(star));
+  }
+  if (Array.isArray(target)) {
+    for (const t of target) {
+      const r = resolveTarget(t, pkgDir, star);
+      if (r) return r;
+    }
+    return undefined;
+  }
+  if (target && typeof target === 'object') {
+    for (const [k, v] of Object.entries(target as Record<string, unknown>)) {
+      if (CONDITIONS.includes(k)) {
+        const r = resolveTarget(v, pkgDir, star);
+        if (r) return r;
+      }
+    }
+  }
+  return undefined;
+}
+
+function resolveExports(exports: unknown, subpath: string, pkgDir: string): string | undefined {
+  const isSubpathMap = exports && typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'));
+  if (!isSubpathMap) return subpath === '.' ? resolveTarget(exports, pkgDir) : undefined;
+  const map = exports as Record<string, unknown>;
+  if (subpath in map) return resolveTarget(map[subpath], pkgDir);
+  let best: { key: string; star: string } | undefined;
+  for (const key of Object.keys(map)) {
+    const i = key.indexOf('*');
+    if (i < 0) continue;
+    const pre = key.slice(0, i);
+    const post = key.slice(i + 1);
+    if (subpath.startsWith(pre) && subpath.endsWith(post) && subpath.length >= key.length - 1) {
+      if (!best || pre.length > best.key.indexOf('*')) best = { key, star: subpath.slice(pre.length, subpath.length - post.length) };
+    }
+  }
+  return best ? resolveTarget(map[best.key], pkgDir, best.star) : undefined;
+}
+
+function readPackageJson(dir: string): Record<string, unknown> | undefined {
+  const p = join(dir, 'package.json');
+  if (!isFile(p)) return undefined;
+  try {
+    return JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new ProfkitError(ErrorCodes.CONFIG, `package.json is not valid JSON: ${(e as Error).message}`, { file: p, rule: 'package.json is JSON' });
+  }
+}
+
+function resolvePackageEntry(pkgDir: string, subpath: string): string | undefined {
+  const pkg = readPackageJson(pkgDir) ?? {};
+  if (pkg.exports !== undefined) return resolveExports(pkg.exports, subpath, pkgDir);
+  if (subpath !== '.') return resolveFile(join(pkgDir, subpath));
+  if (typeof pkg.main === 'string') return resolveFile(join(pkgDir, pkg.main));
+  return resolveFile(join(pkgDir, 'index.js'));
+}
+
+function resolveFile(p: string): string | undefined {
+  if (isFile(p)) return p;
+  for (const ext of ['.js', '.mjs', '.cjs']) if (isFile(p + ext)) return p + ext;
+  if (isDir(p)) {
+    if (isFile(join(p, 'package.json'))) return resolvePackageEntry(p, '.');
+    for (const ext of ['index.js', 'index.mjs', 'index.cjs']) if (isFile(join(p, ext))) return join(p, ext);
+  }
+  return undefined;
+}
+
+/** Finds the folder of installed package `name` from `fromDir` (walking up `node_modules`). */
+export function findPackageDir(name: string, fromDir: string): string | undefined {
+  let dir = resolve(fromDir);
+  for (;;) {
+    const candidate = join(dir, 'node_modules', name);
+    if (isFile(join(candidate, 'package.json'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Resolves a module specifier (relative or absolute path, `file:` URL, or package name with an
+ * optional subpath) from `fromDir`; undefined when it cannot be found there.
+ */
+export function resolveModule(specifier: string, fromDir: string): string | undefined {
+  if (specifier.startsWith('file:')) return resolveFile(fileURLToPath(specifier));
+  if (specifier.startsWith('.') || isAbsolute(specifier)) return resolveFile(resolve(fromDir, specifier));
+  const parsed = splitPackageSpecifier(specifier);
+  if (!parsed) return undefined;
+  const pkgDir = findPackageDir(parsed.name, fromDir);
+  if (!pkgDir) return undefined;
+  const entry = resolvePackageEntry(pkgDir, parsed.subpath);
+  return entry && isFile(entry) ? entry : undefined;
+}
+
+function unwrapDefault(mod: unknown): unknown {
+  let v = mod;
+  for (let i = 0; i < 4; i++) {
+    if (v && typeof v === 'object' && 'default' in v && !('sniff' in v)) v = (v as { default: unknown }).default;
+    else break;
+  }
+  return v;
+}
+
+/** Turns a loaded module's value into adapter candidates (not yet checked). */
+async function adapterCandidates(mod: unknown): Promise<unknown[]> {
+  let v: unknown = mod;
+  if (mod && typeof mod === 'object' && !('default' in mod) && !('sniff' in mod)) {
+    const m = mod as Record<string, unknown>;
+    if ('adapters' in m) v = m.adapters;
+    else if ('adapter' in m) v = m.adapter;
+  } else {
+    v = unwrapDefault(mod);
+  }
+  if (typeof v === 'function') v = await (v as () => unknown)();
+  const out: unknown[] = [];
+  const flatten = (x: unknown) => {
+    if (Array.isArray(x)) x.forEach(flatten);
+    else out.push(x);
+  };
+  flatten(v);
+  return out;
+}
+
+export interface LoadAdapterOptions {
+  /** Folders to resolve from, in order (the first one is where the specifier was named). */
+  fromDirs: string[];
+  /** Where it was named: the config file, `--adapter`, or the package.json. */
+  namedIn: string;
+}
+
+/** Resolves, imports and unwraps one adapter module; returns the adapter candidates it exports. */
+export async function loadAdapterModule(specifier: string, options: LoadAdapterOptions): Promise<{ values: unknown[]; resolved: string }> {
+  const tried: string[] = [];
+  let resolved: string | undefined;
+  for (const dir of options.fromDirs) {
+    tried.push(dir);
+    try {
+      resolved = resolveModule(specifier, dir);
+    } catch (e) {
+      if (isProfkitError(e)) throw e;
+      resolved = undefined;
+    }
+    if (resolved) break;
+  }
+  if (!resolved) {
+    throw new ProfkitError(
+      DiscoveryErrorCodes.ADAPTER_NOT_FOUND,
+      `cannot find adapter module "${specifier}" named in ${options.namedIn}; looked from ${tried.join(' and from ')}${
+        specifier.startsWith('.') || isAbsolute(specifier) ? '' : ` (install it: npm install ${splitPackageSpecifier(specifier)?.name ?? specifier})`
+      }`,
+      { file: options.namedIn, specifier, searched: tried, rule: 'adapter module resolvable' },
+    );
+  }
+  let mod: unknown;
+  try {
+    mod = await import(pathToFileURL(realpathSync(resolved)).href);
+  } catch (e) {
+    throw new ProfkitError(
+      DiscoveryErrorCodes.ADAPTER_LOAD,
+      `loading adapter module "${specifier}" (${resolved}) named in ${options.namedIn} failed: ${(e as Error)?.message ?? String(e)}`,
+      { file: options.namedIn, specifier, resolved, rule: 'adapter module loads' },
+      { cause: e },
+    );
+  }
+  let values: unknown[];
+  try {
+    values = await adapterCandidates(mod);
+  } catch (e) {
+    throw new ProfkitError(
+      DiscoveryErrorCodes.ADAPTER_LOAD,
+      `the adapter factory exported by "${specifier}" (${resolved}) named in ${options.namedIn} failed: ${(e as Error)?.message ?? String(e)}`,
+      { file: options.namedIn, specifier, resolved, rule: 'adapter factory runs' },
+      { cause: e },
+    );
+  }
+  if (values.length === 0) {
+    throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `adapter module "${specifier}" (${resolved}) named in ${options.namedIn} exports no adapter`, {
+      file: options.namedIn,
+      specifier,
+      rule: 'adapter module exports an adapter',
+    });
+  }
+  return { values, resolved };
+}
+
+function registerAll(registry: Registry, values: unknown[], source: AdapterSource): Adapter[] {
+  const out: Adapter[] = [];
+  for (const v of values) {
+    try {
+      out.push(registry.register(v, { source }));
+    } catch (e) {
+      if (isProfkitError(e)) throw e.withDetail({ file: source.from, specifier: source.specifier });
+      throw e;
+    }
+  }
+  return out;
+}
+
+/** A name that discovery considers: `@profkit/*` or `[@scope/]profkit-adapter-*`. */
+export function isCandidatePackageName(name: string): boolean {
+  return /^@profkit\/[^/]+$/.test(name) || /^(@[^/]+\/)?profkit-adapter-[^/]+$/.test(name);
+}
+
+/** Nearest package.json from `startDir` upwards. */
+export function findProjectPackageJson(startDir: string): string | undefined {
+  let dir = resolve(startDir);
+  for (;;) {
+    const p = join(dir, 'package.json');
+    if (isFile(p)) return p;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+export interface DiscoveredPackage {
+  name: string;
+  dir: string;
+}
+
+/**
+ * Lists the adapter packages a project depends on: candidates named in its package.json's
+ * `dependencies`, `devDependencies`, `optionalDependencies` and `peerDependencies`, installed,
+ * whose own package.json lists the `profkit-adapter` keyword. Reads the dependency lists, never
+ * scans node_modules.
+ */
+export function discoverAdapterPackages(projectPackageJson: string): { packages: DiscoveredPackage[]; skipped: { name: string; why: string }[] } {
+  const projectDir = dirname(projectPackageJson);
+  const pkg = readPackageJson(projectDir) ?? {};
+  const names = new Set<string>();
+  for (const field of ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies']) {
+    const deps = pkg[field];
+    if (deps && typeof deps === 'object') for (const n of Object.keys(deps)) if (isCandidatePackageName(n)) names.add(n);
+  }
+  const packages: DiscoveredPackage[] = [];
+  const skipped: { name: string; why: string }[] = [];
+  for (const name of [...names].sort()) {
+    const dir = findPackageDir(name, projectDir);
+    if (!dir) {
+      skipped.push({ name, why: 'not installed' });
+      continue;
+    }
+    const meta = readPackageJson(dir) ?? {};
+    const keywords = Array.isArray(meta.keywords) ? meta.keywords : [];
+    if (!keywords.includes(ADAPTER_KEYWORD)) {
+      skipped.push({ name, why: `no "${ADAPTER_KEYWORD}" keyword` });
+      continue;
+    }
+    packages.push({ name, dir });
+  }
+  return { packages, skipped };
+}
+
+export interface BuildRegistryOptions extends RegistryOptions {
+  /** Working directory (config search start, `--adapter` resolution); default `process.cwd()`. */
+  cwd?: string;
+  /** An explicit config file; `false` skips config files entirely. */
+  config?: string | false;
+  /** Adapters registered programmatically, before everything else. */
+  adapters?: Adapter[];
+  /** `--adapter` specifiers, resolved from `cwd`. */
+  adapterSpecifiers?: string[];
+  /** Turn on package.json discovery (also on when the config says `autoDiscover: true`). */
+  discover?: boolean;
+  /** Folders tried after the config's folder / cwd (e.g. the CLI's own install). */
+  fallbackDirs?: string[];
+}
+
+export interface BuildRegistryResult {
+  registry: Registry;
+  /** The config file used, if any. */
+  config?: LoadedConfig;
+  /** Non-fatal findings (a discovered package that failed to load...). */
+  warnings: { code: string; message: string }[];
+}
+
+/**
+ * Builds a registry from programmatic adapters, the config file, `--adapter` specifiers and
+ * (opt-in) package.json discovery, recording each adapter's source. Errors loading a named
+ * adapter say which specifier and from where.
+ */
+export async function buildRegistry(options: BuildRegistryOptions = {}): Promise<BuildRegistryResult> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const registry = new Registry([], { validator: options.validator });
+  const warnings: BuildRegistryResult['warnings'] = [];
+  const fallbacks = (options.fallbackDirs ?? []).map((d) => resolve(d));
+  const loadedFiles = new Set<string>();
+
+  for (const a of options.adapters ?? []) registry.register(a, { source: { kind: 'programmatic' } });
+
+  let config: LoadedConfig | undefined;
+  if (options.config !== false) {
+    const path = options.config !== undefined ? resolve(cwd, options.config) : findConfigFile(cwd);
+    if (path) config = await loadConfigFile(path);
+  }
+  if (config) {
+    const dir = dirname(config.path);
+    for (const entry of config.adapters) {
+      if (typeof entry === 'string') {
+        const { values, resolved } = await loadAdapterModule(entry, { fromDirs: uniq([dir, ...fallbacks]), namedIn: config.path });
+        loadedFiles.add(realpathSync(resolved));
+        registerAll(registry, values, { kind: 'config', specifier: entry, from: config.path, resolved });
+      } else {
+        registerAll(registry, await adapterCandidates(entry), { kind: 'config', from: config.path });
+      }
+    }
+  }
+
+  for (const spec of options.adapterSpecifiers ?? []) {
+    const { values, resolved } = await loadAdapterModule(spec, { fromDirs: uniq([cwd, ...fallbacks]), namedIn: `--adapter ${spec}` });
+    loadedFiles.add(realpathSync(resolved));
+    registerAll(registry, values, { kind: 'flag', specifier: spec, from: '--adapter', resolved });
+  }
+
+  if (options.discover || config?.autoDiscover) {
+    const pj = findProjectPackageJson(config ? dirname(config.path) : cwd);
+    if (!pj) {
+      warnings.push({ code: 'PROFKIT_W_DISCOVER_NO_PACKAGE_JSON', message: `adapter discovery found no package.json from ${cwd} upwards` });
+    } else {
+      const { packages } = discoverAdapterPackages(pj);
+      for (const p of packages) {
+        try {
+          const { values, resolved } = await loadAdapterModule(p.name, { fromDirs: [dirname(pj)], namedIn: pj });
+          const real = realpathSync(resolved);
+          if (loadedFiles.has(real)) continue;
+          loadedFiles.add(real);
+          for (const v of values) {
+            const name = v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined;
+            const existing = typeof name === 'string' ? registry.get(name) : undefined;
+            if (existing) {
+              if (existing !== v) warnings.push({ code: 'PROFKIT_W_DISCOVER_SHADOWED', message: `discovered adapter ${name} from ${p.name} is shadowed by an adapter of the same name registered earlier` });
+              continue;
+            }
+            registry.register(v, { source: { kind: 'discovered', specifier: p.name, from: pj, resolved } });
+          }
+        } catch (e) {
+          const msg = isProfkitError(e) ? e.message : (e as Error)?.message ?? String(e);
+          warnings.push({ code: 'PROFKIT_W_DISCOVER_FAILED', message: `discovered package ${p.name} (${p.dir}) could not be registered: ${msg}` });
+        }
+      }
+    }
+  }
+
+  return { registry, config, warnings };
+}
+
+function uniq(dirs: string[]): string[] {
+  return [...new Set(dirs)];
+}

@@ -1,0 +1,13 @@
+/** Profile operations (google/pprof semantics, documented in docs/operations.md). */
+export { compact } from './compact.js';
+export { merge, checkCompatible, combineFacts, compatibilizeSampleTypes, type MergeOptions } from './merge.js';
+export { aggregateStacks, aggregateBy, type Granularity, type AggregateOptions } from './aggregate.js';
+export { scale, scaleValue, normalize } from './scale.js';
+export { diff, setLabel, DIFF_BASE_LABEL, type DiffOptions } from './diff.js';
+export { prune, pruneFrom, removeUninteresting, simplifyFunctionName, type PruneOptions } from './prune.js';
+export { filterSamples, type FilterOptions, type TagFilter } from './filter.js';
+export { selectSampleTypes } from './select.js';
+export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';
+export { formatValue, formatPercentage, scaleMeasurement } from './format.js';
+export { toFolded } from './folded.js';
+export { compilePattern, type Pattern } from './regex.js';

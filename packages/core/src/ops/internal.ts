@@ -1,0 +1,340 @@
+/**
+ * Shared machinery of the profile operations: a row-oriented view of locations that operations
+ * may rewrite (`OpLocation`), and `Rebuilder`, which writes the result into a fresh profile
+ * through `ProfileBuilder` (ids renumbered densely 1..n in first-use order, unreferenced rows
+ * garbage-collected), carrying format extensions as documented in `docs/operations.md`.
+ *
+ * Not exported from the package entry: internal to `ops/`.
+ */
+
+import { ProfileBuilder, type LabelInput } from '../builder.js';
+import { takeRows } from '../columns.js';
+import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
+import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
+
+/** One pprof `Line` of a location; `fn` is a row index of the source `functions` table. */
+export interface OpLine {
+  fn: number;
+  line: number;
+  column: number;
+}
+
+/** A location as operations see it: pprof's `Location`, lines innermost first. */
+export interface OpLocation {
+  address: bigint;
+  /** Row index of the source `.mappings` table, -1 = none. */
+  mapping: number;
+  folded: boolean;
+  lines: OpLine[];
+}
+
+/** Reads every location row of `p` (lines whose function id is unknown are skipped). */
+export function readLocations(p: Profile, index: ProfileIndex): OpLocation[] {
+  const l = p.locations;
+  const inl = p['.inline_lines'];
+  const n = l.location_id.length;
+  const out: OpLocation[] = new Array(n);
+  for (let r = 0; r < n; r++) {
+    const lines: OpLine[] = [];
+    if (l.function_id[r] !== 0) {
+      const fn = index.functions.get(l.function_id[r]!);
+      if (fn >= 0) lines.push({ fn, line: l.line[r]!, column: l['.column'][r]! });
+    }
+    const b = l['.inline_offsets'][r]!;
+    const e = l['.inline_offsets'][r + 1]!;
+    for (let j = b; j < e; j++) {
+      const fn = index.functions.get(inl.function_id[j]!);
+      if (fn >= 0) lines.push({ fn, line: inl.line[j]!, column: inl.column[j]! });
+    }
+    const mid = l['.mapping_id'][r]!;
+    out[r] = {
+      address: l['.address'][r]!,
+      mapping: mid === 0 ? -1 : index.mappings.get(mid),
+      folded: l['.is_folded'][r] === 1,
+      lines,
+    };
+  }
+  return out;
+}
+
+/** Sample `i`'s stack as location row indices (unknown ids skipped), innermost first. */
+export function stackRows(p: Profile, index: ProfileIndex, i: number): number[] {
+  const ids = stackOf(p, i);
+  const out: number[] = [];
+  for (let k = 0; k < ids.length; k++) {
+    const r = index.locations.get(ids[k]!);
+    if (r >= 0) out.push(r);
+  }
+  return out;
+}
+
+/** A sample's labels in builder input form. */
+export function labelInputs(p: Profile, i: number): LabelInput[] {
+  return labelsOf(p, i).map((l) =>
+    l.str !== undefined ? { key: l.key, str: l.str } : l.unit !== undefined ? { key: l.key, num: l.num!, unit: l.unit } : { key: l.key, num: l.num! },
+  );
+}
+
+/**
+ * pprof's sample-key view of labels: string labels grouped by key (values in order) and numeric
+ * labels grouped by key (value and unit in order), keys sorted. Label order across keys does not
+ * matter, order within a key does.
+ */
+export function labelKey(labels: LabelInput[]): string {
+  if (labels.length === 0) return '';
+  const str = new Map<string, string[]>();
+  const num = new Map<string, string[]>();
+  for (const l of labels) {
+    if ('str' in l) {
+      const v = str.get(l.key);
+      if (v) v.push(l.str);
+      else str.set(l.key, [l.str]);
+    } else {
+      const s = String(l.num) + '\u0001' + (l.unit ?? '');
+      const v = num.get(l.key);
+      if (v) v.push(s);
+      else num.set(l.key, [s]);
+    }
+  }
+  const sorted = (m: Map<string, string[]>) => [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return JSON.stringify([sorted(str), sorted(num)]);
+}
+
+const UINT64 = 64;
+
+/** pprof Merge's mapping identity: size rounded up to 4 KiB, file offset, build id else file. */
+export function mappingIdentity(p: Profile, row: number): string {
+  const m = p['.mappings'];
+  const start = m.memory_start[row]!;
+  const limit = m.memory_limit[row]!;
+  let size = BigInt.asUintN(UINT64, limit - start);
+  size = BigInt.asUintN(UINT64, size + 0xfffn);
+  size -= size % 0x1000n;
+  const id = m.build_id[row] !== '' ? 'b' + m.build_id[row] : m.filename[row] !== '' ? 'f' + m.filename[row] : '';
+  return `${size}\u0000${m.file_offset[row]}\u0000${id}`;
+}
+
+interface SourceState {
+  p: Profile;
+  index: ProfileIndex;
+  locs: OpLocation[];
+  /** New function id per source function row (0 = not yet interned). */
+  fnIds: Uint32Array;
+  /** New mapping id per source mapping row (0 = not yet). */
+  mapIds: Uint32Array;
+  /** Address shift per source mapping row (pprof rebasing onto a matched mapping). */
+  mapShift: bigint[];
+  /** New location id per source location row (0 = not yet). */
+  locIds: Uint32Array;
+}
+
+export interface RebuilderOptions {
+  sampleTypes: ValueType[];
+  facts: ProfileFacts;
+  /**
+   * Identify mappings the way pprof Merge does (size/offset/build id or file) and rebase the
+   * addresses of matched mappings; otherwise mappings are kept apart unless fully identical.
+   */
+  mergeMappings: boolean;
+  /** Function attribute rewrite (aggregation). */
+  rewriteFunction?: (p: Profile, row: number) => { name: string; systemName: string; filename: string; startLine: number };
+  /** Mapping has_* bits rewrite (aggregation): bits ANDed with these. */
+  mappingBitsMask?: { hasFunctions: boolean; hasFilenames: boolean; hasLineNumbers: boolean; hasInlineFrames: boolean };
+}
+
+/**
+ * Writes the result of an operation: functions, mappings and locations are interned on first
+ * use from (possibly rewritten) source rows, samples are appended by the operation.
+ */
+export class Rebuilder {
+  readonly b: ProfileBuilder;
+  private readonly mapByIdentity = new Map<string, { id: number; start: bigint }>();
+  private readonly sources: SourceState[] = [];
+  /** For each output sample: [source number, source row], or undefined once samples were combined. */
+  private origin: { src: number; row: number }[] | undefined = [];
+  /** Number of mappings written so far. */
+  mappingsAdded = 0;
+
+  constructor(private readonly options: RebuilderOptions) {
+    this.b = new ProfileBuilder({ sampleTypes: options.sampleTypes, facts: options.facts });
+  }
+
+  /** Registers a source profile (with its possibly rewritten locations); returns its number. */
+  addSource(p: Profile, index: ProfileIndex, locs: OpLocation[]): number {
+    this.sources.push({
+      p,
+      index,
+      locs,
+      fnIds: new Uint32Array(p.functions.function_id.length),
+      mapIds: new Uint32Array(p['.mappings'].mapping_id.length),
+      mapShift: new Array<bigint>(p['.mappings'].mapping_id.length).fill(0n),
+      locIds: new Uint32Array(p.locations.location_id.length),
+    });
+    return this.sources.length - 1;
+  }
+
+  mapping(src: number, row: number): number {
+    const s = this.sources[src]!;
+    if (s.mapIds[row] !== 0) return s.mapIds[row]!;
+    const m = s.p['.mappings'];
+    if (this.options.mergeMappings) {
+      const key = mappingIdentity(s.p, row);
+      const hit = this.mapByIdentity.get(key);
+      if (hit) {
+        s.mapIds[row] = hit.id;
+        s.mapShift[row] = hit.start - m.memory_start[row]!;
+        return hit.id;
+      }
+    }
+    const mask = this.options.mappingBitsMask;
+    const id = this.b.internMapping({
+      memoryStart: m.memory_start[row]!,
+      memoryLimit: m.memory_limit[row]!,
+      fileOffset: m.file_offset[row]!,
+      filename: m.filename[row]!,
+      buildId: m.build_id[row]!,
+      hasFunctions: m.has_functions[row] === 1 && (mask?.hasFunctions ?? true),
+      hasFilenames: m.has_filenames[row] === 1 && (mask?.hasFilenames ?? true),
+      hasLineNumbers: m.has_line_numbers[row] === 1 && (mask?.hasLineNumbers ?? true),
+      hasInlineFrames: m.has_inline_frames[row] === 1 && (mask?.hasInlineFrames ?? true),
+    });
+    if (this.options.mergeMappings) this.mapByIdentity.set(mappingIdentity(s.p, row), { id, start: m.memory_start[row]! });
+    if (id > this.mappingsAdded) this.mappingsAdded = id;
+    s.mapIds[row] = id;
+    return id;
+  }
+
+  private fn(s: SourceState, row: number): number {
+    if (s.fnIds[row] !== 0) return s.fnIds[row]!;
+    const f = s.p.functions;
+    const rw = this.options.rewriteFunction;
+    const attrs = rw
+      ? rw(s.p, row)
+      : { name: f.name[row]!, systemName: f.system_name[row]!, filename: f.filename[row]!, startLine: f.start_line[row]! };
+    const id = this.b.internFunction({ name: attrs.name, systemName: attrs.systemName, filename: attrs.filename, startLine: attrs.startLine });
+    s.fnIds[row] = id;
+    return id;
+  }
+
+  /** New id of source location row `row` of source `src` (interned on first use). */
+  location(src: number, row: number): number {
+    const s = this.sources[src]!;
+    if (s.locIds[row] !== 0) return s.locIds[row]!;
+    const loc = s.locs[row]!;
+    let mappingId = 0;
+    let address = loc.address;
+    if (loc.mapping >= 0) {
+      mappingId = this.mapping(src, loc.mapping);
+      const shift = s.mapShift[loc.mapping]!;
+      if (shift !== 0n) address = BigInt.asUintN(UINT64, address + shift);
+    }
+    const ids = loc.lines.map((ln) => this.fn(s, ln.fn));
+    const first = loc.lines[0];
+    const id = this.b.internLocation({
+      functionId: first ? ids[0]! : 0,
+      line: first ? first.line : 0,
+      column: first ? first.column : 0,
+      address,
+      mappingId,
+      isFolded: loc.folded,
+      inlinedInto: loc.lines.slice(1).map((ln, k) => ({ functionId: ids[k + 1]!, line: ln.line, column: ln.column })),
+    });
+    s.locIds[row] = id;
+    return id;
+  }
+
+  /** New ids of a stack of source location rows. */
+  stack(src: number, rows: ArrayLike<number>): number[] {
+    const out = new Array<number>(rows.length);
+    for (let k = 0; k < rows.length; k++) out[k] = this.location(src, rows[k]!);
+    return out;
+  }
+
+  /** Appends a sample that comes from exactly one source sample. */
+  addSample(src: number, row: number, stack: number[], values: ArrayLike<bigint>, labels: LabelInput[]): void {
+    this.b.addSample(stack, values, labels);
+    this.origin?.push({ src, row });
+  }
+
+  /** Appends a sample that combines several source samples (per-sample extensions are then dropped). */
+  addCombinedSample(stack: number[], values: ArrayLike<bigint>, labels: LabelInput[], from: { src: number; row: number }[]): void {
+    this.b.addSample(stack, values, labels);
+    if (from.length === 1) this.origin?.push(from[0]!);
+    else this.origin = undefined;
+  }
+
+  /**
+   * Finishes the profile. Format extensions come from source 0: facts and tables are kept; its
+   * per-sample columns are carried (subset/reordered) when every output sample comes from
+   * exactly one sample of source 0, and dropped otherwise.
+   */
+  build(): Profile {
+    const out = this.b.build();
+    const first = this.sources[0];
+    const exts: Record<string, FormatExtension> = {};
+    if (first) {
+      const origin = this.origin && this.origin.every((o) => o.src === 0) ? this.origin.map((o) => o.row) : undefined;
+      for (const [name, ext] of Object.entries(first.p['.extensions'])) {
+        const e: FormatExtension = {};
+        if (ext.facts) e.facts = structuredClone(ext.facts);
+        if (ext.tables) {
+          e.tables = {};
+          for (const [t, cols] of Object.entries(ext.tables)) {
+            e.tables[t] = {};
+            for (const [c, col] of Object.entries(cols)) e.tables[t]![c] = col.slice() as Column;
+          }
+        }
+        if (ext.samples && origin) {
+          e.samples = {};
+          for (const [c, col] of Object.entries(ext.samples)) e.samples[c] = takeRows(col, origin);
+        }
+        exts[name] = e;
+      }
+    }
+    out['.extensions'] = exts;
+    return out;
+  }
+}
+
+/** Facts copied for a new profile (comments array copied). */
+export function copyFacts(f: ProfileFacts): ProfileFacts {
+  return {
+    ...f,
+    period_type: f.period_type ? { ...f.period_type } : undefined,
+    comments: f.comments.slice(),
+  };
+}
+
+/**
+ * Rebuilds `p` with the given (possibly rewritten) locations, keeping every sample row for which
+ * `stackFor` returns a stack (samples stay 1:1, so per-sample extension columns are carried).
+ */
+export function rebuildSamplewise(
+  p: Profile,
+  index: ProfileIndex,
+  locs: OpLocation[],
+  stackFor: (i: number, rows: number[]) => number[] | undefined,
+  options: Partial<RebuilderOptions> & { labelsFor?: (i: number) => LabelInput[] } = {},
+): Profile {
+  const { labelsFor, ...rest } = options;
+  const rb = new Rebuilder({ sampleTypes: sampleTypes(p), facts: copyFacts(p['.profile']), mergeMappings: false, ...rest });
+  rb.addSource(p, index, locs);
+  // The first mapping is the main binary: it stays first (and stays), as in pprof.
+  if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
+  const n = p.samples.value.length;
+  const cols = p.samples['.values'];
+  const vals = new Array<bigint>(cols.length);
+  for (let i = 0; i < n; i++) {
+    const rows = stackFor(i, stackRows(p, index, i));
+    if (!rows) continue;
+    for (let t = 0; t < cols.length; t++) vals[t] = cols[t]![i]!;
+    rb.addSample(0, i, rb.stack(0, rows), vals, labelsFor ? labelsFor(i) : labelInputs(p, i));
+  }
+  return rb.build();
+}
+
+/** Throws a usage error. */
+export function usage(message: string, rule: string): never {
+  throw new ProfkitError(ErrorCodes.USAGE, message, { rule });
+}

@@ -1,0 +1,130 @@
+/** Frame pruning: pprof `Prune`, `RemoveUninteresting` and `PruneFrom`. */
+
+import type { Profile } from '../model.js';
+import { ProfileIndex } from '../views.js';
+import { rebuildSamplewise, readLocations } from './internal.js';
+import { compilePattern, type Pattern } from './regex.js';
+
+const RESERVED_NAMES = ['(anonymous namespace)', 'operator()'];
+
+/**
+ * pprof's name simplification before drop/keep matching: a leading `.` (PPC ELF v1) is removed
+ * and the name is cut at the first `(` that does not start `(anonymous namespace)` or belong to
+ * `operator()`.
+ */
+export function simplifyFunctionName(name: string): string {
+  const s = name.startsWith('.') ? name.slice(1) : name;
+  let i = 0;
+  while (i < s.length) {
+    const reserved = RESERVED_NAMES.find((r) => s.startsWith(r, i));
+    if (reserved) {
+      i += reserved.length;
+      continue;
+    }
+    if (s[i] === '(') return s.slice(0, i);
+    i++;
+  }
+  return s;
+}
+
+export interface PruneOptions {
+  /**
+   * Frames to drop with everything beneath them (leaf side). A string is matched against the
+   * whole simplified name (compiled as `^(…)$`, like the profile's `drop_frames`); a `RegExp`
+   * is used as given.
+   */
+  dropFrames: Pattern;
+  /** Frames matching `dropFrames` that are kept anyway (same matching rules). */
+  keepFrames?: Pattern;
+}
+
+/**
+ * pprof `Prune`: removes, from every sample, the frames beneath (leaf side of) the first frame,
+ * scanning from the root, that matches `dropFrames` and not `keepFrames` — the matching frame
+ * is removed too. Root-side frames are never pruned before a frame that does not match has been
+ * seen, so a stack is never emptied. Within a location the lines (inline frames) are scanned
+ * outermost first: a match on an inner line removes it and the lines inlined into it, keeping
+ * the location with its outer lines. Samples stay one per input sample (extension columns
+ * kept); ids are renumbered.
+ */
+export function prune(p: Profile, options: PruneOptions): Profile {
+  const drop = compilePattern(options.dropFrames, 'dropFrames', true);
+  const keep = options.keepFrames === undefined || options.keepFrames === '' ? undefined : compilePattern(options.keepFrames, 'keepFrames', true);
+  const index = new ProfileIndex(p);
+  const locs = readLocations(p, index);
+  const names = p.functions.name;
+  const pruneLoc = new Uint8Array(locs.length);
+  const pruneBeneath = new Uint8Array(locs.length);
+  for (let r = 0; r < locs.length; r++) {
+    const loc = locs[r]!;
+    let i: number;
+    for (i = loc.lines.length - 1; i >= 0; i--) {
+      const name = names[loc.lines[i]!.fn]!;
+      if (name === '') continue;
+      const s = simplifyFunctionName(name);
+      if (drop.test(s) && !(keep && keep.test(s))) break;
+    }
+    if (i >= 0) {
+      pruneBeneath[r] = 1;
+      if (i === loc.lines.length - 1) pruneLoc[r] = 1;
+      else locs[r] = { ...loc, lines: loc.lines.slice(i + 1) };
+    }
+  }
+  return rebuildSamplewise(p, index, locs, (_i, rows) => {
+    let foundUser = false;
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const r = rows[i]!;
+      if (!pruneLoc[r] && !pruneBeneath[r]) {
+        foundUser = true;
+        continue;
+      }
+      if (!foundUser) continue;
+      if (pruneLoc[r]) return rows.slice(i + 1);
+      return rows.slice(i);
+    }
+    return rows;
+  });
+}
+
+/**
+ * pprof `RemoveUninteresting`: `prune` with the profile's own `drop_frames`/`keep_frames`
+ * (full-match). Without `drop_frames` the profile is returned as a copy.
+ */
+export function removeUninteresting(p: Profile): Profile {
+  const f = p['.profile'];
+  if (f.drop_frames === '') {
+    const index = new ProfileIndex(p);
+    return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows);
+  }
+  return prune(p, { dropFrames: f.drop_frames, keepFrames: f.keep_frames === '' ? undefined : f.keep_frames });
+}
+
+/**
+ * pprof `PruneFrom`: in every sample, scanning from the leaf, the first frame whose simplified
+ * name matches `pattern` (a string is searched anywhere in the name, like `-prune_from`) becomes
+ * the new leaf: everything beneath it is removed (inline lines inside its location too), the
+ * frame itself is kept.
+ */
+export function pruneFrom(p: Profile, pattern: Pattern): Profile {
+  const re = compilePattern(pattern, 'pruneFrom');
+  const index = new ProfileIndex(p);
+  const locs = readLocations(p, index);
+  const names = p.functions.name;
+  const beneath = new Uint8Array(locs.length);
+  for (let r = 0; r < locs.length; r++) {
+    const loc = locs[r]!;
+    for (let i = 0; i < loc.lines.length; i++) {
+      const name = names[loc.lines[i]!.fn]!;
+      if (name === '') continue;
+      if (re.test(simplifyFunctionName(name))) {
+        beneath[r] = 1;
+        locs[r] = { ...loc, lines: loc.lines.slice(i) };
+        break;
+      }
+    }
+  }
+  return rebuildSamplewise(p, index, locs, (_i, rows) => {
+    for (let i = 0; i < rows.length; i++) if (beneath[rows[i]!]) return rows.slice(i);
+    return rows;
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Regular expressions given to operations as strings, in pprof's (Go RE2) spelling as far as
+ * JavaScript can follow it: a leading flag group `(?i)`, `(?s)`, `(?m)` (or a combination) becomes
+ * JavaScript flags, `(?P<name>` becomes `(?<name>`, `\A` / `\z` become `^` / `$`. Everything else
+ * is JavaScript `RegExp` syntax. An invalid expression is a `PROFKIT_E_USAGE` error naming the
+ * option.
+ */
+
+import { ErrorCodes, ProfkitError } from '../errors.js';
+
+/** A pattern: a string in pprof spelling or a ready `RegExp` (used as is, without the `g`/`y` flags). */
+export type Pattern = string | RegExp;
+
+/**
+ * Compiles `pattern` for `option`. With `fullMatch`, a string pattern `x` is compiled as
+ * `^(x)$` (pprof's drop_frames/keep_frames rule); `RegExp` values are never rewritten.
+ */
+export function compilePattern(pattern: Pattern, option: string, fullMatch = false): RegExp {
+  if (pattern instanceof RegExp) {
+    return pattern.global || pattern.sticky ? new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) : pattern;
+  }
+  let src = pattern;
+  let flags = '';
+  const m = /^\(\?([ism]+)\)/.exec(src);
+  if (m) {
+    flags = [...new Set(m[1]!.split(''))].join('');
+    src = src.slice(m[0].length);
+  }
+  src = src.replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '$');
+  if (fullMatch) src = `^(${src})$`;
+  try {
+    return new RegExp(src, flags);
+  } catch (e) {
+    throw new ProfkitError(ErrorCodes.USAGE, `invalid regular expression for ${option}: ${JSON.stringify(pattern)} (${(e as Error).message})`, {
+      option,
+      rule: 'the option must be a valid regular expression',
+    });
+  }
+}

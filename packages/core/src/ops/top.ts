@@ -1,0 +1,297 @@
+/** `topTable`: flat and cumulative values per function, file or line, like `pprof -top`. */
+
+import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { Profile } from '../model.js';
+import { ProfileIndex, defaultSampleTypeIndex, labelsOf } from '../views.js';
+import { readLocations, stackRows, type OpLine, type OpLocation } from './internal.js';
+import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
+import { DIFF_BASE_LABEL } from './diff.js';
+
+export interface TopOptions {
+  /** Sample type to report; default: the profile's default sample type (pprof's rule). */
+  sampleTypeIndex?: number;
+  /** Entry granularity (pprof `-functions`, `-files`, `-lines`); default `function`. */
+  by?: 'function' | 'file' | 'line';
+  /** Sort by cumulative value (pprof `-cum`). */
+  cum?: boolean;
+  /** Expand inline frames (default true); false uses only each location's outermost line (`-noinlines`). */
+  inline?: boolean;
+  /** Show columns in `line` entries (`-show_columns`). */
+  columns?: boolean;
+  /**
+   * Drop entries whose |cum| is below this fraction of the sum of flat values (pprof
+   * `-nodefraction`, default 0.005 like pprof; 0 keeps every entry).
+   */
+  nodeFraction?: number;
+  /**
+   * Ignore call edges whose weight is below this fraction of the sum of flat values when
+   * deciding the `(inline)` markers (pprof `-edgefraction`, default 0.001 like pprof).
+   */
+  edgeFraction?: number;
+  /** Keep at most this many entries after sorting (pprof `-nodecount`); default all. */
+  nodeCount?: number;
+}
+
+export interface TopEntry {
+  /** The printed name (pprof `NodeInfo.PrintableName`). */
+  name: string;
+  /** Sum of the values of samples whose leaf frame is this entry. */
+  flat: bigint;
+  /** Sum of the values of samples whose stack contains this entry (counted once per sample). */
+  cum: bigint;
+  /** pprof's inline marker: `(inline)` when always reached as an inlined frame, `(partial-inline)`, or `''`. */
+  inline: '' | '(inline)' | '(partial-inline)';
+}
+
+export interface TopTable {
+  entries: TopEntry[];
+  /** Sum of |value| over all samples (over the diff-base samples only when there are any), pprof's total. */
+  total: bigint;
+  sampleTypeIndex: number;
+  /** The sample type's unit. */
+  unit: string;
+  /**
+   * The one unit pprof prints every value of the table in (`selectOutputUnit`): the unit of the
+   * smallest nonzero entry value, or of 100 times it when the total needs a larger unit.
+   */
+  outputUnit: string;
+  /** Entries dropped by `nodeFraction`/`nodeCount`. */
+  dropped: number;
+}
+
+/** Go `filepath.Clean` (slash-separated paths). */
+export function cleanPath(p: string): string {
+  if (p === '') return '.';
+  const rooted = p.startsWith('/');
+  const out: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
+      else if (!rooted) out.push('..');
+      continue;
+    }
+    out.push(part);
+  }
+  const res = (rooted ? '/' : '') + out.join('/');
+  return res === '' ? '.' : res;
+}
+
+/** Go `filepath.Base`. */
+function baseName(p: string): string {
+  if (p === '') return '.';
+  const s = p.replace(/\/+$/, '');
+  if (s === '') return '/';
+  return s.slice(s.lastIndexOf('/') + 1);
+}
+
+interface Node {
+  id: number;
+  name: string;
+  flat: bigint;
+  cum: bigint;
+}
+
+const abs = (v: bigint) => (v < 0n ? -v : v);
+
+/**
+ * pprof `-top`: each entry's flat value (samples whose leaf frame is the entry) and cumulative
+ * value (samples whose stack contains the entry, counted once per sample), inline frames
+ * expanded; samples with value 0 are skipped. Entries are identified like pprof's graph nodes
+ * (after `Aggregate` for the granularity) and sorted like `-top` (`FlatNameOrder`: |flat|
+ * descending, then name, then |cum| descending; with `cum`: |cum|, name, |flat|).
+ */
+export function topTable(p: Profile, options: TopOptions = {}): TopTable {
+  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  const col = p.samples['.values'][t];
+  if (!col) {
+    throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
+      option: 'sampleTypeIndex',
+      rule: 'the sample type index must name an existing sample type',
+    });
+  }
+  const by = options.by ?? 'function';
+  const inline = options.inline ?? true;
+  const columns = options.columns ?? false;
+  const index = new ProfileIndex(p);
+  const locs = readLocations(p, index);
+  const f = p.functions;
+  const mapFile = p['.mappings'].filename;
+
+  const nodes = new Map<string, Node>();
+  const nodeOf = (loc: OpLocation, ln: OpLine | undefined): Node => {
+    const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
+    let name = '';
+    let file = '';
+    let lineno = 0;
+    let column = 0;
+    let startLine = 0;
+    let obj = '';
+    if (ln) {
+      if (by !== 'file') name = f.name[ln.fn]!;
+      if (by !== 'function' && f.filename[ln.fn] !== '') file = cleanPath(f.filename[ln.fn]!);
+      if (by === 'line') {
+        lineno = ln.line;
+        if (columns) column = ln.column;
+      }
+      if (name === '') {
+        obj = objfile;
+        startLine = f.start_line[ln.fn]!;
+      }
+    } else obj = objfile;
+    const key = JSON.stringify([name, file, lineno, column, startLine, obj]);
+    let n = nodes.get(key);
+    if (!n) {
+      const parts: string[] = [];
+      if (name !== '') parts.push(name);
+      if (lineno !== 0) parts.push(`${file}:${lineno}` + (column !== 0 ? `:${column}` : ''));
+      else if (file !== '') parts.push(file);
+      else if (name !== '') {
+        // the function name says it all
+      } else if (obj !== '') parts.push(`[${baseName(obj)}]`);
+      else parts.push('<unknown>');
+      n = { id: nodes.size, name: parts.join(' '), flat: 0n, cum: 0n };
+      nodes.set(key, n);
+    }
+    return n;
+  };
+  // Nodes of each location, innermost line first (pprof's locationMap).
+  const locNodes: Node[][] = locs.map((loc) => {
+    let lines = loc.lines;
+    if (!inline && lines.length > 1) lines = lines.slice(lines.length - 1);
+    return lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => nodeOf(loc, ln));
+  });
+
+  let total = 0n;
+  let diffTotal = 0n;
+  const offsets = p.samples['.label_offsets'];
+  for (let i = 0; i < col.length; i++) {
+    const a = abs(col[i]!);
+    total += a;
+    if (offsets && offsets[i + 1]! > offsets[i]! && labelsOf(p, i).some((l) => l.key === DIFF_BASE_LABEL && l.str === 'true')) diffTotal += a;
+  }
+  if (diffTotal > 0n) total = diffTotal;
+  const stacks: number[][] = [];
+  for (let i = 0; i < col.length; i++) stacks.push(col[i] === 0n ? [] : stackRows(p, index, i));
+
+  /**
+   * pprof's graph construction: cum once per node per sample, flat on the leaf node, edges
+   * (parent -> node, counted once per sample) inline only when every counted occurrence is an
+   * inlined line. With `kept`, other nodes are skipped (pprof rebuilds the graph this way after
+   * trimming), which only changes edges.
+   */
+  const accumulate = (kept: Set<Node> | undefined, values: boolean): Map<Node, Map<Node, { weight: bigint; inline: boolean }>> => {
+    const inEdges = new Map<Node, Map<Node, { weight: bigint; inline: boolean }>>();
+    for (let i = 0; i < col.length; i++) {
+      const w = col[i]!;
+      if (w === 0n) continue;
+      const rows = stacks[i]!;
+      const seen = new Set<Node>();
+      const seenEdge = new Set<string>();
+      let parent: Node | undefined;
+      let residual = false;
+      for (let k = rows.length - 1; k >= 0; k--) {
+        const ns = locNodes[rows[k]!]!;
+        for (let ni = ns.length - 1; ni >= 0; ni--) {
+          const n = ns[ni]!;
+          if (kept && !kept.has(n)) {
+            residual = true;
+            continue;
+          }
+          if (values && !seen.has(n)) {
+            seen.add(n);
+            n.cum += w;
+          }
+          if (parent && parent !== n) {
+            const ek = parent.id + ',' + n.id;
+            if (!seenEdge.has(ek)) {
+              seenEdge.add(ek);
+              let m = inEdges.get(n);
+              if (!m) inEdges.set(n, (m = new Map()));
+              const inline = ni !== ns.length - 1;
+              const e = m.get(parent);
+              if (e) {
+                e.weight += w;
+                if (!inline) e.inline = false;
+              } else m.set(parent, { weight: w, inline });
+            }
+          }
+          parent = n;
+          residual = false;
+        }
+      }
+      if (values && parent && !residual) parent.flat += w;
+    }
+    return inEdges;
+  };
+  let inEdges = accumulate(undefined, true);
+
+  let flatSum = 0n;
+  for (const n of nodes.values()) flatSum += n.flat;
+  const cutoffOf = (fraction: number) => abs(BigInt(Math.trunc(Number(flatSum) * fraction)));
+  const nodeCutoff = cutoffOf(options.nodeFraction ?? 0.005);
+  const edgeCutoff = cutoffOf(options.edgeFraction ?? 0.001);
+
+  let entries = [...nodes.values()].filter((n) => n.flat !== 0n || n.cum !== 0n);
+  const all = entries.length;
+  const byName = (a: Node, b: Node) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const byAbs = (x: bigint, y: bigint) => (abs(x) > abs(y) ? -1 : abs(x) < abs(y) ? 1 : 0);
+  if (nodeCutoff > 0n) entries = entries.filter((n) => abs(n.cum) >= nodeCutoff);
+  entries.sort(options.cum ? (a, b) => byAbs(a.cum, b.cum) || byName(a, b) || byAbs(a.flat, b.flat) : (a, b) => byAbs(a.flat, b.flat) || byName(a, b) || byAbs(a.cum, b.cum));
+  if (options.nodeCount !== undefined && options.nodeCount > 0) entries = entries.slice(0, options.nodeCount);
+  if (entries.length !== all) inEdges = accumulate(new Set(entries), false);
+
+  return {
+    entries: entries.map((n) => {
+      let inl = false;
+      let plain = false;
+      for (const e of inEdges.get(n)?.values() ?? []) {
+        if (abs(e.weight) < edgeCutoff) continue;
+        if (e.inline) inl = true;
+        else plain = true;
+      }
+      return { name: n.name, flat: n.flat, cum: n.cum, inline: inl ? (plain ? '(partial-inline)' : '(inline)') : '' };
+    }),
+    total,
+    sampleTypeIndex: t,
+    unit: p.sample_types.unit[t]!,
+    outputUnit: selectOutputUnit(entries, total, p.sample_types.unit[t]!),
+    dropped: all - entries.length,
+  };
+}
+
+/** pprof report's `selectOutputUnit` for the "minimum" output unit. */
+function selectOutputUnit(entries: { flat: bigint; cum: bigint }[], total: bigint, sampleUnit: string): string {
+  if (entries.length === 0) return 'minimum';
+  let minValue = 0n;
+  for (const n of entries) {
+    let m = abs(n.flat);
+    if (m === 0n) m = abs(n.cum);
+    if (m > 0n && (minValue === 0n || m < minValue)) minValue = m;
+  }
+  const maxValue = total;
+  if (minValue === 0n) minValue = maxValue;
+  const minUnit = scaleMeasurement(Number(minValue), sampleUnit, 'minimum')[1];
+  const maxUnit = scaleMeasurement(Number(maxValue), sampleUnit, 'minimum')[1];
+  let unit = minUnit;
+  if (minUnit !== maxUnit && minValue * 100n < maxValue) unit = scaleMeasurement(Number(100n * minValue), sampleUnit, 'minimum')[1];
+  return unit !== '' ? unit : sampleUnit;
+}
+
+/**
+ * The table as `pprof -top` prints it (the column header and one line per entry; pprof's
+ * preamble lines — file, type, "Showing nodes accounting for…" — are not printed).
+ */
+export function formatTopTable(table: TopTable): string {
+  const pad = (s: string, w: number) => s.padStart(w, ' ');
+  const lines = [`${pad('flat', 10)} ${pad('flat', 5)}% ${pad('sum', 5)}% ${pad('cum', 10)} ${pad('cum', 5)}%`];
+  let sum = 0n;
+  for (const e of table.entries) {
+    sum += e.flat;
+    lines.push(
+      `${pad(formatValue(e.flat, table.unit, table.outputUnit), 10)} ${formatPercentage(e.flat, table.total)} ${formatPercentage(sum, table.total)} ` +
+        `${pad(formatValue(e.cum, table.unit, table.outputUnit), 10)} ${formatPercentage(e.cum, table.total)}  ${e.name}${e.inline ? ' ' + e.inline : ''}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,862 @@
+/**
+ * The adapter registry: holds the installed adapters, detects the format of an input from its
+ * head, and reads and writes profiles through the right adapter.
+ *
+ * - `register` checks an adapter's shape (zod) and its `apiVersion`, and refuses duplicate
+ *   adapter names, format ids and command names.
+ * - Detection reads a 4 KiB head (the inflated head when the input is gzip), asks every adapter's
+ *   `sniff` for a score in [0, 1] and picks a clear winner: the top score when it is ≥ 0.9, or
+ *   when it is ≥ 0.5 and at least 0.2 above the runner-up. Equal scores are broken by `priority`;
+ *   otherwise the input is "ambiguous or unknown" and the error lists every score.
+ * - `read` hands the adapter a lazy `ReadInput` (whole decompressed bytes, or decompressed
+ *   chunks), then validates what the adapter produced. `write` validates what it gets, picks the
+ *   writer by format id or by the longest matching file extension, and writes atomically.
+ */
+
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { z } from 'zod';
+import {
+  ADAPTER_API_VERSION,
+  FIRST_PARTY_FORMATS,
+  SUPPORTED_ADAPTER_API_VERSIONS,
+  type Adapter,
+  type AdapterCodec,
+  type AdapterCommand,
+  type FormatInfo,
+  type ReadInput,
+  type ReadResult,
+  type SniffHints,
+  type WriteResult,
+} from './adapter.js';
+import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
+import { DEFAULT_LIMITS, gunzipBounded, ioError, isGzip, readChunks, readHead, readInput, writeFileAtomic, type Limits } from './io.js';
+import type { Profile } from './model.js';
+import { inflateHead } from './sniff-util.js';
+import { validate, type ValidationMode, type ValidationResult } from './validate.js';
+
+/** Bytes handed to `sniff` (file-type uses 4100, the Firefox Profiler 4096). */
+export const SNIFF_HEAD_BYTES = 4096;
+/** Raw bytes read to inflate a gzip head from (a 4 KiB output needs at most this much input). */
+const GZIP_HEAD_INPUT_BYTES = 64 * 1024;
+/** A top score at or above this wins outright. */
+export const SNIFF_CERTAIN = 0.9;
+/** A top score at or above this wins when it leads the runner-up by `SNIFF_MARGIN`. */
+export const SNIFF_LIKELY = 0.5;
+export const SNIFF_MARGIN = 0.2;
+const EPSILON = 1e-9;
+
+/** Where an adapter came from: shown by `profkit formats` and used in error messages. */
+export interface AdapterSource {
+  kind: 'programmatic' | 'config' | 'flag' | 'discovered';
+  /** The module specifier that was loaded (`@profkit/pprof`, `./local-adapter.js`). */
+  specifier?: string;
+  /** The config file, directory or package.json that named it. */
+  from?: string;
+  /** The resolved module file. */
+  resolved?: string;
+}
+
+export interface RegisterOptions {
+  /** Replace an adapter of the same name (and any adapter owning one of its format ids). */
+  override?: boolean;
+  source?: AdapterSource;
+}
+
+export interface RegisteredAdapter {
+  adapter: Adapter;
+  source: AdapterSource;
+  /** Registration order; later wins nothing, it only orders listings. */
+  order: number;
+}
+
+/** One adapter's answer in detection. */
+export interface SniffScore {
+  adapter: string;
+  /** The format the adapter named, or its first format. */
+  format: string;
+  score: number;
+  priority: number;
+  reason?: string;
+  /** Set when `sniff` threw (the score then counts as 0). */
+  error?: string;
+}
+
+export interface Detection {
+  /** The winning adapter and format, absent when there is no clear winner. */
+  adapter?: string;
+  format?: string;
+  score?: number;
+  /** Every adapter's score, best first. */
+  scores: SniffScore[];
+  /** Why there is no winner: `empty`, `truncated`, `unknown` or `ambiguous`. */
+  problem?: 'empty' | 'truncated' | 'unknown' | 'ambiguous';
+  /** `gzip` when the head was inflated before sniffing. */
+  encoding: 'gzip' | null;
+  /** Install hint when a first-party format's extension matches and its adapter is missing. */
+  installHint?: InstallHint;
+}
+
+export interface InstallHint {
+  format: string;
+  packageName: string;
+  extension: string;
+  command: string;
+}
+
+/** Output of `formats()`: one row per format of every adapter. */
+export interface FormatListing {
+  adapter: string;
+  packageName?: string;
+  version?: string;
+  source: AdapterSource;
+  format: FormatInfo;
+  read: boolean;
+  write: boolean;
+}
+
+/** A validator: core's `validate` by default. */
+export type ValidatorFn = (profile: Profile, options: { mode: ValidationMode }) => Pick<ValidationResult, 'ok' | 'problems' | 'errorCount'>;
+
+export interface RegistryReadOptions {
+  /** Format id (or adapter name) to read as, skipping detection. */
+  format?: string;
+  /** Name for messages when the source is bytes. */
+  fileName?: string;
+  limits?: Limits & Record<string, number | undefined>;
+  options?: Record<string, unknown>;
+  onProgress?: (done: number, total?: number) => void;
+  signal?: AbortSignal;
+  /** Validate the profile the adapter produced (default true). */
+  validate?: boolean;
+}
+
+export interface RegistryReadResult extends ReadResult {
+  format: string;
+  adapter: string;
+  fileName: string;
+  /** True when the input was gzip-compressed. */
+  gzipped: boolean;
+}
+
+export interface RegistryWriteOptions {
+  /** Format id (or adapter name) to write; otherwise chosen by the path's extension. */
+  format?: string;
+  /** Files the write must not overwrite. */
+  inputs?: string[];
+  options?: Record<string, unknown>;
+  onProgress?: (done: number, total?: number) => void;
+  signal?: AbortSignal;
+  /** Validate the profile before writing (default true). */
+  validate?: boolean;
+}
+
+export interface RegistryWriteResult {
+  format: string;
+  adapter: string;
+  warnings: Warning[];
+}
+
+export interface RegistryOptions {
+  /**
+   * The validator used by `read` (after reading) and `write` (before writing). Defaults to core's
+   * `validate`; pass `null` to switch validation off entirely.
+   */
+  validator?: ValidatorFn | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shape of an adapter (checked when it is registered; adapters come from arbitrary modules).
+
+const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
+
+const formatSchema = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'format id: letters, digits, ".", "_" or "-"'),
+  title: z.string().optional(),
+  extensions: z.array(z.string().regex(/^\.[^/\\\s]+$/, 'extension must start with "." and contain no slash or space')),
+  binary: z.boolean(),
+  read: z.boolean().optional(),
+  write: z.boolean().optional(),
+  mediaTypes: z.array(z.string()).optional(),
+});
+
+const commandSchema = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*( [a-z0-9][a-z0-9-]*)*$/, 'command name: lower-case words separated by single spaces'),
+  summary: z.string(),
+  usage: z.string(),
+  options: z
+    .record(
+      z.string(),
+      z.object({
+        type: z.enum(['string', 'boolean']),
+        short: z.string().length(1).optional(),
+        multiple: z.boolean().optional(),
+        description: z.string(),
+        valueName: z.string().optional(),
+      }),
+    )
+    .optional(),
+  run: fn,
+});
+
+/** The zod schema of an adapter object (contract version 1). */
+export const adapterSchema = z
+  .object({
+    apiVersion: z.number().int(),
+    name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'adapter name: letters, digits, ".", "_" or "-"'),
+    packageName: z.string().optional(),
+    version: z.string().optional(),
+    description: z.string().optional(),
+    formats: z.array(formatSchema).min(1, 'an adapter needs at least one format'),
+    sniff: fn,
+    read: fn.optional(),
+    write: fn.optional(),
+    load: fn.optional(),
+    priority: z.number().finite().optional(),
+    commands: z.array(commandSchema).optional(),
+  })
+  .refine((a) => a.read !== undefined || a.write !== undefined || a.load !== undefined, {
+    message: 'an adapter needs read, write or load',
+  });
+
+let coreVersionCache: string | undefined;
+/** The npm version of this @profkit/core (for messages). */
+export function coreVersion(): string {
+  if (coreVersionCache === undefined) {
+    try {
+      coreVersionCache = String(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+    } catch {
+      coreVersionCache = 'unknown';
+    }
+  }
+  return coreVersionCache;
+}
+
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : typeof v;
+}
+
+/**
+ * Checks that `value` is an adapter this core can use: right `apiVersion`, right shape. Throws
+ * `PROFKIT_E_ADAPTER_API` or `PROFKIT_E_ADAPTER_SHAPE`; `where` names its origin in messages.
+ */
+export function checkAdapter(value: unknown, where?: string): Adapter {
+  const from = where ? ` (from ${where})` : '';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `not an adapter${from}: expected an object made by defineAdapter, got ${describeValue(value)}`, {
+      rule: 'adapter contract',
+      source: where,
+    });
+  }
+  const v = value as Record<string, unknown>;
+  const name = typeof v.name === 'string' ? v.name : '(unnamed)';
+  if (typeof v.apiVersion === 'number' && !SUPPORTED_ADAPTER_API_VERSIONS.includes(v.apiVersion)) {
+    const supported = SUPPORTED_ADAPTER_API_VERSIONS.join(', ');
+    const advice = v.apiVersion > ADAPTER_API_VERSION ? 'upgrade @profkit/core' : `upgrade the adapter${typeof v.packageName === 'string' ? ` ${v.packageName}` : ''}`;
+    throw new ProfkitError(
+      ErrorCodes.ADAPTER_API,
+      `adapter ${name} targets adapter API ${v.apiVersion}; @profkit/core ${coreVersion()} supports ${supported}; ${advice}${from}`,
+      { rule: 'adapter apiVersion', adapter: name, apiVersion: v.apiVersion, supported: [...SUPPORTED_ADAPTER_API_VERSIONS], source: where },
+    );
+  }
+  const parsed = adapterSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(adapter)'}: ${i.message}`);
+    throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `adapter ${name}${from} does not follow the adapter contract: ${issues.join('; ')}`, {
+      rule: 'adapter contract',
+      adapter: name,
+      issues,
+      source: where,
+    });
+  }
+  return value as Adapter;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function normalizeScore(r: unknown): { score: number; format?: string; reason?: string } {
+  if (typeof r === 'number') return { score: Number.isFinite(r) ? Math.min(1, Math.max(0, r)) : 0 };
+  if (typeof r === 'object' && r !== null) {
+    const o = r as { score?: unknown; format?: unknown; reason?: unknown };
+    const score = typeof o.score === 'number' && Number.isFinite(o.score) ? Math.min(1, Math.max(0, o.score)) : 0;
+    return {
+      score,
+      format: typeof o.format === 'string' ? o.format : undefined,
+      reason: typeof o.reason === 'string' ? o.reason : undefined,
+    };
+  }
+  return { score: 0 };
+}
+
+function formatScore(s: number): string {
+  return s.toFixed(2);
+}
+
+/** Longest `extensions` entry of `formats` that `fileName` ends with (case-insensitive). */
+export function matchExtension(fileName: string, extensions: readonly string[]): string | undefined {
+  const lower = basename(fileName).toLowerCase();
+  let best: string | undefined;
+  for (const e of extensions) {
+    const el = e.toLowerCase();
+    if (lower.endsWith(el) && lower.length > el.length && (best === undefined || el.length > best.length)) best = el;
+  }
+  return best;
+}
+
+/** The `npm install` hint for a first-party format id or a file name, when its adapter is missing. */
+export function firstPartyHint(by: { format?: string; fileName?: string }, installed: ReadonlySet<string>): InstallHint | undefined {
+  if (by.format !== undefined) {
+    const fp = FIRST_PARTY_FORMATS.find((f) => f.format === by.format);
+    if (fp && !installed.has(fp.format)) return { format: fp.format, packageName: fp.packageName, extension: '', command: `npm install ${fp.packageName}` };
+    return undefined;
+  }
+  if (by.fileName === undefined || by.fileName === '-') return undefined;
+  let best: { fp: (typeof FIRST_PARTY_FORMATS)[number]; ext: string } | undefined;
+  for (const fp of FIRST_PARTY_FORMATS) {
+    if (installed.has(fp.format)) continue;
+    const ext = matchExtension(by.fileName, fp.extensions);
+    if (ext && (!best || ext.length > best.ext.length)) best = { fp, ext };
+  }
+  if (!best) return undefined;
+  return { format: best.fp.format, packageName: best.fp.packageName, extension: best.ext, command: `npm install ${best.fp.packageName}` };
+}
+
+function hintText(h: InstallHint): string {
+  return `the ${h.format} format is read by ${h.packageName}, which is not installed: run \`${h.command}\` and add "${h.packageName}" to profkit.config.json's "adapters"`;
+}
+
+/** Turns the validator's errors into one `PROFKIT_E_INVALID_PROFILE` (and its warnings into warnings). */
+function applyValidation(result: ReturnType<ValidatorFn>, file: string, doing: 'read' | 'write', adapter: string): Warning[] {
+  const errors = result.problems.filter((p) => p.severity === 'error');
+  const warnings: Warning[] = result.problems
+    .filter((p) => p.severity !== 'error')
+    .map((p) => ({ code: p.code, message: p.message, detail: { file, rule: p.rule, table: p.table, column: p.column, row: p.row } }));
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    const where = `${first.table}${first.column ? '.' + first.column : ''}${first.row !== undefined ? `[${first.row}]` : ''}`;
+    const total = Math.max(result.errorCount ?? errors.length, errors.length);
+    const more = total > 1 ? ` (and ${total - 1} more error${total > 2 ? 's' : ''}; run \`profkit validate\` to list them)` : '';
+    const what =
+      doing === 'read'
+        ? `the ${adapter} reader produced an invalid profile: ${where}: ${first.message} [${first.code}, rule ${first.rule}]`
+        : `refusing to write an invalid profile: ${where}: ${first.message} [${first.code}, rule ${first.rule}]`;
+    throw new ProfkitError(ErrorCodes.INVALID_PROFILE, what + more, {
+      file,
+      rule: first.rule,
+      table: first.table,
+      column: first.column,
+      row: first.row,
+      errorCount: total,
+      problems: result.problems,
+    });
+  }
+  return warnings;
+}
+
+function wrapAdapterError(e: unknown, adapter: string, file: string, doing: string): ProfkitError {
+  if (isProfkitError(e)) return e.withDetail({ file });
+  if ((e as Error)?.name === 'AbortError') {
+    return new ProfkitError('PROFKIT_E_ABORTED', `${doing} ${file} was interrupted`, { file }, { cause: e });
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  return new ProfkitError('PROFKIT_E_ADAPTER_FAILED', `the ${adapter} adapter failed ${doing} ${file}: ${msg}`, { file, adapter, rule: 'adapters throw ProfkitError' }, { cause: e });
+}
+
+export class Registry {
+  private readonly entries: RegisteredAdapter[] = [];
+  private readonly codecs = new Map<string, Promise<AdapterCodec>>();
+  private counter = 0;
+  private readonly validatorOption: ValidatorFn | null | undefined;
+
+  constructor(adapters: Iterable<Adapter> = [], options: RegistryOptions = {}) {
+    this.validatorOption = options.validator;
+    for (const a of adapters) this.register(a);
+  }
+
+  /** Adds an adapter after checking its shape, `apiVersion` and names. Returns the adapter. */
+  register(value: unknown, options: RegisterOptions = {}): Adapter {
+    const source: AdapterSource = options.source ?? { kind: 'programmatic' };
+    const where = source.specifier ? `${source.specifier}${source.from ? ` named in ${source.from}` : ''}` : undefined;
+    const adapter = checkAdapter(value, where);
+    const clash = (what: string, other: RegisteredAdapter, extra: string) =>
+      new ProfkitError(
+        ErrorCodes.ADAPTER_DUPLICATE,
+        `${what}: adapter ${adapter.name}${where ? ` (from ${where})` : ''} ${extra} adapter ${other.adapter.name}${describeSource(other.source)}; remove one or register with { override: true }`,
+        { rule: 'unique adapter names, format ids and commands', adapter: adapter.name, other: other.adapter.name },
+      );
+    const toRemove = new Set<RegisteredAdapter>();
+    const sameName = this.entries.find((e) => e.adapter.name === adapter.name);
+    if (sameName) {
+      if (sameName.adapter === adapter) return adapter; // the same module named twice: nothing to do
+      if (!options.override) throw clash(`duplicate adapter name "${adapter.name}"`, sameName, 'has the same name as');
+      toRemove.add(sameName);
+    }
+    const ids = new Set<string>();
+    for (const f of adapter.formats) {
+      if (ids.has(f.id)) throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `adapter ${adapter.name} lists format "${f.id}" twice`, { rule: 'unique format ids', adapter: adapter.name });
+      ids.add(f.id);
+      for (const e of this.entries) {
+        if (toRemove.has(e)) continue;
+        if (e.adapter.formats.some((g) => g.id === f.id) || e.adapter.name === f.id) {
+          if (!options.override) throw clash(`duplicate format id "${f.id}"`, e, 'declares a format id already declared by');
+          toRemove.add(e);
+        }
+      }
+    }
+    for (const c of adapter.commands ?? []) {
+      for (const e of this.entries) {
+        if (toRemove.has(e)) continue;
+        if ((e.adapter.commands ?? []).some((d) => d.name === c.name)) throw clash(`duplicate command "${c.name}"`, e, 'contributes a command already contributed by');
+      }
+    }
+    for (const e of toRemove) {
+      this.entries.splice(this.entries.indexOf(e), 1);
+      this.codecs.delete(e.adapter.name);
+    }
+    this.entries.push({ adapter, source, order: this.counter++ });
+    return adapter;
+  }
+
+  /** The registered adapters in registration order, with their sources. */
+  list(): RegisteredAdapter[] {
+    return this.entries.slice();
+  }
+
+  has(name: string): boolean {
+    return this.entries.some((e) => e.adapter.name === name);
+  }
+
+  get(name: string): Adapter | undefined {
+    return this.entries.find((e) => e.adapter.name === name)?.adapter;
+  }
+
+  /** Every format of every adapter, with read/write capability and the adapter's source. */
+  formats(): FormatListing[] {
+    const out: FormatListing[] = [];
+    for (const e of this.entries) {
+      const a = e.adapter;
+      for (const f of a.formats) {
+        out.push({
+          adapter: a.name,
+          packageName: a.packageName,
+          version: a.version,
+          source: e.source,
+          format: f,
+          read: canRead(a, f),
+          write: canWrite(a, f),
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Commands contributed by adapters, with the adapter that contributed each. */
+  commands(): { adapter: string; command: AdapterCommand }[] {
+    return this.entries.flatMap((e) => (e.adapter.commands ?? []).map((command) => ({ adapter: e.adapter.name, command })));
+  }
+
+  /** Finds the adapter and format for a format id, or an adapter name (its first format). */
+  resolveFormat(id: string): { adapter: Adapter; format: FormatInfo } | undefined {
+    for (const e of this.entries) {
+      const f = e.adapter.formats.find((g) => g.id === id);
+      if (f) return { adapter: e.adapter, format: f };
+    }
+    const byName = this.get(id);
+    return byName ? { adapter: byName, format: byName.formats[0]! } : undefined;
+  }
+
+  private installedFormats(): Set<string> {
+    return new Set(this.entries.flatMap((e) => e.adapter.formats.map((f) => f.id)));
+  }
+
+  private requireFormat(id: string, file: string | undefined, need: 'read' | 'write'): { adapter: Adapter; format: FormatInfo } {
+    const found = this.resolveFormat(id);
+    if (!found) {
+      const hint = firstPartyHint({ format: id }, this.installedFormats());
+      const known = this.formats().map((f) => f.format.id);
+      throw new ProfkitError(
+        ErrorCodes.NO_ADAPTER,
+        hint ? hintText(hint) : `no installed adapter handles format "${id}" (installed formats: ${known.length ? known.join(', ') : 'none'}; see \`profkit formats\`)`,
+        { file, format: id, rule: 'format must be installed', install: hint?.command },
+      );
+    }
+    if (need === 'read' ? !canRead(found.adapter, found.format) : !canWrite(found.adapter, found.format)) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${found.adapter.name} adapter cannot ${need} format "${found.format.id}"`, {
+        file,
+        format: found.format.id,
+        rule: `format must support ${need}`,
+      });
+    }
+    return found;
+  }
+
+  /** Every adapter's score for `head`, best first (ties: priority, then registration order). */
+  explain(head: Uint8Array, hints: SniffHints = {}): SniffScore[] {
+    const scores: (SniffScore & { order: number })[] = [];
+    for (const e of this.entries) {
+      const a = e.adapter;
+      let r: { score: number; format?: string; reason?: string };
+      let error: string | undefined;
+      try {
+        r = normalizeScore(a.sniff(head, hints));
+      } catch (err) {
+        r = { score: 0 };
+        error = err instanceof Error ? err.message : String(err);
+      }
+      const format = r.format !== undefined && a.formats.some((f) => f.id === r.format) ? r.format : a.formats[0]!.id;
+      const s: SniffScore & { order: number } = { adapter: a.name, format, score: r.score, priority: a.priority ?? 0, order: e.order };
+      if (r.reason !== undefined) s.reason = r.reason;
+      if (error !== undefined) s.error = error;
+      scores.push(s);
+    }
+    scores.sort((x, y) => y.score - x.score || y.priority - x.priority || x.order - y.order);
+    return scores.map(({ order: _order, ...s }) => s);
+  }
+
+  /** Detects the format of a head (already inflated if gzip: pass `hints.encoding`). */
+  detect(head: Uint8Array, hints: SniffHints = {}): Detection {
+    const scores = this.explain(head, hints);
+    const encoding = hints.encoding ?? null;
+    const d: Detection = { scores, encoding };
+    const top = scores[0];
+    const second = scores[1];
+    const readable = (s: SniffScore) => {
+      const r = this.resolveFormat(s.format);
+      return r !== undefined && canRead(r.adapter, r.format);
+    };
+    let winner: SniffScore | undefined;
+    if (top && top.score >= SNIFF_LIKELY - EPSILON) {
+      if (second && Math.abs(second.score - top.score) <= EPSILON) {
+        if (second.priority !== top.priority) winner = top;
+      } else if (top.score >= SNIFF_CERTAIN - EPSILON || !second || top.score - second.score >= SNIFF_MARGIN - EPSILON) {
+        winner = top;
+      }
+    }
+    if (winner && readable(winner)) {
+      d.adapter = winner.adapter;
+      d.format = winner.format;
+      d.score = winner.score;
+      return d;
+    }
+    if (head.length === 0) d.problem = hints.encoding === 'gzip' || (hints.size ?? 0) > 0 ? 'truncated' : 'empty';
+    else if (top && top.score >= SNIFF_LIKELY - EPSILON) d.problem = 'ambiguous';
+    else d.problem = 'unknown';
+    if (d.problem === 'unknown' && hints.fileName) {
+      const hint = firstPartyHint({ fileName: hints.fileName }, this.installedFormats());
+      if (hint) d.installHint = hint;
+    }
+    return d;
+  }
+
+  /** Like `detect`, but throws `PROFKIT_E_UNKNOWN_FORMAT` (or EMPTY_INPUT/TRUNCATED) without a winner. */
+  detectOrThrow(head: Uint8Array, hints: SniffHints = {}): Detection & { adapter: string; format: string; score: number } {
+    const d = this.detect(head, hints);
+    if (d.adapter !== undefined) return d as Detection & { adapter: string; format: string; score: number };
+    throw detectionError(d, hints.fileName ?? '-');
+  }
+
+  /** Reads the head of a file or buffer for detection: 4 KiB, inflated when gzip. */
+  async head(source: string | Uint8Array): Promise<{ head: Uint8Array; raw: Uint8Array; hints: SniffHints }> {
+    let raw: Uint8Array;
+    let size: number | undefined;
+    if (typeof source === 'string') {
+      raw = await readHead(source, GZIP_HEAD_INPUT_BYTES);
+      size = raw.length < GZIP_HEAD_INPUT_BYTES ? raw.length : undefined;
+    } else {
+      raw = source;
+      size = source.length;
+    }
+    return sniffHead(raw, { fileName: typeof source === 'string' ? source : undefined, size });
+  }
+
+  /** Detects the format of a file (or bytes), returning every score. */
+  async detectFile(source: string | Uint8Array, fileName?: string): Promise<Detection> {
+    const h = await this.head(source);
+    return this.detect(h.head, { ...h.hints, fileName: fileName ?? h.hints.fileName });
+  }
+
+  private codec(adapter: Adapter): Promise<AdapterCodec> {
+    let p = this.codecs.get(adapter.name);
+    if (!p) {
+      if (adapter.load) {
+        const load = adapter.load.bind(adapter);
+        p = (async () => {
+          let c: AdapterCodec;
+          try {
+            c = await load();
+          } catch (e) {
+            throw new ProfkitError('PROFKIT_E_ADAPTER_LOAD', `loading the ${adapter.name} adapter's codec failed: ${e instanceof Error ? e.message : String(e)}`, {
+              adapter: adapter.name,
+              rule: 'adapter load()',
+            }, { cause: e });
+          }
+          return { read: c?.read ?? adapter.read, write: c?.write ?? adapter.write } as AdapterCodec;
+        })();
+        p.catch(() => this.codecs.delete(adapter.name));
+      } else {
+        p = Promise.resolve({ read: adapter.read!, write: adapter.write } as AdapterCodec);
+      }
+      this.codecs.set(adapter.name, p);
+    }
+    return p;
+  }
+
+  private validator(): ValidatorFn | undefined {
+    if (this.validatorOption === null) return undefined;
+    return this.validatorOption ?? validate;
+  }
+
+  /**
+   * Reads a profile from a path (`-` = stdin) or from bytes: detects the format (unless
+   * `options.format`), loads the adapter's codec, reads, then validates the result.
+   */
+  async read(source: string | Uint8Array, options: RegistryReadOptions = {}): Promise<RegistryReadResult> {
+    const limits = options.limits ?? {};
+    let bytes: Uint8Array | undefined;
+    let path: string | undefined;
+    let fileName: string;
+    if (typeof source === 'string') {
+      fileName = source;
+      if (source === '-') bytes = await readInput('-', limits);
+      else path = source;
+    } else {
+      bytes = source;
+      fileName = options.fileName ?? '<bytes>';
+    }
+    const maxIn = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
+    if (bytes && bytes.length > maxIn) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `input is ${bytes.length} bytes, above the limit of ${maxIn}`, { file: fileName, option: 'maxInputBytes' });
+    }
+    const h = await this.head(bytes ?? path!);
+    const hints: SniffHints = { ...h.hints, fileName: typeof source === 'string' ? source : options.fileName };
+    const gzipped = hints.encoding === 'gzip';
+    let adapter: Adapter;
+    let format: string;
+    if (options.format !== undefined) {
+      const found = this.requireFormat(options.format, fileName, 'read');
+      adapter = found.adapter;
+      format = found.format.id;
+      if (h.raw.length === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `${fileName} is empty`, { file: fileName, rule: 'input must not be empty' });
+    } else {
+      const d = this.detectOrThrow(h.head, hints);
+      adapter = this.get(d.adapter)!;
+      format = d.format;
+    }
+    const codec = await this.codec(adapter);
+    if (!codec.read) throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${adapter.name} adapter cannot read`, { file: fileName });
+    const input = makeReadInput({ fileName, path, bytes, gzipped, limits });
+    let result: ReadResult;
+    try {
+      result = await codec.read(input, {
+        format,
+        limits,
+        options: options.options,
+        onProgress: options.onProgress,
+        signal: options.signal,
+      });
+    } catch (e) {
+      throw wrapAdapterError(e, adapter.name, fileName, 'reading');
+    }
+    const warnings: Warning[] = (result.warnings ?? []).map((w) => ({ ...w, detail: { file: fileName, ...(w.detail ?? {}) } }));
+    if (options.validate !== false) {
+      const check = this.validator();
+      if (check) warnings.push(...applyValidation(check(result.profile, { mode: 'profkit' }), fileName, 'read', adapter.name));
+    }
+    return { profile: result.profile, warnings, format: result.format ?? format, adapter: adapter.name, fileName, gzipped };
+  }
+
+  /** The adapter and format that would write `path` (by `format`, else by extension). */
+  writerFor(path: string, format?: string): { adapter: Adapter; format: FormatInfo } {
+    if (format !== undefined) return this.requireFormat(format, path, 'write');
+    if (path === '-') {
+      throw new ProfkitError(ErrorCodes.USAGE, 'writing to stdout needs an explicit format (--to FORMAT)', { file: path, rule: 'format of stdout' });
+    }
+    let best: { adapter: Adapter; format: FormatInfo; ext: string } | undefined;
+    let readOnly: { adapter: Adapter; format: FormatInfo } | undefined;
+    for (const e of this.entries) {
+      for (const f of e.adapter.formats) {
+        const ext = matchExtension(path, f.extensions);
+        if (!ext) continue;
+        if (!canWrite(e.adapter, f)) {
+          readOnly ??= { adapter: e.adapter, format: f };
+          continue;
+        }
+        if (!best || ext.length > best.ext.length) best = { adapter: e.adapter, format: f, ext };
+      }
+    }
+    if (best) return best;
+    if (readOnly) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${readOnly.adapter.name} adapter cannot write format "${readOnly.format.id}" (chosen by the extension of ${path})`, {
+        file: path,
+        format: readOnly.format.id,
+        rule: 'format must support write',
+      });
+    }
+    const hint = firstPartyHint({ fileName: path }, this.installedFormats());
+    if (hint) throw new ProfkitError(ErrorCodes.NO_ADAPTER, hintText(hint), { file: path, format: hint.format, install: hint.command, rule: 'format must be installed' });
+    const writable = this.formats().filter((f) => f.write);
+    throw new ProfkitError(
+      ErrorCodes.UNKNOWN_FORMAT,
+      `no installed adapter writes files named like ${basename(path)}; pick a format with --to (writable: ${writable.length ? writable.map((f) => `${f.format.id} ${f.format.extensions.join(' ')}`).join(', ') : 'none'})`,
+      { file: path, rule: 'output format by extension' },
+    );
+  }
+
+  /** Serializes a profile with the chosen adapter without writing it anywhere. */
+  async serialize(profile: Profile, options: { format: string; fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean }): Promise<WriteResult & { format: string; adapter: string }> {
+    const { adapter, format } = this.requireFormat(options.format, options.fileName, 'write');
+    return this.serializeWith(adapter, format, profile, options);
+  }
+
+  private async serializeWith(
+    adapter: Adapter,
+    format: FormatInfo,
+    profile: Profile,
+    options: { fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean },
+  ): Promise<WriteResult & { format: string; adapter: string }> {
+    const file = options.fileName ?? '-';
+    const warnings: Warning[] = [];
+    if (options.validate !== false) {
+      const check = this.validator();
+      if (check) warnings.push(...applyValidation(check(profile, { mode: 'profkit' }), file, 'write', adapter.name));
+    }
+    const codec = await this.codec(adapter);
+    if (!codec.write) throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${adapter.name} adapter cannot write`, { file });
+    let result: WriteResult;
+    try {
+      result = await codec.write(profile, { format: format.id, fileName: options.fileName, options: options.options, onProgress: options.onProgress, signal: options.signal });
+    } catch (e) {
+      throw wrapAdapterError(e, adapter.name, file, 'writing');
+    }
+    return { data: result.data, warnings: [...warnings, ...(result.warnings ?? [])], format: format.id, adapter: adapter.name };
+  }
+
+  /**
+   * Writes a profile to `path` (`-` = stdout) atomically, with the writer chosen by
+   * `options.format` or by the longest matching extension. Validates the profile first and
+   * refuses to overwrite `options.inputs`. Returns the writer's warnings (information lost).
+   */
+  async write(profile: Profile, path: string, options: RegistryWriteOptions = {}): Promise<RegistryWriteResult> {
+    const { adapter, format } = this.writerFor(path, options.format);
+    const r = await this.serializeWith(adapter, format, profile, { ...options, fileName: path });
+    try {
+      await writeFileAtomic(path, r.data, { inputs: options.inputs });
+    } catch (e) {
+      if (isProfkitError(e)) throw e.withDetail({ file: path });
+      throw ioError(e, path, 'writing');
+    }
+    return { format: r.format, adapter: r.adapter, warnings: r.warnings };
+  }
+}
+
+function describeSource(s: AdapterSource): string {
+  if (s.kind === 'programmatic') return ' (registered programmatically)';
+  return ` (${s.kind}${s.specifier ? ` ${s.specifier}` : ''}${s.from ? ` from ${s.from}` : ''})`;
+}
+
+/** Contract defaults: a format is readable unless it says `read: false`. */
+function canRead(a: Adapter, f: FormatInfo): boolean {
+  return f.read ?? (a.read !== undefined || a.load !== undefined);
+}
+
+/**
+ * Contract defaults: a format is writable when it says `write: true`, or when the adapter has a
+ * `write` function. A lazy adapter (with `load`) declares `write: true` on its formats.
+ */
+function canWrite(a: Adapter, f: FormatInfo): boolean {
+  return f.write ?? a.write !== undefined;
+}
+
+/** Builds the sniff head and hints from raw leading bytes (inflating a gzip head, bounded). */
+export async function sniffHead(raw: Uint8Array, hints: SniffHints = {}): Promise<{ head: Uint8Array; raw: Uint8Array; hints: SniffHints }> {
+  if (isGzip(raw)) {
+    return { head: await inflateHead(raw, SNIFF_HEAD_BYTES), raw, hints: { ...hints, encoding: 'gzip' } };
+  }
+  return { head: raw.subarray(0, SNIFF_HEAD_BYTES), raw, hints: { ...hints, encoding: null } };
+}
+
+/** The error for a failed detection: lists the scores and names the cause. */
+export function detectionError(d: Detection, file: string): ProfkitError {
+  if (d.problem === 'empty') {
+    return new ProfkitError(ErrorCodes.EMPTY_INPUT, 'ambiguous or unknown format: the input is empty', { file, rule: 'input must not be empty' });
+  }
+  if (d.problem === 'truncated') {
+    return new ProfkitError(ErrorCodes.TRUNCATED, 'ambiguous or unknown format: the input is truncated (a gzip stream that yields no data)', {
+      file,
+      rule: 'gzip head must inflate',
+    });
+  }
+  const listed = d.scores.length
+    ? d.scores.map((s) => `${s.format} ${formatScore(s.score)}${s.error ? ' (sniff threw)' : ''}`).join(', ')
+    : 'no adapters installed';
+  let msg = `ambiguous or unknown format (scores: ${listed})`;
+  if (d.problem === 'ambiguous') msg += `; several formats match equally: name one with --from FORMAT`;
+  else if (d.installHint) msg += `; ${hintText(d.installHint)}`;
+  else msg += '; name the format with --from FORMAT, or install its adapter (see `profkit formats`)';
+  return new ProfkitError(ErrorCodes.UNKNOWN_FORMAT, msg, {
+    file,
+    rule: `format detection: top score >= ${SNIFF_CERTAIN}, or >= ${SNIFF_LIKELY} and ${SNIFF_MARGIN} above the next`,
+    scores: d.scores,
+    install: d.installHint?.command,
+  });
+}
+
+function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; gzipped: boolean; limits: Limits }): ReadInput {
+  let cached: Promise<Uint8Array> | undefined;
+  return {
+    fileName: o.fileName,
+    gzipped: o.gzipped,
+    bytes() {
+      cached ??= (async () => {
+        const raw = o.bytes ?? (await readInput(o.path!, o.limits));
+        return o.gzipped ? gunzipBounded(raw, o.limits, o.fileName) : raw;
+      })();
+      return cached;
+    },
+    chunks() {
+      if (o.path !== undefined) return boundedChunks(readChunks(o.path, { gunzip: true }), o.limits, o.fileName, o.gzipped);
+      const raw = o.bytes!;
+      if (!o.gzipped) return boundedChunks(memoryChunks(raw), o.limits, o.fileName, false);
+      return boundedChunks(gunzipStream(raw, o.fileName), o.limits, o.fileName, true);
+    },
+  };
+}
+
+async function* memoryChunks(bytes: Uint8Array, size = 1 << 20): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, Math.min(bytes.length, i + size));
+}
+
+async function* gunzipStream(raw: Uint8Array, file: string): AsyncGenerator<Uint8Array> {
+  const stream = Readable.from([Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)]).pipe(createGunzip());
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  } catch (e) {
+    throw new ProfkitError(ErrorCodes.DECOMPRESS, `decompressing ${file} failed: ${(e as Error).message}`, { file, rule: 'gzip stream' }, { cause: e });
+  }
+}
+
+/** Enforces `maxDecompressedBytes` on a stream of (decompressed) chunks. */
+async function* boundedChunks(source: AsyncIterable<Uint8Array>, limits: Limits, file: string, gzipped: boolean): AsyncGenerator<Uint8Array> {
+  const max = gzipped ? (limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes) : (limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes);
+  let total = 0;
+  for await (const c of source) {
+    total += c.length;
+    if (total > max) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `${gzipped ? 'decompressed ' : ''}input exceeds ${max} bytes`, {
+        file,
+        option: gzipped ? 'maxDecompressedBytes' : 'maxInputBytes',
+        rule: 'input size limit',
+      });
+    }
+    yield c;
+  }
+}
+
+/** Creates a registry holding `adapters` (registered programmatically, in order). */
+export function createRegistry(adapters: Iterable<Adapter> = [], options: RegistryOptions = {}): Registry {
+  return new Registry(adapters, options);
+}

@@ -1,0 +1,311 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  DiscoveryErrorCodes,
+  ErrorCodes,
+  buildRegistry,
+  discoverAdapterPackages,
+  findConfigFile,
+  loadConfigFile,
+  resolveModule,
+  type ProfkitError,
+} from '../src/index.js';
+
+const coreDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = mkdtempSync(join(tmpdir(), 'profkit-discovery-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let n = 0;
+function project(): string {
+  const dir = join(root, `p${n++}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function write(path: string, content: string | object): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return path;
+}
+
+/** Source of an adapter module that needs no import (plain contract object). */
+function plainAdapter(name: string, extra = ''): string {
+  return `export default {
+  apiVersion: 1,
+  name: ${JSON.stringify(name)},
+  formats: [{ id: ${JSON.stringify(name)}, extensions: ['.${name}'], binary: false }],
+  sniff: (head) => new TextDecoder().decode(head).startsWith('#${name}') ? 1 : 0,
+  read: async () => { throw new Error('not used'); },
+  ${extra}
+};\n`;
+}
+
+/** An installed package in `dir/node_modules/<name>` with ESM-only exports (import condition only). */
+function installPackage(dir: string, name: string, source: string, pkg: Record<string, unknown> = {}): string {
+  const pkgDir = join(dir, 'node_modules', name);
+  write(join(pkgDir, 'package.json'), {
+    name,
+    version: '1.0.0',
+    type: 'module',
+    exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' }, './package.json': './package.json' },
+    keywords: ['profkit-adapter'],
+    ...pkg,
+  });
+  write(join(pkgDir, 'dist', 'index.js'), source);
+  return pkgDir;
+}
+
+async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as ProfkitError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('config file', () => {
+  it('is found from the working directory upwards, json first', () => {
+    const dir = project();
+    const cfg = write(join(dir, 'profkit.config.json'), { adapters: [] });
+    write(join(dir, 'profkit.config.mjs'), 'export default { adapters: [] };');
+    const deep = join(dir, 'a', 'b', 'c');
+    mkdirSync(deep, { recursive: true });
+    expect(findConfigFile(deep)).toBe(cfg);
+  });
+
+  it('registers adapters named by path and by package, resolved from the config folder', async () => {
+    const dir = project();
+    write(join(dir, 'local-adapter.mjs'), plainAdapter('local'));
+    installPackage(dir, 'profkit-adapter-pkg', plainAdapter('pkg'));
+    const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['./local-adapter.mjs', 'profkit-adapter-pkg'] });
+    const sub = join(dir, 'sub');
+    mkdirSync(sub);
+    const { registry, config } = await buildRegistry({ cwd: sub });
+    expect(config?.path).toBe(cfg);
+    expect(registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier, e.source.from])).toEqual([
+      ['local', 'config', './local-adapter.mjs', cfg],
+      ['pkg', 'config', 'profkit-adapter-pkg', cfg],
+    ]);
+    expect(registry.list()[1]!.source.resolved).toBe(join(dir, 'node_modules', 'profkit-adapter-pkg', 'dist', 'index.js'));
+  });
+
+  it('falls back to the fallback folders (the CLI install) for packages the project lacks', async () => {
+    const dir = project();
+    const cliLike = project();
+    installPackage(cliLike, 'profkit-adapter-beside-cli', plainAdapter('besidecli'));
+    write(join(dir, 'profkit.config.json'), { adapters: ['profkit-adapter-beside-cli'] });
+    const { registry } = await buildRegistry({ cwd: dir, fallbackDirs: [cliLike] });
+    expect(registry.has('besidecli')).toBe(true);
+    const e = await rejection(buildRegistry({ cwd: dir }));
+    expect(e.code).toBe(DiscoveryErrorCodes.ADAPTER_NOT_FOUND);
+  });
+
+  it('says which specifier could not be found, from where, and how to install it', async () => {
+    const dir = project();
+    const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['@profkit/not-there'] });
+    const e = await rejection(buildRegistry({ cwd: dir }));
+    expect(e.code).toBe(DiscoveryErrorCodes.ADAPTER_NOT_FOUND);
+    expect(e.message).toContain('"@profkit/not-there"');
+    expect(e.message).toContain(cfg);
+    expect(e.message).toContain(`looked from ${dir}`);
+    expect(e.message).toContain('npm install @profkit/not-there');
+    expect(e.detail.file).toBe(cfg);
+  });
+
+  it('reports a module that throws on import, naming specifier and config', async () => {
+    const dir = project();
+    write(join(dir, 'broken.mjs'), 'throw new Error("kaput");');
+    const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['./broken.mjs'] });
+    const e = await rejection(buildRegistry({ cwd: dir }));
+    expect(e.code).toBe(DiscoveryErrorCodes.ADAPTER_LOAD);
+    expect(e.message).toContain('./broken.mjs');
+    expect(e.message).toContain(cfg);
+    expect(e.message).toContain('kaput');
+  });
+
+  it('refuses a config-named adapter with an unsupported apiVersion, naming where it came from', async () => {
+    const dir = project();
+    write(join(dir, 'future.mjs'), plainAdapter('future').replace('apiVersion: 1', 'apiVersion: 2'));
+    const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['./future.mjs'] });
+    const e = await rejection(buildRegistry({ cwd: dir }));
+    expect(e.code).toBe(ErrorCodes.ADAPTER_API);
+    expect(e.message).toContain('adapter future targets adapter API 2');
+    expect(e.message).toContain(`./future.mjs named in ${cfg}`);
+  });
+
+  it('accepts arrays, factories and nested CommonJS defaults', async () => {
+    const dir = project();
+    write(
+      join(dir, 'many.mjs'),
+      plainAdapter('one').replace('export default', 'const one =') + plainAdapter('two').replace('export default', 'const two =') + 'export default [one, two];\n',
+    );
+    write(join(dir, 'factory.mjs'), plainAdapter('made').replace('export default', 'const made =') + 'export default async () => made;\n');
+    write(join(dir, 'cjs.cjs'), plainAdapter('cjs').replace('export default', 'exports.default ='));
+    write(join(dir, 'named.mjs'), plainAdapter('named').replace('export default', 'export const adapter ='));
+    write(join(dir, 'profkit.config.json'), { adapters: ['./many.mjs', './factory.mjs', './cjs.cjs', './named.mjs'] });
+    const { registry } = await buildRegistry({ cwd: dir });
+    expect(registry.list().map((e) => e.adapter.name)).toEqual(['one', 'two', 'made', 'cjs', 'named']);
+  });
+
+  it('loads JS configs, which may hold adapter objects', async () => {
+    const dir = project();
+    write(join(dir, 'profkit.config.mjs'), plainAdapter('inline').replace('export default', 'const inline =') + 'export default { adapters: [inline] };\n');
+    const { registry } = await buildRegistry({ cwd: dir });
+    expect(registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([['inline', 'config']]);
+  });
+
+  it('rejects malformed configs with the file and line', async () => {
+    const dir = project();
+    const bad = write(join(dir, 'profkit.config.json'), '{\n  "adapters": [\n    "a",\n  ]\n}\n');
+    const e = await rejection(loadConfigFile(bad));
+    expect(e.code).toBe(ErrorCodes.CONFIG);
+    expect(e.detail.file).toBe(bad);
+    expect(e.detail.line).toBe(4);
+    const typo = write(join(dir, 'typo.json'), { adapter: ['x'] });
+    const e2 = await rejection(loadConfigFile(typo));
+    expect(e2.code).toBe(ErrorCodes.CONFIG);
+    expect(e2.message).toContain('adapter');
+    const notString = write(join(dir, 'num.json'), { adapters: [3] });
+    expect((await rejection(loadConfigFile(notString))).message).toContain('adapters.0');
+  });
+
+  it('can be named explicitly, or skipped', async () => {
+    const dir = project();
+    write(join(dir, 'profkit.config.json'), { adapters: ['./missing.mjs'] });
+    write(join(dir, 'a.mjs'), plainAdapter('viaexplicit'));
+    const other = write(join(dir, 'other.json'), { adapters: ['./a.mjs'] });
+    expect((await buildRegistry({ cwd: dir, config: other })).registry.has('viaexplicit')).toBe(true);
+    expect((await buildRegistry({ cwd: dir, config: false })).registry.list()).toEqual([]);
+  });
+});
+
+describe('--adapter flag', () => {
+  it('resolves specifiers from the working directory, after config adapters', async () => {
+    const dir = project();
+    write(join(dir, 'profkit.config.json'), { adapters: ['./c.mjs'] });
+    write(join(dir, 'c.mjs'), plainAdapter('fromconfig'));
+    write(join(dir, 'tools', 'f.mjs'), plainAdapter('fromflag'));
+    const { registry } = await buildRegistry({ cwd: dir, adapterSpecifiers: ['./tools/f.mjs'] });
+    expect(registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier])).toEqual([
+      ['fromconfig', 'config', './c.mjs'],
+      ['fromflag', 'flag', './tools/f.mjs'],
+    ]);
+    const e = await rejection(buildRegistry({ cwd: dir, adapterSpecifiers: ['./nope.mjs'] }));
+    expect(e.message).toContain('--adapter ./nope.mjs');
+  });
+
+  it('rejects a flagged adapter that clashes with a configured one', async () => {
+    const dir = project();
+    write(join(dir, 'profkit.config.json'), { adapters: ['./c.mjs'] });
+    write(join(dir, 'c.mjs'), plainAdapter('same'));
+    write(join(dir, 'd.mjs'), plainAdapter('same'));
+    const e = await rejection(buildRegistry({ cwd: dir, adapterSpecifiers: ['./d.mjs'] }));
+    expect(e.code).toBe(ErrorCodes.ADAPTER_DUPLICATE);
+    expect(e.message).toContain('./c.mjs');
+  });
+
+  it('loads a real adapter built on @profkit/core from outside the repo', async () => {
+    const dir = project();
+    const pkgDir = installPackage(
+      dir,
+      'profkit-adapter-real',
+      `import { defineAdapter, ProfileBuilder } from '@profkit/core';
+export default defineAdapter({
+  name: 'real', formats: [{ id: 'real', extensions: ['.real'], binary: false }],
+  sniff: () => 0,
+  read: async () => { const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] }); return { profile: b.build(), warnings: [] }; },
+});\n`,
+    );
+    // The package finds @profkit/core as an installed peer would be found.
+    mkdirSync(join(pkgDir, 'node_modules', '@profkit'), { recursive: true });
+    symlinkSync(coreDir, join(pkgDir, 'node_modules', '@profkit', 'core'));
+    const { registry } = await buildRegistry({ cwd: dir, adapterSpecifiers: ['profkit-adapter-real'], config: false });
+    expect(registry.get('real')?.apiVersion).toBe(1);
+  });
+});
+
+describe('opt-in discovery from package.json', () => {
+  function discoveryProject() {
+    const dir = project();
+    write(join(dir, 'package.json'), {
+      name: 'app',
+      dependencies: { 'profkit-adapter-yes': '1.0.0', 'left-pad': '1.0.0' },
+      devDependencies: { 'profkit-adapter-nokeyword': '1.0.0', '@profkit/scoped': '1.0.0', 'profkit-adapter-missing': '1.0.0' },
+    });
+    installPackage(dir, 'profkit-adapter-yes', plainAdapter('yes'));
+    installPackage(dir, 'profkit-adapter-nokeyword', plainAdapter('nokeyword'), { keywords: ['other'] });
+    installPackage(dir, '@profkit/scoped', plainAdapter('scoped'));
+    installPackage(dir, 'left-pad', plainAdapter('leftpad'));
+    installPackage(dir, 'profkit-adapter-unlisted', plainAdapter('unlisted'));
+    return dir;
+  }
+
+  it('is off by default', async () => {
+    const dir = discoveryProject();
+    expect((await buildRegistry({ cwd: dir })).registry.list()).toEqual([]);
+  });
+
+  it('loads listed candidates that carry the keyword, and only those', async () => {
+    const dir = discoveryProject();
+    const found = discoverAdapterPackages(join(dir, 'package.json'));
+    expect(found.packages.map((p) => p.name)).toEqual(['@profkit/scoped', 'profkit-adapter-yes']);
+    expect(found.skipped).toEqual([
+      { name: 'profkit-adapter-missing', why: 'not installed' },
+      { name: 'profkit-adapter-nokeyword', why: 'no "profkit-adapter" keyword' },
+    ]);
+    const { registry } = await buildRegistry({ cwd: dir, discover: true });
+    expect(registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier])).toEqual([
+      ['scoped', 'discovered', '@profkit/scoped'],
+      ['yes', 'discovered', 'profkit-adapter-yes'],
+    ]);
+  });
+
+  it('is switched on by autoDiscover in the config, and skips packages the config already loaded', async () => {
+    const dir = discoveryProject();
+    write(join(dir, 'profkit.config.json'), { adapters: ['profkit-adapter-yes'], autoDiscover: true });
+    const { registry, warnings } = await buildRegistry({ cwd: dir });
+    expect(registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([
+      ['yes', 'config'],
+      ['scoped', 'discovered'],
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('turns a broken discovered package into a warning, not a failure', async () => {
+    const dir = discoveryProject();
+    installPackage(dir, 'profkit-adapter-yes', 'throw new Error("bad build");');
+    const { registry, warnings } = await buildRegistry({ cwd: dir, discover: true });
+    expect(registry.list().map((e) => e.adapter.name)).toEqual(['scoped']);
+    expect(warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_FAILED']);
+    expect(warnings[0]!.message).toContain('profkit-adapter-yes');
+  });
+});
+
+describe('module resolution', () => {
+  it('follows package exports (import condition, subpaths, patterns), main and index.js', () => {
+    const dir = project();
+    const a = join(dir, 'node_modules', 'a');
+    write(join(a, 'package.json'), { name: 'a', exports: { '.': [{ import: './esm.js', require: './cjs.js' }], './sub/*': { default: './lib/*.js' } } });
+    write(join(a, 'esm.js'), '');
+    write(join(a, 'lib', 'x.js'), '');
+    const b = join(dir, 'node_modules', 'b');
+    write(join(b, 'package.json'), { name: 'b', main: 'main.js' });
+    write(join(b, 'main.js'), '');
+    const c = join(dir, 'node_modules', '@s', 'c');
+    write(join(c, 'package.json'), { name: '@s/c' });
+    write(join(c, 'index.js'), '');
+    const deep = join(dir, 'x', 'y');
+    mkdirSync(deep, { recursive: true });
+    expect(resolveModule('a', deep)).toBe(join(a, 'esm.js'));
+    expect(resolveModule('a/sub/x', deep)).toBe(join(a, 'lib', 'x.js'));
+    expect(resolveModule('a/private', deep)).toBeUndefined();
+    expect(resolveModule('b', deep)).toBe(join(b, 'main.js'));
+    expect(resolveModule('@s/c', deep)).toBe(join(c, 'index.js'));
+    expect(resolveModule('./node_modules/b/main.js', dir)).toBe(join(b, 'main.js'));
+    expect(resolveModule('nothing', deep)).toBeUndefined();
+  });
+});

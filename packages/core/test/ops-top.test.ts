@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes, ProfileBuilder, ProfkitError, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/index.js';
+
+const MS = 1_000_000n;
+
+function build(): Profile {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
+  const fn = (name: string, filename = '') => b.internFunction({ name, filename });
+  const loc = (name: string, line: number, file = `${name}.c`) => b.internLocation({ functionId: fn(name, file), line });
+  const main = loc('main', 1);
+  b.addSample([loc('a', 3), main], [1, 10n * MS]);
+  b.addSample([loc('r', 7), loc('r', 8), main], [1, 20n * MS]);
+  // helper inlined into b, in one location.
+  const inl = b.internLocation({ functionId: fn('helper', './lib/../helper.h'), line: 2, inlinedInto: [{ functionId: fn('b', 'b.c'), line: 9 }] });
+  b.addSample([inl, main], [1, 30n * MS]);
+  b.addSample([loc('b', 4), main], [1, 5n * MS]);
+  b.addSample([main], [1, 0n]);
+  return b.build();
+}
+
+describe('topTable', () => {
+  it('computes flat and cum (once per sample, inline frames expanded) in pprof -top order', () => {
+    const t = topTable(build());
+    expect(t.sampleTypeIndex).toBe(1);
+    expect(t.total).toBe(65n * MS);
+    expect(t.entries.map((e) => [e.name, e.flat / MS, e.cum / MS, e.inline])).toEqual([
+      ['helper', 30n, 30n, '(inline)'],
+      ['r', 20n, 20n, ''],
+      ['a', 10n, 10n, ''],
+      ['b', 5n, 35n, ''],
+      ['main', 0n, 65n, ''],
+    ]);
+    expect(topTable(build(), { cum: true }).entries.map((e) => e.name)).toEqual(['main', 'b', 'helper', 'r', 'a']);
+  });
+
+  it('prints like pprof -top', () => {
+    expect(formatTopTable(topTable(build()))).toBe(
+      [
+        '      flat  flat%   sum%        cum   cum%',
+        '      30ms 46.15% 46.15%       30ms 46.15%  helper (inline)',
+        '      20ms 30.77% 76.92%       20ms 30.77%  r',
+        '      10ms 15.38% 92.31%       10ms 15.38%  a',
+        '       5ms  7.69%   100%       35ms 53.85%  b',
+        '         0     0%   100%       65ms   100%  main',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('groups by file or line, with cleaned file names', () => {
+    const byFile = topTable(build(), { by: 'file' });
+    expect(byFile.entries.map((e) => [e.name, e.flat / MS, e.cum / MS])).toEqual([
+      ['helper.h', 30n, 30n],
+      ['r.c', 20n, 20n],
+      ['a.c', 10n, 10n],
+      ['b.c', 5n, 35n],
+      ['main.c', 0n, 65n],
+    ]);
+    const byLine = topTable(build(), { by: 'line', sampleTypeIndex: 0 });
+    expect(byLine.entries.map((e) => [e.name, e.flat, e.cum])).toEqual([
+      ['a a.c:3', 1n, 1n],
+      ['b b.c:4', 1n, 1n],
+      ['helper helper.h:2', 1n, 1n],
+      ['main main.c:1', 1n, 5n],
+      ['r r.c:7', 1n, 1n],
+      ['b b.c:9', 0n, 1n],
+      ['r r.c:8', 0n, 1n],
+    ]);
+    // Without inline frames only b (the outer line) is seen.
+    expect(topTable(build(), { inline: false }).entries.map((e) => [e.name, e.flat / MS])).toEqual([
+      ['b', 35n],
+      ['r', 20n],
+      ['a', 10n],
+      ['main', 0n],
+    ]);
+  });
+
+  it('trims like -nodefraction/-nodecount when asked', () => {
+    const t = topTable(build(), { nodeFraction: 0.2 });
+    expect(t.entries.map((e) => e.name)).toEqual(['helper', 'r', 'b', 'main']);
+    expect(t.dropped).toBe(1);
+    expect(topTable(build(), { nodeCount: 2 }).entries.map((e) => e.name)).toEqual(['helper', 'r']);
+    try {
+      topTable(build(), { sampleTypeIndex: 5 });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ProfkitError).code).toBe(ErrorCodes.USAGE);
+    }
+  });
+
+  it('names frames without a function after their mapping, or <unknown>', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const m = b.internMapping({ filename: '/usr/lib/libfoo.so' });
+    b.addSample([b.internLocation({ address: 0x10n, mappingId: m }), b.internLocation({ address: 0x20n })], [3]);
+    expect(topTable(b.build()).entries.map((e) => [e.name, e.flat, e.cum])).toEqual([
+      ['[libfoo.so]', 3n, 3n],
+      ['<unknown>', 0n, 3n],
+    ]);
+  });
+});
+
+describe('formatValue / formatPercentage', () => {
+  it('scales units like pprof measurement', () => {
+    expect(formatValue(10_000_000n, 'nanoseconds')).toBe('10ms');
+    expect(formatValue(1_500_000_000n, 'nanoseconds')).toBe('1.50s');
+    expect(formatValue(-1_500_000_000n, 'nanoseconds')).toBe('-1.50s');
+    expect(formatValue(999n, 'nanoseconds')).toBe('999ns');
+    expect(formatValue(1500n, 'microseconds')).toBe('1.50ms');
+    expect(formatValue(7_200_000_000_000n, 'nanoseconds')).toBe('2hrs');
+    expect(formatValue(13_107_200n, 'bytes')).toBe('12.50MB');
+    expect(formatValue(512n, 'bytes')).toBe('512B');
+    expect(formatValue(1536n, 'kilobytes')).toBe('1.50MB');
+    expect(formatValue(0n, 'bytes')).toBe('0');
+    expect(formatValue(1234n, 'count')).toBe('1234');
+    expect(formatValue(7n, 'widgets')).toBe('7');
+    // Go's %.2f rounds exact ties to even: 0.125 s -> 125ms; 1.125 kB -> 1.12kB
+    expect(formatValue(1152n, 'bytes')).toBe('1.12kB');
+    expect(formatValue(1160n, 'bytes')).toBe('1.13kB');
+  });
+
+  it('formats percentages like pprof', () => {
+    expect(formatPercentage(1n, 3n)).toBe('33.33%');
+    expect(formatPercentage(1n, 1000n)).toBe('  0.1%');
+    expect(formatPercentage(1n, 100_000n)).toBe('0.001%');
+    expect(formatPercentage(1n, 10_000_000n)).toBe('1e-05%');
+    expect(formatPercentage(123n, 10_000n)).toBe(' 1.23%');
+    expect(formatPercentage(-1n, 1n)).toBe('  100%');
+    expect(formatPercentage(0n, 0n)).toBe('    0%');
+    expect(formatPercentage(2n, 1n)).toBe('200.00%');
+  });
+});

@@ -1,0 +1,17 @@
+/**
+ * @profkit/dm-export: the profile as a relational model in SQLite, PostgreSQL, Parquet and CSV,
+ * and the model's diagram. The default export is the adapter.
+ */
+import { dmExportAdapter } from './adapter.js';
+
+export { dmExportAdapter, ADAPTER_NAME } from './adapter.js';
+export * from './schema.js';
+export { profileToTables, tablesToProfile, factToJson, factFromJson, DM_ERRORS, type TableData, type DbValue, type RowSource } from './relational.js';
+export { writeSqlite, readSqlite, listProfiles, type SqliteWriteOptions, type SqliteReadOptions } from './sqlite.js';
+export { postgresScript, tableCsv, type PostgresScriptOptions } from './text.js';
+export { writeCsvDir, writeParquetDir, readDirectory, type DirectoryFormat, type DirectoryWriteOptions } from './directory.js';
+export { diagram, diagramDot, diagramMermaid, diagramSvg, diagramLayout, type DiagramFormat, type DiagramOptions, type DiagramView } from './diagram.js';
+export { sniffDm } from './sniff.js';
+export { exampleQueries, type ExampleQuery } from './queries.js';
+
+export default dmExportAdapter;

@@ -1,0 +1,259 @@
+/**
+ * The SQLite target: a real SQLite database (better-sqlite3), foreign keys enforced, every
+ * constraint declared, secondary indexes for the common joins. Writing loads the tables in one
+ * transaction with prepared multi-row INSERT statements; reading fetches each table ordered by
+ * its primary key and rebuilds the profile (`relational.ts`).
+ */
+
+import { createRequire } from 'node:module';
+import { ErrorCodes, ProfkitError, type Profile, type Warning } from '@profkit/core';
+import type BetterSqlite3 from 'better-sqlite3';
+import {
+  DM_ERRORS,
+  checkSchema,
+  chooseProfileId,
+  encodeValue,
+  profileToTables,
+  tablesToProfile,
+  type DbValue,
+  type RowSource,
+  type TableData,
+} from './relational.js';
+import { SCHEMA_VERSION, SQLITE_APPLICATION_ID, TABLES, createIndexStatements, createTableStatements, q } from './schema.js';
+
+type Database = BetterSqlite3.Database;
+type DatabaseCtor = typeof BetterSqlite3;
+
+let ctor: DatabaseCtor | undefined;
+/** Loads better-sqlite3 on first use (a native module; kept out of `sniff`). */
+export function sqlite(): DatabaseCtor {
+  if (!ctor) {
+    const require = createRequire(import.meta.url);
+    try {
+      ctor = require('better-sqlite3') as DatabaseCtor;
+    } catch (e) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the SQLite engine (npm package better-sqlite3) cannot be loaded: ${(e as Error).message}`, {
+        rule: 'better-sqlite3 is installed and built',
+      }, { cause: e });
+    }
+  }
+  return ctor;
+}
+
+/** Rows per multi-row INSERT statement (SQLite allows 32766 bound parameters). */
+const ROWS_PER_STATEMENT = 256;
+
+export interface SqliteWriteOptions {
+  /** Add the profile to `existing` (a database written before) instead of creating a new one. */
+  append?: boolean;
+  /** The existing database's bytes (required with `append`, unless empty/new). */
+  existing?: Uint8Array;
+  /** profile_id to use; default: 1 for a new database, max(profile_id)+1 when appending. */
+  profileId?: number;
+  /** `profiles.name`. */
+  name?: string;
+  /** File name for messages. */
+  file?: string;
+}
+
+function insertTable(db: Database, data: TableData): void {
+  const t = data.table;
+  const ncol = t.columns.length;
+  const types = t.columns.map((c) => c.type);
+  const head = `INSERT INTO ${q(t.name)} (${t.columns.map((c) => q(c.name)).join(', ')}) VALUES `;
+  const tuple = '(' + new Array(ncol).fill('?').join(', ') + ')';
+  const many = db.prepare(head + new Array(ROWS_PER_STATEMENT).fill(tuple).join(', '));
+  const one = db.prepare(head + tuple);
+  const params: DbValue[] = new Array(ncol * ROWS_PER_STATEMENT);
+  const cols = data.columns;
+  let r = 0;
+  for (; r + ROWS_PER_STATEMENT <= data.rowCount; r += ROWS_PER_STATEMENT) {
+    let j = 0;
+    for (let x = r; x < r + ROWS_PER_STATEMENT; x++) for (let c = 0; c < ncol; c++) params[j++] = encodeValue(types[c]!, cols[c]![x]!);
+    many.run(params);
+  }
+  const row: DbValue[] = new Array(ncol);
+  for (; r < data.rowCount; r++) {
+    for (let c = 0; c < ncol; c++) row[c] = encodeValue(types[c]!, cols[c]![r]!);
+    one.run(row);
+  }
+}
+
+/** Opens a database from bytes (or a new empty one), with foreign keys enforced. */
+export function openDatabase(bytes: Uint8Array | undefined, file: string, readonly = false): Database {
+  const Db = sqlite();
+  let db: Database;
+  try {
+    db = bytes && bytes.length > 0 ? new Db(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { readonly }) : new Db(':memory:');
+    db.pragma('foreign_keys = ON');
+    // Touch the schema so a corrupt file fails here, with a clear code.
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+  } catch (e) {
+    if (e instanceof ProfkitError) throw e;
+    throw new ProfkitError(DM_ERRORS.NOT_SQLITE, `not a readable SQLite database: ${(e as Error).message}`, { file, offset: 0, rule: 'SQLite database file format' }, { cause: e });
+  }
+  return db;
+}
+
+function hasOurSchema(db: Database): boolean {
+  const row = db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name IN ('profiles', 'sample_locations')").get() as { n: number };
+  return row.n === 2;
+}
+
+/** Writes a profile into a SQLite database; returns the database bytes and the profile_id used. */
+export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}): { bytes: Uint8Array; profileId: number; warnings: Warning[] } {
+  const file = options.file ?? '<sqlite>';
+  const existing = options.append ? options.existing : undefined;
+  const db = openDatabase(existing, file);
+  try {
+    const fresh = !hasOurSchema(db);
+    if (!fresh) {
+      // Throws a PROFKIT_E_DM_SCHEMA when an existing database is not (fully) ours.
+      checkSchemaSync(db, file);
+    } else if (existing && existing.length > 0) {
+      const n = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
+      if (n > 0) {
+        throw new ProfkitError(DM_ERRORS.SCHEMA, 'cannot append: the database has tables but not the profkit dm-export schema', {
+          file,
+          rule: 'append only to a database written by dm-export',
+        });
+      }
+    }
+    const maxId = fresh ? 0 : Number((db.prepare('SELECT coalesce(max(profile_id), 0) AS m FROM profiles').get() as { m: number }).m);
+    const profileId = options.profileId ?? maxId + 1;
+    if (!Number.isInteger(profileId) || profileId < 1 || profileId > 0xffffffff) {
+      throw new ProfkitError(ErrorCodes.USAGE, `profileId ${profileId} is not an integer in 1..4294967295`, { file, option: 'profileId' });
+    }
+    if (!fresh && db.prepare('SELECT 1 FROM profiles WHERE profile_id = ?').get(profileId)) {
+      throw new ProfkitError(ErrorCodes.USAGE, `profile_id ${profileId} already exists in the database`, { file, option: 'profileId', rule: 'profile_id is unique' });
+    }
+    const tables = profileToTables(profile, { profileId, name: options.name });
+    db.pragma('journal_mode = MEMORY');
+    db.pragma('synchronous = OFF');
+    const load = db.transaction(() => {
+      if (fresh) {
+        db.pragma(`application_id = ${SQLITE_APPLICATION_ID}`);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        for (const s of createTableStatements('sqlite')) db.exec(s);
+      }
+      for (const t of tables) insertTable(db, t);
+      if (fresh) for (const s of createIndexStatements()) db.exec(s);
+      const bad = db.pragma('foreign_key_check') as unknown[];
+      if (bad.length > 0) {
+        throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `the profile has ${bad.length} dangling references (foreign_key_check), first: ${JSON.stringify(bad[0])}`, {
+          file,
+          rule: 'every reference (function, mapping, location) exists',
+        });
+      }
+    });
+    try {
+      load();
+    } catch (e) {
+      if (e instanceof ProfkitError) throw e;
+      const err = e as { code?: string; message: string };
+      throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `the profile breaks a constraint of the relational model: ${err.message}`, {
+        file,
+        rule: err.code ?? 'SQLite constraint',
+      }, { cause: e });
+    }
+    db.exec('ANALYZE');
+    const buf = db.serialize();
+    return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), profileId, warnings: [] };
+  } finally {
+    db.close();
+  }
+}
+
+function checkSchemaSync(db: Database, file: string): void {
+  for (const t of TABLES) {
+    const cols = new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).all(t.name) as { name: string }[]).map((r) => r.name));
+    if (cols.size === 0) {
+      throw new ProfkitError(DM_ERRORS.SCHEMA, `not a profkit relational export: table ${t.name} is missing`, { file, table: t.name, rule: 'every table of the dm-export schema exists' });
+    }
+    for (const c of t.columns) {
+      if (!cols.has(c.name)) {
+        throw new ProfkitError(DM_ERRORS.SCHEMA, `not a profkit relational export: column ${t.name}.${c.name} is missing`, {
+          file,
+          table: t.name,
+          column: c.name,
+          rule: 'every column of the dm-export schema exists',
+        });
+      }
+    }
+  }
+}
+
+/** A `RowSource` over an open SQLite database. */
+export function sqliteRowSource(db: Database, file: string): RowSource {
+  return {
+    file,
+    async tables() {
+      return new Set((db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')").all() as { name: string }[]).map((r) => r.name));
+    },
+    async columns(table) {
+      return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).map((r) => r.name);
+    },
+    async profileIds() {
+      const rows = db.prepare('SELECT profile_id FROM profiles ORDER BY profile_id').raw(true).all() as [number][];
+      return rows.map((r) => Number(r[0]));
+    },
+    async rows(table, columns, profileId) {
+      const t = TABLES.find((x) => x.name === table)!;
+      const sql = `SELECT ${columns.map(q).join(', ')} FROM ${q(table)} WHERE "profile_id" = ? ORDER BY ${t.primaryKey.map(q).join(', ')}`;
+      return db.prepare(sql).raw(true).safeIntegers(true).all(profileId) as DbValue[][];
+    },
+  };
+}
+
+export interface SqliteReadOptions {
+  /** Which profile to read; default: the only one, or the last (highest profile_id). */
+  profileId?: number | string;
+  file?: string;
+}
+
+/** Reads one profile back from SQLite database bytes. */
+export async function readSqlite(bytes: Uint8Array, options: SqliteReadOptions = {}): Promise<{ profile: Profile; profileId: number; name: string; warnings: Warning[] }> {
+  const file = options.file ?? '<sqlite>';
+  if (bytes.length < 100 || Buffer.from(bytes.subarray(0, 16)).toString('latin1') !== 'SQLite format 3\u0000') {
+    throw new ProfkitError(DM_ERRORS.NOT_SQLITE, 'not a SQLite database: the 16-byte header "SQLite format 3\\0" is missing', {
+      file,
+      offset: 0,
+      rule: 'SQLite database header',
+    });
+  }
+  const db = openDatabase(bytes, file, true);
+  try {
+    const src = sqliteRowSource(db, file);
+    await checkSchema(src);
+    const { profileId, all } = await chooseProfileId(src, options.profileId);
+    const { profile, name } = await tablesToProfile(src, profileId);
+    const warnings: Warning[] = [];
+    if (options.profileId === undefined && all.length > 1) {
+      warnings.push({
+        code: 'PROFKIT_W_DM_SEVERAL_PROFILES',
+        message: `the database holds ${all.length} profiles (${all.join(', ')}); read the last, profile_id ${profileId} (choose with the read option profileId)`,
+        detail: { file },
+      });
+    }
+    return { profile, profileId, name, warnings };
+  } finally {
+    db.close();
+  }
+}
+
+/** The profiles stored in a database: id, name, number of samples and of sample types. */
+export function listProfiles(bytes: Uint8Array, file = '<sqlite>'): { profileId: number; name: string; samples: number; sampleTypes: number }[] {
+  const db = openDatabase(bytes, file, true);
+  try {
+    checkSchemaSync(db, file);
+    const rows = db
+      .prepare(
+        'SELECT p.profile_id AS profileId, p.name AS name, (SELECT count(*) FROM samples s WHERE s.profile_id = p.profile_id) AS samples, ' +
+          '(SELECT count(*) FROM sample_types t WHERE t.profile_id = p.profile_id) AS sampleTypes FROM profiles p ORDER BY p.profile_id',
+      )
+      .all() as { profileId: number; name: string; samples: number; sampleTypes: number }[];
+    return rows;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The CLI subcommands this adapter contributes. Definitions only: the implementation is loaded
+ * on first use (keeps CLI start-up cheap).
+ */
+
+import type { AdapterCommand, CommandContext } from '@profkit/core';
+
+export const commands: AdapterCommand[] = [
+  {
+    name: 'fuchsia-sampler serve',
+    summary: 'collect fuchsia.memory.sampler streams from clients and write partial/final heap profiles',
+    usage: [
+      'profkit fuchsia-sampler serve --listen 127.0.0.1:PORT|unix:PATH --out DIR [options]',
+      '',
+      'Each client sends a recording stream (the .fsrec header, then framed channel messages and',
+      'socket datagrams). Profiles are written to DIR as <process>_partial_<iteration>.pb.gz and',
+      '<process>_final_<k>.pb.gz (gzipped pprof), on partial triggers, client disconnect and SIGTERM.',
+      '',
+      'Example: profkit fuchsia-sampler serve --listen 127.0.0.1:7070 --out profiles --max-connections 1',
+    ].join('\n'),
+    options: {
+      listen: { type: 'string', description: 'address to listen on: HOST:PORT or unix:PATH', valueName: 'ADDR' },
+      out: { type: 'string', description: 'directory for the profiles', valueName: 'DIR' },
+      raw: { type: 'boolean', description: 'write raw sampled values (default: unsampled with the Poisson weight)' },
+      'sampling-rate': { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' },
+      'partial-threshold': { type: 'string', description: 'distinct freed stacks that trigger a partial profile (default 1000, 0 = never)', valueName: 'N' },
+      'partial-interval': { type: 'string', description: 'seconds between partial profiles (default 43200, 0 = never)', valueName: 'S' },
+      'max-clients': { type: 'string', description: 'concurrent clients (default 10)', valueName: 'N' },
+      'max-connections': { type: 'string', description: 'stop after N client connections ended', valueName: 'N' },
+      timeout: { type: 'string', description: 'stop after S seconds', valueName: 'S' },
+      peak: { type: 'boolean', description: 'add peak_allocated_objects/space sample types' },
+      format: { type: 'string', description: 'profile format of the written files (default: by extension, pprof .pb.gz)', valueName: 'FMT' },
+      extension: { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' },
+    },
+    run: async (ctx: CommandContext) => (await import('./commands.js')).serveCommand(ctx),
+  },
+  {
+    name: 'fuchsia-sampler replay',
+    summary: 'send a recording (.fsrec or .fsrec.jsonl) to a running collector',
+    usage: [
+      'profkit fuchsia-sampler replay RECORDING --to 127.0.0.1:PORT|unix:PATH [--generation 1|2|3]',
+      '',
+      'Example: profkit fuchsia-sampler replay run.fsrec --to 127.0.0.1:7070',
+    ].join('\n'),
+    options: {
+      to: { type: 'string', description: 'collector address', valueName: 'ADDR' },
+      generation: { type: 'string', description: 'protocol generation for JSONL calls (default 2)', valueName: 'G' },
+    },
+    run: async (ctx: CommandContext) => (await import('./commands.js')).replayCommand(ctx),
+  },
+  {
+    name: 'fuchsia-sampler profiles',
+    summary: 'replay a recording offline and write every partial profile and the final one into a directory',
+    usage: [
+      'profkit fuchsia-sampler profiles RECORDING --out DIR [--raw] [--partial-threshold N]',
+      '',
+      'Writes the same files the collector would: <process>_partial_<iteration>.pb.gz, <process>_final_0.pb.gz.',
+    ].join('\n'),
+    options: {
+      out: { type: 'string', description: 'directory for the profiles', valueName: 'DIR' },
+      raw: { type: 'boolean', description: 'raw sampled values' },
+      'sampling-rate': { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' },
+      'partial-threshold': { type: 'string', description: 'distinct freed stacks that trigger a partial profile (default 1000)', valueName: 'N' },
+      peak: { type: 'boolean', description: 'add peak_allocated_objects/space sample types' },
+      extension: { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' },
+    },
+    run: async (ctx: CommandContext) => (await import('./commands.js')).profilesCommand(ctx),
+  },
+];

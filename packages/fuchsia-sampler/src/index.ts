@@ -1,0 +1,43 @@
+/**
+ * @profkit/fuchsia-sampler: Fuchsia's `fuchsia.memory.sampler` protocol from FIDL wire bytes to
+ * heap profiles, recordings (binary `.fsrec` and JSON Lines), and a live collector.
+ *
+ * The default (and named) export `fuchsiaSampler` is the adapter object. The library API
+ * (codec, state machine, server, client) is exported as well.
+ */
+
+import { defineAdapter, type AdapterCodec } from '@profkit/core';
+import { sniff } from './sniff.js';
+import { commands } from './command-defs.js';
+
+export const fuchsiaSampler = defineAdapter({
+  name: 'fuchsia-sampler',
+  packageName: '@profkit/fuchsia-sampler',
+  version: '0.1.0',
+  description: "Fuchsia memory sampler (fuchsia.memory.sampler) recordings: six heap sample types, mappings with build ids",
+  formats: [
+    { id: 'fuchsia-sampler', title: 'Fuchsia memory sampler recording (framed FIDL messages)', extensions: ['.fsrec'], binary: true, read: true, write: true },
+    { id: 'fuchsia-sampler-jsonl', title: 'Fuchsia memory sampler recording (JSON Lines)', extensions: ['.fsrec.jsonl'], binary: false, read: true, write: true },
+  ],
+  sniff,
+  async load(): Promise<AdapterCodec> {
+    const codec = await import('./codec.js');
+    return { read: codec.read, write: codec.write };
+  },
+  commands,
+});
+
+export default fuchsiaSampler;
+
+export * from './errors.js';
+export * from './fidl/wire.js';
+export * from './fidl/protocol.js';
+export * from './sampler.js';
+export * from './profile.js';
+export * from './recording.js';
+export * from './session.js';
+export { replayRecording, profileToCalls, callsToRecording, callsToJsonl, FORMAT_BINARY, FORMAT_JSONL } from './codec.js';
+export type { ReplayOptions, ReplayResult, FuchsiaReadOptions, FuchsiaWriteOptions } from './codec.js';
+export * from './server.js';
+export * from './client.js';
+export * from './loadtest.js';

@@ -1,0 +1,279 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { assertValid, createRegistry, locationRows, mappingRows, sampleRows, type CommandContext, type Profile } from '@profkit/core';
+import pprofAdapter from '@profkit/pprof';
+import fuchsiaSampler, {
+  callsToRecording,
+  connectSampler,
+  recordingHeader,
+  replayRecording,
+  startCollector,
+  type CollectorOptions,
+  type SamplerCall,
+} from '../src/index.js';
+
+const registry = createRegistry([pprofAdapter, fuchsiaSampler]);
+const tmp = mkdtempSync(join(tmpdir(), 'fuchsia-sampler-test-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let dirN = 0;
+const freshDir = () => join(tmp, `out${++dirN}`);
+
+const writeProfile = async (p: Profile, path: string) => registry.write(p, path);
+const base = (o: Partial<CollectorOptions>): CollectorOptions => ({
+  listen: '127.0.0.1:0',
+  outDir: freshDir(),
+  writeProfile,
+  timeoutMs: 20_000,
+  ...o,
+});
+
+const st = (...f: number[]) => ({ stackFrames: BigUint64Array.from(f.map(BigInt)) });
+function workload(name: string, n: number, seed: number): SamplerCall[] {
+  const calls: SamplerCall[] = [
+    { method: 'SetProcessInfo', processName: name, moduleMap: [{ buildId: Uint8Array.of(seed, 2, 3), executableSegments: [{ startAddress: 0x1000n, size: 0x10000n, relativeAddress: 0x400n }] }] },
+  ];
+  for (let i = 0; i < n; i++) {
+    calls.push({ method: 'RecordAllocation', address: BigInt(0x10000 + i * 16), stackTrace: st(0x1000 + (i % 7) * 4, 0x2000 + seed), size: BigInt(16 + ((i * seed) % 500)) });
+    if (i % 3 === 1) calls.push({ method: 'RecordDeallocation', address: BigInt(0x10000 + (i - 1) * 16), stackTrace: st(0x3000 + (i % 5)) });
+  }
+  return calls;
+}
+
+/** Meaning of a profile: sorted (stack addresses, values) rows, and mappings. */
+function meaning(p: Profile) {
+  const addr = new Map<number, bigint>();
+  for (const l of locationRows(p)) addr.set(l.locationId, l.address);
+  const rows = [...sampleRows(p)].map((s) => `${s.locationIds.map((id) => addr.get(id)!.toString(16)).join(',')}=${s.values.join(',')}`).sort();
+  const maps = [...mappingRows(p)].map((m) => `${m.memoryStart}-${m.memoryLimit}@${m.fileOffset}:${m.buildId}`);
+  return { rows, maps };
+}
+
+async function readOut(path: string): Promise<Profile> {
+  const r = await registry.read(path);
+  expect(r.format).toBe('pprof');
+  return r.profile;
+}
+
+describe('live collector over loopback TCP', () => {
+  it('serves several clients at once; a bad client does not take down the others', async () => {
+    const col = await startCollector(base({ maxConnections: 4 }));
+    const workloads = [workload('alpha', 300, 1), workload('beta', 200, 2), workload('gamma_proc', 100, 3)];
+    const send = async (calls: SamplerCall[], via: 'channel' | 'socket', generation: 1 | 2) => {
+      const c = await connectSampler(col.address, { generation, batchBytes: 4096 });
+      for (const call of calls) await c.send(call, call.method === 'SetProcessInfo' ? 'channel' : via);
+      await c.close();
+    };
+    const bad = (async () => {
+      const c = await connectSampler(col.address);
+      await c.sendRaw(Uint8Array.of(9, 0, 0, 0, 8, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8)); // unknown record kind
+      await c.close().catch(() => {});
+    })();
+    await Promise.all([send(workloads[0]!, 'channel', 1), send(workloads[1]!, 'socket', 2), send(workloads[2]!, 'channel', 2), bad]);
+    const s = await col.done;
+    expect(s.connections).toBe(4);
+    expect(s.errors.some((e) => /PROFKIT_E_FUCHSIA_RECORDING/.test(e))).toBe(true);
+    const files = readdirSync(join(s.files[0]!, '..')).sort();
+    expect(files).toEqual(['alpha_final_0.pb.gz', 'beta_final_0.pb.gz', 'gamma_proc_final_0.pb.gz', 'unknown_final_0.pb.gz']);
+    // Each final profile equals the offline replay of the same calls.
+    for (const [i, name] of ['alpha', 'beta', 'gamma_proc'].entries()) {
+      const got = await readOut(join(s.files[0]!, '..', `${name}_final_0.pb.gz`));
+      assertValid(got);
+      const want = replayRecording(callsToRecording(workloads[i]!)).profiles.at(-1)!.profile;
+      expect(meaning(got)).toEqual(meaning(want));
+      expect(got.samples.value.length).toBeGreaterThan(0);
+    }
+    const gz = readFileSync(join(s.files[0]!, '..', 'alpha_final_0.pb.gz'));
+    expect([gz[0], gz[1]]).toEqual([0x1f, 0x8b]);
+  });
+
+  it('writes partial profiles with upstream naming and semantics, then the final one', async () => {
+    const col = await startCollector(base({ maxConnections: 1, partialThreshold: 4, unsample: false }));
+    const calls = workload('parts', 60, 5);
+    const c = await connectSampler(col.address);
+    for (const call of calls) await c.send(call);
+    await c.close();
+    const s = await col.done;
+    const offline = replayRecording(callsToRecording(calls), { partialThreshold: 4, unsample: false }).profiles;
+    const names = readdirSync(join(s.files[0]!, '..')).sort();
+    const expected = offline.map((p) => (p.kind === 'final' ? 'parts_final_0.pb.gz' : `parts_partial_${p.iteration}.pb.gz`)).sort();
+    expect(names).toEqual(expected);
+    expect(offline.length).toBeGreaterThan(3);
+    for (const p of offline) {
+      const file = p.kind === 'final' ? 'parts_final_0.pb.gz' : `parts_partial_${p.iteration}.pb.gz`;
+      expect(meaning(await readOut(join(s.files[0]!, '..', file)))).toEqual(meaning(p.profile));
+    }
+  });
+
+  it('bounded memory per client: an oversize record or too many live allocations are contained', async () => {
+    const col = await startCollector(base({ maxConnections: 2, maxRecordBytes: 1024, maxLiveAllocations: 50 }));
+    const big = await connectSampler(col.address);
+    const header = Uint8Array.of(1, 0, 0, 0, 0, 0, 0x10, 0); // a 1 MiB record announced
+    await big.sendRaw(header);
+    const many = await connectSampler(col.address);
+    await many.send({ method: 'SetProcessInfo', processName: 'many' });
+    for (let i = 0; i < 200; i++) await many.send({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: st(i), size: 8n });
+    await many.close();
+    await big.close().catch(() => {});
+    const s = await col.done;
+    expect(s.errors.some((e) => /exceeds the limit of 1024/.test(e))).toBe(true);
+    const p = await readOut(join(s.files[0]!, '..', 'many_final_0.pb.gz'));
+    expect(p.samples.value.length).toBe(50);
+  });
+
+  it('stops on abort (SIGTERM) and writes the final profile of a client still connected', async () => {
+    const ac = new AbortController();
+    const col = await startCollector(base({ signal: ac.signal }));
+    const c = await connectSampler(col.address);
+    await c.send({ method: 'SetProcessInfo', processName: 'still_here' });
+    await c.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x1234), size: 77n });
+    await c.flush();
+    // Wait until the collector has seen both events.
+    await new Promise((r) => setTimeout(r, 100));
+    ac.abort();
+    const s = await col.done;
+    expect(s.reason).toBe('signal');
+    const p = await readOut(join(s.files[0]!, '..', 'still_here_final_0.pb.gz'));
+    expect(meaning(p).rows.length).toBe(1);
+    expect(meaning(p).rows[0]!.startsWith('1234=')).toBe(true);
+    expect(p.samples['.values'][1]![0]).toBe(BigInt(Math.round(77 / -Math.expm1(-77 / 131072))));
+    c.destroy();
+  });
+
+  it('a client disconnecting inside a record still gets its final profile', async () => {
+    const col = await startCollector(base({ maxConnections: 1 }));
+    const c = await connectSampler(col.address);
+    await c.send({ method: 'SetProcessInfo', processName: 'cut' });
+    await c.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x10), size: 5n });
+    await c.sendRaw(Uint8Array.of(1, 0, 0, 0, 64, 0, 0, 0, 1, 2));
+    await c.close();
+    const s = await col.done;
+    expect(s.errors.some((e) => /inside a record/.test(e))).toBe(true);
+    const p = await readOut(join(s.files[0]!, '..', 'cut_final_0.pb.gz'));
+    expect(p.samples.value.length).toBe(1);
+  });
+
+  it('refuses clients beyond maxClients and stops after its timeout', async () => {
+    const col = await startCollector(base({ maxClients: 1, timeoutMs: 300 }));
+    const a = await connectSampler(col.address);
+    const b = await connectSampler(col.address);
+    const s = await col.done;
+    expect(s.refused).toBe(1);
+    expect(s.reason).toMatch(/timeout/);
+    a.destroy();
+    b.destroy();
+  });
+});
+
+describe('unix socket', () => {
+  it('listens on a unix socket in a temp dir and removes it when done', async () => {
+    const path = join(tmp, 'sampler.sock');
+    const col = await startCollector(base({ listen: `unix:${path}`, maxConnections: 1 }));
+    const c = await connectSampler(`unix:${path}`);
+    for (const call of workload('unixproc', 20, 4)) await c.send(call);
+    await c.close();
+    const s = await col.done;
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(join(s.files[0]!, '..'))).toEqual(['unixproc_final_0.pb.gz']);
+  });
+});
+
+/** A CommandContext for calling adapter commands directly. */
+function makeCtx(positionals: string[], values: CommandContext['values'], signal = new AbortController().signal) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => (out += d));
+  stderr.on('data', (d) => (err += d));
+  const ctx: CommandContext = {
+    positionals,
+    values,
+    readProfile: (path, o) => registry.read(path, o),
+    readProfileBytes: (bytes, o) => registry.read(bytes, o),
+    writeProfile: async (p, path, o) => (await registry.write(p, path, o)).warnings,
+    stdout,
+    stderr,
+    json: false,
+    quiet: false,
+    verbose: false,
+    progress: () => ({ update() {}, done() {} }),
+    signal,
+  };
+  return { ctx, out: () => out, err: () => err };
+}
+
+describe('adapter commands (called with a built context)', () => {
+  const cmd = (name: string) => fuchsiaSampler.commands!.find((c) => c.name === name)!;
+  it('serve + replay: a recording replayed to the collector yields the offline profile', async () => {
+    const outDir = freshDir();
+    const serve = makeCtx([], { listen: '127.0.0.1:0', out: outDir, 'max-connections': '2', timeout: '20', raw: true });
+    const serving = cmd('fuchsia-sampler serve').run(serve.ctx);
+    while (!/listening /.test(serve.out())) await new Promise((r) => setTimeout(r, 10));
+    const addr = /listening (\S+)/.exec(serve.out())![1]!;
+    const rec = join(tmp, 'w.fsrec');
+    const calls = workload('replayed', 50, 6);
+    writeFileSync(rec, callsToRecording(calls, { generation: 1 }));
+    const jsonl = join(tmp, 'upstream.fsrec.jsonl');
+    writeFileSync(jsonl, readFileSync(new URL('./fixtures/upstream-example.fsrec.jsonl', import.meta.url)));
+    for (const file of [rec, jsonl]) {
+      const rep = makeCtx([file], { to: addr });
+      expect(await cmd('fuchsia-sampler replay').run(rep.ctx)).toBe(0);
+      expect(rep.out()).toMatch(/sent \d+ records/);
+    }
+    expect(await serving).toBe(0);
+    expect(serve.out()).toMatch(/2 connections/);
+    expect(readdirSync(outDir).sort()).toEqual(['replayed_final_0.pb.gz', 'test_process_final_0.pb.gz']);
+    const got = await readOut(join(outDir, 'replayed_final_0.pb.gz'));
+    expect(meaning(got)).toEqual(meaning(replayRecording(callsToRecording(calls), { unsample: false }).profiles[0]!.profile));
+    const up = await readOut(join(outDir, 'test_process_final_0.pb.gz'));
+    expect(meaning(up).rows).toEqual(['3e8,5dc=0,0,1,100,0,0', '3e8,5dc=1,1000,1,1000,0,0', 'bb8,bb9=0,0,0,0,1,100']);
+  });
+  it('usage errors exit 2, a refused connection exits 4, malformed recordings exit 1', async () => {
+    const a = makeCtx([], { out: freshDir() });
+    expect(await cmd('fuchsia-sampler serve').run(a.ctx)).toBe(2);
+    expect(a.err()).toMatch(/--listen/);
+    const b = makeCtx([], { listen: 'nonsense', out: freshDir() });
+    expect(await cmd('fuchsia-sampler serve').run(b.ctx)).toBe(2);
+    const rec = join(tmp, 'ok.fsrec');
+    writeFileSync(rec, callsToRecording(workload('x', 3, 1)));
+    // Port 1 on loopback: nothing listens there.
+    const c = makeCtx([rec], { to: '127.0.0.1:1' });
+    expect(await cmd('fuchsia-sampler replay').run(c.ctx)).toBe(4);
+    const badRec = join(tmp, 'bad.fsrec');
+    writeFileSync(badRec, Uint8Array.from([...recordingHeader(), 7, 0, 0, 0, 0, 0, 0, 0]));
+    const d = makeCtx([badRec], { to: '127.0.0.1:1' });
+    expect(await cmd('fuchsia-sampler replay').run(d.ctx)).toBe(1);
+    expect(d.err()).toMatch(/PROFKIT_E_FUCHSIA_RECORDING/);
+  });
+  it('profiles: writes every partial and the final profile of a recording', async () => {
+    const rec = join(tmp, 'p.fsrec');
+    writeFileSync(rec, callsToRecording(workload('offline', 60, 5)));
+    const outDir = freshDir();
+    const r = makeCtx([rec], { out: outDir, 'partial-threshold': '4' });
+    expect(await cmd('fuchsia-sampler profiles').run(r.ctx)).toBe(0);
+    const files = readdirSync(outDir);
+    expect(files).toContain('offline_final_0.pb.gz');
+    expect(files.filter((f) => f.startsWith('offline_partial_')).length).toBeGreaterThan(2);
+  });
+});
+
+const goref = process.env.PROFKIT_GOREF ?? '/tmp/goref/goref';
+describe.skipIf(!existsSync(goref))('interop: Go pprof reads the collector output (goref)', () => {
+  if (!existsSync(goref)) console.warn(`skipping goref interop: ${goref} not found (needs golang-go golang-github-google-pprof-dev, /work/shared/tools/goref/build.sh)`);
+  it('goref check accepts the written profiles and sees the six sample types and build ids', async () => {
+    const col = await startCollector(base({ maxConnections: 1, partialThreshold: 4 }));
+    const c = await connectSampler(col.address);
+    for (const call of workload('gocheck', 40, 9)) await c.send(call);
+    await c.close();
+    const s = await col.done;
+    for (const f of s.files) execFileSync(goref, ['check', f], { stdio: 'pipe' });
+    const dump = JSON.parse(execFileSync(goref, ['dump', s.files.at(-1)!], { encoding: 'utf8' }));
+    const text = JSON.stringify(dump);
+    for (const t of ['residual_allocated_objects', 'residual_allocated_space', 'allocated_objects', 'allocated_space', 'deallocated_objects', 'deallocated_space']) expect(text).toContain(t);
+    expect(text).toContain('090203');
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * The legacy binary CPU profile (gperftools `ProfileData`, old Go runtimes, Java agents), read as
+ * google/pprof `parseCPU` reads it: word size and byte order from the header, records until the
+ * `0, 1, 0` trailer, then the maps text (or Java location lines).
+ */
+
+import { ErrorCodes } from '@profkit/core';
+import { type LLocation, type LProfile, dec, newLProfile } from './legacy-model.js';
+import { parseMemoryMap } from './mappings.js';
+import { parseJavaLocations } from './java.js';
+import { Unrecognized, parseError } from './text.js';
+
+import { type CpuHeader, detectCpuHeader } from './cpu-header.js';
+export { type CpuHeader, type WordFormat, WORD_FORMATS, detectCpuHeader } from './cpu-header.js';
+
+export interface CpuParse {
+  profile: LProfile;
+  header: CpuHeader;
+  /** Whether the `0, 1, 0` trailer was found (without it no maps text is parsed). */
+  trailer: boolean;
+  /** Byte offset where the text after the trailer starts. */
+  textOffset: number;
+  /** Number of records read (before any heuristics). */
+  records: number;
+}
+
+export interface CpuOptions {
+  /** Largest number of records accepted (memory bound); default 2^31. */
+  maxRecords?: number;
+  /** Skip the signal-frame heuristic. */
+  keepSignalFrames?: boolean;
+}
+
+/** Parses a legacy CPU profile (C++ or Java flavour). */
+export function parseCpu(bytes: Uint8Array, options: CpuOptions = {}): CpuParse {
+  const header = detectCpuHeader(bytes);
+  if (!header) throw new Unrecognized('no legacy CPU header');
+  const f = header.word;
+  const int64 = (v: bigint) => BigInt.asIntN(64, v);
+  const period = int64(header.periodMicros);
+  const p = newLProfile(
+    [
+      { type: 'samples', unit: 'count' },
+      { type: 'cpu', unit: 'nanoseconds' },
+    ],
+    { type: 'cpu', unit: 'nanoseconds' },
+    int64(period * 1000n),
+  );
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const word = (v: DataView, o: number, wf: typeof f) => (wf.size === 4 ? BigInt(v.getUint32(o, wf.littleEndian)) : v.getBigUint64(o, wf.littleEndian));
+  const adjust = !header.java;
+  const locs = new Map<bigint, LLocation>();
+  let off = 5 * f.size;
+  let trailer = false;
+  let records = 0;
+  const maxRecords = options.maxRecords ?? 2 ** 31;
+  while (off < bytes.length) {
+    if (bytes.length - off < 2 * f.size) {
+      throw parseError(`record header at byte ${off} is cut short: ${bytes.length - off} bytes left, ${2 * f.size} needed`, { offset: off, rule: 'records are count, depth, pcs…' }, ErrorCodes.TRUNCATED);
+    }
+    const count = word(view, off, f);
+    const nstk = word(view, off + f.size, f);
+    const recordStart = off;
+    off += 2 * f.size;
+    const left = BigInt(bytes.length - off);
+    if (nstk * BigInt(f.size) > left) {
+      throw parseError(`record at byte ${recordStart} has depth ${nstk} but only ${left} bytes remain`, { offset: recordStart, rule: 'a record holds depth pcs' }, ErrorCodes.TRUNCATED);
+    }
+    const n = Number(nstk);
+    const addrs: bigint[] = new Array(n);
+    for (let i = 0; i < n; i++) addrs[i] = word(view, off + i * f.size, f);
+    off += n * f.size;
+    if (count === 0n && n === 1 && addrs[0] === 0n) {
+      trailer = true;
+      break;
+    }
+    if (++records > maxRecords) {
+      throw parseError(`more than ${maxRecords} records`, { offset: recordStart, rule: 'record limit', option: 'maxRecords' }, ErrorCodes.LIMIT);
+    }
+    const sloc: LLocation[] = [];
+    for (let i = 0; i < n; i++) {
+      const addr = adjust && i > 0 ? dec(addrs[i]!) : addrs[i]!;
+      let loc = locs.get(addr);
+      if (!loc) {
+        loc = { id: 0, address: addr, mapping: undefined, line: undefined };
+        locs.set(addr, loc);
+        p.locations.push(loc);
+      }
+      sloc.push(loc);
+    }
+    const c = int64(count);
+    p.samples.push({ values: [c, int64(c * p.period)], locs: sloc });
+  }
+  const textOffset = off;
+  const text = trailer ? new TextDecoder().decode(bytes.subarray(off)) : '';
+  if (header.java) {
+    parseJavaLocations(text, locs, p);
+    for (const l of p.locations) l.address = 0n;
+  } else {
+    if (!options.keepSignalFrames) removeSignalFrames(p);
+    parseMemoryMap(p, text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)));
+    cleanupDuplicateLocations(p);
+  }
+  return { profile: p, header, trailer, textOffset, records };
+}
+
+/**
+ * If most samples share the frame at stack position 1, it is the signal handler's frame: remove
+ * it (up to two passes; one differing sample allowed per 32).
+ */
+export function removeSignalFrames(p: LProfile): void {
+  const margin = Math.floor(p.samples.length / 32);
+  for (let iter = 0; iter < 2; iter++) {
+    const addr1 = new Map<bigint, number>();
+    for (const s of p.samples) {
+      if (s.locs.length > 1) {
+        const a = s.locs[1]!.address;
+        addr1.set(a, (addr1.get(a) ?? 0) + 1);
+      }
+    }
+    for (const [id1, count] of addr1) {
+      if (count >= p.samples.length - margin) {
+        for (const s of p.samples) {
+          if (s.locs.length > 1 && s.locs[1]!.address === id1) s.locs.splice(1, 1);
+        }
+        break;
+      }
+    }
+  }
+}
+
+/** The unwinder reported the leaf twice (once decremented): drop the duplicate. */
+export function cleanupDuplicateLocations(p: LProfile): void {
+  for (const s of p.samples) {
+    if (s.locs.length > 1 && s.locs[0]!.address === ((s.locs[1]!.address + 1n) & ((1n << 64n) - 1n))) s.locs.splice(1, 1);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * @profkit/gperftools-heap: gperftools' legacy profiles (heap/growth text, binary CPU,
+ * contention), plus the Go and Java legacy variants google/pprof reads (Go heap and count
+ * profiles, threadz, Java heapz/contentionz/CPU). Readers follow google/pprof's
+ * `profile/legacy_profile.go`; writers produce the bytes gperftools writes.
+ *
+ * The parsers and writers are exported for reuse (the remote-protocol client and server use them).
+ */
+
+import { defineAdapter, type AdapterCodec } from '@profkit/core';
+import { sniff } from './sniff.js';
+
+export { sniff } from './sniff.js';
+export { ADAPTER_NAME, FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD, LEGACY_FORMATS, readLegacy } from './read.js';
+export type { LegacyFormat, LegacyReadOptions, LegacyReadResult } from './read.js';
+export { writeHeapText, writeCpuProfile, formatMappedLibraries, formatMapsLine, formatCountsAndSizes, locationAddresses } from './write.js';
+export type { HeapKind, HeapWriteOptions, CpuWriteOptions } from './write.js';
+export { detectCpuHeader, WORD_FORMATS } from './cpu-header.js';
+export type { CpuHeader, WordFormat } from './cpu-header.js';
+export { parseMappingEntry, parseProcMaps, isMemoryMapSentinel, removeLoggingInfo } from './mappings.js';
+export { scaleHeapSample } from './heap.js';
+export { ALLOC_DROP_FRAMES, ALLOC_KEEP_FRAMES, CPU_DROP_FRAMES, LOCK_DROP_FRAMES } from './frameinfo.js';
+
+let codecPromise: Promise<AdapterCodec> | undefined;
+
+export const gperftoolsHeapAdapter = defineAdapter({
+  name: 'gperftools-heap',
+  packageName: '@profkit/gperftools-heap',
+  version: '0.1.0',
+  description: 'gperftools legacy profiles: heap/growth text, binary CPU, contention (and Go/Java legacy variants)',
+  formats: [
+    { id: 'gperftools-heap', title: 'gperftools heap profile (heapprofile, heap_v2, growth; Go legacy heap; Java heapz)', extensions: ['.heap', '.growth'], binary: false, read: true, write: true, mediaTypes: ['text/plain'] },
+    { id: 'gperftools-cpu', title: 'gperftools legacy binary CPU profile', extensions: ['.cpu', '.prof'], binary: true, read: true, write: true, mediaTypes: ['application/octet-stream'] },
+    { id: 'gperftools-contention', title: 'gperftools/Go legacy contention profile', extensions: ['.contention'], binary: false, read: true, write: false },
+    { id: 'gperftools-thread', title: 'threadz and Go legacy count profiles (goroutine, threadcreate)', extensions: ['.thread', '.threadz'], binary: false, read: true, write: false },
+  ],
+  sniff,
+  load: () => (codecPromise ??= import('./codec.js').then((m) => m.codec)),
+});
+
+export default gperftoolsHeapAdapter;

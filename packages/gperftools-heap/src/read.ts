@@ -1,0 +1,241 @@
+/**
+ * Reading legacy gperftools/Go/Java profiles: detects the variant the way google/pprof's
+ * `parseLegacy` does (binary CPU, heap, Go count, threadz, contention, Java), then builds the
+ * profile, attaches google/pprof's default drop/keep frames and records what the file said in
+ * `profile['.extensions']['gperftools-heap']`.
+ */
+
+import { ErrorCodes, ProfkitError, type FactValue, type FormatExtension, type Profile, type Warning } from '@profkit/core';
+import { type LProfile, toProfile } from './legacy-model.js';
+import { parseCpu } from './cpu.js';
+import { parseHeap } from './heap.js';
+import { parseContention } from './contention.js';
+import { parseGoCount, parseThread } from './thread.js';
+import { parseJavaProfile } from './java.js';
+import { addLegacyFrameInfo } from './frameinfo.js';
+import { Unrecognized, splitLines } from './text.js';
+
+export const ADAPTER_NAME = 'gperftools-heap';
+
+export const FORMAT_HEAP = 'gperftools-heap';
+export const FORMAT_CPU = 'gperftools-cpu';
+export const FORMAT_CONTENTION = 'gperftools-contention';
+export const FORMAT_THREAD = 'gperftools-thread';
+export type LegacyFormat = typeof FORMAT_HEAP | typeof FORMAT_CPU | typeof FORMAT_CONTENTION | typeof FORMAT_THREAD;
+export const LEGACY_FORMATS: readonly LegacyFormat[] = [FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD];
+
+export interface LegacyReadOptions {
+  /** Only accept this format (default: any of the adapter's formats). */
+  format?: string;
+  /** For error messages. */
+  fileName?: string;
+  /**
+   * Sum samples with the same stack (and labels) into one, as the old Perl pprof did and as a
+   * CPU profile's evicted records need. Default false (google/pprof keeps them separate).
+   */
+  sumSameStacks?: boolean;
+  /** Largest number of CPU records accepted (default 2^31). */
+  maxRecords?: number;
+  /**
+   * Binary CPU profiles: do not apply google/pprof's signal-frame heuristic (which removes the
+   * frame at stack position 1 when nearly every sample has the same one). Default false.
+   */
+  keepSignalFrames?: boolean;
+}
+
+export interface LegacyReadResult {
+  profile: Profile;
+  warnings: Warning[];
+  format: LegacyFormat;
+  /** The variant: heap kind (`heapz_v2`…), `cpp`/`java` CPU, contention header, `threadz`/`count`. */
+  variant: string;
+}
+
+interface Parsed {
+  p: LProfile;
+  format: LegacyFormat;
+  variant: string;
+  facts: Record<string, FactValue>;
+  samples?: Record<string, BigInt64Array>;
+}
+
+function column(rows: bigint[][], k: number): BigInt64Array {
+  return BigInt64Array.from(rows, (r) => BigInt.asIntN(64, r[k]!));
+}
+
+type TextParser = (lines: string[], text: string, lineBase: number) => Parsed;
+
+const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
+  {
+    formats: [FORMAT_HEAP],
+    parse: (lines, _t, base) => {
+      const h = parseHeap(lines, base);
+      return {
+        p: h.profile,
+        format: FORMAT_HEAP,
+        variant: h.header.kind,
+        facts: {
+          heap_kind: h.header.kind,
+          header_period: h.header.rawPeriod,
+          sampling: h.header.sampling === 'v2' ? 'poisson' : 'none',
+          sampling_rate: h.profile.period,
+          header_totals: h.header.totals.slice(),
+        },
+        samples: {
+          raw_inuse_count: column(h.raw, 0),
+          raw_inuse_bytes: column(h.raw, 1),
+          raw_alloc_count: column(h.raw, 2),
+          raw_alloc_bytes: column(h.raw, 3),
+        },
+      };
+    },
+  },
+  {
+    formats: [FORMAT_THREAD],
+    parse: (lines, _t, base) => ({ p: parseGoCount(lines, base), format: FORMAT_THREAD, variant: 'count', facts: {} }),
+  },
+  {
+    formats: [FORMAT_THREAD],
+    parse: (lines, _t, base) => ({ p: parseThread(lines, base), format: FORMAT_THREAD, variant: 'threadz', facts: {} }),
+  },
+  {
+    formats: [FORMAT_CONTENTION],
+    parse: (lines, _t, base) => {
+      const c = parseContention(lines, base);
+      return {
+        p: c.profile,
+        format: FORMAT_CONTENTION,
+        variant: c.kind,
+        facts: { contention_header: c.kind, cycles_per_second: c.cyclesPerSecond, sampling_period: c.profile.period },
+        samples: { raw_delay_cycles: column(c.raw, 0), raw_count: column(c.raw, 1) },
+      };
+    },
+  },
+  {
+    formats: [FORMAT_HEAP, FORMAT_CONTENTION],
+    parse: (_l, text, base) => {
+      const j = parseJavaProfile(text, base);
+      const format = j.kind === 'heap' ? FORMAT_HEAP : FORMAT_CONTENTION;
+      return { p: j.profile, format, variant: j.kind === 'heap' ? 'java-heapz' : 'java-contentionz', facts: {} };
+    },
+  },
+];
+
+/** Reads one legacy profile from its (decompressed) bytes. */
+export function readLegacy(bytes: Uint8Array, options: LegacyReadOptions = {}): LegacyReadResult {
+  const file = options.fileName;
+  try {
+    return readLegacyInner(bytes, options);
+  } catch (e) {
+    if (e instanceof ProfkitError) throw file !== undefined ? e.withDetail({ file }) : e;
+    throw e;
+  }
+}
+
+function accepts(options: LegacyReadOptions, f: LegacyFormat): boolean {
+  return options.format === undefined || options.format === f;
+}
+
+function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyReadResult {
+  if (bytes.length === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'empty input file', { rule: 'a profile has at least a header' });
+  if (options.format !== undefined && !(LEGACY_FORMATS as readonly string[]).includes(options.format)) {
+    throw new ProfkitError(ErrorCodes.NO_ADAPTER, `the gperftools-heap adapter does not read format ${options.format}`, { rule: 'known formats' });
+  }
+  const warnings: Warning[] = [];
+  let parsed: Parsed | undefined;
+  let warnLines: string[] = [];
+  try {
+    const cpu = parseCpu(bytes, { maxRecords: options.maxRecords, keepSignalFrames: options.keepSignalFrames });
+    if (!accepts(options, FORMAT_CPU)) {
+      throw new ProfkitError(ErrorCodes.PARSE, `input is a legacy binary CPU profile, not ${options.format}`, { offset: 0, rule: 'requested format' });
+    }
+    const h = cpu.header;
+    parsed = {
+      p: cpu.profile,
+      format: FORMAT_CPU,
+      variant: h.java ? 'java' : 'cpp',
+      facts: {
+        word_size: h.word.size,
+        byte_order: h.word.littleEndian ? 'little' : 'big',
+        period_us: h.periodMicros,
+        java: h.java,
+        trailer: cpu.trailer,
+        records: cpu.records,
+      },
+    };
+    if (!cpu.trailer) {
+      warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_NO_TRAILER', message: 'the CPU profile has no 0,1,0 end marker (truncated?); no memory map was read', detail: { offset: cpu.textOffset } });
+    }
+  } catch (e) {
+    if (!(e instanceof Unrecognized)) throw e;
+  }
+  if (!parsed) {
+    const text = new TextDecoder('utf-8').decode(bytes);
+    let lines = splitLines(text);
+    // Perl pprof skipped `%warn …` (and other `%…`) lines before the header; tcmalloc writes them
+    // when sampling is off. google/pprof refuses such files; we keep the lines as warnings.
+    let skip = 0;
+    while (skip < lines.length && lines[skip]!.trimStart().startsWith('%')) skip++;
+    let body = text;
+    if (skip > 0) {
+      warnLines = lines.slice(0, skip);
+      lines = lines.slice(skip);
+      let cut = 0;
+      for (let k = 0; k < skip; k++) cut = text.indexOf('\n', cut) + 1;
+      body = text.slice(cut);
+      warnLines.forEach((l, k) =>
+        warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_WARN_LINE', message: `line before the header: ${l}`, detail: { line: k + 1, rule: '%warn lines precede the header' } }),
+      );
+    }
+    for (const tp of textParsers) {
+      if (!tp.formats.some((f) => accepts(options, f))) continue;
+      try {
+        const r = tp.parse(lines, body, skip);
+        if (!accepts(options, r.format)) continue;
+        parsed = r;
+        break;
+      } catch (e) {
+        if (!(e instanceof Unrecognized)) throw e;
+      }
+    }
+    if (!parsed) {
+      const first = (lines[0] ?? '').slice(0, 80);
+      throw new ProfkitError(ErrorCodes.PARSE, `unrecognized profile format: not a gperftools heap, CPU, contention or thread profile (first line "${first}")`, {
+        line: skip + 1,
+        rule: 'legacy profiles start with a "heap profile:", "--- contention", "--- threadz", "<name> profile: total" or binary CPU header',
+      });
+    }
+  }
+  const { p } = parsed;
+  addLegacyFrameInfo(p);
+  let samples = parsed.samples;
+  if (options.sumSameStacks) {
+    if (sumSameStacks(p)) samples = undefined;
+  }
+  const facts: Record<string, FactValue> = { format: parsed.format, variant: parsed.variant, ...parsed.facts };
+  if (warnLines.length > 0) facts.warn_lines = warnLines;
+  const ext: FormatExtension = { facts };
+  if (samples) ext.samples = samples;
+  const profile = toProfile(p, ext, ADAPTER_NAME);
+  return { profile, warnings, format: parsed.format, variant: parsed.variant };
+}
+
+/** Sums samples with identical stacks and labels (first occurrence keeps its place). */
+function sumSameStacks(p: LProfile): boolean {
+  const byKey = new Map<string, number>();
+  const out: LProfile['samples'] = [];
+  for (const s of p.samples) {
+    const key = s.locs.map((l) => l.id).join(',') + '|' + (s.bytes ?? '');
+    const j = byKey.get(key);
+    if (j === undefined) {
+      byKey.set(key, out.length);
+      out.push({ ...s, values: s.values.slice() });
+    } else {
+      const t = out[j]!;
+      for (let k = 0; k < t.values.length; k++) t.values[k] = BigInt.asIntN(64, t.values[k]! + s.values[k]!);
+    }
+  }
+  const changed = out.length !== p.samples.length;
+  p.samples = out;
+  return changed;
+}

@@ -1,0 +1,111 @@
+/**
+ * Thread profiles (`--- threadz N ---`, google/pprof `parseThread`) and Go count profiles
+ * (`goroutine profile: total N`, `threadcreate profile: total N`; google/pprof `parseGoCount`).
+ */
+
+import { LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
+import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
+import { clip } from './heap.js';
+import { Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
+import { cleanupDuplicateLocations } from './cpu.js';
+
+const countStartRE = /^([^\t\n\f\r ]+) profile: total \d+$/;
+const countRE = /^(\d+) @((?: 0x[0-9a-f]+)+)$/;
+const threadzStartRE = /--- threadz \d+ ---/;
+const threadStartRE = /--- Thread ([0-9A-Fa-f]+) \(name: (.*)\/(\d+)\) stack: ---/;
+
+export function parseGoCount(lines: string[], lineBase = 0): LProfile {
+  let i = 0;
+  while (i < lines.length && isSpaceOrComment(lines[i]!)) i++;
+  const m = countStartRE.exec(lines[i] ?? '');
+  if (!m) throw new Unrecognized('no count profile header');
+  const type = m[1]!;
+  const p = newLProfile([{ type, unit: 'count' }], { type, unit: 'count' }, 1n);
+  const locs = new LocationTable(p);
+  for (i++; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (isSpaceOrComment(line)) continue;
+    if (line.startsWith('---')) break;
+    const c = countRE.exec(line);
+    const n = c ? parseInt0(c[1]!) : undefined;
+    if (!c || n === undefined) {
+      throw parseError(`malformed profile format: "${clip(line)}"`, { line: lineBase + i + 1, rule: 'count rows are "<count> @ 0x… 0x…"' });
+    }
+    const addrs = parseHexAddresses(c[2]!, { line: lineBase + i + 1 });
+    p.samples.push({ values: [n], locs: addrs.map((a) => locs.get(dec(a))) });
+  }
+  while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
+  parseMemoryMap(p, lines.slice(i + 1));
+  return p;
+}
+
+/** Go `bufio.Scanner` over lines: after the last line, `text` keeps the last line. */
+class LineScanner {
+  idx = -1;
+  text = '';
+  constructor(readonly lines: string[]) {}
+  scan(): boolean {
+    if (this.idx + 1 >= this.lines.length) return false;
+    this.text = this.lines[++this.idx]!;
+    return true;
+  }
+  /** 1-based line number of `text`. */
+  get lineNo(): number {
+    return this.idx + 1;
+  }
+}
+
+export function parseThread(lines: string[], lineBase = 0): LProfile {
+  const s = new LineScanner(lines);
+  while (s.scan() && isSpaceOrComment(s.text));
+  let line = s.text;
+  if (threadzStartRE.test(line)) {
+    while (s.scan()) {
+      line = s.text;
+      if (isMemoryMapSentinel(line) || line.startsWith('-')) break;
+    }
+  } else if (!threadStartRE.test(line)) {
+    throw new Unrecognized('no thread profile header');
+  }
+  const p = newLProfile([{ type: 'thread', unit: 'count' }], { type: 'thread', unit: 'count' }, 1n);
+  const locs = new LocationTable(p);
+  while (!isMemoryMapSentinel(line)) {
+    if (line.startsWith('---- no stack trace for')) {
+      line = '';
+      break;
+    }
+    if (!threadStartRE.test(line)) {
+      throw parseError(`expected a "--- Thread <hex> (name: <name>/<tid>) stack: ---" line or a memory map, got "${clip(line)}"`, {
+        line: lineBase + s.lineNo,
+        rule: 'thread sections start with a thread header; the profile ends with a memory map or "---- no stack trace for"',
+      });
+    }
+    // parseThreadSample
+    let sameAsPrevious = false;
+    let addrs: bigint[] = [];
+    let next = '';
+    while (s.scan()) {
+      next = s.text.trim();
+      if (next === '') continue;
+      if (next.startsWith('---')) break;
+      if (next.includes('same as previous thread')) {
+        sameAsPrevious = true;
+        continue;
+      }
+      addrs.push(...parseHexAddresses(next, { line: lineBase + s.lineNo }));
+    }
+    line = next;
+    if (sameAsPrevious) addrs = [];
+    if (addrs.length === 0) {
+      const last = p.samples[p.samples.length - 1];
+      if (last) last.values[0] = last.values[0]! + 1n;
+      continue;
+    }
+    p.samples.push({ values: [1n], locs: addrs.map((a, k) => locs.get(k > 0 ? dec(a) : a)) });
+  }
+  // parseAdditionalSections
+  while (!isMemoryMapSentinel(s.text) && s.scan());
+  parseMemoryMap(p, lines.slice(s.idx + 1));
+  cleanupDuplicateLocations(p);
+  return p;
+}

@@ -1,0 +1,190 @@
+/**
+ * Interop with the real tools: gperftools (libtcmalloc_and_profiler) produces heap and CPU
+ * profiles from a small C program; `go tool pprof -raw` (Go's pprof reads the legacy formats) and
+ * Debian's Perl `google-pprof` read both the originals and what our writers produce. Each part
+ * skips with a message naming the missing tool.
+ */
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertValid, formatPprofDump, totalValue } from '@profkit/core';
+import { readLegacy, writeCpuProfile, writeHeapText } from '../src/index.js';
+import { haveCommand, haveShared, sharedFixture } from './helpers.js';
+
+const haveGo = haveCommand('go');
+const haveGcc = haveCommand('gcc');
+const haveGooglePprof = haveCommand('google-pprof') && haveCommand('addr2line') && haveCommand('nm');
+const haveLib = ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/libtcmalloc_and_profiler.so'].some(existsSync);
+const haveHeader = existsSync('/usr/include/gperftools/heap-profiler.h');
+const haveGperftools = haveGcc && haveLib && haveHeader;
+if (!haveGo) console.warn('gperftools-heap interop: `go` not installed (apt-get install golang-go); go tool pprof checks skipped');
+if (!haveGperftools) console.warn('gperftools-heap interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); real-producer tests skipped');
+if (!haveGooglePprof) console.warn('gperftools-heap interop: google-pprof/binutils missing (apt-get install google-perftools binutils); google-pprof checks skipped');
+
+let work = '';
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'profkit-gperf-'));
+});
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** `go tool pprof -raw` of a file: google/pprof's Profile.String() dump. */
+function goRaw(file: string): string {
+  const r = spawnSync('go', ['tool', 'pprof', '-raw', '-symbolize=none', file], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: work, GOCACHE: join(work, 'gocache'), PPROF_TMPDIR: work },
+    timeout: 60_000,
+  });
+  if (r.status !== 0) throw new Error(`go tool pprof failed on ${file}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * The meaning of a Profile.String() dump, independent of ids: the header lines, then per sample
+ * its values, labels and frames as `address@mapping-file`. `go tool pprof` merges samples with
+ * equal stacks and renumbers locations and mappings, so dumps are compared through this.
+ */
+function dumpMeaning(dump: string): string[] {
+  const [head, rest] = dump.split('\nSamples:\n') as [string, string];
+  const [samplesPart, afterSamples] = rest.split('\nLocations\n') as [string, string];
+  const [locPart, mapPart] = afterSamples.split('\nMappings\n') as [string, string];
+  const maps = new Map<string, string>();
+  for (const l of mapPart.split('\n')) {
+    const m = /^(\d+): (\S+) (\S*)/.exec(l);
+    if (m) maps.set(m[1]!, `${m[2]} ${m[3]}`);
+  }
+  const locs = new Map<string, string>();
+  for (const l of locPart.split('\n')) {
+    const m = /^\s*(\d+): (0x[0-9a-f]+) (?:M=(\d+) )?(.*)$/.exec(l);
+    if (m) locs.set(m[1]!, `${m[2]}@${m[3] ? maps.get(m[3]) : '-'} ${m[4]}`.trim());
+  }
+  const lines = samplesPart.split('\n');
+  const out = [head, lines[0]!];
+  let skipping = false;
+  for (const l of lines.slice(1)) {
+    const m = /^((?:\s+-?\d+)+): (.*)$/.exec(l);
+    if (m) {
+      const ids = m[2]!.trim().split(' ').filter(Boolean);
+      // go tool pprof leaves out samples without a stack; so does this comparison.
+      skipping = ids.length === 0;
+      if (!skipping) out.push(`${m[1]!.trim().split(/\s+/).join(' ')} | ${ids.map((id) => locs.get(id)).join(' ; ')}`);
+    } else if (l.trim() && !skipping) out[out.length - 1] += ` ${l.trim()}`;
+  }
+  return out;
+}
+
+function googlePprofText(binary: string, file: string, extra: string[] = []): string {
+  const r = spawnSync('google-pprof', ['--text', ...extra, binary, file], { encoding: 'utf8', env: { ...process.env, HOME: work }, timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`google-pprof failed on ${file}: ${r.stderr}`);
+  return (r.stdout + r.stderr)
+    .split('\n')
+    .filter((l) => !l.startsWith('Using local file'))
+    .join('\n');
+}
+
+describe.skipIf(!haveGo || !haveShared)('go tool pprof reads what our writers produce', () => {
+  const cases: [string, (b: Uint8Array) => Uint8Array][] = [
+    ['cppbench.heap', (b) => new TextEncoder().encode(writeHeapText(readLegacy(b).profile).text)],
+    ['cppbench.growth', (b) => new TextEncoder().encode(writeHeapText(readLegacy(b).profile).text)],
+    ['gobench.heap', (b) => new TextEncoder().encode(writeHeapText(readLegacy(b).profile).text)],
+    ['gobench.heap', (b) => new TextEncoder().encode(writeHeapText(readLegacy(b).profile, { kind: 'heapprofile' }).text)],
+    ['cppbench.cpu', (b) => writeCpuProfile(readLegacy(b).profile).bytes],
+    ['go.crc32.cpu', (b) => writeCpuProfile(readLegacy(b).profile, { wordSize: 8, littleEndian: false }).bytes],
+  ];
+  cases.forEach(([name, write], k) => {
+    it(`${name} (#${k}) rewritten: go tool pprof -raw shows what our reader reads`, () => {
+      const out = join(work, `ours-${k}-${name}`);
+      writeFileSync(out, write(sharedFixture(`pprof/profile/testdata/${name}`)));
+      const ours = readLegacy(new Uint8Array(readFileSync(out)), { sumSameStacks: true }).profile;
+      expect(dumpMeaning(goRaw(out))).toEqual(dumpMeaning(formatPprofDump(ours)));
+    });
+  });
+});
+
+describe.skipIf(!haveGperftools)('real gperftools producer', () => {
+  let files: string[] = [];
+  let binary = '';
+  beforeAll(() => {
+    binary = join(work, 'workload');
+    const src = join(__dirname, 'c', 'workload.c');
+    const cc = spawnSync('gcc', ['-O0', '-g', '-o', binary, src, '-ltcmalloc_and_profiler'], { encoding: 'utf8' });
+    if (cc.status !== 0) throw new Error(`gcc failed: ${cc.stderr}`);
+    const run = spawnSync(binary, ['30000000'], {
+      encoding: 'utf8',
+      env: { ...process.env, HEAPPROFILE: join(work, 'hp'), CPUPROFILE: join(work, 'cpu.prof'), CPUPROFILE_FREQUENCY: '1000' },
+      timeout: 60_000,
+    });
+    if (run.status !== 0) throw new Error(`workload failed: ${run.stderr}`);
+    files = readdirSync(work).filter((f) => /^hp\.\d{4}\.heap$/.test(f) || f === 'cpu.prof').sort();
+  });
+
+  it('produced heap dumps and a CPU profile', () => {
+    expect(files.filter((f) => f.endsWith('.heap')).length).toBeGreaterThanOrEqual(2);
+    expect(files).toContain('cpu.prof');
+  });
+
+  it('every dump reads as a valid profile of the right format', () => {
+    for (const f of files) {
+      const r = readLegacy(new Uint8Array(readFileSync(join(work, f))), { fileName: f });
+      assertValid(r.profile, f);
+      expect(r.format).toBe(f.endsWith('.heap') ? 'gperftools-heap' : 'gperftools-cpu');
+      // The main binary is recognised and comes first.
+      expect(r.profile['.mappings'].filename[0]).toBe(binary);
+    }
+  });
+
+  it.skipIf(!haveGo)('our reading (same stacks summed, as pprof merges them) means what go tool pprof -raw shows for every dump', () => {
+    for (const f of files) {
+      const file = join(work, f);
+      const p = readLegacy(new Uint8Array(readFileSync(file)), { sumSameStacks: true }).profile;
+      const dump = goRaw(file);
+      expect(dumpMeaning(dump)).toEqual(dumpMeaning(formatPprofDump(p)));
+      // And the totals, independently of the layout: sum the value columns of go's dump.
+      const sampleLines = dump.split('Locations\n')[0]!.split('\n').filter((l) => /^\s+-?\d+( +-?\d+)*: /.test(l));
+      const ntypes = p.sample_types.type.length;
+      for (let t = 0; t < ntypes; t++) {
+        const goTotal = sampleLines.reduce((s, l) => s + BigInt(l.trim().split(/\s+/)[t]!.replace(':', '')), 0n);
+        expect(totalValue(p, t)).toBe(goTotal);
+      }
+    }
+  });
+
+  it('the heap writer reproduces gperftools heap profiles byte for byte (up to the maps section)', () => {
+    for (const f of files.filter((x) => x.endsWith('.heap'))) {
+      const original = readFileSync(join(work, f), 'utf8');
+      const p = readLegacy(new TextEncoder().encode(original)).profile;
+      const ours = writeHeapText(p).text;
+      const head = (s: string) => s.slice(0, s.indexOf('\nMAPPED_LIBRARIES:\n'));
+      expect(head(ours)).toBe(head(original));
+      // The maps section holds the executable mappings, in gperftools' line layout.
+      expect(ours).toMatch(new RegExp(`\\n[0-9a-f]{8,}-[0-9a-f]{8,} r-xp [0-9a-f]{8} 00:00 0 {11}${binary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+    }
+  });
+
+  it('the CPU writer keeps every record: same sample count and totals after a rewrite', () => {
+    const original = new Uint8Array(readFileSync(join(work, 'cpu.prof')));
+    const a = readLegacy(original, { keepSignalFrames: true }).profile;
+    const out = join(work, 'ours.prof');
+    writeFileSync(out, writeCpuProfile(a).bytes);
+    const b = readLegacy(new Uint8Array(readFileSync(out)), { keepSignalFrames: true }).profile;
+    expect(formatPprofDump(b)).toBe(formatPprofDump(a));
+    expect(totalValue(b, 0)).toBe(totalValue(a, 0));
+  });
+
+  it.skipIf(!haveGooglePprof)("Debian's google-pprof reports the same on our rewritten files as on the originals", () => {
+    const heap = files.filter((f) => f.endsWith('.heap')).pop()!;
+    const ph = readLegacy(new Uint8Array(readFileSync(join(work, heap)))).profile;
+    writeFileSync(join(work, 'ours.heap'), writeHeapText(ph).text);
+    const want = googlePprofText(binary, join(work, heap));
+    expect(want).toMatch(/Total: /);
+    expect(googlePprofText(binary, join(work, 'ours.heap'))).toBe(want);
+    const pc = readLegacy(new Uint8Array(readFileSync(join(work, 'cpu.prof')))).profile;
+    writeFileSync(join(work, 'ours2.prof'), writeCpuProfile(pc).bytes);
+    const wantCpu = googlePprofText(binary, join(work, 'cpu.prof'));
+    expect(wantCpu).toMatch(/Total: \d+ samples/);
+    expect(googlePprofText(binary, join(work, 'ours2.prof')).split('\n')[0]).toBe(wantCpu.split('\n')[0]);
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * The pprof adapter's codec (loaded lazily by the adapter): reading gzip or raw profile.proto,
+ * writing the canonical encoding, gzipped with Go's header bytes by default.
+ */
+
+import { gzipSync } from 'node:zlib';
+import {
+  ErrorCodes,
+  ProfkitError,
+  gunzipBounded,
+  isGzip,
+  type AdapterCodec,
+  type Limits,
+  type Profile,
+  type ReadInput,
+  type ReadOptions,
+  type ReadResult,
+  type Warning,
+  type WriteOptions,
+  type WriteResult,
+} from '@profkit/core';
+import { decodeProfile, type DecodeResult } from './decode.js';
+import { encodeProfile } from './encode.js';
+
+export { decodeProfile, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
+export { encodeProfile, type EncodeOptions } from './encode.js';
+
+export interface ParseOptions {
+  file?: string;
+  limits?: Limits;
+}
+
+/**
+ * Parses pprof bytes, gzip-compressed (all members, as Go reads them) or raw.
+ * Throws `ProfkitError` on bad input.
+ */
+export function parsePprof(bytes: Uint8Array, options: ParseOptions = {}): DecodeResult {
+  let raw = bytes;
+  if (isGzip(bytes)) raw = gunzipBounded(bytes, options.limits ?? {}, options.file);
+  return decodeProfile(raw, { file: options.file });
+}
+
+export interface SerializeOptions {
+  /** gzip the output (default true). */
+  compress?: boolean;
+  /** zlib level 1..9 (default 6, Go's `gzip.DefaultCompression`). */
+  level?: number;
+  file?: string;
+}
+
+/**
+ * gzip with the header google/pprof's `Profile.Write` produces (`1f 8b 08 00 00000000 00 ff`:
+ * no name, mtime 0, OS = 255). The deflate stream itself is zlib's, not Go's, so compressed
+ * bytes differ from Go's while the gunzipped payload is byte-identical.
+ */
+export function gzipLikeGo(raw: Uint8Array, level = 6): Uint8Array {
+  const z = gzipSync(raw, { level });
+  const out = new Uint8Array(z.buffer, z.byteOffset, z.byteLength);
+  out[4] = 0;
+  out[5] = 0;
+  out[6] = 0;
+  out[7] = 0;
+  out[8] = level === 9 ? 2 : level === 1 ? 4 : 0; // XFL as Go's compress/gzip sets it
+  out[9] = 0xff;
+  return out;
+}
+
+/** Serializes a profile: canonical profile.proto bytes, gzipped unless `compress: false`. */
+export function serializePprof(p: Profile, options: SerializeOptions = {}): Uint8Array {
+  const raw = encodeProfile(p, { file: options.file });
+  return options.compress === false ? raw : gzipLikeGo(raw, options.level ?? 6);
+}
+
+/** Warnings for what profile.proto cannot carry. */
+export function lossWarnings(p: Profile): Warning[] {
+  const out: Warning[] = [];
+  const ext = Object.keys(p['.extensions']);
+  if (ext.length > 0) {
+    out.push({
+      code: 'PROFKIT_W_PPROF_EXTENSIONS_DROPPED',
+      message: `format extensions (${ext.join(', ')}) have no place in profile.proto and were not written`,
+    });
+  }
+  return out;
+}
+
+async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult> {
+  let bytes = await input.bytes();
+  // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
+  if (isGzip(bytes)) bytes = gunzipBounded(bytes, options.limits ?? {}, input.fileName);
+  try {
+    const { profile, warnings } = decodeProfile(bytes, { file: input.fileName });
+    return { profile, warnings, format: 'pprof' };
+  } catch (e) {
+    if (e instanceof ProfkitError && e.detail.file === undefined) throw e.withDetail({ file: input.fileName });
+    throw e;
+  }
+}
+
+async function write(profile: Profile, options: WriteOptions): Promise<WriteResult> {
+  const o = options.options ?? {};
+  if (o.compress !== undefined && typeof o.compress !== 'boolean') {
+    throw new ProfkitError(ErrorCodes.USAGE, `pprof: option compress must be true or false, got ${String(o.compress)}`, { option: 'compress' });
+  }
+  if (o.level !== undefined && (typeof o.level !== 'number' || !Number.isInteger(o.level) || o.level < 1 || o.level > 9)) {
+    throw new ProfkitError(ErrorCodes.USAGE, `pprof: option level must be an integer 1..9, got ${String(o.level)}`, { option: 'level' });
+  }
+  const rawByName = options.fileName !== undefined && /\.pb$/i.test(options.fileName);
+  const compress = o.compress === undefined ? !rawByName : (o.compress as boolean);
+  const data = serializePprof(profile, { compress, level: o.level as number | undefined, file: options.fileName });
+  return { data, warnings: lossWarnings(profile) };
+}
+
+export const codec: AdapterCodec = { read, write };
+export default codec;

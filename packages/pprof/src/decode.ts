@@ -1,0 +1,981 @@
+/**
+ * A hand-written profile.proto decoder straight into profkit's columnar model.
+ *
+ * Two passes over the raw (gunzipped) bytes:
+ * 1. an indexing pass that walks the top-level fields, records where every string-table entry
+ *    is, counts every message (samples, location ids, labels, locations, lines, ...) and checks
+ *    the wire format of the Profile message and of its samples and locations;
+ * 2. a filling pass that decodes every field into exactly sized typed arrays.
+ *
+ * No per-message JS objects are created. Varints are decoded into two uint32 halves (`lo`,
+ * `hi`); 64-bit values are stored into `BigInt64Array`/`BigUint64Array` columns through uint32
+ * views of their buffers, so no BigInt is allocated per value. The decoder rules are those of
+ * google/pprof's `profile/proto.go` and `profile/encode.go` (spec section 1.3), with Go's error
+ * strings in the `rule` of each `ProfkitError`.
+ */
+
+import {
+  ErrorCodes,
+  IdIndex,
+  MAX_ID,
+  ProfkitError,
+  createProfile,
+  type ErrorCode,
+  type Profile,
+  type Warning,
+} from '@profkit/core';
+
+/** Error strings of google/pprof's decoder (kept verbatim: users search for them). */
+export const GoErrors = {
+  badVarint: 'bad varint',
+  notEnoughData: 'not enough data',
+  tooMuchData: 'too much data',
+  typeMismatch: 'type mismatch',
+  stringTable0: "string_table[0] must be ''",
+  malformed: 'malformed profile format',
+  concatenated: 'concatenated profiles detected',
+  empty: 'empty input file',
+} as const;
+
+export interface DecodeOptions {
+  /** File name for error messages. */
+  file?: string;
+}
+
+export interface DecodeResult {
+  profile: Profile;
+  warnings: Warning[];
+}
+
+/**
+ * What an empty function name or system name reads as: the R package `profile`'s placeholder
+ * (its `read_pprof` does the same); the writer turns it back into "".
+ */
+export const EMPTY_NAME = '<?>';
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const TWO32 = 4294967296;
+
+// Decoder state (module-level: monomorphic and fast; the decoder is synchronous and not
+// re-entrant).
+let buf: Uint8Array = new Uint8Array(0);
+let pos = 0;
+let lo = 0;
+let hi = 0;
+let fileName: string | undefined;
+
+function fail(rule: string, offset: number, code: ErrorCode = ErrorCodes.PARSE, extra: Record<string, unknown> = {}): never {
+  const where = fileName ? `${fileName}@${offset}` : `offset ${offset}`;
+  throw new ProfkitError(code, `pprof: ${rule} (${where})`, { file: fileName, offset, rule, ...extra });
+}
+
+function invalid(rule: string, extra: Record<string, unknown> = {}): never {
+  const where = fileName ? `${fileName}: ` : '';
+  throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `${where}malformed profile: ${rule}`, {
+    file: fileName,
+    rule: `pprof.CheckValid: ${rule}`,
+    ...extra,
+  });
+}
+
+/** Reads a varint ending before `end` into `lo`/`hi`. Go's rule: at most 10 bytes. */
+function varint(end: number): void {
+  const start = pos;
+  if (pos >= end) fail(GoErrors.badVarint, start);
+  let b = buf[pos++]!;
+  if (b < 0x80) {
+    lo = b;
+    hi = 0;
+    return;
+  }
+  let l = b & 0x7f;
+  for (let shift = 7; shift < 28; shift += 7) {
+    if (pos >= end) fail(GoErrors.badVarint, start);
+    b = buf[pos++]!;
+    l |= (b & 0x7f) << shift;
+    if (b < 0x80) {
+      lo = l >>> 0;
+      hi = 0;
+      return;
+    }
+  }
+  if (pos >= end) fail(GoErrors.badVarint, start);
+  b = buf[pos++]!;
+  l |= (b & 0x0f) << 28;
+  let h = (b & 0x7f) >> 4;
+  if (b < 0x80) {
+    lo = l >>> 0;
+    hi = h;
+    return;
+  }
+  for (let shift = 3; shift <= 31; shift += 7) {
+    if (pos >= end) fail(GoErrors.badVarint, start);
+    b = buf[pos++]!;
+    h |= (b & 0x7f) << shift;
+    if (b < 0x80) {
+      lo = l >>> 0;
+      hi = h >>> 0;
+      return;
+    }
+  }
+  fail(GoErrors.badVarint, start);
+}
+
+/** Reads a varint that must fit a JS number (tags, lengths). */
+function smallVarint(end: number): number {
+  varint(end);
+  return hi === 0 ? lo : hi * TWO32 + lo;
+}
+
+/** Skips a field's payload of wire type `wt`; returns false for an unknown wire type. */
+function skip(wt: number, end: number, tagPos: number): void {
+  switch (wt) {
+    case 0:
+      varint(end);
+      return;
+    case 1:
+      if (end - pos < 8) fail(GoErrors.notEnoughData, tagPos);
+      pos += 8;
+      return;
+    case 2: {
+      const n = smallVarint(end);
+      if (n > end - pos) fail(GoErrors.tooMuchData, tagPos);
+      pos += n;
+      return;
+    }
+    case 5:
+      if (end - pos < 4) fail(GoErrors.notEnoughData, tagPos);
+      pos += 4;
+      return;
+    default:
+      fail(`unknown wire type: ${wt}`, tagPos);
+  }
+}
+
+/** Reads the length of a wire-type-2 field; returns its end. */
+function lengthEnd(end: number, tagPos: number): number {
+  const n = smallVarint(end);
+  if (n > end - pos) fail(GoErrors.tooMuchData, tagPos);
+  return pos + n;
+}
+
+function expectType(wt: number, want: number, tagPos: number, field: string): void {
+  if (wt !== want) {
+    if (wt !== 0 && wt !== 1 && wt !== 2 && wt !== 5) fail(`unknown wire type: ${wt}`, tagPos);
+    fail(GoErrors.typeMismatch, tagPos, ErrorCodes.PARSE, { field });
+  }
+}
+
+/** int64 in lo/hi as a JS number, which must be a safe integer (lines, columns). */
+function safeNumber(what: string, at: number): number {
+  if (hi === 0) return lo;
+  const n = (hi | 0) * TWO32 + lo;
+  if (!Number.isSafeInteger(n)) fail(`${what} ${BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo))} is beyond 2^53`, at, ErrorCodes.RANGE);
+  return n;
+}
+
+/** The input as a Buffer (no copy), for Node's native UTF-8 slicing. */
+let nodeBuf: Buffer | undefined;
+
+function decodeString(start: number, end: number): string {
+  if (end === start) return '';
+  // Invalid UTF-8 becomes U+FFFD (Go keeps raw bytes; documented).
+  return nodeBuf!.toString('utf8', start, end);
+}
+
+interface Counts {
+  sampleTypes: number;
+  samples: number;
+  locIds: number;
+  labels: number;
+  mappings: number;
+  locations: number;
+  inlineLines: number;
+  functions: number;
+  strStart: number[];
+  strEnd: number[];
+}
+
+/** Counts varints in a packed region: every byte without the continuation bit ends one. */
+function countPacked(start: number, end: number, tagPos: number): number {
+  let c = 0;
+  for (let i = start; i < end; i++) if (buf[i]! < 0x80) c++;
+  if (end > start && buf[end - 1]! >= 0x80) fail(GoErrors.badVarint, tagPos);
+  return c;
+}
+
+/** Pass 1. */
+function indexPass(): Counts {
+  const c: Counts = { sampleTypes: 0, samples: 0, locIds: 0, labels: 0, mappings: 0, locations: 0, inlineLines: 0, functions: 0, strStart: [], strEnd: [] };
+  const end = buf.length;
+  let timeNonZero = false;
+  pos = 0;
+  while (pos < end) {
+    const tagPos = pos;
+    const tag = smallVarint(end);
+    const field = Math.floor(tag / 8);
+    const wt = tag & 7;
+    switch (field) {
+      case 1:
+      case 3:
+      case 5:
+      case 11: {
+        expectType(wt, 2, tagPos, fieldName(field));
+        const e = lengthEnd(end, tagPos);
+        if (field === 1) c.sampleTypes++;
+        else if (field === 3) c.mappings++;
+        else if (field === 5) c.functions++;
+        pos = e;
+        break;
+      }
+      case 2: {
+        expectType(wt, 2, tagPos, 'sample');
+        const e = lengthEnd(end, tagPos);
+        c.samples++;
+        while (pos < e) {
+          const tp = pos;
+          const t = smallVarint(e);
+          const f = Math.floor(t / 8);
+          const w = t & 7;
+          if (f === 1) {
+            if (w === 2) {
+              const pe = lengthEnd(e, tp);
+              c.locIds += countPacked(pos, pe, tp);
+              pos = pe;
+            } else {
+              expectType(w, 0, tp, 'sample.location_id');
+              varint(e);
+              c.locIds++;
+            }
+          } else if (f === 2) {
+            if (w === 2) {
+              const pe = lengthEnd(e, tp);
+              countPacked(pos, pe, tp);
+              pos = pe;
+            } else {
+              expectType(w, 0, tp, 'sample.value');
+              varint(e);
+            }
+          } else if (f === 3) {
+            expectType(w, 2, tp, 'sample.label');
+            pos = lengthEnd(e, tp);
+            c.labels++;
+          } else skip(w, e, tp);
+        }
+        break;
+      }
+      case 4: {
+        expectType(wt, 2, tagPos, 'location');
+        const e = lengthEnd(end, tagPos);
+        c.locations++;
+        let lines = 0;
+        while (pos < e) {
+          const tp = pos;
+          const t = smallVarint(e);
+          const f = Math.floor(t / 8);
+          const w = t & 7;
+          if (f === 4) {
+            expectType(w, 2, tp, 'location.line');
+            pos = lengthEnd(e, tp);
+            lines++;
+          } else skip(w, e, tp);
+        }
+        if (lines > 1) c.inlineLines += lines - 1;
+        break;
+      }
+      case 6: {
+        expectType(wt, 2, tagPos, 'string_table');
+        const e = lengthEnd(end, tagPos);
+        if (c.strStart.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
+        c.strStart.push(pos);
+        c.strEnd.push(e);
+        pos = e;
+        break;
+      }
+      case 13:
+        if (wt === 2) pos = lengthEnd(end, tagPos);
+        else {
+          expectType(wt, 0, tagPos, 'comment');
+          varint(end);
+        }
+        break;
+      case 9:
+        // Go fails as soon as a second time_nanos arrives after a non-zero one.
+        expectType(wt, 0, tagPos, 'time_nanos');
+        varint(end);
+        if (timeNonZero) fail(GoErrors.concatenated, tagPos);
+        timeNonZero = lo !== 0 || hi !== 0;
+        break;
+      case 7:
+      case 8:
+      case 10:
+      case 12:
+      case 14:
+      case 15:
+        expectType(wt, 0, tagPos, fieldName(field));
+        varint(end);
+        break;
+      default:
+        skip(wt, end, tagPos);
+    }
+  }
+  return c;
+}
+
+function fieldName(f: number): string {
+  return (
+    ['', 'sample_type', 'sample', 'mapping', 'location', 'function', 'string_table', 'drop_frames', 'keep_frames', 'time_nanos', 'duration_nanos', 'period_type', 'period', 'comment', 'default_sample_type', 'doc_url'][f] ??
+    `field ${f}`
+  );
+}
+
+/** A reference to an id above 2^32-1, fixed up after decoding (rare). */
+interface BigRef {
+  arr: Uint32Array;
+  idx: number;
+  key: bigint;
+  at: number;
+}
+
+function bigKey(): bigint {
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/**
+ * Decodes an uncompressed profile.proto message into a profile.
+ * Throws `ProfkitError` (PARSE/EMPTY_INPUT/INVALID_PROFILE/RANGE) on bad input.
+ */
+export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
+  fileName = options.file;
+  buf = bytes;
+  nodeBuf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  try {
+    return decodeInner();
+  } finally {
+    buf = new Uint8Array(0);
+    nodeBuf = undefined;
+    fileName = undefined;
+  }
+}
+
+function decodeInner(): DecodeResult {
+  const warnings: Warning[] = [];
+  const end = buf.length;
+  if (end === 0) {
+    throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `pprof: ${GoErrors.empty}${fileName ? ` (${fileName})` : ''}`, {
+      file: fileName,
+      offset: 0,
+      rule: GoErrors.empty,
+    });
+  }
+  lineWithoutFunction.length = 0;
+  unresolvedMappings = 0;
+  const c = indexPass();
+  if (c.strStart.length === 0) {
+    fail(`${GoErrors.malformed}: no string table (google/pprof then reports "unrecognized profile format")`, 0);
+  }
+
+  // Strings.
+  const nStr = c.strStart.length;
+  const strings: string[] = new Array(nStr);
+  for (let i = 0; i < nStr; i++) strings[i] = decodeString(c.strStart[i]!, c.strEnd[i]!);
+  const str = (at: number, field: string): string => {
+    // lo/hi hold an int64 string index.
+    if (hi !== 0 || lo >= nStr) fail(GoErrors.malformed, at, ErrorCodes.PARSE, { field, index: hi === 0 ? lo : bigKey().toString() });
+    return strings[lo]!;
+  };
+
+  // Columns.
+  const nT = c.sampleTypes;
+  const nS = c.samples;
+  const stType: string[] = [];
+  const stUnit: string[] = [];
+  const offsets = new Uint32Array(nS + 1);
+  const locIds = new Uint32Array(c.locIds);
+  const values: BigInt64Array[] = [];
+  const vviews: Uint32Array[] = [];
+  for (let j = 0; j < nT; j++) {
+    const col = new BigInt64Array(nS);
+    values.push(col);
+    vviews.push(new Uint32Array(col.buffer));
+  }
+  const nLab = c.labels;
+  const labelOffsets = nLab > 0 ? new Uint32Array(nS + 1) : undefined;
+  const labKey: string[] = [];
+  const labStr: string[] = [];
+  const labNum = new BigInt64Array(nLab);
+  const labNumView = new Uint32Array(labNum.buffer);
+  const labUnit: string[] = [];
+  const labIsNum = new Uint8Array(nLab);
+  let nLabOut = 0;
+
+  const nM = c.mappings;
+  const mId = new Uint32Array(nM);
+  const mStart = new BigUint64Array(nM);
+  const mLimit = new BigUint64Array(nM);
+  const mOffset = new BigUint64Array(nM);
+  const mStartV = new Uint32Array(mStart.buffer);
+  const mLimitV = new Uint32Array(mLimit.buffer);
+  const mOffsetV = new Uint32Array(mOffset.buffer);
+  const mFile: string[] = new Array(nM);
+  const mBuild: string[] = new Array(nM);
+  const mHasF = new Uint8Array(nM);
+  const mHasFl = new Uint8Array(nM);
+  const mHasLn = new Uint8Array(nM);
+  const mHasIn = new Uint8Array(nM);
+
+  const nL = c.locations;
+  const lId = new Uint32Array(nL);
+  const lFn = new Uint32Array(nL);
+  const lLine = new Float64Array(nL);
+  const lCol = new Float64Array(nL);
+  const lAddr = new BigUint64Array(nL);
+  const lAddrV = new Uint32Array(lAddr.buffer);
+  const lMap = new Uint32Array(nL);
+  const lFold = new Uint8Array(nL);
+  const lInlOff = new Uint32Array(nL + 1);
+  const nIn = c.inlineLines;
+  const iFn = new Uint32Array(nIn);
+  const iLine = new Float64Array(nIn);
+  const iCol = new Float64Array(nIn);
+
+  const nF = c.functions;
+  const fId = new Uint32Array(nF);
+  const fName: string[] = new Array(nF);
+  const fSys: string[] = new Array(nF);
+  const fFile: string[] = new Array(nF);
+  const fStart = new Float64Array(nF);
+
+  let dropFrames = '';
+  let keepFrames = '';
+  let timeLo = 0;
+  let timeHi = 0;
+  let durLo = 0;
+  let durHi = 0;
+  let periodLo = 0;
+  let periodHi = 0;
+  let periodType: { type: string; unit: string } | undefined;
+  const comments: string[] = [];
+  let defaultSampleType = '';
+  let docUrl = '';
+  const bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] } = { location: [], function: [], mapping: [] };
+  const bigDefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] } = { location: [], function: [], mapping: [] };
+
+  let iS = 0;
+  let iLoc = 0;
+  let iM = 0;
+  let iF = 0;
+  let iIn = 0;
+  let nLocId = 0;
+
+  pos = 0;
+  while (pos < end) {
+    const tagPos = pos;
+    const tag = smallVarint(end);
+    const field = tag >>> 3;
+    const wt = tag & 7;
+    switch (field) {
+      case 1:
+      case 11: {
+        const e = lengthEnd(end, tagPos);
+        let t = '';
+        let u = '';
+        while (pos < e) {
+          const tp = pos;
+          const tg = smallVarint(e);
+          const f = tg >>> 3;
+          if (f === 1 || f === 2) {
+            expectType(tg & 7, 0, tp, f === 1 ? 'value_type.type' : 'value_type.unit');
+            varint(e);
+            if (f === 1) t = str(tp, 'value_type.type');
+            else u = str(tp, 'value_type.unit');
+          } else skip(tg & 7, e, tp);
+        }
+        if (field === 1) {
+          stType.push(t);
+          stUnit.push(u);
+        } else periodType = { type: t, unit: u };
+        break;
+      }
+      case 2: {
+        const e = lengthEnd(end, tagPos);
+        const s = iS++;
+        let nv = 0;
+        const twoS = 2 * s;
+        while (pos < e) {
+          const tp = pos;
+          const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+          const f = tg >>> 3;
+          const w = tg & 7;
+          if (f === 1) {
+            if (w === 2) {
+              const pe = lengthEnd(e, tp);
+              while (pos < pe) {
+                const b = buf[pos]!;
+                let b1 = 0;
+                let b2 = 0;
+                if (b < 0x80) {
+                  pos++;
+                  if (b === 0) fail('sample has nil location', pos - 1, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+                  locIds[nLocId++] = b;
+                } else if (pos + 1 < pe && (b1 = buf[pos + 1]!) < 0x80) {
+                  pos += 2;
+                  locIds[nLocId++] = (b & 0x7f) | (b1 << 7);
+                } else if (pos + 2 < pe && (b2 = buf[pos + 2]!) < 0x80) {
+                  pos += 3;
+                  locIds[nLocId++] = (b & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+                } else {
+                  const vp = pos;
+                  varint(pe);
+                  if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: vp });
+                  else if (lo === 0) fail('sample has nil location', vp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+                  locIds[nLocId++] = lo;
+                }
+              }
+            } else {
+              varint(e);
+              if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: tp });
+              else if (lo === 0) fail('sample has nil location', tp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+              locIds[nLocId++] = lo;
+            }
+          } else if (f === 2) {
+            if (w === 2) {
+              const pe = lengthEnd(e, tp);
+              while (pos < pe) {
+                varint(pe);
+                if (nv < nT) {
+                  const vv = vviews[nv]!;
+                  vv[twoS] = lo;
+                  vv[twoS + 1] = hi;
+                }
+                nv++;
+              }
+            } else {
+              varint(e);
+              if (nv < nT) {
+                const vv = vviews[nv]!;
+                vv[twoS] = lo;
+                vv[twoS + 1] = hi;
+              }
+              nv++;
+            }
+          } else if (f === 3) {
+            const le = lengthEnd(e, tp);
+            let key = '';
+            let keyIdx = 0;
+            let strIdx = 0;
+            let sv = '';
+            let nLo = 0;
+            let nHi = 0;
+            let unitIdx = 0;
+            let unit = '';
+            while (pos < le) {
+              const lp = pos;
+              const lt = smallVarint(le);
+              const lf = lt >>> 3;
+              if (lf >= 1 && lf <= 4) {
+                expectType(lt & 7, 0, lp, ['', 'label.key', 'label.str', 'label.num', 'label.num_unit'][lf]!);
+                varint(le);
+                if (lf === 1) {
+                  key = str(lp, 'label.key');
+                  keyIdx = lo;
+                } else if (lf === 2) {
+                  sv = str(lp, 'label.str');
+                  strIdx = lo;
+                } else if (lf === 3) {
+                  nLo = lo;
+                  nHi = hi;
+                } else {
+                  unit = str(lp, 'label.num_unit');
+                  unitIdx = lo;
+                }
+              } else skip(lt & 7, le, lp);
+            }
+            void keyIdx;
+            if (strIdx !== 0) {
+              labKey.push(key);
+              labStr.push(sv);
+              labUnit.push('');
+              nLabOut++;
+            } else if (nLo !== 0 || nHi !== 0 || unitIdx !== 0) {
+              labKey.push(key);
+              labStr.push('');
+              labUnit.push(unit);
+              labNumView[2 * nLabOut] = nLo;
+              labNumView[2 * nLabOut + 1] = nHi;
+              labIsNum[nLabOut] = 1;
+              nLabOut++;
+            }
+          } else skip(w, e, tp);
+        }
+        if (nT === 0) invalid('missing sample type information', { offset: tagPos });
+        if (nv !== nT) invalid(`mismatch: sample has ${nv} values vs. ${nT} types`, { offset: tagPos, sample: s });
+        offsets[s + 1] = nLocId;
+        if (labelOffsets) labelOffsets[s + 1] = nLabOut;
+        break;
+      }
+      case 3: {
+        const e = lengthEnd(end, tagPos);
+        const m = iM++;
+        let file = '';
+        let build = '';
+        while (pos < e) {
+          const tp = pos;
+          const tg = smallVarint(e);
+          const f = tg >>> 3;
+          if (f >= 1 && f <= 10) {
+            expectType(tg & 7, 0, tp, `mapping field ${f}`);
+            varint(e);
+            switch (f) {
+              case 1:
+                if (hi !== 0) bigDefs.mapping.push({ arr: mId, idx: m, key: bigKey(), at: tp });
+                mId[m] = lo;
+                break;
+              case 2:
+                mStartV[2 * m] = lo;
+                mStartV[2 * m + 1] = hi;
+                break;
+              case 3:
+                mLimitV[2 * m] = lo;
+                mLimitV[2 * m + 1] = hi;
+                break;
+              case 4:
+                mOffsetV[2 * m] = lo;
+                mOffsetV[2 * m + 1] = hi;
+                break;
+              case 5:
+                file = str(tp, 'mapping.filename');
+                break;
+              case 6:
+                build = str(tp, 'mapping.build_id');
+                break;
+              case 7:
+                mHasF[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+                break;
+              case 8:
+                mHasFl[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+                break;
+              case 9:
+                mHasLn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+                break;
+              case 10:
+                mHasIn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+                break;
+            }
+          } else skip(tg & 7, e, tp);
+        }
+        mFile[m] = file;
+        mBuild[m] = build;
+        break;
+      }
+      case 4: {
+        const e = lengthEnd(end, tagPos);
+        const l = iLoc++;
+        let lines = 0;
+        lInlOff[l] = iIn;
+        while (pos < e) {
+          const tp = pos;
+          const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+          const f = tg >>> 3;
+          const w = tg & 7;
+          if (f === 4) {
+            const le = lengthEnd(e, tp);
+            let fn = 0;
+            let line = 0;
+            let col = 0;
+            let fnBig: bigint | undefined;
+            while (pos < le) {
+              const lp = pos;
+              const lt = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(le);
+              const lf = lt >>> 3;
+              if (lf >= 1 && lf <= 3) {
+                expectType(lt & 7, 0, lp, lf === 1 ? 'line.function_id' : lf === 2 ? 'line.line' : 'line.column');
+                varint(le);
+                if (lf === 1) {
+                  fn = lo;
+                  fnBig = hi !== 0 ? bigKey() : undefined;
+                } else if (lf === 2) line = safeNumber('line', lp);
+                else col = safeNumber('column', lp);
+              } else skip(lt & 7, le, lp);
+            }
+            if (lines === 0) {
+              if (fnBig !== undefined) bigRefs.function.push({ arr: lFn, idx: l, key: fnBig, at: tp });
+              lFn[l] = fn;
+              lLine[l] = line;
+              lCol[l] = col;
+            } else {
+              if (fnBig !== undefined) bigRefs.function.push({ arr: iFn, idx: iIn, key: fnBig, at: tp });
+              iFn[iIn] = fn;
+              iLine[iIn] = line;
+              iCol[iIn] = col;
+              iIn++;
+            }
+            if (fn === 0 && fnBig === undefined) lineWithoutFunction.push(l);
+            lines++;
+          } else if (f >= 1 && f <= 5) {
+            expectType(w, 0, tp, ['', 'location.id', 'location.mapping_id', 'location.address', '', 'location.is_folded'][f]!);
+            varint(e);
+            if (f === 1) {
+              if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: tp });
+              lId[l] = lo;
+            } else if (f === 2) {
+              if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: tp });
+              lMap[l] = lo;
+            } else if (f === 3) {
+              lAddrV[2 * l] = lo;
+              lAddrV[2 * l + 1] = hi;
+            } else lFold[l] = lo !== 0 || hi !== 0 ? 1 : 0;
+          } else skip(w, e, tp);
+        }
+        break;
+      }
+      case 5: {
+        const e = lengthEnd(end, tagPos);
+        const fi = iF++;
+        let name = '';
+        let sys = '';
+        let file = '';
+        while (pos < e) {
+          const tp = pos;
+          const tg = smallVarint(e);
+          const f = tg >>> 3;
+          if (f >= 1 && f <= 5) {
+            expectType(tg & 7, 0, tp, ['', 'function.id', 'function.name', 'function.system_name', 'function.filename', 'function.start_line'][f]!);
+            varint(e);
+            if (f === 1) {
+              if (hi !== 0) bigDefs.function.push({ arr: fId, idx: fi, key: bigKey(), at: tp });
+              fId[fi] = lo;
+            } else if (f === 2) name = str(tp, 'function.name');
+            else if (f === 3) sys = str(tp, 'function.system_name');
+            else if (f === 4) file = str(tp, 'function.filename');
+            else fStart[fi] = safeNumber('start_line', tp);
+          } else skip(tg & 7, e, tp);
+        }
+        // The model forbids empty names: R's placeholder `<?>` stands for "" (the writer maps back).
+        fName[fi] = name === '' ? EMPTY_NAME : name;
+        fSys[fi] = sys === '' ? EMPTY_NAME : sys;
+        fFile[fi] = file;
+        break;
+      }
+      case 6:
+        pos = lengthEnd(end, tagPos);
+        break;
+      case 7:
+        varint(end);
+        dropFrames = str(tagPos, 'drop_frames');
+        break;
+      case 8:
+        varint(end);
+        keepFrames = str(tagPos, 'keep_frames');
+        break;
+      case 9:
+        varint(end); // a second non-zero-preceded time_nanos was refused by pass 1
+        timeLo = lo;
+        timeHi = hi;
+        break;
+      case 10:
+        varint(end);
+        durLo = lo;
+        durHi = hi;
+        break;
+      case 12:
+        varint(end);
+        periodLo = lo;
+        periodHi = hi;
+        break;
+      case 13:
+        if (wt === 2) {
+          const pe = lengthEnd(end, tagPos);
+          while (pos < pe) {
+            const vp = pos;
+            varint(pe);
+            comments.push(str(vp, 'comment'));
+          }
+        } else {
+          varint(end);
+          comments.push(str(tagPos, 'comment'));
+        }
+        break;
+      case 14:
+        varint(end);
+        defaultSampleType = str(tagPos, 'default_sample_type');
+        break;
+      case 15:
+        varint(end);
+        docUrl = str(tagPos, 'doc_url');
+        break;
+      default:
+        skip(wt, end, tagPos);
+    }
+  }
+  lInlOff[nL] = iIn;
+
+  // Ids above 2^32-1: renumber (meaning is kept; ids are not meaning).
+  if (bigDefs.location.length + bigDefs.function.length + bigDefs.mapping.length + bigRefs.location.length + bigRefs.function.length + bigRefs.mapping.length > 0) {
+    renumberBig('location', lId, bigDefs.location, bigRefs.location, warnings, true);
+    renumberBig('function', fId, bigDefs.function, bigRefs.function, warnings, true);
+    renumberBig('mapping', mId, bigDefs.mapping, bigRefs.mapping, warnings, false);
+  }
+
+  // pprof's CheckValid (profile.go), in Go's order, with Go's messages.
+  const fIdx = new IdIndex(fId);
+  const lIdx = new IdIndex(lId);
+  const mIdx = new IdIndex(mId);
+  if (nS > 0 && nT === 0) invalid('missing sample type information');
+  checkSampleLocations(locIds, nLocId, lId, lIdx);
+  for (let i = 0; i < nM; i++) if (mId[i] === 0) invalid('found mapping with reserved ID=0', { mapping: i });
+  if (mIdx.duplicates.length) invalid(`multiple mappings with same id: ${mIdx.duplicates[0]}`);
+  for (let i = 0; i < nF; i++) if (fId[i] === 0) invalid('found function with reserved ID=0', { function: i });
+  if (fIdx.duplicates.length) invalid(`multiple functions with same id: ${fIdx.duplicates[0]}`);
+  for (let i = 0; i < nL; i++) if (lId[i] === 0) invalid('found location with reserved id=0', { location: i });
+  if (lIdx.duplicates.length) invalid(`multiple locations with same id: ${lIdx.duplicates[0]}`);
+  // Lines whose function id is 0 or matches no function: Go resolves them to nil.
+  for (const l of lineWithoutFunction) invalid(`location id: ${lId[l]} has a line with nil function`, { locationId: lId[l] });
+  for (let l = 0; l < nL; l++) {
+    if (lFn[l] !== 0 && fIdx.get(lFn[l]!) < 0) invalid(`location id: ${lId[l]} has a line with nil function`, { locationId: lId[l] });
+    for (let k = lInlOff[l]!; k < lInlOff[l + 1]!; k++) {
+      if (fIdx.get(iFn[k]!) < 0) invalid(`location id: ${lId[l]} has a line with nil function`, { locationId: lId[l] });
+    }
+  }
+  // A mapping id matching no mapping makes the location unmapped (Go, silently; we warn).
+  let unmapped = unresolvedMappings;
+  for (let l = 0; l < nL; l++) {
+    if (lMap[l] !== 0 && mIdx.get(lMap[l]!) < 0) {
+      lMap[l] = 0;
+      unmapped++;
+    }
+  }
+  if (unmapped > 0) {
+    warnings.push({
+      code: 'PROFKIT_W_PPROF_UNKNOWN_MAPPING',
+      message: `${unmapped} location(s) refer to a mapping id that no mapping has; they were read as unmapped (as google/pprof does)`,
+      detail: { file: fileName, count: unmapped },
+    });
+  }
+
+  const toBig = (l: number, h: number): bigint => (h === 0 ? BigInt(l) : BigInt.asIntN(64, (BigInt(h) << 32n) | BigInt(l)));
+  if (!LITTLE_ENDIAN) byteSwapColumns([...values, labNum, mStart, mLimit, mOffset, lAddr]);
+
+  const labelsUsed = nLabOut;
+  const profile = createProfile({
+    sample_types: { type: stType, unit: stUnit },
+    samples: {
+      value: values[0] ?? new BigInt64Array(nS),
+      locations: { offsets, location_id: nLocId === locIds.length ? locIds : locIds.slice(0, nLocId) },
+      '.values': values,
+      ...(labelOffsets && labelsUsed > 0 ? { '.label_offsets': labelOffsets } : {}),
+    },
+    locations: {
+      location_id: lId,
+      function_id: lFn,
+      line: lLine,
+      '.column': lCol,
+      '.address': lAddr,
+      '.mapping_id': lMap,
+      '.is_folded': lFold,
+      '.inline_offsets': lInlOff,
+    },
+    functions: { function_id: fId, name: fName, system_name: fSys, filename: fFile, start_line: fStart },
+    '.inline_lines': { function_id: iFn, line: iLine, column: iCol },
+    '.mappings': {
+      mapping_id: mId,
+      memory_start: mStart,
+      memory_limit: mLimit,
+      file_offset: mOffset,
+      filename: mFile,
+      build_id: mBuild,
+      has_functions: mHasF,
+      has_filenames: mHasFl,
+      has_line_numbers: mHasLn,
+      has_inline_frames: mHasIn,
+    },
+    '.labels': {
+      key: labKey,
+      str: labStr,
+      num: labelsUsed === nLab ? labNum : labNum.slice(0, labelsUsed),
+      num_unit: labUnit,
+      is_num: labelsUsed === nLab ? labIsNum : labIsNum.slice(0, labelsUsed),
+    },
+    '.profile': {
+      ...(periodType ? { period_type: periodType } : {}),
+      period: toBig(periodLo, periodHi),
+      time_nanos: toBig(timeLo, timeHi),
+      duration_nanos: toBig(durLo, durHi),
+      comments,
+      drop_frames: dropFrames,
+      keep_frames: keepFrames,
+      default_sample_type: defaultSampleType,
+      doc_url: docUrl,
+    },
+  });
+  if (values.length === 0) profile.samples.value = new BigInt64Array(nS);
+  lineWithoutFunction.length = 0;
+  return { profile, warnings };
+}
+
+let unresolvedMappings = 0;
+// Locations whose lines have function id 0 (collected during pass 2, checked after).
+const lineWithoutFunction: number[] = [];
+
+function renumberBig(kind: 'location' | 'function' | 'mapping', ids: Uint32Array, defs: BigRef[], refs: BigRef[], warnings: Warning[], refsMustResolve: boolean): void {
+  if (defs.length === 0 && refs.length === 0) return;
+  let max = 0;
+  const big = new Set<number>(defs.map((d) => d.idx));
+  for (let i = 0; i < ids.length; i++) if (!big.has(i) && ids[i]! > max) max = ids[i]!;
+  const assigned = new Map<bigint, number>();
+  for (const d of defs) {
+    let id = assigned.get(d.key);
+    if (id === undefined) {
+      if (max >= MAX_ID) fail(`too many ${kind} ids to renumber ids above 2^32-1`, d.at, ErrorCodes.RANGE);
+      id = ++max;
+      assigned.set(d.key, id);
+    }
+    d.arr[d.idx] = id;
+  }
+  for (const r of refs) {
+    const id = assigned.get(r.key);
+    if (id === undefined) {
+      if (refsMustResolve) {
+        if (kind === 'location') invalid('sample has nil location', { offset: r.at, locationId: r.key.toString() });
+        invalid(`a line refers to function id ${r.key} that no function has (nil function)`, { offset: r.at });
+      }
+      r.arr[r.idx] = 0; // no mapping has this id: the location is unmapped, as in google/pprof
+      unresolvedMappings++;
+    } else r.arr[r.idx] = id;
+  }
+  warnings.push({
+    code: 'PROFKIT_W_PPROF_RENUMBERED',
+    message: `${assigned.size} ${kind} id(s) above 2^32-1 were renumbered (to ${max - assigned.size + 1}..${max}); references follow`,
+    detail: { file: fileName, kind, count: assigned.size },
+  });
+}
+
+function byteSwapColumns(cols: (BigInt64Array | BigUint64Array)[]): void {
+  // The uint32 views were filled as little-endian halves; on a big-endian host rebuild values.
+  for (const col of cols) {
+    const v = new Uint32Array(col.buffer, col.byteOffset, col.length * 2);
+    const dv = new DataView(col.buffer, col.byteOffset, col.byteLength);
+    for (let i = 0; i < col.length; i++) {
+      const l = v[2 * i]!;
+      const h = v[2 * i + 1]!;
+      dv.setUint32(8 * i, h, false);
+      dv.setUint32(8 * i + 4, l, false);
+    }
+  }
+}
+
+/** Every sample location id must name a location (Go: "sample has nil location"). */
+function checkSampleLocations(locIds: Uint32Array, n: number, lId: Uint32Array, lIdx: IdIndex): void {
+  let max = 0;
+  for (let i = 0; i < lId.length; i++) if (lId[i]! > max) max = lId[i]!;
+  if (max <= 4 * lId.length + 1024) {
+    const known = new Uint8Array(max + 1);
+    for (let i = 0; i < lId.length; i++) known[lId[i]!] = 1;
+    for (let i = 0; i < n; i++) {
+      const id = locIds[i]!;
+      if (id > max || known[id] === 0) invalid('sample has nil location', { locationId: id });
+    }
+    return;
+  }
+  for (let i = 0; i < n; i++) if (lIdx.get(locIds[i]!) < 0) invalid('sample has nil location', { locationId: locIds[i] });
+}

@@ -1,0 +1,569 @@
+/**
+ * The canonical profile.proto writer: the same bytes as google/pprof's encoder
+ * (`profile/encode.go` `preEncode` + `encode`, spec section 1.2) for the same profile.
+ *
+ * - string table in Go's interning order (sample types; per sample its string labels by sorted
+ *   key then its numeric labels by sorted key; mappings; functions; drop/keep frames; period
+ *   type; comments; default sample type; doc_url);
+ * - fields in Go's order, scalars with the "Opt" rule (zero omitted) except field 14, repeated
+ *   integers packed only when there are more than 2 of them;
+ * - sizes are computed first, then everything is written into one preallocated buffer.
+ *
+ * The profile's ids are written as they are (validated first: non-zero and unique).
+ */
+
+import { ErrorCodes, IdIndex, ProfkitError, type Profile } from '@profkit/core';
+import { EMPTY_NAME } from './decode.js';
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const TWO32 = 4294967296;
+
+/** uint32 (lo, hi) pairs of a 64-bit column, little-endian order of halves. */
+function halves(col: BigInt64Array | BigUint64Array): Uint32Array {
+  if (LITTLE_ENDIAN) return new Uint32Array(col.buffer, col.byteOffset, col.length * 2);
+  const out = new Uint32Array(col.length * 2);
+  for (let i = 0; i < col.length; i++) {
+    const u = BigInt.asUintN(64, col[i]!);
+    out[2 * i] = Number(u & 0xffffffffn);
+    out[2 * i + 1] = Number(u >> 32n);
+  }
+  return out;
+}
+
+function sizeU32(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+function size64(l: number, h: number): number {
+  if (h === 0) return sizeU32(l);
+  return h < 0x8 ? 5 : h < 0x400 ? 6 : h < 0x20000 ? 7 : h < 0x1000000 ? 8 : h < 0x80000000 ? 9 : 10;
+}
+
+// Scratch halves of the last number converted by `split`.
+let sl = 0;
+let sh = 0;
+/** Splits an integer JS number (int64 range) into two's-complement halves. */
+function split(n: number): void {
+  if (n >= 0 && n < TWO32) {
+    sl = n;
+    sh = 0;
+  } else if (n >= 0) {
+    sl = n % TWO32 >>> 0;
+    sh = Math.floor(n / TWO32) >>> 0;
+  } else {
+    const u = BigInt.asUintN(64, BigInt(n));
+    sl = Number(u & 0xffffffffn);
+    sh = Number(u >> 32n);
+  }
+}
+function splitBig(v: bigint): void {
+  const u = BigInt.asUintN(64, v);
+  sl = Number(u & 0xffffffffn);
+  sh = Number(u >> 32n);
+}
+function sizeNum(n: number): number {
+  if (n >= 0 && n < TWO32) return sizeU32(n);
+  split(n);
+  return size64(sl, sh);
+}
+
+// Writer state.
+let out: Uint8Array = new Uint8Array(0);
+let w = 0;
+
+function putU32(v: number): void {
+  while (v >= 0x80) {
+    out[w++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[w++] = v;
+}
+function put64(l: number, h: number): void {
+  if (h === 0) {
+    putU32(l);
+    return;
+  }
+  // Low 28 bits.
+  for (let i = 0; i < 4; i++) {
+    out[w++] = (l & 0x7f) | 0x80;
+    l >>>= 7;
+  }
+  // Bits 28..34: 4 bits of lo, 3 of hi.
+  const b = (l & 0x0f) | ((h & 0x07) << 4);
+  h >>>= 3;
+  if (h === 0) {
+    out[w++] = b;
+    return;
+  }
+  out[w++] = b | 0x80;
+  while (h >= 0x80) {
+    out[w++] = (h & 0x7f) | 0x80;
+    h >>>= 7;
+  }
+  out[w++] = h;
+}
+function putNum(n: number): void {
+  if (n >= 0 && n < TWO32) putU32(n);
+  else {
+    split(n);
+    put64(sl, sh);
+  }
+}
+
+const textEncoder = new TextEncoder();
+
+export interface EncodeOptions {
+  /** File name for error messages. */
+  file?: string;
+}
+
+function usage(message: string, rule: string, file?: string): never {
+  throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `pprof writer: ${message}`, { file, rule });
+}
+
+/**
+ * Encodes a profile as uncompressed profile.proto bytes, laid out exactly as google/pprof's
+ * `Profile.Write` lays them out before gzip.
+ */
+export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Array {
+  const file = options.file;
+  const nT = p.sample_types.type.length;
+  const nS = p.samples.locations.offsets.length - 1;
+  const values = p.samples['.values'];
+  if (values.length !== nT) usage(`${values.length} value columns for ${nT} sample types`, 'one value column per sample type', file);
+  for (const v of values) if (v.length !== nS) usage(`a value column has ${v.length} rows for ${nS} samples`, 'value columns as long as samples', file);
+  if (nS > 0 && nT === 0) usage('missing sample type information', 'pprof.CheckValid: samples need sample types', file);
+
+  const loc = p.locations;
+  const fns = p.functions;
+  const maps = p['.mappings'];
+  const nL = loc.location_id.length;
+  const nF = fns.function_id.length;
+  const nM = maps.mapping_id.length;
+  for (const [what, ids] of [
+    ['location', loc.location_id],
+    ['function', fns.function_id],
+    ['mapping', maps.mapping_id],
+  ] as const) {
+    for (let i = 0; i < ids.length; i++) if (ids[i] === 0) usage(`found ${what} with reserved id=0 (row ${i})`, `pprof.CheckValid: ${what} ids are non-zero`, file);
+    const idx = new IdIndex(ids);
+    if (idx.duplicates.length) usage(`multiple ${what}s with same id: ${idx.duplicates[0]}`, `pprof.CheckValid: ${what} ids are unique`, file);
+  }
+
+  // String table, in google/pprof's order.
+  const table = new Map<string, number>();
+  const strs: string[] = [];
+  const add = (s: string): number => {
+    let i = table.get(s);
+    if (i === undefined) {
+      i = strs.length;
+      table.set(s, i);
+      strs.push(s);
+    }
+    return i;
+  };
+  add('');
+  const stT = new Uint32Array(nT);
+  const stU = new Uint32Array(nT);
+  for (let j = 0; j < nT; j++) {
+    stT[j] = add(p.sample_types.type[j]!);
+    stU[j] = add(p.sample_types.unit[j]!);
+  }
+
+  // Labels: per sample, string labels by sorted key then numeric labels by sorted key (stable).
+  const labels = p['.labels'];
+  const labOff = p.samples['.label_offsets'];
+  const nLab = labOff ? labOff[nS]! : 0;
+  const perm = new Uint32Array(nLab);
+  const labKeyX = new Uint32Array(labels.key.length);
+  const labValX = new Uint32Array(labels.key.length);
+  const numH = halves(labels.num);
+  if (labOff) {
+    for (let s = 0; s < nS; s++) {
+      const a = labOff[s]!;
+      const b = labOff[s + 1]!;
+      if (b === a) continue;
+      if (b === a + 1) perm[a] = a;
+      else {
+        const rows: number[] = [];
+        for (let k = a; k < b; k++) rows.push(k);
+        rows.sort((x, y) => {
+          const nx = labels.is_num[x]!;
+          const ny = labels.is_num[y]!;
+          if (nx !== ny) return nx - ny;
+          const kx = labels.key[x]!;
+          const ky = labels.key[y]!;
+          return kx < ky ? -1 : kx > ky ? 1 : x - y;
+        });
+        for (let k = a; k < b; k++) perm[k] = rows[k - a]!;
+      }
+      for (let k = a; k < b; k++) {
+        const r = perm[k]!;
+        labKeyX[r] = add(labels.key[r]!);
+        if (labels.is_num[r]) labValX[r] = labels.num_unit[r] ? add(labels.num_unit[r]!) : 0;
+        else labValX[r] = add(labels.str[r]!);
+      }
+    }
+  }
+  const mFileX = new Uint32Array(nM);
+  const mBuildX = new Uint32Array(nM);
+  for (let m = 0; m < nM; m++) {
+    mFileX[m] = add(maps.filename[m]!);
+    mBuildX[m] = add(maps.build_id[m]!);
+  }
+  const fNameX = new Uint32Array(nF);
+  const fSysX = new Uint32Array(nF);
+  const fFileX = new Uint32Array(nF);
+  for (let f = 0; f < nF; f++) {
+    const name = fns.name[f]!;
+    const sys = fns.system_name[f]!;
+    fNameX[f] = add(name === EMPTY_NAME ? '' : name);
+    fSysX[f] = add(sys === EMPTY_NAME ? '' : sys);
+    fFileX[f] = add(fns.filename[f]!);
+  }
+  const facts = p['.profile'];
+  const dropX = add(facts.drop_frames);
+  const keepX = add(facts.keep_frames);
+  const ptT = facts.period_type ? add(facts.period_type.type) : 0;
+  const ptU = facts.period_type ? add(facts.period_type.unit) : 0;
+  const commentX = facts.comments.map(add);
+  const defaultX = add(facts.default_sample_type);
+  const docX = add(facts.doc_url);
+
+  // Sizes.
+  const offs = p.samples.locations.offsets;
+  const ids = p.samples.locations.location_id;
+  const vh = values.map(halves);
+  const labelSize = (r: number): number => {
+    const kx = labKeyX[r]!;
+    let n = kx ? 1 + sizeU32(kx) : 0;
+    if (labels.is_num[r]) {
+      const l = numH[2 * r]!;
+      const h = numH[2 * r + 1]!;
+      if (l !== 0 || h !== 0) n += 1 + size64(l, h);
+      const u = labValX[r]!;
+      if (u) n += 1 + sizeU32(u);
+    } else {
+      const sx = labValX[r]!;
+      if (sx) n += 1 + sizeU32(sx);
+    }
+    return n;
+  };
+  const sampleSize = new Uint32Array(nS);
+  const locPayload = new Uint32Array(nS);
+  let total = 0;
+  for (let j = 0; j < nT; j++) {
+    const n = (stT[j] ? 1 + sizeU32(stT[j]!) : 0) + (stU[j] ? 1 + sizeU32(stU[j]!) : 0);
+    total += 1 + sizeU32(n) + n;
+  }
+  for (let s = 0; s < nS; s++) {
+    const a = offs[s]!;
+    const b = offs[s + 1]!;
+    let n = 0;
+    let payload = 0;
+    for (let k = a; k < b; k++) {
+      const id = ids[k]!;
+      payload += id < 0x80 ? 1 : id < 0x4000 ? 2 : id < 0x200000 ? 3 : id < 0x10000000 ? 4 : 5;
+    }
+    locPayload[s] = payload;
+    if (b - a > 2) n += 1 + sizeU32(payload) + payload;
+    else n += (b - a) + payload;
+    payload = 0;
+    const s2 = 2 * s;
+    for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+    if (nT > 2) n += 1 + sizeU32(payload) + payload;
+    else n += nT + payload;
+    if (labOff) {
+      for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
+        const ls = labelSize(k);
+        n += 1 + sizeU32(ls) + ls;
+      }
+    }
+    sampleSize[s] = n;
+    total += 1 + sizeU32(n) + n;
+  }
+  const msH = halves(maps.memory_start);
+  const mlH = halves(maps.memory_limit);
+  const moH = halves(maps.file_offset);
+  const mappingSize = (m: number): number => {
+    let n = 1 + sizeU32(maps.mapping_id[m]!);
+    if (msH[2 * m] || msH[2 * m + 1]) n += 1 + size64(msH[2 * m]!, msH[2 * m + 1]!);
+    if (mlH[2 * m] || mlH[2 * m + 1]) n += 1 + size64(mlH[2 * m]!, mlH[2 * m + 1]!);
+    if (moH[2 * m] || moH[2 * m + 1]) n += 1 + size64(moH[2 * m]!, moH[2 * m + 1]!);
+    if (mFileX[m]) n += 1 + sizeU32(mFileX[m]!);
+    if (mBuildX[m]) n += 1 + sizeU32(mBuildX[m]!);
+    n += 2 * (maps.has_functions[m]! ? 1 : 0) + 2 * (maps.has_filenames[m]! ? 1 : 0) + 2 * (maps.has_line_numbers[m]! ? 1 : 0) + 2 * (maps.has_inline_frames[m]! ? 1 : 0);
+    return n;
+  };
+  for (let m = 0; m < nM; m++) {
+    const n = mappingSize(m);
+    total += 1 + sizeU32(n) + n;
+  }
+  const inl = p['.inline_lines'];
+  const inlOff = loc['.inline_offsets'];
+  const addrH = halves(loc['.address']);
+  const lineSize = (fn: number, line: number, col: number): number =>
+    (fn ? 1 + sizeU32(fn) : 0) + (line ? 1 + sizeNum(line) : 0) + (col ? 1 + sizeNum(col) : 0);
+  const locSize = new Uint32Array(nL);
+  for (let l = 0; l < nL; l++) {
+    let n = 1 + sizeU32(loc.location_id[l]!);
+    const mid = loc['.mapping_id'][l]!;
+    if (mid) n += 1 + sizeU32(mid);
+    if (addrH[2 * l] || addrH[2 * l + 1]) n += 1 + size64(addrH[2 * l]!, addrH[2 * l + 1]!);
+    const a = inlOff[l]!;
+    const b = inlOff[l + 1]!;
+    if (loc.function_id[l] || b > a) {
+      const ls = lineSize(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
+      n += 1 + sizeU32(ls) + ls;
+    }
+    for (let k = a; k < b; k++) {
+      const ls = lineSize(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
+      n += 1 + sizeU32(ls) + ls;
+    }
+    if (loc['.is_folded'][l]) n += 2;
+    locSize[l] = n;
+    total += 1 + sizeU32(n) + n;
+  }
+  const fnSize = (f: number): number =>
+    1 + sizeU32(fns.function_id[f]!) +
+    (fNameX[f] ? 1 + sizeU32(fNameX[f]!) : 0) +
+    (fSysX[f] ? 1 + sizeU32(fSysX[f]!) : 0) +
+    (fFileX[f] ? 1 + sizeU32(fFileX[f]!) : 0) +
+    (fns.start_line[f] ? 1 + sizeNum(fns.start_line[f]!) : 0);
+  for (let f = 0; f < nF; f++) {
+    const n = fnSize(f);
+    total += 1 + sizeU32(n) + n;
+  }
+  // Strings: ASCII ones are written byte by byte, others through TextEncoder.
+  const strBytes: (Uint8Array | undefined)[] = new Array(strs.length);
+  const strLen = new Uint32Array(strs.length);
+  for (let i = 0; i < strs.length; i++) {
+    const s = strs[i]!;
+    let ascii = true;
+    for (let k = 0; k < s.length; k++) if (s.charCodeAt(k) >= 0x80) { ascii = false; break; }
+    if (ascii) strLen[i] = s.length;
+    else {
+      const bytes = textEncoder.encode(s);
+      strBytes[i] = bytes;
+      strLen[i] = bytes.length;
+    }
+    total += 1 + sizeU32(strLen[i]!) + strLen[i]!;
+  }
+  const optBig = (v: bigint): number => {
+    if (v === 0n) return 0;
+    splitBig(v);
+    return 1 + size64(sl, sh);
+  };
+  total += dropX ? 1 + sizeU32(dropX) : 0;
+  total += keepX ? 1 + sizeU32(keepX) : 0;
+  total += optBig(facts.time_nanos) + optBig(facts.duration_nanos);
+  const ptSize = (ptT ? 1 + sizeU32(ptT) : 0) + (ptU ? 1 + sizeU32(ptU) : 0);
+  if (ptT || ptU) total += 1 + sizeU32(ptSize) + ptSize;
+  total += optBig(facts.period);
+  let commentPayload = 0;
+  for (const c of commentX) commentPayload += sizeU32(c);
+  if (commentX.length > 2) total += 1 + sizeU32(commentPayload) + commentPayload;
+  else total += commentX.length + commentPayload;
+  total += 1 + sizeU32(defaultX);
+  total += docX ? 1 + sizeU32(docX) : 0;
+
+  // Write.
+  out = new Uint8Array(total);
+  w = 0;
+  try {
+    for (let j = 0; j < nT; j++) {
+      const n = (stT[j] ? 1 + sizeU32(stT[j]!) : 0) + (stU[j] ? 1 + sizeU32(stU[j]!) : 0);
+      out[w++] = 0x0a;
+      putU32(n);
+      if (stT[j]) {
+        out[w++] = 0x08;
+        putU32(stT[j]!);
+      }
+      if (stU[j]) {
+        out[w++] = 0x10;
+        putU32(stU[j]!);
+      }
+    }
+    for (let s = 0; s < nS; s++) {
+      out[w++] = 0x12;
+      putU32(sampleSize[s]!);
+      const a = offs[s]!;
+      const b = offs[s + 1]!;
+      if (b - a > 2) {
+        out[w++] = 0x0a;
+        putU32(locPayload[s]!);
+        for (let k = a; k < b; k++) {
+          let v = ids[k]!;
+          while (v >= 0x80) {
+            out[w++] = (v & 0x7f) | 0x80;
+            v >>>= 7;
+          }
+          out[w++] = v;
+        }
+      } else {
+        for (let k = a; k < b; k++) {
+          out[w++] = 0x08;
+          putU32(ids[k]!);
+        }
+      }
+      const s2 = 2 * s;
+      if (nT > 2) {
+        let payload = 0;
+        for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+        out[w++] = 0x12;
+        putU32(payload);
+        for (let j = 0; j < nT; j++) put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+      } else {
+        for (let j = 0; j < nT; j++) {
+          out[w++] = 0x10;
+          put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+        }
+      }
+      if (labOff) {
+        for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
+          const r = perm[k]!;
+          out[w++] = 0x1a;
+          putU32(labelSize(r));
+          const kx = labKeyX[r]!;
+          if (kx) {
+            out[w++] = 0x08;
+            putU32(kx);
+          }
+          if (labels.is_num[r]) {
+            const l = numH[2 * r]!;
+            const h = numH[2 * r + 1]!;
+            if (l !== 0 || h !== 0) {
+              out[w++] = 0x18;
+              put64(l, h);
+            }
+            if (labValX[r]) {
+              out[w++] = 0x20;
+              putU32(labValX[r]!);
+            }
+          } else if (labValX[r]) {
+            out[w++] = 0x10;
+            putU32(labValX[r]!);
+          }
+        }
+      }
+    }
+    for (let m = 0; m < nM; m++) {
+      out[w++] = 0x1a;
+      putU32(mappingSize(m));
+      out[w++] = 0x08;
+      putU32(maps.mapping_id[m]!);
+      if (msH[2 * m] || msH[2 * m + 1]) {
+        out[w++] = 0x10;
+        put64(msH[2 * m]!, msH[2 * m + 1]!);
+      }
+      if (mlH[2 * m] || mlH[2 * m + 1]) {
+        out[w++] = 0x18;
+        put64(mlH[2 * m]!, mlH[2 * m + 1]!);
+      }
+      if (moH[2 * m] || moH[2 * m + 1]) {
+        out[w++] = 0x20;
+        put64(moH[2 * m]!, moH[2 * m + 1]!);
+      }
+      if (mFileX[m]) {
+        out[w++] = 0x28;
+        putU32(mFileX[m]!);
+      }
+      if (mBuildX[m]) {
+        out[w++] = 0x30;
+        putU32(mBuildX[m]!);
+      }
+      if (maps.has_functions[m]) (out[w++] = 0x38), (out[w++] = 1);
+      if (maps.has_filenames[m]) (out[w++] = 0x40), (out[w++] = 1);
+      if (maps.has_line_numbers[m]) (out[w++] = 0x48), (out[w++] = 1);
+      if (maps.has_inline_frames[m]) (out[w++] = 0x50), (out[w++] = 1);
+    }
+    const putLine = (fn: number, line: number, col: number): void => {
+      out[w++] = 0x22;
+      putU32(lineSize(fn, line, col));
+      if (fn) {
+        out[w++] = 0x08;
+        putU32(fn);
+      }
+      if (line) {
+        out[w++] = 0x10;
+        putNum(line);
+      }
+      if (col) {
+        out[w++] = 0x18;
+        putNum(col);
+      }
+    };
+    for (let l = 0; l < nL; l++) {
+      out[w++] = 0x22;
+      putU32(locSize[l]!);
+      out[w++] = 0x08;
+      putU32(loc.location_id[l]!);
+      const mid = loc['.mapping_id'][l]!;
+      if (mid) {
+        out[w++] = 0x10;
+        putU32(mid);
+      }
+      if (addrH[2 * l] || addrH[2 * l + 1]) {
+        out[w++] = 0x18;
+        put64(addrH[2 * l]!, addrH[2 * l + 1]!);
+      }
+      const a = inlOff[l]!;
+      const b = inlOff[l + 1]!;
+      if (loc.function_id[l] || b > a) putLine(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
+      for (let k = a; k < b; k++) putLine(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
+      if (loc['.is_folded'][l]) (out[w++] = 0x28), (out[w++] = 1);
+    }
+    for (let f = 0; f < nF; f++) {
+      out[w++] = 0x2a;
+      putU32(fnSize(f));
+      out[w++] = 0x08;
+      putU32(fns.function_id[f]!);
+      if (fNameX[f]) (out[w++] = 0x10), putU32(fNameX[f]!);
+      if (fSysX[f]) (out[w++] = 0x18), putU32(fSysX[f]!);
+      if (fFileX[f]) (out[w++] = 0x20), putU32(fFileX[f]!);
+      if (fns.start_line[f]) (out[w++] = 0x28), putNum(fns.start_line[f]!);
+    }
+    for (let i = 0; i < strs.length; i++) {
+      out[w++] = 0x32;
+      const n = strLen[i]!;
+      putU32(n);
+      const bytes = strBytes[i];
+      if (bytes) {
+        out.set(bytes, w);
+        w += n;
+      } else {
+        const s = strs[i]!;
+        for (let k = 0; k < n; k++) out[w++] = s.charCodeAt(k);
+      }
+    }
+    const putOptBig = (tag: number, v: bigint): void => {
+      if (v === 0n) return;
+      splitBig(v);
+      out[w++] = tag;
+      put64(sl, sh);
+    };
+    if (dropX) (out[w++] = 0x38), putU32(dropX);
+    if (keepX) (out[w++] = 0x40), putU32(keepX);
+    putOptBig(0x48, facts.time_nanos);
+    putOptBig(0x50, facts.duration_nanos);
+    if (ptT || ptU) {
+      out[w++] = 0x5a;
+      putU32(ptSize);
+      if (ptT) (out[w++] = 0x08), putU32(ptT);
+      if (ptU) (out[w++] = 0x10), putU32(ptU);
+    }
+    putOptBig(0x60, facts.period);
+    if (commentX.length > 2) {
+      out[w++] = 0x6a;
+      putU32(commentPayload);
+      for (const c of commentX) putU32(c);
+    } else for (const c of commentX) (out[w++] = 0x68), putU32(c);
+    out[w++] = 0x70;
+    putU32(defaultX);
+    if (docX) (out[w++] = 0x78), putU32(docX);
+    if (w !== total) throw new ProfkitError(ErrorCodes.PARSE, `pprof writer: internal size mismatch (${w} written, ${total} computed)`, { file, rule: 'encoder sizes' });
+    return out;
+  } finally {
+    out = new Uint8Array(0);
+  }
+}

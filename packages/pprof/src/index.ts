@@ -1,0 +1,39 @@
+/**
+ * @profkit/pprof: the pprof (profile.proto) adapter. The default export (and `pprofAdapter`) is
+ * the adapter object; the codec functions are exported for direct use.
+ */
+
+import { defineAdapter } from '@profkit/core';
+import { sniffPprof } from './sniff.js';
+
+export const pprofAdapter = defineAdapter({
+  name: 'pprof',
+  packageName: '@profkit/pprof',
+  version: '0.1.0',
+  description: 'pprof profile.proto (gzip or raw): lossless reader, google/pprof byte-compatible writer',
+  formats: [
+    {
+      id: 'pprof',
+      title: 'pprof profile.proto',
+      // `.prof` is shared with gperftools CPU profiles: detection decides, not the extension.
+      extensions: ['.pb.gz', '.pprof', '.pb', '.prof'],
+      binary: true,
+      read: true,
+      write: true,
+      mediaTypes: ['application/vnd.google.protobuf', 'application/octet-stream'],
+    },
+  ],
+  sniff: (head, hints) => {
+    try {
+      return sniffPprof(head, hints);
+    } catch {
+      return 0;
+    }
+  },
+  load: async () => (await import('./codec.js')).codec,
+});
+
+export default pprofAdapter;
+export { sniffPprof } from './sniff.js';
+export { parsePprof, serializePprof, gzipLikeGo, lossWarnings, decodeProfile, encodeProfile, GoErrors, EMPTY_NAME } from './codec.js';
+export type { ParseOptions, SerializeOptions, DecodeOptions, DecodeResult, EncodeOptions } from './codec.js';

@@ -1,0 +1,146 @@
+/**
+ * Interop with Go's google/pprof (Debian golang-github-google-pprof-dev) and `go tool pprof`:
+ * byte-identical raw encoding, `goref dump` equality, `goref check`, `go tool pprof -raw/-top`,
+ * and the `Profile.String()` dump. Skips with a message when Go is not installed.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as core from '@profkit/core';
+import type { Profile } from '@profkit/core';
+import { encodeProfile, parsePprof, serializePprof } from '../src/codec.js';
+import { PROTO_FIXTURES, buildGoTools, fixture, goMissing, hasFixtures } from './helpers.js';
+
+if (goMissing) console.warn(`skipping Go interop tests: ${goMissing}`);
+
+const GEN_SIZES: [number, number][] = [
+  [1000, 1],
+  [20000, 7],
+];
+
+describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => {
+  let tools: { goref: string; dumpstring: string };
+  let dir: string;
+  const inputs: { name: string; path: string }[] = [];
+  const env = () => ({ ...process.env, HOME: join(dir, 'home'), PPROF_TMPDIR: join(dir, 'home') });
+
+  beforeAll(() => {
+    tools = buildGoTools();
+    dir = mkdtempSync(join(tmpdir(), 'profkit-pprof-go-'));
+    mkdirSync(join(dir, 'home'));
+    for (const rel of PROTO_FIXTURES) inputs.push({ name: rel, path: fixture(rel) });
+    for (const [n, seed] of GEN_SIZES) {
+      const path = join(dir, `gen-${n}.pb.gz`);
+      execFileSync(tools.goref, ['gen', path, String(n), String(seed)]);
+      inputs.push({ name: `goref gen ${n} ${seed}`, path });
+    }
+  }, 180_000);
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const run = (cmd: string, args: string[]) => {
+    const r = spawnSync(cmd, args, { env: env(), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  function ours(path: string, i: number): { profile: Profile; raw: Uint8Array; gzPath: string } {
+    const { profile } = parsePprof(new Uint8Array(readFileSync(path)), { file: path });
+    const raw = encodeProfile(profile);
+    const gzPath = join(dir, `ours-${i}.pb.gz`);
+    writeFileSync(gzPath, serializePprof(profile));
+    return { profile, raw, gzPath };
+  }
+
+  it('our raw encoding is byte-identical to Go WriteUncompressed, for every fixture and generated profile', () => {
+    for (const [i, input] of inputs.entries()) {
+      const { raw } = ours(input.path, i);
+      const goRaw = join(dir, `go-${i}.pb`);
+      const r = run(tools.dumpstring, ['raw', input.path, goRaw]);
+      expect(r.status, r.stderr).toBe(0);
+      const expected = readFileSync(goRaw);
+      expect({ name: input.name, size: raw.length, same: Buffer.from(raw).equals(expected) }).toEqual({ name: input.name, size: expected.length, same: true });
+    }
+  });
+
+  it('goref check passes and goref dump of our output equals goref dump of the input', () => {
+    for (const [i, input] of inputs.entries()) {
+      const { gzPath } = ours(input.path, i);
+      const check = run(tools.goref, ['check', gzPath]);
+      expect(check.status, `${input.name}: ${check.stderr}`).toBe(0);
+      expect(check.stdout).toMatch(/^ok /);
+      const a = run(tools.goref, ['dump', input.path]);
+      const b = run(tools.goref, ['dump', gzPath]);
+      expect(a.status).toBe(0);
+      expect(b.stdout, input.name).toBe(a.stdout);
+    }
+  });
+
+  it('go tool pprof -raw reads our output and prints what it prints for the input', () => {
+    for (const [i, input] of inputs.entries()) {
+      if (input.name.startsWith('goref gen 20000')) continue; // same code path as gen 1000, and slow to print
+      const { gzPath } = ours(input.path, i);
+      const a = run('go', ['tool', 'pprof', '-raw', '-symbolize=none', input.path]);
+      const b = run('go', ['tool', 'pprof', '-raw', '-symbolize=none', gzPath]);
+      expect(b.status, b.stderr).toBe(0);
+      expect(b.stdout.length).toBeGreaterThan(0);
+      expect(b.stdout, input.name).toBe(a.stdout);
+    }
+  });
+
+  it('go tool pprof -top of our output: flat values per function agree with our own sums', () => {
+    for (const [i, input] of inputs.entries()) {
+      const { profile, gzPath } = ours(input.path, i);
+      const st = core.defaultSampleTypeIndex(profile);
+      const unit = profile.sample_types.unit[st]!;
+      const unitFlag = unit === 'nanoseconds' ? ['-unit=ns'] : unit === 'bytes' ? ['-unit=B'] : [];
+      const top = run('go', ['tool', 'pprof', '-top', '-symbolize=none', '-nodefraction=0', '-nodecount=1000000', ...unitFlag, gzPath]);
+      expect(top.status, top.stderr).toBe(0);
+      const goFlat = new Map<string, bigint>();
+      let inTable = false;
+      for (const line of top.stdout.split('\n')) {
+        if (/^\s*flat\s+flat%/.test(line)) {
+          inTable = true;
+          continue;
+        }
+        if (!inTable || !line.trim()) continue;
+        const m = /^\s*(-?[\d.e+]+)(ns|B)?\s+\S+\s+\S+\s+(-?[\d.e+]+)(?:ns|B)?\s+\S+\s+(.*)$/.exec(line);
+        expect(m, line).not.toBeNull();
+        const name = m![3 + 1]!.replace(/ \(inline\)$/, '');
+        goFlat.set(name, (goFlat.get(name) ?? 0n) + BigInt(m![1]!));
+      }
+      if (profile['.profile'].drop_frames || profile['.profile'].keep_frames) {
+        // Go prunes frames by drop_frames in reports; compare with Go on the input instead.
+        const topIn = run('go', ['tool', 'pprof', '-top', '-symbolize=none', '-nodefraction=0', '-nodecount=1000000', ...unitFlag, input.path]);
+        expect(top.stdout.split('\n').slice(-goFlat.size - 1)).toEqual(topIn.stdout.split('\n').slice(-goFlat.size - 1));
+        continue;
+      }
+      // Our own numbers: the innermost frame's function of each sample gets the value.
+      const index = new core.ProfileIndex(profile);
+      const flat = new Map<string, bigint>();
+      const values = profile.samples['.values'][st]!;
+      for (let s = 0; s < values.length; s++) {
+        const frames = core.resolveStack(profile, s, index);
+        if (frames.length === 0) continue;
+        const f = frames[0]!;
+        const name = f.symbolized ? (f.name === '<?>' ? '' : f.name) : '';
+        flat.set(name, (flat.get(name) ?? 0n) + values[s]!);
+      }
+      for (const [name, v] of [...flat].filter(([n, v]) => n !== '' && v !== 0n)) expect(goFlat.get(name), `${input.name}: ${name}`).toBe(v);
+    }
+  });
+
+  const formatPprofDump = (core as Record<string, unknown>).formatPprofDump as ((p: Profile) => string) | undefined;
+  it.skipIf(!formatPprofDump)('core formatPprofDump equals Go Profile.String() on every proto input (skipped until core exports it)', () => {
+    for (const input of inputs) {
+      if (input.name.startsWith('goref gen 20000')) continue;
+      const { profile } = parsePprof(new Uint8Array(readFileSync(input.path)));
+      const r = run(tools.dumpstring, ['string', input.path]);
+      expect(r.status).toBe(0);
+      // Go prints Time in local time: the test environment runs Go with TZ unset (UTC).
+      expect(formatPprofDump!(profile), input.name).toBe(r.stdout);
+    }
+  });
+});

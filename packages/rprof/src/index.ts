@@ -1,0 +1,76 @@
+/**
+ * @profkit/rprof: R's `Rprof()` output (`.out`, read + write, streaming, gzip) and folded stacks
+ * (`a;b;c 12`, read + write). The adapter object is the default export and `rprofAdapter`.
+ */
+
+import { defineAdapter, ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
+import { sniffRprof } from './sniff.js';
+
+export { sniffRprof, sniffFolded } from './sniff.js';
+export { RprofParser, readRprofBytes, readRprofChunks, readRprofInput, memoryDelta, ADAPTER_NAME, type RprofReadOptions, type RprofReadResult, type RprofRun } from './read.js';
+export { writeRprof, writeRprofText, type RprofWriteOptions } from './write.js';
+export { writeFolded, readFoldedChunks, type FoldedWriteOptions } from './folded.js';
+export { summarizeRprof, type RprofSummary, type SummaryEntry } from './summary.js';
+export { LineSplitter } from './lines.js';
+export { parseHeader, parseTraceLine, newTraceLine, type TraceLine, type Header } from './grammar.js';
+
+function bool(v: unknown): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === '1' || v === 1) return true;
+  if (v === 'false' || v === '0' || v === 0) return false;
+  throw new ProfkitError(ErrorCodes.USAGE, `expected a boolean option, got ${JSON.stringify(v)}`);
+}
+
+async function loadCodec(): Promise<AdapterCodec> {
+  const [{ readRprofInput }, { writeRprof }, { writeFolded, readFoldedChunks }] = await Promise.all([
+    import('./read.js'),
+    import('./write.js'),
+    import('./folded.js'),
+  ]);
+  return {
+    async read(input, options) {
+      const o = options.options ?? {};
+      if (options.format === 'folded') {
+        const r = await readFoldedChunks(input.chunks(), { fileName: input.fileName });
+        return { ...r, format: 'folded' };
+      }
+      const r = await readRprofInput(input, {
+        aggregate: bool(o.aggregate),
+        resolveFiles: bool(o.resolveFiles),
+        maxLineLength: options.limits?.maxLineLength,
+      });
+      return { ...r, format: 'rprof' };
+    },
+    async write(profile, options) {
+      const o = options.options ?? {};
+      if (options.format === 'folded') {
+        const { text, warnings } = writeFolded(profile, {
+          sampleType: o.sampleType === undefined ? undefined : String(o.sampleType),
+          gcFrame: bool(o.gcFrame),
+        });
+        return { data: new TextEncoder().encode(text), warnings };
+      }
+      return writeRprof(profile, {
+        countType: o.countType === undefined ? undefined : String(o.countType),
+        intervalUs: o.intervalUs === undefined ? undefined : Number(o.intervalUs),
+        maxLines: o.maxLines === undefined ? undefined : Number(o.maxLines),
+      });
+    },
+  };
+}
+
+export const rprofAdapter = defineAdapter({
+  name: 'rprof',
+  packageName: '@profkit/rprof',
+  version: '0.1.0',
+  description: "R's Rprof() output (line/memory/GC profiling, appended runs, gzip; streaming) and folded stacks for flame graphs",
+  formats: [
+    { id: 'rprof', title: 'R Rprof output', extensions: ['.out', '.rprof', '.Rprof'], binary: false, read: true, write: true },
+    { id: 'folded', title: 'Folded (collapsed) stacks', extensions: ['.folded', '.collapsed'], binary: false, read: true, write: true },
+  ],
+  sniff: sniffRprof,
+  load: loadCodec,
+});
+
+export default rprofAdapter;

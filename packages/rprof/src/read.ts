@@ -1,0 +1,436 @@
+/**
+ * The Rprof reader: turns R's `Rprof()` output into a profkit profile, line by line, so that it
+ * works the same on a whole buffer and on a stream of chunks of any size.
+ *
+ * Model mapping (see docs/formats/rprof.md):
+ * - sample types `samples/count` (1 per trace line), `time/nanoseconds` (the run's interval),
+ *   and with memory profiling `memory/bytes` (summaryRprof's formula, see `memoryDelta`).
+ * - functions: name = system_name = R's name verbatim; filename = path of the srcrefs that point
+ *   into the function; a frame without srcref gets the file of its name when that name was seen
+ *   with srcrefs into exactly one file (fixes the R package's bug #10).
+ * - locations: (function, line); line = the srcref preceding the name, 0 without one.
+ * - `"<GC>"` is a per-sample flag, not a function; memory columns, GC flag and run index are
+ *   per-sample columns of `profile['.extensions'].rprof`.
+ */
+
+import {
+  ErrorCodes,
+  GrowableBigInt64,
+  GrowableFloat64,
+  GrowableUint32,
+  GrowableUint8,
+  ProfkitError,
+  createProfile,
+  gunzipBounded,
+  isGzip,
+  type Column,
+  type FactValue,
+  type Profile,
+  type ReadInput,
+  type Warning,
+} from '@profkit/core';
+import { FILE_RE, newTraceLine, parseHeader, parseTraceLine, type Header, type TraceLine } from './grammar.js';
+import { LineSplitter } from './lines.js';
+
+export const ADAPTER_NAME = 'rprof';
+
+export interface RprofReadOptions {
+  /** File name for messages. */
+  fileName?: string;
+  /**
+   * Merge samples with identical stacks (and identical GC flag and run) into one sample whose
+   * values are summed. Memory then grows with the number of distinct stacks, not with the file;
+   * the per-sample memory columns are dropped (their derived `memory/bytes` values are summed).
+   * Default false: one sample per trace line, so counts and order are exact.
+   */
+  aggregate?: boolean;
+  /**
+   * Give a frame without srcref the file of its function when the name was seen with srcrefs
+   * into exactly one file (default true). False reproduces the R package's identity (name, file).
+   */
+  resolveFiles?: boolean;
+  /** Longest accepted line in characters (default 64 Mi). */
+  maxLineLength?: number;
+}
+
+export interface RprofRun {
+  header: string;
+  interval_us: number;
+  memory_profiling: boolean;
+  gc_profiling: boolean;
+  line_profiling: boolean;
+  /** 1-based line of the header in the file. */
+  line: number;
+}
+
+interface RawFrameKey {
+  name: number; // index into names
+  path: number; // index into paths + 1, 0 = no srcref
+  line: number;
+}
+
+/**
+ * Incremental parser state. `line()` consumes one text line; `finish()` builds the profile.
+ */
+export class RprofParser {
+  readonly warnings: Warning[] = [];
+  private readonly file: string | undefined;
+  private readonly aggregate: boolean;
+  private readonly resolveFiles: boolean;
+
+  private readonly runs: RprofRun[] = [];
+  private header: Header | undefined;
+  private fileTable = new Map<number, number>(); // #File number -> path index (current run)
+  private readonly filesFact: { run: number; number: number; path: string }[] = [];
+
+  private readonly names: string[] = [];
+  private readonly nameIndex = new Map<string, number>();
+  private readonly paths: string[] = [];
+  private readonly pathIndex = new Map<string, number>();
+  private readonly rawKeys: RawFrameKey[] = [];
+  private readonly rawIndex = new Map<string, number>();
+  /** For each name index, the set of path indices seen with a srcref (first two suffice). */
+  private readonly namePaths = new Map<number, number[]>();
+
+  // Samples (raw location ids, remapped in finish()).
+  private readonly offsets = new GrowableUint32(1024);
+  private readonly stackIds = new GrowableUint32(8192);
+  private readonly counts = new GrowableBigInt64(1024);
+  private readonly times = new GrowableBigInt64(1024);
+  private readonly mems = new GrowableBigInt64(1024);
+  private readonly colSmall = new GrowableFloat64(1024);
+  private readonly colBig = new GrowableFloat64(1024);
+  private readonly colNodes = new GrowableFloat64(1024);
+  private readonly colDups = new GrowableFloat64(1024);
+  private readonly colGc = new GrowableUint8(1024);
+  private readonly colRun = new GrowableUint32(1024);
+  private readonly aggIndex = new Map<string, number>();
+  private anyMemory = false;
+  private anyGc = false;
+
+  private prevMem: { small: number; big: number; nodes: number } | undefined;
+  private readonly trace: TraceLine = newTraceLine();
+  private readonly ids: number[] = [];
+  private truncatedLines = 0;
+  private firstTruncated: { line: number; why: string } | undefined;
+  private lineCount = 0;
+
+  constructor(options: RprofReadOptions = {}) {
+    this.file = options.fileName;
+    this.aggregate = options.aggregate ?? false;
+    this.resolveFiles = options.resolveFiles ?? true;
+    this.offsets.push(0);
+  }
+
+  line(text: string, lineNo: number): void {
+    this.lineCount = lineNo;
+    if (this.header === undefined) {
+      const h = parseHeader(text);
+      if (!h) {
+        throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: not an Rprof header (expected [memory profiling: ][GC profiling: ][line profiling: ]sample.interval=N)`, {
+          file: this.file,
+          line: lineNo,
+          rule: 'Rprof files start with a header line',
+        });
+      }
+      this.startRun(h, lineNo);
+      return;
+    }
+    if (text.length === 0) return; // R never writes empty lines; editors do.
+    const c = text.charCodeAt(0);
+    if (c === 35 /* # */) {
+      const m = FILE_RE.exec(text);
+      if (!m) throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: malformed #File line`, { file: this.file, line: lineNo, rule: '#File N: path' });
+      const num = Number(m[1]!);
+      if (!Number.isSafeInteger(num) || num < 1) {
+        throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: #File number ${m[1]} is not a positive integer`, { file: this.file, line: lineNo, rule: '#File N: path' });
+      }
+      const path = m[2]!;
+      this.fileTable.set(num, this.internPath(path));
+      this.filesFact.push({ run: this.runs.length - 1, number: num, path });
+      return;
+    }
+    if (c !== 58 && c !== 34 && !(c >= 48 && c <= 57)) {
+      const h = parseHeader(text);
+      if (h) {
+        this.startRun(h, lineNo);
+        return;
+      }
+    }
+    this.traceLine(text, lineNo);
+  }
+
+  private startRun(h: Header, lineNo: number): void {
+    if (h.intervalUs <= 0) {
+      throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: sample.interval must be a positive number of microseconds`, {
+        file: this.file,
+        line: lineNo,
+        rule: 'sample.interval > 0',
+      });
+    }
+    this.header = h;
+    this.runs.push({ header: h.text, interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
+    this.fileTable = new Map();
+    this.prevMem = undefined;
+    if (h.memory) this.anyMemory = true;
+    if (h.gc) this.anyGc = true;
+  }
+
+  private internPath(path: string): number {
+    let i = this.pathIndex.get(path);
+    if (i === undefined) {
+      i = this.paths.length;
+      this.paths.push(path);
+      this.pathIndex.set(path, i);
+    }
+    return i;
+  }
+
+  private internName(name: string): number {
+    let i = this.nameIndex.get(name);
+    if (i === undefined) {
+      i = this.names.length;
+      this.names.push(name);
+      this.nameIndex.set(name, i);
+    }
+    return i;
+  }
+
+  private traceLine(text: string, lineNo: number): void {
+    const t = this.trace;
+    parseTraceLine(text, t, this.file, lineNo);
+    const h = this.header!;
+    if (t.truncated !== undefined) {
+      this.truncatedLines++;
+      this.firstTruncated ??= { line: lineNo, why: t.truncated };
+    }
+    if (t.hasMemory && !h.memory) {
+      throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: memory prefix in a run whose header has no "memory profiling:"`, {
+        file: this.file,
+        line: lineNo,
+        rule: 'memory prefix only with memory profiling',
+      });
+    }
+    if (!t.hasMemory && h.memory) {
+      if (t.truncated !== undefined && t.names.length === 0 && !t.gc) return; // cut-off memory prefix
+      throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: missing :small:big:nodes:dups: memory prefix (the header says memory profiling)`, {
+        file: this.file,
+        line: lineNo,
+        rule: 'memory profiling lines start with the memory prefix',
+      });
+    }
+    if (t.names.length === 0 && !t.hasMemory && !t.gc) return; // nothing left of a cut-off line
+    const ids = this.ids;
+    ids.length = 0;
+    for (let k = 0; k < t.names.length; k++) {
+      const name = this.internName(t.names[k]!);
+      let path = 0;
+      const fno = t.fileNos[k]!;
+      if (fno !== 0) {
+        const p = this.fileTable.get(fno);
+        if (p === undefined) {
+          throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: source reference ${fno}#${t.lineNos[k]} names file ${fno}, which no earlier #File line of this run declares`, {
+            file: this.file,
+            line: lineNo,
+            rule: '#File N precedes srcrefs to N',
+          });
+        }
+        path = p + 1;
+        const seen = this.namePaths.get(name);
+        if (!seen) this.namePaths.set(name, [p]);
+        else if (seen.length < 2 && seen[0] !== p) seen.push(p);
+      }
+      const line = fno !== 0 ? t.lineNos[k]! : 0;
+      const key = name + ',' + path + ',' + line;
+      let id = this.rawIndex.get(key);
+      if (id === undefined) {
+        id = this.rawKeys.length + 1;
+        this.rawKeys.push({ name, path, line });
+        this.rawIndex.set(key, id);
+      }
+      ids.push(id);
+    }
+    let mem = 0n;
+    if (t.hasMemory) {
+      mem = memoryDelta(this.prevMem, t);
+      this.prevMem = { small: t.small, big: t.big, nodes: t.nodes };
+    }
+    const time = BigInt(h.intervalUs) * 1000n;
+    const run = this.runs.length - 1;
+    if (this.aggregate) {
+      const key = ids.join(',') + '|' + (t.gc ? 1 : 0) + '|' + run;
+      const at = this.aggIndex.get(key);
+      if (at !== undefined) {
+        this.add(this.counts, at, 1n);
+        this.add(this.times, at, time);
+        this.add(this.mems, at, mem);
+        return;
+      }
+      this.aggIndex.set(key, this.counts.length);
+    }
+    this.stackIds.pushAll(ids);
+    this.offsets.push(this.stackIds.length);
+    this.counts.push(1n);
+    this.times.push(time);
+    this.mems.push(mem);
+    this.colSmall.push(t.hasMemory ? t.small : 0);
+    this.colBig.push(t.hasMemory ? t.big : 0);
+    this.colNodes.push(t.hasMemory ? t.nodes : 0);
+    this.colDups.push(t.hasMemory ? t.dups : 0);
+    this.colGc.push(t.gc ? 1 : 0);
+    this.colRun.push(run);
+  }
+
+  private add(col: GrowableBigInt64, i: number, v: bigint): void {
+    const view = col.view();
+    view[i] = view[i]! + v;
+  }
+
+  /** Builds the profile. */
+  finish(): Profile {
+    if (this.header === undefined) {
+      throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'empty Rprof file: no header line', { file: this.file, line: 1, rule: 'Rprof files start with a header line' });
+    }
+    if (this.truncatedLines > 0) {
+      const f = this.firstTruncated!;
+      this.warnings.push({
+        code: 'PROFKIT_W_RPROF_TRUNCATED',
+        message: `${this.truncatedLines} trace line(s) end in a cut-off frame (first: line ${f.line}, ${f.why}); the cut-off part was dropped, the rest of each stack kept`,
+        detail: { file: this.file, line: f.line, lines: this.truncatedLines },
+      });
+    }
+    // Resolve raw frames to (function, line) in order of first appearance.
+    const fnKey = new Map<string, number>();
+    const fnName: string[] = [];
+    const fnFile: string[] = [];
+    const locKey = new Map<string, number>();
+    const locFn = new GrowableUint32();
+    const locLine = new GrowableFloat64();
+    const rawToLoc = new Uint32Array(this.rawKeys.length + 1);
+    for (let r = 0; r < this.rawKeys.length; r++) {
+      const k = this.rawKeys[r]!;
+      let pathIdx = k.path - 1;
+      if (pathIdx < 0 && this.resolveFiles) {
+        const seen = this.namePaths.get(k.name);
+        if (seen && seen.length === 1) pathIdx = seen[0]!;
+      }
+      const fk = k.name + ',' + pathIdx;
+      let fid = fnKey.get(fk);
+      if (fid === undefined) {
+        fid = fnName.length + 1;
+        fnKey.set(fk, fid);
+        fnName.push(this.names[k.name]!);
+        fnFile.push(pathIdx >= 0 ? this.paths[pathIdx]! : '');
+      }
+      const lk = fid + ',' + k.line;
+      let lid = locKey.get(lk);
+      if (lid === undefined) {
+        lid = locFn.length + 1;
+        locKey.set(lk, lid);
+        locFn.push(fid);
+        locLine.push(k.line);
+      }
+      rawToLoc[r + 1] = lid;
+    }
+    const stack = this.stackIds.finish();
+    for (let i = 0; i < stack.length; i++) stack[i] = rawToLoc[stack[i]!]!;
+    const nLoc = locFn.length;
+    const nFn = fnName.length;
+    const sampleTypes = { type: ['samples', 'time'], unit: ['count', 'nanoseconds'] };
+    const values = [this.counts.finish(), this.times.finish()];
+    if (this.anyMemory) {
+      sampleTypes.type.push('memory');
+      sampleTypes.unit.push('bytes');
+      values.push(this.mems.finish());
+    }
+    const extSamples: Record<string, Column> = { run: this.colRun.finish() };
+    if (this.anyGc) extSamples.gc = this.colGc.finish();
+    if (this.anyMemory && !this.aggregate) {
+      extSamples.small = this.colSmall.finish();
+      extSamples.big = this.colBig.finish();
+      extSamples.nodes = this.colNodes.finish();
+      extSamples.dups = this.colDups.finish();
+    }
+    const facts: Record<string, FactValue> = {
+      runs: this.runs.map((r) => ({ ...r })),
+      files: this.filesFact.map((f) => ({ ...f })),
+      aggregated: this.aggregate,
+    };
+    const first = this.runs[0]!;
+    const comments: string[] = [];
+    if (this.runs.some((r) => r.interval_us !== first.interval_us)) {
+      comments.push(`Rprof runs with different intervals: ${this.runs.map((r) => r.interval_us).join(', ')} microseconds`);
+    }
+    return createProfile({
+      sample_types: sampleTypes,
+      samples: {
+        value: values[0]!,
+        locations: { offsets: this.offsets.finish(), location_id: stack },
+        '.values': values,
+      },
+      locations: {
+        location_id: Uint32Array.from({ length: nLoc }, (_, i) => i + 1),
+        function_id: locFn.finish(),
+        line: locLine.finish(),
+      },
+      functions: {
+        function_id: Uint32Array.from({ length: nFn }, (_, i) => i + 1),
+        name: fnName,
+        system_name: fnName.slice(),
+        filename: fnFile,
+        start_line: new Float64Array(nFn),
+      },
+      '.profile': {
+        period_type: { type: 'cpu', unit: 'nanoseconds' },
+        period: BigInt(first.interval_us) * 1000n,
+        default_sample_type: 'time',
+        comments,
+      },
+      '.extensions': { [ADAPTER_NAME]: { facts, samples: extSamples } },
+    });
+  }
+}
+
+/**
+ * Memory allocated between the previous sample of the same run and this one, in bytes, exactly
+ * as R's `summaryRprof(memory = "both")` computes it: `8·max(0, Δsmall) + 8·max(0, Δbig) +
+ * max(0, Δnodes)` (vector cells are 8 bytes; R adds the node count as is). 0 for a run's first
+ * sample.
+ */
+export function memoryDelta(prev: { small: number; big: number; nodes: number } | undefined, cur: { small: number; big: number; nodes: number }): bigint {
+  if (!prev) return 0n;
+  const ds = Math.max(0, cur.small - prev.small);
+  const db = Math.max(0, cur.big - prev.big);
+  const dn = Math.max(0, cur.nodes - prev.nodes);
+  return BigInt(ds) * 8n + BigInt(db) * 8n + BigInt(dn);
+}
+
+export interface RprofReadResult {
+  profile: Profile;
+  warnings: Warning[];
+}
+
+/** Reads Rprof text from a stream of (already decompressed) chunks. */
+export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: RprofReadOptions = {}): Promise<RprofReadResult> {
+  const parser = new RprofParser(options);
+  const splitter = new LineSplitter({ line: (t, n) => parser.line(t, n) }, { file: options.fileName, maxLineLength: options.maxLineLength });
+  for await (const chunk of chunks as AsyncIterable<Uint8Array>) splitter.push(chunk);
+  splitter.end();
+  return { profile: parser.finish(), warnings: parser.warnings };
+}
+
+/** Reads a whole Rprof file from memory (gzip-compressed or not). */
+export function readRprofBytes(bytes: Uint8Array, options: RprofReadOptions = {}): RprofReadResult {
+  const data = isGzip(bytes) ? gunzipBounded(bytes, {}, options.fileName) : bytes;
+  const parser = new RprofParser(options);
+  const splitter = new LineSplitter({ line: (t, n) => parser.line(t, n) }, { file: options.fileName, maxLineLength: options.maxLineLength });
+  splitter.push(data);
+  splitter.end();
+  return { profile: parser.finish(), warnings: parser.warnings };
+}
+
+/** Reads Rprof through the adapter contract's `ReadInput` (streaming). */
+export async function readRprofInput(input: ReadInput, options: RprofReadOptions = {}): Promise<RprofReadResult> {
+  return readRprofChunks(input.chunks(), { fileName: input.fileName, ...options });
+}
+

@@ -1,0 +1,38 @@
+/**
+ * profkit-adapter-speedscope: an example third-party adapter for the speedscope JSON format
+ * (https://www.speedscope.app/file-format-schema.json). It uses only @profkit/core's public API.
+ *
+ * The default export is the adapter. The descriptor (name, formats, sniff) is tiny; the codec is
+ * imported lazily by `load()`, so listing formats or detecting other formats never loads it.
+ */
+
+import { defineAdapter } from '@profkit/core';
+import { sniffSpeedscope } from './sniff.js';
+
+export { sniffSpeedscope } from './sniff.js';
+export { readSpeedscope, speedscopeToProfile, parseSpeedscopeJson } from './read.js';
+export { writeSpeedscope, EXPORTER } from './write.js';
+export * from './file-format.js';
+
+export const speedscopeAdapter = defineAdapter({
+  name: 'speedscope',
+  packageName: 'profkit-adapter-speedscope',
+  version: '0.1.0',
+  description: 'speedscope JSON (sampled and evented profiles); example third-party adapter',
+  formats: [
+    {
+      id: 'speedscope',
+      title: 'speedscope JSON',
+      extensions: ['.speedscope.json'],
+      mediaTypes: ['application/json'],
+      binary: false,
+      read: true,
+      // The codec is lazy (`load`), so say explicitly that this format can be written.
+      write: true,
+    },
+  ],
+  sniff: sniffSpeedscope,
+  load: async () => (await import('./codec.js')).codec,
+});
+
+export default speedscopeAdapter;

@@ -1,0 +1,272 @@
+/**
+ * Rprof benchmark (issue 3). Subcommands:
+ *
+ *   node tools/bench/dist/rprof.js read [--lines 166000] [--runs 5]
+ *       Generates a realistic line-profiling Rprof file (deep stacks, several source files,
+ *       interleaved #File lines), then times: read → profile, read → pprof bytes (through the
+ *       registry with the pprof adapter), Rprof write, folded write, and R's summaryRprof on the
+ *       same file (when Rscript is installed).
+ *   node tools/bench/dist/rprof.js stream [--mb 1024] [--aggregate true|false]
+ *       Generates a file of about that size (streamed to disk) and reads it with the streaming
+ *       reader (`readChunks` → `readRprofChunks`), reporting time and peak RSS of the process.
+ *
+ * Numbers are printed as JSON lines; docs/performance.md ("Rprof") quotes them.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createRegistry, readChunks } from '@profkit/core';
+import pprofAdapter from '@profkit/pprof';
+import rprofAdapter, { readRprofBytes, readRprofChunks, writeFolded, writeRprofText } from '@profkit/rprof';
+
+/** Deterministic PRNG (mulberry32), so every run benchmarks the same file. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Fn {
+  name: string;
+  file: number; // 0 = no srcref (builtin / byte-compiled)
+  lines: number[];
+  callees: number[];
+}
+
+/**
+ * A synthetic R program: ~120 functions in 6 files plus builtins, a call graph with a few
+ * recursive helpers, so stacks are 5–60 frames deep like real R code under source()/lapply.
+ */
+function program(r: () => number): Fn[] {
+  const fns: Fn[] = [];
+  const builtins = ['c', 'paste0', 'vapply', 'lapply', 'FUN', 'unlist', 'do.call', 'tryCatch', 'tryCatchList', 'tryCatchOne', 'doTryCatch', 'eval', 'withVisible', '[[', '<Anonymous>', 'standardGeneric'];
+  for (const b of builtins) fns.push({ name: b, file: 0, lines: [], callees: [] });
+  const stems = ['fit', 'predict', 'prepare', 'load', 'check', 'render', 'summarise', 'transform', 'aggregate', 'plot'];
+  for (let i = 0; i < 110; i++) {
+    const file = 1 + (i % 6);
+    const start = 10 + Math.floor(r() * 400);
+    const lines = Array.from({ length: 3 + Math.floor(r() * 6) }, (_, k) => start + k * (1 + Math.floor(r() * 5)));
+    const name = i % 9 === 0 ? `pkg${i % 4}::${stems[i % stems.length]}_${i}` : i % 13 === 0 ? `obj$${stems[i % stems.length]}${i}` : `${stems[i % stems.length]}.step${i}`;
+    fns.push({ name, file, lines, callees: [] });
+  }
+  const nb = builtins.length;
+  for (let i = nb; i < fns.length; i++) {
+    const k = 1 + Math.floor(r() * 4);
+    for (let j = 0; j < k; j++) {
+      // call deeper functions mostly; builtins sometimes
+      const target = r() < 0.25 ? Math.floor(r() * nb) : Math.min(fns.length - 1, i + 1 + Math.floor(r() * 12));
+      fns[i]!.callees.push(target);
+    }
+  }
+  for (let i = 0; i < nb; i++) fns[i]!.callees.push(nb + Math.floor(r() * (fns.length - nb)));
+  return fns;
+}
+
+const FILES = ['R/model.R', 'R/data.R', 'R/utils.R', '~/project/analysis.R', '/usr/lib/R/site-library/pkg/R/core.R', 'R/plot.R'];
+
+/** Yields the file's text in pieces: header, then `lines` trace lines with #File lines interleaved. */
+function* generate(lines: number, seed = 42): Generator<string> {
+  const r = rng(seed);
+  const fns = program(r);
+  const nb = 16;
+  yield 'line profiling: sample.interval=20000\n';
+  const declared = new Map<number, number>();
+  const roots = [nb, nb + 1, nb + 2, nb + 3];
+  let prev: string | undefined;
+  for (let n = 0; n < lines; n++) {
+    if (prev !== undefined && r() < 0.35) {
+      // R's samples repeat while the program stays in the same place.
+      yield prev;
+      continue;
+    }
+    const depth = 5 + Math.floor(r() ** 2 * 55);
+    const stack: number[] = [roots[Math.floor(r() * roots.length)]!];
+    while (stack.length < depth) {
+      const f = fns[stack[stack.length - 1]!]!;
+      stack.push(f.callees[Math.floor(r() * f.callees.length)]!);
+    }
+    // Innermost first; srcref before a name = a line in that function.
+    let text = '';
+    let fileLines = '';
+    for (let k = stack.length - 1; k >= 0; k--) {
+      const f = fns[stack[k]!]!;
+      if (f.file !== 0 && (k < stack.length - 1 || r() < 0.5)) {
+        let no = declared.get(f.file);
+        if (no === undefined) {
+          no = declared.size + 1;
+          declared.set(f.file, no);
+          fileLines += `#File ${no}: ${FILES[f.file - 1]}\n`;
+        }
+        text += `${no}#${f.lines[Math.floor(r() * f.lines.length)]} `;
+      }
+      text += `"${f.name}" `;
+    }
+    prev = text + '\n';
+    yield fileLines + prev;
+  }
+}
+
+function writeGenerated(path: string, lines: number): void {
+  writeFileSync(path, Array.from(generate(lines)).join(''));
+}
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function time<T>(runs: number, f: () => Promise<T> | T): Promise<{ ms: number; all: number[]; last: T }> {
+  const all: number[] = [];
+  let last!: T;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    last = await f();
+    all.push(performance.now() - t0);
+  }
+  return { ms: median(all), all, last };
+}
+
+async function collect(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<number> {
+  if (data instanceof Uint8Array) return data.length;
+  let n = 0;
+  for await (const c of data) n += c.length;
+  return n;
+}
+
+function rTime(expr: string): number | undefined {
+  const r = spawnSync('Rscript', ['--vanilla', '-e', `t <- system.time(${expr}); cat(t[["elapsed"]])`], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  return Number(r.stdout.trim().split(/\s+/).pop()) * 1000;
+}
+
+async function benchRead(lines: number, runs: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
+  try {
+    const path = join(dir, 'line.out');
+    writeGenerated(path, lines);
+    const bytes = new Uint8Array(readFileSync(path));
+    const registry = createRegistry([rprofAdapter, pprofAdapter]);
+    const read = await time(runs, () => readRprofBytes(bytes));
+    const p = read.last.profile;
+    const viaRegistry = await time(runs, async () => {
+      const r = await registry.read(bytes, { fileName: 'line.out', format: 'rprof' });
+      const out = await registry.serialize(r.profile, { format: 'pprof' });
+      return collect(out.data);
+    });
+    const rprofOut = await time(runs, () => writeRprofText(p).then((r) => r.text.length));
+    const folded = await time(runs, () => writeFolded(p).text.length);
+    const result: Record<string, unknown> = {
+      bench: 'rprof-read',
+      file_bytes: statSync(path).size,
+      lines,
+      samples: p.samples.value.length,
+      functions: p.functions.function_id.length,
+      locations: p.locations.location_id.length,
+      frames: p.samples.locations.location_id.length,
+      read_ms: Math.round(read.ms),
+      read_plus_write_pprof_ms: Math.round(viaRegistry.ms),
+      pprof_bytes: viaRegistry.last,
+      write_rprof_ms: Math.round(rprofOut.ms),
+      write_folded_ms: Math.round(folded.ms),
+    };
+    const hasR = spawnSync('Rscript', ['--version']).status === 0;
+    if (hasR) {
+      const hide = rTime(`summaryRprof("${path}")`);
+      const show = rTime(`summaryRprof("${path}", lines = "show")`);
+      result.r_summaryRprof_ms = hide === undefined ? null : Math.round(hide);
+      result.r_summaryRprof_lines_show_ms = show === undefined ? null : Math.round(show);
+      const hasProfile = spawnSync('Rscript', ['--vanilla', '-e', 'quit(status = !requireNamespace("profile", quietly = TRUE))']).status === 0;
+      if (hasProfile) {
+        const rr = rTime(`profile::read_rprof("${path}")`);
+        result.r_profile_read_rprof_ms = rr === undefined ? null : Math.round(rr);
+      } else result.r_profile_read_rprof_ms = 'R package "profile" not installed';
+    } else result.r_summaryRprof_ms = 'Rscript not installed';
+    console.log(JSON.stringify(result));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function benchStream(mb: number, aggregate: boolean, keep: string | undefined): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
+  const path = keep ?? join(dir, 'big.out');
+  try {
+    let exists = false;
+    try {
+      exists = statSync(path).size > 0;
+    } catch {
+      exists = false;
+    }
+    if (!exists) {
+      // ~4.4 MB per 166,000 lines of the generator above; stream it to disk.
+      const target = mb * 1024 * 1024;
+      const ws = createWriteStream(path);
+      let written = 0;
+      let seed = 1;
+      // Blocks of 100,000 lines, each with its own header: like Rprof(append = TRUE) runs.
+      outer: for (;;) {
+        for (const piece of generate(100_000, seed++)) {
+          if (!ws.write(piece)) await new Promise<void>((ok) => ws.once("drain", () => ok()));
+          written += piece.length;
+          if (written >= target) break outer;
+        }
+      }
+      await new Promise<void>((ok, fail) => ws.end((e?: Error | null) => (e ? fail(e) : ok())));
+    }
+    const size = statSync(path).size;
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    const { profile, warnings } = await readRprofChunks(readChunks(path), { aggregate, fileName: path });
+    const ms = performance.now() - t0;
+    const ru = process.resourceUsage();
+    console.log(
+      JSON.stringify({
+        bench: 'rprof-stream',
+        aggregate,
+        file_bytes: size,
+        samples: profile.samples.value.length,
+        runs: (profile['.extensions'].rprof!.facts!.runs as unknown[]).length,
+        warnings: warnings.length,
+        ms: Math.round(ms),
+        mb_per_s: Math.round(size / 1048576 / (ms / 1000)),
+        rss_before_mb: Math.round(rss0 / 1048576),
+        peak_rss_mb: Math.round(ru.maxRSS / 1024),
+      }),
+    );
+  } finally {
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runRprofBench(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      lines: { type: 'string', default: '166000' },
+      runs: { type: 'string', default: '5' },
+      mb: { type: 'string', default: '1024' },
+      aggregate: { type: 'string', default: 'true' },
+      keep: { type: 'string' },
+    },
+  });
+  const cmd = positionals[0] ?? 'read';
+  if (cmd === 'read') await benchRead(Number(values.lines), Number(values.runs));
+  else if (cmd === 'stream') await benchStream(Number(values.mb), values.aggregate !== 'false', values.keep);
+  else throw new Error(`unknown rprof bench command ${cmd} (read | stream)`);
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  runRprofBench(process.argv.slice(2)).catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
