@@ -139,7 +139,9 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
   }
   try {
     const code = await run(argv, { stdout, stderr, cwd, signal: controller.signal, setVerbose: (v) => (verbose = v) });
-    return interrupted ? ExitCode.INTERRUPTED : code;
+    if (interrupted) return ExitCode.INTERRUPTED;
+    // An adapter command that returns nothing (or nonsense) succeeded.
+    return Number.isInteger(code) && code >= 0 && code <= 255 ? code : ExitCode.OK;
   } catch (e) {
     if (interrupted) {
       stderr.write(formatError(isProfkitError(e) ? e : new ProfkitError('PROFKIT_E_ABORTED', 'interrupted'), verbose));
@@ -242,8 +244,10 @@ async function run(argv: string[], io: RunIO): Promise<number> {
 }
 
 function strictParse(args: string[], command: string, options: Record<string, CommandOption>) {
-  for (const k of Object.keys(options)) {
+  const globalShorts = new Set(Object.values(GLOBAL_OPTIONS).map((o) => o.short).filter(Boolean));
+  for (const [k, o] of Object.entries(options)) {
     if (k in GLOBAL_OPTIONS) throw new ProfkitError(ErrorCodes.USAGE, `command ${command} redefines the global option --${k}`, { rule: 'command options' });
+    if (o.short && globalShorts.has(o.short)) throw new ProfkitError(ErrorCodes.USAGE, `command ${command} redefines the global option -${o.short}`, { rule: 'command options' });
   }
   try {
     return parseArgs({ args, options: toParseArgsOptions({ ...GLOBAL_OPTIONS, ...options }), strict: true, allowPositionals: true });

@@ -123,7 +123,8 @@ export function formatError(e: unknown, verbose: boolean): string {
     if (verbose) {
       for (const [k, v] of Object.entries(err.detail ?? {})) {
         if (v === undefined || k === 'file' || k === 'line' || k === 'offset') continue;
-        s += `  ${k}: ${typeof v === 'string' ? v : toJson(v, 0)}\n`;
+        const text = typeof v === 'string' ? v : toJson(v, 0);
+        s += `  ${k}: ${text.length > 1000 ? `${text.slice(0, 1000)}… (${text.length} characters)` : text}\n`;
       }
       let cause = (err as Error).cause;
       while (cause) {

@@ -134,6 +134,20 @@ describe('usage errors exit 2 with one line', () => {
     expect(expectOneLineError(r, 'PROFKIT_E_CONFIG')).toContain(`${join(dir, 'profkit.config.json')}:3: config file is not valid JSON`);
   });
 
+  it('refuses an adapter built for another adapter API version, naming it and where it was named', async () => {
+    const dir = project();
+    writeFileSync(
+      join(dir, 'future.mjs'),
+      "export default { apiVersion: 2, name: 'future', formats: [{ id: 'future', extensions: [], binary: false }], sniff: () => 0, read: async () => ({}) };\n",
+    );
+    writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ adapters: ['./future.mjs'] }));
+    const r = await run(['formats'], { cwd: dir });
+    expect(r.code).toBe(2);
+    const line = expectOneLineError(r, 'PROFKIT_E_ADAPTER_API');
+    expect(line).toContain(`adapter future targets adapter API 2; @profkit/core ${corePkg.version} supports 1; upgrade @profkit/core`);
+    expect(line).toContain(`./future.mjs named in ${join(dir, 'profkit.config.json')}`);
+  });
+
   it('names an --adapter specifier that cannot be found', async () => {
     const r = await run(['formats', '--adapter', './nowhere.mjs'], { cwd: project() });
     expect(r.code).toBe(2);
@@ -233,6 +247,19 @@ describe('info', () => {
     expect(r.stdout).toContain('functions   3');
     expect(r.stdout).toContain('comment     made by the lines test adapter');
     expect(r.stdout).toContain('lines files carry no time information');
+  });
+
+  it('shows the collection time, duration and time span when known', async () => {
+    const dir = project();
+    // 2023-11-14T22:13:20Z plus 2.5 s
+    writeFileSync(join(dir, 'timed.lines'), '# profkit-lines\ntime 1700000000000000000 2500000000\nmain 1\n');
+    const r = await run(['info', 'timed.lines'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('time        2023-11-14T22:13:20.000Z');
+    expect(r.stdout).toContain('duration    2.500 s');
+    expect(r.stdout).toContain('time span   2023-11-14T22:13:20.000Z .. 2023-11-14T22:13:22.500Z');
+    const j = JSON.parse((await run(['info', 'timed.lines', '--json'], { cwd: dir })).stdout);
+    expect(j).toMatchObject({ timeNanos: '1700000000000000000', durationNanos: '2500000000', timeSpan: { start: '2023-11-14T22:13:20.000Z', end: '2023-11-14T22:13:22.500Z' } });
   });
 
   it('has a JSON form with bigint totals as decimal strings, also from stdin', async () => {

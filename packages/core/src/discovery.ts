@@ -292,7 +292,9 @@ export interface LoadAdapterOptions {
 export async function loadAdapterModule(specifier: string, options: LoadAdapterOptions): Promise<{ values: unknown[]; resolved: string }> {
   const tried: string[] = [];
   let resolved: string | undefined;
-  for (const dir of options.fromDirs) {
+  // Paths are relative to where they were named; only package names fall back to other folders.
+  const isPath = specifier.startsWith('.') || specifier.startsWith('file:') || isAbsolute(specifier);
+  for (const dir of isPath ? options.fromDirs.slice(0, 1) : options.fromDirs) {
     tried.push(dir);
     try {
       resolved = resolveModule(specifier, dir);
@@ -473,7 +475,8 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
   }
 
   if (options.discover || config?.autoDiscover) {
-    const pj = findProjectPackageJson(config ? dirname(config.path) : cwd);
+    // --discover: the project around the working directory; autoDiscover: the config's project.
+    const pj = findProjectPackageJson(options.discover || !config ? cwd : dirname(config.path));
     if (!pj) {
       warnings.push({ code: 'PROFKIT_W_DISCOVER_NO_PACKAGE_JSON', message: `adapter discovery found no package.json from ${cwd} upwards` });
     } else {

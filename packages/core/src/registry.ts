@@ -13,7 +13,7 @@
  *   writer by format id or by the longest matching file extension, and writes atomically.
  */
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -401,7 +401,7 @@ export class Registry {
       ids.add(f.id);
       for (const e of this.entries) {
         if (toRemove.has(e)) continue;
-        if (e.adapter.formats.some((g) => g.id === f.id) || e.adapter.name === f.id) {
+        if (e.adapter.formats.some((g) => g.id === f.id)) {
           if (!options.override) throw clash(`duplicate format id "${f.id}"`, e, 'declares a format id already declared by');
           toRemove.add(e);
         }
@@ -565,7 +565,12 @@ export class Registry {
     let size: number | undefined;
     if (typeof source === 'string') {
       raw = await readHead(source, GZIP_HEAD_INPUT_BYTES);
-      size = raw.length < GZIP_HEAD_INPUT_BYTES ? raw.length : undefined;
+      try {
+        const st = statSync(source);
+        size = st.isFile() ? st.size : undefined;
+      } catch {
+        size = undefined;
+      }
     } else {
       raw = source;
       size = source.length;
@@ -621,7 +626,9 @@ export class Registry {
     let fileName: string;
     if (typeof source === 'string') {
       fileName = source;
-      if (source === '-') bytes = await readInput('-', limits);
+      // stdin and other non-seekable inputs (FIFOs, /dev/fd/N) cannot be read twice (head, then
+      // body): read them whole, bounded by maxInputBytes.
+      if (source === '-' || !isRegularFile(source)) bytes = await readInput(source, limits);
       else path = source;
     } else {
       bytes = source;
@@ -750,6 +757,14 @@ export class Registry {
       throw ioError(e, path, 'writing');
     }
     return { format: r.format, adapter: r.adapter, warnings: r.warnings };
+  }
+}
+
+function isRegularFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return true; // let the read report the real error (no such file, permission...)
   }
 }
 

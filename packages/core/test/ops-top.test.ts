@@ -88,6 +88,42 @@ describe('topTable', () => {
     }
   });
 
+  it('prints every value in one unit chosen like pprof selectOutputUnit, and trims small entries by default', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
+    const main = loc('main');
+    b.addSample([loc('x'), main], [430n * MS]);
+    b.addSample([loc('y'), main], [240_000n * MS]);
+    const p = b.build();
+    const all = topTable(p, { nodeFraction: 0 });
+    expect(all.outputUnit).toBe('s');
+    expect(formatTopTable(all).split('\n').slice(1)).toEqual([
+      '      240s 99.82% 99.82%       240s 99.82%  y',
+      '     0.43s  0.18%   100%      0.43s  0.18%  x',
+      '         0     0%   100%    240.43s   100%  main',
+      '',
+    ]);
+    // pprof's default -nodefraction=0.005: x (cum 0.43s < 1.2s) is dropped.
+    const trimmed = topTable(p);
+    expect(trimmed.entries.map((e) => e.name)).toEqual(['y', 'main']);
+    expect(trimmed.dropped).toBe(1);
+  });
+
+  it('marks inline entries from call edges, ignoring edges under edgeFraction', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const fn = (name: string) => b.internFunction({ name });
+    const main = b.internLocation({ functionId: fn('main') });
+    const inl = b.internLocation({ functionId: fn('helper'), inlinedInto: [{ functionId: fn('b') }] });
+    const helper = b.internLocation({ functionId: fn('helper'), line: 2 });
+    b.addSample([inl, main], [1]);
+    b.addSample([helper, b.internLocation({ functionId: fn('c') }), main], [10_000]);
+    const p = b.build();
+    const mark = (t: ReturnType<typeof topTable>) => t.entries.find((e) => e.name === 'helper')!.inline;
+    // b -> helper (inlined, weight 1) is under 0.001 of 10001: only the plain c -> helper edge counts.
+    expect(mark(topTable(p))).toBe('');
+    expect(mark(topTable(p, { edgeFraction: 0 }))).toBe('(partial-inline)');
+  });
+
   it('names frames without a function after their mapping, or <unknown>', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const m = b.internMapping({ filename: '/usr/lib/libfoo.so' });

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -314,6 +315,22 @@ describe('read and write', () => {
     expect(res2.profile.samples.value.length).toBe(50_000);
     expect(state.chunked).toBeGreaterThan(0);
     expect(state.loads).toBe(1);
+  });
+
+  it.skipIf(process.platform === 'win32')('reads non-seekable inputs (a FIFO) once, whole', async () => {
+    const { adapter } = stacksAdapter();
+    const r = createRegistry([adapter]);
+    const fifo = join(tmp, 'pipe.stacks');
+    execFileSync('mkfifo', [fifo]);
+    const writer = new Promise<void>((ok, fail) => {
+      const w = createWriteStream(fifo);
+      w.on('error', fail);
+      w.end(gzipSync('#stacks\nmain;work 3\nmain 2\n'), ok);
+    });
+    const res = await r.read(fifo);
+    await writer;
+    expect(res.gzipped).toBe(true);
+    expect(Array.from(res.profile.samples.value)).toEqual([3n, 2n]);
   });
 
   it('reads bytes in memory, gzip or not', async () => {

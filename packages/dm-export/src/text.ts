@@ -82,6 +82,8 @@ export function postgresScript(profile: Profile, options: PostgresScriptOptions 
       }
     }
     buf += 'COMMIT;\n';
+    // Planner statistics, so joins over freshly loaded tables get hash/merge plans.
+    buf += `ANALYZE ${tables.map((t) => q(t.table.name)).join(', ')};\n`;
     yield enc.encode(buf);
   }
   return { chunks: gen(), warnings };

@@ -36,8 +36,8 @@ if (missing) console.warn(`[dm-export] skipping the PostgreSQL interop tests: ${
 describe.skipIf(missing !== undefined)('PostgreSQL script on a real server', () => {
   let dir = '';
   let port = 0;
-  const asPg = (file: string, args: string[]) => (isRoot ? execFileSync('runuser', ['-u', pgUser!, '--', file, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }) : execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
-  const psql = (args: string[]) => execFileSync(psqlBin!, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-X', '-q', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+  const asPg = (file: string, args: string[]) => (isRoot ? execFileSync('runuser', ['-u', pgUser!, '--', file, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 90_000 }) : execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 90_000 }));
+  const psql = (args: string[]) => execFileSync(psqlBin!, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-X', '-q', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28, timeout: 60_000 });
   const query = (sql: string): string[][] =>
     psql(['-A', '-t', '-F', '\t', '-c', sql])
       .split('\n')

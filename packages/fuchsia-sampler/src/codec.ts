@@ -144,8 +144,22 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
   }
   const ext = p['.extensions'][ADAPTER_NAME];
   const facts = ext?.facts ?? {};
-  const unsampled = facts.unsampled === true;
-  const rate = typeof facts.sampling_rate === 'number' && facts.sampling_rate > 0 ? facts.sampling_rate : DEFAULT_SAMPLING_RATE;
+  // Without our extension (e.g. after a trip through pprof), our comments say the same.
+  const comments = p['.profile'].comments;
+  const weightComment = comments.map((c) => /^fuchsia-sampler: values unsampled with the Poisson weight 1\/\(1-exp\(-size\/([0-9.e+]+)\)\)$/.exec(c)).find((m) => m);
+  const nameComment = comments.map((c) => /^fuchsia-sampler: process (".*")$/.exec(c)).find((m) => m);
+  const unsampled = ext?.facts ? facts.unsampled === true : !!weightComment;
+  let rate = typeof facts.sampling_rate === 'number' ? facts.sampling_rate : weightComment ? Number(weightComment[1]) : DEFAULT_SAMPLING_RATE;
+  if (!(rate > 0) || !Number.isFinite(rate)) rate = DEFAULT_SAMPLING_RATE;
+  let commentName: string | undefined;
+  if (nameComment) {
+    try {
+      const v: unknown = JSON.parse(nameComment[1]!);
+      if (typeof v === 'string') commentName = v;
+    } catch {
+      commentName = undefined;
+    }
+  }
   const extAddr = ext?.samples?.address;
   const addrCol = extAddr instanceof BigUint64Array || extAddr instanceof BigInt64Array ? extAddr : undefined;
   const maxAlloc = options.maxAllocations ?? 10_000_000;
@@ -172,7 +186,7 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
     const limit = m.memory_limit[i]!;
     mm.executableSegments!.push({ startAddress: start, size: limit >= start ? limit - start : 0n, relativeAddress: m.file_offset[i]! });
   }
-  let name = typeof facts.process_name === 'string' ? facts.process_name : '';
+  let name = typeof facts.process_name === 'string' ? facts.process_name : commentName ?? '';
   while (Buffer.byteLength(name, 'utf8') > MAX_NAME_LEN) name = [...name].slice(0, -1).join('');
   const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: name, moduleMap: [...modules.values()] }];
 

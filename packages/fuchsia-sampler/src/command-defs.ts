@@ -29,6 +29,8 @@ export const commands: AdapterCommand[] = [
       'max-connections': { type: 'string', description: 'stop after N client connections ended', valueName: 'N' },
       timeout: { type: 'string', description: 'stop after S seconds', valueName: 'S' },
       peak: { type: 'boolean', description: 'add peak_allocated_objects/space sample types' },
+      'max-live': { type: 'string', description: 'live allocations kept per client before its events are ignored (default 1000000)', valueName: 'N' },
+      'max-stacks': { type: 'string', description: 'distinct stacks kept per client (default 100000)', valueName: 'N' },
       format: { type: 'string', description: 'profile format of the written files (default: by extension, pprof .pb.gz)', valueName: 'FMT' },
       extension: { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' },
     },

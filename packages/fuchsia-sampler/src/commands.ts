@@ -62,6 +62,8 @@ export async function serveCommand(ctx: CommandContext): Promise<number> {
         partialThreshold: num(ctx, 'partial-threshold', 0),
         partialIntervalMs: interval === undefined ? undefined : interval * 1000,
         maxClients: num(ctx, 'max-clients', 1),
+        maxLiveAllocations: num(ctx, 'max-live', 1),
+        maxStacks: num(ctx, 'max-stacks', 1),
         maxConnections: num(ctx, 'max-connections', 0),
         timeoutMs: timeout === undefined ? undefined : timeout * 1000,
         signal: ctx.signal,

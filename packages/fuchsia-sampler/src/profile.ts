@@ -61,6 +61,8 @@ export function buildProfile(s: Sampler, options: ProfileOptions = {}): Profile 
   const comments = unsample
     ? [`fuchsia-sampler: values unsampled with the Poisson weight 1/(1-exp(-size/${s.rate}))`]
     : ['fuchsia-sampler: raw sampled values (not unsampled)'];
+  // Facts that must survive formats without extensions (pprof keeps comments).
+  comments.push(`fuchsia-sampler: process ${JSON.stringify(s.processName)}`);
   const b = new ProfileBuilder({
     sampleTypes: types,
     facts: {

@@ -84,14 +84,16 @@ export interface Collector {
   done: Promise<CollectorSummary>;
   /** Stops: refuses new clients, ends open ones (writing their final profiles). */
   close(reason?: string): Promise<CollectorSummary>;
+  /** Live numbers: connected clients and events processed so far (ended and connected clients). */
+  stats(): { clients: number; events: number; files: number };
 }
 
 /** Per-client defaults: generous but finite. */
 export const DEFAULT_CLIENT_LIMITS = {
-  maxLiveAllocations: 2_000_000,
-  maxStacks: 200_000,
-  maxFrames: 8_000_000,
-  maxModuleSegments: 100_000,
+  maxLiveAllocations: 1_000_000,
+  maxStacks: 100_000,
+  maxFrames: 4_000_000,
+  maxModuleSegments: 10_000,
 };
 
 function sanitize(name: string): string {
@@ -159,8 +161,11 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       const file = `client#${this.id}`;
       this.reader = new RecordReader(file, { maxRecordBytes: options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES });
       this.session = new Session({
-        ...DEFAULT_CLIENT_LIMITS,
         ...options,
+        maxLiveAllocations: options.maxLiveAllocations ?? DEFAULT_CLIENT_LIMITS.maxLiveAllocations,
+        maxStacks: options.maxStacks ?? DEFAULT_CLIENT_LIMITS.maxStacks,
+        maxFrames: options.maxFrames ?? DEFAULT_CLIENT_LIMITS.maxFrames,
+        maxModuleSegments: options.maxModuleSegments ?? DEFAULT_CLIENT_LIMITS.maxModuleSegments,
         file,
         missingField: 'fatal',
         onProfile: (p) => {
@@ -286,5 +291,10 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     if (options.signal.aborted) void stop('aborted');
     else options.signal.addEventListener('abort', () => void stop('signal'), { once: true });
   }
-  return { address: bound, done, close: (reason = 'closed') => stop(reason) };
+  const stats = () => {
+    let events = summary.events;
+    for (const c of clients) events += c.session.sampler.events;
+    return { clients: clients.size, events, files: summary.files.length };
+  };
+  return { address: bound, done, close: (reason = 'closed') => stop(reason), stats };
 }

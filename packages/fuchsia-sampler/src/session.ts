@@ -47,7 +47,8 @@ export class Session {
 
   constructor(options: SessionOptions = {}) {
     this.opts = options;
-    this.sampler = new Sampler(options);
+    // The peak is measured in the same bytes the profile reports: weighted when unsampling.
+    this.sampler = new Sampler({ ...options, peakWeighted: options.peakWeighted ?? options.unsample ?? true });
     this.lastPartial = (options.now ?? Date.now)();
   }
 

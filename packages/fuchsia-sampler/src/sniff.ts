@@ -6,7 +6,7 @@
 import type { SniffHints, SniffResult } from '@profkit/core';
 
 const MAGIC = [0x46, 0x58, 0x53, 0x4d, 0x50, 0x52, 0x45, 0x43]; // "FXSMPREC"
-const JSONL_HINT = /^\s*\{\s*"(method|event)"\s*:\s*"(RecordAllocation|RecordDeallocation|SetProcessInfo|SetSharedSocket|socket_closed)"/;
+const JSONL_HINT = /^\{.*"(method|event)"\s*:\s*"(RecordAllocation|RecordDeallocation|SetProcessInfo|SetSharedSocket|socket_closed)"/;
 
 export function sniff(head: Uint8Array, hints: SniffHints): SniffResult {
   if (head.length >= 8 && MAGIC.every((b, i) => head[i] === b)) return { score: 1, format: 'fuchsia-sampler', reason: 'magic FXSMPREC' };

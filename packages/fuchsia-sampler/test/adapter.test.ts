@@ -31,6 +31,8 @@ describe('sniff and detection', () => {
     const jl = readFileSync(fixture('upstream-example.fsrec.jsonl'));
     expect(fuchsiaSampler.sniff(jl, {})).toMatchObject({ format: 'fuchsia-sampler-jsonl' });
     expect(fuchsiaSampler.sniff(enc.encode('{"name":"x"}\n'), {})).toBe(0);
+    expect(fuchsiaSampler.sniff(enc.encode('{"address":"0x1","method":"RecordDeallocation"}\n'), {})).toMatchObject({ format: 'fuchsia-sampler-jsonl' });
+    expect(fuchsiaSampler.sniff(enc.encode('{"name":"x"}\n'), { fileName: 'a.fsrec.jsonl' })).toMatchObject({ score: 0.3 });
     expect(fuchsiaSampler.sniff(Uint8Array.of(0x0a, 0x04, 0x08, 0x01), {})).toBe(0);
     expect(fuchsiaSampler.sniff(enc.encode('FXSMPRE'), {})).toBe(0);
   });

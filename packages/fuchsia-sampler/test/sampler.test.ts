@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mappingRows, locationRows, sampleRows, type Profile } from '@profkit/core';
+import { assertValid, mappingRows, locationRows, sampleRows, type Profile } from '@profkit/core';
 import {
   buildProfile,
   callsToJsonl,
@@ -42,6 +42,7 @@ function run(calls: SamplerCall[], unsample: boolean): Profile {
   const bytes = callsToRecording(calls);
   const r = replayRecording(bytes, { unsample, file: 'example.fsrec' });
   expect(r.profiles.length).toBe(1);
+  assertValid(r.profiles[0]!.profile, 'example.fsrec');
   return r.profiles[0]!.profile;
 }
 
@@ -209,6 +210,7 @@ describe('state machine semantics', () => {
     s.apply({ method: 'RecordAllocation', address: 4n, stackTrace: st(4), size: 10n }); // 160
     expect(s.peak).toEqual({ eventIndex: 3, bytes: 350, objects: 2 });
     const p = buildProfile(s, { unsample: false, peak: true });
+    assertValid(p);
     expect(p.sample_types.type.slice(6)).toEqual(['peak_allocated_objects', 'peak_allocated_space']);
     const peak = samplesOf(p).filter((x) => x.values[6]! > 0n);
     expect(peak).toEqual([
@@ -216,6 +218,15 @@ describe('state machine semantics', () => {
       { stack: [3n], values: [0n, 0n, 0n, 0n, 0n, 0n, 1n, 150n] },
     ]);
     expect(p['.extensions']['fuchsia-sampler']!.facts!.peak_live_bytes).toBe(350n);
+    // Through a recording: raw reading measures the peak in raw bytes, unsampled in weighted bytes.
+    const calls: SamplerCall[] = [
+      { method: 'RecordAllocation', address: 1n, stackTrace: st(1), size: 100n },
+      { method: 'RecordAllocation', address: 2n, stackTrace: st(2), size: 200n },
+    ];
+    const raw = replayRecording(callsToRecording(calls), { unsample: false }).profiles[0]!.profile;
+    expect(raw['.extensions']['fuchsia-sampler']!.facts!.peak_live_bytes).toBe(300n);
+    const weighted = replayRecording(callsToRecording(calls)).profiles[0]!.profile;
+    expect(weighted['.extensions']['fuchsia-sampler']!.facts!.peak_live_bytes).toBe(roundHalfAway(100 * poissonWeight(100) + 200 * poissonWeight(200)));
   });
   it('tolerates frames outside every mapping and zero frame addresses (dense ids keep the profile valid)', () => {
     const s = new Sampler();
@@ -226,6 +237,7 @@ describe('state machine semantics', () => {
     expect(f.zero_frame_addresses).toBe(1);
     expect(f.frames_outside_mappings).toBe(2);
     expect([...p.locations.location_id].every((id) => id > 0)).toBe(true);
+    assertValid(p);
   });
   it('skips incomplete segments and counts them', () => {
     const s = new Sampler();
@@ -276,6 +288,7 @@ describe('partial and final profiles (spec §2.8)', () => {
       ['partial', 6],
       ['final', 7],
     ]);
+    for (const x of r.profiles) assertValid(x.profile);
     const [p1, p2, fin] = r.profiles.map((x) => samplesOf(x.profile));
     expect(p1).toEqual([
       { stack: [1n], values: [1n, 10n, 1n, 10n, 0n, 0n] },

@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assertValid, createRegistry, locationRows, mappingRows, sampleRows, type CommandContext, type Profile } from '@profkit/core';
@@ -108,6 +109,20 @@ describe('live collector over loopback TCP', () => {
     }
   });
 
+  it('the time trigger: a partial profile once the interval has passed since the last one', async () => {
+    // A clock that advances 400 ms per reading: the session reads it once at start and once after
+    // each event, so the 1000 ms interval has passed after the third event, whatever the timing.
+    let readings = 0;
+    const col = await startCollector(base({ maxConnections: 1, partialThreshold: 0, partialIntervalMs: 1000, now: () => 400 * readings++ }));
+    const c = await connectSampler(col.address);
+    await c.send({ method: 'SetProcessInfo', processName: 'timed' });
+    await c.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x10), size: 5n });
+    await c.send({ method: 'RecordAllocation', address: 2n, stackTrace: st(0x20), size: 6n });
+    await c.close();
+    const s = await col.done;
+    expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['timed_final_0.pb.gz', 'timed_partial_3.pb.gz']);
+  });
+
   it('bounded memory per client: an oversize record or too many live allocations are contained', async () => {
     const col = await startCollector(base({ maxConnections: 2, maxRecordBytes: 1024, maxLiveAllocations: 50 }));
     const big = await connectSampler(col.address);
@@ -132,7 +147,8 @@ describe('live collector over loopback TCP', () => {
     await c.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x1234), size: 77n });
     await c.flush();
     // Wait until the collector has seen both events.
-    await new Promise((r) => setTimeout(r, 100));
+    while (col.stats().events < 2) await new Promise((r) => setTimeout(r, 10));
+    expect(col.stats().clients).toBe(1);
     ac.abort();
     const s = await col.done;
     expect(s.reason).toBe('signal');
@@ -156,8 +172,27 @@ describe('live collector over loopback TCP', () => {
     expect(p.samples.value.length).toBe(1);
   });
 
+  it('a missing required field ends that client (as upstream) and its final profile is written', async () => {
+    const col = await startCollector(base({ maxConnections: 2 }));
+    const bad = await connectSampler(col.address);
+    await bad.send({ method: 'SetProcessInfo', processName: 'nofield' });
+    await bad.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x10), size: 5n });
+    await bad.send({ method: 'RecordAllocation', address: 2n, stackTrace: st(0x10) }); // no size
+    await bad.send({ method: 'RecordAllocation', address: 3n, stackTrace: st(0x10), size: 5n });
+    await bad.flush();
+    const good = await connectSampler(col.address);
+    for (const call of workload('fine', 10, 1)) await good.send(call);
+    await good.close();
+    await bad.close().catch(() => {});
+    const s = await col.done;
+    expect(s.errors.some((e) => /PROFKIT_E_FUCHSIA_MISSING_FIELD/.test(e) && /size/.test(e))).toBe(true);
+    const p = await readOut(join(s.files[0]!, '..', 'nofield_final_0.pb.gz'));
+    expect(p.samples.value.length).toBe(1); // the record after the bad one was not applied
+    expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['fine_final_0.pb.gz', 'nofield_final_0.pb.gz']);
+  });
+
   it('refuses clients beyond maxClients and stops after its timeout', async () => {
-    const col = await startCollector(base({ maxClients: 1, timeoutMs: 300 }));
+    const col = await startCollector(base({ maxClients: 1, timeoutMs: 1000 }));
     const a = await connectSampler(col.address);
     const b = await connectSampler(col.address);
     const s = await col.done;
@@ -261,15 +296,41 @@ describe('adapter commands (called with a built context)', () => {
   });
 });
 
-const goref = process.env.PROFKIT_GOREF ?? '/tmp/goref/goref';
-describe.skipIf(!existsSync(goref))('interop: Go pprof reads the collector output (goref)', () => {
-  if (!existsSync(goref)) console.warn(`skipping goref interop: ${goref} not found (needs golang-go golang-github-google-pprof-dev, /work/shared/tools/goref/build.sh)`);
+// The Go pprof oracle (goref): PROFKIT_GOREF, or built from the shared tools with go.
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const sharedDir = process.env.PROFKIT_SHARED ?? join(repoRoot, '..', 'shared');
+const gorefBuild = join(sharedDir, 'tools', 'goref', 'build.sh');
+const hasGo = spawnSync('sh', ['-c', 'command -v go'], { stdio: 'ignore' }).status === 0;
+const gorefMissing = process.env.PROFKIT_GOREF
+  ? existsSync(process.env.PROFKIT_GOREF)
+    ? undefined
+    : `PROFKIT_GOREF=${process.env.PROFKIT_GOREF} does not exist`
+  : !hasGo
+    ? 'go is not installed (apt-get install -y golang-go golang-github-google-pprof-dev)'
+    : !existsSync('/usr/share/gocode/src/github.com/google/pprof/profile')
+      ? 'google/pprof sources are absent (apt-get install -y golang-github-google-pprof-dev)'
+      : !existsSync(gorefBuild)
+        ? `${gorefBuild} is absent`
+        : undefined;
+function gorefPath(): string {
+  if (process.env.PROFKIT_GOREF) return process.env.PROFKIT_GOREF;
+  const dir = join(repoRoot, 'node_modules', '.cache', 'profkit-goref-fuchsia');
+  const out = join(dir, 'goref');
+  if (!existsSync(out)) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync(gorefBuild, [out], { env: { ...process.env, GOCACHE: join(dir, 'gocache') }, stdio: 'pipe' });
+  }
+  return out;
+}
+describe.skipIf(gorefMissing !== undefined)('interop: Go pprof reads the collector output (goref)', () => {
+  if (gorefMissing) console.warn(`skipping goref interop: ${gorefMissing}`);
   it('goref check accepts the written profiles and sees the six sample types and build ids', async () => {
     const col = await startCollector(base({ maxConnections: 1, partialThreshold: 4 }));
     const c = await connectSampler(col.address);
     for (const call of workload('gocheck', 40, 9)) await c.send(call);
     await c.close();
     const s = await col.done;
+    const goref = gorefPath();
     for (const f of s.files) execFileSync(goref, ['check', f], { stdio: 'pipe' });
     const dump = JSON.parse(execFileSync(goref, ['dump', s.files.at(-1)!], { encoding: 'utf8' }));
     const text = JSON.stringify(dump);

@@ -100,6 +100,14 @@ describe('spec test vectors decode and encode byte-exact (§4.12)', () => {
     const ms = decodeChannelMessage(sock);
     expect(ms.kind === 'call' && ms.call.method).toBe('SetSharedSocket');
   });
+  it('gen-1 SetProcessInfo: strict header, the same table body as gen 2', () => {
+    const g1 = encodeChannelMessage(processInfo, { generation: 1 });
+    expect(g1[6]).toBe(0);
+    expect(g1.subarray(16)).toEqual(Cv.subarray(16));
+    const m = decodeChannelMessage(g1);
+    expect(m.kind === 'call' && [m.generation, m.flexible]).toEqual([1, false]);
+    expect(m.kind === 'call' && m.call).toEqual(processInfo);
+  });
   it('ignores unknown flexible methods but rejects unknown strict ones', () => {
     const unknown = patch64(B, 8, 0x1234n);
     expect(decodeChannelMessage(unknown)).toEqual({ kind: 'unknown-method', ordinal: 0x1234n, flexible: true });
@@ -210,8 +218,8 @@ describe('malformed messages give typed errors with offsets (§4.12 negative cas
     expect(e.message).toMatch(/VMO/);
   });
   it('gen-1 body with the flexible flag (or vice versa) fails structurally', () => {
-    expect(() => decodeChannelMessage(patch8(A, 6, 0x80))).toThrow();
-    expect(() => decodeChannelMessage(patch8(B, 6, 0))).toThrow();
+    expect(expectError(() => decodeChannelMessage(patch8(A, 6, 0x80)), C.HEADER).message).toMatch(/generation-1 struct body/);
+    expect(expectError(() => decodeChannelMessage(patch8(B, 6, 0)), C.HEADER).message).toMatch(/generation-2 table body/);
   });
   it('malformed persisted datagrams', () => {
     expectError(() => decodeDatagram(patch8(D, 1, 2)), C.HEADER);

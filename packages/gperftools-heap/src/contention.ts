@@ -3,12 +3,13 @@
  * `--- contention:` with `key = value` attributes and `<delay_cycles> <count> @ <addrs>` rows.
  */
 
-import { LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
+import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
-import { clip } from './heap.js';
-import { Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt0, parseInt10, truncToInt64 } from './text.js';
+import { checkDigitRuns, clip, matchRow } from './heap.js';
+import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
 
 const contentionSampleRE = /(\d+) *(\d+) @([ x0-9a-f]*)/;
+const contentionSampleAnchoredRE = /^(\d+) *(\d+) @([ x0-9a-f]*)/;
 
 export interface ContentionParse {
   profile: LProfile;
@@ -73,14 +74,15 @@ export function parseContention(lines: string[], lineBase = 0): ContentionParse 
         throw new Unrecognized(`contention attribute ${key}`);
     }
   }
-  const locs = new LocationTable(p);
+  const locs = new HexLocationTable(p);
   const raw: [bigint, bigint][] = [];
   for (; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line.startsWith('---')) break;
     if (isSpaceOrComment(line)) continue;
     const lineNo = lineBase + i + 1;
-    const sd = contentionSampleRE.exec(line);
+    checkDigitRuns(line, lineNo);
+    const sd = matchRow(line, contentionSampleAnchoredRE, contentionSampleRE);
     if (!sd) throw parseError(`malformed contention row "${clip(line)}"`, { line: lineNo, rule: 'contention rows are "<delay_cycles> <count> @ <addresses>"' });
     let v1 = parseInt10(sd[1]!);
     let v2 = parseInt10(sd[2]!);
@@ -93,8 +95,7 @@ export function parseContention(lines: string[], lineBase = 0): ContentionParse 
       }
       v2 = BigInt.asIntN(64, v2 * p.period);
     }
-    const addrs = parseHexAddresses(sd[3]!, { line: lineNo });
-    p.samples.push({ values: [v2, v1], locs: addrs.map((a) => locs.get(dec(a))) });
+    p.samples.push({ values: [v2, v1], locs: decrementedLocations(sd[3]!, locs, { line: lineNo }) });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));

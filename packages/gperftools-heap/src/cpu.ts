@@ -47,9 +47,28 @@ export function parseCpu(bytes: Uint8Array, options: CpuOptions = {}): CpuParse 
     int64(period * 1000n),
   );
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const word = (v: DataView, o: number, wf: typeof f) => (wf.size === 4 ? BigInt(v.getUint32(o, wf.littleEndian)) : v.getBigUint64(o, wf.littleEndian));
+  const le = f.littleEndian;
+  const word = (o: number): bigint => (f.size === 4 ? BigInt(view.getUint32(o, le)) : view.getBigUint64(o, le));
+  // A slot as a JS number when it is below 2^53 (the common case), else -1: this keeps the hot
+  // loop free of BigInt allocations; BigInt is made once per distinct address.
+  const small = (o: number): number => {
+    if (f.size === 4) return view.getUint32(o, le);
+    const lo = view.getUint32(le ? o : o + 4, le);
+    const hi = view.getUint32(le ? o + 4 : o, le);
+    return hi < 0x200000 ? hi * 4294967296 + lo : -1;
+  };
   const adjust = !header.java;
-  const locs = new Map<bigint, LLocation>();
+  // Keys: the (adjusted) address as a number when below 2^53, else as a bigint.
+  const locs = new Map<number | bigint, LLocation>();
+  const intern = (key: number | bigint, addr: () => bigint): LLocation => {
+    let loc = locs.get(key);
+    if (!loc) {
+      loc = { id: 0, address: addr(), mapping: undefined, line: undefined };
+      locs.set(key, loc);
+      p.locations.push(loc);
+    }
+    return loc;
+  };
   let off = 5 * f.size;
   let trailer = false;
   let records = 0;
@@ -58,43 +77,41 @@ export function parseCpu(bytes: Uint8Array, options: CpuOptions = {}): CpuParse 
     if (bytes.length - off < 2 * f.size) {
       throw parseError(`record header at byte ${off} is cut short: ${bytes.length - off} bytes left, ${2 * f.size} needed`, { offset: off, rule: 'records are count, depth, pcs…' }, ErrorCodes.TRUNCATED);
     }
-    const count = word(view, off, f);
-    const nstk = word(view, off + f.size, f);
     const recordStart = off;
-    off += 2 * f.size;
-    const left = BigInt(bytes.length - off);
-    if (nstk * BigInt(f.size) > left) {
-      throw parseError(`record at byte ${recordStart} has depth ${nstk} but only ${left} bytes remain`, { offset: recordStart, rule: 'a record holds depth pcs' }, ErrorCodes.TRUNCATED);
+    const nSmall = small(off + f.size);
+    const left = bytes.length - off - 2 * f.size;
+    if (nSmall < 0 || nSmall * f.size > left) {
+      throw parseError(`record at byte ${recordStart} has depth ${word(off + f.size)} but only ${left} bytes remain`, { offset: recordStart, rule: 'a record holds depth pcs' }, ErrorCodes.TRUNCATED);
     }
-    const n = Number(nstk);
-    const addrs: bigint[] = new Array(n);
-    for (let i = 0; i < n; i++) addrs[i] = word(view, off + i * f.size, f);
-    off += n * f.size;
-    if (count === 0n && n === 1 && addrs[0] === 0n) {
+    const n = nSmall;
+    const countSmall = small(off);
+    off += 2 * f.size;
+    if (countSmall === 0 && n === 1 && small(off) === 0) {
+      off += f.size;
       trailer = true;
       break;
     }
     if (++records > maxRecords) {
       throw parseError(`more than ${maxRecords} records`, { offset: recordStart, rule: 'record limit', option: 'maxRecords' }, ErrorCodes.LIMIT);
     }
-    const sloc: LLocation[] = [];
+    const sloc: LLocation[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      const addr = adjust && i > 0 ? dec(addrs[i]!) : addrs[i]!;
-      let loc = locs.get(addr);
-      if (!loc) {
-        loc = { id: 0, address: addr, mapping: undefined, line: undefined };
-        locs.set(addr, loc);
-        p.locations.push(loc);
+      const o = off + i * f.size;
+      const a = small(o);
+      if (adjust && i > 0) {
+        sloc[i] = a > 0 ? intern(a - 1, () => BigInt(a - 1)) : intern(canon(dec(word(o))), () => dec(word(o)));
+      } else {
+        sloc[i] = a >= 0 ? intern(a, () => BigInt(a)) : intern(canon(word(o)), () => word(o));
       }
-      sloc.push(loc);
     }
-    const c = int64(count);
-    p.samples.push({ values: [c, int64(c * p.period)], locs: sloc });
+    off += n * f.size;
+    const c = BigInt.asIntN(64, countSmall >= 0 ? BigInt(countSmall) : word(recordStart));
+    p.samples.push({ values: [c, BigInt.asIntN(64, c * p.period)], locs: sloc });
   }
   const textOffset = off;
   const text = trailer ? new TextDecoder().decode(bytes.subarray(off)) : '';
   if (header.java) {
-    parseJavaLocations(text, locs, p);
+    parseJavaLocations(text, new Map(p.locations.map((l) => [l.address, l])), p);
     for (const l of p.locations) l.address = 0n;
   } else {
     if (!options.keepSignalFrames) removeSignalFrames(p);
@@ -102,6 +119,12 @@ export function parseCpu(bytes: Uint8Array, options: CpuOptions = {}): CpuParse 
     cleanupDuplicateLocations(p);
   }
   return { profile: p, header, trailer, textOffset, records };
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** The map key of an address: a number below 2^53, else the bigint. */
+function canon(a: bigint): number | bigint {
+  return a <= MAX_SAFE ? Number(a) : a;
 }
 
 /**

@@ -3,12 +3,30 @@
  * `heap/2R` (old v1 and Go's legacy heap), `growth`/`growthz`, `fragmentation[z]`.
  */
 
-import { LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
+import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
-import { Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt10, truncToInt64 } from './text.js';
+import { Unrecognized, decrementedLocations, hasLongDigitRun, isSpaceOrComment, parseError, parseInt10, truncToInt64 } from './text.js';
 
 const heapHeaderRE = /heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)\/?(\d*)/;
 const heapSampleRE = /(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)/;
+const heapSampleAnchoredRE = /^(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)/;
+
+/**
+ * Runs a row regexp in linear time: first anchored at the line start (how every producer writes
+ * rows), then, for short lines only, unanchored as google/pprof does (RE2 is linear; a
+ * backtracking engine is not, so long junk lines are not searched).
+ */
+export function matchRow(line: string, anchored: RegExp, unanchored: RegExp): RegExpExecArray | null {
+  return anchored.exec(line) ?? (line.length <= MAX_SEARCH_LINE ? unanchored.exec(line) : null);
+}
+export const MAX_SEARCH_LINE = 4096;
+
+/** Numbers in these formats have at most 20 digits; longer digit runs are refused up front. */
+export function checkDigitRuns(line: string, lineNo: number): void {
+  if (hasLongDigitRun(line)) {
+    throw parseError(`a number of 64 or more digits on this line cannot be an int64 or an address`, { line: lineNo, rule: 'numbers fit in 64 bits' });
+  }
+}
 const growthHeaderRE = /heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ growthz?/;
 const fragmentationHeaderRE = /heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ fragmentationz?/;
 
@@ -105,7 +123,7 @@ export function parseHeap(lines: string[], lineBase = 0): HeapParse {
         { type: 'space', unit: 'bytes' },
       ];
 
-  const locs = new LocationTable(p);
+  const locs = new HexLocationTable(p);
   const raw: [bigint, bigint, bigint, bigint][] = [];
   let i = 1;
   for (; i < lines.length; i++) {
@@ -113,7 +131,8 @@ export function parseHeap(lines: string[], lineBase = 0): HeapParse {
     if (isSpaceOrComment(line)) continue;
     if (isMemoryMapSentinel(line)) break;
     const lineNo = lineBase + i + 1;
-    const sd = heapSampleRE.exec(line);
+    checkDigitRuns(line, lineNo);
+    const sd = matchRow(line, heapSampleAnchoredRE, heapSampleRE);
     if (!sd) {
       throw parseError(`unexpected number of sample values: got 0, want 6 (heap row "${clip(line)}")`, {
         line: lineNo,
@@ -140,8 +159,7 @@ export function parseHeap(lines: string[], lineBase = 0): HeapParse {
     };
     if (hasAlloc) addValues(nums[2]!, nums[3]!, 'allocation');
     addValues(nums[0]!, nums[1]!, 'inuse');
-    const addrs = parseHexAddresses(sd[5]!, { line: lineNo });
-    p.samples.push({ values, locs: addrs.map((a) => locs.get(dec(a))), bytes: blocksize });
+    p.samples.push({ values, locs: decrementedLocations(sd[5]!, locs, { line: lineNo }), bytes: blocksize });
     raw.push([nums[0]!, nums[1]!, nums[2]!, nums[3]!]);
   }
   // parseAdditionalSections: skip to the memory map sentinel, then parse the rest as mappings.

@@ -10,10 +10,10 @@
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
 import { sniff } from './sniff.js';
 
-export { sniff } from './sniff.js';
+export { sniff as sniffGperftools } from './sniff.js';
 export { ADAPTER_NAME, FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD, LEGACY_FORMATS, readLegacy } from './read.js';
 export type { LegacyFormat, LegacyReadOptions, LegacyReadResult } from './read.js';
-export { writeHeapText, writeCpuProfile, formatMappedLibraries, formatMapsLine, formatCountsAndSizes, locationAddresses } from './write.js';
+export { writeHeapText, writeCpuProfile, lossWarnings, formatMappedLibraries, formatMapsLine, formatCountsAndSizes, locationAddresses } from './write.js';
 export type { HeapKind, HeapWriteOptions, CpuWriteOptions } from './write.js';
 export { detectCpuHeader, WORD_FORMATS } from './cpu-header.js';
 export type { CpuHeader, WordFormat } from './cpu-header.js';

@@ -6,12 +6,14 @@
 
 import { type LFunction, type LLocation, type LProfile, newLProfile, remapFunctionIDs, remapLocationIDs } from './legacy-model.js';
 import { remapMappingIDs } from './mappings.js';
-import { scaleHeapSample, clip } from './heap.js';
+import { MAX_SEARCH_LINE, checkDigitRuns, scaleHeapSample, clip } from './heap.js';
 import { Unrecognized, parseError, parseHexAddresses, parseInt0 } from './text.js';
 
 const attributeRx = /([A-Za-z0-9_ ]+)=([A-Za-z0-9_ ]+)/;
-const javaSampleRx = / *(\d+) +(\d+) +@ +([ x0-9a-f]*)/;
-const javaLocationRx = /^[\t\n\f\r ]*0x([0-9A-Fa-f]+)[\t\n\f\r ]+(.*?)[\t\n\f\r ]*$/;
+// google/pprof's leading ` *` is dropped: it changes neither whether nor what the groups match.
+const javaSampleRx = /(\d+) +(\d+) +@ +([ x0-9a-f]*)/;
+// Lines are trimmed first, so google/pprof's trailing `\s*$` can only match the empty string.
+const javaLocationRx = /^[\t\n\f\r ]*0x([0-9A-Fa-f]+)[\t\n\f\r ]+(.*)$/;
 const javaLocationFileLineRx = /^(.*)[\t\n\f\r ]+\((.+):(-?[0-9]+)\)$/;
 const javaLocationPathRx = /^(.*)[\t\n\f\r ]+\((.*)\)$/;
 const JAVA_HEAPZ_SAMPLING_RATE = 524288n;
@@ -52,7 +54,7 @@ export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfil
     const line = rawLine.trim();
     pos = begin;
     if (line !== '') {
-      const h = attributeRx.exec(line);
+      const h = line.includes('=') && line.length <= MAX_SEARCH_LINE ? attributeRx.exec(line) : null;
       if (!h) break;
       const attr = h[1]!.trim();
       const value = h[2]!.trim();
@@ -99,6 +101,7 @@ export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfil
     const line = rawLine.trim();
     pos = begin;
     if (line !== '') {
+      checkDigitRuns(line, where(begin));
       const sm = javaSampleRx.exec(line);
       if (!sm) break;
       const addrs = parseHexAddresses(sm[3]!, { line: where(begin) });
@@ -160,12 +163,14 @@ export function parseJavaLocations(text: string, locs: Map<bigint, LLocation>, p
     let lineNo = 0;
     const body = jloc[2]!;
     let m: RegExpExecArray | null;
-    if ((m = javaLocationFileLineRx.exec(body))) {
+    // Frame texts longer than MAX_SEARCH_LINE are taken whole as the function name (linear time).
+    const short = body.length <= MAX_SEARCH_LINE;
+    if (short && (m = javaLocationFileLineRx.exec(body))) {
       lineFunc = m[1]!;
       lineFile = m[2]!;
       const n = Number(m[3]);
       if (Number.isSafeInteger(n) && n > 0) lineNo = n;
-    } else if ((m = javaLocationPathRx.exec(body))) {
+    } else if (short && (m = javaLocationPathRx.exec(body))) {
       lineFunc = m[1]!;
       lineFile = goBase(m[2]!);
     } else if (body.includes('generated stub/JIT')) {

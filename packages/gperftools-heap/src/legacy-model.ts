@@ -71,6 +71,29 @@ export class LocationTable {
   }
 }
 
+/**
+ * Interns locations of formats that decrement every frame (heap, contention, Go counts) straight
+ * from the `0x…` text, keyed by the normalized hex string: no BigInt per frame, one per location.
+ */
+export class HexLocationTable {
+  private readonly byHex = new Map<string, LLocation>();
+  constructor(private readonly p: LProfile) {}
+  /** The location of `addr - 1` for the `0x…` token `tok`; undefined if it exceeds 64 bits. */
+  getDecremented(tok: string): LLocation | undefined {
+    let i = 2;
+    while (i < tok.length - 1 && tok.charCodeAt(i) === 48) i++;
+    const key = i === 2 ? tok : tok.slice(i);
+    let loc = this.byHex.get(key);
+    if (!loc) {
+      if (tok.length - i > 16) return undefined;
+      loc = { id: 0, address: dec(BigInt(i === 2 ? tok : '0x' + key)), mapping: undefined, line: undefined };
+      this.byHex.set(key, loc);
+      this.p.locations.push(loc);
+    }
+    return loc;
+  }
+}
+
 const UINT64_MASK = (1n << 64n) - 1n;
 
 /** `addr - 1` with Go's uint64 wrap-around. */

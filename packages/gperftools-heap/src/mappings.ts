@@ -25,6 +25,8 @@ const procMapsRE = new RegExp(`^${cHexRange}${cPerm}${cSpaceHex}${hexPair}${spac
 const briefMapsRE = new RegExp(`^${cHexRange}${cPerm}${cSpaceString}${cSpaceAtOffset}${cSpaceHex}`);
 const logInfoRE = /^[^[\]]+:[0-9]+\][\t\n\f\r ]/;
 
+export const MAX_MAPPING_LINE = 8192;
+
 export const MEMORY_MAP_SENTINELS = ['--- Memory map: ---', 'MAPPED_LIBRARIES:'] as const;
 
 export function isMemoryMapSentinel(line: string): boolean {
@@ -72,12 +74,17 @@ export function removeLoggingInfo(line: string): string {
   return m ? line.slice(m[0].length) : line;
 }
 
-/** Go's `strings.Replacer` semantics: left to right, first matching pair (in order) wins. */
-function replaceVars(line: string, pairs: [string, string][]): string {
+/**
+ * Go's `strings.Replacer` semantics: left to right, first matching pair (in order) wins.
+ * Returns undefined once the result would exceed `max` characters (variables can nest, so
+ * expansion is bounded rather than trusted).
+ */
+function replaceVars(line: string, pairs: [string, string][], max: number): string | undefined {
   if (pairs.length === 0) return line;
   let out = '';
   let i = 0;
   outer: while (i < line.length) {
+    if (out.length > max) return undefined;
     for (const [from, to] of pairs) {
       if (from.length > 0 && line.startsWith(from, i)) {
         out += to;
@@ -88,7 +95,7 @@ function replaceVars(line: string, pairs: [string, string][]): string {
     out += line[i];
     i++;
   }
-  return out;
+  return out.length > max ? undefined : out;
 }
 
 /** Parses the lines of a memory map section (google/pprof `parseProcMapsFromScanner`). */
@@ -96,7 +103,11 @@ export function parseProcMaps(lines: Iterable<string>): LMapping[] {
   const mappings: LMapping[] = [];
   const vars: [string, string][] = [];
   for (const raw of lines) {
-    const line = replaceVars(removeLoggingInfo(raw), vars);
+    // Real maps lines are short (a path is at most 4096 bytes); longer ones are not mappings and
+    // are not searched, which keeps these backtracking regexps linear.
+    if (raw.length > MAX_MAPPING_LINE) continue;
+    const line = replaceVars(removeLoggingInfo(raw), vars, MAX_MAPPING_LINE);
+    if (line === undefined) continue;
     const m = parseMappingEntry(line);
     if (m === undefined) {
       const eq = line.indexOf('=');

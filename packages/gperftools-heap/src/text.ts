@@ -75,6 +75,31 @@ export function parseHexAddresses(s: string, where: { line: number }): bigint[] 
   return out;
 }
 
+/** The frames of a row, all decremented by one, interned through `table`. */
+export function decrementedLocations(s: string, table: { getDecremented(tok: string): import('./legacy-model.js').LLocation | undefined }, where: { line: number }): import('./legacy-model.js').LLocation[] {
+  const out: import('./legacy-model.js').LLocation[] = [];
+  for (const m of s.matchAll(hexNumberRE)) {
+    const loc = table.getDecremented(m[0]);
+    if (!loc) {
+      throw parseError(`failed to parse as hex 64-bit number: ${m[0]}`, { line: where.line, rule: 'addresses are 64-bit hex numbers' });
+    }
+    out.push(loc);
+  }
+  return out;
+}
+
+/** Refuses lines with a run of 64+ digits (no int64 or address has that many). Linear scan. */
+export function hasLongDigitRun(line: string): boolean {
+  let run = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++run >= 64) return true;
+    } else run = 0;
+  }
+  return false;
+}
+
 export function parseError(message: string, detail: { line?: number; offset?: number; rule: string; option?: string }, code: ErrorCode = ErrorCodes.PARSE): ProfkitError {
   return new ProfkitError(code, message, detail);
 }

@@ -3,10 +3,10 @@
  * (`goroutine profile: total N`, `threadcreate profile: total N`; google/pprof `parseGoCount`).
  */
 
-import { LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
+import { HexLocationTable, LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { clip } from './heap.js';
-import { Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
+import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
 import { cleanupDuplicateLocations } from './cpu.js';
 
 const countStartRE = /^([^\t\n\f\r ]+) profile: total \d+$/;
@@ -21,7 +21,7 @@ export function parseGoCount(lines: string[], lineBase = 0): LProfile {
   if (!m) throw new Unrecognized('no count profile header');
   const type = m[1]!;
   const p = newLProfile([{ type, unit: 'count' }], { type, unit: 'count' }, 1n);
-  const locs = new LocationTable(p);
+  const locs = new HexLocationTable(p);
   for (i++; i < lines.length; i++) {
     const line = lines[i]!;
     if (isSpaceOrComment(line)) continue;
@@ -31,8 +31,7 @@ export function parseGoCount(lines: string[], lineBase = 0): LProfile {
     if (!c || n === undefined) {
       throw parseError(`malformed profile format: "${clip(line)}"`, { line: lineBase + i + 1, rule: 'count rows are "<count> @ 0x… 0x…"' });
     }
-    const addrs = parseHexAddresses(c[2]!, { line: lineBase + i + 1 });
-    p.samples.push({ values: [n], locs: addrs.map((a) => locs.get(dec(a))) });
+    p.samples.push({ values: [n], locs: decrementedLocations(c[2]!, locs, { line: lineBase + i + 1 }) });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));

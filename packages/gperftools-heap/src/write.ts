@@ -7,6 +7,7 @@
 
 import { ErrorCodes, ProfkitError, type Profile, type Warning, stackOf, ProfileIndex } from '@profkit/core';
 import { ADAPTER_NAME } from './read.js';
+import { scaleHeapSample } from './heap.js';
 
 const UINT64_MAX = (1n << 64n) - 1n;
 
@@ -70,6 +71,25 @@ export function locationAddresses(p: Profile): { addresses: BigUint64Array; synt
   return { addresses: out, synthesized };
 }
 
+/** Warnings for what the legacy formats have no place for (said, not silently dropped). */
+export function lossWarnings(p: Profile, kind: 'heap' | 'cpu'): Warning[] {
+  const out: Warning[] = [];
+  const add = (code: string, message: string) => out.push({ code, message });
+  if (p.functions.function_id.length > 0) {
+    add('PROFKIT_W_GPERFTOOLS_SYMBOLS_DROPPED', `${p.functions.function_id.length} functions (names, files, lines) were not written: the format holds addresses only`);
+  }
+  const labels = p['.labels'];
+  const other = labels.key.filter((k) => !(kind === 'heap' && k === 'bytes')).length;
+  if (other > 0) add('PROFKIT_W_GPERFTOOLS_LABELS_DROPPED', `${other} sample labels were not written`);
+  const f = p['.profile'];
+  if (f.comments.length > 0 || f.time_nanos !== 0n || f.duration_nanos !== 0n || f.doc_url !== '') {
+    add('PROFKIT_W_GPERFTOOLS_FACTS_DROPPED', 'comments, collection time, duration and doc URL have no place in this format and were not written');
+  }
+  const m = p['.mappings'];
+  if (m.build_id.some((b) => b !== '')) add('PROFKIT_W_GPERFTOOLS_BUILD_IDS_DROPPED', 'mapping build ids were not written');
+  return out;
+}
+
 function extensionFacts(p: Profile): Record<string, unknown> {
   return (p['.extensions'][ADAPTER_NAME]?.facts ?? {}) as Record<string, unknown>;
 }
@@ -117,9 +137,25 @@ function rawColumns(p: Profile): RawColumns | undefined {
   return inuseCount && inuseBytes && allocCount && allocBytes ? { inuseCount, inuseBytes, allocCount, allocBytes } : undefined;
 }
 
+/** Whether every row's raw numbers, unsampled at `rate`, give the profile's current values. */
+function rawMatchesValues(raw: RawColumns, vals: BigInt64Array[], idx: [number, number, number, number], rate: bigint): boolean {
+  const [iac, iab, iic, iib] = idx;
+  const hasAlloc = iac !== iic;
+  for (let i = 0; i < raw.inuseCount.length; i++) {
+    const scale = (c: bigint, s: bigint) => (c === 0n || rate <= 1n ? [c, s] : scaleHeapSample(c, s, rate));
+    const [ic, ib] = scale(raw.inuseCount[i]!, raw.inuseBytes[i]!);
+    if (vals[iic]![i] !== ic || vals[iib]![i] !== ib) return false;
+    if (hasAlloc) {
+      const [ac, ab] = scale(raw.allocCount[i]!, raw.allocBytes[i]!);
+      if (vals[iac]![i] !== ac || vals[iab]![i] !== ab) return false;
+    }
+  }
+  return true;
+}
+
 /** Writes a heap text profile exactly as gperftools lays it out. */
 export function writeHeapText(p: Profile, options: HeapWriteOptions = {}): { text: string; warnings: Warning[] } {
-  const warnings: Warning[] = [];
+  const warnings: Warning[] = lossWarnings(p, 'heap');
   const facts = extensionFacts(p);
   const srcKind = typeof facts.heap_kind === 'string' ? facts.heap_kind : '';
   const srcSampled = facts.sampling === 'poisson';
@@ -142,7 +178,11 @@ export function writeHeapText(p: Profile, options: HeapWriteOptions = {}): { tex
 
   let samplePeriod = 0n;
   let useRaw: RawColumns | undefined;
-  const raw = rawColumns(p);
+  // The rows as read are used only while the values still are what reading them gave (an
+  // operation that changed values but carried the per-sample columns must not be undone).
+  const rate = typeof facts.sampling_rate === 'bigint' ? facts.sampling_rate : 0n;
+  const raw0 = rawColumns(p);
+  const raw = raw0 && rawMatchesValues(raw0, vals, [iAllocCount, iAllocBytes, iInuseCount, iInuseBytes], srcSampled ? rate : 1n) ? raw0 : undefined;
   if (kind === 'heap_v2' || kind === 'heap') {
     const requested = options.samplePeriod !== undefined ? BigInt(options.samplePeriod) : undefined;
     const srcHeader = typeof facts.header_period === 'string' && /^[0-9]+$/.test(facts.header_period) ? BigInt(facts.header_period) : undefined;
@@ -213,7 +253,7 @@ export interface CpuWriteOptions {
 
 /** Writes the legacy binary CPU profile (header, one record per sample, trailer, maps text). */
 export function writeCpuProfile(p: Profile, options: CpuWriteOptions = {}): { bytes: Uint8Array; warnings: Warning[] } {
-  const warnings: Warning[] = [];
+  const warnings: Warning[] = lossWarnings(p, 'cpu');
   const size = options.wordSize ?? 8;
   const le = options.littleEndian ?? true;
   const facts = extensionFacts(p);

@@ -188,3 +188,65 @@ describe.skipIf(!haveGperftools)('real gperftools producer', () => {
     expect(googlePprofText(binary, join(work, 'ours2.prof')).split('\n')[0]).toBe(wantCpu.split('\n')[0]);
   });
 });
+
+const haveGxx = haveCommand('g++') && existsSync('/usr/include/gperftools/malloc_extension.h');
+if (!haveGxx) console.warn('gperftools-heap interop: g++ or gperftools headers missing (apt-get install g++ libgoogle-perftools-dev); tcmalloc heap-sample tests skipped');
+
+describe.skipIf(!haveGxx || !haveLib)("tcmalloc's GetHeapSample (heap_v2) and GetHeapGrowthStacks (growth)", () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = join(work, 'tcmalloc');
+    spawnSync('mkdir', ['-p', dir]);
+    const bin = join(dir, 'sample');
+    const cc = spawnSync('g++', ['-O0', '-g', '-o', bin, join(__dirname, 'c', 'sample.cc'), '-ltcmalloc'], { encoding: 'utf8' });
+    if (cc.status !== 0) throw new Error(`g++ failed: ${cc.stderr}`);
+    for (const [env, prefix] of [[{ TCMALLOC_SAMPLE_PARAMETER: '524288' }, 's'], [{}, 's0']] as const) {
+      const r = spawnSync(bin, [join(dir, `${prefix}.heap`), join(dir, `${prefix}.growth`)], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+      if (r.status !== 0) throw new Error(`sample failed: ${r.stderr}`);
+    }
+  });
+
+  it('heap_v2 and growth dumps read as valid, unsampled/plain heap profiles', () => {
+    const h = readLegacy(new Uint8Array(readFileSync(join(dir, 's.heap'))), { fileName: 's.heap' });
+    assertValid(h.profile);
+    expect(h.profile['.extensions']['gperftools-heap']!.facts).toMatchObject({ heap_kind: 'heap_v2', sampling: 'poisson', sampling_rate: 524288n });
+    const raw = h.profile['.extensions']['gperftools-heap']!.samples!.raw_inuse_bytes as BigInt64Array;
+    // Unsampling only ever scales up.
+    for (let i = 0; i < raw.length; i++) expect(h.profile.samples['.values'][1]![i]!).toBeGreaterThanOrEqual(raw[i]!);
+    const g = readLegacy(new Uint8Array(readFileSync(join(dir, 's.growth'))), { fileName: 's.growth' });
+    assertValid(g.profile);
+    expect(g.profile['.extensions']['gperftools-heap']!.facts!.heap_kind).toBe('growth');
+    expect(g.profile['.profile'].period).toBe(1n);
+  });
+
+  it('our writers reproduce both byte for byte up to the maps section', () => {
+    for (const f of ['s.heap', 's.growth']) {
+      const original = readFileSync(join(dir, f), 'utf8');
+      const ours = writeHeapText(readLegacy(new TextEncoder().encode(original)).profile).text;
+      const head = (s: string) => s.slice(0, s.indexOf('\nMAPPED_LIBRARIES:\n'));
+      expect(head(ours)).toBe(head(original));
+    }
+  });
+
+  it.skipIf(!haveGo)('go tool pprof -raw shows what we read', () => {
+    for (const f of ['s.heap', 's.growth']) {
+      const file = join(dir, f);
+      const p = readLegacy(new Uint8Array(readFileSync(file)), { sumSameStacks: true }).profile;
+      expect(dumpMeaning(goRaw(file))).toEqual(dumpMeaning(formatPprofDump(p)));
+    }
+  });
+
+  it('with sampling off, the %warn preamble is kept as warnings (google/pprof refuses the file)', () => {
+    const r = readLegacy(new Uint8Array(readFileSync(join(dir, 's0.heap'))), { fileName: 's0.heap' });
+    expect(r.warnings.length).toBeGreaterThanOrEqual(3);
+    expect(r.warnings.every((w) => w.code === 'PROFKIT_W_GPERFTOOLS_WARN_LINE')).toBe(true);
+    expect(r.warnings.map((w) => w.message).join('\n')).toContain('TCMALLOC_SAMPLE_PARAMETER');
+    expect(r.profile.samples.value.length).toBe(0);
+    expect(r.profile['.extensions']['gperftools-heap']!.facts!.heap_kind).toBe('heap_v2');
+    if (haveGo) {
+      const go = spawnSync('go', ['tool', 'pprof', '-raw', '-symbolize=none', join(dir, 's0.heap')], { encoding: 'utf8', env: { ...process.env, HOME: work } });
+      expect(go.status).not.toBe(0);
+      expect(go.stderr).toContain('unrecognized profile format');
+    }
+  });
+});

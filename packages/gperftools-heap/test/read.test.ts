@@ -86,6 +86,19 @@ describe('heap text', () => {
     expect(p['.mappings'].filename).toEqual(['/bin/main', '[vdso]', '/lib/x.so.1']);
   });
 
+  it('applies google/pprof main-mapping heuristics: /anon_hugepage, 0x400000 rebase, extension by offset', () => {
+    const heap = (maps: string, addrs: string) => readLegacy(bytes(`heap profile: 1: 8 [1: 8] @ heapprofile\n 1: 8 [1: 8] @ ${addrs}\n\nMAPPED_LIBRARIES:\n${maps}`)).profile['.mappings'];
+    // A leading /anon_hugepage mapping adjacent to the next one is removed.
+    let m = heap('00400000-00600000 r-xp 00000000 00:00 0 /anon_hugepage\n00600000-00700000 r-xp 00200000 00:00 0 /bin/app\n', '0x600100');
+    expect(m.filename).toEqual(['/bin/app']);
+    // The main mapping starting at 0x400000 + offset is rebased to 0x400000 with offset 0.
+    m = heap('00401000-00500000 r-xp 00001000 00:00 0 /bin/app\n', '0x400100');
+    expect([m.memory_start[0], m.file_offset[0], m.filename[0]]).toEqual([0x400000n, 0n, '/bin/app']);
+    // An address just below a mapping with an offset extends that mapping down.
+    m = heap('00600000-00700000 r-xp 00000000 00:00 0 /bin/app\n7f0000010000-7f0000020000 r-xp 00010000 00:00 0 /lib/x.so\n', '0x7f0000000100');
+    expect([m.memory_start[1], m.file_offset[1], m.filename[1]]).toEqual([0x7f0000000000n, 0n, '/lib/x.so']);
+  });
+
   it('unsamples heapz_v2 rows with the Poisson formula and truncates', () => {
     const r = readLegacy(bytes('heap profile: 2: 9360 [2: 9360] @ heapz_v2/524288\n 1: 9216 [1: 9216] @ 0x1000\n 1: 144 [1: 144] @ 0x2000\n'));
     const scale = (c: number, s: number) => 1 / (1 - Math.exp(-(s / c) / 524288));
@@ -215,6 +228,21 @@ describe('legacy binary CPU profile', () => {
       });
     }
   }
+
+  it('handles addresses above 2^53 and a zero caller (wraps to 2^64-1) in both word sizes', () => {
+    const big = 0xffffffffff600010n;
+    const w = [0n, 3n, 0n, 10000n, 0n, 1n, 3n, big, big + 1n, 0n, 1n, 2n, 0x20000000000000n, 0x20000000000001n, 0n, 1n, 0n];
+    const p = readLegacy(cpuBytes(w, 8, false)).profile;
+    // Leaf big kept; caller big+1 adjusted to big, the same location; 0 - 1 wraps.
+    expect(addresses(p, 0)).toEqual([big, big, (1n << 64n) - 1n]);
+    expect(stackOf(p, 0)[0]).toBe(stackOf(p, 0)[1]);
+    // 2^53 and 2^53 + 1 - 1: the same address reached through both key paths.
+    expect(addresses(p, 1)).toEqual([0x20000000000000n, 0x20000000000000n]);
+    expect(stackOf(p, 1)[0]).toBe(stackOf(p, 1)[1]);
+    // (A second record with another caller, or the signal-frame heuristic would strip position 1.)
+    const p4 = readLegacy(cpuBytes([0n, 3n, 0n, 10000n, 0n, 1n, 2n, 0xfffffff0n, 0n, 1n, 2n, 0x1000n, 0x2000n, 0n, 1n, 0n], 4, true)).profile;
+    expect(addresses(p4, 0)).toEqual([0xfffffff0n, (1n << 64n) - 1n]);
+  });
 
   it('removes a signal-handler frame shared by (almost) every sample at position 1', () => {
     const recs: bigint[] = [];

@@ -65,6 +65,14 @@ describe('heap text writer', () => {
     expect(formatMapsLine(0x5649de2c0000n, 0x5649de2c1000n, 0x1000n, '/tmp/w', 'r-xp', 2148986)).toBe('5649de2c0000-5649de2c1000 r-xp 00001000 00:00 2148986     /tmp/w\n');
   });
 
+  it('says what the format cannot hold (labels, comments, build ids)', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'objects', unit: 'count' }, { type: 'space', unit: 'bytes' }], facts: { comments: ['hello'] } });
+    const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x500000n, filename: '/bin/a', buildId: 'abc' });
+    b.addSample([b.internLocation({ address: 0x401000n, mappingId: m })], [1n, 8n], [{ key: 'thread', str: 'main' }, { key: 'bytes', num: 8n }]);
+    const codes = writeHeapText(b.build()).warnings.map((w) => w.code);
+    expect(codes).toEqual(['PROFKIT_W_GPERFTOOLS_LABELS_DROPPED', 'PROFKIT_W_GPERFTOOLS_FACTS_DROPPED', 'PROFKIT_W_GPERFTOOLS_BUILD_IDS_DROPPED']);
+  });
+
   it('rejects profiles without heap sample types', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const e = catchError(() => writeHeapText(b.build()));
@@ -78,7 +86,7 @@ describe('heap text writer', () => {
     const l = b.internLocation({ functionId: f });
     b.addSample([l], [1n, 8n]);
     const r = writeHeapText(b.build());
-    expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_GPERFTOOLS_SYNTHETIC_ADDRESSES']);
+    expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_GPERFTOOLS_SYMBOLS_DROPPED', 'PROFKIT_W_GPERFTOOLS_SYNTHETIC_ADDRESSES']);
     const back = readLegacy(new TextEncoder().encode(r.text)).profile;
     expect(Array.from(back.samples['.values'][1]!)).toEqual([8n]);
     expect(back.locations['.address'][0]).not.toBe(0n);
@@ -143,6 +151,18 @@ describe.skipIf(!haveShared)('round trips legacy -> profile -> legacy -> profile
       expect(formatPprofDump(b)).toBe(formatPprofDump(a));
     });
   }
+
+  it('does not write stale raw rows once values were changed', () => {
+    const a = readLegacy(sharedFixture('pprof/profile/testdata/cppbench.heap')).profile;
+    // Values doubled in place (as a scaling operation would), per-sample raw columns carried.
+    for (const c of a.samples['.values']) for (let i = 0; i < c.length; i++) c[i] = c[i]! * 2n;
+    const w = writeHeapText(a);
+    const lines = w.text.split('\n');
+    expect(lines[0]!.endsWith('@ heap_v2/0')).toBe(true);
+    expect(lines[1]!.startsWith(`   114:  1057818 [   114:  1057818] @ 0xc635c8 `)).toBe(true);
+    const b = readLegacy(new TextEncoder().encode(w.text)).profile;
+    expect(Array.from(b.samples['.values'][1]!)).toEqual(Array.from(a.samples['.values'][1]!));
+  });
 
   it('gobench.heap (Go heap/1048576) round-trips through the Go legacy layout', () => {
     const a = readLegacy(sharedFixture('pprof/profile/testdata/gobench.heap')).profile;

@@ -184,7 +184,14 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
       const b = labOff[s + 1]!;
       if (b === a) continue;
       if (b === a + 1) perm[a] = a;
-      else {
+      else if (b === a + 2) {
+        // The common case of two labels: one comparison instead of a sort.
+        const na = labels.is_num[a]!;
+        const nb = labels.is_num[a + 1]!;
+        const swap = na !== nb ? na > nb : labels.key[a]! > labels.key[a + 1]!;
+        perm[a] = swap ? a + 1 : a;
+        perm[a + 1] = swap ? a : a + 1;
+      } else {
         const rows: number[] = [];
         for (let k = a; k < b; k++) rows.push(k);
         rows.sort((x, y) => {

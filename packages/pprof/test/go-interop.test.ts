@@ -71,6 +71,10 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
       const check = run(tools.goref, ['check', gzPath]);
       expect(check.status, `${input.name}: ${check.stderr}`).toBe(0);
       expect(check.stdout).toMatch(/^ok /);
+      // goref dump sorts samples by JSON-marshalling them in every comparison: about 30 s per
+      // 20k-sample profile. For the two large inputs (large.cpu, gen 20000) the byte identity with
+      // Go's own encoding above and the -raw comparison below already imply dump equality.
+      if (input.path.endsWith('large.cpu') || input.name.startsWith('goref gen 20000')) continue;
       const a = run(tools.goref, ['dump', input.path]);
       const b = run(tools.goref, ['dump', gzPath]);
       expect(a.status).toBe(0);
@@ -108,7 +112,7 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
         if (!inTable || !line.trim()) continue;
         const m = /^\s*(-?[\d.e+]+)(ns|B)?\s+\S+\s+\S+\s+(-?[\d.e+]+)(?:ns|B)?\s+\S+\s+(.*)$/.exec(line);
         expect(m, line).not.toBeNull();
-        const name = m![3 + 1]!.replace(/ \(inline\)$/, '');
+        const name = m![3 + 1]!.replace(/ \((partial-)?inline\)$/, '');
         goFlat.set(name, (goFlat.get(name) ?? 0n) + BigInt(m![1]!));
       }
       if (profile['.profile'].drop_frames || profile['.profile'].keep_frames) {
@@ -133,14 +137,22 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
   });
 
   const formatPprofDump = (core as Record<string, unknown>).formatPprofDump as ((p: Profile) => string) | undefined;
-  it.skipIf(!formatPprofDump)('core formatPprofDump equals Go Profile.String() on every proto input (skipped until core exports it)', () => {
+  if (!formatPprofDump) console.warn('skipping the Profile.String() comparison: @profkit/core does not export formatPprofDump yet');
+  it.skipIf(!formatPprofDump)('core formatPprofDump equals Go Profile.String() on every proto input', () => {
     for (const input of inputs) {
       if (input.name.startsWith('goref gen 20000')) continue;
       const { profile } = parsePprof(new Uint8Array(readFileSync(input.path)));
       const r = run(tools.dumpstring, ['string', input.path]);
       expect(r.status).toBe(0);
-      // Go prints Time in local time: the test environment runs Go with TZ unset (UTC).
-      expect(formatPprofDump!(profile), input.name).toBe(r.stdout);
+      // Two known differences, normalized here and nowhere else:
+      // - Debian's google/pprof (2021) predates Line.column and prints `file:line`, the current
+      //   one (and core's dump) `file:line:column`;
+      // - the model cannot hold an empty function name: it reads as R's placeholder `<?>`.
+      const ours = formatPprofDump!(profile)
+        .replace(/(:-?\d+):-?\d+ s=/g, '$1 s=')
+        .replace(/<\?>/g, '');
+      // Go prints Time in local time: the test runs Go with TZ unset (UTC), as core's dump.
+      expect(ours, input.name).toBe(r.stdout);
     }
   });
 });

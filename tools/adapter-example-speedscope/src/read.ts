@@ -15,7 +15,7 @@
  *   with a warning.
  */
 
-import { ErrorCodes, ProfileBuilder, ProfkitError, type ReadInput, type ReadResult, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfileBuilder, ProfkitError, jsonSyntaxErrorAt, type ReadInput, type ReadResult, type Warning } from '@profkit/core';
 import { NANOS_PER_UNIT, VALUE_UNITS, type ValueUnit } from './file-format.js';
 
 export const ADAPTER_NAME = 'speedscope';
@@ -48,32 +48,21 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function lineColOf(text: string, pos: number): { line: number; col: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = 0; i < pos && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      last = i;
-    }
-  }
-  return { line, col: pos - last };
-}
-
-/** Parses speedscope JSON text; errors are `PROFKIT_E_PARSE` naming the JSON path or the line. */
+/** Parses speedscope JSON text; errors are `PROFKIT_E_PARSE` (with line) or `PROFKIT_E_TRUNCATED`. */
 export function parseSpeedscopeJson(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const msg = (e as Error).message;
-    const m = /position (\d+)/.exec(msg);
-    if (m) {
-      const pos = Number(m[1]);
-      const { line } = lineColOf(text, pos);
-      throw new ProfkitError(ErrorCodes.PARSE, `not valid JSON: ${msg}`, { file, line, offset: pos, rule: 'speedscope files are JSON' });
-    }
     if (text.trim() === '') throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'the input is empty', { file, rule: 'speedscope files are JSON' });
-    throw new ProfkitError(ErrorCodes.TRUNCATED, `not valid JSON (truncated?): ${msg}`, { file, offset: text.length, rule: 'speedscope files are JSON' });
+    const at = jsonSyntaxErrorAt(text);
+    if (at && at.offset >= text.trimEnd().length) {
+      throw new ProfkitError(ErrorCodes.TRUNCATED, `the JSON ends early (expected ${at.expected})`, { file, offset: at.offset, rule: 'speedscope files are JSON' });
+    }
+    throw new ProfkitError(ErrorCodes.PARSE, at ? `not valid JSON: expected ${at.expected} at column ${at.column}` : `not valid JSON: ${(e as Error).message}`, {
+      file,
+      line: at?.line,
+      rule: 'speedscope files are JSON',
+    });
   }
 }
 

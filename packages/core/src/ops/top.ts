@@ -94,6 +94,122 @@ interface Node {
 
 const abs = (v: bigint) => (v < 0n ? -v : v);
 
+interface GraphInput {
+  nNodes: number;
+  /** Node ids of location row r: `locNodeIds[locNodeOffsets[r] .. locNodeOffsets[r+1]]`, innermost first. */
+  locNodeOffsets: Uint32Array;
+  locNodeIds: Int32Array;
+  /** Sample stacks as location rows (-1 = unknown id), innermost first. */
+  stackOffsets: Uint32Array;
+  stackRows: Int32Array;
+}
+
+interface GraphEdges {
+  dst: number[];
+  weight: (number | bigint)[];
+  inline: number[];
+}
+
+/**
+ * pprof's graph construction (`graph.newGraph`): cum once per node per sample, flat on the
+ * leaf node, edges (parent -> node, counted once per sample) inline only when every counted
+ * occurrence is an inlined line. With `kept`, other nodes are skipped (pprof rebuilds the
+ * graph this way after trimming). Works on numbers or bigints (`weights` decides).
+ */
+function buildGraph<W extends Float64Array | BigInt64Array>(
+  g: GraphInput,
+  weights: W,
+  kept: Uint8Array | undefined,
+): { flat: (number | bigint)[]; cum: (number | bigint)[]; edges: GraphEdges } {
+  type V = W extends Float64Array ? number : bigint;
+  const zero = (weights instanceof Float64Array ? 0 : 0n) as V;
+  const flat = new Array<V>(g.nNodes).fill(zero);
+  const cum = new Array<V>(g.nNodes).fill(zero);
+  const { locNodeOffsets, locNodeIds, stackOffsets, stackRows } = g;
+  // Only edges into nodes that occur as an inlined line somewhere can make an inline marker:
+  // the others are not tracked at all.
+  const inlinable = new Uint8Array(g.nNodes);
+  for (let r = 0; r + 1 < locNodeOffsets.length; r++) {
+    for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlinable[locNodeIds[k]!] = 1;
+  }
+  const edges: { dst: number[]; weight: V[]; inline: number[]; stamp: number[] } = { dst: [], weight: [], inline: [], stamp: [] };
+  // Open-addressing hash table of (src, dst) -> edge index.
+  let mask = (1 << 12) - 1;
+  let hSrc = new Int32Array(mask + 1).fill(-1);
+  let hDst = new Int32Array(mask + 1);
+  let hEdge = new Int32Array(mask + 1);
+  const slot = (src: number, dst: number): number => {
+    let h = Math.imul(src, 0x9e3779b1) ^ Math.imul(dst + 0x7f4a7c15, 0x85ebca6b);
+    h = (h ^ (h >>> 15)) & mask;
+    while (hSrc[h] !== -1 && (hSrc[h] !== src || hDst[h] !== dst)) h = (h + 1) & mask;
+    return h;
+  };
+  const grow = () => {
+    const [oSrc, oDst, oEdge] = [hSrc, hDst, hEdge];
+    mask = mask * 2 + 1;
+    hSrc = new Int32Array(mask + 1).fill(-1);
+    hDst = new Int32Array(mask + 1);
+    hEdge = new Int32Array(mask + 1);
+    for (let i = 0; i < oSrc.length; i++) {
+      if (oSrc[i] === -1) continue;
+      const h = slot(oSrc[i]!, oDst[i]!);
+      hSrc[h] = oSrc[i]!;
+      hDst[h] = oDst[i]!;
+      hEdge[h] = oEdge[i]!;
+    }
+  };
+  const seen = new Int32Array(g.nNodes).fill(-1);
+  const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
+  for (let i = 0; i < weights.length; i++) {
+    const w = weights[i] as V;
+    if (w == 0) continue;
+    let parent = -1;
+    let residual = false;
+    for (let k = stackOffsets[i + 1]! - 1; k >= stackOffsets[i]!; k--) {
+      const r = stackRows[k]!;
+      if (r < 0) continue;
+      const b = locNodeOffsets[r]!;
+      const last = locNodeOffsets[r + 1]! - 1;
+      for (let ni = last; ni >= b; ni--) {
+        const n = locNodeIds[ni]!;
+        if (kept && !kept[n]) {
+          residual = true;
+          continue;
+        }
+        if (seen[n] !== i) {
+          seen[n] = i;
+          cum[n] = add(cum[n]!, w);
+        }
+        if (parent >= 0 && parent !== n && inlinable[n]) {
+          const inline = ni !== last ? 1 : 0;
+          const h = slot(parent, n);
+          if (hSrc[h] === -1) {
+            hSrc[h] = parent;
+            hDst[h] = n;
+            hEdge[h] = edges.dst.length;
+            edges.dst.push(n);
+            edges.weight.push(w);
+            edges.inline.push(inline);
+            edges.stamp.push(i);
+            if (edges.dst.length * 2 > mask) grow();
+          } else {
+            const e = hEdge[h]!;
+            if (edges.stamp[e] !== i) {
+              edges.stamp[e] = i;
+              edges.weight[e] = add(edges.weight[e]!, w);
+              if (!inline) edges.inline[e] = 0;
+            }
+          }
+        }
+        parent = n;
+        residual = false;
+      }
+    }
+    if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, w);
+  }
+  return { flat, cum, edges };
+}
+
 /**
  * pprof `-top`: each entry's flat value (samples whose leaf frame is the entry) and cumulative
  * value (samples whose stack contains the entry, counted once per sample), inline frames
@@ -171,60 +287,30 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
     if (offsets && offsets[i + 1]! > offsets[i]! && labelsOf(p, i).some((l) => l.key === DIFF_BASE_LABEL && l.str === 'true')) diffTotal += a;
   }
   if (diffTotal > 0n) total = diffTotal;
-  const stacks: number[][] = [];
-  for (let i = 0; i < col.length; i++) stacks.push(col[i] === 0n ? [] : stackRows(p, index, i));
+  // Frames of every sample as node ids, root first, -1 between... (flattened once).
+  const nodeList = [...nodes.values()];
+  const nNodes = nodeList.length;
+  const locNodeOffsets = new Uint32Array(locNodes.length + 1);
+  for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
+  const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
+  for (let r = 0; r < locNodes.length; r++) locNodes[r]!.forEach((n, k) => (locNodeIds[locNodeOffsets[r]! + k] = n.id));
+  const { offsets: stackOffsets, location_id: stackIds } = p.samples.locations;
+  const stackRowsFlat = new Int32Array(stackIds.length);
+  for (let k = 0; k < stackIds.length; k++) stackRowsFlat[k] = index.locations.get(stackIds[k]!);
+  const input: GraphInput = { nNodes, locNodeOffsets, locNodeIds, stackOffsets, stackRows: stackRowsFlat };
 
-  /**
-   * pprof's graph construction: cum once per node per sample, flat on the leaf node, edges
-   * (parent -> node, counted once per sample) inline only when every counted occurrence is an
-   * inlined line. With `kept`, other nodes are skipped (pprof rebuilds the graph this way after
-   * trimming), which only changes edges.
-   */
-  const accumulate = (kept: Set<Node> | undefined, values: boolean): Map<Node, Map<Node, { weight: bigint; inline: boolean }>> => {
-    const inEdges = new Map<Node, Map<Node, { weight: bigint; inline: boolean }>>();
-    for (let i = 0; i < col.length; i++) {
-      const w = col[i]!;
-      if (w === 0n) continue;
-      const rows = stacks[i]!;
-      const seen = new Set<Node>();
-      const seenEdge = new Set<string>();
-      let parent: Node | undefined;
-      let residual = false;
-      for (let k = rows.length - 1; k >= 0; k--) {
-        const ns = locNodes[rows[k]!]!;
-        for (let ni = ns.length - 1; ni >= 0; ni--) {
-          const n = ns[ni]!;
-          if (kept && !kept.has(n)) {
-            residual = true;
-            continue;
-          }
-          if (values && !seen.has(n)) {
-            seen.add(n);
-            n.cum += w;
-          }
-          if (parent && parent !== n) {
-            const ek = parent.id + ',' + n.id;
-            if (!seenEdge.has(ek)) {
-              seenEdge.add(ek);
-              let m = inEdges.get(n);
-              if (!m) inEdges.set(n, (m = new Map()));
-              const inline = ni !== ns.length - 1;
-              const e = m.get(parent);
-              if (e) {
-                e.weight += w;
-                if (!inline) e.inline = false;
-              } else m.set(parent, { weight: w, inline });
-            }
-          }
-          parent = n;
-          residual = false;
-        }
-      }
-      if (values && parent && !residual) parent.flat += w;
-    }
-    return inEdges;
-  };
-  let inEdges = accumulate(undefined, true);
+  // Sums stay exact in doubles when the sum of |values| is at most 2^53 (the usual case, and
+  // much faster than bigint arithmetic); otherwise bigints are used.
+  let sumAbs = 0n;
+  for (let i = 0; i < col.length; i++) sumAbs += abs(col[i]!);
+  const exact = sumAbs <= 2n ** 53n;
+  const weights: Float64Array | BigInt64Array = exact ? Float64Array.from(col, (v) => Number(v)) : col;
+  const g = buildGraph(input, weights, undefined);
+  nodeList.forEach((n, id) => {
+    n.flat = BigInt(g.flat[id]!);
+    n.cum = BigInt(g.cum[id]!);
+  });
+  let edges = g.edges;
 
   let flatSum = 0n;
   for (const n of nodes.values()) flatSum += n.flat;
@@ -239,19 +325,27 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
   if (nodeCutoff > 0n) entries = entries.filter((n) => abs(n.cum) >= nodeCutoff);
   entries.sort(options.cum ? (a, b) => byAbs(a.cum, b.cum) || byName(a, b) || byAbs(a.flat, b.flat) : (a, b) => byAbs(a.flat, b.flat) || byName(a, b) || byAbs(a.cum, b.cum));
   if (options.nodeCount !== undefined && options.nodeCount > 0) entries = entries.slice(0, options.nodeCount);
-  if (entries.length !== all) inEdges = accumulate(new Set(entries), false);
+  if (entries.length !== all) {
+    const kept = new Uint8Array(nNodes);
+    for (const n of entries) kept[n.id] = 1;
+    edges = buildGraph(input, weights, kept).edges;
+  }
+  // Inline markers from the in-edges at or above the edge cutoff.
+  const inlineIn = new Uint8Array(nNodes);
+  const plainIn = new Uint8Array(nNodes);
+  for (let e = 0; e < edges.dst.length; e++) {
+    if (abs(BigInt(edges.weight[e]!)) < edgeCutoff) continue;
+    if (edges.inline[e]) inlineIn[edges.dst[e]!] = 1;
+    else plainIn[edges.dst[e]!] = 1;
+  }
 
   return {
-    entries: entries.map((n) => {
-      let inl = false;
-      let plain = false;
-      for (const e of inEdges.get(n)?.values() ?? []) {
-        if (abs(e.weight) < edgeCutoff) continue;
-        if (e.inline) inl = true;
-        else plain = true;
-      }
-      return { name: n.name, flat: n.flat, cum: n.cum, inline: inl ? (plain ? '(partial-inline)' : '(inline)') : '' };
-    }),
+    entries: entries.map((n) => ({
+      name: n.name,
+      flat: n.flat,
+      cum: n.cum,
+      inline: inlineIn[n.id] ? (plainIn[n.id] ? '(partial-inline)' : '(inline)') : '',
+    })),
     total,
     sampleTypeIndex: t,
     unit: p.sample_types.unit[t]!,

@@ -298,6 +298,13 @@ export function decodeChannelMessage(bytes: Uint8Array, options: DecodeChannelOp
     if (flexible) return { kind: 'unknown-method', ordinal, flexible: true };
     throw err(`unknown strict method ordinal 0x${ordinal.toString(16)}`, 8, 'strict methods must be known', C.UNKNOWN_METHOD);
   }
+  if ((method === 'RecordAllocation' || method === 'RecordDeallocation') && bytes.length >= 32) {
+    // Structural cross-check of the generation: word 1 of a gen-1 struct body is the StackTrace
+    // table's max_ordinal (<= 1), of a gen-2 table body the table presence word (UINTPTR_MAX).
+    const word1 = dv.getBigUint64(24, true);
+    if (flexible && word1 <= 1n) throw err('flexible (generation 2) header on a generation-1 struct body', 6, 'the flexible flag matches the payload layout');
+    if (!flexible && word1 === 0xffff_ffff_ffff_ffffn) throw err('strict (generation 1) header on a generation-2 table body', 6, 'the flexible flag matches the payload layout');
+  }
   const ctx: DecodeContext = { file, base: base + 16, handles: options.handles ?? (method === 'SetSharedSocket' ? 1 : 0) };
   const body = bytes.subarray(16);
   let gen: Generation;

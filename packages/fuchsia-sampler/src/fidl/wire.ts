@@ -355,14 +355,32 @@ class Decoder {
 
 /** Encodes `v` as a FIDL body of type `t` (primary object at 0, out-of-line objects after). */
 export function encodeBody(t: FidlType, v: FidlValue): Uint8Array {
-  const e = new Encoder();
-  const at = e.alloc(layoutOf(t).size);
-  e.encodeInline(t, v, at);
-  return e.finish();
+  // One scratch encoder, reset per call (encoding runs no user code, so it is never re-entered).
+  const e = scratch;
+  e.reset();
+  try {
+    const at = e.alloc(layoutOf(t).size);
+    e.encodeInline(t, v, at);
+    return e.finish();
+  } finally {
+    e.shrink();
+  }
+}
+
+const ordinalCache = new WeakMap<FidlType, number[]>();
+function tableOrdinals(t: Extract<FidlType, { kind: 'table' }>): number[] {
+  let o = ordinalCache.get(t);
+  if (!o) {
+    o = Object.keys(t.fields)
+      .map(Number)
+      .sort((a, b) => a - b);
+    ordinalCache.set(t, o);
+  }
+  return o;
 }
 
 class Encoder {
-  private buf = new Uint8Array(256);
+  private buf = new Uint8Array(512);
   private view = new DataView(this.buf.buffer);
   private len = 0;
 
@@ -383,6 +401,21 @@ class Encoder {
 
   finish(): Uint8Array {
     return this.buf.slice(0, this.len);
+  }
+
+  /** Zeroes the used part (padding and absent values rely on zeroed memory) and starts over. */
+  reset(): void {
+    this.buf.fill(0, 0, this.len);
+    this.len = 0;
+  }
+
+  /** Drops an unusually large buffer after use, so one big message does not pin memory. */
+  shrink(): void {
+    if (this.buf.length > 1 << 20) {
+      this.buf = new Uint8Array(512);
+      this.view = new DataView(this.buf.buffer);
+      this.len = 0;
+    }
   }
 
   encodeInline(t: FidlType, v: FidlValue, at: number): void {
@@ -436,10 +469,12 @@ class Encoder {
       }
       case 'table': {
         const obj = (v ?? {}) as Record<string, FidlValue>;
-        const ords = Object.keys(t.fields)
-          .map(Number)
-          .filter((o) => obj[t.fields[o]!.name] !== undefined && obj[t.fields[o]!.name] !== null)
-          .sort((a, b) => a - b);
+        const all = tableOrdinals(t);
+        const ords: number[] = [];
+        for (const o of all) {
+          const x = obj[t.fields[o]!.name];
+          if (x !== undefined && x !== null) ords.push(o);
+        }
         const m = ords.length ? ords[ords.length - 1]! : 0;
         this.view.setBigUint64(at, BigInt(m), true);
         this.view.setBigUint64(at + 8, UINTPTR_MAX, true);
@@ -475,3 +510,5 @@ class Encoder {
     this.view.setUint32(at, this.len - start, true);
   }
 }
+
+const scratch = new Encoder();

@@ -1,0 +1,86 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core';
+import pprofAdapter from '@profkit/pprof';
+import fuchsiaSampler, { callsToRecording, replayRecording, type SamplerCall } from '../src/index.js';
+
+const bin = fileURLToPath(new URL('../../cli/dist/bin.js', import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const registry = createRegistry([pprofAdapter, fuchsiaSampler]);
+
+function rows(p: Profile, onlyLive = false): string[] {
+  const addr = new Map<number, bigint>();
+  for (const l of locationRows(p)) addr.set(l.locationId, l.address);
+  return [...sampleRows(p)]
+    .filter((s) => !onlyLive || s.values[0]! > 0n)
+    .map((s) => `${s.locationIds.map((id) => addr.get(id)!.toString(16)).join(',')}=${(onlyLive ? s.values.slice(0, 2) : s.values).join(',')}`)
+    .sort();
+}
+
+describe.skipIf(!existsSync(bin))('through the spawned CLI (packages/cli/dist/bin.js)', () => {
+  if (!existsSync(bin)) console.warn(`skipping CLI tests: ${bin} not built`);
+  // A private config so other adapters being built in the workspace cannot interfere.
+  const dir = mkdtempSync(join(tmpdir(), 'fuchsia-sampler-cli-'));
+  writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ adapters: ['@profkit/pprof', '@profkit/fuchsia-sampler'] }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+
+  it('convert: recording → pprof → JSONL recording keeps the live heap', async () => {
+    const a = run('convert', fixture('upstream-example.fsrec'), 'out.pb.gz');
+    expect(a.status, a.stderr).toBe(0);
+    const b = run('convert', 'out.pb.gz', 'back.fsrec.jsonl');
+    expect(b.status, b.stderr).toBe(0);
+    const original = (await registry.read(fixture('upstream-example.fsrec'))).profile;
+    const pprof = (await registry.read(join(dir, 'out.pb.gz'))).profile;
+    expect(rows(pprof)).toEqual(rows(original));
+    const back = (await registry.read(join(dir, 'back.fsrec.jsonl'))).profile;
+    expect(rows(back, true)).toEqual(rows(original, true));
+    expect(back['.extensions']['fuchsia-sampler']!.facts!.process_name).toBe('test process');
+  });
+
+  it('serve + replay as processes; SIGTERM writes the final profile of a connected client', async () => {
+    const out = join(dir, 'profiles');
+    const server = spawn(process.execPath, [bin, 'fuchsia-sampler', 'serve', '--listen', '127.0.0.1:0', '--out', out, '--timeout', '30', '--raw'], { cwd: dir });
+    let stdout = '';
+    let stderr = '';
+    server.stdout.on('data', (d) => (stdout += d));
+    server.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => server.on('exit', (code) => r(code)));
+    try {
+      for (let i = 0; i < 500 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
+      const addr = /listening (\S+)/.exec(stdout)?.[1];
+      expect(addr, stderr).toBeTruthy();
+      const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: 'spawned' }];
+      for (let i = 0; i < 30; i++) calls.push({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: { stackFrames: BigUint64Array.of(BigInt(0x100 + (i % 3))) }, size: BigInt(i) });
+      writeFileSync(join(dir, 'w.fsrec'), callsToRecording(calls));
+      const rep = run('fuchsia-sampler', 'replay', join(dir, 'w.fsrec'), '--to', addr!);
+      expect(rep.status, rep.stderr).toBe(0);
+      for (let i = 0; i < 500 && !existsSync(join(out, 'spawned_final_0.pb.gz')); i++) await new Promise((r) => setTimeout(r, 20));
+      // A client that stays connected: its profile is written when the collector is terminated.
+      const { connectSampler } = await import('../src/index.js');
+      const c = await connectSampler(addr!);
+      await c.send({ method: 'SetProcessInfo', processName: 'lingering' });
+      await c.send({ method: 'RecordAllocation', address: 7n, stackTrace: { stackFrames: BigUint64Array.of(0x999n) }, size: 9n });
+      await c.flush();
+      await new Promise((r) => setTimeout(r, 1000));
+      server.kill('SIGTERM');
+      const code = await exited;
+      c.destroy();
+      // The CLI reports the interruption with its own exit code (130 today); the command itself
+      // finished cleanly: it logged the stop and wrote the final profiles before exiting.
+      expect([0, 130, 143], stderr).toContain(code);
+      expect(stderr).toMatch(/stopping: signal/);
+      expect(readdirSync(out).sort()).toEqual(['lingering_final_0.pb.gz', 'spawned_final_0.pb.gz']);
+      const got = (await registry.read(join(out, 'spawned_final_0.pb.gz'))).profile;
+      expect(rows(got)).toEqual(rows(replayRecording(readFileSync(join(dir, 'w.fsrec')), { unsample: false }).profiles[0]!.profile));
+      const lingering = (await registry.read(join(out, 'lingering_final_0.pb.gz'))).profile;
+      expect(rows(lingering)).toEqual(['999=1,9,1,9,0,0']);
+    } finally {
+      if (server.exitCode === null) server.kill('SIGKILL');
+    }
+  });
+});

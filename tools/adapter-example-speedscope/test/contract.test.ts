@@ -1,0 +1,129 @@
+/**
+ * The adapter contract from the outside: the real `profkit` binary, in temporary project folders
+ * outside the repository, loads this package by config-file path, by `--adapter`, and by
+ * `--discover` from a project's package.json, then converts speedscope files and back.
+ */
+
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const packageDir = resolve(here, '..');
+const fixtures = join(here, 'fixtures');
+const bin = resolve(packageDir, '../../packages/cli/dist/bin.js');
+
+const root = mkdtempSync(join(tmpdir(), 'profkit-speedscope-contract-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let count = 0;
+function folder(): string {
+  const dir = join(root, `p${count++}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(fixtures, 'sampled.speedscope.json'), join(dir, 'in.speedscope.json'));
+  return dir;
+}
+
+function run(args: string[], cwd: string, input?: Buffer): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => ok({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** Stacks (root first, by frame name) and weights of every speedscope profile in a file. */
+function speedscopeMeaning(text: string): Record<string, Record<string, number>> {
+  const doc = JSON.parse(text) as { shared: { frames: { name: string }[] }; profiles: { name: string; samples: number[][]; weights: number[] }[] };
+  const out: Record<string, Record<string, number>> = {};
+  for (const p of doc.profiles) {
+    const acc: Record<string, number> = (out[p.name] = {});
+    p.samples.forEach((s, i) => {
+      const key = s.map((f) => doc.shared.frames[f]!.name).join(';');
+      acc[key] = (acc[key] ?? 0) + p.weights[i]!;
+    });
+  }
+  return out;
+}
+
+describe('loaded by path from profkit.config.json', () => {
+  it('converts speedscope to another format and back, keeping stacks and weights', async () => {
+    const dir = folder();
+    writeFileSync(
+      join(dir, 'profkit.config.json'),
+      JSON.stringify({ adapters: [relative(dir, packageDir), relative(dir, join(fixtures, 'stackcount-adapter.mjs'))] }),
+    );
+    const formats = JSON.parse((await run(['formats', '--json'], dir)).stdout);
+    const ss = formats.adapters.find((a: { name: string }) => a.name === 'speedscope');
+    expect(ss).toMatchObject({ packageName: 'profkit-adapter-speedscope', apiVersion: 1, source: { kind: 'config', specifier: relative(dir, packageDir) } });
+    expect(ss.formats[0]).toMatchObject({ id: 'speedscope', read: true, write: true });
+
+    // speedscope -> stackcount keeps only the first sample type (that format has one).
+    const a = await run(['convert', 'in.speedscope.json', 'mid.stackcount'], dir);
+    expect(a.stderr).toBe('');
+    expect(a.code).toBe(0);
+    const b = await run(['convert', 'mid.stackcount', 'back.speedscope.json'], dir);
+    expect(b.code).toBe(0);
+    const original = speedscopeMeaning(readFileSync(join(dir, 'in.speedscope.json'), 'utf8'));
+    const back = speedscopeMeaning(readFileSync(join(dir, 'back.speedscope.json'), 'utf8'));
+    expect(back).toEqual({ samples: original.cpu });
+
+    // speedscope -> speedscope through stdout keeps every profile.
+    const c = await run(['convert', 'in.speedscope.json', '-', '--to', 'speedscope'], dir);
+    expect(c.code).toBe(0);
+    expect(speedscopeMeaning(c.stdout)).toEqual(original);
+  });
+
+  it('reads from stdin and detects the format by content', async () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ adapters: [relative(dir, packageDir)] }));
+    const r = await run(['info', '-', '--json'], dir, readFileSync(join(fixtures, 'evented.speedscope.json')));
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ schema: 'profkit.info/1', format: 'speedscope', sampleTypes: [{ type: 'wall', unit: 'milliseconds', total: '14' }], durationNanos: '14000000' });
+  });
+});
+
+describe('loaded with --adapter', () => {
+  it('reads and validates a speedscope file', async () => {
+    const dir = folder();
+    const r = await run(['--adapter', packageDir, 'validate', 'in.speedscope.json'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('in.speedscope.json: valid (speedscope)');
+    const d = await run(['detect', 'in.speedscope.json', '--adapter', packageDir, '--json'], dir);
+    expect(JSON.parse(d.stdout)).toMatchObject({ format: 'speedscope', score: 1 });
+  });
+
+  it('without it, the format is unknown (exit 4)', async () => {
+    const dir = folder();
+    const r = await run(['info', 'in.speedscope.json'], dir);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('ambiguous or unknown format');
+  });
+});
+
+describe('discovered with --discover', () => {
+  it('finds the package through the project package.json and its profkit-adapter keyword', async () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, devDependencies: { 'profkit-adapter-speedscope': '^0.1.0' } }));
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(packageDir, join(dir, 'node_modules', 'profkit-adapter-speedscope'), 'dir');
+    const off = await run(['formats', '--json'], dir);
+    expect(JSON.parse(off.stdout).adapters).toEqual([]);
+    const on = JSON.parse((await run(['formats', '--json', '--discover'], dir)).stdout);
+    expect(on.adapters.map((a: { name: string; source: { kind: string; specifier: string } }) => [a.name, a.source.kind, a.source.specifier])).toEqual([
+      ['speedscope', 'discovered', 'profkit-adapter-speedscope'],
+    ]);
+    const r = await run(['info', 'in.speedscope.json', '--discover'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('format      speedscope (adapter speedscope)');
+  });
+});

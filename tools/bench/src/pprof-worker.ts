@@ -1,0 +1,132 @@
+/**
+ * One pprof benchmark contender in its own process (so its peak RSS is its own):
+ *   node pprof-worker.js CONTENDER FILE REPS
+ * Prints one JSON line: median times (ms) of each phase and the process's peak RSS (bytes).
+ * The input file (gzip) is read into memory before timing; every contender starts from the same
+ * gzip bytes.
+ */
+
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
+
+type Phase = Record<string, number>;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const [contender, file, repsArg] = process.argv.slice(2);
+  if (repsArg === 'rss') return rssOnce(contender!, file!);
+  // One extra, untimed-in-the-median warm-up repetition (JIT), dropped below.
+  const reps = Number(repsArg ?? 5) + 1;
+  const gz = new Uint8Array(readFileSync(file!));
+  const rssBefore = process.resourceUsage().maxRSS * 1024;
+  const times: Record<string, number[]> = {};
+  const time = <T>(name: string, f: () => T): T => {
+    const t0 = performance.now();
+    const r = f();
+    (times[name] ??= []).push(performance.now() - t0);
+    return r;
+  };
+  let checksum = 0;
+  switch (contender) {
+    case 'baseline':
+      break;
+    case 'profkit': {
+      const { decodeProfile, encodeProfile, gzipLikeGo } = await import('@profkit/pprof');
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        const raw = time('gunzip', () => gunzipSync(gz));
+        const p = time('decode', () => decodeProfile(raw).profile);
+        const out = time('encode', () => encodeProfile(p));
+        (times.roundtrip ??= []).push(performance.now() - t0);
+        const z = time('gzip6', () => gzipLikeGo(out, 6));
+        (times.roundtrip_gz6 ??= []).push(performance.now() - t0);
+        const z1 = time('gzip1', () => gzipLikeGo(out, 1));
+        checksum += out.length + z.length + z1.length;
+      }
+      break;
+    }
+    case 'pprof-format': {
+      const { Profile } = await import('pprof-format');
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        const raw = time('gunzip', () => gunzipSync(gz));
+        const p = time('decode', () => Profile.decode(raw));
+        const out = time('encode', () => p.encode());
+        (times.roundtrip ??= []).push(performance.now() - t0);
+        checksum += out.length;
+      }
+      break;
+    }
+    case 'protobufjs': {
+      // CommonJS module: its API is the default export under ESM.
+      const mod = (await import('protobufjs')) as unknown as { default?: typeof import('protobufjs') } & typeof import('protobufjs');
+      const protobuf = mod.default ?? mod;
+      const here = dirname(fileURLToPath(import.meta.url));
+      const proto = readFileSync(join(here, '../../../packages/pprof/src/profile.proto'), 'utf8');
+      const T = protobuf.parse(proto, { keepCase: true }).root.lookupType('perftools.profiles.Profile');
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        const raw = time('gunzip', () => gunzipSync(gz));
+        const m = time('decode', () => T.decode(raw));
+        const out = time('encode', () => T.encode(m).finish());
+        (times.roundtrip ??= []).push(performance.now() - t0);
+        checksum += out.length;
+      }
+      break;
+    }
+    case 'zlib': {
+      for (let i = 0; i < reps; i++) checksum += time('gunzip', () => gunzipSync(gz)).length;
+      const raw = gunzipSync(gz);
+      for (let i = 0; i < reps; i++) checksum += time('gzip6', () => gzipSync(raw, { level: 6 })).length;
+      for (let i = 0; i < reps; i++) checksum += time('gzip1', () => gzipSync(raw, { level: 1 })).length;
+      break;
+    }
+    case 'pako': {
+      const mod = (await import('pako')) as unknown as { default?: typeof import('pako') } & typeof import('pako');
+      const pako = mod.default ?? mod;
+      for (let i = 0; i < reps; i++) checksum += time('gunzip', () => pako.ungzip(gz)).length;
+      break;
+    }
+    default:
+      throw new Error(`unknown contender ${contender}`);
+  }
+  const phases: Phase = {};
+  for (const v of Object.values(times)) if (v.length > 1) v.shift();
+  for (const [k, v] of Object.entries(times)) phases[k] = Math.round(median(v) * 10) / 10;
+  process.stdout.write(`${JSON.stringify({ contender, phases, maxRSS: process.resourceUsage().maxRSS * 1024, rssAtStart: rssBefore, checksum })}\n`);
+}
+
+/**
+ * Peak RSS of one gunzip + decode + encode (raw), nothing else in the process: what converting
+ * one file costs in memory. Times are not taken here.
+ */
+async function rssOnce(contender: string, file: string): Promise<void> {
+  const gz = new Uint8Array(readFileSync(file));
+  let n = 0;
+  if (contender === 'profkit') {
+    const { decodeProfile, encodeProfile } = await import('@profkit/pprof');
+    n = encodeProfile(decodeProfile(gunzipSync(gz)).profile).length;
+  } else if (contender === 'pprof-format') {
+    const { Profile } = await import('pprof-format');
+    n = Profile.decode(gunzipSync(gz)).encode().length;
+  } else if (contender === 'protobufjs') {
+    const mod = (await import('protobufjs')) as unknown as { default?: typeof import('protobufjs') } & typeof import('protobufjs');
+    const protobuf = mod.default ?? mod;
+    const here = dirname(fileURLToPath(import.meta.url));
+    const T = protobuf.parse(readFileSync(join(here, '../../../packages/pprof/src/profile.proto'), 'utf8'), { keepCase: true }).root.lookupType('perftools.profiles.Profile');
+    n = T.encode(T.decode(gunzipSync(gz))).finish().length;
+  } else if (contender === 'zlib') n = gunzipSync(gz).length;
+  else if (contender !== 'baseline') throw new Error(`unknown contender ${contender}`);
+  process.stdout.write(`${JSON.stringify({ contender, phases: {}, maxRSS: process.resourceUsage().maxRSS * 1024, checksum: n })}\n`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
