@@ -50,34 +50,24 @@ export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: str
 
 /**
  * Inflates at most `max` bytes from the start of a gzip stream, tolerating truncation: used for
- * format detection, which only needs the head of a file.
+ * format detection, which only needs the head of a file. Synchronous (sniffers are), and bounded:
+ * deflate expands at most ~1032:1, so inflating a prefix of `take` input bytes can never need
+ * more than `take * 1100` output bytes; the prefix doubles until the head is long enough.
  */
 export function gunzipHead(bytes: Uint8Array, max = 4096): Uint8Array {
-  // Inflate in a bounded loop with small output chunks; a truncated stream yields what it has.
-  const zlib = createGunzipSyncHead();
-  return zlib(bytes, max);
-}
-
-function createGunzipSyncHead(): (bytes: Uint8Array, max: number) => Uint8Array {
-  return (bytes, max) => {
+  for (let take = Math.min(bytes.length, 64); ; take = Math.min(bytes.length, take * 2)) {
+    let out: Buffer;
     try {
-      const out = gunzipSync(bytes, { finishFlush: zc.Z_SYNC_FLUSH, maxOutputLength: max });
-      return new Uint8Array(out.buffer, out.byteOffset, Math.min(out.byteLength, max));
-    } catch (e) {
-      // maxOutputLength exceeded: decompress progressively to get exactly the head.
-      if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        for (let take = Math.min(bytes.length, 1024); ; take = Math.min(bytes.length, take * 2)) {
-          try {
-            const out = gunzipSync(bytes.subarray(0, take), { finishFlush: zc.Z_SYNC_FLUSH, maxOutputLength: max * 64 });
-            if (out.byteLength >= max || take === bytes.length) return new Uint8Array(out.buffer, out.byteOffset, Math.min(out.byteLength, max));
-          } catch {
-            if (take === bytes.length) return new Uint8Array(0);
-          }
-        }
-      }
-      return new Uint8Array(0);
+      out = gunzipSync(bytes.subarray(0, take), { finishFlush: zc.Z_SYNC_FLUSH, maxOutputLength: take * 1100 + 4096 });
+    } catch {
+      // A prefix may end inside the header; only a failure on the whole input is final.
+      if (take === bytes.length) return new Uint8Array(0);
+      continue;
     }
-  };
+    if (out.byteLength >= max || take === bytes.length) {
+      return new Uint8Array(out.buffer, out.byteOffset, Math.min(out.byteLength, max));
+    }
+  }
 }
 
 /** Reads a whole file (or stdin for `-`), bounded by `maxInputBytes`. */

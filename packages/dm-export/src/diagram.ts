@@ -11,7 +11,7 @@ export type DiagramView = 'keys' | 'all';
 export type DiagramFormat = 'dot' | 'mermaid' | 'svg';
 
 export interface DiagramOptions {
-  /** `keys` (default, like dm_draw's `keys_only`): primary and foreign key columns; `all`: every column. */
+  /** `keys` (default, like dm_draw's `keys_only`): primary, foreign and unique key columns; `all`: every column. */
   view?: DiagramView;
   /** Show column types (default true). */
   types?: boolean;
@@ -37,7 +37,7 @@ function isFk(t: TableDef, c: string): boolean {
 }
 
 function shownColumns(t: TableDef, view: DiagramView): ColumnDef[] {
-  return t.columns.filter((c) => view === 'all' || t.primaryKey.includes(c.name) || isFk(t, c.name));
+  return t.columns.filter((c) => view === 'all' || t.primaryKey.includes(c.name) || isFk(t, c.name) || t.unique.some((u) => u.includes(c.name)));
 }
 
 function marks(t: TableDef, c: string): string[] {

@@ -585,6 +585,10 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
       const lid = locations.location_id[i]!;
       const list = byLoc.get(lid) ?? [];
       let start = 0;
+      if (locations.function_id[i] === 0 && list.length > 0) {
+        c.key = `profile_id=${profileId}, location_id=${lid}, position=0`;
+        c.fail('a location without a function (function_id NULL) has no lines');
+      }
       if (locations.function_id[i] !== 0) {
         const first = list[0];
         c.key = `profile_id=${profileId}, location_id=${lid}, position=0`;

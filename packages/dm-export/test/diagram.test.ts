@@ -29,7 +29,8 @@ describe('data-model diagram (like R dm_draw)', () => {
     expect(m.split('\n').filter((l) => l.includes('||--o{'))).toHaveLength(fkCount);
     expect(m).toContain('  samples ||--o{ sample_locations : "profile_id, sample_id"');
     expect(m).toMatch(/BIGINT location_id PK, FK/);
-    expect(m).toMatch(/INTEGER position PK, UK/);
+    expect(m).toMatch(/INTEGER position UK\n/);
+    expect(m).toMatch(/TEXT adapter PK, UK\n/);
   });
 
   it('SVG: a well-formed document, non-overlapping boxes, arrows from the FK row to the PK row', () => {

@@ -44,13 +44,12 @@ export function richProfile(): Profile {
   const lRec = b.internLocation({ functionId: fRec, line: 3 });
   const lKernel = b.internLocation({ address: 0xffffffff81000000n, mappingId: mKernel });
   const lFolded = b.internLocation({ functionId: fWeird, line: 1, address: 0x404000n, mappingId: mExe, isFolded: true });
-  const lNoFnInline = b.addLocation({ address: 0x405000n, inlinedInto: [{ functionId: fInl, line: 8 }] });
   b.addSample([lInl, lWork, lMain], [1, 1024, -5], [{ key: 'thread', str: 'worker-1' }, { key: 'bytes', num: 1024, unit: 'bytes' }]);
   b.addSample([lRec, lRec, lRec, lWork, lMain], [2, 2n ** 60n, -(2n ** 62n)], [{ key: 'thread', str: '' }]);
   b.addSample([lKernel, lWork, lMain], [3, 9007199254740993n, 0]);
   b.addSample([], [0, 0, 7]);
   b.addSample([lFolded, lMain], [4, -(2n ** 63n), 2n ** 63n - 1n], [{ key: 'n', num: -(2n ** 62n) }, { key: 'thread', str: 'main' }]);
-  b.addSample([lNoFnInline, lMain], [5, 50, 5]);
+  b.addSample([lWork, lMain], [5, 50, 5]);
   b.setSampleExtension('test-ext', 'weight', 0.5);
   b.setSampleExtension('test-ext', 'tag', 'last', '');
   const ext = b.extension('test-ext');

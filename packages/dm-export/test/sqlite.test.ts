@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, createProfile, isProfkitError, type Profile } from '@profkit/core';
+import { ProfileBuilder, assertValid, createProfile, isProfkitError, type Profile } from '@profkit/core';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DM_ERRORS, SQLITE_APPLICATION_ID, TABLES, listProfiles, readSqlite, sniffDm, writeSqlite } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
@@ -39,7 +39,8 @@ describe('SQLite round trip', () => {
     const p = richProfile();
     const { bytes, profileId } = writeSqlite(p);
     expect(profileId).toBe(1);
-    const back = await readSqlite(bytes);
+    const back = await readSqlite(bytes, { file: 'rich.sqlite' });
+    assertValid(back.profile, 'rich.sqlite');
     expect(back.warnings).toEqual([]);
     expect(meaning(back.profile)).toEqual(meaning(p));
     // Values beyond 2^53 and negative values survive exactly.
@@ -58,6 +59,7 @@ describe('SQLite round trip', () => {
   it('keeps a synthetic profile of 2,000 samples', async () => {
     const p = syntheticProfile(2000, 7);
     const back = await readSqlite(writeSqlite(p).bytes);
+    assertValid(back.profile);
     expect(meaning(back.profile)).toEqual(meaning(p));
   });
 });
@@ -204,6 +206,7 @@ describe('errors name the file, the table, the row and the rule', () => {
     ['a line that is not an integer', "UPDATE locations SET line = 'x' WHERE location_id = 1", /line is not an integer/],
     ['own line missing from location_lines', 'DELETE FROM location_lines WHERE location_id = 1', /own line at position 0/],
     ['own line differing from the location row', 'UPDATE location_lines SET line = 99 WHERE location_id = 1 AND position = 0', /position 0 equals the location row/],
+    ['lines under a location without function', 'UPDATE locations SET function_id = NULL WHERE location_id = 1', /without a function .* has no lines/],
     ['bad JSON in a fact', "UPDATE extension_facts SET value_json = '{' WHERE key = 'label'", /value_json is JSON/],
     ['a bad extension column type', "UPDATE extension_columns SET column_type = 'Int8Array' WHERE column_name = 'flags'", /known column type/],
     ['a numeric label without num', 'UPDATE labels SET num = NULL WHERE is_num = 1', /numeric label has num/],

@@ -108,7 +108,11 @@ export function buildProfile(s: Sampler, options: ProfileOptions = {}): Profile 
   const locOf = new Map<bigint, number>();
   let outside = 0;
   let zero = 0;
-  const stackIds = (frames: BigUint64Array): number[] => {
+  const idsByStack = new Map<Stack, number[]>();
+  const stackIds = (stack: Stack): number[] => {
+    const cached = idsByStack.get(stack);
+    if (cached) return cached;
+    const frames = stack.frames;
     const ids = new Array<number>(frames.length);
     for (let i = 0; i < frames.length; i++) {
       const addr = frames[i]!;
@@ -122,6 +126,7 @@ export function buildProfile(s: Sampler, options: ProfileOptions = {}): Profile 
       }
       ids[i] = id;
     }
+    idsByStack.set(stack, ids);
     return ids;
   };
 
@@ -131,16 +136,25 @@ export function buildProfile(s: Sampler, options: ProfileOptions = {}): Profile 
   const push = (stack: Stack, vals: Map<number, bigint>, group: string, address = 0n) => {
     const v = new Array<bigint>(width).fill(0n);
     for (const [i, x] of vals) v[i] = x;
-    b.addSample(stackIds(stack.frames), v);
+    b.addSample(stackIds(stack), v);
     groups.push(group);
     addresses.push(address);
   };
   const cnt = (a: Aggregate) => (unsample ? roundHalfAway(a.wCount) : BigInt(a.count));
   const byt = (a: Aggregate) => (unsample ? roundHalfAway(a.wBytes) : a.bytes);
-  const byStack = (x: Aggregate, y: Aggregate) => compareFrames(x.stack.frames, y.stack.frames);
+  // Deterministic order: distinct stacks sorted once by their frames, then ranked.
+  const distinct = new Set<Stack>();
+  for (const a of s.live.values()) distinct.add(a.stack);
+  for (const a of s.dead.keys()) distinct.add(a);
+  for (const a of s.deallocations.keys()) distinct.add(a);
+  const peakSet = options.peak ? s.peakSet() : [];
+  for (const a of peakSet) distinct.add(a.stack);
+  const rank = new Map<Stack, number>();
+  [...distinct].sort((x, y) => compareFrames(x.frames, y.frames)).forEach((st, i) => rank.set(st, i));
+  const byStack = (x: Aggregate, y: Aggregate) => rank.get(x.stack)! - rank.get(y.stack)!;
 
   // 1. Live allocations, one sample each, sorted by stack then address.
-  const live = [...s.live.entries()].sort((x, y) => compareFrames(x[1].stack.frames, y[1].stack.frames) || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const live = [...s.live.entries()].sort((x, y) => rank.get(x[1].stack)! - rank.get(y[1].stack)! || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
   for (const [addr, a] of live) {
     const c = unsample ? roundHalfAway(a.weight) : 1n;
     const sz = unsample ? roundHalfAway(Number(a.size) * a.weight) : a.size;
@@ -152,7 +166,7 @@ export function buildProfile(s: Sampler, options: ProfileOptions = {}): Profile 
   for (const a of [...s.deallocations.values()].sort(byStack)) push(a.stack, new Map([[4, cnt(a)], [5, byt(a)]]), 'deallocated');
   // 4. Optional: the live set at the peak, by allocation stack.
   if (options.peak) {
-    for (const a of s.peakSet().sort(byStack)) push(a.stack, new Map([[6, cnt(a)], [7, byt(a)]]), 'peak');
+    for (const a of peakSet.sort(byStack)) push(a.stack, new Map([[6, cnt(a)], [7, byt(a)]]), 'peak');
   }
 
   const ext = b.extension(ADAPTER_NAME);

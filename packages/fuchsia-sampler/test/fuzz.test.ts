@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isProfkitError } from '@profkit/core';
-import { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, replayRecording, type SamplerCall } from '../src/index.js';
+import { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, fastPathStats, replayRecording, type SamplerCall } from '../src/index.js';
 
 /** Deterministic PRNG (mulberry32) so failures reproduce. */
 function rng(seed: number) {
@@ -73,5 +73,41 @@ describe('mutated input never crashes: typed errors or a valid result', () => {
         if (!isProfkitError(e)) throw new Error(`non-typed error on mutation ${i}: ${String(e)}`);
       }
     }
+  });
+
+  it('the fast path for Record* messages gives exactly the generic decoder\'s results (6000 cases)', () => {
+    const r = rng(99);
+    const outcome = (f: () => unknown) => {
+      try {
+        return { ok: f() };
+      } catch (e) {
+        if (!isProfkitError(e)) throw e;
+        return { code: e.code, offset: e.detail.offset, message: e.message };
+      }
+    };
+    let valid = 0;
+    const hits0 = fastPathStats.hits;
+    for (let i = 0; i < 6000; i++) {
+      const n = Math.floor(r() * 6);
+      const frames = BigUint64Array.from({ length: n }, () => BigInt(Math.floor(r() * 2 ** 48)) * 65536n + BigInt(Math.floor(r() * 65536)));
+      const call: SamplerCall =
+        r() < 0.5
+          ? { method: 'RecordAllocation', address: BigInt(Math.floor(r() * 2 ** 52)), stackTrace: { stackFrames: frames }, size: BigInt(Math.floor(r() * 2 ** 40)) }
+          : { method: 'RecordDeallocation', address: BigInt(Math.floor(r() * 2 ** 52)), stackTrace: { stackFrames: frames } };
+      const kind = i % 3;
+      let bytes = kind === 2 ? encodeDatagram(call) : encodeChannelMessage(call, { generation: kind === 0 ? 1 : 2 });
+      if (i % 2 === 1) bytes = mutate(bytes, r);
+      const decode = (fast: boolean) => (kind === 2 ? decodeDatagram(bytes, { fast }) : decodeChannelMessage(bytes, { fast }));
+      const a = outcome(() => decode(true));
+      const b = outcome(() => decode(false));
+      expect(a).toEqual(b);
+      if (i % 2 === 0) {
+        expect(a.ok).toBeDefined();
+        valid++;
+      }
+    }
+    expect(valid).toBe(3000);
+    // Every unmutated (canonical) message went through the fast path.
+    expect(fastPathStats.hits - hits0).toBeGreaterThanOrEqual(3000);
   });
 });

@@ -10,7 +10,9 @@ import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parse
 import { cleanupDuplicateLocations } from './cpu.js';
 
 const countStartRE = /^([^\t\n\f\r ]+) profile: total \d+$/;
-const countRE = /^(\d+) @((?: 0x[0-9a-f]+)+)$/;
+// google/pprof requires at least one address; Go's runtime writes `4 @` for stackless threadcreate
+// records, which we accept as an empty stack (a documented difference).
+const countRE = /^(\d+) @((?: 0x[0-9a-f]+)*)$/;
 const threadzStartRE = /--- threadz \d+ ---/;
 const threadStartRE = /--- Thread ([0-9A-Fa-f]+) \(name: (.*)\/(\d+)\) stack: ---/;
 

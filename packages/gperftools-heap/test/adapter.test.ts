@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { createRegistry, formatPprofDump } from '@profkit/core';
 import gperftoolsHeapAdapter, { gperftoolsHeapAdapter as named, sniffGperftools as sniff } from '../src/index.js';
@@ -59,6 +60,15 @@ describe.skipIf(!haveShared)('through the registry', () => {
       expect(r.format).toBe(format);
       expect(formatPprofDump(r.profile)).toBe(readFileSync(join(pprofTestdata, `${name}.string`), 'utf8'));
     }
+  });
+});
+
+describe.skipIf(!haveShared)('gzip-compressed input', () => {
+  it('reads a gzipped heap profile through the registry', async () => {
+    const reg = createRegistry([gperftoolsHeapAdapter]);
+    const r = await reg.read(gzipSync(sharedFixture('pprof/profile/testdata/cppbench.heap')), { fileName: 'cppbench.heap.gz' });
+    expect([r.format, r.gzipped]).toEqual(['gperftools-heap', true]);
+    expect(formatPprofDump(r.profile)).toBe(readFileSync(join(pprofTestdata, 'cppbench.heap.string'), 'utf8'));
   });
 });
 

@@ -68,8 +68,9 @@ function dumpMeaning(dump: string): string[] {
     const m = /^((?:\s+-?\d+)+): (.*)$/.exec(l);
     if (m) {
       const ids = m[2]!.trim().split(' ').filter(Boolean);
-      // go tool pprof leaves out samples without a stack; so does this comparison.
-      skipping = ids.length === 0;
+      // go tool pprof's merge leaves out samples without a stack and samples whose values are
+      // all zero; so does this comparison.
+      skipping = ids.length === 0 || m[1]!.trim().split(/\s+/).every((v) => v === '0');
       if (!skipping) out.push(`${m[1]!.trim().split(/\s+/).join(' ')} | ${ids.map((id) => locs.get(id)).join(' ; ')}`);
     } else if (l.trim() && !skipping) out[out.length - 1] += ` ${l.trim()}`;
   }
@@ -247,6 +248,47 @@ describe.skipIf(!haveGxx || !haveLib)("tcmalloc's GetHeapSample (heap_v2) and Ge
       const go = spawnSync('go', ['tool', 'pprof', '-raw', '-symbolize=none', join(dir, 's0.heap')], { encoding: 'utf8', env: { ...process.env, HOME: work } });
       expect(go.status).not.toBe(0);
       expect(go.stderr).toContain('unrecognized profile format');
+    }
+  });
+});
+
+describe.skipIf(!haveGo)("Go runtime legacy text profiles (pprof.Lookup(name).WriteTo(w, 1))", () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = join(work, 'golegacy');
+    spawnSync('mkdir', ['-p', dir]);
+    const r = spawnSync('go', ['run', join(__dirname, 'c', 'golegacy.go'), dir], {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: work, GO111MODULE: 'off', GOCACHE: join(tmpdir(), 'profkit-gperftools-gocache') },
+      timeout: 120_000,
+    });
+    if (r.status !== 0) throw new Error(`go run failed: ${r.stderr}`);
+  });
+
+  for (const [name, format] of [
+    ['heap', 'gperftools-heap'],
+    ['goroutine', 'gperftools-thread'],
+    ['mutex', 'gperftools-contention'],
+  ] as const) {
+    it(`${name}: read as ${format}, meaning what go tool pprof -raw shows`, () => {
+      const file = join(dir, `${name}.txt`);
+      const r = readLegacy(new Uint8Array(readFileSync(file)), { fileName: file, sumSameStacks: true });
+      assertValid(r.profile);
+      expect(r.format).toBe(format);
+      expect(r.profile.samples.value.length).toBeGreaterThan(0);
+      expect(dumpMeaning(goRaw(file))).toEqual(dumpMeaning(formatPprofDump(r.profile)));
+    });
+  }
+
+  it('threadcreate with stackless rows ("4 @"): google/pprof refuses it, we read empty stacks', () => {
+    const file = join(dir, 'threadcreate.txt');
+    const text = readFileSync(file, 'utf8');
+    const total = Number(/^threadcreate profile: total (\d+)$/m.exec(text)![1]);
+    const p = readLegacy(new Uint8Array(readFileSync(file))).profile;
+    expect(totalValue(p, 0)).toBe(BigInt(total));
+    if (/^\d+ @$/m.test(text)) {
+      const go = spawnSync('go', ['tool', 'pprof', '-raw', '-symbolize=none', file], { encoding: 'utf8', env: { ...process.env, HOME: work } });
+      expect(go.stderr).toContain('malformed profile format');
     }
   });
 });

@@ -94,7 +94,7 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
     }
   });
 
-  it('go tool pprof -top of our output: flat values per function agree with our own sums', () => {
+  it('go tool pprof -top of our output agrees with core topTable (flat and cum per function)', () => {
     for (const [i, input] of inputs.entries()) {
       const { profile, gzPath } = ours(input.path, i);
       const st = core.defaultSampleTypeIndex(profile);
@@ -103,6 +103,7 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
       const top = run('go', ['tool', 'pprof', '-top', '-symbolize=none', '-nodefraction=0', '-nodecount=1000000', ...unitFlag, gzPath]);
       expect(top.status, top.stderr).toBe(0);
       const goFlat = new Map<string, bigint>();
+      const goCum = new Map<string, bigint>();
       let inTable = false;
       for (const line of top.stdout.split('\n')) {
         if (/^\s*flat\s+flat%/.test(line)) {
@@ -114,6 +115,7 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
         expect(m, line).not.toBeNull();
         const name = m![3 + 1]!.replace(/ \((partial-)?inline\)$/, '');
         goFlat.set(name, (goFlat.get(name) ?? 0n) + BigInt(m![1]!));
+        goCum.set(name, BigInt(m![3]!));
       }
       if (profile['.profile'].drop_frames || profile['.profile'].keep_frames) {
         // Go prunes frames by drop_frames in reports; compare with Go on the input instead.
@@ -121,20 +123,19 @@ describe.skipIf(!!goMissing || !hasFixtures)('Go interop (google/pprof)', () => 
         expect(top.stdout.split('\n').slice(-goFlat.size - 1)).toEqual(topIn.stdout.split('\n').slice(-goFlat.size - 1));
         continue;
       }
-      // Our own numbers: the innermost frame's function of each sample gets the value.
-      const index = new core.ProfileIndex(profile);
-      const flat = new Map<string, bigint>();
-      const values = profile.samples['.values'][st]!;
-      for (let s = 0; s < values.length; s++) {
-        const frames = core.resolveStack(profile, s, index);
-        if (frames.length === 0) continue;
-        const f = frames[0]!;
-        const name = f.symbolized ? (f.name === '<?>' ? '' : f.name) : '';
-        flat.set(name, (flat.get(name) ?? 0n) + values[s]!);
+      // Our own numbers: core's topTable (pprof -top semantics, every entry).
+      const table = core.topTable(profile, { nodeFraction: 0, sampleTypeIndex: st });
+      const ourFlat = new Map<string, bigint>();
+      const ourCum = new Map<string, bigint>();
+      for (const e of table.entries) {
+        ourFlat.set(e.name, (ourFlat.get(e.name) ?? 0n) + e.flat);
+        ourCum.set(e.name, e.cum);
       }
-      for (const [name, v] of [...flat].filter(([n, v]) => n !== '' && v !== 0n)) expect(goFlat.get(name), `${input.name}: ${name}`).toBe(v);
+      expect(ourFlat.size, input.name).toBe(goFlat.size);
+      for (const [name, v] of goFlat) expect(ourFlat.get(name), `${input.name}: flat of ${name}`).toBe(v);
+      for (const [name, v] of goCum) expect(ourCum.get(name), `${input.name}: cum of ${name}`).toBe(v);
     }
-  });
+  }, 120_000);
 
   const formatPprofDump = (core as Record<string, unknown>).formatPprofDump as ((p: Profile) => string) | undefined;
   if (!formatPprofDump) console.warn('skipping the Profile.String() comparison: @profkit/core does not export formatPprofDump yet');

@@ -1,19 +1,19 @@
 /**
  * Splits a stream of byte chunks into text lines, accepting LF, CRLF and CR line ends (as R's
- * `readLines` does), decoding UTF-8 across chunk boundaries, and counting lines (1-based) and
- * byte offsets for error messages. Memory is bounded by the longest line (`maxLineBytes`).
+ * `readLines` does), decoding UTF-8 across chunk boundaries, and counting lines (1-based) for
+ * error messages. Memory is bounded by the chunk size plus the longest line (`maxLineLength`).
  */
 
 import { ErrorCodes, ProfkitError } from '@profkit/core';
 
 export interface LineSink {
-  /** Called once per line (without its terminator); `lineNo` is 1-based, `offset` the byte offset of the line start. */
-  line(text: string, lineNo: number, offset: number): void;
+  /** Called once per line (without its terminator); `lineNo` is 1-based. */
+  line(text: string, lineNo: number): void;
 }
 
 export interface LineSplitterOptions {
   file?: string;
-  /** Largest accepted line, in UTF-16 code units of decoded text (default 64 MiB). */
+  /** Largest accepted line, in UTF-16 code units of decoded text (default 64 Mi). */
   maxLineLength?: number;
 }
 
@@ -22,17 +22,15 @@ const CR = 13;
 
 /**
  * Incremental line splitter. Feed `push(chunk)` any number of times, then `end()`.
- * Works on bytes: line ends are found in the raw chunk (0x0A/0x0D never occur inside UTF-8
- * multi-byte sequences), so a multi-byte character cut by a chunk boundary stays in the carried
- * partial line and is decoded whole.
+ * Each chunk is cut after its last line end (0x0A/0x0D never occur inside UTF-8 multi-byte
+ * sequences, so the cut never splits a character); the complete part is decoded at once and
+ * split as a string, the rest is carried to the next chunk.
  */
 export class LineSplitter {
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private carry: Uint8Array[] = [];
   private carryLength = 0;
   private lineNo = 0;
-  private offset = 0; // byte offset of the next unconsumed byte
-  private lineStart = 0; // byte offset where the carried line starts
   private pendingCR = false;
   private readonly maxLineLength: number;
   private first = true;
@@ -45,49 +43,54 @@ export class LineSplitter {
   }
 
   push(chunk: Uint8Array): void {
-    let start = 0;
-    const n = chunk.length;
+    if (chunk.length === 0) return;
     if (this.pendingCR) {
       this.pendingCR = false;
-      if (n > 0 && chunk[0] === LF) {
-        start = 1;
-        this.offset += 1;
-        this.lineStart = this.offset;
-      }
+      if (chunk[0] === LF) chunk = chunk.subarray(1);
+      if (chunk.length === 0) return;
     }
-    let i = start;
-    while (i < n) {
-      // Find the next LF or CR.
-      let j = chunk.indexOf(LF, i);
-      const k = chunk.indexOf(CR, i);
-      if (k !== -1 && (j === -1 || k < j)) j = k;
-      if (j === -1) break;
-      this.emit(chunk.subarray(i, j));
-      const isCR = chunk[j] === CR;
-      let next = j + 1;
-      if (isCR) {
-        if (next < n) {
-          if (chunk[next] === LF) next++;
-        } else this.pendingCR = true;
-      }
-      this.offset += next - i;
-      this.lineStart = this.offset;
-      i = next;
+    const n = chunk.length;
+    const last = Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
+    if (last === -1) {
+      this.carry.push(chunk.slice());
+      this.carryLength += n;
+      if (this.carryLength > this.maxLineLength * 4) this.tooLong(this.lineNo + 1);
+      return;
     }
-    if (i < n) {
-      const rest = chunk.subarray(i);
-      // Copy: the caller may reuse its buffer.
-      this.carry.push(rest.slice());
-      this.carryLength += rest.length;
-      this.offset += rest.length;
-      if (this.carryLength > this.maxLineLength * 4) this.tooLong();
+    let bytes = chunk.subarray(0, last + 1);
+    if (this.carryLength > 0) {
+      const joined = new Uint8Array(this.carryLength + bytes.length);
+      let o = 0;
+      for (const c of this.carry) {
+        joined.set(c, o);
+        o += c.length;
+      }
+      joined.set(bytes, o);
+      bytes = joined;
+      this.carry = [];
+      this.carryLength = 0;
+    }
+    this.split(this.decoder.decode(bytes));
+    if (chunk[last] === CR && last === n - 1) this.pendingCR = true;
+    if (last + 1 < n) {
+      this.carry.push(chunk.slice(last + 1));
+      this.carryLength = n - last - 1;
+      if (this.carryLength > this.maxLineLength * 4) this.tooLong(this.lineNo + 1);
     }
   }
 
   end(): void {
-    if (this.carryLength > 0) this.emit(new Uint8Array(0));
-    this.carry = [];
-    this.carryLength = 0;
+    if (this.carryLength > 0) {
+      const joined = new Uint8Array(this.carryLength);
+      let o = 0;
+      for (const c of this.carry) {
+        joined.set(c, o);
+        o += c.length;
+      }
+      this.carry = [];
+      this.carryLength = 0;
+      this.emit(this.decoder.decode(joined));
+    }
   }
 
   /** Number of lines emitted so far. */
@@ -95,34 +98,36 @@ export class LineSplitter {
     return this.lineNo;
   }
 
-  private emit(tail: Uint8Array): void {
-    let bytes: Uint8Array;
-    if (this.carryLength > 0) {
-      bytes = new Uint8Array(this.carryLength + tail.length);
-      let o = 0;
-      for (const c of this.carry) {
-        bytes.set(c, o);
-        o += c.length;
-      }
-      bytes.set(tail, o);
-      this.carry = [];
-      this.carryLength = 0;
-    } else bytes = tail;
-    let text = this.decoder.decode(bytes);
+  /** Splits text that ends with a line terminator. */
+  private split(text: string): void {
+    const n = text.length;
+    let i = 0;
+    let nextCR = text.indexOf('\r');
+    while (i < n) {
+      let j = text.indexOf('\n', i);
+      if (nextCR !== -1 && nextCR < i) nextCR = text.indexOf('\r', i);
+      if (nextCR !== -1 && (j === -1 || nextCR < j)) j = nextCR;
+      if (j === -1) break; // cannot happen: text ends with a terminator
+      this.emit(text.slice(i, j));
+      i = j + 1;
+      if (text.charCodeAt(j) === CR && i < n && text.charCodeAt(i) === LF) i++;
+    }
+  }
+
+  private emit(text: string): void {
     if (this.first) {
       this.first = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
-    if (text.length > this.maxLineLength) this.tooLong();
     this.lineNo++;
-    this.sink.line(text, this.lineNo, this.lineStart);
+    if (text.length > this.maxLineLength) this.tooLong(this.lineNo);
+    this.sink.line(text, this.lineNo);
   }
 
-  private tooLong(): never {
-    throw new ProfkitError(ErrorCodes.LIMIT, `line ${this.lineNo + 1} is longer than ${this.maxLineLength} characters`, {
+  private tooLong(line: number): never {
+    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters`, {
       file: this.options.file,
-      line: this.lineNo + 1,
-      offset: this.lineStart,
+      line,
       option: 'maxLineLength',
       rule: 'line length limit',
     });

@@ -88,7 +88,9 @@ export class RprofParser {
   private readonly paths: string[] = [];
   private readonly pathIndex = new Map<string, number>();
   private readonly rawKeys: RawFrameKey[] = [];
-  private readonly rawIndex = new Map<string, number>();
+  /** Per name index: (path·2^32 + line) → raw frame id. */
+  private readonly rawIndex: Map<number, number>[] = [];
+  private runTime = 0n;
   /** For each name index, the set of path indices seen with a srcref (first two suffice). */
   private readonly namePaths = new Map<number, number[]>();
 
@@ -169,6 +171,7 @@ export class RprofParser {
       });
     }
     this.header = h;
+    this.runTime = BigInt(h.intervalUs) * 1000n;
     this.runs.push({ header: h.text, interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
     this.fileTable = new Map();
     this.prevMem = undefined;
@@ -241,12 +244,14 @@ export class RprofParser {
         else if (seen.length < 2 && seen[0] !== p) seen.push(p);
       }
       const line = fno !== 0 ? t.lineNos[k]! : 0;
-      const key = name + ',' + path + ',' + line;
-      let id = this.rawIndex.get(key);
-      if (id === undefined) {
+      // path < 2^21 (one #File line each) and line < 2^32 keep the key an exact integer.
+      const key = path * 4294967296 + (line < 4294967296 ? line : 4294967295);
+      const byName = (this.rawIndex[name] ??= new Map());
+      let id = byName.get(key);
+      if (id === undefined || (line >= 4294967295 && this.rawKeys[id - 1]!.line !== line)) {
         id = this.rawKeys.length + 1;
         this.rawKeys.push({ name, path, line });
-        this.rawIndex.set(key, id);
+        if (line < 4294967295) byName.set(key, id);
       }
       ids.push(id);
     }
@@ -255,7 +260,7 @@ export class RprofParser {
       mem = memoryDelta(this.prevMem, t);
       this.prevMem = { small: t.small, big: t.big, nodes: t.nodes };
     }
-    const time = BigInt(h.intervalUs) * 1000n;
+    const time = this.runTime;
     const run = this.runs.length - 1;
     if (this.aggregate) {
       const key = ids.join(',') + '|' + (t.gc ? 1 : 0) + '|' + run;
@@ -413,7 +418,7 @@ export interface RprofReadResult {
 /** Reads Rprof text from a stream of (already decompressed) chunks. */
 export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: RprofReadOptions = {}): Promise<RprofReadResult> {
   const parser = new RprofParser(options);
-  const splitter = new LineSplitter({ line: (t, n) => parser.line(t, n) }, { file: options.fileName, maxLineLength: options.maxLineLength });
+  const splitter = new LineSplitter(parser, { file: options.fileName, maxLineLength: options.maxLineLength });
   for await (const chunk of chunks as AsyncIterable<Uint8Array>) splitter.push(chunk);
   splitter.end();
   return { profile: parser.finish(), warnings: parser.warnings };
@@ -423,7 +428,7 @@ export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterab
 export function readRprofBytes(bytes: Uint8Array, options: RprofReadOptions = {}): RprofReadResult {
   const data = isGzip(bytes) ? gunzipBounded(bytes, {}, options.fileName) : bytes;
   const parser = new RprofParser(options);
-  const splitter = new LineSplitter({ line: (t, n) => parser.line(t, n) }, { file: options.fileName, maxLineLength: options.maxLineLength });
+  const splitter = new LineSplitter(parser, { file: options.fileName, maxLineLength: options.maxLineLength });
   splitter.push(data);
   splitter.end();
   return { profile: parser.finish(), warnings: parser.warnings };

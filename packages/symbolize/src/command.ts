@@ -55,7 +55,8 @@ export async function runSymbolize(ctx: CommandContext): Promise<number> {
     };
     ctx.stdout.write(JSON.stringify(doc) + '\n');
   } else if (!ctx.quiet) {
-    for (const r of result.reports) ctx.stderr.write(formatReport(r) + '\n');
+    // Mappings without addresses to symbolize are only listed with --verbose.
+    for (const r of result.reports) if (ctx.verbose || r.status !== 'no-addresses') ctx.stderr.write(formatReport(r) + '\n');
     for (const w of warnings) ctx.stderr.write(`warning: ${w.message} [${w.code}]\n`);
   }
   return 0;

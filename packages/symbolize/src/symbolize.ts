@@ -305,6 +305,13 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
         const elf = picked.elf;
         rep.binary = elf.file;
         rep.binaryBuildId = elf.buildId;
+        if (i === 0 && options.binary !== undefined && mm.filename[i] && basenameOf(mm.filename[i]!) !== basenameOf(options.binary) && !(buildId && elf.buildId)) {
+          warnings.push({
+            code: 'PROFKIT_W_SYMBOLIZE_UNVERIFIED_BINARY',
+            message: `mapping ${id}: --binary ${options.binary} has another name than the profiled ${mm.filename[i]} and no build id can confirm it is the same program`,
+            detail: { file: options.binary },
+          });
+        }
         if (buildId && !elf.buildId) warnings.push({ code: 'PROFKIT_W_SYMBOLIZE_NO_BUILD_ID', message: `mapping ${id}: ${elf.file} has no build id, so it cannot be checked against ${buildId}`, detail: { file: elf.file } });
         let base: bigint;
         try {
@@ -351,7 +358,8 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
         });
         f.inline = mode === 'full' && rep.symbolized > 0;
         flagUpdates.set(i, f);
-        rep.message = `${rep.symbolized} of ${rows.length} address(es) symbolized with ${rep.tool} from ${elf.file} (${elfTypeName(elf.type)}, base ${hex(base)})`;
+        const verified = buildId && elf.buildId ? `build id ${elf.buildId} verified` : buildId ? 'the binary has no build id to verify' : 'no build id recorded, binary not verified';
+        rep.message = `${rep.symbolized} of ${rows.length} address(es) symbolized with ${rep.tool} from ${elf.file} (${elfTypeName(elf.type)}, base ${hex(base)}, ${verified})`;
         if (rep.symbolized < rows.length) rep.hint = 'addresses without symbols are outside the functions the binary describes (or it has no symbols/debug info)';
       }
     }

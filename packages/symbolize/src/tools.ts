@@ -270,8 +270,9 @@ export async function loadNm(command: string, file: string, options: ToolOptions
     );
     return rows;
   };
-  let rows = await read([]);
-  if (rows.length === 0) rows = await read(['--dynamic']).catch(() => []);
+  // Only the symbol table (`.symtab`), as pprof: the dynamic symbols of a stripped binary
+  // miss every local function, so the nearest one would usually be a wrong name.
+  const rows = await read([]);
   rows.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   return new NmSymbols(
     BigUint64Array.from(rows.map((r) => r.start)),

@@ -4,14 +4,15 @@
  *
  * The default export is the adapter. The descriptor (name, formats, sniff) is tiny; the codec is
  * imported lazily by `load()`, so listing formats or detecting other formats never loads it.
+ * The codec's functions are public too, from the `profkit-adapter-speedscope/codec` subpath.
  */
 
 import { defineAdapter } from '@profkit/core';
 import { sniffSpeedscope } from './sniff.js';
 
+// Only the light modules are re-exported here: importing the package must not load the codec
+// (the read/write functions are available from `profkit-adapter-speedscope/codec`).
 export { sniffSpeedscope } from './sniff.js';
-export { readSpeedscope, speedscopeToProfile, parseSpeedscopeJson } from './read.js';
-export { writeSpeedscope, EXPORTER } from './write.js';
 export * from './file-format.js';
 
 export const speedscopeAdapter = defineAdapter({

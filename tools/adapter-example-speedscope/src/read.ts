@@ -20,6 +20,9 @@ import { NANOS_PER_UNIT, VALUE_UNITS, type ValueUnit } from './file-format.js';
 
 export const ADAPTER_NAME = 'speedscope';
 
+/** Largest input handed to JSON.parse (V8's string length limit, in bytes of ASCII). */
+export const MAX_JSON_BYTES = 2 ** 29 - 24;
+
 interface Frame {
   name: string;
   file: string;
@@ -285,6 +288,13 @@ export function speedscopeToProfile(doc: unknown, file: string): ReadResult {
 /** Reads a speedscope file (the whole decompressed input; speedscope files are one JSON value). */
 export async function readSpeedscope(input: ReadInput): Promise<ReadResult> {
   const bytes = await input.bytes();
+  // JSON.parse needs the whole document as one string, and V8 strings stop at 2^29 - 24 chars.
+  if (bytes.length > MAX_JSON_BYTES) {
+    throw new ProfkitError(ErrorCodes.LIMIT, `speedscope files above ${MAX_JSON_BYTES} bytes cannot be parsed (one JSON string); this file has ${bytes.length}`, {
+      file: input.fileName,
+      rule: 'JSON document fits one string',
+    });
+  }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

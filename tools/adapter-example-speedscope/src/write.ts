@@ -6,7 +6,9 @@
  */
 
 import {
+  ErrorCodes,
   ProfileIndex,
+  ProfkitError,
   defaultSampleTypeIndex,
   resolveStack,
   sampleCount,
@@ -50,6 +52,9 @@ function lossWarnings(p: Profile, inlined: number): Warning[] {
 
 /** Serializes a profile as speedscope JSON, in chunks (memory stays proportional to one chunk of text). */
 export function writeSpeedscope(p: Profile): WriteResult {
+  if (p.sample_types.type.length === 0) {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, 'speedscope files need at least one profile, and this profile has no sample type', { rule: 'one speedscope profile per sample type' });
+  }
   const warnings: Warning[] = [];
   const n = sampleCount(p);
   const index = new ProfileIndex(p);

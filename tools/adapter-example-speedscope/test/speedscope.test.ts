@@ -13,7 +13,8 @@ import {
   type Profile,
   type ReadInput,
 } from '@profkit/core';
-import speedscopeAdapter, { readSpeedscope, sniffSpeedscope, speedscopeToProfile, writeSpeedscope } from '../src/index.js';
+import { MAX_JSON_BYTES, readSpeedscope, speedscopeToProfile, writeSpeedscope } from '../src/codec.js';
+import speedscopeAdapter, { sniffSpeedscope } from '../src/index.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
@@ -161,6 +162,8 @@ describe('read', () => {
     expect(json.detail.line).toBe(3);
     expect((await parseError('{"shared": {"frames": [')).code).toBe(ErrorCodes.TRUNCATED);
     expect((await parseError('{"shared": {"frames": []}, "profiles": []}')).message).toBe('profiles: the file has no profiles');
+    const huge = Object.defineProperty(new Uint8Array(1), 'length', { value: MAX_JSON_BYTES + 1 });
+    await expect(readSpeedscope({ ...inputOf(''), bytes: async () => huge })).rejects.toMatchObject({ code: ErrorCodes.LIMIT });
     const notUtf8 = new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]);
     await expect(readSpeedscope({ ...inputOf(''), bytes: async () => notUtf8 })).rejects.toMatchObject({ code: ErrorCodes.PARSE, message: 'not UTF-8 text' });
   });
@@ -216,6 +219,11 @@ describe('write', () => {
     }
     const doc = JSON.parse(await collect(w.data));
     expect(doc.shared.frames).toEqual([{ name: '0x1234' }]);
+  });
+
+  it('refuses a profile without sample types (speedscope needs one profile per type)', () => {
+    const p = new ProfileBuilder({ sampleTypes: [] }).build();
+    expect(() => writeSpeedscope(p)).toThrow(expect.objectContaining({ code: ErrorCodes.UNSUPPORTED }));
   });
 });
 

@@ -1,12 +1,12 @@
 /**
  * Rprof benchmark (issue 3). Subcommands:
  *
- *   node tools/bench/dist/rprof.js read [--lines 166000] [--runs 5]
+ *   node tools/bench/dist/rprof.js read [--lines 166000] [--runs 5] [--shape issue|deep]
  *       Generates a realistic line-profiling Rprof file (deep stacks, several source files,
  *       interleaved #File lines), then times: read → profile, read → pprof bytes (through the
  *       registry with the pprof adapter), Rprof write, folded write, and R's summaryRprof on the
  *       same file (when Rscript is installed).
- *   node tools/bench/dist/rprof.js stream [--mb 1024] [--aggregate true|false]
+ *   node tools/bench/dist/rprof.js stream [--mb 1024] [--aggregate true|false] [--shape issue|deep] [--keep PATH]
  *       Generates a file of about that size (streamed to disk) and reads it with the streaming
  *       reader (`readChunks` → `readRprofChunks`), reporting time and peak RSS of the process.
  *
@@ -33,6 +33,8 @@ function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+type Shape = 'issue' | 'deep';
 
 interface Fn {
   name: string;
@@ -73,7 +75,7 @@ function program(r: () => number): Fn[] {
 const FILES = ['R/model.R', 'R/data.R', 'R/utils.R', '~/project/analysis.R', '/usr/lib/R/site-library/pkg/R/core.R', 'R/plot.R'];
 
 /** Yields the file's text in pieces: header, then `lines` trace lines with #File lines interleaved. */
-function* generate(lines: number, seed = 42): Generator<string> {
+export function* generate(lines: number, seed = 42, shape: Shape = 'issue'): Generator<string> {
   const r = rng(seed);
   const fns = program(r);
   const nb = 16;
@@ -87,7 +89,9 @@ function* generate(lines: number, seed = 42): Generator<string> {
       yield prev;
       continue;
     }
-    const depth = 5 + Math.floor(r() ** 2 * 55);
+    // 'issue': the size of the issue's file (166,000 lines in 4.4 MB, ~27 bytes a line, so
+    // mostly 1-3 frames); 'deep': 5-60 frames, as under source()/lapply/tryCatch.
+    const depth = shape === 'deep' ? 5 + Math.floor(r() ** 2 * 55) : 1 + Math.floor(r() ** 4 * 4);
     const stack: number[] = [roots[Math.floor(r() * roots.length)]!];
     while (stack.length < depth) {
       const f = fns[stack[stack.length - 1]!]!;
@@ -114,8 +118,8 @@ function* generate(lines: number, seed = 42): Generator<string> {
   }
 }
 
-function writeGenerated(path: string, lines: number): void {
-  writeFileSync(path, Array.from(generate(lines)).join(''));
+function writeGenerated(path: string, lines: number, shape: Shape): void {
+  writeFileSync(path, Array.from(generate(lines, 42, shape)).join(''));
 }
 
 function median(xs: number[]): number {
@@ -147,11 +151,11 @@ function rTime(expr: string): number | undefined {
   return Number(r.stdout.trim().split(/\s+/).pop()) * 1000;
 }
 
-async function benchRead(lines: number, runs: number): Promise<void> {
+async function benchRead(lines: number, runs: number, shape: Shape): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
   try {
     const path = join(dir, 'line.out');
-    writeGenerated(path, lines);
+    writeGenerated(path, lines, shape);
     const bytes = new Uint8Array(readFileSync(path));
     const registry = createRegistry([rprofAdapter, pprofAdapter]);
     const read = await time(runs, () => readRprofBytes(bytes));
@@ -165,6 +169,7 @@ async function benchRead(lines: number, runs: number): Promise<void> {
     const folded = await time(runs, () => writeFolded(p).text.length);
     const result: Record<string, unknown> = {
       bench: 'rprof-read',
+      shape,
       file_bytes: statSync(path).size,
       lines,
       samples: p.samples.value.length,
@@ -195,7 +200,7 @@ async function benchRead(lines: number, runs: number): Promise<void> {
   }
 }
 
-async function benchStream(mb: number, aggregate: boolean, keep: string | undefined): Promise<void> {
+async function benchStream(mb: number, aggregate: boolean, keep: string | undefined, shape: Shape): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
   const path = keep ?? join(dir, 'big.out');
   try {
@@ -213,7 +218,7 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
       let seed = 1;
       // Blocks of 100,000 lines, each with its own header: like Rprof(append = TRUE) runs.
       outer: for (;;) {
-        for (const piece of generate(100_000, seed++)) {
+        for (const piece of generate(100_000, seed++, shape)) {
           if (!ws.write(piece)) await new Promise<void>((ok) => ws.once("drain", () => ok()));
           written += piece.length;
           if (written >= target) break outer;
@@ -230,6 +235,7 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
     console.log(
       JSON.stringify({
         bench: 'rprof-stream',
+        shape,
         aggregate,
         file_bytes: size,
         samples: profile.samples.value.length,
@@ -256,11 +262,14 @@ export async function runRprofBench(argv: string[]): Promise<void> {
       mb: { type: 'string', default: '1024' },
       aggregate: { type: 'string', default: 'true' },
       keep: { type: 'string' },
+      shape: { type: 'string', default: 'issue' },
     },
   });
   const cmd = positionals[0] ?? 'read';
-  if (cmd === 'read') await benchRead(Number(values.lines), Number(values.runs));
-  else if (cmd === 'stream') await benchStream(Number(values.mb), values.aggregate !== 'false', values.keep);
+  const shape = values.shape as Shape;
+  if (shape !== 'issue' && shape !== 'deep') throw new Error(`--shape must be issue or deep, not ${shape}`);
+  if (cmd === 'read') await benchRead(Number(values.lines), Number(values.runs), shape);
+  else if (cmd === 'stream') await benchStream(Number(values.mb), values.aggregate !== 'false', values.keep, shape);
   else throw new Error(`unknown rprof bench command ${cmd} (read | stream)`);
 }
 

@@ -1,9 +1,8 @@
 /** `aggregateStacks` and `aggregateBy` (pprof `Aggregate`). */
 
-import type { LabelInput } from '../builder.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, sampleTypes } from '../views.js';
-import { Rebuilder, copyFacts, labelInputs, labelKey, rebuildSamplewise, readLocations, stackRows } from './internal.js';
+import { Rebuilder, SampleCombiner, copyFacts, labelInputs, rebuildSamplewise, readLocations } from './internal.js';
 
 /**
  * Merges samples whose stacks (compared by meaning: same frames, addresses and mappings) and
@@ -17,23 +16,13 @@ export function aggregateStacks(p: Profile): Profile {
   rb.addSource(p, index, readLocations(p, index));
   if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
   const cols = p.samples['.values'];
-  const byKey = new Map<string, { stack: number[]; values: bigint[]; labels: LabelInput[]; from: { src: number; row: number }[] }>();
-  const order: { stack: number[]; values: bigint[]; labels: LabelInput[]; from: { src: number; row: number }[] }[] = [];
+  const combiner = new SampleCombiner(cols.length);
+  const buf: number[] = [];
   for (let i = 0; i < p.samples.value.length; i++) {
-    const stack = rb.stack(0, stackRows(p, index, i));
-    const labels = labelInputs(p, i);
-    const key = stack.join(',') + '|' + labelKey(labels);
-    const hit = byKey.get(key);
-    if (hit) {
-      for (let t = 0; t < cols.length; t++) hit.values[t] = hit.values[t]! + cols[t]![i]!;
-      hit.from.push({ src: 0, row: i });
-    } else {
-      const s = { stack, values: cols.map((c) => c[i]!), labels, from: [{ src: 0, row: i }] };
-      byKey.set(key, s);
-      order.push(s);
-    }
+    const len = rb.sampleStack(0, i, buf);
+    combiner.add(buf, len, (t) => cols[t]![i]!, labelInputs(p, i), 0, i);
   }
-  for (const s of order) rb.addCombinedSample(s.stack, s.values, s.labels, s.from);
+  combiner.flush(rb);
   return rb.build();
 }
 

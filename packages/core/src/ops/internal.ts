@@ -8,7 +8,7 @@
  */
 
 import { ProfileBuilder, type LabelInput } from '../builder.js';
-import { takeRows } from '../columns.js';
+import { GrowableUint32, takeRows } from '../columns.js';
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
@@ -244,6 +244,21 @@ export class Rebuilder {
     return id;
   }
 
+  /**
+   * New ids of sample `i`'s stack in source `src` (unknown location ids skipped), written to
+   * `buf` from index 0; returns how many were written.
+   */
+  sampleStack(src: number, i: number, buf: number[]): number {
+    const s = this.sources[src]!;
+    const { offsets, location_id } = s.p.samples.locations;
+    let n = 0;
+    for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
+      const r = s.index.locations.get(location_id[k]!);
+      if (r >= 0) buf[n++] = this.location(src, r);
+    }
+    return n;
+  }
+
   /** New ids of a stack of source location rows. */
   stack(src: number, rows: ArrayLike<number>): number[] {
     const out = new Array<number>(rows.length);
@@ -258,10 +273,10 @@ export class Rebuilder {
   }
 
   /** Appends a sample that combines several source samples (per-sample extensions are then dropped). */
-  addCombinedSample(stack: number[], values: ArrayLike<bigint>, labels: LabelInput[], from: { src: number; row: number }[]): void {
+  addCombinedSample(stack: ArrayLike<number>, values: ArrayLike<bigint>, labels: LabelInput[], src: number, row: number, combined: boolean): void {
     this.b.addSample(stack, values, labels);
-    if (from.length === 1) this.origin?.push(from[0]!);
-    else this.origin = undefined;
+    if (combined) this.origin = undefined;
+    else this.origin?.push({ src, row });
   }
 
   /**
@@ -294,6 +309,86 @@ export class Rebuilder {
     }
     out['.extensions'] = exts;
     return out;
+  }
+}
+
+function stringHash(str: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < str.length; i++) h = Math.imul(h ^ str.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/**
+ * Combines samples with the same (new) stack and labels, summing their values, in order of
+ * first occurrence (pprof's sample key: stack + labels grouped per key). Stacks are hashed,
+ * not turned into strings, so millions of deep samples stay cheap.
+ */
+export class SampleCombiner {
+  private readonly buckets = new Map<number, number | number[]>();
+  private readonly offsets: number[] = [0];
+  private readonly ids = new GrowableUint32(4096);
+  private readonly values: bigint[][];
+  private readonly labels: LabelInput[][] = [];
+  private readonly labelKeys: string[] = [];
+  private readonly src: number[] = [];
+  private readonly row: number[] = [];
+  private readonly combined: boolean[] = [];
+
+  constructor(private readonly nTypes: number) {
+    this.values = Array.from({ length: nTypes }, () => []);
+  }
+
+  private same(k: number, stack: ArrayLike<number>, len: number, lkey: string): boolean {
+    const b = this.offsets[k]!;
+    if (this.offsets[k + 1]! - b !== len || this.labelKeys[k] !== lkey) return false;
+    for (let j = 0; j < len; j++) if (this.ids.get(b + j) !== stack[j]) return false;
+    return true;
+  }
+
+  /** Adds (or sums into an equal earlier) sample; `value(t)` gives its value of type t. */
+  add(stack: ArrayLike<number>, len: number, value: (t: number) => bigint, labels: LabelInput[], src: number, row: number): void {
+    const lkey = labelKey(labels);
+    let h = lkey === '' ? 0x12345 : stringHash(lkey);
+    for (let j = 0; j < len; j++) h = Math.imul(h ^ stack[j]!, 0x01000193);
+    h = Math.imul(h ^ len, 0x85ebca6b);
+    const hit = this.buckets.get(h);
+    const candidates = hit === undefined ? [] : typeof hit === 'number' ? [hit] : hit;
+    for (const k of candidates) {
+      if (this.same(k, stack, len, lkey)) {
+        for (let t = 0; t < this.nTypes; t++) this.values[t]![k] = this.values[t]![k]! + value(t);
+        this.combined[k] = true;
+        return;
+      }
+    }
+    const k = this.labels.length;
+    if (hit === undefined) this.buckets.set(h, k);
+    else if (typeof hit === 'number') this.buckets.set(h, [hit, k]);
+    else hit.push(k);
+    for (let j = 0; j < len; j++) this.ids.push(stack[j]!);
+    this.offsets.push(this.ids.length);
+    for (let t = 0; t < this.nTypes; t++) this.values[t]!.push(value(t));
+    this.labels.push(labels);
+    this.labelKeys.push(lkey);
+    this.src.push(src);
+    this.row.push(row);
+    this.combined.push(false);
+  }
+
+  /** Writes the combined samples to `rb`; returns whether some sample's values are all zero. */
+  flush(rb: Rebuilder): boolean {
+    let anyZero = false;
+    const ids = this.ids.view();
+    const vals = new Array<bigint>(this.nTypes);
+    for (let k = 0; k < this.labels.length; k++) {
+      let zero = true;
+      for (let t = 0; t < this.nTypes; t++) {
+        vals[t] = this.values[t]![k]!;
+        if (vals[t] !== 0n) zero = false;
+      }
+      if (zero) anyZero = true;
+      rb.addCombinedSample(ids.subarray(this.offsets[k]!, this.offsets[k + 1]!), vals, this.labels[k]!, this.src[k]!, this.row[k]!, this.combined[k]!);
+    }
+    return anyZero;
   }
 }
 

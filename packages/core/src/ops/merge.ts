@@ -4,11 +4,10 @@
  * identity compares every line's function, line and column (no stride bug).
  */
 
-import type { LabelInput } from '../builder.js';
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, sampleTypes } from '../views.js';
-import { Rebuilder, labelInputs, labelKey, readLocations, stackRows } from './internal.js';
+import { Rebuilder, SampleCombiner, labelInputs, readLocations } from './internal.js';
 import { selectSampleTypes } from './select.js';
 
 export interface MergeOptions {
@@ -108,13 +107,6 @@ export function combineFacts(profiles: Profile[]): ProfileFacts {
   };
 }
 
-interface PendingSample {
-  stack: number[];
-  values: bigint[];
-  labels: LabelInput[];
-  from: { src: number; row: number }[];
-}
-
 /**
  * Merges profiles into one new profile (inputs are not modified). See docs/operations.md for
  * the exact rules; in short: compatible types required, headers combined, mappings identified
@@ -131,8 +123,8 @@ export function merge(profiles: readonly Profile[], options: MergeOptions = {}):
   for (let i = 1; i < srcs.length; i++) checkCompatible(srcs[0]!, srcs[i]!, `profile 0 and profile ${i}`);
 
   const rb = new Rebuilder({ sampleTypes: sampleTypes(srcs[0]!), facts: combineFacts(srcs), mergeMappings: true });
-  const byKey = new Map<string, PendingSample>();
-  const order: PendingSample[] = [];
+  const combiner = new SampleCombiner(sampleTypes(srcs[0]!).length);
+  const buf: number[] = [];
   for (const p of srcs) {
     const index = new ProfileIndex(p);
     const src = rb.addSource(p, index, readLocations(p, index));
@@ -140,29 +132,17 @@ export function merge(profiles: readonly Profile[], options: MergeOptions = {}):
     if (rb.mappingsAdded === 0 && p['.mappings'].mapping_id.length > 0) rb.mapping(src, 0);
     const cols = p.samples['.values'];
     const n = p.samples.value.length;
+    const labelOffsets = p.samples['.label_offsets'];
     for (let i = 0; i < n; i++) {
       let zero = true;
       for (let t = 0; t < cols.length; t++) if (cols[t]![i] !== 0n) zero = false;
       if (zero) continue;
-      const stack = rb.stack(src, stackRows(p, index, i));
-      const labels = labelInputs(p, i);
-      const key = stack.join(',') + '|' + labelKey(labels);
-      const hit = byKey.get(key);
-      if (hit) {
-        for (let t = 0; t < cols.length; t++) hit.values[t] = hit.values[t]! + cols[t]![i]!;
-        hit.from.push({ src, row: i });
-      } else {
-        const s: PendingSample = { stack, values: cols.map((c) => c[i]!), labels, from: [{ src, row: i }] };
-        byKey.set(key, s);
-        order.push(s);
-      }
+      const len = rb.sampleStack(src, i, buf);
+      const labels = labelOffsets && labelOffsets[i + 1]! > labelOffsets[i]! ? labelInputs(p, i) : [];
+      combiner.add(buf, len, (t) => cols[t]![i]!, labels, src, i);
     }
   }
-  let anyZero = false;
-  for (const s of order) {
-    if (s.values.every((v) => v === 0n)) anyZero = true;
-    rb.addCombinedSample(s.stack, s.values, s.labels, s.from);
-  }
+  const anyZero = combiner.flush(rb);
   const out = rb.build();
   // Samples that cancelled out (e.g. a negated base): merge again to garbage-collect them.
   return anyZero ? merge([out]) : out;

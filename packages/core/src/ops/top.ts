@@ -139,8 +139,11 @@ function buildGraph<W extends Float64Array | BigInt64Array>(
   let hDst = new Int32Array(mask + 1);
   let hEdge = new Int32Array(mask + 1);
   const slot = (src: number, dst: number): number => {
-    let h = Math.imul(src, 0x9e3779b1) ^ Math.imul(dst + 0x7f4a7c15, 0x85ebca6b);
-    h = (h ^ (h >>> 15)) & mask;
+    // murmur3's 32-bit finalizer over the pair
+    let h = Math.imul(src, 0x9e3779b1) ^ dst;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h = (h ^ (h >>> 16)) & mask;
     while (hSrc[h] !== -1 && (hSrc[h] !== src || hDst[h] !== dst)) h = (h + 1) & mask;
     return h;
   };

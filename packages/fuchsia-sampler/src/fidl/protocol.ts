@@ -260,6 +260,8 @@ export interface DecodeChannelOptions {
   offset?: number;
   /** Handles delivered with the message; a byte recording has none except the noted socket. */
   handles?: number;
+  /** Try the fast path for canonical Record* messages first (default true; same results). */
+  fast?: boolean;
 }
 
 /**
@@ -305,6 +307,14 @@ export function decodeChannelMessage(bytes: Uint8Array, options: DecodeChannelOp
     if (flexible && word1 <= 1n) throw err('flexible (generation 2) header on a generation-1 struct body', 6, 'the flexible flag matches the payload layout');
     if (!flexible && word1 === 0xffff_ffff_ffff_ffffn) throw err('strict (generation 1) header on a generation-2 table body', 6, 'the flexible flag matches the payload layout');
   }
+  if ((method === 'RecordAllocation' || method === 'RecordDeallocation') && options.fast !== false && !options.handles) {
+    const isAlloc = method === 'RecordAllocation';
+    const r = flexible ? fastTable(dv, 16, isAlloc) : fastStruct(dv, 16, isAlloc);
+    if (r && r.end === bytes.length) {
+      fastPathStats.hits++;
+      return { kind: 'call', call: r.call, generation: flexible ? 2 : 1, flexible, ordinal };
+    }
+  }
   const ctx: DecodeContext = { file, base: base + 16, handles: options.handles ?? (method === 'SetSharedSocket' ? 1 : 0) };
   const body = bytes.subarray(16);
   let gen: Generation;
@@ -333,8 +343,9 @@ export function encodeDatagram(call: SamplerCall): Uint8Array {
   return out;
 }
 
-export function decodeDatagram(bytes: Uint8Array, options: { file?: string; offset?: number } = {}): DatagramMessage {
+export function decodeDatagram(bytes: Uint8Array, options: { file?: string; offset?: number; fast?: boolean } = {}): DatagramMessage {
   const base = options.offset ?? 0;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const file = options.file;
   if (bytes.length < 8) throw fuchsiaError(C.TRUNCATED, `datagram of ${bytes.length} bytes is shorter than the 8-byte wire metadata`, { file, offset: base, rule: 'persisted FIDL has an 8-byte header' });
   const fail = (m: string, at: number, rule: string) => fuchsiaError(C.HEADER, m, { file, offset: base + at, rule });
@@ -343,10 +354,86 @@ export function decodeDatagram(bytes: Uint8Array, options: { file?: string; offs
   const flags = bytes[2]! | (bytes[3]! << 8);
   if ((flags & AT_REST_FLAG_V2) === 0) throw fail(`at-rest flags 0x${flags.toString(16)} lack the v2 bit`, 2, 'wire format v2');
   for (let i = 4; i < 8; i++) if (bytes[i] !== 0) throw fail(`reserved header byte ${i} is ${bytes[i]}`, i, 'reserved header bytes are zero');
+  if (options.fast !== false && bytes.length >= 24) {
+    // Fast path: union header (ordinal 1 or 2, out-of-line envelope) then a canonical table.
+    const ord = dv.getBigUint64(8, true);
+    if ((ord === 1n || ord === 2n) && dv.getUint16(20, true) === 0 && dv.getUint16(22, true) === 0) {
+      const r = fastTable(dv, 24, ord === 1n);
+      if (r && r.end === bytes.length && dv.getUint32(16, true) === r.end - 24) {
+        fastPathStats.hits++;
+        return { kind: 'call', call: r.call };
+      }
+    }
+  }
   const u = decodeBody(bytes.subarray(8), SamplerDatagramType, { file, base: base + 8 }) as UnionValue;
   if (u.$variant === 'record_allocation') return { kind: 'call', call: callFromWire('RecordAllocation', u.value) };
   if (u.$variant === 'record_deallocation') return { kind: 'call', call: callFromWire('RecordDeallocation', u.value) };
   return { kind: 'unknown-variant', ordinal: u.$ordinal };
+}
+
+// -- fast paths ---------------------------------------------------------------------------------
+//
+// Record* messages dominate the traffic. These recognize only the canonical encoding (every field
+// present, each envelope exactly as the generic encoder writes it) and return undefined for
+// anything else, which then goes through the generic, strict decoder: so results (values and
+// errors) are the same, only faster. test/fuzz.test.ts checks the equivalence.
+
+const MAXW = 0xffff_ffff_ffff_ffffn;
+
+/** How many messages the fast path decoded (for tests and benchmarks). */
+export const fastPathStats = { hits: 0 };
+
+function envelopeIs(dv: DataView, at: number, numBytes: number): boolean {
+  return dv.getUint32(at, true) === numBytes && dv.getUint16(at + 4, true) === 0 && dv.getUint16(at + 6, true) === 0;
+}
+
+/** The StackTrace table {1: stack_frames} at `at` with its out-of-line data right after. */
+function fastStack(dv: DataView, at: number): { frames: BigUint64Array; end: number } | undefined {
+  const len = dv.byteLength;
+  if (at + 40 > len) return undefined;
+  if (dv.getBigUint64(at, true) !== 1n || dv.getBigUint64(at + 8, true) !== MAXW) return undefined;
+  const count = dv.getBigUint64(at + 24, true);
+  if (count > BigInt((len - at - 40) >> 3)) return undefined;
+  const n = Number(count);
+  if (!envelopeIs(dv, at + 16, 16 + 8 * n) || dv.getBigUint64(at + 32, true) !== MAXW) return undefined;
+  const frames = new BigUint64Array(n);
+  for (let i = 0; i < n; i++) frames[i] = dv.getBigUint64(at + 40 + 8 * i, true);
+  return { frames, end: at + 40 + 8 * n };
+}
+
+/** Gen 2/3 RecordAllocationEvent / RecordDeallocationEvent table at `at`. */
+function fastTable(dv: DataView, at: number, isAlloc: boolean): { call: SamplerCall; end: number } | undefined {
+  const m = isAlloc ? 3 : 2;
+  const data = at + 16 + 8 * m;
+  if (data + 8 > dv.byteLength) return undefined;
+  if (dv.getBigUint64(at, true) !== BigInt(m) || dv.getBigUint64(at + 8, true) !== MAXW) return undefined;
+  if (!envelopeIs(dv, at + 16, 8)) return undefined;
+  const st = fastStack(dv, data + 8);
+  if (!st || !envelopeIs(dv, at + 24, st.end - data - 8)) return undefined;
+  const address = dv.getBigUint64(data, true);
+  if (!isAlloc) return { call: { method: 'RecordDeallocation', address, stackTrace: { stackFrames: st.frames } }, end: st.end };
+  if (!envelopeIs(dv, at + 32, 8) || st.end + 8 > dv.byteLength) return undefined;
+  const size = dv.getBigUint64(st.end, true);
+  return { call: { method: 'RecordAllocation', address, stackTrace: { stackFrames: st.frames }, size }, end: st.end + 8 };
+}
+
+/** Gen 1 struct {address, StackTrace, size?} at `at`. */
+function fastStruct(dv: DataView, at: number, isAlloc: boolean): { call: SamplerCall; end: number } | undefined {
+  const inline = isAlloc ? 32 : 24;
+  if (at + inline + 24 > dv.byteLength) return undefined;
+  const address = dv.getBigUint64(at, true);
+  if (dv.getBigUint64(at + 8, true) !== 1n || dv.getBigUint64(at + 16, true) !== MAXW) return undefined;
+  // The StackTrace's envelope array and vector follow the inline struct.
+  const p = at + inline;
+  const count = dv.getBigUint64(p + 8, true);
+  if (count > BigInt((dv.byteLength - p - 24) >> 3)) return undefined;
+  const n = Number(count);
+  if (!envelopeIs(dv, p, 16 + 8 * n) || dv.getBigUint64(p + 16, true) !== MAXW) return undefined;
+  const frames = new BigUint64Array(n);
+  for (let i = 0; i < n; i++) frames[i] = dv.getBigUint64(p + 24 + 8 * i, true);
+  const end = p + 24 + 8 * n;
+  if (!isAlloc) return { call: { method: 'RecordDeallocation', address, stackTrace: { stackFrames: frames } }, end };
+  return { call: { method: 'RecordAllocation', address, stackTrace: { stackFrames: frames }, size: dv.getBigUint64(at + 24, true) }, end };
 }
 
 /** Lowercase hex of a build id (no separators), as pprof mappings and `.build-id/xx/rest.debug` use. */

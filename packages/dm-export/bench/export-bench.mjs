@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// Benchmark of the dm-export targets (never run by the tests): generates a profile of N samples
+// (default 200,000; stack depth 1..24, 2 sample types, 2,000 functions, inline frames, labels on
+// 10% of samples), then times exporting it to SQLite, Parquet, CSV and the PostgreSQL script, and
+// reading it back from SQLite and Parquet.
+//   node packages/dm-export/bench/export-bench.mjs [samples] [--json]
+import { mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProfileBuilder } from '@profkit/core';
+import { postgresScript, profileToTables, readDirectory, readSqlite, writeCsvDir, writeParquetDir, writeSqlite } from '@profkit/dm-export';
+
+const n = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
+const json = process.argv.includes('--json');
+
+function generate(n, nf = 2000) {
+  let s = 12345;
+  const rnd = () => {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    return s / 2 ** 32;
+  };
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }], facts: { period_type: { type: 'cpu', unit: 'nanoseconds' }, period: 10_000_000n } });
+  const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x8000000n, filename: '/usr/bin/bench' });
+  const fns = Array.from({ length: nf }, (_, i) => b.internFunction({ name: `pkg${i % 37}.fn_${i}`, filename: `src/pkg${i % 37}/file_${i % 91}.go`, startLine: i + 1 }));
+  const locs = Array.from({ length: nf * 3 }, (_, i) =>
+    b.internLocation({ functionId: fns[i % nf], line: 10 + Math.floor(i / nf), address: BigInt(0x400000 + i * 8), mappingId: m, inlinedInto: i % 11 === 0 ? [{ functionId: fns[(i * 7) % nf], line: 3 }] : undefined }),
+  );
+  for (let i = 0; i < n; i++) {
+    const depth = 1 + Math.floor(rnd() * 24);
+    const stack = [];
+    for (let d = 0; d < depth; d++) stack.push(locs[Math.floor(rnd() * rnd() * locs.length)]);
+    const c = 1 + Math.floor(rnd() * 3);
+    b.addSample(stack, [c, BigInt(c) * 10_000_000n], i % 10 === 0 ? [{ key: 'goroutine', num: i % 97 }, { key: 'state', str: 'running' }] : undefined);
+  }
+  return b.build();
+}
+
+function dirSize(d) {
+  return readdirSync(d).reduce((t, f) => t + statSync(join(d, f)).size, 0);
+}
+
+async function time(label, f) {
+  const t0 = process.hrtime.bigint();
+  const r = await f();
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { label, seconds: Math.round(s * 100) / 100, ...r };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
+try {
+  const gen = await time('generate profile', async () => ({ profile: generate(n) }));
+  const p = gen.profile;
+  const rows = profileToTables(p, { profileId: 1 }).reduce((t, x) => t + x.rowCount, 0);
+  const results = [];
+  let sqliteBytes;
+  results.push(await time('SQLite write (in memory + serialize)', async () => {
+    const r = writeSqlite(p);
+    sqliteBytes = r.bytes;
+    writeFileSync(join(tmp, 'p.sqlite'), r.bytes);
+    return { bytes: r.bytes.length };
+  }));
+  results.push(await time('SQLite read back', async () => ({ samples: (await readSqlite(sqliteBytes)).profile.samples.value.length })));
+  results.push(await time('SQLite append (2nd profile)', async () => ({ bytes: writeSqlite(p, { append: true, existing: sqliteBytes }).bytes.length })));
+  results.push(await time('Parquet directory write (DuckDB, zstd)', async () => {
+    await writeParquetDir(p, join(tmp, 'pq'));
+    return { bytes: dirSize(join(tmp, 'pq')) };
+  }));
+  results.push(await time('Parquet read back (DuckDB)', async () => ({ samples: (await readDirectory(join(tmp, 'pq'))).profile.samples.value.length })));
+  results.push(await time('CSV directory write', async () => {
+    await writeCsvDir(p, join(tmp, 'csv'));
+    return { bytes: dirSize(join(tmp, 'csv')) };
+  }));
+  results.push(await time('PostgreSQL script write', async () => {
+    let bytes = 0;
+    for (const c of postgresScript(p).chunks) bytes += c.length;
+    return { bytes };
+  }));
+  const info = { samples: n, frames: p.samples.locations.location_id.length, rows, generateSeconds: gen.seconds, node: process.version };
+  if (json) console.log(JSON.stringify({ info, results }, null, 2));
+  else {
+    console.log(`dm-export bench: ${n} samples, ${info.frames} stack frames, ${rows} rows in all tables (generated in ${gen.seconds} s)`);
+    for (const r of results) console.log(`${r.label.padEnd(42)} ${String(r.seconds).padStart(7)} s${r.bytes ? `  ${(r.bytes / 1e6).toFixed(1)} MB` : ''}`);
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

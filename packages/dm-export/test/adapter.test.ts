@@ -1,0 +1,159 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkAdapter, createRegistry, readInput, type CommandContext, type Profile } from '@profkit/core';
+import dmDefault, { dmExportAdapter, listProfiles, readSqlite, writeSqlite } from '../src/index.js';
+import { meaning, richProfile, syntheticProfile } from './helpers.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'dm-export-cmd-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function sink(): Writable & { text: string } {
+  const w = new Writable({
+    write(chunk, _enc, cb) {
+      w.text += String(chunk);
+      cb();
+    },
+  }) as Writable & { text: string };
+  w.text = '';
+  return w;
+}
+
+const registry = createRegistry([dmExportAdapter]);
+
+function context(positionals: string[], values: CommandContext['values'] = {}): CommandContext & { out: { text: string }; err: { text: string } } {
+  const out = sink();
+  const err = sink();
+  return {
+    positionals,
+    values,
+    readProfile: (path, o) => registry.read(path, { format: o?.format }),
+    readProfileBytes: (bytes, o) => registry.read(bytes, { format: o?.format, fileName: o?.fileName }),
+    writeProfile: async (p: Profile, path: string, o) => (await registry.write(p, path, { format: o?.format, inputs: o?.inputs })).warnings,
+    stdout: out,
+    stderr: err,
+    json: false,
+    quiet: true,
+    verbose: false,
+    progress: () => ({ update() {}, done() {} }),
+    signal: new AbortController().signal,
+    out,
+    err,
+  };
+}
+
+function command(name: string) {
+  const c = dmExportAdapter.commands!.find((x) => x.name === `dm-export ${name}`);
+  if (!c) throw new Error(`no command ${name}`);
+  return c;
+}
+
+describe('the adapter object', () => {
+  it('has the shape of the contract and is the default export', () => {
+    expect(dmDefault).toBe(dmExportAdapter);
+    expect(() => checkAdapter(dmExportAdapter)).not.toThrow();
+    expect(dmExportAdapter.name).toBe('dm-export');
+    expect(dmExportAdapter.formats.map((f) => f.id)).toEqual(['sqlite', 'sql', 'parquet', 'csv']);
+    expect(dmExportAdapter.formats[0]!.extensions).toEqual(['.sqlite', '.db']);
+  });
+
+  it('reads and writes through the lazily loaded codec, with the profileId and append options', async () => {
+    const codec = await dmExportAdapter.load!();
+    const p = richProfile();
+    const w = await codec.write!(p, { format: 'sqlite' });
+    const bytes = w.data as Uint8Array;
+    const input = { fileName: 'x.sqlite', gzipped: false, bytes: async () => bytes, chunks: async function* () { yield bytes; } };
+    expect(meaning((await codec.read(input, {})).profile)).toEqual(meaning(p));
+    const file = join(tmp, 'codec.sqlite');
+    writeFileSync(file, bytes);
+    const w2 = await codec.write!(syntheticProfile(50), { format: 'sqlite', fileName: file, options: { append: true, name: 'second' } });
+    expect(listProfiles(w2.data as Uint8Array).map((r) => r.name)).toEqual(['', 'second']);
+    const input2 = { ...input, bytes: async () => w2.data as Uint8Array };
+    expect(meaning((await codec.read(input2, { options: { profileId: 1 } })).profile)).toEqual(meaning(p));
+    await expect(codec.read(input2, { options: { profileId: 'x' } })).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
+    await expect(codec.write!(p, { format: 'parquet' })).rejects.toMatchObject({ code: 'PROFKIT_E_UNSUPPORTED' });
+    const sql = await codec.write!(p, { format: 'sql' });
+    let text = '';
+    for await (const c of sql.data as AsyncIterable<Uint8Array>) text += new TextDecoder().decode(c);
+    expect(text).toMatch(/^-- profkit dm-export/);
+    expect(text).toContain('CREATE TABLE IF NOT EXISTS "sample_locations"');
+    expect(text).toMatch(/COMMIT;\nANALYZE /);
+  });
+
+  it('is chosen by the registry for .sqlite/.db names and detected by content', async () => {
+    const p = richProfile();
+    const f = join(tmp, 'reg.db');
+    expect((await registry.write(p, f)).format).toBe('sqlite');
+    const r = await registry.read(f);
+    expect(r.format).toBe('sqlite');
+    expect(meaning(r.profile)).toEqual(meaning(p));
+    const renamed = join(tmp, 'no-extension');
+    writeFileSync(renamed, readFileSync(f));
+    expect((await registry.read(renamed)).format).toBe('sqlite');
+  });
+});
+
+describe('profkit dm-export commands', () => {
+  const a = join(tmp, 'a.sqlite');
+  const b = join(tmp, 'b.sqlite');
+  const all = join(tmp, 'all.sqlite');
+  writeFileSync(a, writeSqlite(richProfile()).bytes);
+  writeFileSync(b, writeSqlite(syntheticProfile(100, 9)).bytes);
+
+  it('append adds each profile to the database (created when absent)', async () => {
+    const ctx = context([all, a, b]);
+    expect(await command('append').run(ctx)).toBe(0);
+    expect(await command('append').run(context([all, a]))).toBe(0);
+    const rows = listProfiles(await readInput(all));
+    expect(rows.map((r) => [r.profileId, r.name])).toEqual([[1, a], [2, b], [3, a]]);
+    expect(meaning((await readSqlite(await readInput(all), { profileId: 2 })).profile)).toEqual(meaning(syntheticProfile(100, 9)));
+    const list = context([all]);
+    expect(await command('list').run(list)).toBe(0);
+    expect(list.out.text.split('\n')[1]).toBe(`2\t100\t2\t${b}`);
+  });
+
+  it('append refuses a foreign database and reports usage errors', async () => {
+    const foreign = join(tmp, 'foreign.sqlite');
+    writeFileSync(foreign, 'not a database, just text that is long enough to be more than a header. '.repeat(3));
+    const ctx = context([foreign, a]);
+    expect(await command('append').run(ctx)).toBe(1);
+    expect(ctx.err.text).toMatch(/PROFKIT_E_DM_NOT_SQLITE/);
+    expect(await command('append').run(context([all]))).toBe(2);
+  });
+
+  it('export writes Parquet/CSV directories, SQLite and SQL; import reads a directory back', async () => {
+    for (const to of ['parquet', 'csv'] as const) {
+      const dir = join(tmp, `out-${to}`);
+      expect(await command('export').run(context([a, dir], { to, 'profile-id': '7' }))).toBe(0);
+      expect(existsSync(join(dir, `sample_locations.${to}`))).toBe(true);
+      const out = join(tmp, `back-${to}.sqlite`);
+      expect(await command('import').run(context([dir, out], { from: to }))).toBe(0);
+      const back = await readSqlite(await readInput(out));
+      expect(meaning(back.profile)).toEqual(meaning(richProfile()));
+    }
+    const sqlFile = join(tmp, 'x.sql');
+    expect(await command('export').run(context([a, sqlFile]))).toBe(0);
+    expect(readFileSync(sqlFile, 'utf8')).toContain('INSERT INTO "functions"');
+    const dbFile = join(tmp, 'x.db');
+    expect(await command('export').run(context([a, dbFile], { to: 'sqlite', name: 'n' }))).toBe(0);
+    expect(listProfiles(await readInput(dbFile))[0]!.name).toBe('n');
+    expect(await command('export').run(context([a, join(tmp, 'y')], { to: 'xml' }))).toBe(2);
+    expect(await command('export').run(context([a, join(tmp, 'y')], { to: 'csv', 'profile-id': '0' }))).toBe(2);
+    expect(await command('import').run(context([join(tmp, 'missing-dir'), join(tmp, 'z.sqlite')]))).toBe(3);
+  });
+
+  it('diagram prints DOT, Mermaid or SVG, or writes a file', async () => {
+    const dot = context([], { format: 'dot' });
+    expect(await command('diagram').run(dot)).toBe(0);
+    expect(dot.out.text).toMatch(/^digraph dm \{/);
+    const mm = context([], { format: 'mermaid', view: 'all' });
+    expect(await command('diagram').run(mm)).toBe(0);
+    expect(mm.out.text).toMatch(/^erDiagram/);
+    const file = join(tmp, 'model.svg');
+    expect(await command('diagram').run(context([], { out: file }))).toBe(0);
+    expect(readFileSync(file, 'utf8')).toMatch(/^<svg /);
+    expect(await command('diagram').run(context([], { format: 'png' }))).toBe(2);
+  });
+});
