@@ -184,6 +184,7 @@ export const FIRST_PARTY_FORMATS: readonly { format: string; packageName: string
   { format: 'gperftools-heap', packageName: '@profkit/gperftools-heap', extensions: ['.heap', '.growth'] },
   { format: 'gperftools-cpu', packageName: '@profkit/gperftools-heap', extensions: ['.cpu', '.prof'] },
   { format: 'gperftools-contention', packageName: '@profkit/gperftools-heap', extensions: ['.contention'] },
+  { format: 'gperftools-thread', packageName: '@profkit/gperftools-heap', extensions: ['.thread'] },
   { format: 'fuchsia-sampler', packageName: '@profkit/fuchsia-sampler', extensions: ['.fsrec', '.fsrec.jsonl'] },
   { format: 'sqlite', packageName: '@profkit/dm-export', extensions: ['.sqlite', '.db'] },
 ];

@@ -124,6 +124,21 @@ describe('topTable', () => {
     expect(mark(topTable(p, { edgeFraction: 0 }))).toBe('(partial-inline)');
   });
 
+  it('stays exact when sums exceed 2^53', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
+    const main = loc('main');
+    b.addSample([loc('a'), main], [2n ** 60n + 1n]);
+    b.addSample([loc('b'), main], [2n ** 60n]);
+    const t = topTable(b.build());
+    expect(t.total).toBe(2n ** 61n + 1n);
+    expect(t.entries.map((e) => [e.name, e.flat, e.cum])).toEqual([
+      ['a', 2n ** 60n + 1n, 2n ** 60n + 1n],
+      ['b', 2n ** 60n, 2n ** 60n],
+      ['main', 0n, 2n ** 61n + 1n],
+    ]);
+  });
+
   it('names frames without a function after their mapping, or <unknown>', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const m = b.internMapping({ filename: '/usr/lib/libfoo.so' });

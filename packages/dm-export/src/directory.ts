@@ -152,7 +152,7 @@ function duckRowSource(conn: DuckDBConnection, dir: string, format: DirectoryFor
         return r.getRows().map((x) => Number(x[0]));
       });
     },
-    async rows(table, columns, profileId) {
+    async rows(table, columns, profileId, _bigints) {
       const t = TABLES.find((x) => x.name === table)!;
       return wrap('reading', table, async () => {
         const r = await conn.runAndReadAll(`SELECT ${columns.map(q).join(', ')} FROM ${rel(table)} WHERE profile_id = ${Number(profileId)} ORDER BY ${t.primaryKey.map(q).join(', ')}`);

@@ -329,8 +329,11 @@ export interface RowSource {
   columns(table: string): Promise<string[]>;
   /** Distinct profile ids, ascending. */
   profileIds(): Promise<number[]>;
-  /** Rows (as arrays in `columns` order) of `table` where profile_id = `profileId`, ordered by the primary key. */
-  rows(table: string, columns: string[], profileId: number): Promise<DbValue[][]>;
+  /**
+   * Rows (as arrays in `columns` order) of `table` where profile_id = `profileId`, ordered by the
+   * primary key. Integers may come as numbers unless `bigints` (the columns hold 64-bit values).
+   */
+  rows(table: string, columns: string[], profileId: number, bigints: boolean): Promise<DbValue[][]>;
 }
 
 function dataError(file: string, table: string, key: string, rule: string): ProfkitError {
@@ -389,9 +392,10 @@ class Conv {
     readonly file: string,
     readonly table: string,
   ) {}
-  key = '';
+  /** Describes the row being converted; evaluated only when it fails (rows are many). */
+  key: () => string = () => '';
   fail(rule: string): never {
-    throw dataError(this.file, this.table, this.key, rule);
+    throw dataError(this.file, this.table, this.key(), rule);
   }
   big(v: DbValue, what: string): bigint {
     if (typeof v === 'bigint') return v;
@@ -400,11 +404,13 @@ class Conv {
     return this.fail(`${what} is not an integer (${String(v)})`);
   }
   int(v: DbValue, what: string): number {
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
     const b = this.big(v, what);
     if (b < 0n || b > BigInt(Number.MAX_SAFE_INTEGER)) this.fail(`${what} ${b} is not a non-negative safe integer`);
     return Number(b);
   }
   id(v: DbValue, what: string): number {
+    if (typeof v === 'number' && v >= 1 && v <= MAX_ID && Number.isInteger(v)) return v;
     const n = this.int(v, what);
     if (n < 1 || n > MAX_ID) this.fail(`${what} ${n} is not in 1..${MAX_ID}`);
     return n;
@@ -423,18 +429,17 @@ class Conv {
   }
 }
 
-function colsOf(name: string): string[] {
-  return tableDef(name).columns.map((c) => c.name);
-}
-
 /** Rebuilds the profile `profileId` from a row source (see `RowSource`). */
 export async function tablesToProfile(src: RowSource, profileId: number): Promise<{ profile: Profile; name: string }> {
   const file = src.file;
-  const fetch = async (t: string) => src.rows(t, colsOf(t).slice(1), profileId);
+  const fetch = async (t: string) => {
+    const cols = tableDef(t).columns.slice(1);
+    return src.rows(t, cols.map((c) => c.name), profileId, cols.some((c) => c.type === 'int64' || c.type === 'uint64'));
+  };
 
   const profRows = await fetch('profiles');
   const pc = new Conv(file, 'profiles');
-  pc.key = `profile_id=${profileId}`;
+  pc.key = () => `profile_id=${profileId}`;
   const pr = profRows[0];
   if (!pr) throw new ProfkitError(DM_ERRORS.NO_PROFILE, `profile_id ${profileId} is not in the database`, { file, table: 'profiles' });
   const [name, periodType, periodUnit, period, timeNanos, durationNanos, drop, keep, defType, docUrl] = pr;
@@ -443,7 +448,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'profile_comments');
     for (const [pos, text] of await fetch('profile_comments')) {
-      c.key = `profile_id=${profileId}, position=${String(pos)}`;
+      c.key = () => `profile_id=${profileId}, position=${String(pos)}`;
       if (c.int(pos, 'position') !== comments.length) c.fail('positions are 0, 1, 2... without gaps');
       comments.push(c.text(text, 'comment'));
     }
@@ -452,7 +457,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'meta');
     for (const [k, v] of await fetch('meta')) {
-      c.key = `profile_id=${profileId}, key=${String(k)}`;
+      c.key = () => `profile_id=${profileId}, key=${String(k)}`;
       meta.key.push(c.text(k, 'key'));
       meta.value.push(c.text(v, 'value'));
     }
@@ -465,7 +470,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'sample_types');
     for (const [tid, type, unit] of await fetch('sample_types')) {
-      c.key = `profile_id=${profileId}, sample_type_id=${String(tid)}`;
+      c.key = () => `profile_id=${profileId}, sample_type_id=${String(tid)}`;
       if (c.int(tid, 'sample_type_id') !== st.type.length + 1) c.fail('sample_type_id is 1, 2, 3... without gaps');
       st.type.push(c.text(type, 'type'));
       st.unit.push(c.text(unit, 'unit'));
@@ -481,7 +486,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'functions');
     fnRows.forEach(([fid, nm, sys, fname, start], i) => {
-      c.key = `profile_id=${profileId}, function_id=${String(fid)}`;
+      c.key = () => `profile_id=${profileId}, function_id=${String(fid)}`;
       const id = c.id(fid, 'function_id');
       if (fnIds.has(id)) c.fail('function_id is unique');
       fnIds.add(id);
@@ -511,7 +516,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'mappings');
     mapRows.forEach(([mid, start, limit, off, fname, bid, hf, hfn, hl, hi], i) => {
-      c.key = `profile_id=${profileId}, mapping_id=${String(mid)}`;
+      c.key = () => `profile_id=${profileId}, mapping_id=${String(mid)}`;
       const id = c.id(mid, 'mapping_id');
       if (mapIds.has(id)) c.fail('mapping_id is unique');
       mapIds.add(id);
@@ -544,7 +549,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'locations');
     locRows.forEach(([lid, fid, line, col, addr, mid, folded], i) => {
-      c.key = `profile_id=${profileId}, location_id=${String(lid)}`;
+      c.key = () => `profile_id=${profileId}, location_id=${String(lid)}`;
       const id = c.id(lid, 'location_id');
       if (locRow.has(id)) c.fail('location_id is unique');
       locRow.set(id, i);
@@ -571,7 +576,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     // Rows come ordered by (location_id, position); locations by location_id: group per location.
     const byLoc = new Map<number, DbValue[][]>();
     for (const r of rows) {
-      c.key = `profile_id=${profileId}, location_id=${String(r[0])}, position=${String(r[1])}`;
+      c.key = () => `profile_id=${profileId}, location_id=${String(r[0])}, position=${String(r[1])}`;
       const lid = c.id(r[0]!, 'location_id');
       if (!locRow.has(lid)) c.fail(`location_id ${lid} references a location of this profile`);
       let list = byLoc.get(lid);
@@ -586,12 +591,12 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
       const list = byLoc.get(lid) ?? [];
       let start = 0;
       if (locations.function_id[i] === 0 && list.length > 0) {
-        c.key = `profile_id=${profileId}, location_id=${lid}, position=0`;
+        c.key = () => `profile_id=${profileId}, location_id=${lid}, position=0`;
         c.fail('a location without a function (function_id NULL) has no lines');
       }
       if (locations.function_id[i] !== 0) {
         const first = list[0];
-        c.key = `profile_id=${profileId}, location_id=${lid}, position=0`;
+        c.key = () => `profile_id=${profileId}, location_id=${lid}, position=0`;
         if (!first) c.fail("a location with a function has its own line at position 0");
         if (first[0] !== locations.function_id[i] || first[1] !== locations.line[i] || first[2] !== locations['.column'][i]) {
           c.fail('position 0 equals the location row (function_id, line, column_number)');
@@ -612,7 +617,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'samples');
     sRows.forEach(([sid], i) => {
-      c.key = `profile_id=${profileId}, sample_id=${String(sid)}`;
+      c.key = () => `profile_id=${profileId}, sample_id=${String(sid)}`;
       if (c.int(sid, 'sample_id') !== i + 1) c.fail('sample_id is 1, 2, 3... without gaps');
     });
   }
@@ -621,14 +626,14 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     const c = new Conv(file, 'sample_values');
     const rows = await fetch('sample_values');
     if (rows.length !== ns * k) {
-      c.key = `profile_id=${profileId}`;
+      c.key = () => `profile_id=${profileId}`;
       c.fail(`every sample has one value per sample type (${ns} samples × ${k} types = ${ns * k} rows, found ${rows.length})`);
     }
     let j = 0;
     for (let i = 0; i < ns; i++) {
       for (let t = 0; t < k; t++) {
         const r = rows[j++]!;
-        c.key = `profile_id=${profileId}, sample_id=${String(r[0])}, sample_type_id=${String(r[1])}`;
+        c.key = () => `profile_id=${profileId}, sample_id=${String(r[0])}, sample_type_id=${String(r[1])}`;
         if (c.int(r[0]!, 'sample_id') !== i + 1 || c.int(r[1]!, 'sample_type_id') !== t + 1) c.fail('every sample has one value per sample type');
         const v = c.big(r[2]!, 'value');
         if (v < -(1n << 63n) || v >= 1n << 63n) c.fail('value fits in int64');
@@ -638,7 +643,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     const sc = new Conv(file, 'samples');
     if (k > 0) {
       sRows.forEach(([sid, v], i) => {
-        sc.key = `profile_id=${profileId}, sample_id=${String(sid)}`;
+        sc.key = () => `profile_id=${profileId}, sample_id=${String(sid)}`;
         if (v === null || sc.big(v, 'value') !== values[0]![i]) sc.fail('value equals the sample_values row of sample type 1');
       });
     }
@@ -652,7 +657,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     let prev = 0;
     let pos = 0;
     rows.forEach(([sid, p, lid], j) => {
-      c.key = `profile_id=${profileId}, sample_id=${String(sid)}, position=${String(p)}`;
+      c.key = () => `profile_id=${profileId}, sample_id=${String(sid)}, position=${String(p)}`;
       const s = c.int(sid, 'sample_id');
       if (s < 1 || s > ns) c.fail(`sample_id ${s} references a sample of this profile`);
       if (s < prev) c.fail('rows are ordered by (sample_id, position)');
@@ -686,7 +691,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     let prev = 0;
     let pos = 0;
     labRows.forEach(([sid, p, key, str, num, unit, isNum], j) => {
-      c.key = `profile_id=${profileId}, sample_id=${String(sid)}, position=${String(p)}`;
+      c.key = () => `profile_id=${profileId}, sample_id=${String(sid)}, position=${String(p)}`;
       const s = c.int(sid, 'sample_id');
       if (s < 1 || s > ns) c.fail(`sample_id ${s} references a sample of this profile`);
       if (s !== prev) {
@@ -718,7 +723,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   {
     const c = new Conv(file, 'extension_facts');
     for (const [adapter, key, json] of await fetch('extension_facts')) {
-      c.key = `profile_id=${profileId}, adapter=${String(adapter)}, key=${String(key)}`;
+      c.key = () => `profile_id=${profileId}, adapter=${String(adapter)}, key=${String(key)}`;
       const a = c.text(adapter, 'adapter');
       let v: FactValue = null;
       try {
@@ -735,7 +740,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     const valRows = await fetch('extension_values');
     // Order columns by (adapter, scope, table, position) to restore column order.
     const cols = colRows.map((r) => {
-      c.key = `profile_id=${profileId}, adapter=${String(r[0])}, scope=${String(r[1])}, table_name=${String(r[2])}, column_name=${String(r[3])}`;
+      c.key = () => `profile_id=${profileId}, adapter=${String(r[0])}, scope=${String(r[1])}, table_name=${String(r[2])}, column_name=${String(r[3])}`;
       return {
         adapter: c.text(r[0]!, 'adapter'),
         scope: c.text(r[1]!, 'scope'),
@@ -744,7 +749,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
         type: c.text(r[4]!, 'column_type'),
         position: c.int(r[5]!, 'position'),
         rows: c.int(r[6]!, 'row_count'),
-        key: c.key,
+        key: c.key(),
       };
     });
     cols.sort((a, b) => (a.adapter < b.adapter ? -1 : a.adapter > b.adapter ? 1 : a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.table < b.table ? -1 : a.table > b.table ? 1 : a.position - b.position));
@@ -757,14 +762,14 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
       list.push(r);
     }
     for (const col of cols) {
-      c.key = col.key;
+      c.key = () => col.key;
       if (col.scope !== 'samples' && col.scope !== 'table') c.fail("scope is 'samples' or 'table'");
       if (col.scope === 'samples' && col.rows !== ns) c.fail(`a per-sample column has one row per sample (${ns})`);
       const list = vals.get([col.adapter, col.scope, col.table, col.name].join('\u0000')) ?? [];
       if (list.length !== col.rows) c.fail(`row_count ${col.rows} equals the number of extension_values rows (${list.length})`);
       const data: Column = makeColumn(col.type, col.rows) ?? c.fail(`column_type ${col.type} is a known column type`);
       list.forEach((r, i) => {
-        vc.key = `${col.key}, row_number=${String(r[4])}`;
+        vc.key = () => `${col.key}, row_number=${String(r[4])}`;
         if (vc.int(r[4]!, 'row_number') !== i + 1) vc.fail('row_number is 1, 2, 3... without gaps');
         setCell(data, col.type, i, r[5]!, r[6]!, r[7]!, vc);
       });
@@ -774,7 +779,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     }
     for (const [key, list] of vals) {
       if (!cols.some((col) => [col.adapter, col.scope, col.table, col.name].join('\u0000') === key)) {
-        vc.key = `profile_id=${profileId}, ${key.split('\u0000').join(', ')}`;
+        vc.key = () => `profile_id=${profileId}, ${key.split('\u0000').join(', ')}`;
         vc.fail('values belong to a column declared in extension_columns');
       }
       void list;

@@ -363,7 +363,10 @@ export function createTableStatements(dialect: Dialect, options: { ifNotExists?:
     for (const fk of t.foreignKeys) {
       lines.push(`  FOREIGN KEY (${fk.columns.map(q).join(', ')}) REFERENCES ${q(fk.table)} (${fk.refColumns.map(q).join(', ')})`);
     }
-    return `CREATE TABLE ${ine}${q(t.name)} (\n${lines.join(',\n')}\n)`;
+    // SQLite: tables keyed by several columns are stored clustered by their key (no rowid b-tree
+    // beside a key index): half the size, and reads in key order are sequential.
+    const clustered = dialect === 'sqlite' && t.primaryKey.length > 1 ? ' WITHOUT ROWID' : '';
+    return `CREATE TABLE ${ine}${q(t.name)} (\n${lines.join(',\n')}\n)${clustered}`;
   });
 }
 

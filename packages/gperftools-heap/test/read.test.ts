@@ -313,6 +313,52 @@ describe('legacy binary CPU profile', () => {
   });
 });
 
+describe('Java heapz / contentionz', () => {
+  it('symbolizes the frame forms: file:line, (path), generated stub, bare names; unsamples heap rows at 512 KiB', () => {
+    const text = [
+      '--- heapz 1 ---',
+      'format = java',
+      'resolution = bytes',
+      '  4096 2 @ 0x1 0x2 0x3 0x4',
+      '',
+      '0x00000001 com.example.A.f (A.java:12)',
+      '0x00000002 com.example.B.g (/src/pkg/B.java)',
+      '0x00000003 <generated stub/JIT code>',
+      '0x00000004 GC',
+      '',
+    ].join('\n');
+    const p = readLegacy(bytes(text)).profile;
+    assertValid(p);
+    expect(p.sample_types.type).toEqual(['inuse_objects', 'inuse_space']);
+    expect(p['.profile'].period_type).toEqual({ type: '', unit: '' });
+    expect(resolveStack(p, 0).map((f) => [f.name, f.filename, f.line, f.address])).toEqual([
+      ['com.example.A.f', 'A.java', 12, 0n],
+      ['com.example.B.g', 'B.java', 0, 0n],
+      ['STUB', '', 0, 0n],
+      ['GC', '', 0, 0n],
+    ]);
+    const k = 1 / (1 - Math.exp(-(4096 / 2) / 524288));
+    expect(p.samples['.values'].map((c) => c[0])).toEqual([BigInt(Math.trunc(2 * k)), BigInt(Math.trunc(4096 * k))]);
+    expect(labelsOf(p, 0)).toEqual([{ key: 'bytes', num: 2048n }]);
+  });
+
+  it('multiplies contention rows by the sampling period and reads the duration', () => {
+    const text = '--- contentionz 1 ---\nformat = java\nresolution = microseconds\nsampling period = 10\nms since reset = 2000\n  30 3 @ 0x1\n0x1 com.example.Lock.wait (Lock.java:5)\n';
+    const r = readLegacy(bytes(text));
+    expect(r.format).toBe('gperftools-contention');
+    const p = r.profile;
+    expect(p.sample_types.unit).toEqual(['count', 'microseconds']);
+    expect(p.samples['.values'].map((c) => c[0])).toEqual([30n, 300n]);
+    expect(p['.profile'].duration_nanos).toBe(2_000_000_000n);
+    expect(p['.profile'].period_type).toEqual({ type: 'contentions', unit: 'count' });
+  });
+
+  it('rejects a non-java format attribute as unrecognized', () => {
+    const e = catchError(() => readLegacy(bytes('--- heapz 1 ---\nformat = cpp\n')));
+    expect(e.message).toMatch(/unrecognized profile format/);
+  });
+});
+
 describe('threadz and Go count profiles', () => {
   it('reads a goroutine count profile with the fake mapping', () => {
     const p = readLegacy(bytes('goroutine profile: total 3\n2 @ 0x401001 0x402002\n1 @ 0x401001\n')).profile;

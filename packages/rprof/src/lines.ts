@@ -98,19 +98,20 @@ export class LineSplitter {
     return this.lineNo;
   }
 
-  /** Splits text that ends with a line terminator. */
+  /** Splits text that ends with a line terminator (a plain scan: linear whatever the content). */
   private split(text: string): void {
     const n = text.length;
     let i = 0;
-    let nextCR = text.indexOf('\r');
-    while (i < n) {
-      let j = text.indexOf('\n', i);
-      if (nextCR !== -1 && nextCR < i) nextCR = text.indexOf('\r', i);
-      if (nextCR !== -1 && (j === -1 || nextCR < j)) j = nextCR;
-      if (j === -1) break; // cannot happen: text ends with a terminator
-      this.emit(text.slice(i, j));
-      i = j + 1;
-      if (text.charCodeAt(j) === CR && i < n && text.charCodeAt(i) === LF) i++;
+    for (let j = 0; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (c === LF) {
+        this.emit(text.slice(i, j));
+        i = j + 1;
+      } else if (c === CR) {
+        this.emit(text.slice(i, j));
+        if (j + 1 < n && text.charCodeAt(j + 1) === LF) j++;
+        i = j + 1;
+      }
     }
   }
 

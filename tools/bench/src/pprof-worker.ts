@@ -26,11 +26,28 @@ async function main(): Promise<void> {
   const gz = new Uint8Array(readFileSync(file!));
   const rssBefore = process.resourceUsage().maxRSS * 1024;
   const times: Record<string, number[]> = {};
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   const time = <T>(name: string, f: () => T): T => {
+    const c0 = cpuMs();
     const t0 = performance.now();
     const r = f();
     (times[name] ??= []).push(performance.now() - t0);
+    (times[`cpu_${name}`] ??= []).push(cpuMs() - c0);
     return r;
+  };
+  // Wall and CPU time of a whole round trip.
+  let rt0 = 0;
+  let rc0 = 0;
+  const start = () => {
+    rt0 = performance.now();
+    rc0 = cpuMs();
+  };
+  const lap = (name: string) => {
+    (times[name] ??= []).push(performance.now() - rt0);
+    (times[`cpu_${name}`] ??= []).push(cpuMs() - rc0);
   };
   let checksum = 0;
   switch (contender) {
@@ -39,14 +56,16 @@ async function main(): Promise<void> {
     case 'profkit': {
       const { decodeProfile, encodeProfile, gzipLikeGo } = await import('@profkit/pprof');
       for (let i = 0; i < reps; i++) {
-        const t0 = performance.now();
+        start();
         const raw = time('gunzip', () => gunzipSync(gz));
         const p = time('decode', () => decodeProfile(raw).profile);
         const out = time('encode', () => encodeProfile(p));
-        (times.roundtrip ??= []).push(performance.now() - t0);
+        lap('roundtrip');
         const z = time('gzip6', () => gzipLikeGo(out, 6));
-        (times.roundtrip_gz6 ??= []).push(performance.now() - t0);
+        lap('roundtrip_gz6');
         const z1 = time('gzip1', () => gzipLikeGo(out, 1));
+        (times.roundtrip_gz1 ??= []).push(times.roundtrip!.at(-1)! + times.gzip1!.at(-1)!);
+        (times.cpu_roundtrip_gz1 ??= []).push(times.cpu_roundtrip!.at(-1)! + times.cpu_gzip1!.at(-1)!);
         checksum += out.length + z.length + z1.length;
       }
       break;
@@ -54,11 +73,11 @@ async function main(): Promise<void> {
     case 'pprof-format': {
       const { Profile } = await import('pprof-format');
       for (let i = 0; i < reps; i++) {
-        const t0 = performance.now();
+        start();
         const raw = time('gunzip', () => gunzipSync(gz));
         const p = time('decode', () => Profile.decode(raw));
         const out = time('encode', () => p.encode());
-        (times.roundtrip ??= []).push(performance.now() - t0);
+        lap('roundtrip');
         checksum += out.length;
       }
       break;
@@ -71,11 +90,11 @@ async function main(): Promise<void> {
       const proto = readFileSync(join(here, '../../../packages/pprof/src/profile.proto'), 'utf8');
       const T = protobuf.parse(proto, { keepCase: true }).root.lookupType('perftools.profiles.Profile');
       for (let i = 0; i < reps; i++) {
-        const t0 = performance.now();
+        start();
         const raw = time('gunzip', () => gunzipSync(gz));
         const m = time('decode', () => T.decode(raw));
         const out = time('encode', () => T.encode(m).finish());
-        (times.roundtrip ??= []).push(performance.now() - t0);
+        lap('roundtrip');
         checksum += out.length;
       }
       break;

@@ -11,7 +11,7 @@
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,7 +136,11 @@ function runGo(goref: string, file: string, reps: number): WorkerResult | undefi
   }
   const ms = Number(r.stdout.trim());
   const rss = timeBin ? Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1] ?? 'NaN') * 1024 : NaN;
-  return { contender: 'go', phases: { roundtrip_gz: ms }, maxRSS: rss };
+  // CPU time per repetition (user + system of the whole process / reps; includes reading the file once).
+  const user = Number(/User time \(seconds\): ([\d.]+)/.exec(r.stderr)?.[1] ?? 'NaN');
+  const sys = Number(/System time \(seconds\): ([\d.]+)/.exec(r.stderr)?.[1] ?? 'NaN');
+  const cpu = Math.round(((user + sys) * 1000) / reps);
+  return { contender: 'go', phases: { roundtrip_gz: ms, ...(Number.isNaN(cpu) ? {} : { cpu_roundtrip_gz: cpu }) }, maxRSS: rss };
 }
 
 const fmtMs = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '—' : `${x.toFixed(0)} ms`);
@@ -179,6 +183,11 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     const pk = results.profkit?.phases;
     const base = results.baseline?.maxRSS;
     const ratios = {
+      cpu_vs_pprof_format: ratio(results['pprof-format']?.phases.cpu_roundtrip, pk?.cpu_roundtrip),
+      cpu_vs_go_gzip6: ratio(results.go?.phases.cpu_roundtrip_gz, pk?.cpu_roundtrip_gz6),
+      cpu_vs_go_gzip1: ratio(results.go?.phases.cpu_roundtrip_gz, pk?.cpu_roundtrip_gz1),
+      cpu_over_zlib_gunzip_floor: ratio(pk?.cpu_roundtrip, results.zlib?.phases.cpu_gunzip),
+      vs_go_gzip1: ratio(results.go?.phases.roundtrip_gz, pk?.roundtrip_gz1),
       vs_pprof_format: ratio(results['pprof-format']?.phases.roundtrip, pk?.roundtrip),
       vs_protobufjs: ratio(results.protobufjs?.phases.roundtrip, pk?.roundtrip),
       vs_go: ratio(results.go?.phases.roundtrip_gz, pk?.roundtrip_gz6),
@@ -188,21 +197,27 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       peak_rss_minus_node_baseline_over_raw: rss.profkit && rss.baseline ? ratio(rss.profkit - rss.baseline, rawBytes) : undefined,
     };
     void base;
-    report.push({ samples: n, seed, source: goref ? 'goref gen' : 'js synthesize', gzBytes, rawBytes, results, peakRssSingleRun: rss, ratios });
-    process.stdout.write(`\n${n} samples (${(rawBytes / 1e6).toFixed(1)} MB raw, ${(gzBytes / 1e6).toFixed(1)} MB gzipped), median of ${reps}:\n`);
-    const rows: string[][] = [['contender', 'gunzip', 'decode', 'encode', 'dec+enc (incl. gunzip)', '+gzip', 'peak RSS (reps)', 'peak RSS (one dec+enc)']];
+    const load = loadavg().map((x) => Math.round(x * 100) / 100);
+    report.push({ samples: n, seed, loadAverageAfter: load, source: goref ? 'goref gen' : 'js synthesize', gzBytes, rawBytes, results, peakRssSingleRun: rss, ratios });
+    process.stdout.write(`\nload average after the runs: ${load.join(' ')} (other processes share the ${m.nproc} cpus; wall times inflate with load, CPU times less)\n`);
+    process.stdout.write(`${n} samples (${(rawBytes / 1e6).toFixed(1)} MB raw, ${(gzBytes / 1e6).toFixed(1)} MB gzipped), median of ${reps}:\n`);
+    const rows: string[][] = [['contender', 'gunzip', 'decode', 'encode', 'dec+enc (incl. gunzip)', '+gzip6', 'cpu dec+enc', 'cpu +gzip6', 'peak RSS (reps)', 'peak RSS (one dec+enc)']];
     for (const [c, r] of Object.entries(results)) {
       if (!r) {
-        rows.push([c, 'failed', '', '', '', '', '', '']);
+        rows.push([c, 'failed', '', '', '', '', '', '', '', '']);
         continue;
       }
       const p = r.phases;
-      rows.push([c, fmtMs(p.gunzip), fmtMs(p.decode), fmtMs(p.encode ?? p.gzip6), fmtMs(p.roundtrip), fmtMs(p.roundtrip_gz6 ?? p.roundtrip_gz), fmtMB(r.maxRSS), fmtMB(rss[c])]);
+      rows.push([c, fmtMs(p.gunzip), fmtMs(p.decode), fmtMs(p.encode ?? p.gzip6), fmtMs(p.roundtrip), fmtMs(p.roundtrip_gz6 ?? p.roundtrip_gz), fmtMs(p.cpu_roundtrip), fmtMs(p.cpu_roundtrip_gz6 ?? p.cpu_roundtrip_gz), fmtMB(r.maxRSS), fmtMB(rss[c])]);
     }
     const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     for (const r of rows) process.stdout.write(`  ${r.map((x, i) => x.padEnd(w[i]!)).join('  ')}\n`);
     process.stdout.write(
-      `  profkit dec+enc is ${ratios.vs_pprof_format ?? '—'}× faster than pprof-format, ${ratios.vs_protobufjs ?? '—'}× than protobufjs; ` +
+      `  CPU time: profkit dec+enc ${ratios.cpu_vs_pprof_format ?? '—'}× less than pprof-format; with gzip level 6 ${ratios.cpu_vs_go_gzip6 ?? '—'}× ` +
+        `(level 1: ${ratios.cpu_vs_go_gzip1 ?? '—'}×) less than Go; dec+enc = ${ratios.cpu_over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor\n`,
+    );
+    process.stdout.write(
+      `  wall time: profkit dec+enc is ${ratios.vs_pprof_format ?? '—'}× faster than pprof-format, ${ratios.vs_protobufjs ?? '—'}× than protobufjs; ` +
         `with gzip ${ratios.vs_go ?? '—'}× faster than Go; dec+enc (incl. gunzip) = ${ratios.over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor ` +
         `(decode+encode alone ${ratios.decode_encode_over_zlib_gunzip_floor ?? '—'}×); peak RSS ${ratios.peak_rss_over_raw ?? '—'}× raw ` +
         `(${ratios.peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node)\n`,

@@ -3,7 +3,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, labelsOf } from '../views.js';
-import { readLocations, stackRows, type OpLine, type OpLocation } from './internal.js';
+import { readLocations, type OpLine, type OpLocation } from './internal.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { DIFF_BASE_LABEL } from './diff.js';
 
@@ -289,8 +289,11 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
     total += a;
     if (offsets && offsets[i + 1]! > offsets[i]! && labelsOf(p, i).some((l) => l.key === DIFF_BASE_LABEL && l.str === 'true')) diffTotal += a;
   }
+  // Sums stay exact in doubles when the sum of |values| is at most 2^53 (the usual case, and
+  // much faster than bigint arithmetic); otherwise bigints are used.
+  const exact = total <= 2n ** 53n;
   if (diffTotal > 0n) total = diffTotal;
-  // Frames of every sample as node ids, root first, -1 between... (flattened once).
+  // The graph input as flat typed arrays: node ids per location row, location rows per sample.
   const nodeList = [...nodes.values()];
   const nNodes = nodeList.length;
   const locNodeOffsets = new Uint32Array(locNodes.length + 1);
@@ -302,11 +305,6 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
   for (let k = 0; k < stackIds.length; k++) stackRowsFlat[k] = index.locations.get(stackIds[k]!);
   const input: GraphInput = { nNodes, locNodeOffsets, locNodeIds, stackOffsets, stackRows: stackRowsFlat };
 
-  // Sums stay exact in doubles when the sum of |values| is at most 2^53 (the usual case, and
-  // much faster than bigint arithmetic); otherwise bigints are used.
-  let sumAbs = 0n;
-  for (let i = 0; i < col.length; i++) sumAbs += abs(col[i]!);
-  const exact = sumAbs <= 2n ** 53n;
   const weights: Float64Array | BigInt64Array = exact ? Float64Array.from(col, (v) => Number(v)) : col;
   const g = buildGraph(input, weights, undefined);
   nodeList.forEach((n, id) => {
