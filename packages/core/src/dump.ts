@@ -6,9 +6,16 @@
 import type { Profile } from './model.js';
 import { ProfileIndex } from './views.js';
 
-/** Go's `sort.Strings` order (bytewise UTF-8). */
+/** Go's `sort.Strings` order: bytewise UTF-8, which is Unicode code point order. */
 function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
 }
 
 const pad = (s: string, w: number) => s.padStart(w, ' ');

@@ -11,6 +11,8 @@ export * from './views.js';
 export * from './io.js';
 export * from './adapter.js';
 export * from './ops/index.js';
+export * from './ops/report.js';
+export * from './flame/index.js';
 export * from './dump.js';
 export * from './schema.js';
 export * from './validate.js';

@@ -77,6 +77,16 @@ describe('formatPprofDump', () => {
     );
   });
 
+  it('sorts label strings in Go byte order (code points, not UTF-16 units)', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    b.addSample([], [1], [
+      { key: '\u{1F600}', str: 'x' },
+      { key: '\uFB00', str: 'y' },
+      { key: 'z', str: 'w' },
+    ]);
+    expect(formatPprofDump(b.build()).split('\n')[4]).toBe('                z:[w] \uFB00:[y] \u{1F600}:[x]');
+  });
+
   it('omits unset optional header lines', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     expect(formatPprofDump(b.build())).toBe('Period: 0\nSamples:\nsamples/count\nLocations\nMappings\n');

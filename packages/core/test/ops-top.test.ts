@@ -178,5 +178,9 @@ describe('formatValue / formatPercentage', () => {
     expect(formatPercentage(-1n, 1n)).toBe('  100%');
     expect(formatPercentage(0n, 0n)).toBe('    0%');
     expect(formatPercentage(2n, 1n)).toBe('200.00%');
+    // Go rounds the exact binary value half to even: 0.125 -> 0.12, 0.375 -> 0.38, 0.625 -> 0.62.
+    expect(formatPercentage(125n, 100_000n)).toBe(' 0.12%');
+    expect(formatPercentage(375n, 100_000n)).toBe(' 0.38%');
+    expect(formatPercentage(625n, 100_000n)).toBe(' 0.62%');
   });
 });

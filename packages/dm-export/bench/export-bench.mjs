@@ -39,11 +39,15 @@ function dirSize(d) {
   return readdirSync(d).reduce((t, f) => t + statSync(join(d, f)).size, 0);
 }
 
+// Wall time and CPU time of this process (DuckDB's worker threads count in CPU time too). On a
+// shared machine the wall time includes waiting for a core; the CPU time does not.
 async function time(label, f) {
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   const r = await f();
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { label, seconds: Math.round(s * 100) / 100, ...r };
+  const c = process.cpuUsage(c0);
+  return { label, seconds: Math.round(s * 100) / 100, cpuSeconds: Math.round((c.user + c.system) / 1e4) / 100, ...r };
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
@@ -79,7 +83,9 @@ try {
   if (json) console.log(JSON.stringify({ info, results }, null, 2));
   else {
     console.log(`dm-export bench: ${n} samples, ${info.frames} stack frames, ${rows} rows in all tables (generated in ${gen.seconds} s)`);
-    for (const r of results) console.log(`${r.label.padEnd(42)} ${String(r.seconds).padStart(7)} s${r.bytes ? `  ${(r.bytes / 1e6).toFixed(1)} MB` : ''}`);
+    console.log(`${'step'.padEnd(42)} ${'wall'.padStart(9)} ${'cpu'.padStart(9)}  size`);
+    for (const r of results) console.log(`${r.label.padEnd(42)} ${String(r.seconds).padStart(7)} s ${String(r.cpuSeconds).padStart(7)} s${r.bytes ? `  ${(r.bytes / 1e6).toFixed(1)} MB` : ''}`);
+    console.log(`load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores`);
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -12,6 +12,6 @@ export { postgresScript, tableCsv, type PostgresScriptOptions } from './text.js'
 export { writeCsvDir, writeParquetDir, readDirectory, type DirectoryFormat, type DirectoryWriteOptions } from './directory.js';
 export { diagram, diagramDot, diagramMermaid, diagramSvg, diagramLayout, type DiagramFormat, type DiagramOptions, type DiagramView } from './diagram.js';
 export { sniffDm } from './sniff.js';
-export { exampleQueries, type ExampleQuery } from './queries.js';
+export { exampleQueries, parseQueries, QUERIES_FILE, type ExampleQuery } from './queries.js';
 
 export default dmExportAdapter;

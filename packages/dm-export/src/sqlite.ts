@@ -130,6 +130,9 @@ export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}):
     const tables = profileToTables(profile, { profileId, name: options.name });
     db.pragma('journal_mode = MEMORY');
     db.pragma('synchronous = OFF');
+    // Index builds sort in memory rather than in temp files.
+    db.pragma('temp_store = MEMORY');
+    db.pragma('cache_size = -262144');
     const load = db.transaction(() => {
       if (fresh) {
         db.pragma(`application_id = ${SQLITE_APPLICATION_ID}`);
@@ -150,6 +153,8 @@ export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}):
         rule: err.code ?? 'SQLite constraint',
       }, { cause: e });
     }
+    // Approximate statistics (sampled, bounded cost) for the query planner.
+    db.pragma('analysis_limit = 1000');
     db.exec('ANALYZE');
     const buf = db.serialize();
     return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), profileId, warnings: [] };

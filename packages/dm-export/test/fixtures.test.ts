@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertValid, createRegistry, type Adapter, type Profile } from '@profkit/core';
 import { dmExportAdapter, readSqlite, writeSqlite } from '../src/index.js';
-import { fixturesDir, haveFixtures, meaning } from './helpers.js';
+import { fixturesDir, haveFixtures, meaning, meaningText } from './helpers.js';
 
 if (!haveFixtures) console.warn(`[dm-export] skipping fixture round trips: ${fixturesDir} not found (set PROFKIT_SHARED)`);
 
@@ -55,15 +55,19 @@ describe.skipIf(!haveFixtures || adapters.length === 0)('fixtures through the re
       const { bytes } = writeSqlite(p, { name: f });
       const back = await readSqlite(bytes, { file: f });
       assertValid(back.profile, f);
-      expect(meaning(back.profile), f).toEqual(meaning(p));
+      // Compare canonical texts (fast); on a mismatch, compare structurally for a readable diff.
+      if (meaningText(back.profile) !== meaningText(p)) expect(meaning(back.profile), f).toEqual(meaning(p));
       done.push(f);
     }
     console.info(`[dm-export] fixture round trips: ${done.length} files`);
-    expect(done.length).toBeGreaterThanOrEqual(10);
+    // With pprof: the proto fixtures plus the legacy ones; without: the legacy/Rprof ones only.
+    expect(done.length).toBeGreaterThanOrEqual(adapters.some((a) => a.name === 'pprof') ? 20 : 5);
     if (adapters.some((a) => a.name === 'pprof')) expect(done.some((f) => f.endsWith('1.out.prof.pb.gz'))).toBe(true);
   });
 
-  it('converts through the registry by extension (x.pb.gz → x.sqlite → y.pb.gz) and appends with the write option', async () => {
+  const havePprof = adapters.some((a) => a.name === 'pprof');
+  if (!havePprof) console.warn('[dm-export] skipping the registry conversion test: @profkit/pprof is not built in the workspace');
+  it.skipIf(!havePprof)('converts through the registry by extension (x.pb.gz → x.sqlite → y.pb.gz) and appends with the write option', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const tmp = mkdtempSync(join(tmpdir(), 'dm-export-reg-'));
@@ -83,11 +87,9 @@ describe.skipIf(!haveFixtures || adapters.length === 0)('fixtures through the re
       expect(meaning(back1.profile)).toEqual(meaning(a.profile));
       const back2 = await registry.read(db);
       expect(meaning(back2.profile)).toEqual(meaning(b.profile));
-      if (adapters.some((x) => x.name === 'pprof')) {
-        const out = join(tmp, 'y.pb.gz');
-        await registry.write(back1.profile, out);
-        expect(meaning((await registry.read(out)).profile)).toEqual(meaning(a.profile));
-      }
+      const out = join(tmp, 'y.pb.gz');
+      await registry.write(back1.profile, out);
+      expect(meaning((await registry.read(out)).profile)).toEqual(meaning(a.profile));
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

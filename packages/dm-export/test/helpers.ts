@@ -119,3 +119,8 @@ export function meaning(p: Profile): unknown {
     labelsPresent: p.samples['.label_offsets'] !== undefined,
   };
 }
+
+/** Canonical text of a profile's meaning (fast to compare for large profiles). */
+export function meaningText(p: Profile): string {
+  return JSON.stringify(meaning(p), (_k, v) => (typeof v === 'bigint' ? `${v}n` : v === undefined ? null : v));
+}

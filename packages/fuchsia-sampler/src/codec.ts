@@ -18,7 +18,7 @@ import { fuchsiaError, FuchsiaErrorCodes as C } from './errors.js';
 import { BUILD_ID_BYTES, encodeChannelMessage, encodeDatagram, hexToBytes, MAX_NAME_LEN, type Generation, type ModuleMap, type SamplerCall } from './fidl/protocol.js';
 import { ADAPTER_NAME } from './profile.js';
 import { DEFAULT_SAMPLING_RATE, poissonWeight } from './sampler.js';
-import { callToJsonl, frameRecord, isRecording, parseJsonl, RecordKind, recordingHeader, RecordReader } from './recording.js';
+import { callToJsonl, frameRecord, isRecording, parseJsonl, parseJsonlLine, RecordKind, recordingHeader, RecordReader } from './recording.js';
 import { Session, type EmittedProfile, type SessionOptions } from './session.js';
 
 export const FORMAT_BINARY = 'fuchsia-sampler';
@@ -69,6 +69,82 @@ export function replayRecording(bytes: Uint8Array, options: ReplayOptions = {}):
   return { profiles, warnings: session.warnings, format };
 }
 
+/**
+ * The same as `replayRecording`, over a stream of chunks: memory is bounded by one record (or
+ * one JSONL line, at most `maxLineBytes`) plus the sampler's state, whatever the file size.
+ */
+export async function replayRecordingChunks(chunks: AsyncIterable<Uint8Array>, options: ReplayOptions & { maxLineBytes?: number } = {}): Promise<ReplayResult> {
+  const profiles: EmittedProfile[] = [];
+  const userOnProfile = options.onProfile;
+  const session = new Session({
+    ...options,
+    onProfile: (p) => {
+      profiles.push(p);
+      userOnProfile?.(p);
+    },
+  });
+  const maxLine = options.maxLineBytes ?? 16 * 1024 * 1024;
+  let format = options.format;
+  let head: Uint8Array = new Uint8Array(0);
+  let total = 0;
+  const reader = new RecordReader(options.file, { maxRecordBytes: options.maxRecordBytes });
+  const td = new TextDecoder('utf-8', { fatal: true });
+  let pending = '';
+  let line = 0;
+  const text = (chunk: Uint8Array, last: boolean) => {
+    const searchFrom = pending.length; // `pending` holds no newline: only the new text needs scanning
+    try {
+      pending += td.decode(chunk, { stream: !last });
+    } catch {
+      throw fuchsiaError(C.JSONL, 'JSONL recording is not valid UTF-8', { file: options.file, line: line + 1, rule: 'JSONL is UTF-8' });
+    }
+    let nl: number;
+    let start = 0;
+    while ((nl = pending.indexOf('\n', Math.max(start, searchFrom))) >= 0) {
+      const raw = pending.slice(start, nl).trim();
+      start = nl + 1;
+      line++;
+      if (raw !== '' && !raw.startsWith('#')) session.handleJsonl(parseJsonlLine(raw, line, options.file));
+    }
+    pending = pending.slice(start);
+    if (pending.length > maxLine) {
+      throw fuchsiaError(C.JSONL, `line longer than ${maxLine} characters`, { file: options.file, line: line + 1, rule: 'JSONL lines are bounded (option maxLineBytes)', option: 'maxLineBytes' });
+    }
+    if (last && pending.trim() !== '') {
+      line++;
+      const raw = pending.trim();
+      pending = '';
+      if (!raw.startsWith('#')) session.handleJsonl(parseJsonlLine(raw, line, options.file));
+    }
+  };
+  const feed = (chunk: Uint8Array) => {
+    if (format === FORMAT_BINARY) for (const r of reader.push(chunk)) session.handleRecord(r);
+    else text(chunk, false);
+  };
+  for await (const chunk of chunks) {
+    if (chunk.length === 0) continue;
+    total += chunk.length;
+    if (format === undefined) {
+      // Decide on the first 8 bytes (the magic), buffering a tiny head if chunks are smaller.
+      head = head.length ? Uint8Array.from([...head, ...chunk]) : chunk;
+      if (head.length < 8) continue;
+      format = isRecording(head) ? FORMAT_BINARY : FORMAT_JSONL;
+      feed(head);
+      continue;
+    }
+    feed(chunk);
+  }
+  if (total === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'empty fuchsia-sampler recording', { file: options.file });
+  if (format === undefined) {
+    format = FORMAT_JSONL; // fewer than 8 bytes: cannot be a binary recording
+    text(head, false);
+  }
+  if (format === FORMAT_BINARY) reader.end();
+  else text(new Uint8Array(0), true);
+  session.finish();
+  return { profiles, warnings: session.warnings, format };
+}
+
 /** Read options understood by the adapter (`options.options`). */
 export interface FuchsiaReadOptions {
   /** `final` (default), `all-partials-merged` is not offered; a number picks the n-th emitted profile (0-based, partials first). */
@@ -81,10 +157,9 @@ export interface FuchsiaReadOptions {
 }
 
 export async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult> {
-  const bytes = await input.bytes();
   const o = (options.options ?? {}) as FuchsiaReadOptions;
   const which = o.profile ?? 'final';
-  const res = replayRecording(bytes, {
+  const res = await replayRecordingChunks(input.chunks(), {
     file: input.fileName,
     format: options.format === FORMAT_BINARY || options.format === FORMAT_JSONL ? options.format : undefined,
     unsample: o.unsample,
@@ -94,6 +169,7 @@ export async function read(input: ReadInput, options: ReadOptions): Promise<Read
     partialIntervalMs: 0,
     buildPartials: which !== 'final',
     maxRecordBytes: options.limits?.maxRecordBytes,
+    maxLineBytes: options.limits?.maxLineBytes,
   });
   let chosen: EmittedProfile | undefined;
   if (which === 'final') chosen = res.profiles[res.profiles.length - 1];

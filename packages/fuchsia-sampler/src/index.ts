@@ -36,7 +36,7 @@ export * from './sampler.js';
 export * from './profile.js';
 export * from './recording.js';
 export * from './session.js';
-export { replayRecording, profileToCalls, callsToRecording, callsToJsonl, FORMAT_BINARY, FORMAT_JSONL } from './codec.js';
+export { replayRecording, replayRecordingChunks, sampledSize, profileToCalls, callsToRecording, callsToJsonl, FORMAT_BINARY, FORMAT_JSONL } from './codec.js';
 export type { ReplayOptions, ReplayResult, FuchsiaReadOptions, FuchsiaWriteOptions } from './codec.js';
 export * from './server.js';
 export * from './client.js';

@@ -62,8 +62,12 @@ export function frameRecord(kind: RecordKindValue, payload: Uint8Array): Uint8Ar
  * record (`maxRecordBytes`) plus one chunk.
  */
 export class RecordReader {
-  private buf: Uint8Array = new Uint8Array(0);
-  private pos = 0; // absolute offset of buf[0]
+  /** Chunks not yet parsed, joined only once enough bytes for the next step have arrived. */
+  private parts: Uint8Array[] = [];
+  private partsLen = 0;
+  /** Bytes needed before parsing can make progress (the header, a record header, a whole record). */
+  private need = RECORDING_HEADER_BYTES;
+  private pos = 0; // absolute offset of the first unparsed byte
   private headerDone = false;
   readonly maxRecordBytes: number;
 
@@ -74,60 +78,80 @@ export class RecordReader {
     this.maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   }
 
-  /** Appends a chunk and returns the complete records it makes available. */
+  /**
+   * Appends a chunk and returns the complete records it makes available. Work is linear in the
+   * input whatever the chunk sizes (a client sending one byte at a time costs no copying).
+   */
   push(chunk: Uint8Array): RawRecord[] {
-    this.buf = this.buf.length === 0 ? chunk : concat(this.buf, chunk);
+    if (chunk.length === 0) return [];
+    this.parts.push(chunk);
+    this.partsLen += chunk.length;
+    if (this.partsLen < this.need) return [];
+    const buf = this.parts.length === 1 ? this.parts[0]! : concatAll(this.parts, this.partsLen);
     const out: RawRecord[] = [];
     let i = 0;
     const fail = (m: string, at: number, rule: string) => fuchsiaError(C.RECORDING, m, { file: this.file, offset: this.pos + at, rule });
+    const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     if (!this.headerDone) {
-      const n = Math.min(this.buf.length, 8);
-      for (let k = 0; k < n; k++) if (this.buf[k] !== RECORDING_MAGIC[k]) throw fail('not a fuchsia-sampler recording (magic "FXSMPREC" expected)', k, 'recordings start with the magic FXSMPREC');
-      if (this.buf.length < RECORDING_HEADER_BYTES) return out;
-      const dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+      for (let k = 0; k < 8; k++) if (buf[k] !== RECORDING_MAGIC[k]) throw fail('not a fuchsia-sampler recording (magic "FXSMPREC" expected)', k, 'recordings start with the magic FXSMPREC');
       const version = dv.getUint16(8, true);
       if (version !== RECORDING_VERSION) throw fail(`recording version ${version} is not supported (expected ${RECORDING_VERSION})`, 8, 'recording version 1');
       if (dv.getUint16(10, true) !== 0 || dv.getUint32(12, true) !== 0) throw fail('reserved recording header bytes are not zero', 10, 'reserved header fields are zero');
       this.headerDone = true;
       i = RECORDING_HEADER_BYTES;
     }
-    const dv = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-    while (this.buf.length - i >= 8) {
-      const kind = this.buf[i]!;
+    this.need = 8;
+    while (buf.length - i >= 8) {
+      const kind = buf[i]!;
       if (kind < 1 || kind > 3) throw fail(`unknown record kind ${kind}`, i, 'record kinds are 1 (channel), 2 (datagram), 3 (socket closed)');
-      if (this.buf[i + 1] !== 0 || this.buf[i + 2] !== 0 || this.buf[i + 3] !== 0) throw fail('reserved record header bytes are not zero', i + 1, 'reserved record bytes are zero');
+      if (buf[i + 1] !== 0 || buf[i + 2] !== 0 || buf[i + 3] !== 0) throw fail('reserved record header bytes are not zero', i + 1, 'reserved record bytes are zero');
       const len = dv.getUint32(i + 4, true);
       if (len > this.maxRecordBytes) throw fail(`record of ${len} bytes exceeds the limit of ${this.maxRecordBytes}`, i + 4, `records are at most ${this.maxRecordBytes} bytes (option maxRecordBytes)`);
       if (kind === RecordKind.SOCKET_CLOSED && len !== 0) throw fail(`socket-closed record with ${len} payload bytes`, i + 4, 'socket-closed records are empty');
       const padded = Math.ceil(len / 8) * 8;
-      if (this.buf.length - i - 8 < padded) break;
-      for (let p = i + 8 + len; p < i + 8 + padded; p++) if (this.buf[p] !== 0) throw fail('non-zero record padding', p, 'record padding is zero');
-      out.push({ kind: kind as RecordKindValue, payload: this.buf.slice(i + 8, i + 8 + len), offset: this.pos + i + 8 });
+      if (buf.length - i - 8 < padded) {
+        this.need = 8 + padded;
+        break;
+      }
+      for (let p = i + 8 + len; p < i + 8 + padded; p++) if (buf[p] !== 0) throw fail('non-zero record padding', p, 'record padding is zero');
+      out.push({ kind: kind as RecordKindValue, payload: buf.slice(i + 8, i + 8 + len), offset: this.pos + i + 8 });
       i += 8 + padded;
     }
-    this.buf = this.buf.slice(i);
+    const rest = buf.length - i;
+    this.parts = rest > 0 ? [buf.slice(i)] : [];
+    this.partsLen = rest;
     this.pos += i;
     return out;
   }
 
   /** Call at end of input: throws if a record or the header is incomplete. */
   end(): void {
-    if (!this.headerDone) throw fuchsiaError(C.RECORDING, `recording ends inside its ${RECORDING_HEADER_BYTES}-byte header`, { file: this.file, offset: this.pos + this.buf.length, rule: 'a recording has a 16-byte header' });
-    if (this.buf.length !== 0) throw fuchsiaError(C.RECORDING, `recording ends inside a record (${this.buf.length} bytes left over)`, { file: this.file, offset: this.pos, rule: 'records are complete' });
+    if (!this.headerDone) {
+      const buf = concatAll(this.parts, this.partsLen);
+      for (let k = 0; k < Math.min(8, buf.length); k++) {
+        if (buf[k] !== RECORDING_MAGIC[k]) throw fuchsiaError(C.RECORDING, 'not a fuchsia-sampler recording (magic "FXSMPREC" expected)', { file: this.file, offset: k, rule: 'recordings start with the magic FXSMPREC' });
+      }
+      throw fuchsiaError(C.RECORDING, `recording ends inside its ${RECORDING_HEADER_BYTES}-byte header`, { file: this.file, offset: this.partsLen, rule: 'a recording has a 16-byte header' });
+    }
+    if (this.partsLen !== 0) throw fuchsiaError(C.RECORDING, `recording ends inside a record (${this.partsLen} bytes left over)`, { file: this.file, offset: this.pos, rule: 'records are complete' });
   }
 
   /** Bytes buffered (for bounded-memory checks). */
   get buffered(): number {
-    return this.buf.length;
+    return this.partsLen;
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
+function concatAll(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
   return out;
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // JSON Lines

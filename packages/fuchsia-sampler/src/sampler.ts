@@ -176,7 +176,7 @@ export class Sampler {
             event: index,
           });
         }
-        this.deallocate(call.address, frames, index);
+        this.deallocate(call.address, frames);
         return;
       }
       case 'SetProcessInfo':
@@ -195,11 +195,11 @@ export class Sampler {
 
   setProcessInfo(name: string | undefined, moduleMap: ModuleMap[] | undefined): void {
     if (name !== undefined) {
-      if (Buffer.byteLength(name, 'utf8') > MAX_NAME_LEN) throw new RangeError(`process name longer than ${MAX_NAME_LEN} bytes`);
+      if (Buffer.byteLength(name, 'utf8') > MAX_NAME_LEN) throw fuchsiaError(C.BOUNDS, `process name longer than ${MAX_NAME_LEN} bytes`, { rule: `process_name is string:${MAX_NAME_LEN}` });
       this.processName = name;
     }
     for (const m of moduleMap ?? []) {
-      if (m.buildId && m.buildId.length > BUILD_ID_BYTES) throw new RangeError(`build id longer than ${BUILD_ID_BYTES} bytes`);
+      if (m.buildId && m.buildId.length > BUILD_ID_BYTES) throw fuchsiaError(C.BOUNDS, `build id longer than ${BUILD_ID_BYTES} bytes`, { rule: `build_id is vector<uint8>:${BUILD_ID_BYTES}` });
       this.segmentCount += m.executableSegments?.length ?? 0;
       if (this.segmentCount > this.limits.maxModuleSegments) {
         this.disable();
@@ -236,7 +236,7 @@ export class Sampler {
     }
   }
 
-  deallocate(address: bigint, frames: BigUint64Array, _index = this.events - 1): void {
+  deallocate(address: bigint, frames: BigUint64Array): void {
     const a = this.live.get(address);
     if (!a) {
       this.anomalies.unknownDeallocations++;

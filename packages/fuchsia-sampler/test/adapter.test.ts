@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { assertValid, createRegistry, locationRows, mappingRows, resolveStack, sampleRows, validate, type Profile } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
 import fuchsiaSampler, {
+  callsToJsonl,
   callsToRecording,
   encodeChannelMessage,
   frameRecord,
@@ -12,6 +13,7 @@ import fuchsiaSampler, {
   recordingHeader,
   RecordKind,
   replayRecording,
+  replayRecordingChunks,
   type SamplerCall,
 } from '../src/index.js';
 import { expectError, expectRejects } from './helpers.js';
@@ -204,5 +206,51 @@ describe('writing a profile back to a recording replays its live allocations', (
     const p = (await r.read(fixture('upstream-example.fsrec'))).profile;
     p.sample_types.type = p.sample_types.type.map((t) => 'x' + t);
     await expectRejects(() => r.serialize(p, { format: 'fuchsia-sampler', validate: false }), 'PROFKIT_E_UNSUPPORTED');
+  });
+});
+
+describe('streaming reads (bounded memory) agree with whole-buffer reads', () => {
+  async function* chunked(b: Uint8Array, size: number) {
+    for (let i = 0; i < b.length; i += size) yield b.subarray(i, Math.min(b.length, i + size));
+  }
+  const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: 'stream', moduleMap: [{ buildId: Uint8Array.of(7), executableSegments: [{ startAddress: 0n, size: 1n << 40n, relativeAddress: 0n }] }] }];
+  for (let i = 0; i < 1500; i++) {
+    calls.push({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: { stackFrames: BigUint64Array.of(BigInt(0x100 + (i % 37)), 0x9999n) }, size: BigInt(i % 300) });
+    if (i % 2) calls.push({ method: 'RecordDeallocation', address: BigInt(i), stackTrace: { stackFrames: BigUint64Array.of(BigInt(0x500 + (i % 11))) } });
+  }
+  const forms = { binary: callsToRecording(calls, { generation: 1 }), datagrams: callsToRecording(calls, { datagrams: true }), jsonl: enc.encode('# c\n' + callsToJsonl(calls).replace(/\n$/, '')) };
+  for (const [name, bytes] of Object.entries(forms)) {
+    it(`${name}: chunks of 13 and 4096 bytes; partial profiles identical`, async () => {
+      const want = replayRecording(bytes, { partialThreshold: 40 });
+      expect(want.profiles.length).toBeGreaterThan(3);
+      for (const size of [13, 4096]) {
+        const got = await replayRecordingChunks(chunked(bytes, size), { partialThreshold: 40 });
+        expect(got.format).toBe(want.format);
+        expect(got.profiles.map((p) => [p.kind, p.iteration, JSON.stringify(meaning(p.profile), (_k, v) => (typeof v === 'bigint' ? String(v) : v))])).toEqual(
+          want.profiles.map((p) => [p.kind, p.iteration, JSON.stringify(meaning(p.profile), (_k, v) => (typeof v === 'bigint' ? String(v) : v))]),
+        );
+      }
+    });
+  }
+  it('one byte at a time', async () => {
+    for (const f of ['upstream-example.fsrec', 'socket-mixed.fsrec', 'socket-mixed.fsrec.jsonl']) {
+      const bytes = readFileSync(fixture(f));
+      const got = await replayRecordingChunks(chunked(bytes, 1));
+      expect(meaning(got.profiles[0]!.profile)).toEqual(meaning(replayRecording(bytes).profiles[0]!.profile));
+    }
+  });
+  it('errors while streaming keep their offsets and lines', async () => {
+    const bad = forms.binary.slice();
+    bad[16] = 9;
+    expect((await expectRejects(() => replayRecordingChunks(chunked(bad, 5), { file: 's' }), C.RECORDING)).detail.offset).toBe(16);
+    await expectRejects(() => replayRecordingChunks(chunked(forms.binary.subarray(0, forms.binary.length - 3), 1000)), C.RECORDING);
+    const j = enc.encode('{"method":"SetProcessInfo"}\n{"method":"Nope"}\n');
+    expect((await expectRejects(() => replayRecordingChunks(chunked(j, 3)), C.JSONL)).detail.line).toBe(2);
+    // Invalid UTF-8 split across chunks, and a line above the bound.
+    const u = Uint8Array.from([...enc.encode('{"method":"SetProcessInfo","process_name":"'), 0xe2, 0x28, 0xa1, ...enc.encode('"}\n')]);
+    await expectRejects(() => replayRecordingChunks(chunked(u, 2)), C.JSONL);
+    const long = enc.encode('{"method":"SetProcessInfo","process_name":"' + 'x'.repeat(5000));
+    expect((await expectRejects(() => replayRecordingChunks(chunked(long, 512), { maxLineBytes: 1000 }), C.JSONL)).detail.option).toBe('maxLineBytes');
+    await expectRejects(() => replayRecordingChunks(chunked(new Uint8Array(0), 1)), 'PROFKIT_E_EMPTY_INPUT');
   });
 });

@@ -262,6 +262,13 @@ describe('state machine semantics', () => {
     expect(r.profiles[0]!.profile.samples.value.length).toBe(1);
     expectError(() => replayRecording(bytes, { file: 'm.fsrec', missingField: 'fatal' }), C.MISSING_FIELD);
   });
+  it('FIDL bounds hold for calls made through the library API too', () => {
+    const s = new Sampler();
+    expectError(() => s.apply({ method: 'SetProcessInfo', processName: 'é'.repeat(17) }), C.BOUNDS);
+    expectError(() => s.apply({ method: 'SetProcessInfo', moduleMap: [{ buildId: new Uint8Array(21) }] }), C.BOUNDS);
+    s.apply({ method: 'SetProcessInfo', processName: 'é'.repeat(16) });
+    expect(s.processName).toBe('é'.repeat(16));
+  });
   it('bounded memory: past maxLiveAllocations events are counted and ignored', () => {
     const s = new Sampler({ maxLiveAllocations: 10 });
     for (let i = 0; i < 50; i++) s.apply({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: st(i), size: 1n });

@@ -9,6 +9,7 @@
 
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
 import { sniff } from './sniff.js';
+import { remoteCommands } from './remote/commands.js';
 
 export { sniff as sniffGperftools } from './sniff.js';
 export { ADAPTER_NAME, FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD, LEGACY_FORMATS, readLegacy } from './read.js';
@@ -20,6 +21,13 @@ export type { CpuHeader, WordFormat } from './cpu-header.js';
 export { parseMappingEntry, parseProcMaps, isMemoryMapSentinel, removeLoggingInfo } from './mappings.js';
 export { scaleHeapSample } from './heap.js';
 export { ALLOC_DROP_FRAMES, ALLOC_KEEP_FRAMES, CPU_DROP_FRAMES, LOCK_DROP_FRAMES } from './frameinfo.js';
+export { symbolUrlFor, formatSymbolRequest, parseSymbolRequest, parseSymbolReply, parseNumSymbols, isUnsymbolizableMapping, locationsToSymbolize, applySymbolReply, symbolizeRemote, SymbolTable } from './remote/symbolz.js';
+export type { SymbolReplyEntry, SymbolizeRemoteOptions } from './remote/symbolz.js';
+export { planFetch, fetchProfile, programFromCmdline, withRemoteFacts, DEFAULT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from './remote/client.js';
+export type { FetchPlan, FetchOptions, FetchResult } from './remote/client.js';
+export { createProfileServer, isLoopbackHost, writeContentionText } from './remote/server.js';
+export type { ProfileKind, ProfileRequest, ProfileCallback, ProfileServerOptions, ProfileServer } from './remote/server.js';
+export { fetchCommand, serveCommand, remoteCommands, profileKindOf } from './remote/commands.js';
 
 let codecPromise: Promise<AdapterCodec> | undefined;
 
@@ -35,6 +43,7 @@ export const gperftoolsHeapAdapter = defineAdapter({
     { id: 'gperftools-thread', title: 'threadz and Go legacy count profiles (goroutine, threadcreate)', extensions: ['.thread', '.threadz'], binary: false, read: true, write: false },
   ],
   sniff,
+  commands: remoteCommands,
   load: () => (codecPromise ??= import('./codec.js').then((m) => m.codec)),
 });
 

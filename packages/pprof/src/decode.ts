@@ -196,10 +196,21 @@ interface Counts {
   strEnd: number[];
 }
 
+/** The string table of the profile being decoded. */
+let strings: string[] = [];
+
+/** The string whose int64 index is in lo/hi (google/pprof's range check). */
+function str(at: number, field: string): string {
+  if (hi !== 0 || lo >= strings.length) fail(GoErrors.malformed, at, ErrorCodes.PARSE, { field, index: hi === 0 ? lo : bigKey().toString() });
+  return strings[lo]!;
+}
+
 /** Counts varints in a packed region: every byte without the continuation bit ends one. */
 function countPacked(start: number, end: number, tagPos: number): number {
   let c = 0;
-  for (let i = start; i < end; i++) if (buf[i]! < 0x80) c++;
+  const b = buf;
+  // Branch-free: continuation bits are unpredictable, so a branch here mispredicts often.
+  for (let i = start; i < end; i++) c += (b[i]! >> 7) ^ 1;
   if (end > start && buf[end - 1]! >= 0x80) fail(GoErrors.badVarint, tagPos);
   return c;
 }
@@ -353,9 +364,235 @@ export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): D
     return decodeInner();
   } finally {
     buf = new Uint8Array(0);
+    strings = [];
+    C = EMPTY_COLS;
     nodeBuf = undefined;
     fileName = undefined;
   }
+}
+
+/** The columns pass 2 fills, shared with the per-message decoders. */
+interface Cols {
+  nT: number;
+  offsets: Uint32Array;
+  locIds: Uint32Array;
+  vviews: Uint32Array[];
+  labelOffsets: Uint32Array | undefined;
+  labKey: string[];
+  labStr: string[];
+  labNumView: Uint32Array;
+  labUnit: string[];
+  labIsNum: Uint8Array;
+  bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
+  bigDefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
+  nLocId: number;
+  nLabOut: number;
+  lId: Uint32Array;
+  lFn: Uint32Array;
+  lLine: Float64Array;
+  lCol: Float64Array;
+  lAddrV: Uint32Array;
+  lMap: Uint32Array;
+  lFold: Uint8Array;
+  lInlOff: Uint32Array;
+  iFn: Uint32Array;
+  iLine: Float64Array;
+  iCol: Float64Array;
+  iIn: number;
+}
+const u32 = new Uint32Array(0);
+const f64 = new Float64Array(0);
+const EMPTY_COLS: Cols = {
+  nT: 0, offsets: u32, locIds: u32, vviews: [], labelOffsets: undefined, labKey: [], labStr: [], labNumView: u32, labUnit: [], labIsNum: new Uint8Array(0),
+  bigRefs: { location: [], function: [], mapping: [] }, bigDefs: { location: [], function: [], mapping: [] },
+  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0,
+};
+let C: Cols = EMPTY_COLS;
+
+/** Decodes one Sample message (pass 2) into the columns of `C`. */
+function decodeSample(end: number, tagPos: number, s: number): void {
+  const { nT, locIds, vviews, labelOffsets, labKey, labStr, labNumView, labUnit, labIsNum, bigRefs } = C;
+  let nLocId = C.nLocId;
+  let nLabOut = C.nLabOut;
+  const e = lengthEnd(end, tagPos);
+  let nv = 0;
+  const twoS = 2 * s;
+  while (pos < e) {
+    const tp = pos;
+    const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+    const f = tg >>> 3;
+    const w = tg & 7;
+    if (f === 1) {
+      if (w === 2) {
+        const pe = lengthEnd(e, tp);
+        while (pos < pe) {
+          const b = buf[pos]!;
+          let b1 = 0;
+          let b2 = 0;
+          if (b < 0x80) {
+            pos++;
+            if (b === 0) fail('sample has nil location', pos - 1, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+            locIds[nLocId++] = b;
+          } else if (pos + 1 < pe && (b1 = buf[pos + 1]!) < 0x80) {
+            pos += 2;
+            locIds[nLocId++] = (b & 0x7f) | (b1 << 7);
+          } else if (pos + 2 < pe && (b2 = buf[pos + 2]!) < 0x80) {
+            pos += 3;
+            locIds[nLocId++] = (b & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+          } else {
+            const vp = pos;
+            varint(pe);
+            if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: vp });
+            else if (lo === 0) fail('sample has nil location', vp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+            locIds[nLocId++] = lo;
+          }
+        }
+      } else {
+        varint(e);
+        if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: tp });
+        else if (lo === 0) fail('sample has nil location', tp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+        locIds[nLocId++] = lo;
+      }
+    } else if (f === 2) {
+      if (w === 2) {
+        const pe = lengthEnd(e, tp);
+        while (pos < pe) {
+          varint(pe);
+          if (nv < nT) {
+            const vv = vviews[nv]!;
+            vv[twoS] = lo;
+            vv[twoS + 1] = hi;
+          }
+          nv++;
+        }
+      } else {
+        varint(e);
+        if (nv < nT) {
+          const vv = vviews[nv]!;
+          vv[twoS] = lo;
+          vv[twoS + 1] = hi;
+        }
+        nv++;
+      }
+    } else if (f === 3) {
+      const le = lengthEnd(e, tp);
+      let key = '';
+      let keyIdx = 0;
+      let strIdx = 0;
+      let sv = '';
+      let nLo = 0;
+      let nHi = 0;
+      let unitIdx = 0;
+      let unit = '';
+      while (pos < le) {
+        const lp = pos;
+        const lt = smallVarint(le);
+        const lf = lt >>> 3;
+        if (lf >= 1 && lf <= 4) {
+          expectType(lt & 7, 0, lp, ['', 'label.key', 'label.str', 'label.num', 'label.num_unit'][lf]!);
+          varint(le);
+          if (lf === 1) {
+            key = str(lp, 'label.key');
+            keyIdx = lo;
+          } else if (lf === 2) {
+            sv = str(lp, 'label.str');
+            strIdx = lo;
+          } else if (lf === 3) {
+            nLo = lo;
+            nHi = hi;
+          } else {
+            unit = str(lp, 'label.num_unit');
+            unitIdx = lo;
+          }
+        } else skip(lt & 7, le, lp);
+      }
+      void keyIdx;
+      if (strIdx !== 0) {
+        labKey.push(key);
+        labStr.push(sv);
+        labUnit.push('');
+        nLabOut++;
+      } else if (nLo !== 0 || nHi !== 0 || unitIdx !== 0) {
+        labKey.push(key);
+        labStr.push('');
+        labUnit.push(unit);
+        labNumView[2 * nLabOut] = nLo;
+        labNumView[2 * nLabOut + 1] = nHi;
+        labIsNum[nLabOut] = 1;
+        nLabOut++;
+      }
+    } else skip(w, e, tp);
+  }
+  if (nT === 0) invalid('missing sample type information', { offset: tagPos });
+  if (nv !== nT) invalid(`mismatch: sample has ${nv} values vs. ${nT} types`, { offset: tagPos, sample: s });
+  if (labelOffsets) labelOffsets[s + 1] = nLabOut;
+  C.nLocId = nLocId;
+  C.nLabOut = nLabOut;
+  C.offsets[s + 1] = nLocId;
+}
+
+/** Decodes one Location message (pass 2) into the columns of `C`. */
+function decodeLocation(end: number, tagPos: number, l: number): void {
+  const { lId, lFn, lLine, lCol, lAddrV, lMap, lFold, lInlOff, iFn, iLine, iCol, bigRefs, bigDefs } = C;
+  let iIn = C.iIn;
+  const e = lengthEnd(end, tagPos);
+  let lines = 0;
+  lInlOff[l] = iIn;
+  while (pos < e) {
+    const tp = pos;
+    const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+    const f = tg >>> 3;
+    const w = tg & 7;
+    if (f === 4) {
+      const le = lengthEnd(e, tp);
+      let fn = 0;
+      let line = 0;
+      let col = 0;
+      let fnBig: bigint | undefined;
+      while (pos < le) {
+        const lp = pos;
+        const lt = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(le);
+        const lf = lt >>> 3;
+        if (lf >= 1 && lf <= 3) {
+          expectType(lt & 7, 0, lp, lf === 1 ? 'line.function_id' : lf === 2 ? 'line.line' : 'line.column');
+          varint(le);
+          if (lf === 1) {
+            fn = lo;
+            fnBig = hi !== 0 ? bigKey() : undefined;
+          } else if (lf === 2) line = safeNumber('line', lp);
+          else col = safeNumber('column', lp);
+        } else skip(lt & 7, le, lp);
+      }
+      if (lines === 0) {
+        if (fnBig !== undefined) bigRefs.function.push({ arr: lFn, idx: l, key: fnBig, at: tp });
+        lFn[l] = fn;
+        lLine[l] = line;
+        lCol[l] = col;
+      } else {
+        if (fnBig !== undefined) bigRefs.function.push({ arr: iFn, idx: iIn, key: fnBig, at: tp });
+        iFn[iIn] = fn;
+        iLine[iIn] = line;
+        iCol[iIn] = col;
+        iIn++;
+      }
+      if (fn === 0 && fnBig === undefined) lineWithoutFunction.push(l);
+      lines++;
+    } else if (f >= 1 && f <= 5) {
+      expectType(w, 0, tp, ['', 'location.id', 'location.mapping_id', 'location.address', '', 'location.is_folded'][f]!);
+      varint(e);
+      if (f === 1) {
+        if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: tp });
+        lId[l] = lo;
+      } else if (f === 2) {
+        if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: tp });
+        lMap[l] = lo;
+      } else if (f === 3) {
+        lAddrV[2 * l] = lo;
+        lAddrV[2 * l + 1] = hi;
+      } else lFold[l] = lo !== 0 || hi !== 0 ? 1 : 0;
+    } else skip(w, e, tp);
+  }
+  C.iIn = iIn;
 }
 
 function decodeInner(): DecodeResult {
@@ -377,13 +614,8 @@ function decodeInner(): DecodeResult {
 
   // Strings.
   const nStr = c.strStart.length;
-  const strings: string[] = new Array(nStr);
+  strings = new Array(nStr);
   for (let i = 0; i < nStr; i++) strings[i] = decodeString(c.strStart[i]!, c.strEnd[i]!);
-  const str = (at: number, field: string): string => {
-    // lo/hi hold an int64 string index.
-    if (hi !== 0 || lo >= nStr) fail(GoErrors.malformed, at, ErrorCodes.PARSE, { field, index: hi === 0 ? lo : bigKey().toString() });
-    return strings[lo]!;
-  };
 
   // Columns.
   const nT = c.sampleTypes;
@@ -468,6 +700,10 @@ function decodeInner(): DecodeResult {
   let iIn = 0;
   let nLocId = 0;
 
+  C = {
+    nT, offsets, locIds, vviews, labelOffsets, labKey, labStr, labNumView, labUnit, labIsNum, bigRefs, bigDefs,
+    nLocId: 0, nLabOut: 0, lId, lFn, lLine, lCol, lAddrV, lMap, lFold, lInlOff, iFn, iLine, iCol, iIn: 0,
+  };
   pos = 0;
   while (pos < end) {
     const tagPos = pos;
@@ -498,120 +734,7 @@ function decodeInner(): DecodeResult {
         break;
       }
       case 2: {
-        const e = lengthEnd(end, tagPos);
-        const s = iS++;
-        let nv = 0;
-        const twoS = 2 * s;
-        while (pos < e) {
-          const tp = pos;
-          const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
-          const f = tg >>> 3;
-          const w = tg & 7;
-          if (f === 1) {
-            if (w === 2) {
-              const pe = lengthEnd(e, tp);
-              while (pos < pe) {
-                const b = buf[pos]!;
-                let b1 = 0;
-                let b2 = 0;
-                if (b < 0x80) {
-                  pos++;
-                  if (b === 0) fail('sample has nil location', pos - 1, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
-                  locIds[nLocId++] = b;
-                } else if (pos + 1 < pe && (b1 = buf[pos + 1]!) < 0x80) {
-                  pos += 2;
-                  locIds[nLocId++] = (b & 0x7f) | (b1 << 7);
-                } else if (pos + 2 < pe && (b2 = buf[pos + 2]!) < 0x80) {
-                  pos += 3;
-                  locIds[nLocId++] = (b & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
-                } else {
-                  const vp = pos;
-                  varint(pe);
-                  if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: vp });
-                  else if (lo === 0) fail('sample has nil location', vp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
-                  locIds[nLocId++] = lo;
-                }
-              }
-            } else {
-              varint(e);
-              if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: tp });
-              else if (lo === 0) fail('sample has nil location', tp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
-              locIds[nLocId++] = lo;
-            }
-          } else if (f === 2) {
-            if (w === 2) {
-              const pe = lengthEnd(e, tp);
-              while (pos < pe) {
-                varint(pe);
-                if (nv < nT) {
-                  const vv = vviews[nv]!;
-                  vv[twoS] = lo;
-                  vv[twoS + 1] = hi;
-                }
-                nv++;
-              }
-            } else {
-              varint(e);
-              if (nv < nT) {
-                const vv = vviews[nv]!;
-                vv[twoS] = lo;
-                vv[twoS + 1] = hi;
-              }
-              nv++;
-            }
-          } else if (f === 3) {
-            const le = lengthEnd(e, tp);
-            let key = '';
-            let keyIdx = 0;
-            let strIdx = 0;
-            let sv = '';
-            let nLo = 0;
-            let nHi = 0;
-            let unitIdx = 0;
-            let unit = '';
-            while (pos < le) {
-              const lp = pos;
-              const lt = smallVarint(le);
-              const lf = lt >>> 3;
-              if (lf >= 1 && lf <= 4) {
-                expectType(lt & 7, 0, lp, ['', 'label.key', 'label.str', 'label.num', 'label.num_unit'][lf]!);
-                varint(le);
-                if (lf === 1) {
-                  key = str(lp, 'label.key');
-                  keyIdx = lo;
-                } else if (lf === 2) {
-                  sv = str(lp, 'label.str');
-                  strIdx = lo;
-                } else if (lf === 3) {
-                  nLo = lo;
-                  nHi = hi;
-                } else {
-                  unit = str(lp, 'label.num_unit');
-                  unitIdx = lo;
-                }
-              } else skip(lt & 7, le, lp);
-            }
-            void keyIdx;
-            if (strIdx !== 0) {
-              labKey.push(key);
-              labStr.push(sv);
-              labUnit.push('');
-              nLabOut++;
-            } else if (nLo !== 0 || nHi !== 0 || unitIdx !== 0) {
-              labKey.push(key);
-              labStr.push('');
-              labUnit.push(unit);
-              labNumView[2 * nLabOut] = nLo;
-              labNumView[2 * nLabOut + 1] = nHi;
-              labIsNum[nLabOut] = 1;
-              nLabOut++;
-            }
-          } else skip(w, e, tp);
-        }
-        if (nT === 0) invalid('missing sample type information', { offset: tagPos });
-        if (nv !== nT) invalid(`mismatch: sample has ${nv} values vs. ${nT} types`, { offset: tagPos, sample: s });
-        offsets[s + 1] = nLocId;
-        if (labelOffsets) labelOffsets[s + 1] = nLabOut;
+        decodeSample(end, tagPos, iS++);
         break;
       }
       case 3: {
@@ -669,64 +792,7 @@ function decodeInner(): DecodeResult {
         break;
       }
       case 4: {
-        const e = lengthEnd(end, tagPos);
-        const l = iLoc++;
-        let lines = 0;
-        lInlOff[l] = iIn;
-        while (pos < e) {
-          const tp = pos;
-          const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
-          const f = tg >>> 3;
-          const w = tg & 7;
-          if (f === 4) {
-            const le = lengthEnd(e, tp);
-            let fn = 0;
-            let line = 0;
-            let col = 0;
-            let fnBig: bigint | undefined;
-            while (pos < le) {
-              const lp = pos;
-              const lt = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(le);
-              const lf = lt >>> 3;
-              if (lf >= 1 && lf <= 3) {
-                expectType(lt & 7, 0, lp, lf === 1 ? 'line.function_id' : lf === 2 ? 'line.line' : 'line.column');
-                varint(le);
-                if (lf === 1) {
-                  fn = lo;
-                  fnBig = hi !== 0 ? bigKey() : undefined;
-                } else if (lf === 2) line = safeNumber('line', lp);
-                else col = safeNumber('column', lp);
-              } else skip(lt & 7, le, lp);
-            }
-            if (lines === 0) {
-              if (fnBig !== undefined) bigRefs.function.push({ arr: lFn, idx: l, key: fnBig, at: tp });
-              lFn[l] = fn;
-              lLine[l] = line;
-              lCol[l] = col;
-            } else {
-              if (fnBig !== undefined) bigRefs.function.push({ arr: iFn, idx: iIn, key: fnBig, at: tp });
-              iFn[iIn] = fn;
-              iLine[iIn] = line;
-              iCol[iIn] = col;
-              iIn++;
-            }
-            if (fn === 0 && fnBig === undefined) lineWithoutFunction.push(l);
-            lines++;
-          } else if (f >= 1 && f <= 5) {
-            expectType(w, 0, tp, ['', 'location.id', 'location.mapping_id', 'location.address', '', 'location.is_folded'][f]!);
-            varint(e);
-            if (f === 1) {
-              if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: tp });
-              lId[l] = lo;
-            } else if (f === 2) {
-              if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: tp });
-              lMap[l] = lo;
-            } else if (f === 3) {
-              lAddrV[2 * l] = lo;
-              lAddrV[2 * l + 1] = hi;
-            } else lFold[l] = lo !== 0 || hi !== 0 ? 1 : 0;
-          } else skip(w, e, tp);
-        }
+        decodeLocation(end, tagPos, iLoc++);
         break;
       }
       case 5: {
@@ -808,6 +874,10 @@ function decodeInner(): DecodeResult {
         skip(wt, end, tagPos);
     }
   }
+  nLocId = C.nLocId;
+  nLabOut = C.nLabOut;
+  iIn = C.iIn;
+  C = EMPTY_COLS;
   lInlOff[nL] = iIn;
 
   // Ids above 2^32-1: renumber (meaning is kept; ids are not meaning).

@@ -12,7 +12,7 @@
  * The profile's ids are written as they are (validated first: non-zero and unique).
  */
 
-import { ErrorCodes, IdIndex, ProfkitError, type Profile } from '@profkit/core';
+import { ErrorCodes, IdIndex, ProfkitError, type FunctionsTable, type InlineLinesTable, type LocationsTable, type MappingsTable, type Profile } from '@profkit/core';
 import { EMPTY_NAME } from './decode.js';
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -151,17 +151,8 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   }
 
   // String table, in google/pprof's order.
-  const table = new Map<string, number>();
-  const strs: string[] = [];
-  const add = (s: string): number => {
-    let i = table.get(s);
-    if (i === undefined) {
-      i = strs.length;
-      table.set(s, i);
-      strs.push(s);
-    }
-    return i;
-  };
+  table = new Map<string, number>();
+  strs = [];
   add('');
   const stT = new Uint32Array(nT);
   const stU = new Uint32Array(nT);
@@ -172,12 +163,13 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
 
   // Labels: per sample, string labels by sorted key then numeric labels by sorted key (stable).
   const labels = p['.labels'];
+  labIsNum = labels.is_num;
   const labOff = p.samples['.label_offsets'];
   const nLab = labOff ? labOff[nS]! : 0;
   const perm = new Uint32Array(nLab);
-  const labKeyX = new Uint32Array(labels.key.length);
-  const labValX = new Uint32Array(labels.key.length);
-  const numH = halves(labels.num);
+  labKeyX = new Uint32Array(labels.key.length);
+  labValX = new Uint32Array(labels.key.length);
+  numH = halves(labels.num);
   if (labOff) {
     for (let s = 0; s < nS; s++) {
       const a = labOff[s]!;
@@ -207,20 +199,22 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
       for (let k = a; k < b; k++) {
         const r = perm[k]!;
         labKeyX[r] = add(labels.key[r]!);
-        if (labels.is_num[r]) labValX[r] = labels.num_unit[r] ? add(labels.num_unit[r]!) : 0;
+        if (labIsNum[r]) labValX[r] = labels.num_unit[r] ? add(labels.num_unit[r]!) : 0;
         else labValX[r] = add(labels.str[r]!);
       }
     }
   }
-  const mFileX = new Uint32Array(nM);
-  const mBuildX = new Uint32Array(nM);
+  mp = maps;
+  mFileX = new Uint32Array(nM);
+  mBuildX = new Uint32Array(nM);
   for (let m = 0; m < nM; m++) {
     mFileX[m] = add(maps.filename[m]!);
     mBuildX[m] = add(maps.build_id[m]!);
   }
-  const fNameX = new Uint32Array(nF);
-  const fSysX = new Uint32Array(nF);
-  const fFileX = new Uint32Array(nF);
+  fnT = fns;
+  fNameX = new Uint32Array(nF);
+  fSysX = new Uint32Array(nF);
+  fFileX = new Uint32Array(nF);
   for (let f = 0; f < nF; f++) {
     const name = fns.name[f]!;
     const sys = fns.system_name[f]!;
@@ -241,21 +235,6 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   const offs = p.samples.locations.offsets;
   const ids = p.samples.locations.location_id;
   const vh = values.map(halves);
-  const labelSize = (r: number): number => {
-    const kx = labKeyX[r]!;
-    let n = kx ? 1 + sizeU32(kx) : 0;
-    if (labels.is_num[r]) {
-      const l = numH[2 * r]!;
-      const h = numH[2 * r + 1]!;
-      if (l !== 0 || h !== 0) n += 1 + size64(l, h);
-      const u = labValX[r]!;
-      if (u) n += 1 + sizeU32(u);
-    } else {
-      const sx = labValX[r]!;
-      if (sx) n += 1 + sizeU32(sx);
-    }
-    return n;
-  };
   const sampleSize = new Uint32Array(nS);
   const locPayload = new Uint32Array(nS);
   let total = 0;
@@ -263,45 +242,10 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
     const n = (stT[j] ? 1 + sizeU32(stT[j]!) : 0) + (stU[j] ? 1 + sizeU32(stU[j]!) : 0);
     total += 1 + sizeU32(n) + n;
   }
-  for (let s = 0; s < nS; s++) {
-    const a = offs[s]!;
-    const b = offs[s + 1]!;
-    let n = 0;
-    let payload = 0;
-    for (let k = a; k < b; k++) {
-      const id = ids[k]!;
-      payload += id < 0x80 ? 1 : id < 0x4000 ? 2 : id < 0x200000 ? 3 : id < 0x10000000 ? 4 : 5;
-    }
-    locPayload[s] = payload;
-    if (b - a > 2) n += 1 + sizeU32(payload) + payload;
-    else n += (b - a) + payload;
-    payload = 0;
-    const s2 = 2 * s;
-    for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
-    if (nT > 2) n += 1 + sizeU32(payload) + payload;
-    else n += nT + payload;
-    if (labOff) {
-      for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
-        const ls = labelSize(k);
-        n += 1 + sizeU32(ls) + ls;
-      }
-    }
-    sampleSize[s] = n;
-    total += 1 + sizeU32(n) + n;
-  }
-  const msH = halves(maps.memory_start);
-  const mlH = halves(maps.memory_limit);
-  const moH = halves(maps.file_offset);
-  const mappingSize = (m: number): number => {
-    let n = 1 + sizeU32(maps.mapping_id[m]!);
-    if (msH[2 * m] || msH[2 * m + 1]) n += 1 + size64(msH[2 * m]!, msH[2 * m + 1]!);
-    if (mlH[2 * m] || mlH[2 * m + 1]) n += 1 + size64(mlH[2 * m]!, mlH[2 * m + 1]!);
-    if (moH[2 * m] || moH[2 * m + 1]) n += 1 + size64(moH[2 * m]!, moH[2 * m + 1]!);
-    if (mFileX[m]) n += 1 + sizeU32(mFileX[m]!);
-    if (mBuildX[m]) n += 1 + sizeU32(mBuildX[m]!);
-    n += 2 * (maps.has_functions[m]! ? 1 : 0) + 2 * (maps.has_filenames[m]! ? 1 : 0) + 2 * (maps.has_line_numbers[m]! ? 1 : 0) + 2 * (maps.has_inline_frames[m]! ? 1 : 0);
-    return n;
-  };
+  total += sizeSamples(nS, nT, offs, ids, vh, labOff, sampleSize, locPayload);
+  msH = halves(maps.memory_start);
+  mlH = halves(maps.memory_limit);
+  moH = halves(maps.file_offset);
   for (let m = 0; m < nM; m++) {
     const n = mappingSize(m);
     total += 1 + sizeU32(n) + n;
@@ -309,34 +253,8 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   const inl = p['.inline_lines'];
   const inlOff = loc['.inline_offsets'];
   const addrH = halves(loc['.address']);
-  const lineSize = (fn: number, line: number, col: number): number =>
-    (fn ? 1 + sizeU32(fn) : 0) + (line ? 1 + sizeNum(line) : 0) + (col ? 1 + sizeNum(col) : 0);
   const locSize = new Uint32Array(nL);
-  for (let l = 0; l < nL; l++) {
-    let n = 1 + sizeU32(loc.location_id[l]!);
-    const mid = loc['.mapping_id'][l]!;
-    if (mid) n += 1 + sizeU32(mid);
-    if (addrH[2 * l] || addrH[2 * l + 1]) n += 1 + size64(addrH[2 * l]!, addrH[2 * l + 1]!);
-    const a = inlOff[l]!;
-    const b = inlOff[l + 1]!;
-    if (loc.function_id[l] || b > a) {
-      const ls = lineSize(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
-      n += 1 + sizeU32(ls) + ls;
-    }
-    for (let k = a; k < b; k++) {
-      const ls = lineSize(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
-      n += 1 + sizeU32(ls) + ls;
-    }
-    if (loc['.is_folded'][l]) n += 2;
-    locSize[l] = n;
-    total += 1 + sizeU32(n) + n;
-  }
-  const fnSize = (f: number): number =>
-    1 + sizeU32(fns.function_id[f]!) +
-    (fNameX[f] ? 1 + sizeU32(fNameX[f]!) : 0) +
-    (fSysX[f] ? 1 + sizeU32(fSysX[f]!) : 0) +
-    (fFileX[f] ? 1 + sizeU32(fFileX[f]!) : 0) +
-    (fns.start_line[f] ? 1 + sizeNum(fns.start_line[f]!) : 0);
+  total += sizeLocations(loc, inl, addrH, locSize);
   for (let f = 0; f < nF; f++) {
     const n = fnSize(f);
     total += 1 + sizeU32(n) + n;
@@ -356,11 +274,6 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
     }
     total += 1 + sizeU32(strLen[i]!) + strLen[i]!;
   }
-  const optBig = (v: bigint): number => {
-    if (v === 0n) return 0;
-    splitBig(v);
-    return 1 + size64(sl, sh);
-  };
   total += dropX ? 1 + sizeU32(dropX) : 0;
   total += keepX ? 1 + sizeU32(keepX) : 0;
   total += optBig(facts.time_nanos) + optBig(facts.duration_nanos);
@@ -391,69 +304,7 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
         putU32(stU[j]!);
       }
     }
-    for (let s = 0; s < nS; s++) {
-      out[w++] = 0x12;
-      putU32(sampleSize[s]!);
-      const a = offs[s]!;
-      const b = offs[s + 1]!;
-      if (b - a > 2) {
-        out[w++] = 0x0a;
-        putU32(locPayload[s]!);
-        for (let k = a; k < b; k++) {
-          let v = ids[k]!;
-          while (v >= 0x80) {
-            out[w++] = (v & 0x7f) | 0x80;
-            v >>>= 7;
-          }
-          out[w++] = v;
-        }
-      } else {
-        for (let k = a; k < b; k++) {
-          out[w++] = 0x08;
-          putU32(ids[k]!);
-        }
-      }
-      const s2 = 2 * s;
-      if (nT > 2) {
-        let payload = 0;
-        for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
-        out[w++] = 0x12;
-        putU32(payload);
-        for (let j = 0; j < nT; j++) put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
-      } else {
-        for (let j = 0; j < nT; j++) {
-          out[w++] = 0x10;
-          put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
-        }
-      }
-      if (labOff) {
-        for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
-          const r = perm[k]!;
-          out[w++] = 0x1a;
-          putU32(labelSize(r));
-          const kx = labKeyX[r]!;
-          if (kx) {
-            out[w++] = 0x08;
-            putU32(kx);
-          }
-          if (labels.is_num[r]) {
-            const l = numH[2 * r]!;
-            const h = numH[2 * r + 1]!;
-            if (l !== 0 || h !== 0) {
-              out[w++] = 0x18;
-              put64(l, h);
-            }
-            if (labValX[r]) {
-              out[w++] = 0x20;
-              putU32(labValX[r]!);
-            }
-          } else if (labValX[r]) {
-            out[w++] = 0x10;
-            putU32(labValX[r]!);
-          }
-        }
-      }
-    }
+    writeSamples(nS, nT, offs, ids, vh, labOff, perm, sampleSize, locPayload);
     for (let m = 0; m < nM; m++) {
       out[w++] = 0x1a;
       putU32(mappingSize(m));
@@ -484,42 +335,7 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
       if (maps.has_line_numbers[m]) (out[w++] = 0x48), (out[w++] = 1);
       if (maps.has_inline_frames[m]) (out[w++] = 0x50), (out[w++] = 1);
     }
-    const putLine = (fn: number, line: number, col: number): void => {
-      out[w++] = 0x22;
-      putU32(lineSize(fn, line, col));
-      if (fn) {
-        out[w++] = 0x08;
-        putU32(fn);
-      }
-      if (line) {
-        out[w++] = 0x10;
-        putNum(line);
-      }
-      if (col) {
-        out[w++] = 0x18;
-        putNum(col);
-      }
-    };
-    for (let l = 0; l < nL; l++) {
-      out[w++] = 0x22;
-      putU32(locSize[l]!);
-      out[w++] = 0x08;
-      putU32(loc.location_id[l]!);
-      const mid = loc['.mapping_id'][l]!;
-      if (mid) {
-        out[w++] = 0x10;
-        putU32(mid);
-      }
-      if (addrH[2 * l] || addrH[2 * l + 1]) {
-        out[w++] = 0x18;
-        put64(addrH[2 * l]!, addrH[2 * l + 1]!);
-      }
-      const a = inlOff[l]!;
-      const b = inlOff[l + 1]!;
-      if (loc.function_id[l] || b > a) putLine(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
-      for (let k = a; k < b; k++) putLine(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
-      if (loc['.is_folded'][l]) (out[w++] = 0x28), (out[w++] = 1);
-    }
+    writeLocations(loc, inl, addrH, locSize);
     for (let f = 0; f < nF; f++) {
       out[w++] = 0x2a;
       putU32(fnSize(f));
@@ -543,12 +359,6 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
         for (let k = 0; k < n; k++) out[w++] = s.charCodeAt(k);
       }
     }
-    const putOptBig = (tag: number, v: bigint): void => {
-      if (v === 0n) return;
-      splitBig(v);
-      out[w++] = tag;
-      put64(sl, sh);
-    };
     if (dropX) (out[w++] = 0x38), putU32(dropX);
     if (keepX) (out[w++] = 0x40), putU32(keepX);
     putOptBig(0x48, facts.time_nanos);
@@ -572,5 +382,271 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
     return out;
   } finally {
     out = new Uint8Array(0);
+    release();
   }
+}
+
+/** Sizes of the Sample messages (and of their packed location ids); returns the bytes they take. */
+function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array[], labOff: Uint32Array | undefined, sampleSize: Uint32Array, locPayload: Uint32Array): number {
+  let total = 0;
+  for (let s = 0; s < nS; s++) {
+    const a = offs[s]!;
+    const b = offs[s + 1]!;
+    let n = 0;
+    let payload = 0;
+    for (let k = a; k < b; k++) {
+      const id = ids[k]!;
+      payload += id < 0x80 ? 1 : id < 0x4000 ? 2 : id < 0x200000 ? 3 : id < 0x10000000 ? 4 : 5;
+    }
+    locPayload[s] = payload;
+    if (b - a > 2) n += 1 + sizeU32(payload) + payload;
+    else n += (b - a) + payload;
+    payload = 0;
+    const s2 = 2 * s;
+    for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+    if (nT > 2) n += 1 + sizeU32(payload) + payload;
+    else n += nT + payload;
+    if (labOff) {
+      for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
+        const ls = labelSize(k);
+        n += 1 + sizeU32(ls) + ls;
+      }
+    }
+    sampleSize[s] = n;
+    total += 1 + sizeU32(n) + n;
+  }
+  return total;
+}
+
+/** Sizes of the Location messages; returns the bytes they take. */
+function sizeLocations(loc: LocationsTable, inl: InlineLinesTable, addrH: Uint32Array, locSize: Uint32Array): number {
+  const nL = loc.location_id.length;
+  const inlOff = loc['.inline_offsets'];
+  let total = 0;
+  for (let l = 0; l < nL; l++) {
+    let n = 1 + sizeU32(loc.location_id[l]!);
+    const mid = loc['.mapping_id'][l]!;
+    if (mid) n += 1 + sizeU32(mid);
+    if (addrH[2 * l] || addrH[2 * l + 1]) n += 1 + size64(addrH[2 * l]!, addrH[2 * l + 1]!);
+    const a = inlOff[l]!;
+    const b = inlOff[l + 1]!;
+    if (loc.function_id[l] || b > a) {
+      const ls = lineSize(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
+      n += 1 + sizeU32(ls) + ls;
+    }
+    for (let k = a; k < b; k++) {
+      const ls = lineSize(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
+      n += 1 + sizeU32(ls) + ls;
+    }
+    if (loc['.is_folded'][l]) n += 2;
+    locSize[l] = n;
+    total += 1 + sizeU32(n) + n;
+  }
+  return total;
+}
+
+/** Writes the Sample messages. */
+function writeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array[], labOff: Uint32Array | undefined, perm: Uint32Array, sampleSize: Uint32Array, locPayload: Uint32Array): void {
+  for (let s = 0; s < nS; s++) {
+    out[w++] = 0x12;
+    putU32(sampleSize[s]!);
+    const a = offs[s]!;
+    const b = offs[s + 1]!;
+    if (b - a > 2) {
+      out[w++] = 0x0a;
+      putU32(locPayload[s]!);
+      for (let k = a; k < b; k++) {
+        let v = ids[k]!;
+        while (v >= 0x80) {
+          out[w++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        out[w++] = v;
+      }
+    } else {
+      for (let k = a; k < b; k++) {
+        out[w++] = 0x08;
+        putU32(ids[k]!);
+      }
+    }
+    const s2 = 2 * s;
+    if (nT > 2) {
+      let payload = 0;
+      for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+      out[w++] = 0x12;
+      putU32(payload);
+      for (let j = 0; j < nT; j++) put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+    } else {
+      for (let j = 0; j < nT; j++) {
+        out[w++] = 0x10;
+        put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+      }
+    }
+    if (labOff) {
+      for (let k = labOff[s]!; k < labOff[s + 1]!; k++) {
+        const r = perm[k]!;
+        out[w++] = 0x1a;
+        putU32(labelSize(r));
+        const kx = labKeyX[r]!;
+        if (kx) {
+          out[w++] = 0x08;
+          putU32(kx);
+        }
+        if (labIsNum[r]) {
+          const l = numH[2 * r]!;
+          const h = numH[2 * r + 1]!;
+          if (l !== 0 || h !== 0) {
+            out[w++] = 0x18;
+            put64(l, h);
+          }
+          if (labValX[r]) {
+            out[w++] = 0x20;
+            putU32(labValX[r]!);
+          }
+        } else if (labValX[r]) {
+          out[w++] = 0x10;
+          putU32(labValX[r]!);
+        }
+      }
+    }
+  }
+}
+
+/** Writes the Location messages. */
+function writeLocations(loc: LocationsTable, inl: InlineLinesTable, addrH: Uint32Array, locSize: Uint32Array): void {
+  const nL = loc.location_id.length;
+  const inlOff = loc['.inline_offsets'];
+  for (let l = 0; l < nL; l++) {
+    out[w++] = 0x22;
+    putU32(locSize[l]!);
+    out[w++] = 0x08;
+    putU32(loc.location_id[l]!);
+    const mid = loc['.mapping_id'][l]!;
+    if (mid) {
+      out[w++] = 0x10;
+      putU32(mid);
+    }
+    if (addrH[2 * l] || addrH[2 * l + 1]) {
+      out[w++] = 0x18;
+      put64(addrH[2 * l]!, addrH[2 * l + 1]!);
+    }
+    const a = inlOff[l]!;
+    const b = inlOff[l + 1]!;
+    if (loc.function_id[l] || b > a) putLine(loc.function_id[l]!, loc.line[l]!, loc['.column'][l]!);
+    for (let k = a; k < b; k++) putLine(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
+    if (loc['.is_folded'][l]) (out[w++] = 0x28), (out[w++] = 1);
+  }
+}
+
+// Encoder tables shared by the helpers below. Module-level (like the writer state) so that the
+// helpers are plain functions: per-call closures make V8 deoptimize ("wrong call target").
+let table = new Map<string, number>();
+let strs: string[] = [];
+let labIsNum: Uint8Array = new Uint8Array(0);
+let labKeyX: Uint32Array = new Uint32Array(0);
+let labValX: Uint32Array = new Uint32Array(0);
+let numH: Uint32Array = new Uint32Array(0);
+let mp: MappingsTable | undefined;
+let msH: Uint32Array = new Uint32Array(0);
+let mlH: Uint32Array = new Uint32Array(0);
+let moH: Uint32Array = new Uint32Array(0);
+let mFileX: Uint32Array = new Uint32Array(0);
+let mBuildX: Uint32Array = new Uint32Array(0);
+let fnT: FunctionsTable | undefined;
+let fNameX: Uint32Array = new Uint32Array(0);
+let fSysX: Uint32Array = new Uint32Array(0);
+let fFileX: Uint32Array = new Uint32Array(0);
+
+function release(): void {
+  table = new Map();
+  strs = [];
+  labIsNum = new Uint8Array(0);
+  labKeyX = labValX = numH = msH = mlH = moH = mFileX = mBuildX = fNameX = fSysX = fFileX = new Uint32Array(0);
+  mp = undefined;
+  fnT = undefined;
+}
+
+/** Interns a string in the table; returns its index. */
+function add(s: string): number {
+  let i = table.get(s);
+  if (i === undefined) {
+    i = strs.length;
+    table.set(s, i);
+    strs.push(s);
+  }
+  return i;
+}
+
+function labelSize(r: number): number {
+  const kx = labKeyX[r]!;
+  let n = kx ? 1 + sizeU32(kx) : 0;
+  if (labIsNum[r]) {
+    const l = numH[2 * r]!;
+    const h = numH[2 * r + 1]!;
+    if (l !== 0 || h !== 0) n += 1 + size64(l, h);
+    const u = labValX[r]!;
+    if (u) n += 1 + sizeU32(u);
+  } else {
+    const sx = labValX[r]!;
+    if (sx) n += 1 + sizeU32(sx);
+  }
+  return n;
+}
+
+function mappingSize(m: number): number {
+  const maps = mp!;
+  let n = 1 + sizeU32(maps.mapping_id[m]!);
+  if (msH[2 * m] || msH[2 * m + 1]) n += 1 + size64(msH[2 * m]!, msH[2 * m + 1]!);
+  if (mlH[2 * m] || mlH[2 * m + 1]) n += 1 + size64(mlH[2 * m]!, mlH[2 * m + 1]!);
+  if (moH[2 * m] || moH[2 * m + 1]) n += 1 + size64(moH[2 * m]!, moH[2 * m + 1]!);
+  if (mFileX[m]) n += 1 + sizeU32(mFileX[m]!);
+  if (mBuildX[m]) n += 1 + sizeU32(mBuildX[m]!);
+  n += 2 * (maps.has_functions[m]! ? 1 : 0) + 2 * (maps.has_filenames[m]! ? 1 : 0) + 2 * (maps.has_line_numbers[m]! ? 1 : 0) + 2 * (maps.has_inline_frames[m]! ? 1 : 0);
+  return n;
+}
+
+function fnSize(f: number): number {
+  const fns = fnT!;
+  return (
+    1 +
+    sizeU32(fns.function_id[f]!) +
+    (fNameX[f] ? 1 + sizeU32(fNameX[f]!) : 0) +
+    (fSysX[f] ? 1 + sizeU32(fSysX[f]!) : 0) +
+    (fFileX[f] ? 1 + sizeU32(fFileX[f]!) : 0) +
+    (fns.start_line[f] ? 1 + sizeNum(fns.start_line[f]!) : 0)
+  );
+}
+
+function lineSize(fn: number, line: number, col: number): number {
+  return (fn ? 1 + sizeU32(fn) : 0) + (line ? 1 + sizeNum(line) : 0) + (col ? 1 + sizeNum(col) : 0);
+}
+
+function putLine(fn: number, line: number, col: number): void {
+  out[w++] = 0x22;
+  putU32(lineSize(fn, line, col));
+  if (fn) {
+    out[w++] = 0x08;
+    putU32(fn);
+  }
+  if (line) {
+    out[w++] = 0x10;
+    putNum(line);
+  }
+  if (col) {
+    out[w++] = 0x18;
+    putNum(col);
+  }
+}
+
+function optBig(v: bigint): number {
+  if (v === 0n) return 0;
+  splitBig(v);
+  return 1 + size64(sl, sh);
+}
+
+function putOptBig(tag: number, v: bigint): void {
+  if (v === 0n) return;
+  splitBig(v);
+  out[w++] = tag;
+  put64(sl, sh);
 }

@@ -8,12 +8,11 @@ import {
   ErrorCodes,
   GrowableBigInt64,
   GrowableUint32,
-  ProfileIndex,
   ProfkitError,
   createProfile,
   defaultSampleTypeIndex,
   findSampleType,
-  locationFrames,
+  toFolded,
   type Profile,
   type Warning,
 } from '@profkit/core';
@@ -27,12 +26,11 @@ export interface FoldedWriteOptions {
   gcFrame?: boolean;
 }
 
-function frameLabel(name: string): { label: string; changed: boolean } {
-  const label = name.replace(/[;\r\n]/g, (c) => (c === ';' ? ':' : ' '));
-  return { label, changed: label !== name };
-}
-
-/** Writes a profile as folded stacks (identical stacks merged, in order of first appearance). */
+/**
+ * Writes a profile as folded stacks with core's `toFolded` (identical stacks merged, lines in
+ * code-unit order of the stack text). Adds a `<GC>` leaf to the samples the Rprof reader
+ * flagged as garbage collection, and warns about what the format cannot hold.
+ */
 export function writeFolded(p: Profile, options: FoldedWriteOptions = {}): { text: string; warnings: Warning[] } {
   const warnings: Warning[] = [];
   const { type, unit } = p.sample_types;
@@ -44,56 +42,72 @@ export function writeFolded(p: Profile, options: FoldedWriteOptions = {}): { tex
     k = type.findIndex((t, i) => t === 'samples' && unit[i] === 'count');
     if (k < 0) k = defaultSampleTypeIndex(p);
   }
-  const values = p.samples['.values'][k];
-  const n = p.samples.value.length;
-  const index = new ProfileIndex(p);
-  const labels: string[][] = new Array(p.locations.location_id.length);
-  const gcCol = options.gcFrame === false ? undefined : p['.extensions'][ADAPTER_NAME]?.samples?.gc;
-  let changed = 0;
+  if (k < 0) return { text: '', warnings: [{ code: 'PROFKIT_W_FOLDED_NO_SAMPLE_TYPE', message: 'the profile has no sample types: nothing to write' }] };
+  const gcCol = options.gcFrame === false ? undefined : (p['.extensions'][ADAPTER_NAME]?.samples?.gc as ArrayLike<number> | undefined);
+  const withGc = gcCol && gcCol.length === p.samples.value.length && Array.prototype.some.call(gcCol, (g: number) => Number(g) !== 0) ? addGcLeaf(p, gcCol) : p;
+  const values = withGc.samples['.values'][k]!;
+  const { offsets } = withGc.samples.locations;
   let empty = 0;
-  const order: string[] = [];
-  const sums = new Map<string, bigint>();
-  const { offsets, location_id } = p.samples.locations;
-  for (let i = 0; i < n; i++) {
-    const v = values ? values[i]! : 1n;
-    if (v === 0n) continue;
-    const frames: string[] = [];
-    for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
-      const row = index.locations.get(location_id[j]!);
-      if (row < 0) continue;
-      let l = labels[row];
-      if (!l) {
-        l = [];
-        for (const f of locationFrames(p, index, row)) {
-          const name = f.name || f.systemName || '[unknown]';
-          const { label, changed: c } = frameLabel(name);
-          if (c) changed++;
-          l.push(label);
-        }
-        labels[row] = l;
-      }
-      for (const s of l) frames.push(s);
-    }
-    if (gcCol && Number((gcCol as ArrayLike<number>)[i]) !== 0) frames.unshift('<GC>');
-    if (frames.length === 0) {
-      empty++;
-      continue;
-    }
-    frames.reverse();
-    const key = frames.join(';');
-    const prev = sums.get(key);
-    if (prev === undefined) {
-      order.push(key);
-      sums.set(key, v);
-    } else sums.set(key, prev + v);
-  }
-  if (changed > 0) warnings.push({ code: 'PROFKIT_W_FOLDED_NAME_CHANGED', message: `${changed} frame name(s) contained ';' or line breaks, written as ':' / space` });
+  for (let i = 0; i < values.length; i++) if (values[i] !== 0n && offsets[i + 1] === offsets[i]) empty++;
+  let changed = 0;
+  for (const name of withGc.functions.name) if (/[;\r\n]/.test(name)) changed++;
+  if (changed > 0) warnings.push({ code: 'PROFKIT_W_FOLDED_NAME_CHANGED', message: `${changed} function name(s) contain ';' or line breaks, written as ':' / space` });
   if (empty > 0) warnings.push({ code: 'PROFKIT_W_FOLDED_EMPTY_STACK', message: `${empty} sample(s) with an empty stack not written (folded lines need at least one frame)` });
-  let text = '';
-  const parts: string[] = [];
-  for (const key of order) parts.push(`${key} ${sums.get(key)!}\n`);
-  text = parts.join('');
-  return { text, warnings };
+  return { text: toFolded(withGc, k), warnings };
+}
+
+/** A copy of `p` whose GC-flagged samples get an innermost `<GC>` frame. */
+function addGcLeaf(p: Profile, gc: ArrayLike<number>): Profile {
+  const nLoc = p.locations.location_id.length;
+  let maxFn = 0;
+  for (const id of p.functions.function_id) if (id > maxFn) maxFn = id;
+  let maxLoc = 0;
+  for (const id of p.locations.location_id) if (id > maxLoc) maxLoc = id;
+  const fnId = maxFn + 1;
+  const locId = maxLoc + 1;
+  const grow = <T extends Uint32Array | Float64Array | BigUint64Array | Uint8Array>(a: T, v: number | bigint): T => {
+    const out = new (a.constructor as new (n: number) => T)(a.length + 1);
+    out.set(a as never);
+    (out as unknown as (number | bigint)[])[a.length] = v;
+    return out;
+  };
+  const l = p.locations;
+  const inl = l['.inline_offsets'];
+  const { offsets, location_id } = p.samples.locations;
+  const n = p.samples.value.length;
+  const newOffsets = new Uint32Array(n + 1);
+  const ids = new GrowableUint32(location_id.length + 16);
+  for (let i = 0; i < n; i++) {
+    if (Number(gc[i]) !== 0) ids.push(locId);
+    ids.pushAll(location_id.subarray(offsets[i]!, offsets[i + 1]!));
+    newOffsets[i + 1] = ids.length;
+  }
+  return createProfile({
+    sample_types: p.sample_types,
+    samples: { ...p.samples, locations: { offsets: newOffsets, location_id: ids.finish() } },
+    locations: {
+      location_id: grow(l.location_id, locId),
+      function_id: grow(l.function_id, fnId),
+      line: grow(l.line, 0),
+      '.column': grow(l['.column'], 0),
+      '.address': grow(l['.address'], 0n),
+      '.mapping_id': grow(l['.mapping_id'], 0),
+      '.is_folded': grow(l['.is_folded'], 0),
+      '.inline_offsets': grow(inl, inl[nLoc]!),
+    },
+    functions: {
+      function_id: grow(p.functions.function_id, fnId),
+      name: [...p.functions.name, '<GC>'],
+      system_name: [...p.functions.system_name, '<GC>'],
+      filename: [...p.functions.filename, ''],
+      start_line: grow(p.functions.start_line, 0),
+    },
+    '.inline_lines': p['.inline_lines'],
+    '.mappings': p['.mappings'],
+    '.labels': p['.labels'],
+    '.profile': p['.profile'],
+    '.extensions': p['.extensions'],
+  });
 }
 
 /**

@@ -38,9 +38,10 @@ export interface RprofReadOptions {
   /** File name for messages. */
   fileName?: string;
   /**
-   * Merge samples with identical stacks (and identical GC flag and run) into one sample whose
-   * values are summed. Memory then grows with the number of distinct stacks, not with the file;
-   * the per-sample memory columns are dropped (their derived `memory/bytes` values are summed).
+   * Merge samples with identical stacks (and GC flag), across runs, into one sample whose values
+   * are summed. Memory then grows with the number of distinct stacks, not with the file; the
+   * per-sample memory and run columns are dropped (the `memory/bytes` and time values are summed;
+   * `facts.runs` is kept).
    * Default false: one sample per trace line, so counts and order are exact.
    */
   aggregate?: boolean;
@@ -61,6 +62,24 @@ export interface RprofRun {
   line_profiling: boolean;
   /** 1-based line of the header in the file. */
   line: number;
+}
+
+/**
+ * A copy of `s` that does not keep its parent alive: V8 represents `slice()` results as views
+ * of the sliced string, so a name sliced from a 1 MiB chunk would retain the whole chunk.
+ */
+function detach(s: string): string {
+  return (' ' + s).slice(1);
+}
+
+/** Distinct stack texts remembered per run (bounds the cache's memory). */
+const MAX_CACHED_STACKS = 65536;
+
+interface CachedStack {
+  ids: number[];
+  gc: boolean;
+  /** Aggregation key (without the run), only when aggregating. */
+  key: string;
 }
 
 interface RawFrameKey {
@@ -112,7 +131,11 @@ export class RprofParser {
 
   private prevMem: { small: number; big: number; nodes: number } | undefined;
   private readonly trace: TraceLine = newTraceLine();
-  private readonly ids: number[] = [];
+  private readonly cache = new Map<string, CachedStack>();
+  private memSmall = 0;
+  private memBig = 0;
+  private memNodes = 0;
+  private memDups = 0;
   private truncatedLines = 0;
   private firstTruncated: { line: number; why: string } | undefined;
   private lineCount = 0;
@@ -149,7 +172,8 @@ export class RprofParser {
       }
       const path = m[2]!;
       this.fileTable.set(num, this.internPath(path));
-      this.filesFact.push({ run: this.runs.length - 1, number: num, path });
+      this.cache.clear();
+      this.filesFact.push({ run: this.runs.length - 1, number: num, path: this.paths[this.pathIndex.get(path)!]! });
       return;
     }
     if (c !== 58 && c !== 34 && !(c >= 48 && c <= 57)) {
@@ -172,8 +196,9 @@ export class RprofParser {
     }
     this.header = h;
     this.runTime = BigInt(h.intervalUs) * 1000n;
-    this.runs.push({ header: h.text, interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
+    this.runs.push({ header: detach(h.text), interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
     this.fileTable = new Map();
+    this.cache.clear();
     this.prevMem = undefined;
     if (h.memory) this.anyMemory = true;
     if (h.gc) this.anyGc = true;
@@ -182,6 +207,7 @@ export class RprofParser {
   private internPath(path: string): number {
     let i = this.pathIndex.get(path);
     if (i === undefined) {
+      path = detach(path);
       i = this.paths.length;
       this.paths.push(path);
       this.pathIndex.set(path, i);
@@ -192,6 +218,7 @@ export class RprofParser {
   private internName(name: string): number {
     let i = this.nameIndex.get(name);
     if (i === undefined) {
+      name = detach(name);
       i = this.names.length;
       this.names.push(name);
       this.nameIndex.set(name, i);
@@ -199,10 +226,26 @@ export class RprofParser {
     return i;
   }
 
+  /**
+   * Fast path: R repeats the same stack text many times. The parsed stack of each distinct text
+   * (after the memory prefix) is cached until the next #File or header line changes what file
+   * numbers mean; only the memory numbers are parsed for a repeated line.
+   */
   private traceLine(text: string, lineNo: number): void {
+    const h = this.header!;
+    const c0 = text.charCodeAt(0);
+    let memEnd = 0;
+    if (h.memory) memEnd = c0 === 58 ? this.memoryPrefix(text) : -1;
+    else if (c0 === 58) memEnd = -1;
+    if (memEnd >= 0) {
+      const hit = this.cache.get(memEnd > 0 ? text.slice(memEnd) : text);
+      if (hit) {
+        this.record(hit, memEnd > 0);
+        return;
+      }
+    }
     const t = this.trace;
     parseTraceLine(text, t, this.file, lineNo);
-    const h = this.header!;
     if (t.truncated !== undefined) {
       this.truncatedLines++;
       this.firstTruncated ??= { line: lineNo, why: t.truncated };
@@ -223,8 +266,7 @@ export class RprofParser {
       });
     }
     if (t.names.length === 0 && !t.hasMemory && !t.gc) return; // nothing left of a cut-off line
-    const ids = this.ids;
-    ids.length = 0;
+    const ids: number[] = [];
     for (let k = 0; k < t.names.length; k++) {
       const name = this.internName(t.names[k]!);
       let path = 0;
@@ -255,15 +297,57 @@ export class RprofParser {
       }
       ids.push(id);
     }
-    let mem = 0n;
+    const entry: CachedStack = { ids, gc: t.gc, key: this.aggregate ? ids.join(',') + (t.gc ? '|g' : '|') : '' };
     if (t.hasMemory) {
-      mem = memoryDelta(this.prevMem, t);
-      this.prevMem = { small: t.small, big: t.big, nodes: t.nodes };
+      this.memSmall = t.small;
+      this.memBig = t.big;
+      this.memNodes = t.nodes;
+      this.memDups = t.dups;
+    }
+    if (t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
+    this.record(entry, t.hasMemory);
+  }
+
+  /**
+   * Parses `:small:big:nodes:dups:` at the start of `text` into the mem* fields; returns the
+   * index after it, or -1 when it is not a well-formed prefix of safe integers (the slow path
+   * then reports the error).
+   */
+  private memoryPrefix(text: string): number {
+    let i = 1;
+    const n = text.length;
+    for (let g = 0; g < 4; g++) {
+      let v = 0;
+      const start = i;
+      while (i < n) {
+        const c = text.charCodeAt(i);
+        if (c < 48 || c > 57) break;
+        v = v * 10 + (c - 48);
+        i++;
+      }
+      if (i === start || i - start > 15 || i >= n || text.charCodeAt(i) !== 58) return -1;
+      i++;
+      if (g === 0) this.memSmall = v;
+      else if (g === 1) this.memBig = v;
+      else if (g === 2) this.memNodes = v;
+      else this.memDups = v;
+    }
+    return i;
+  }
+
+  private record(entry: CachedStack, hasMemory: boolean): void {
+    let mem = 0n;
+    if (hasMemory) {
+      const cur = { small: this.memSmall, big: this.memBig, nodes: this.memNodes };
+      mem = memoryDelta(this.prevMem, cur);
+      this.prevMem = cur;
     }
     const time = this.runTime;
     const run = this.runs.length - 1;
     if (this.aggregate) {
-      const key = ids.join(',') + '|' + (t.gc ? 1 : 0) + '|' + run;
+      // Merged across runs: memory stays proportional to the distinct stacks however many
+      // Rprof(append = TRUE) sessions the file holds.
+      const key = entry.key;
       const at = this.aggIndex.get(key);
       if (at !== undefined) {
         this.add(this.counts, at, 1n);
@@ -273,16 +357,16 @@ export class RprofParser {
       }
       this.aggIndex.set(key, this.counts.length);
     }
-    this.stackIds.pushAll(ids);
+    this.stackIds.pushAll(entry.ids);
     this.offsets.push(this.stackIds.length);
     this.counts.push(1n);
     this.times.push(time);
     this.mems.push(mem);
-    this.colSmall.push(t.hasMemory ? t.small : 0);
-    this.colBig.push(t.hasMemory ? t.big : 0);
-    this.colNodes.push(t.hasMemory ? t.nodes : 0);
-    this.colDups.push(t.hasMemory ? t.dups : 0);
-    this.colGc.push(t.gc ? 1 : 0);
+    this.colSmall.push(hasMemory ? this.memSmall : 0);
+    this.colBig.push(hasMemory ? this.memBig : 0);
+    this.colNodes.push(hasMemory ? this.memNodes : 0);
+    this.colDups.push(hasMemory ? this.memDups : 0);
+    this.colGc.push(entry.gc ? 1 : 0);
     this.colRun.push(run);
   }
 
@@ -348,7 +432,8 @@ export class RprofParser {
       sampleTypes.unit.push('bytes');
       values.push(this.mems.finish());
     }
-    const extSamples: Record<string, Column> = { run: this.colRun.finish() };
+    const extSamples: Record<string, Column> = {};
+    if (!this.aggregate) extSamples.run = this.colRun.finish();
     if (this.anyGc) extSamples.gc = this.colGc.finish();
     if (this.anyMemory && !this.aggregate) {
       extSamples.small = this.colSmall.finish();

@@ -129,12 +129,15 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
         break;
       }
     }
-  } else if (ext?.facts?.runs !== undefined || es.run !== undefined) {
-    warnings.push({ code: 'PROFKIT_W_RPROF_EXTENSION', message: 'ignoring .extensions.rprof runs: facts.runs and samples.run do not fit the profile' });
+  } else if (es.run !== undefined) {
+    warnings.push({ code: 'PROFKIT_W_RPROF_EXTENSION', message: 'ignoring .extensions.rprof samples.run: it does not fit the profile or facts.runs' });
     runs = undefined;
     runCol = undefined;
+  } else if (runs && runs.length > 1) {
+    // e.g. read with aggregate: samples of several runs were merged; one header for all.
+    runs = [runs[0]!];
   }
-  if (!runs || !runCol) {
+  if (!runs) {
     let iv = options.intervalUs;
     const pt = p['.profile'].period_type;
     if (iv === undefined && pt && pt.unit === 'nanoseconds' && p['.profile'].period > 0n) {

@@ -157,6 +157,9 @@ describe.skipIf(!hasR)('real R: Rprof in every mode', () => {
         const names = new Set(p.functions.name);
         for (const f of ['outer_work', 'middle', 'leaf_sum']) expect(names.has(f)).toBe(true);
         expect(names.has('<GC>')).toBe(false);
+        const gc = p['.extensions'].rprof!.samples!.gc as Uint8Array | undefined;
+        if (gcModes.has(mode)) expect(gc!.some((g) => g === 1)).toBe(true);
+        else expect(gc).toBeUndefined();
         if (lineModes.has(mode)) {
           const i = p.functions.name.indexOf('middle');
           expect(p.functions.filename[i]).toMatch(/work\.R$/);

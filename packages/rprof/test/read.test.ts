@@ -82,6 +82,17 @@ describe('hand-written grammar fixture (memory + GC + line profiling)', () => {
     expect(extCol(a, 'small')).toBeUndefined();
     expect(a['.extensions'].rprof!.facts!.aggregated).toBe(true);
   });
+
+  it('aggregate: true merges across appended runs, summing each run’s time', () => {
+    const { profile: a } = readRprofBytes(enc('sample.interval=20000\n"f" \n"g" \nsample.interval=10000\n"f" \n'), { aggregate: true });
+    expect(stacks(a)).toEqual([['f@:0'], ['g@:0']]);
+    expect(values(a)).toEqual([
+      ['samples/count=2', 'time/nanoseconds=30000000'],
+      ['samples/count=1', 'time/nanoseconds=20000000'],
+    ]);
+    expect(extCol(a, 'run')).toBeUndefined();
+    expect((a['.extensions'].rprof!.facts!.runs as unknown[]).length).toBe(2);
+  });
 });
 
 describe('appended runs (Rprof(append = TRUE), R package issue #9)', () => {

@@ -135,9 +135,10 @@ describe('folded stacks', () => {
   it('writes root-first stacks, merges identical ones, adds <GC> leaves', () => {
     const { profile } = readRprofBytes(fixture('grammar.out'));
     const { text, warnings } = writeFolded(profile);
-    expect(text).toBe(['g;f 2', 'g;f;<GC> 1', '<Anonymous>;obj$m;pkg::f;my fun;x[["a"]] 1', '<GC> 1', 'größe€;h;h;h 1', ''].join('\n'));
+    // core's toFolded: lines in code-unit order of the stack text
+    expect(text).toBe(['<Anonymous>;obj$m;pkg::f;my fun;x[["a"]] 1', '<GC> 1', 'g;f 2', 'g;f;<GC> 1', 'größe€;h;h;h 1', ''].join('\n'));
     expect(warnings.map((w) => w.code)).toEqual(['PROFKIT_W_FOLDED_EMPTY_STACK']);
-    expect(writeFolded(profile, { sampleType: 'time', gcFrame: false }).text.split('\n')[0]).toBe('g;f 30000000');
+    expect(writeFolded(profile, { sampleType: 'time', gcFrame: false }).text.split('\n')).toContain('g;f 30000000');
     expect(() => writeFolded(profile, { sampleType: 'nope' })).toThrow(expect.objectContaining({ code: 'PROFKIT_E_USAGE' }));
   });
 
@@ -147,7 +148,7 @@ describe('folded stacks', () => {
     assertValid(profile);
     expect(stacks(profile)).toEqual([['b@:0', 'a@:0', 'main@:0'], ['a@:0', 'main@:0'], ['b@:0', 'a@:0', 'main@:0']]);
     expect(Array.from(profile.samples.value)).toEqual([3n, 2n, 1n]);
-    expect(writeFolded(profile).text).toBe('main;a;b 4\nmain;a 2\n');
+    expect(writeFolded(profile).text).toBe('main;a 2\nmain;a;b 4\n');
   });
 
   it('rejects malformed folded lines with the line number', async () => {

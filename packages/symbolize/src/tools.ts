@@ -95,6 +95,7 @@ export class LlvmSymbolizer implements Symbolizer {
     for (let b = 0; b < addresses.length; b += this.options.batchSize) {
       const batch = addresses.slice(b, b + this.options.batchSize);
       const writing = this.proc.write(batch.map((a) => `0x${hex(a)}\n`).join(''));
+      writing.catch(() => undefined); // a failed write also fails the reads below
       for (let i = 0; i < batch.length; i++) out.push(parseLlvmJson(await this.proc.readLine(), this.file));
       await writing;
     }
@@ -150,6 +151,7 @@ export class Addr2Line implements Symbolizer {
     for (let b = 0; b < addresses.length; b += this.options.batchSize) {
       const batch = addresses.slice(b, b + this.options.batchSize);
       const writing = this.proc.write(batch.map((a) => `${hex(a)}\n`).join('') + `${hex(SENTINEL)}\n`);
+      writing.catch(() => undefined); // a failed write also fails the reads below
       let line = await this.proc.readLine();
       for (let i = 0; i < batch.length; i++) {
         if (!isEcho(line, batch[i]!)) throw new Error(`addr2line: expected the echo of 0x${hex(batch[i]!)}, got ${JSON.stringify(line.slice(0, 100))}`);

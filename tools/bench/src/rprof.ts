@@ -15,7 +15,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createRegistry, readChunks } from '@profkit/core';
@@ -74,14 +74,39 @@ function program(r: () => number): Fn[] {
 
 const FILES = ['R/model.R', 'R/data.R', 'R/utils.R', '~/project/analysis.R', '/usr/lib/R/site-library/pkg/R/core.R', 'R/plot.R'];
 
-/** Yields the file's text in pieces: header, then `lines` trace lines with #File lines interleaved. */
-export function* generate(lines: number, seed = 42, shape: Shape = 'issue'): Generator<string> {
-  const r = rng(seed);
-  const fns = program(r);
+/**
+ * Yields the file's text in pieces: header, then `lines` trace lines with #File lines interleaved.
+ * The program (functions, files, lines) is fixed; `seed` varies only which of its call paths are
+ * sampled. Like a real program, it has a bounded number of distinct call paths (`pool`), picked
+ * with a skewed distribution, and R's habit of repeating a line while the program stays put.
+ */
+export function* generate(lines: number, seed = 42, shape: Shape = 'issue', pool = 20_000): Generator<string> {
+  const pr = rng(42);
+  const fns = program(pr);
   const nb = 16;
+  const roots = [nb, nb + 1, nb + 2, nb + 3];
+  // Each path: innermost-first frames [function index, srcref line or 0].
+  const paths: [number, number][][] = [];
+  for (let k = 0; k < pool; k++) {
+    // 'issue': the size of the issue's file (166,000 lines in 4.4 MB, ~27 bytes a line, so
+    // mostly 1-3 frames); 'deep': 5-60 frames, as under source()/lapply/tryCatch.
+    const depth = shape === 'deep' ? 5 + Math.floor(pr() ** 2 * 55) : 1 + Math.floor(pr() ** 4 * 4);
+    const stack: number[] = [roots[Math.floor(pr() * roots.length)]!];
+    while (stack.length < depth) {
+      const f = fns[stack[stack.length - 1]!]!;
+      stack.push(f.callees[Math.floor(pr() * f.callees.length)]!);
+    }
+    const path: [number, number][] = [];
+    for (let i = stack.length - 1; i >= 0; i--) {
+      const f = fns[stack[i]!]!;
+      const withLine = f.file !== 0 && (i < stack.length - 1 || pr() < 0.5);
+      path.push([stack[i]!, withLine ? f.lines[Math.floor(pr() * f.lines.length)]! : 0]);
+    }
+    paths.push(path);
+  }
+  const r = rng(seed);
   yield 'line profiling: sample.interval=20000\n';
   const declared = new Map<number, number>();
-  const roots = [nb, nb + 1, nb + 2, nb + 3];
   let prev: string | undefined;
   for (let n = 0; n < lines; n++) {
     if (prev !== undefined && r() < 0.35) {
@@ -89,27 +114,20 @@ export function* generate(lines: number, seed = 42, shape: Shape = 'issue'): Gen
       yield prev;
       continue;
     }
-    // 'issue': the size of the issue's file (166,000 lines in 4.4 MB, ~27 bytes a line, so
-    // mostly 1-3 frames); 'deep': 5-60 frames, as under source()/lapply/tryCatch.
-    const depth = shape === 'deep' ? 5 + Math.floor(r() ** 2 * 55) : 1 + Math.floor(r() ** 4 * 4);
-    const stack: number[] = [roots[Math.floor(r() * roots.length)]!];
-    while (stack.length < depth) {
-      const f = fns[stack[stack.length - 1]!]!;
-      stack.push(f.callees[Math.floor(r() * f.callees.length)]!);
-    }
-    // Innermost first; srcref before a name = a line in that function.
+    const path = paths[Math.floor(r() ** 2 * paths.length)]!;
+    // Innermost first; a srcref before a name is a line in that function.
     let text = '';
     let fileLines = '';
-    for (let k = stack.length - 1; k >= 0; k--) {
-      const f = fns[stack[k]!]!;
-      if (f.file !== 0 && (k < stack.length - 1 || r() < 0.5)) {
+    for (const [fi, line] of path) {
+      const f = fns[fi]!;
+      if (line !== 0) {
         let no = declared.get(f.file);
         if (no === undefined) {
           no = declared.size + 1;
           declared.set(f.file, no);
           fileLines += `#File ${no}: ${FILES[f.file - 1]}\n`;
         }
-        text += `${no}#${f.lines[Math.floor(r() * f.lines.length)]} `;
+        text += `${no}#${line} `;
       }
       text += `"${f.name}" `;
     }
@@ -127,15 +145,20 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-async function time<T>(runs: number, f: () => Promise<T> | T): Promise<{ ms: number; all: number[]; last: T }> {
+/** Median wall time and median CPU time (user + system) of `runs` calls, after one warm-up call. */
+async function time<T>(runs: number, f: () => Promise<T> | T): Promise<{ ms: number; cpuMs: number; last: T }> {
   const all: number[] = [];
-  let last!: T;
+  const cpu: number[] = [];
+  let last: T = await f();
   for (let i = 0; i < runs; i++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     last = await f();
     all.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
   }
-  return { ms: median(all), all, last };
+  return { ms: median(all), cpuMs: median(cpu), last };
 }
 
 async function collect(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<number> {
@@ -145,10 +168,13 @@ async function collect(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<nu
   return n;
 }
 
-function rTime(expr: string): number | undefined {
-  const r = spawnSync('Rscript', ['--vanilla', '-e', `t <- system.time(${expr}); cat(t[["elapsed"]])`], { encoding: 'utf8' });
+/** Median elapsed and CPU (user + system) milliseconds of an R expression, `runs` times in one R process. */
+function rTime(expr: string, runs: number): { ms: number; cpuMs: number } | undefined {
+  const code = `invisible(${expr}); e <- c(); u <- c(); for (i in seq_len(${runs})) { t <- system.time(${expr}); e <- c(e, t[["elapsed"]]); u <- c(u, t[["user.self"]] + t[["sys.self"]]) }; cat(median(e), median(u))`;
+  const r = spawnSync('Rscript', ['--vanilla', '-e', code], { encoding: 'utf8' });
   if (r.status !== 0) return undefined;
-  return Number(r.stdout.trim().split(/\s+/).pop()) * 1000;
+  const [e, u] = r.stdout.trim().split(/\s+/).slice(-2).map(Number);
+  return { ms: Math.round(e! * 1000), cpuMs: Math.round(u! * 1000) };
 }
 
 async function benchRead(lines: number, runs: number, shape: Shape): Promise<void> {
@@ -177,21 +203,27 @@ async function benchRead(lines: number, runs: number, shape: Shape): Promise<voi
       locations: p.locations.location_id.length,
       frames: p.samples.locations.location_id.length,
       read_ms: Math.round(read.ms),
+      read_cpu_ms: Math.round(read.cpuMs),
       read_plus_write_pprof_ms: Math.round(viaRegistry.ms),
+      read_plus_write_pprof_cpu_ms: Math.round(viaRegistry.cpuMs),
       pprof_bytes: viaRegistry.last,
       write_rprof_ms: Math.round(rprofOut.ms),
       write_folded_ms: Math.round(folded.ms),
+      load_average: loadavg()[0]!.toFixed(1),
     };
     const hasR = spawnSync('Rscript', ['--version']).status === 0;
     if (hasR) {
-      const hide = rTime(`summaryRprof("${path}")`);
-      const show = rTime(`summaryRprof("${path}", lines = "show")`);
-      result.r_summaryRprof_ms = hide === undefined ? null : Math.round(hide);
-      result.r_summaryRprof_lines_show_ms = show === undefined ? null : Math.round(show);
+      const rRuns = Math.max(1, Math.min(3, runs));
+      const hide = rTime(`summaryRprof("${path}")`, rRuns);
+      const show = rTime(`summaryRprof("${path}", lines = "show")`, rRuns);
+      result.r_summaryRprof_ms = hide?.ms ?? null;
+      result.r_summaryRprof_cpu_ms = hide?.cpuMs ?? null;
+      result.r_summaryRprof_lines_show_ms = show?.ms ?? null;
+      result.r_summaryRprof_lines_show_cpu_ms = show?.cpuMs ?? null;
       const hasProfile = spawnSync('Rscript', ['--vanilla', '-e', 'quit(status = !requireNamespace("profile", quietly = TRUE))']).status === 0;
       if (hasProfile) {
-        const rr = rTime(`profile::read_rprof("${path}")`);
-        result.r_profile_read_rprof_ms = rr === undefined ? null : Math.round(rr);
+        const rr = rTime(`profile::read_rprof("${path}")`, 1);
+        result.r_profile_read_rprof_ms = rr?.ms ?? null;
       } else result.r_profile_read_rprof_ms = 'R package "profile" not installed';
     } else result.r_summaryRprof_ms = 'Rscript not installed';
     console.log(JSON.stringify(result));
@@ -228,6 +260,7 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
     }
     const size = statSync(path).size;
     const rss0 = process.memoryUsage().rss;
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const { profile, warnings } = await readRprofChunks(readChunks(path), { aggregate, fileName: path });
     const ms = performance.now() - t0;
@@ -242,6 +275,8 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
         runs: (profile['.extensions'].rprof!.facts!.runs as unknown[]).length,
         warnings: warnings.length,
         ms: Math.round(ms),
+        cpu_ms: Math.round(((c) => (c.user + c.system) / 1000)(process.cpuUsage(c0))),
+        load_average: loadavg()[0]!.toFixed(1),
         mb_per_s: Math.round(size / 1048576 / (ms / 1000)),
         rss_before_mb: Math.round(rss0 / 1048576),
         peak_rss_mb: Math.round(ru.maxRSS / 1024),

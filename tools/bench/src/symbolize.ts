@@ -1,13 +1,14 @@
 /**
  * Symbolization benchmark (issue 6):
  *
- *   node tools/bench/dist/symbolize.js [--functions 12000] [--addresses 100000] [--tools llvm-symbolizer,addr2line,nm]
+ *   node tools/bench/dist/symbolize.js [--functions 4000] [--addresses 100000]
+ *        [--tools llvm-symbolizer,addr2line,nm,llvm-symbolizer-unbatched,addr2line-unbatched]
  *
  * Generates a C file with many functions, compiles it once (gcc -g -O1, PIE), builds a profile
  * with `--addresses` distinct addresses spread over the functions' code (runtime addresses in a
  * PIE mapping), and times `symbolize()` with each tool: llvm-symbolizer (JSON, inlining),
  * addr2line (-aif, sentinel protocol) and nm (names only). One process per binary, batched
- * requests. Prints one JSON line per run; docs/performance.md ("Symbolization") quotes them.
+ * requests; the `-unbatched` runs send one address per round trip, for comparison. Prints one JSON line per run; docs/performance.md ("Symbolization") quotes them.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -20,7 +21,7 @@ import { symbolize, type SymbolizeOptions } from '@profkit/symbolize';
 
 const { values } = parseArgs({
   options: {
-    functions: { type: 'string', default: '12000' },
+    functions: { type: 'string', default: '4000' },
     addresses: { type: 'string', default: '100000' },
     tools: { type: 'string', default: 'llvm-symbolizer,addr2line,nm' },
     keep: { type: 'boolean', default: false },
@@ -107,6 +108,9 @@ async function main(): Promise<void> {
       ['llvm-symbolizer', { tool: 'llvm-symbolizer' }, 'llvm-symbolizer'],
       ['addr2line', { tool: 'addr2line' }, 'addr2line'],
       ['nm', { mode: 'names' }, 'nm'],
+      // One address per round trip, as google/pprof asks its tools: what batching saves.
+      ['llvm-symbolizer-unbatched', { tool: 'llvm-symbolizer', batchSize: 1 }, 'llvm-symbolizer'],
+      ['addr2line-unbatched', { tool: 'addr2line', batchSize: 1 }, 'addr2line'],
     ];
     for (const [name, opts, exe] of runs) {
       if (!String(values.tools).split(',').includes(name)) continue;
@@ -121,6 +125,7 @@ async function main(): Promise<void> {
       console.log(
         JSON.stringify({
           bench: 'symbolize',
+          run: name,
           tool: rep.tool ?? name,
           status: rep.status,
           addresses: rep.addresses,

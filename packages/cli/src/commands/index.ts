@@ -9,5 +9,14 @@ import { detect } from './detect.js';
 import { formats } from './formats.js';
 import { info } from './info.js';
 import { validate } from './validate.js';
+import { top } from './top.js';
+import { tree } from './tree.js';
+import { peek } from './peek.js';
+import { folded } from './folded.js';
+import { merge } from './merge.js';
+import { diff } from './diff.js';
+import { filter } from './filter.js';
+import { flame } from './flame.js';
+import { completion } from './completion.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, completion];

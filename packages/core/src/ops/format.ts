@@ -98,30 +98,100 @@ export function scaleMeasurement(value: number, fromUnit: string, toUnit: string
   }
 }
 
-/** Go's `fmt.Sprintf("%.2f", x)` (round half to even on exact ties, unlike `toFixed`). */
-export function goFixed2(x: number): string {
-  const j = x * 8;
-  if (Number.isInteger(j) && Math.abs(j) % 2 === 1 && Math.abs(x) < 2 ** 40) {
-    // x*100 is exactly k + 0.5: Go rounds to the even neighbour.
-    let n = Math.floor(Math.abs(x) * 100);
-    if (n % 2 === 1) n += 1;
-    const frac = String(n % 100).padStart(2, '0');
-    return (x < 0 ? '-' : '') + String(Math.floor(n / 100)) + '.' + frac;
+/**
+ * The exact decimal value of a finite double as (digits, point): value = 0.d1d2d3… × 10^point,
+ * digits without leading zeros ('' for zero).
+ */
+function exactDecimal(x: number): { digits: string; point: number } {
+  if (x === 0) return { digits: '', point: 0 };
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const expBits = Number((bits >> 52n) & 0x7ffn);
+  let mant = bits & ((1n << 52n) - 1n);
+  let e2: number;
+  if (expBits === 0) e2 = -1074;
+  else {
+    mant |= 1n << 52n;
+    e2 = expBits - 1075;
   }
-  return x.toFixed(2);
+  let digits: string;
+  let e10: number;
+  if (e2 >= 0) {
+    digits = (mant << BigInt(e2)).toString();
+    e10 = 0;
+  } else {
+    // mant / 2^k = mant * 5^k / 10^k
+    digits = (mant * 5n ** BigInt(-e2)).toString();
+    e10 = e2;
+  }
+  const trimmed = digits.replace(/0+$/, '');
+  return { digits: trimmed, point: digits.length + e10 };
 }
 
-/** Go's `%.<prec>g` of a non-negative finite number. */
-export function goG(x: number, prec: number): string {
-  if (x === 0) return '0';
-  const [mant, expStr] = x.toExponential(prec - 1).split('e') as [string, string];
-  const exp = Number(expStr);
-  const trim = (s: string) => (s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s);
-  if (exp < -4 || exp >= prec) {
-    const e = Math.abs(exp);
-    return trim(mant) + 'e' + (exp < 0 ? '-' : '+') + (e < 10 ? '0' : '') + e;
+/** Rounds decimal digits to `n` digits, half to even (Go's `decimal.Round`); trailing zeros trimmed. */
+function roundDigits(d: { digits: string; point: number }, n: number): { digits: string; point: number } {
+  if (n < 0) return { digits: '', point: d.point };
+  if (d.digits.length <= n) return d;
+  const head = d.digits.slice(0, n);
+  const rest = d.digits.slice(n);
+  const half = rest[0]! > '5' || (rest[0] === '5' && (/[1-9]/.test(rest.slice(1)) || (n > 0 && Number(head[n - 1]) % 2 === 1)));
+  if (!half) {
+    const t = head.replace(/0+$/, '');
+    return { digits: t, point: t === '' ? 0 : d.point };
   }
-  return trim(x.toFixed(Math.max(0, prec - 1 - exp)));
+  // Add one to the last kept digit, carrying.
+  const a = head.split('').map(Number);
+  let i = a.length - 1;
+  while (i >= 0 && a[i] === 9) a[i--] = 0;
+  if (i < 0) return { digits: '1', point: d.point + 1 };
+  a[i]! += 1;
+  return { digits: a.join('').replace(/0+$/, ''), point: d.point };
+}
+
+function digitAt(d: { digits: string }, i: number): string {
+  return i >= 0 && i < d.digits.length ? d.digits[i]! : '0';
+}
+
+/** Go's `strconv.FormatFloat(x, 'f', prec, 64)` (exact, round half to even). */
+export function goFormatF(x: number, prec: number): string {
+  const d = roundDigits(exactDecimal(x), exactDecimal(x).point + prec);
+  let s = '';
+  if (d.point > 0) for (let i = 0; i < d.point; i++) s += digitAt(d, i);
+  else s = '0';
+  if (prec > 0) {
+    s += '.';
+    for (let i = 0; i < prec; i++) s += digitAt(d, d.point + i);
+  }
+  return (x < 0 || Object.is(x, -0) ? '-' : '') + s;
+}
+
+/** Go's `strconv.FormatFloat(x, 'g', prec, 64)` for prec >= 1 (exact, round half to even). */
+export function goFormatG(x: number, prec: number): string {
+  const sign = x < 0 || Object.is(x, -0) ? '-' : '';
+  const d = roundDigits(exactDecimal(x), prec);
+  if (d.digits === '') return sign + '0';
+  const nd = d.digits.length;
+  let eprec = prec;
+  if (eprec > nd && nd >= d.point) eprec = nd;
+  const exp = d.point - 1;
+  if (exp < -4 || exp >= eprec) {
+    const p = Math.min(prec, nd);
+    let s = d.digits[0]!;
+    if (p > 1) s += '.' + d.digits.slice(1, p).padEnd(p - 1, '0');
+    const e = Math.abs(exp);
+    return sign + s + 'e' + (exp < 0 ? '-' : '+') + (e < 10 ? '0' : '') + e;
+  }
+  const p = prec > d.point ? nd : prec;
+  const decimals = Math.max(p - d.point, 0);
+  let s = '';
+  if (d.point > 0) for (let i = 0; i < d.point; i++) s += digitAt(d, i);
+  else s = '0';
+  if (decimals > 0) {
+    s += '.';
+    for (let i = 0; i < decimals; i++) s += digitAt(d, d.point + i);
+  }
+  return sign + s;
 }
 
 /**
@@ -133,7 +203,7 @@ export function goG(x: number, prec: number): string {
 export function formatValue(value: bigint | number, unit: string, toUnit = 'minimum'): string {
   if (unit === '' && toUnit === 'count') return String(value);
   const [v, u] = scaleMeasurement(Number(value), unit, toUnit);
-  const sv = goFixed2(v).replace(/\.00$/, '');
+  const sv = goFormatF(v, 2).replace(/\.00$/, '');
   if (sv === '0' || sv === '-0') return '0';
   return sv + u;
 }
@@ -146,6 +216,6 @@ export function formatPercentage(value: bigint | number, total: bigint | number)
   const t = Number(total);
   const ratio = t !== 0 ? Math.abs(Number(value) / t) * 100 : 0;
   if (ratio >= 99.95 && ratio <= 100.05) return '  100%';
-  if (ratio >= 1) return goFixed2(ratio).padStart(5, ' ') + '%';
-  return goG(ratio, 2).padStart(5, ' ') + '%';
+  if (ratio >= 1) return goFormatF(ratio, 2).padStart(5, ' ') + '%';
+  return goFormatG(ratio, 2).padStart(5, ' ') + '%';
 }

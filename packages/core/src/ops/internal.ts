@@ -71,6 +71,8 @@ export function stackRows(p: Profile, index: ProfileIndex, i: number): number[] 
 
 /** A sample's labels in builder input form. */
 export function labelInputs(p: Profile, i: number): LabelInput[] {
+  const offsets = p.samples['.label_offsets'];
+  if (!offsets || offsets[i + 1] === offsets[i]) return [];
   return labelsOf(p, i).map((l) =>
     l.str !== undefined ? { key: l.key, str: l.str } : l.unit !== undefined ? { key: l.key, num: l.num!, unit: l.unit } : { key: l.key, num: l.num! },
   );

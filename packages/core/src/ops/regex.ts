@@ -11,6 +11,23 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 /** A pattern: a string in pprof spelling or a ready `RegExp` (used as is, without the `g`/`y` flags). */
 export type Pattern = string | RegExp;
 
+/** Rewrites `(?P<`, `\A` and `\z` outside escapes (an escaped backslash is left alone). */
+function translateGoSyntax(src: string): string {
+  let out = '';
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '\\' && i + 1 < src.length) {
+      const d = src[i + 1]!;
+      out += d === 'A' ? '^' : d === 'z' ? '$' : c + d;
+      i++;
+    } else if (c === '(' && src.startsWith('(?P<', i)) {
+      out += '(?<';
+      i += 3;
+    } else out += c;
+  }
+  return out;
+}
+
 /**
  * Compiles `pattern` for `option`. With `fullMatch`, a string pattern `x` is compiled as
  * `^(x)$` (pprof's drop_frames/keep_frames rule); `RegExp` values are never rewritten.
@@ -26,7 +43,7 @@ export function compilePattern(pattern: Pattern, option: string, fullMatch = fal
     flags = [...new Set(m[1]!.split(''))].join('');
     src = src.slice(m[0].length);
   }
-  src = src.replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '$');
+  src = translateGoSyntax(src);
   if (fullMatch) src = `^(${src})$`;
   try {
     return new RegExp(src, flags);

@@ -88,11 +88,26 @@ function baseName(p: string): string {
 interface Node {
   id: number;
   name: string;
+  /** `fmt.Sprint(NodeInfo)`, pprof's last-resort sort key (`compareNodes`). */
+  info: string;
   flat: bigint;
   cum: bigint;
 }
 
 const abs = (v: bigint) => (v < 0n ? -v : v);
+
+/** Go string order: bytewise UTF-8, i.e. Unicode code point order. */
+function compareGoStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
 
 interface GraphInput {
   nNodes: number;
@@ -269,7 +284,8 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
         // the function name says it all
       } else if (obj !== '') parts.push(`[${baseName(obj)}]`);
       else parts.push('<unknown>');
-      n = { id: nodes.size, name: parts.join(' '), flat: 0n, cum: 0n };
+      const info = `{${name}  0 ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`;
+      n = { id: nodes.size, name: parts.join(' '), info, flat: 0n, cum: 0n };
       nodes.set(key, n);
     }
     return n;
@@ -321,10 +337,15 @@ export function topTable(p: Profile, options: TopOptions = {}): TopTable {
 
   let entries = [...nodes.values()].filter((n) => n.flat !== 0n || n.cum !== 0n);
   const all = entries.length;
-  const byName = (a: Node, b: Node) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const byName = (a: Node, b: Node) => compareGoStrings(a.name, b.name);
+  const byInfo = (a: Node, b: Node) => compareGoStrings(a.info, b.info);
   const byAbs = (x: bigint, y: bigint) => (abs(x) > abs(y) ? -1 : abs(x) < abs(y) ? 1 : 0);
   if (nodeCutoff > 0n) entries = entries.filter((n) => abs(n.cum) >= nodeCutoff);
-  entries.sort(options.cum ? (a, b) => byAbs(a.cum, b.cum) || byName(a, b) || byAbs(a.flat, b.flat) : (a, b) => byAbs(a.flat, b.flat) || byName(a, b) || byAbs(a.cum, b.cum));
+  entries.sort(
+    options.cum
+      ? (a, b) => byAbs(a.cum, b.cum) || byName(a, b) || byAbs(a.flat, b.flat) || byInfo(a, b)
+      : (a, b) => byAbs(a.flat, b.flat) || byName(a, b) || byAbs(a.cum, b.cum) || byInfo(a, b),
+  );
   if (options.nodeCount !== undefined && options.nodeCount > 0) entries = entries.slice(0, options.nodeCount);
   if (entries.length !== all) {
     const kept = new Uint8Array(nNodes);

@@ -1,0 +1,77 @@
+import { ErrorCodes, ProfkitError, filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core';
+import type { CliCommand, CliContext } from '../types.js';
+import { FOCUS_OPTIONS, FROM_OPTION, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+
+/** --focus/--ignore/--hide/--show/--tag-focus/--tag-ignore/--prune-from/--drop-frames/--keep-frames, in that order. */
+export function applyFilterOptions(ctx: CliContext, p: Profile): Profile {
+  const s = (k: string) => stringOption(ctx, k);
+  let q = p;
+  const f = { focus: s('focus'), ignore: s('ignore'), hide: s('hide'), show: s('show'), tagFocus: s('tag-focus'), tagIgnore: s('tag-ignore') };
+  if (Object.values(f).some((v) => v !== undefined)) {
+    q = filterSamples(q, Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
+  }
+  const from = s('prune-from');
+  if (from !== undefined) q = pruneFrom(q, from);
+  const drop = s('drop-frames');
+  if (drop !== undefined) q = prune(q, { dropFrames: drop, keepFrames: s('keep-frames') });
+  return q;
+}
+
+export const filter: CliCommand = {
+  name: 'filter',
+  summary: 'Write a new profile keeping, dropping or pruning samples and frames (pprof -focus/-ignore/-hide/-show/-prune_from)',
+  usage: [
+    'profkit filter IN -o OUT [--focus RE] [--ignore RE] [--hide RE] [--show RE] [--tag-focus K=RE] [--tag-ignore K=RE]',
+    '                         [--prune-from RE] [--drop-frames RE [--keep-frames RE]] [--sample-type T] [--to FORMAT]',
+    '',
+    'Applied in this order: sample filters (--focus, --ignore: a frame\'s function, file or mapping',
+    'matches RE anywhere), frame filters (--hide removes matching frames, --show keeps only them),',
+    'label filters, --prune-from (the first matching frame from the leaf becomes the leaf),',
+    '--drop-frames (pprof drop_frames: frames from the first full match down to the leaf removed,',
+    'unless --keep-frames matches), then --sample-type keeps just that sample type. OUT is written',
+    'through its format\'s adapter (by extension or --to), atomically, never over IN.',
+    '',
+    'Examples:',
+    '  profkit filter cpu.pb.gz -o main-only.pb.gz --focus "^main\\."',
+    '  profkit filter Rprof.out -o fib.folded --prune-from "^fib$" --sample-type time',
+    '  profkit filter heap.pb.gz -o small.pb.gz --drop-frames "runtime\\..*" --keep-frames "runtime\\.main"',
+  ].join('\n'),
+  options: {
+    ...FROM_OPTION,
+    to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
+    output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --to)' },
+    ...FOCUS_OPTIONS,
+    hide: { type: 'string', valueName: 'RE', description: 'remove frames matching RE from stacks (pprof -hide)' },
+    show: { type: 'string', valueName: 'RE', description: 'keep only frames matching RE in stacks (pprof -show)' },
+    'tag-focus': { type: 'string', valueName: 'KEY=RE', description: 'keep only samples with a string label KEY matching RE (pprof -tagfocus)' },
+    'tag-ignore': { type: 'string', valueName: 'KEY=RE', description: 'drop samples with a string label KEY matching RE (pprof -tagignore)' },
+    'prune-from': { type: 'string', valueName: 'RE', description: 'cut stacks below the first frame (from the leaf) matching RE (pprof -prune_from)' },
+    'drop-frames': { type: 'string', valueName: 'RE', description: 'remove the first fully matching frame and everything beneath it (pprof drop_frames)' },
+    'keep-frames': { type: 'string', valueName: 'RE', description: 'frames matching --drop-frames that are kept anyway (pprof keep_frames)' },
+    'sample-type': { type: 'string', valueName: 'TYPE', description: 'keep only this sample type (name or index)' },
+  },
+  positionals: 1,
+  json: true,
+  async run(ctx) {
+    const input = ctx.positionals[0]!;
+    const output = stringOption(ctx, 'output');
+    if (output === undefined) {
+      throw new ProfkitError(ErrorCodes.USAGE, 'filter needs -o OUT (see `profkit help filter`)', { option: 'output', rule: 'filter writes a new profile' });
+    }
+    const to = stringOption(ctx, 'to');
+    ctx.registry.writerFor(output, to);
+    const r = await readWithProgress(ctx, input);
+    let p = applyFilterOptions(ctx, r.profile);
+    if (ctx.values['sample-type'] !== undefined) p = selectSampleTypes(p, [sampleTypeIndexOf(ctx, p)]);
+    const w = await ctx.registry.write(p, output, { format: to, inputs: [input], signal: ctx.signal });
+    const warnings = [...r.warnings, ...w.warnings];
+    const samples = { before: r.profile.samples.value.length, after: p.samples.value.length };
+    if (ctx.json && output !== '-') {
+      ctx.out.document('filter', { input, output, from: r.format, to: w.format, samples, warnings });
+      return 0;
+    }
+    ctx.out.warnings(warnings);
+    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}, ${samples.before} samples) -> ${output} (${w.format}, ${samples.after} samples)`);
+    return 0;
+  },
+};

@@ -1,0 +1,62 @@
+import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@profkit/core';
+import { basename } from 'node:path';
+import type { CliCommand } from '../types.js';
+import { applyFilterOptions } from './filter.js';
+import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+
+export const flame: CliCommand = {
+  name: 'flame',
+  summary: 'Write a self-contained flame graph (HTML viewer or SVG image)',
+  usage: [
+    'profkit flame FILE -o OUT.html|OUT.svg [--sample-type T] [--focus RE] [--ignore RE] [--title TEXT] [--icicle]',
+    '',
+    'HTML (the default): one file, no network access, with a viewer: click a frame to zoom, the',
+    'Icicle/Flame button flips the graph, the search box highlights frames matching a regular',
+    'expression and sums them, tooltips show the value, the share of the total and self value.',
+    'SVG: a static image (tooltips through <title>), for docs and issue trackers; --icicle draws',
+    'the root at the top. Samples with negative values (diffs) are left out.',
+    '',
+    'Examples:',
+    '  profkit flame cpu.pb.gz -o cpu.html && xdg-open cpu.html',
+    '  profkit flame Rprof.out -o fib.svg --sample-type time --title "fib(25)"',
+    '  profkit flame heap.pb.gz -o - --format svg > heap.svg',
+  ].join('\n'),
+  options: {
+    ...FROM_OPTION,
+    ...SAMPLE_TYPE_OPTION,
+    ...FOCUS_OPTIONS,
+    output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --format)' },
+    format: { type: 'string', valueName: 'html|svg', description: 'output format (default: by the extension of OUT, html otherwise)' },
+    title: { type: 'string', valueName: 'TEXT', description: 'title above the graph (default: the input file name)' },
+    icicle: { type: 'boolean', description: 'SVG: root at the top' },
+    width: { type: 'string', valueName: 'PX', description: 'SVG width in pixels (default 1200)' },
+  },
+  positionals: 1,
+  json: true,
+  async run(ctx) {
+    const file = ctx.positionals[0]!;
+    const output = stringOption(ctx, 'output');
+    if (output === undefined) throw new ProfkitError(ErrorCodes.USAGE, 'flame needs -o OUT.html or -o OUT.svg (see `profkit help flame`)', { option: 'output', rule: 'flame writes a file' });
+    let format = stringOption(ctx, 'format');
+    if (format === undefined) format = /\.svg$/i.test(output) ? 'svg' : 'html';
+    if (format !== 'html' && format !== 'svg') throw new ProfkitError(ErrorCodes.USAGE, `--format ${format}: expected html or svg`, { option: 'format', rule: '--format is html or svg' });
+    const width = numberOption(ctx, 'width', { integer: true, min: 100, max: 100000 });
+    const r = await readWithProgress(ctx, file);
+    const t = sampleTypeIndexOf(ctx, r.profile);
+    const text = renderFlameGraph(applyFilterOptions(ctx, r.profile), {
+      sampleTypeIndex: t,
+      format,
+      title: stringOption(ctx, 'title') ?? (file === '-' ? 'Flame graph' : basename(file)),
+      icicle: ctx.values.icicle === true,
+      width,
+    });
+    await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file] });
+    if (ctx.json && output !== '-') {
+      ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes: Buffer.byteLength(text), warnings: r.warnings });
+      return 0;
+    }
+    ctx.out.warnings(r.warnings);
+    if (output !== '-' && !ctx.quiet) ctx.out.line(`${file} -> ${output} (${format} flame graph of ${r.profile.sample_types.type[t]}/${r.profile.sample_types.unit[t]})`);
+    return 0;
+  },
+};

@@ -1,0 +1,56 @@
+import { toFolded, writeFileAtomic } from '@profkit/core';
+import type { CliCommand } from '../types.js';
+import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { applyFilterOptions } from './filter.js';
+
+export const folded: CliCommand = {
+  name: 'folded',
+  summary: 'Print collapsed stacks (`root;caller;leaf value`, Brendan Gregg\'s folded format)',
+  usage: [
+    'profkit folded FILE [--sample-type T] [--focus RE] [--ignore RE] [-o OUT]',
+    '',
+    'One line per distinct stack, root first, inline frames expanded, values of identical stacks',
+    'summed, sorted by stack. Feed it to flamegraph.pl, speedscope or inferno; or use `profkit flame`.',
+    '',
+    'Examples:',
+    '  profkit folded cpu.pb.gz > cpu.folded',
+    '  profkit folded Rprof.out --sample-type memory | sort -k2 -n -t" " | tail',
+    '  profkit folded cpu.pb.gz --json | jq \'.stacks | length\'',
+  ].join('\n'),
+  options: {
+    ...FROM_OPTION,
+    ...SAMPLE_TYPE_OPTION,
+    ...FOCUS_OPTIONS,
+    output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
+  },
+  positionals: 1,
+  json: true,
+  async run(ctx) {
+    const file = ctx.positionals[0]!;
+    const r = await readWithProgress(ctx, file);
+    const t = sampleTypeIndexOf(ctx, r.profile);
+    const text = toFolded(applyFilterOptions(ctx, r.profile), t);
+    if (ctx.json) {
+      const stacks = text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => {
+          const sp = l.lastIndexOf(' ');
+          return { stack: l.slice(0, sp).split(';'), value: l.slice(sp + 1) };
+        });
+      ctx.out.document('folded', {
+        file,
+        format: r.format,
+        sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] },
+        stacks,
+        warnings: r.warnings,
+      });
+      return 0;
+    }
+    ctx.out.warnings(r.warnings);
+    const out = stringOption(ctx, 'output');
+    if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text), { inputs: [file] });
+    else ctx.stdout.write(text);
+    return 0;
+  },
+};

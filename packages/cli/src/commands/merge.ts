@@ -1,0 +1,50 @@
+import { ErrorCodes, ProfkitError, merge as mergeProfiles } from '@profkit/core';
+import type { CliCommand } from '../types.js';
+import { FROM_OPTION, readWithProgress, stringOption } from './top.js';
+
+export const merge: CliCommand = {
+  name: 'merge',
+  summary: 'Merge profiles into one (values of identical stacks summed, like `pprof -proto A B`)',
+  usage: [
+    'profkit merge A B... -o OUT [--compatibilize] [--to FORMAT]',
+    '',
+    'The inputs must have the same sample types and period type (--compatibilize keeps the sample',
+    'types common to all of them instead). Mappings, locations, functions and samples are',
+    'deduplicated; time is the earliest, duration the sum (see docs/operations.md).',
+    '',
+    'Examples:',
+    '  profkit merge cpu1.pb.gz cpu2.pb.gz cpu3.pb.gz -o cpu-all.pb.gz',
+    '  profkit merge run1/Rprof.out run2/Rprof.out -o both.pb.gz',
+    '  profkit merge a.heap b.heap -o ab.pb.gz --compatibilize --json',
+  ].join('\n'),
+  options: {
+    ...FROM_OPTION,
+    to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
+    output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the merged profile (required; - for stdout with --to)' },
+    compatibilize: { type: 'boolean', description: 'keep only the sample types common to all inputs (pprof CompatibilizeSampleTypes)' },
+  },
+  positionals: [1, 10000],
+  json: true,
+  async run(ctx) {
+    const output = stringOption(ctx, 'output');
+    if (output === undefined) throw new ProfkitError(ErrorCodes.USAGE, 'merge needs -o OUT (see `profkit help merge`)', { option: 'output', rule: 'merge writes a new profile' });
+    const to = stringOption(ctx, 'to');
+    ctx.registry.writerFor(output, to);
+    const inputs = ctx.positionals;
+    const read = [];
+    for (const f of inputs) read.push(await readWithProgress(ctx, f));
+    const merged = mergeProfiles(
+      read.map((r) => r.profile),
+      { compatibilizeSampleTypes: ctx.values.compatibilize === true },
+    );
+    const w = await ctx.registry.write(merged, output, { format: to, inputs, signal: ctx.signal });
+    const warnings = [...read.flatMap((r) => r.warnings), ...w.warnings];
+    if (ctx.json && output !== '-') {
+      ctx.out.document('merge', { inputs, output, to: w.format, samples: merged.samples.value.length, warnings });
+      return 0;
+    }
+    ctx.out.warnings(warnings);
+    if (output !== '-' && !ctx.quiet) ctx.out.line(`${inputs.length} profiles -> ${output} (${w.format}, ${merged.samples.value.length} samples)`);
+    return 0;
+  },
+};

@@ -1,0 +1,87 @@
+import { treeReport, type TreeReport } from '@profkit/core';
+import type { CliCommand, CliContext } from '../types.js';
+import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+
+/** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
+export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
+  const r = await readWithProgress(ctx, file);
+  const t = sampleTypeIndexOf(ctx, r.profile);
+  const rep: TreeReport = treeReport(r.profile, {
+    sampleTypeIndex: t,
+    by: byOf(ctx),
+    cum: ctx.values.cum === true,
+    focus: stringOption(ctx, 'focus'),
+    ignore: stringOption(ctx, 'ignore'),
+    nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
+    edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
+    nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
+    symbol,
+  });
+  if (ctx.json) {
+    const g = rep.graph;
+    const edge = (e: { src: number; dst: number; weight: bigint; inline: boolean }, other: number, cum: bigint) => ({
+      name: g.nodes[other]!.name,
+      weight: e.weight,
+      percentOfCum: pct(e.weight, cum),
+      inline: e.inline,
+    });
+    ctx.out.document(name, {
+      file,
+      format: r.format,
+      sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] },
+      total: g.total,
+      outputUnit: g.outputUnit,
+      header: rep.header,
+      ...(symbol !== undefined ? { regexp: symbol } : {}),
+      nodes: rep.printed.map((k) => {
+        const n = g.nodes[k]!;
+        return {
+          name: n.name,
+          flat: n.flat,
+          flatPercent: pct(n.flat, g.total),
+          cum: n.cum,
+          cumPercent: pct(n.cum, g.total),
+          callers: n.in.map((e) => edge(e, e.src, n.cum)),
+          callees: n.out.map((e) => edge(e, e.dst, n.cum)),
+        };
+      }),
+      warnings: r.warnings,
+    });
+    return 0;
+  }
+  ctx.out.warnings(r.warnings);
+  ctx.stdout.write(rep.text);
+  return 0;
+}
+
+export const TREE_OPTIONS = {
+  ...FROM_OPTION,
+  ...SAMPLE_TYPE_OPTION,
+  ...FOCUS_OPTIONS,
+  ...GRAPH_OPTIONS,
+};
+
+export const tree: CliCommand = {
+  name: 'tree',
+  summary: 'Every function with its callers and callees, like `go tool pprof -tree`',
+  usage: [
+    'profkit tree FILE [--sample-type T] [-n N] [--focus RE] [--ignore RE] [--by function|file|line] [--cum]',
+    '',
+    'For each entry (sorted like `top`): its callers above it, then the entry with flat, flat%,',
+    'sum%, cum and cum%, then its callees; each call shows its value and the share of the entry\'s',
+    'cum it accounts for. Same trimming as pprof: at most 80 entries by default (-n), entries below',
+    '--node-fraction and calls below --edge-fraction of the total hidden.',
+    '',
+    'Examples:',
+    '  profkit tree cpu.pb.gz',
+    '  profkit tree cpu.pb.gz -n 20 --focus "^main\\."',
+    '  profkit tree Rprof.out --sample-type time --json',
+  ].join('\n'),
+  options: {
+    ...TREE_OPTIONS,
+    nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N entries (pprof -nodecount; default 80, 0 = all)' },
+  },
+  positionals: 1,
+  json: true,
+  run: (ctx) => runTree(ctx, 'tree', ctx.positionals[0]!, undefined),
+};

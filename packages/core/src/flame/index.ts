@@ -1,0 +1,345 @@
+/**
+ * Self-contained flame graphs: `flameTree` (the call tree of one sample type, root first) and
+ * `renderFlameGraph` (a static SVG, or an HTML page with an embedded vanilla-JS viewer: flame /
+ * icicle toggle, search, click-to-zoom, tooltips with values and percentages). Pure string
+ * generation: no dependencies, no network access from the output.
+ */
+
+import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { Profile } from '../model.js';
+import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
+import { formatPercentage, formatValue } from '../ops/format.js';
+
+/** One frame of the flame graph: the sum of the samples whose stack goes through it. */
+export interface FlameNode {
+  name: string;
+  /** Sum of the values of the samples through this frame (its width). */
+  value: bigint;
+  /** Sum of the values of the samples whose leaf is this frame. */
+  self: bigint;
+  /** Callees, sorted by name (like flamegraph.pl). */
+  children: FlameNode[];
+}
+
+export interface FlameGraphOptions {
+  /** Sample type to draw; default: the profile's default sample type. */
+  sampleTypeIndex?: number;
+  /** `html` (default): page with the interactive viewer; `svg`: a static SVG image. */
+  format?: 'html' | 'svg';
+  /** Title shown above the graph (default `Flame graph`). */
+  title?: string;
+  /** SVG width in pixels (default 1200). */
+  width?: number;
+  /** SVG: draw the root at the top (icicle) instead of the bottom. */
+  icicle?: boolean;
+}
+
+interface Building {
+  name: string;
+  value: bigint;
+  self: bigint;
+  children: Map<string, Building>;
+}
+
+function checkType(p: Profile, t: number): BigInt64Array {
+  const col = p.samples['.values'][t];
+  if (!col) {
+    throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
+      option: 'sampleTypeIndex',
+      rule: 'the sample type index must name an existing sample type',
+    });
+  }
+  return col;
+}
+
+/**
+ * The call tree of one sample type with the root `all` (the total), inline frames expanded
+ * (outermost first). Frames are function names, `0x<address>` for unsymbolized locations, or
+ * `[unknown]`. Samples with a value <= 0 are left out (a flame graph cannot draw negative
+ * widths; see `diff` for differences).
+ */
+export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): FlameNode {
+  const col = checkType(p, sampleTypeIndex);
+  const index = new ProfileIndex(p);
+  const names = new Map<number, string[]>();
+  const framesOf = (id: number): string[] => {
+    let s = names.get(id);
+    if (!s) {
+      const r = index.locations.get(id);
+      s = r < 0 ? [] : locationFrames(p, index, r).map((f) => f.name || '[unknown]').reverse();
+      names.set(id, s);
+    }
+    return s;
+  };
+  const root: Building = { name: 'all', value: 0n, self: 0n, children: new Map() };
+  const { offsets, location_id } = p.samples.locations;
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i]!;
+    if (v <= 0n) continue;
+    root.value += v;
+    let node = root;
+    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
+      for (const name of framesOf(location_id[k]!)) {
+        let c = node.children.get(name);
+        if (!c) {
+          c = { name, value: 0n, self: 0n, children: new Map() };
+          node.children.set(name, c);
+        }
+        c.value += v;
+        node = c;
+      }
+    }
+    node.self += v;
+  }
+  const finish = (b: Building): FlameNode => ({
+    name: b.name,
+    value: b.value,
+    self: b.self,
+    children: [...b.children.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0)).map(finish),
+  });
+  return finish(root);
+}
+
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** A warm colour derived from the name (stable between runs, like flamegraph.pl's hash mode). */
+function colorOf(name: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  h >>>= 0;
+  const r = 205 + (h % 50);
+  const g = 80 + ((h >>> 8) % 150);
+  const b = (h >>> 16) % 55;
+  return `rgb(${r},${g},${b})`;
+}
+
+function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string }): string {
+  const frameH = 16;
+  const pad = 10;
+  const top = 40;
+  const depthOf = (n: FlameNode): number => 1 + n.children.reduce((m, c) => Math.max(m, depthOf(c)), 0);
+  const depth = depthOf(tree);
+  const height = top + depth * frameH + pad * 2;
+  const scale = tree.value > 0n ? (o.width - 2 * pad) / Number(tree.value) : 0;
+  const out: string[] = [
+    `<?xml version="1.0" standalone="no"?>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${o.width}" height="${height}" viewBox="0 0 ${o.width} ${height}" font-family="Verdana, sans-serif" font-size="12">`,
+    `<rect x="0" y="0" width="${o.width}" height="${height}" fill="#f8f8f8"/>`,
+    `<text x="${o.width / 2}" y="20" text-anchor="middle" font-size="16">${escapeXml(o.title)}</text>`,
+    `<text x="${o.width / 2}" y="34" text-anchor="middle" font-size="11" fill="#555">${escapeXml(o.subtitle)}</text>`,
+  ];
+  const draw = (n: FlameNode, x: number, level: number) => {
+    const w = Number(n.value) * scale;
+    if (w < 0.1) return;
+    const y = o.icicle ? top + level * frameH : height - pad - (level + 1) * frameH;
+    const label = `${n.name} (${formatValue(n.value, o.unit)}, ${formatPercentage(n.value, tree.value).trim()})`;
+    out.push(`<g class="frame" data-name="${escapeXml(n.name)}" data-value="${n.value}"><title>${escapeXml(label)}</title>`);
+    out.push(`<rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${frameH - 1}" fill="${colorOf(n.name)}" rx="2" ry="2"/>`);
+    const chars = Math.floor((w - 6) / 7);
+    if (chars >= 3) {
+      const text = n.name.length <= chars ? n.name : n.name.slice(0, chars - 2) + '..';
+      out.push(`<text x="${(x + 3).toFixed(2)}" y="${y + 11.5}">${escapeXml(text)}</text>`);
+    }
+    out.push('</g>');
+    let cx = x;
+    for (const c of n.children) {
+      draw(c, cx, level + 1);
+      cx += Number(c.value) * scale;
+    }
+  };
+  draw(tree, pad, 0);
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}
+
+/** The viewer: plain DOM, no dependencies. Frames are absolutely positioned `div.frame`s. */
+const VIEWER_JS = String.raw`
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('flame-data').textContent);
+  var root = data.root;
+  var unit = data.unit;
+  var FRAME_H = 18;
+  var chart = document.getElementById('chart');
+  var tip = document.getElementById('tooltip');
+  var search = document.getElementById('search');
+  var status = document.getElementById('status');
+  var icicle = false;
+  var zoomed = root;
+  // node: [name, value, self, children]; parents are linked once.
+  function link(n, parent) { n.parent = parent; n.name = n[0]; n.value = n[1]; n.self = n[2]; n.kids = n[3]; for (var i = 0; i < n.kids.length; i++) link(n.kids[i], n); }
+  link(root, null);
+  function depthOf(n) { var d = 0; for (var i = 0; i < n.kids.length; i++) d = Math.max(d, depthOf(n.kids[i])); return d + 1; }
+  var maxDepth = depthOf(root);
+  var SCALES = {
+    nanoseconds: [[1, 'ns'], [1e3, 'us'], [1e6, 'ms'], [1e9, 's']],
+    microseconds: [[1, 'us'], [1e3, 'ms'], [1e6, 's']],
+    milliseconds: [[1, 'ms'], [1e3, 's']],
+    seconds: [[1, 's']],
+    bytes: [[1, 'B'], [1024, 'kB'], [1048576, 'MB'], [1073741824, 'GB'], [1099511627776, 'TB']]
+  };
+  function fmt(v) {
+    var s = SCALES[unit];
+    if (!s) return String(v) + (unit && unit !== 'count' && unit !== 'samples' ? ' ' + unit : '');
+    var best = s[0];
+    for (var i = 0; i < s.length; i++) if (Math.abs(v) >= s[i][0]) best = s[i];
+    return (v / best[0]).toFixed(2).replace(/\.00$/, '') + best[1];
+  }
+  function pct(v, t) { return t ? (100 * v / t).toFixed(2) + '%' : '0%'; }
+  function escapeHtml(s) { return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
+  function pathTo(n) { var p = []; while (n) { p.push(n); n = n.parent; } return p.reverse(); }
+  var re = null;
+  function render() {
+    chart.textContent = '';
+    var width = chart.clientWidth || 1000;
+    var ancestors = pathTo(zoomed);
+    var levels = maxDepth;
+    chart.style.height = (levels * FRAME_H) + 'px';
+    var frag = document.createDocumentFragment();
+    var matched = 0;
+    function place(n, x, w, level, dim) {
+      if (w < 0.5) return;
+      var d = document.createElement('div');
+      d.className = 'frame' + (dim ? ' dim' : '');
+      var hit = re !== null && re.test(n.name);
+      if (hit) { d.className += ' match'; matched += n.value; }
+      d.style.left = x + 'px';
+      d.style.width = Math.max(w - 1, 0.5) + 'px';
+      d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
+      if (!hit) d.style.background = color(n.name);
+      d.setAttribute('data-name', n.name);
+      d.setAttribute('data-value', String(n.value));
+      if (w > 30) d.textContent = n.name;
+      d.__node = n;
+      frag.appendChild(d);
+      var cx = x;
+      for (var i = 0; i < n.kids.length; i++) {
+        var k = n.kids[i];
+        var kw = w * k.value / (n.value || 1);
+        place(k, cx, kw, level + 1, false);
+        cx += kw;
+      }
+    }
+    // Ancestors of the zoomed frame span the whole width, dimmed.
+    for (var a = 0; a < ancestors.length - 1; a++) place0(ancestors[a], a);
+    function place0(n, level) {
+      var d = document.createElement('div');
+      d.className = 'frame dim';
+      d.style.left = '0px';
+      d.style.width = (width - 1) + 'px';
+      d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
+      d.setAttribute('data-name', n.name);
+      d.setAttribute('data-value', String(n.value));
+      d.textContent = n.name;
+      d.__node = n;
+      frag.appendChild(d);
+    }
+    place(zoomed, 0, width, ancestors.length - 1, false);
+    chart.appendChild(frag);
+    status.textContent = (zoomed === root ? '' : 'zoomed to ' + zoomed.name + ' \u2014 ') +
+      (re ? 'search matches ' + fmt(matched) + ' (' + pct(matched, root.value) + ' of total)' : 'total ' + fmt(root.value));
+  }
+  function color(name) {
+    var h = 2166136261;
+    for (var i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+    h >>>= 0;
+    return 'rgb(' + (205 + h % 50) + ',' + (80 + (h >>> 8) % 150) + ',' + ((h >>> 16) % 55) + ')';
+  }
+  chart.addEventListener('click', function (e) {
+    var n = e.target.__node;
+    if (!n) return;
+    zoomed = n;
+    render();
+  });
+  chart.addEventListener('mousemove', function (e) {
+    var n = e.target.__node;
+    if (!n) { tip.style.display = 'none'; return; }
+    tip.innerHTML = '<b>' + escapeHtml(n.name) + '</b><br>' + fmt(n.value) + ' (' + pct(n.value, root.value) + ' of total' +
+      (zoomed !== root ? ', ' + pct(n.value, zoomed.value) + ' of zoom' : '') + ')<br>self ' + fmt(n.self) + ' (' + pct(n.self, root.value) + ')';
+    tip.style.display = 'block';
+    var x = e.pageX + 12, y = e.pageY + 12;
+    if (x + tip.offsetWidth > window.innerWidth - 4) x = e.pageX - tip.offsetWidth - 12;
+    tip.style.left = x + 'px';
+    tip.style.top = y + 'px';
+  });
+  chart.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+  document.getElementById('reset').addEventListener('click', function () { zoomed = root; render(); });
+  document.getElementById('toggle').addEventListener('click', function () {
+    icicle = !icicle;
+    this.textContent = icicle ? 'Flame' : 'Icicle';
+    render();
+  });
+  search.addEventListener('input', function () {
+    var v = search.value;
+    try { re = v ? new RegExp(v) : null; search.className = ''; } catch (err) { re = null; search.className = 'bad'; }
+    render();
+  });
+  window.addEventListener('resize', render);
+  window.flame = { root: root, render: render, zoom: function (n) { zoomed = n; render(); }, setIcicle: function (b) { icicle = b; render(); } };
+  render();
+})();
+`;
+
+function renderHtml(tree: FlameNode, o: { title: string; subtitle: string; unit: string }): string {
+  const enc = (n: FlameNode): unknown[] => [n.name, Number(n.value), Number(n.self), n.children.map(enc)];
+  // `<` is escaped so that no frame name can close the script element.
+  const json = JSON.stringify({ unit: o.unit, root: enc(tree) }).replace(/</g, '\\u003c');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeXml(o.title)}</title>
+<style>
+body { font: 13px Verdana, sans-serif; margin: 12px; background: #f8f8f8; color: #222; }
+h1 { font-size: 18px; margin: 0 0 2px; }
+.sub { color: #555; margin-bottom: 8px; }
+.bar { display: flex; gap: 8px; align-items: center; margin-bottom: 8px; }
+.bar input { width: 260px; padding: 3px 6px; }
+.bar input.bad { background: #fdd; }
+#status { color: #444; }
+#chart { position: relative; width: 100%; overflow: hidden; }
+.frame { position: absolute; height: 17px; line-height: 17px; font-size: 11px; padding: 0 3px; box-sizing: border-box;
+  overflow: hidden; white-space: nowrap; text-overflow: ellipsis; border-radius: 2px; cursor: pointer; }
+.frame:hover { outline: 1px solid #333; }
+.frame.dim { background: #ddd !important; color: #666; }
+.frame.match { background: #d36ef0; }
+#tooltip { position: absolute; display: none; background: #fff; border: 1px solid #888; padding: 4px 8px; font-size: 12px;
+  pointer-events: none; box-shadow: 2px 2px 4px rgba(0,0,0,.2); max-width: 600px; word-break: break-all; }
+</style>
+</head>
+<body>
+<h1>${escapeXml(o.title)}</h1>
+<div class="sub">${escapeXml(o.subtitle)}</div>
+<div class="bar">
+<button id="toggle" type="button">Icicle</button>
+<button id="reset" type="button">Reset zoom</button>
+<input id="search" type="search" placeholder="Search (regular expression)">
+<span id="status"></span>
+</div>
+<div id="chart"></div>
+<div id="tooltip"></div>
+<script type="application/json" id="flame-data">${json}</script>
+<script>${VIEWER_JS}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * A flame graph of one sample type as a self-contained document: `html` embeds the data and a
+ * small viewer (flame/icicle toggle, regular-expression search, click to zoom, tooltips with
+ * value and percentage of the total); `svg` is a static image with one `<g class="frame">` per
+ * frame (a `<title>` tooltip each), frames narrower than 0.1 px left out.
+ */
+export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): string {
+  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  checkType(p, t);
+  const tree = flameTree(p, t);
+  const type = p.sample_types.type[t]!;
+  const unit = p.sample_types.unit[t]!;
+  const title = options.title ?? 'Flame graph';
+  const subtitle = `${type}/${unit}, total ${formatValue(tree.value, unit)}`;
+  if ((options.format ?? 'html') === 'svg') return renderSvg(tree, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit });
+  return renderHtml(tree, { title, subtitle, unit });
+}
