@@ -67,8 +67,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('profkit top = go tool pprof -top'
     const f = fixture('pprof/internal/proftest/testdata/large.cpu');
     const a = await compareTop(f, ['-nodecount=25'], ['-n', '25']);
     expect(a.labels.some((l) => /^Dropped \d+ nodes \(cum <= /.test(l))).toBe(true);
-    await compareTop(f, ['-nodefraction=0.0001', '-nodecount=25'], ['--node-fraction', '0.0001', '-n', '25']);
-    await compareTop(f, ['-cum', '-nodecount=10'], ['--cum', '-n', '10']);
+    await compareTop(f, ['-cum', '-nodefraction=0.0001', '-nodecount=10'], ['--cum', '--node-fraction', '0.0001', '-n', '10']);
   });
 
   it('--focus/--ignore keep percentages of the whole profile, like pprof', async () => {
@@ -141,7 +140,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('profkit tree / peek = go tool ppr
     const cases: [string, string][] = [
       ['pprof/internal/report/testdata/sample.cpu', 'runtime\\.(mapassign|evacuate)'],
       [T + 'java.cpu', 'function2|function0[78]'],
-      [T + 'cppbench.heap', '[Aa]lloc'],
+      [T + 'cppbench.heap', 'libc|libpthread'],
       ['r-profile/inst/samples/proto/1.out.prof.pb.gz', 'Rf_'],
     ];
     for (const [rel, re] of cases) {

@@ -9,6 +9,7 @@ export * from './create.js';
 export * from './builder.js';
 export * from './views.js';
 export * from './io.js';
+export * from './limits.js';
 export * from './adapter.js';
 export * from './ops/index.js';
 export * from './ops/report.js';

@@ -68,10 +68,31 @@ describe('filterSamples', () => {
     const f = filterSamples(P(), { tagFocus: 'thread=w2|w9' });
     expect(stacks(f)).toEqual(['b <- a <- main = 2']);
     expect(Array.from(f['.extensions'].fmt!.samples!.row as Float64Array)).toEqual([1]);
-    expect(stacks(filterSamples(P(), { tagFocus: '^w' }))).toEqual(['a <- main = 1', 'b <- a <- main = 2']);
+    // Without a key, pprof matches every expression against `key:value` strings.
+    expect(stacks(filterSamples(P(), { tagFocus: '^thread:w' }))).toEqual(['a <- main = 1', 'b <- a <- main = 2']);
+    expect(stacks(filterSamples(P(), { tagFocus: '^w' }))).toEqual([]);
+    expect(stacks(filterSamples(P(), { tagFocus: 'thread:,1$' }))).toEqual(['a <- main = 1']);
     expect(stacks(filterSamples(P(), { tagIgnore: 'thread=.' })).length).toBe(4);
     // Tag filters alone keep samples without frames (like pprof's separate tag filtering).
     expect(stacks(filterSamples(P(), { tagIgnore: (ls) => ls.some((l) => l.key === 'bytes') }))).toContain(' = 6');
+  });
+});
+
+describe('numeric tag ranges (pprof -tagfocus syntax)', () => {
+  it('compares numeric labels after unit scaling, in the key unit', () => {
+    const p = build([
+      [['a'], 1, [{ key: 'bytes', num: 5 }]],
+      [['b'], 2, [{ key: 'bytes', num: 3000 }]],
+      [['c'], 3, [{ key: 'mem', num: 2, unit: 'megabytes' }]],
+      [['d'], 4],
+    ]);
+    expect(stacks(filterSamples(p, { tagFocus: 'bytes=4b:6b' }))).toEqual(['a = 1']);
+    expect(stacks(filterSamples(p, { tagFocus: '2kb:' }))).toEqual(['b = 2', 'c = 3']);
+    expect(stacks(filterSamples(p, { tagFocus: ':1kb' }))).toEqual(['a = 1']);
+    expect(stacks(filterSamples(p, { tagFocus: 'mem=2mb' }))).toEqual(['c = 3']);
+    expect(stacks(filterSamples(p, { tagIgnore: '1b:1gb' }))).toEqual(['d = 4']);
+    // A bare number has no unit, so it never equals a value in bytes (as in pprof).
+    expect(stacks(filterSamples(p, { tagFocus: 'bytes=5' }))).toEqual([]);
   });
 });
 

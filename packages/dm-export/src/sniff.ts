@@ -22,9 +22,14 @@ export function sniffDm(head: Uint8Array, _hints: SniffHints): SniffResult {
     if (appId === SQLITE_APPLICATION_ID) return { score: 1, format: 'sqlite', reason: 'SQLite database with the profkit application_id' };
   }
   const text = Buffer.from(head.buffer, head.byteOffset, head.byteLength).toString('latin1');
-  if (text.includes('CREATE TABLE "profiles"') && text.includes('CREATE TABLE "profile_comments"')) {
+  if (createsTable(text, 'profiles') && ['profile_comments', 'sample_locations', 'location_lines', 'sample_values'].some((t) => createsTable(text, t))) {
     return { score: 0.9, format: 'sqlite', reason: 'SQLite database with the dm-export tables' };
   }
   // Some other SQLite database: ours is the only SQLite reader, so say so with a low score.
   return { score: 0.1, format: 'sqlite', reason: 'a SQLite database, but not (recognizably) a profkit export' };
+}
+
+/** Whether the schema text (page 1 of the file) has a `CREATE TABLE <name> (`, in any quoting. */
+function createsTable(text: string, name: string): boolean {
+  return new RegExp(`CREATE TABLE (?:IF NOT EXISTS )?["\`\\[]?${name}["\`\\]]?\\s*\\(`, 'i').test(text);
 }

@@ -47,13 +47,20 @@ export interface PostgresScriptOptions {
 export function postgresScript(profile: Profile, options: PostgresScriptOptions = {}): { chunks: Iterable<Uint8Array>; warnings: Warning[] } {
   const tables = profileToTables(profile, { profileId: options.profileId ?? 1, name: options.name });
   const warnings: Warning[] = [];
-  let nulWarned = false;
-  const onNul = () => {
-    if (!nulWarned) {
-      nulWarned = true;
-      warnings.push({ code: 'PROFKIT_W_DM_NUL', message: 'PostgreSQL text cannot hold NUL characters; replaced them by U+FFFD' });
-    }
-  };
+  // Said up front (the script itself is produced lazily, after this function returns).
+  let nul = 0;
+  for (const t of tables) {
+    t.table.columns.forEach((c, i) => {
+      if (c.type !== 'text') return;
+      const col = t.columns[i]!;
+      for (let r = 0; r < t.rowCount; r++) {
+        const v = col[r];
+        if (typeof v === 'string' && v.includes('\u0000')) nul++;
+      }
+    });
+  }
+  if (nul > 0) warnings.push({ code: 'PROFKIT_W_DM_NUL', message: `PostgreSQL text cannot hold NUL characters: replaced them by U+FFFD in ${nul} value(s)` });
+  const onNul = () => undefined;
   const ine = options.ifNotExists ?? true;
   function* gen(): Generator<Uint8Array> {
     let buf = '-- profkit dm-export: the relational model of a profile, for PostgreSQL (psql -v ON_ERROR_STOP=1 -f FILE)\n';

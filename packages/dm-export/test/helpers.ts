@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProfileBuilder, ProfileIndex, mappingRow, resolveStack, sampleRow, type Profile } from '@profkit/core';
+import { ProfileBuilder, ProfileIndex, locationFrames, mappingRow, sampleRow, type Profile } from '@profkit/core';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '../../..');
@@ -90,17 +90,23 @@ export function syntheticProfile(n: number, seed = 1, nf = 200): Profile {
 /** The meaning of a profile, without ids: what a round trip must preserve. */
 export function meaning(p: Profile): unknown {
   const index = new ProfileIndex(p);
+  const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
   const mapping = (id: number) => {
     if (id === 0) return null;
-    const r = index.mappings.get(id);
-    const m = mappingRow(p, r);
+    const m = mappingRow(p, index.mappings.get(id));
     return { ...m, mappingId: undefined };
   };
+  // Each location's frames (function, file, lines, address, mapping, folded; not ids), as one
+  // canonical string computed once per location: the stacks are lists of these.
+  const locText = new Map<number, string>();
+  for (let r = 0; r < p.locations.location_id.length; r++) {
+    const frames = locationFrames(p, index, r).map((f) => ({ ...f, locationId: undefined, mappingId: undefined, mapping: mapping(f.mappingId) }));
+    locText.set(p.locations.location_id[r]!, JSON.stringify({ frames, folded: p.locations['.is_folded'][r] }, big));
+  }
   const samples = [];
   for (let i = 0; i < p.samples.value.length; i++) {
     const row = sampleRow(p, i);
-    const frames = resolveStack(p, i, index).map((f) => ({ ...f, locationId: undefined, mappingId: undefined, mapping: mapping(f.mappingId), folded: p.locations['.is_folded'][index.locations.get(f.locationId)] }));
-    samples.push({ values: row.values, labels: row.labels, frames, depth: row.locationIds.length });
+    samples.push({ values: row.values, labels: row.labels, stack: row.locationIds.map((id) => locText.get(id) ?? `missing location ${id}`) });
   }
   const ext: Record<string, unknown> = {};
   for (const [k, e] of Object.entries(p['.extensions'])) {

@@ -135,3 +135,16 @@ describe.skipIf(missing !== undefined)('PostgreSQL script on a real server', () 
     expect(asTuples(query(bind(sql.diff_by_function!, { base_profile_id: 1, profile_id: 2, sample_type: 'cpu' })))).toEqual(modelDiff(a, b, 'cpu'));
   });
 });
+
+describe('PostgreSQL script text', () => {
+  it('warns up front about NUL characters, which PostgreSQL text cannot hold, and replaces them', () => {
+    const p = richProfile();
+    p.functions.name[0] = 'ma\u0000in';
+    const { chunks, warnings } = postgresScript(p);
+    expect(warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DM_NUL']);
+    const text = Buffer.concat([...chunks]).toString('utf8');
+    expect(text).toContain("'ma\ufffdin'");
+    expect(text).not.toContain('\u0000');
+    expect(postgresScript(richProfile()).warnings).toEqual([]);
+  });
+});

@@ -115,7 +115,7 @@ describe.skipIf(!haveFixtures)('fetchProfile against our own server (stored gper
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     try {
-      await expect(fetchProfile(`${server.url}/pprof/profile`, { seconds: 1, signal: ac.signal, cmdline: false })).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringContaining('interrupted') });
+      await expect(fetchProfile(`${server.url}/pprof/profile`, { seconds: 1, signal: ac.signal, cmdline: false })).rejects.toMatchObject({ code: 'PROFKIT_E_ABORTED', message: expect.stringContaining('interrupted') });
     } finally {
       cpuDelayMs = 0;
     }

@@ -158,7 +158,7 @@ describe('createProfileServer', () => {
         sock.on('close', () => ok(got));
         sock.on('error', () => ok(got));
       });
-      expect(answer === '' || /^HTTP\/1\.1 (408|400)/.test(answer)).toBe(true);
+      expect(answer === '' || /^HTTP\/1\.1 408 /.test(answer)).toBe(true);
       expect(Date.now() - t0).toBeLessThan(10_000);
     } finally {
       await s.close();

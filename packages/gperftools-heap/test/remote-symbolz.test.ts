@@ -87,9 +87,9 @@ describe('symbol reply parsing', () => {
       [0x824d1cfn, 'baz qux', 2],
     ]);
   });
-  it('ignores a final line without a newline, like google/pprof', () => {
-    expect(parseSymbolReply('0x10\tmain\n0x20\tlast')).toEqual([{ address: 0x10n, name: 'main', line: 1 }]);
-    expect(parseSymbolReply('0x10\tmain\n0x20\tlast', { acceptFinalLine: true }).map((e) => e.name)).toEqual(['main', 'last']);
+  it('accepts a final line without a newline (google/pprof drops it; optional)', () => {
+    expect(parseSymbolReply('0x10\tmain\n0x20\tlast').map((e) => e.name)).toEqual(['main', 'last']);
+    expect(parseSymbolReply('0x10\tmain\n0x20\tlast', { ignoreUnterminatedLastLine: true })).toEqual([{ address: 0x10n, name: 'main', line: 1 }]);
   });
   it('reads nothing from a Kudu num_symbols answer (no newline) and finds its count', () => {
     expect(parseSymbolReply('num_symbols: 1')).toEqual([]);
@@ -196,13 +196,13 @@ async function withSymbolServer(reply: string, fn: (base: string, seen: Seen[]) 
 
 describe('symbolizeRemote', () => {
   it('POSTs the addresses to the derived URL and fills the names from the reply', async () => {
-    await withSymbolServer('0x401000\tleaf_fn\n0x402000 caller_fn\n0x404000\tnever_read', async (base, seen) => {
+    await withSymbolServer('num_symbols: 1\n0x401000\tleaf_fn\n0x402000 caller_fn\n0x404000\tlast_fn_no_newline', async (base, seen) => {
       const p = unsymbolized();
       const q = await symbolizeRemote(p, `${base}/app/pprof/heap?x=1`);
       expect(seen).toEqual([{ method: 'POST', url: '/app/pprof/symbol', contentType: 'application/octet-stream', body: '0x401000+0x402000+0x404000' }]);
       expect(resolveStack(q, 0).map((f) => f.name)).toEqual(['leaf_fn', 'caller_fn', 'already_named']);
-      // The final line had no newline: ignored, as google/pprof does.
-      expect(resolveStack(q, 1)[1]!.symbolized).toBe(false);
+      // The final line had no newline: still read.
+      expect(resolveStack(q, 1)[1]!.name).toBe('last_fn_no_newline');
     });
   });
   it('sends nothing when every location has a function', async () => {

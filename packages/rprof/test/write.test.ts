@@ -180,6 +180,9 @@ describe('adapter and registry', () => {
     expect(Buffer.concat(chunks).toString('utf8')).toBe(bytes.toString('utf8').replace('\n\n', '\n'));
     const folded = await registry.serialize(r.profile, { format: 'folded' });
     expect(new TextDecoder().decode(folded.data as Uint8Array)).toBe(writeFolded(r.profile).text);
+    const f = await registry.read(enc('main;a;b 3\nmain;a 2\n'), { fileName: 'x.folded' });
+    expect(f.format).toBe('folded');
+    expect(stacks(f.profile)).toEqual([['b@:0', 'a@:0', 'main@:0'], ['a@:0', 'main@:0']]);
     const agg = await registry.read(bytes, { fileName: 'grammar.out', options: { aggregate: true } });
     // grammar.out has no two identical stacks: nothing merges, but the memory columns are gone
     expect(agg.profile.samples.value.length).toBe(7);

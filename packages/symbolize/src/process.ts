@@ -56,12 +56,14 @@ export class LineProcess {
   }
 
   private onData(chunk: string): void {
-    let text = this.partial + chunk;
+    const all = this.partial + chunk;
+    let start = 0;
     let nl: number;
-    while ((nl = text.indexOf('\n')) >= 0) {
-      this.lines.push(text.slice(0, nl).replace(/\r$/, ''));
-      text = text.slice(nl + 1);
+    while ((nl = all.indexOf('\n', start)) >= 0) {
+      this.lines.push(all.slice(start, all.charCodeAt(nl - 1) === 13 && nl > start ? nl - 1 : nl));
+      start = nl + 1;
     }
+    let text = all.slice(start);
     if (text.length > MAX_LINE) {
       this.fail(new ProfkitError(ErrorCodes.LIMIT, `${this.command} wrote a line longer than ${MAX_LINE} bytes`, { tool: this.command, rule: 'reply line length' }));
       text = '';
@@ -194,17 +196,19 @@ export function runLines(command: string, args: string[], input: string | undefi
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       arm();
-      let text = partial + chunk;
+      const all = partial + chunk;
+      let start = 0;
       let nl: number;
-      while ((nl = text.indexOf('\n')) >= 0) {
+      while ((nl = all.indexOf('\n', start)) >= 0) {
         try {
-          onLine(text.slice(0, nl).replace(/\r$/, ''));
+          onLine(all.slice(start, all.charCodeAt(nl - 1) === 13 && nl > start ? nl - 1 : nl));
         } catch (e) {
           finish(e instanceof ProfkitError ? e : new ProfkitError('PROFKIT_E_SYMBOLIZE_TOOL', `${command}: ${(e as Error).message}`, { tool: command }));
           return;
         }
-        text = text.slice(nl + 1);
+        start = nl + 1;
       }
+      const text = all.slice(start);
       if (text.length > MAX_LINE) finish(new ProfkitError(ErrorCodes.LIMIT, `${command} wrote a line longer than ${MAX_LINE} bytes`, { tool: command, rule: 'line length' }));
       partial = text;
     });

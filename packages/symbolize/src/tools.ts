@@ -187,9 +187,11 @@ export class Addr2Line implements Symbolizer {
   }
 }
 
+/** Whether `line` is addr2line's echo of `addr` (32-bit binaries echo 8 digits: the low half). */
 function isEcho(line: string, addr: bigint): boolean {
   if (!/^0x[0-9a-fA-F]+$/.test(line)) return false;
-  return BigInt(line) === addr;
+  const v = BigInt(line);
+  return v === addr || (line.length === 10 && v === (addr & 0xffffffffn));
 }
 
 /** One addr2line (function, `file:line`) pair → frame; `undefined` when both are unknown. */

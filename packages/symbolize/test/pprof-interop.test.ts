@@ -28,18 +28,25 @@ if (!existsSync(PPROF_SRC)) console.warn(`skipping google/pprof interop: ${PPROF
 const enabled = haveGcc && haveGo && !!LIBPROFILER && existsSync(PPROF_SRC);
 
 let work = '';
-let bin = '';
-let prof = '';
 let pprofBin = '';
+/** kind → [binary, profile] */
+const runs = new Map<string, [string, string]>();
+const KINDS: [string, string[]][] = [
+  ['PIE', ['-fPIE', '-pie']],
+  ['non-PIE', ['-fno-pie', '-no-pie']],
+];
 
 beforeAll(() => {
   if (!enabled) return;
   work = tmp();
-  bin = join(work, 'busy');
-  prof = join(work, 'busy.prof');
-  compile('gcc', ['-g', '-O2', '-fPIE', '-pie', '-o', bin, join(C_DIR, 'prog.c'), '-Wl,--no-as-needed', '-lprofiler']);
-  const r = spawnSync(bin, ['40000000'], { env: { ...process.env, CPUPROFILE: prof, CPUPROFILE_FREQUENCY: '2000' }, encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`profiled run failed: ${r.stderr}`);
+  for (const [kind, flags] of KINDS) {
+    const bin = join(work, `busy-${kind}`);
+    const prof = join(work, `busy-${kind}.prof`);
+    compile('gcc', ['-g', '-O2', ...flags, '-o', bin, join(C_DIR, 'prog.c'), '-Wl,--no-as-needed', '-lprofiler']);
+    const r = spawnSync(bin, ['40000000'], { env: { ...process.env, CPUPROFILE: prof, CPUPROFILE_FREQUENCY: '2000' }, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`profiled run failed: ${r.stderr}`);
+    runs.set(kind, [bin, prof]);
+  }
   pprofBin = join(work, 'pprof');
   const b = spawnSync('go', ['build', '-o', pprofBin, 'github.com/google/pprof'], {
     env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOCACHE: process.env.GOCACHE ?? '/tmp/goref-cache', GOFLAGS: '' },
@@ -55,7 +62,7 @@ afterAll(() => {
 type Lines = [string, string, number][];
 
 /** address → lines, from pprof -raw's Locations section. */
-function pprofRaw(path: string[] | undefined): Map<bigint, Lines> {
+function pprofRaw(bin: string, prof: string, path: string[] | undefined): Map<bigint, Lines> {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: work, PPROF_TMPDIR: work };
   if (path) env.PATH = path.join(':');
   const r = spawnSync(pprofBin, ['-raw', bin, prof], { encoding: 'utf8', env, timeout: 120_000 });
@@ -94,7 +101,7 @@ function ours(p: Profile): Map<bigint, Lines> {
   return out;
 }
 
-async function symbolized(opts: SymbolizeOptions): Promise<Profile> {
+async function symbolized(bin: string, prof: string, opts: SymbolizeOptions): Promise<Profile> {
   const { profile } = readLegacy(new Uint8Array(readFileSync(prof)), { fileName: prof });
   const { profile: out, reports } = await symbolize(profile, { searchPath: [], ...opts });
   assertValid(out);
@@ -103,31 +110,35 @@ async function symbolized(opts: SymbolizeOptions): Promise<Profile> {
 }
 
 describe.skipIf(!enabled)('google/pprof agrees on a real gperftools CPU profile', () => {
-  it.skipIf(!which('llvm-symbolizer'))('llvm-symbolizer: every location has the frames pprof -raw shows', async () => {
-    const want = pprofRaw(undefined);
-    const got = ours(await symbolized({ tool: 'llvm-symbolizer' }));
-    expect(got.size).toBe(want.size);
-    expect(got).toEqual(want);
-    // the profile really exercises what we claim: inline frames and the main binary's functions
-    const all = [...got.values()];
-    expect(all.some((l) => l.length === 2 && l[0]![0] === 'inl_helper' && l[1]![0] === 'mid_fn')).toBe(true);
-    expect(all.some((l) => l.some((x) => x[0] === 'leaf_fn'))).toBe(true);
-    expect(all.some((l) => l.some((x) => x[0] === 'main'))).toBe(true);
-  });
+  for (const [kind] of KINDS) {
+    it.skipIf(!which('llvm-symbolizer'))(`${kind}, llvm-symbolizer: every location has the frames pprof -raw shows`, async () => {
+      const [bin, prof] = runs.get(kind)!;
+      const want = pprofRaw(bin, prof, undefined);
+      const got = ours(await symbolized(bin, prof, { tool: 'llvm-symbolizer' }));
+      expect(got.size).toBe(want.size);
+      expect(got).toEqual(want);
+      // the profile really exercises what we claim: inline frames and the main binary's functions
+      const all = [...got.values()];
+      expect(all.some((l) => l.length === 2 && l[0]![0] === 'inl_helper' && l[1]![0] === 'mid_fn')).toBe(true);
+      expect(all.some((l) => l.some((x) => x[0] === 'leaf_fn'))).toBe(true);
+      expect(all.some((l) => l.some((x) => x[0] === 'main'))).toBe(true);
+    });
 
-  it('addr2line: the same as pprof using addr2line', async () => {
-    // pprof without llvm-symbolizer on its PATH falls back to addr2line, as we do with --tool addr2line.
-    const dir = join(work, 'a2l-bin');
-    mkdirSync(dir, { recursive: true });
-    for (const t of ['addr2line', 'nm', 'objdump', 'c++filt']) {
-      const p = which(t);
-      if (p && !existsSync(join(dir, t))) symlinkSync(p, join(dir, t));
-    }
-    const want = pprofRaw([dir]);
-    // Deliberate difference: addr2line prints `??:?` for an unknown line; pprof keeps `??:?` as
-    // the file name (its `??:0` check misses it), we treat it as unknown (file '').
-    for (const lines of want.values()) for (const l of lines) if (l[1] === '??:?') l[1] = '';
-    const got = ours(await symbolized({ tool: 'addr2line' }));
-    expect(got).toEqual(want);
-  });
+    it(`${kind}, addr2line: the same as pprof using addr2line`, async () => {
+      const [bin, prof] = runs.get(kind)!;
+      // pprof without llvm-symbolizer on its PATH falls back to addr2line, as we do with --tool addr2line.
+      const dir = join(work, 'a2l-bin');
+      mkdirSync(dir, { recursive: true });
+      for (const t of ['addr2line', 'nm', 'objdump', 'c++filt']) {
+        const p = which(t);
+        if (p && !existsSync(join(dir, t))) symlinkSync(p, join(dir, t));
+      }
+      const want = pprofRaw(bin, prof, [dir]);
+      // Deliberate difference: addr2line prints `??:?` for an unknown line; pprof keeps `??:?` as
+      // the file name (its `??:0` check misses it), we treat it as unknown (file '').
+      for (const lines of want.values()) for (const l of lines) if (l[1] === '??:?') l[1] = '';
+      const got = ours(await symbolized(bin, prof, { tool: 'addr2line' }));
+      expect(got).toEqual(want);
+    });
+  }
 });

@@ -31,8 +31,21 @@ export const GRAPH_OPTIONS: Record<string, CommandOption> = {
 /** Reads a profile with the TTY progress bar. */
 export async function readWithProgress(ctx: CliContext, file: string): Promise<RegistryReadResult> {
   const bar = ctx.progress(`reading ${file}`);
+  // Drawn at once (on a TTY only): not every adapter reports progress.
+  bar.update(0);
   try {
     return await ctx.registry.read(file, { format: ctx.values.from as string | undefined, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+  } finally {
+    bar.done();
+  }
+}
+
+/** Runs `work` with a progress line `label` on a TTY (the report computations on large profiles take seconds). */
+export function phase<T>(ctx: CliContext, label: string, work: () => T): T {
+  const bar = ctx.progress(label);
+  bar.update(0);
+  try {
+    return work();
   } finally {
     bar.done();
   }
@@ -114,7 +127,7 @@ export const top: CliCommand = {
     const file = ctx.positionals[0]!;
     const r = await readWithProgress(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const rep = topReport(r.profile, {
+    const rep = phase(ctx, 'computing the report', () => topReport(r.profile, {
       sampleTypeIndex: t,
       by: byOf(ctx),
       cum: ctx.values.cum === true,
@@ -123,7 +136,7 @@ export const top: CliCommand = {
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
       edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
       nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 1 }),
-    });
+    }));
     if (ctx.json) {
       let sum = 0n;
       ctx.out.document('top', {

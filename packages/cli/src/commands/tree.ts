@@ -1,12 +1,12 @@
 import { treeReport, type TreeReport } from '@profkit/core';
 import type { CliCommand, CliContext } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { phase, FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
   const r = await readWithProgress(ctx, file);
   const t = sampleTypeIndexOf(ctx, r.profile);
-  const rep: TreeReport = treeReport(r.profile, {
+  const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.profile, {
     sampleTypeIndex: t,
     by: byOf(ctx),
     cum: ctx.values.cum === true,
@@ -16,7 +16,7 @@ export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: stri
     edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
     nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
     symbol,
-  });
+  }));
   if (ctx.json) {
     const g = rep.graph;
     const edge = (e: { src: number; dst: number; weight: bigint; inline: boolean }, other: number, cum: bigint) => ({

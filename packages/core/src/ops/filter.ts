@@ -4,11 +4,11 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, labelsOf, type LabelRow } from '../views.js';
 import { rebuildSamplewise, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
+import { scaleMeasurement } from './format.js';
 
 /**
- * A tag filter: a predicate on a sample's labels, or a string `key=re1,re2` (the sample has a
- * string label `key` whose value matches one of the regular expressions, searched anywhere) or
- * `re1,re2` (some string label value matches one of them).
+ * A tag filter: a predicate on a sample's labels, or a string in pprof's `-tagfocus` /
+ * `-tagignore` syntax (see `compileTagFilter`).
  */
 export type TagFilter = string | ((labels: LabelRow[]) => boolean);
 
@@ -27,12 +27,70 @@ export interface FilterOptions {
   tagIgnore?: TagFilter;
 }
 
-function compileTagFilter(f: TagFilter, option: string): (labels: LabelRow[]) => boolean {
-  if (typeof f === 'function') return f;
-  const eq = f.indexOf('=');
-  const key = eq >= 0 ? f.slice(0, eq) : undefined;
-  const res = (eq >= 0 ? f.slice(eq + 1) : f).split(',').map((s) => compilePattern(s, option));
-  return (labels) => labels.some((l) => l.str !== undefined && (key === undefined || l.key === key) && res.some((re) => re.test(l.str!)));
+/**
+ * pprof `Profile.NumLabelUnits`: per numeric label key, the first unit seen in the profile; keys
+ * never given a unit get `bytes` (`alignment`, `request`) or their own name.
+ */
+export function numLabelUnits(p: Profile): Map<string, string> {
+  const t = p['.labels'];
+  const units = new Map<string, string>();
+  const keys = new Set<string>();
+  for (let j = 0; j < t.key.length; j++) {
+    if (!t.is_num[j]) continue;
+    keys.add(t.key[j]!);
+    if (t.num_unit[j] !== '' && !units.has(t.key[j]!)) units.set(t.key[j]!, t.num_unit[j]!);
+  }
+  for (const k of keys) if (!units.has(k)) units.set(k, k === 'alignment' || k === 'request' ? 'bytes' : k);
+  return units;
+}
+
+/**
+ * pprof's numeric tag range (`parseTagFilterRange`): `32kb` (equal), `:64kb` (at most), `4mb:`
+ * (at least), `12kb:64mb` (between, inclusive), values compared after unit scaling; undefined
+ * when `filter` is not a range.
+ */
+function parseTagFilterRange(filter: string): ((v: bigint, unit: string) => boolean) | undefined {
+  const ranges = [...filter.matchAll(/([+-]?[0-9]+)([A-Za-z]+)?/g)].slice(0, 2);
+  if (ranges.length === 0) return undefined;
+  const [sv1, unit] = scaleMeasurement(Number(ranges[0]![1]), ranges[0]![2] ?? '', ranges[0]![2] ?? '');
+  const scaled = (v: bigint, u: string) => scaleMeasurement(Number(v), u, unit);
+  const m0 = ranges[0]![0];
+  if (ranges.length === 1) {
+    if (filter === m0) return (v, u) => { const [x, xu] = scaled(v, u); return xu === unit && x === sv1; };
+    if (filter === m0 + ':') return (v, u) => { const [x, xu] = scaled(v, u); return xu === unit && x >= sv1; };
+    if (filter === ':' + m0) return (v, u) => { const [x, xu] = scaled(v, u); return xu === unit && x <= sv1; };
+    return undefined;
+  }
+  if (filter !== m0 + ':' + ranges[1]![0]) return undefined;
+  const [sv2, unit2] = scaleMeasurement(Number(ranges[1]![1]), ranges[1]![2] ?? '', unit);
+  if (unit2 !== unit) return undefined;
+  return (v, u) => { const [x, xu] = scaled(v, u); return xu === unit && x >= sv1 && x <= sv2; };
+}
+
+/**
+ * pprof's `compileTagFilter` for `-tagfocus`/`-tagignore` strings:
+ * - `key=value` restricts the test to label `key`, plain `value` tests all labels;
+ * - a numeric range value (`32kb`, `:64kb`, `4mb:`, `12kb:64mb`) tests numeric labels, in the
+ *   key's unit (`numLabelUnits`);
+ * - otherwise `value` is a comma-separated list of regular expressions (searched anywhere): with
+ *   a key, some value of that key must match one of them; without a key, every expression must
+ *   match some `key:value` string label.
+ */
+export function compileTagFilter(filter: TagFilter, option: string, units: Map<string, string>): (labels: LabelRow[]) => boolean {
+  if (typeof filter === 'function') return filter;
+  const eq = filter.indexOf('=');
+  const wantKey = eq >= 0 ? filter.slice(0, eq) : '';
+  const value = eq >= 0 ? filter.slice(eq + 1) : filter;
+  const range = parseTagFilterRange(value);
+  if (range) {
+    const match = (l: LabelRow) => l.num !== undefined && range(l.num, units.get(l.key) ?? '');
+    return wantKey === '' ? (labels) => labels.some(match) : (labels) => labels.some((l) => l.key === wantKey && match(l));
+  }
+  const res = value.split(',').map((s) => compilePattern(s, option));
+  if (wantKey === '') {
+    return (labels) => res.every((re) => labels.some((l) => l.str !== undefined && re.test(l.key + ':' + l.str)));
+  }
+  return (labels) => labels.some((l) => l.key === wantKey && l.str !== undefined && res.some((re) => re.test(l.str!)));
 }
 
 /**
@@ -55,8 +113,9 @@ export function filterSamples(p: Profile, options: FilterOptions): Profile {
   const ignore = options.ignore === undefined ? undefined : compilePattern(options.ignore, 'ignore');
   const hide = options.hide === undefined ? undefined : compilePattern(options.hide, 'hide');
   const show = options.show === undefined ? undefined : compilePattern(options.show, 'show');
-  const tagFocus = options.tagFocus === undefined ? undefined : compileTagFilter(options.tagFocus, 'tagFocus');
-  const tagIgnore = options.tagIgnore === undefined ? undefined : compileTagFilter(options.tagIgnore, 'tagIgnore');
+  const units = options.tagFocus !== undefined || options.tagIgnore !== undefined ? numLabelUnits(p) : new Map<string, string>();
+  const tagFocus = options.tagFocus === undefined || options.tagFocus === '' ? undefined : compileTagFilter(options.tagFocus, 'tagFocus', units);
+  const tagIgnore = options.tagIgnore === undefined || options.tagIgnore === '' ? undefined : compileTagFilter(options.tagIgnore, 'tagIgnore', units);
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
   const f = p.functions;

@@ -5,7 +5,7 @@ export { aggregateStacks, aggregateBy, type Granularity, type AggregateOptions }
 export { scale, scaleValue, normalize } from './scale.js';
 export { diff, setLabel, DIFF_BASE_LABEL, type DiffOptions } from './diff.js';
 export { prune, pruneFrom, removeUninteresting, simplifyFunctionName, type PruneOptions } from './prune.js';
-export { filterSamples, type FilterOptions, type TagFilter } from './filter.js';
+export { filterSamples, compileTagFilter, numLabelUnits, type FilterOptions, type TagFilter } from './filter.js';
 export { selectSampleTypes } from './select.js';
 export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';
 export { formatValue, formatPercentage, scaleMeasurement } from './format.js';

@@ -9,7 +9,6 @@
 
 import { ProfileBuilder, type LabelInput } from '../builder.js';
 import { GrowableUint32, takeRows } from '../columns.js';
-import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
 
@@ -429,9 +428,4 @@ export function rebuildSamplewise(
     rb.addSample(0, i, rb.stack(0, rows), vals, labelsFor ? labelsFor(i) : labelInputs(p, i));
   }
   return rb.build();
-}
-
-/** Throws a usage error. */
-export function usage(message: string, rule: string): never {
-  throw new ProfkitError(ErrorCodes.USAGE, message, { rule });
 }

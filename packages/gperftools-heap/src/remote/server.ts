@@ -57,6 +57,8 @@ export interface ProfileServerOptions {
   headersTimeoutMs?: number;
   /** Time to receive the whole request, ms (default 30000). */
   requestTimeoutMs?: number;
+  /** Longest time without progress while sending an answer, ms (default 30000; then the connection is cut). */
+  responseTimeoutMs?: number;
   /** Called for every answered request (for logs). */
   onRequest?: (info: { method: string; path: string; status: number; ms: number }) => void;
   /** Called with warnings of the writers (information the legacy formats cannot hold). */
@@ -118,6 +120,7 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const maxConcurrent = options.maxConcurrent ?? 16;
   const maxSeconds = options.maxSeconds ?? 3600;
+  const responseTimeoutMs = options.responseTimeoutMs ?? 30_000;
   const program = options.program ?? 'profkit';
   const symbols = new SymbolTable();
   const symbolized = new WeakSet<Profile>();
@@ -127,6 +130,7 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
     symbols.add(p);
   };
   for (const p of options.symbolProfiles ?? []) addSymbols(p);
+  const encoded = new WeakMap<Profile, Map<ProfileKind, { type: string; data: Uint8Array }>>();
   const closing = new AbortController();
   let active = 0;
 
@@ -169,6 +173,12 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
       const bytes = await options.encodePprof(p);
       return send(res, 200, 'application/octet-stream', bytes, method === 'HEAD', { 'content-disposition': `attachment; filename="${service}"` });
     }
+    // Profiles are plain immutable data: a profile served again (stored ones always are) is not
+    // serialized again.
+    let perProfile = encoded.get(p);
+    if (!perProfile) encoded.set(p, (perProfile = new Map()));
+    const cached = perProfile.get(kind);
+    if (cached) return send(res, 200, cached.type, cached.data, method === 'HEAD');
     let out: { data: string | Uint8Array; warnings: Warning[]; type: string };
     if (kind === 'profile') {
       const r = writeCpuProfile(p);
@@ -181,7 +191,9 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
       out = { data: r.text, warnings: r.warnings, type: 'text/plain' };
     }
     if (out.warnings.length > 0) options.onWarnings?.(path, out.warnings);
-    return send(res, 200, out.type, out.data, method === 'HEAD');
+    const data = typeof out.data === 'string' ? Buffer.from(out.data, 'utf8') : out.data;
+    perProfile.set(kind, { type: out.type, data });
+    return send(res, 200, out.type, data, method === 'HEAD');
   };
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
@@ -205,12 +217,18 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
       done();
       return;
     }
+    // A request counts against maxConcurrent until its handler settled and its response was
+    // delivered (or the connection closed): clients that do not read their answer count too.
     active++;
-    const ac = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) ac.abort();
+    let holds = 2;
+    const release = () => {
+      if (--holds === 0) active--;
     };
-    res.on('close', onClose);
+    const ac = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) ac.abort();
+      release();
+    });
     const signal = AbortSignal.any([ac.signal, closing.signal]);
     handle(req, res, signal)
       .catch((e: unknown) => {
@@ -224,13 +242,16 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
         } else send(res, 500, 'text/plain', `internal error: ${e instanceof Error ? e.message : String(e)}\n`);
       })
       .finally(() => {
-        active--;
-        res.off('close', onClose);
+        // The answer is queued; a client that stops reading it is cut after responseTimeoutMs.
+        if (!res.writableFinished && !res.destroyed) res.setTimeout(responseTimeoutMs, () => res.destroy());
+        release();
         done();
       });
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
 

@@ -78,17 +78,17 @@ export interface SymbolReplyEntry {
 }
 
 /**
- * Parses a symbol reply like google/pprof: each newline-terminated line matching
- * `0x<hex><whitespace><name>` (TAB or spaces) gives a name; other lines are ignored. A final line
- * without a newline is ignored too (google/pprof's reader stops at EOF without a newline), so a
- * bare `num_symbols: 1` (Kudu's GET answer) yields nothing. With `acceptFinalLine` the last
- * unterminated line counts too (gperftools' Perl client did).
+ * Parses a symbol reply: each line matching `0x<hex><whitespace><name>` (TAB as gperftools and
+ * Kudu write, or spaces as Go's net/http/pprof writes) gives a name; other lines (`num_symbols:`,
+ * `---`, `binary=`) are ignored. Unlike google/pprof, a final line without a newline counts too
+ * (servers that omit the last newline lose no symbol); `ignoreUnterminatedLastLine` restores
+ * google/pprof's behaviour. A bare `num_symbols: 1` (Kudu's GET answer) yields nothing.
  */
-export function parseSymbolReply(text: string, options: { acceptFinalLine?: boolean } = {}): SymbolReplyEntry[] {
+export function parseSymbolReply(text: string, options: { ignoreUnterminatedLastLine?: boolean } = {}): SymbolReplyEntry[] {
   const out: SymbolReplyEntry[] = [];
   const lines = text.split('\n');
   const last = lines.pop() ?? '';
-  if (options.acceptFinalLine && last !== '') lines.push(last);
+  if (!options.ignoreUnterminatedLastLine && last !== '') lines.push(last);
   const re = /^\s*0[xX]([0-9a-fA-F]+)\s+(.*?)\r?$/;
   lines.forEach((l, i) => {
     const m = re.exec(l);
@@ -293,7 +293,7 @@ async function requestOnce(url: string, o: HttpRequestOptions, deadline: number)
       () => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${url}: no complete answer within ${(o.timeoutMs / 1000).toFixed(1)} s`, { url, option: 'timeout', rule: 'fetch deadline' })),
       remaining,
     );
-    const onAbort = () => finish(new ProfkitError(ErrorCodes.NETWORK, `${url}: interrupted`, { url, rule: 'aborted by the caller' }));
+    const onAbort = () => finish(new ProfkitError('PROFKIT_E_ABORTED', `${url}: interrupted`, { url, rule: 'aborted by the caller' }));
     if (o.signal?.aborted) {
       queueMicrotask(onAbort);
     } else o.signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,0 +1,53 @@
+/**
+ * Resource limits of readers, as options with safe defaults. `DEFAULT_LIMITS` (io.ts) bounds the
+ * bytes read and inflated; `READ_LIMITS` adds the limits that readers enforce while parsing.
+ * Every limit is raised by passing the option of the same name in `ReadOptions.limits` (the
+ * registry passes `RegistryReadOptions.limits` through unchanged); exceeding one is a
+ * `PROFKIT_E_LIMIT` error whose `detail.option` and message name that option.
+ */
+
+import { ErrorCodes, ProfkitError, type ErrorDetail } from './errors.js';
+import { DEFAULT_LIMITS, type Limits } from './io.js';
+
+export const READ_LIMITS = {
+  ...DEFAULT_LIMITS,
+  /** Frames (locations) in one stack or sample (`maxFramesPerStack`). */
+  maxFramesPerStack: 1_000_000,
+  /** Bytes of one string: a function or file name, a text line, a string-table entry (`maxStringLength`). */
+  maxStringLength: 64 * 1024 * 1024,
+  /** Samples (stack records) in one profile (`maxSamples`). */
+  maxSamples: 100_000_000,
+} as const;
+
+export type LimitName = keyof typeof READ_LIMITS;
+
+/** All limits a reader honours; unknown adapter-specific limits ride along as numbers. */
+export interface ReadLimits extends Limits {
+  maxFramesPerStack?: number;
+  maxStringLength?: number;
+  maxSamples?: number;
+}
+
+type AnyLimits = (ReadLimits & Record<string, number | undefined>) | undefined;
+
+/** The effective value of a limit: the option when given (a positive number), else the default. */
+export function limitValue(limits: AnyLimits, name: LimitName): number {
+  const v = limits?.[name];
+  return typeof v === 'number' && v > 0 ? v : READ_LIMITS[name];
+}
+
+/** The `PROFKIT_E_LIMIT` error for `name`, saying how to raise it. */
+export function limitError(name: string, what: string, max: number, detail: ErrorDetail = {}): ProfkitError {
+  return new ProfkitError(ErrorCodes.LIMIT, `${what} exceeds the limit of ${max} (raise it with the option limits.${name})`, {
+    rule: `${name} limit`,
+    ...detail,
+    option: name,
+    limit: max,
+  });
+}
+
+/** Throws the `PROFKIT_E_LIMIT` error of `name` when `value` is above the effective limit. */
+export function checkLimit(limits: AnyLimits, name: LimitName, value: number, what: string, detail: ErrorDetail = {}): void {
+  const max = limitValue(limits, name);
+  if (value > max) throw limitError(name, `${what} (${value})`, max, detail);
+}

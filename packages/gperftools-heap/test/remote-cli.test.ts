@@ -1,0 +1,88 @@
+/** End to end through the CLI: `profkit serve` in one process, `profkit fetch` in another. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readLegacy } from '../src/index.js';
+import { pprofTestdata, repoRoot } from './helpers.js';
+import { fixtureProfile, haveFixtures, stacksByMeaning } from './remote-helpers.js';
+
+const bin = join(repoRoot, 'packages/cli/dist/bin.js');
+const haveCli = existsSync(bin);
+if (!haveCli) console.warn(`remote CLI tests: ${bin} is not built; skipped`);
+const config = join(repoRoot, 'profkit.config.json');
+
+function runCli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    const child = spawn(process.execPath, [bin, '--config', config, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(t);
+      ok({ code, stdout, stderr });
+    });
+  });
+}
+
+describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-remote-cli-'));
+  let serve: ChildProcess;
+  let base = '';
+  let serveErr = '';
+  let exited: Promise<number | null>;
+  beforeAll(async () => {
+    serve = spawn(process.execPath, [bin, '--config', config, 'serve', join(pprofTestdata, 'cppbench.heap'), join(pprofTestdata, 'cppbench.contention'), '--program', '/bin/cppbench'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    serve.stderr!.on('data', (d) => (serveErr += d));
+    exited = new Promise((ok) => serve.on('exit', (c) => ok(c)));
+    base = await new Promise<string>((ok, fail) => {
+      let out = '';
+      serve.stdout!.on('data', (d) => {
+        out += d;
+        const m = /serving on (http:\/\/\S+)/.exec(out);
+        if (m) ok(m[1]!);
+      });
+      serve.on('exit', (c) => fail(new Error(`profkit serve exited with ${c}: ${serveErr}`)));
+    });
+  });
+  afterAll(() => {
+    if (serve.exitCode === null) serve.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fetches the served heap into a file with the same stacks and values', async () => {
+    const out = join(dir, 'fetched.heap');
+    const r = await runCli(['fetch', `${base}/pprof/heap`, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('(program /bin/cppbench)');
+    const back = readLegacy(new Uint8Array(readFileSync(out))).profile;
+    expect(stacksByMeaning(back)).toEqual(stacksByMeaning(fixtureProfile('cppbench.heap')));
+  });
+
+  it('exits 5 (network) for a route the server does not have, naming the status', async () => {
+    const r = await runCli(['fetch', `${base}/pprof/growth`, '-o', join(dir, 'g.heap')]);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('404');
+    expect(r.stderr).toContain('PROFKIT_E_NETWORK');
+  });
+
+  it('exits 2 on bad options', async () => {
+    const r = await runCli(['fetch', `${base}/pprof/heap`, '--symbolize', 'local']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--symbolize must be remote or none');
+  });
+
+  it('stops cleanly on SIGINT', async () => {
+    serve.kill('SIGINT');
+    const t0 = Date.now();
+    const code = await exited;
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(code === 0 || code === 130).toBe(true);
+    expect(serveErr).toContain('server stopped');
+  });
+});

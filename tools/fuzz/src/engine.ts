@@ -1,0 +1,262 @@
+/**
+ * The fuzzing loop. The parent process owns the corpus and the watchdog; a forked child
+ * (`child.ts`) executes inputs one at a time. An input that crashes (untyped exception, limit
+ * error without its option, heap growth beyond the bound), hangs past the per-input timeout
+ * (the child is SIGKILLed and restarted) or kills the child (native crash, out of memory) is
+ * saved to the crashers directory with a JSON description.
+ *
+ * Guidance: every outcome has a feature (`PROFKIT_E_CODE@file:line` of the throw site, or the
+ * shape of a successful profile and its warning codes); inputs reaching a feature not seen
+ * before join the corpus, so the corpus keeps inputs that reach new error codes and paths.
+ */
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildReply, ChildRequest } from './child.js';
+import { mutate, rng } from './mutate.js';
+import { specialInputs } from './special.js';
+import type { TargetName } from './targets.js';
+
+export interface FuzzOptions {
+  target: TargetName;
+  /** Mutation executions (after seeds and special inputs). */
+  execs: number;
+  /** Stop after this many seconds even if `execs` are not done. */
+  maxSeconds?: number;
+  seed?: number;
+  /** Per-input watchdog. */
+  timeoutMs?: number;
+  /** Where crashers go (`<dir>/<target>/`); none saved when undefined. */
+  crashDir?: string;
+  /** Largest mutated input. */
+  maxLen?: number;
+  /** Run the generated special inputs first (default true). */
+  special?: boolean;
+  /** Heap limit of the child, MiB. */
+  childHeapMiB?: number;
+  /** Called every ~second with progress. */
+  onProgress?: (s: FuzzStats) => void;
+}
+
+export interface Crash {
+  kind: 'exception' | 'memory' | 'untyped-limit' | 'timeout' | 'died';
+  feature: string;
+  message: string;
+  input: string;
+  file?: string;
+  size: number;
+  stack?: string;
+}
+
+export interface FuzzStats {
+  target: TargetName;
+  execs: number;
+  seeds: number;
+  specials: number;
+  seconds: number;
+  execsPerSecond: number;
+  corpus: number;
+  features: number;
+  /** Outcome counts by error code (`ok` for profiles). */
+  outcomes: Record<string, number>;
+  crashes: Crash[];
+  /** Largest single-input heap growth seen (bytes) and the child's peak RSS (bytes). */
+  maxGrowth: number;
+  peakRss: number;
+  slowestMs: number;
+  restarts: number;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The compiled child (works from both src/ under vitest and dist/). */
+const CHILD = resolve(here, '../dist/child.js');
+
+class Executor {
+  private child: ChildProcess | undefined;
+  private pending: { resolve: (r: ChildReply | { type: 'died'; message: string }) => void } | undefined;
+  restarts = 0;
+
+  constructor(private readonly target: TargetName, private readonly heapMiB: number) {}
+
+  async start(): Promise<{ name: string; bytes: Uint8Array }[]> {
+    if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: build tools/fuzz first (npx tsc -b tools/fuzz)`);
+    const child = fork(CHILD, [], { serialization: 'advanced', execArgv: [`--max-old-space-size=${this.heapMiB}`], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    this.child = child;
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    child.on('message', (m: ChildReply) => {
+      const p = this.pending;
+      this.pending = undefined;
+      p?.resolve(m);
+    });
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      const p = this.pending;
+      this.pending = undefined;
+      p?.resolve({ type: 'died', message: `executor exited (code ${code}, signal ${signal}): ${stderr.trim().split('\n').slice(-6).join(' | ')}` });
+    });
+    const r = await this.request({ type: 'init', target: this.target }, 120_000);
+    if (r.type === 'ready') return r.seeds.map((s) => ({ name: s.name, bytes: new Uint8Array(s.bytes) }));
+    throw new Error(`fuzz target ${this.target} failed to start: ${'message' in r ? r.message : r.type}`);
+  }
+
+  request(m: ChildRequest, timeoutMs: number): Promise<ChildReply | { type: 'died'; message: string } | { type: 'timeout' }> {
+    return new Promise((ok) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        this.kill();
+        ok({ type: 'timeout' });
+      }, timeoutMs);
+      this.pending = {
+        resolve: (r) => {
+          clearTimeout(timer);
+          ok(r);
+        },
+      };
+      if (!this.child?.connected) {
+        this.pending.resolve({ type: 'died', message: 'executor not running' });
+        return;
+      }
+      this.child.send(m);
+    });
+  }
+
+  kill(): void {
+    const c = this.child;
+    this.child = undefined;
+    if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+
+  async restart(): Promise<void> {
+    this.kill();
+    this.restarts++;
+    await this.start();
+  }
+
+  close(): void {
+    const c = this.child;
+    this.child = undefined;
+    if (c?.connected) c.disconnect();
+    setTimeout(() => c && c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'), 2000).unref();
+  }
+}
+
+const sha1 = (b: Uint8Array) => createHash('sha1').update(b).digest('hex');
+
+export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
+  const r = rng(options.seed ?? 1);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxLen = options.maxLen ?? 256 * 1024;
+  const exec = new Executor(options.target, options.childHeapMiB ?? 1536);
+  const t0 = performance.now();
+  const stats: FuzzStats = {
+    target: options.target,
+    execs: 0,
+    seeds: 0,
+    specials: 0,
+    seconds: 0,
+    execsPerSecond: 0,
+    corpus: 0,
+    features: 0,
+    outcomes: {},
+    crashes: [],
+    maxGrowth: 0,
+    peakRss: 0,
+    slowestMs: 0,
+    restarts: 0,
+  };
+  const features = new Set<string>();
+  const crashFeatures = new Set<string>();
+  const corpus: Uint8Array[] = [];
+  let nextId = 1;
+
+  const saveCrash = (c: Crash, bytes: Uint8Array) => {
+    if (crashFeatures.has(c.kind + c.feature)) return;
+    crashFeatures.add(c.kind + c.feature);
+    if (options.crashDir) {
+      const dir = join(options.crashDir, options.target);
+      mkdirSync(dir, { recursive: true });
+      const base = join(dir, `${c.kind}-${sha1(bytes).slice(0, 16)}`);
+      writeFileSync(`${base}.bin`, bytes);
+      writeFileSync(`${base}.json`, JSON.stringify({ ...c, target: options.target }, null, 2));
+      c.file = `${base}.bin`;
+    }
+    stats.crashes.push(c);
+  };
+
+  const run = async (bytes: Uint8Array, label: string): Promise<void> => {
+    const id = nextId++;
+    const reply = await exec.request({ type: 'exec', id, bytes }, timeoutMs);
+    if (reply.type === 'timeout' || reply.type === 'died') {
+      const kind = reply.type === 'timeout' ? 'timeout' : 'died';
+      const message = reply.type === 'timeout' ? `no result within ${timeoutMs} ms` : reply.message;
+      saveCrash({ kind, feature: `${kind}:${label.split(':')[0]}`, message, input: label, size: bytes.length }, bytes);
+      stats.outcomes[kind] = (stats.outcomes[kind] ?? 0) + 1;
+      await exec.restart();
+      return;
+    }
+    if (reply.type !== 'result') throw new Error(`unexpected reply ${reply.type}`);
+    stats.maxGrowth = Math.max(stats.maxGrowth, reply.growth);
+    stats.peakRss = Math.max(stats.peakRss, reply.rss);
+    stats.slowestMs = Math.max(stats.slowestMs, reply.ms);
+    const outcome = reply.ok ? reply.feature.split('@')[0]!.split(':')[0]! : reply.kind;
+    stats.outcomes[outcome] = (stats.outcomes[outcome] ?? 0) + 1;
+    if (!reply.ok) {
+      saveCrash({ kind: reply.kind, feature: reply.feature, message: reply.message, input: label, size: bytes.length, stack: reply.stack }, bytes);
+      return;
+    }
+    if (!features.has(reply.feature)) {
+      features.add(reply.feature);
+      if (bytes.length <= maxLen) {
+        if (corpus.length >= 4000) corpus[Math.floor(r() * corpus.length)] = bytes;
+        else corpus.push(bytes);
+      }
+    }
+  };
+
+  let lastReport = performance.now();
+  try {
+    const seeds = await exec.start();
+    stats.seeds = seeds.length;
+    for (const s of seeds) {
+      await run(s.bytes, `seed:${s.name}`);
+      if (!corpus.includes(s.bytes) && s.bytes.length <= maxLen) corpus.push(s.bytes);
+    }
+    if (options.special !== false) {
+      const specials = specialInputs(options.target, seeds.map((s) => s.bytes));
+      stats.specials = specials.length;
+      for (const s of specials) await run(s.bytes, `special:${s.name}`);
+    }
+    if (corpus.length === 0) corpus.push(new Uint8Array(0));
+    const deadline = options.maxSeconds === undefined ? Infinity : t0 + options.maxSeconds * 1000;
+    while (stats.execs < options.execs && performance.now() < deadline) {
+      // Favour recent corpus entries (they reached new features) half of the time.
+      const pick = r() < 0.5 ? corpus.length - 1 - Math.floor(r() * Math.min(corpus.length, 32)) : Math.floor(r() * corpus.length);
+      const input = mutate(corpus[pick]!, r, corpus, maxLen);
+      await run(input, `mutation:${stats.execs}`);
+      stats.execs++;
+      if (options.onProgress && performance.now() - lastReport > 1000) {
+        lastReport = performance.now();
+        finish(stats, t0, corpus.length, features.size, exec.restarts);
+        options.onProgress(stats);
+      }
+    }
+  } finally {
+    exec.close();
+  }
+  return finish(stats, t0, corpus.length, features.size, exec.restarts);
+}
+
+function finish(stats: FuzzStats, t0: number, corpus: number, features: number, restarts: number): FuzzStats {
+  stats.seconds = (performance.now() - t0) / 1000;
+  stats.execsPerSecond = stats.execs / Math.max(stats.seconds, 1e-9);
+  stats.corpus = corpus;
+  stats.features = features;
+  stats.restarts = restarts;
+  return stats;
+}

@@ -1,0 +1,172 @@
+/**
+ * Generated hostile inputs, run before the mutation loop of every target: length-prefix bombs
+ * (lengths and counts far beyond the input), gzip bombs (tiny input, huge output), stacks that
+ * claim or carry a huge number of frames, huge strings, huge sample counts, and deeply nested
+ * messages. Each must end in a typed error (or a profile) within the time and memory bounds.
+ */
+
+import { constants as zc, deflateRawSync, gzipSync } from 'node:zlib';
+import { varint } from './mutate.js';
+import type { TargetName } from './targets.js';
+
+export interface SpecialInput {
+  name: string;
+  bytes: Uint8Array;
+}
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+function concat(parts: ArrayLike<number>[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p as ArrayLike<number>, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/**
+ * A gzip member whose payload is `prefix` followed by `total` bytes of `fill`, built by
+ * compressing one block and repeating the compressed block (stored as a raw deflate stream with
+ * a full flush after each block), so building a 1 GiB bomb costs a few kilobytes of work.
+ */
+export function gzipBomb(prefix: Uint8Array, fill: number, total: number): Uint8Array {
+  const block = new Uint8Array(1 << 20).fill(fill);
+  const head = deflateRawSync(prefix, { finishFlush: zc.Z_FULL_FLUSH });
+  const body = deflateRawSync(block, { finishFlush: zc.Z_FULL_FLUSH });
+  const end = deflateRawSync(new Uint8Array(0)); // final empty block
+  const n = Math.ceil(total / block.length);
+  const parts: Uint8Array[] = [Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff), head];
+  for (let i = 0; i < n; i++) parts.push(body);
+  parts.push(end);
+  // CRC32 and size trailer: a wrong CRC is fine, readers must stop at the size limit first.
+  parts.push(new Uint8Array(8));
+  return concat(parts);
+}
+
+/** `tag` of protobuf field `field` with wire type `wt`. */
+const tag = (field: number, wt: number) => varint(BigInt((field << 3) | wt));
+
+/** Length-prefix bombs derived from a binary seed: every aligned 32-bit word of the head set to huge values. */
+export function lengthBombs(seed: Uint8Array, name: string, maxWords = 24): SpecialInput[] {
+  const out: SpecialInput[] = [];
+  for (let off = 0; off + 4 <= seed.length && off / 4 < maxWords; off += 4) {
+    for (const v of [0xffffffff, 0x7fffffff]) {
+      const b = seed.slice();
+      new DataView(b.buffer).setUint32(off, v, true);
+      out.push({ name: `${name}: u32 @${off} = ${v.toString(16)}`, bytes: b });
+    }
+  }
+  return out;
+}
+
+export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] = []): SpecialInput[] {
+  const out: SpecialInput[] = [];
+  const FRAMES = 150_000; // above the fuzzer's maxFramesPerStack (100k)
+  const BIG_STRING = 2 * 1024 * 1024; // above the fuzzer's maxStringLength (1 MiB)
+  const SAMPLES = 1_100_000; // above the fuzzer's maxSamples (1M)
+  const GZIP_OUT = 1024 * 1024 * 1024; // 1 GiB of output from ~1 MiB of input
+  switch (target) {
+    case 'rprof': {
+      const head = 'sample.interval=20000\n';
+      out.push({ name: 'rprof: 150k-frame stack', bytes: enc(head + '"f" '.repeat(FRAMES) + '\n') });
+      out.push({ name: 'rprof: 2 MiB function name', bytes: enc(head + `"${'a'.repeat(BIG_STRING)}" \n`) });
+      out.push({ name: 'rprof: 1.1M samples', bytes: enc(head + '"f" \n'.repeat(SAMPLES)) });
+      out.push({ name: 'rprof: gzip bomb of samples', bytes: gzipBomb(enc(head), 0x0a, GZIP_OUT) });
+      out.push({ name: 'rprof: 1M #File lines', bytes: enc(head + Array.from({ length: 200_000 }, (_, i) => `#File ${i + 1}: f${i}.R\n`).join('')) });
+      out.push({ name: 'rprof: srcref to file 4294967296', bytes: enc('line profiling: sample.interval=20000\n"f" 4294967296#1 \n') });
+      break;
+    }
+    case 'folded':
+      out.push({ name: 'folded: 150k-frame stack', bytes: enc('f;'.repeat(FRAMES) + 'g 1\n') });
+      out.push({ name: 'folded: 2 MiB frame', bytes: enc('a'.repeat(BIG_STRING) + ' 1\n') });
+      out.push({ name: 'folded: 1.1M samples', bytes: enc(Array.from({ length: SAMPLES }, (_, i) => `f${i % 1000} 1\n`).join('')) });
+      out.push({ name: 'folded: count 2^70', bytes: enc('f 1180591620717411303424\n') });
+      break;
+    case 'pprof': {
+      // sample { location_id: [1 x 150k] } (packed), location { id: 1 }
+      const packed = new Uint8Array(FRAMES).fill(1);
+      const sample = concat([tag(1, 2), varint(BigInt(packed.length)), packed]);
+      const loc = concat([tag(4, 2), [2], tag(1, 0), [1]]);
+      out.push({ name: 'pprof: 150k-frame sample', bytes: concat([tag(2, 2), varint(BigInt(sample.length)), sample, loc]) });
+      // location_id claiming 2^62 bytes
+      out.push({ name: 'pprof: length prefix 2^62', bytes: concat([tag(2, 2), varint(1n << 62n), [1, 2, 3]]) });
+      out.push({ name: 'pprof: length prefix 2^64-1', bytes: concat([tag(6, 2), varint((1n << 64n) - 1n), [0x61]]) });
+      // string_table entry of 2 MiB
+      out.push({ name: 'pprof: 2 MiB string', bytes: concat([tag(6, 2), [0], tag(6, 2), varint(BigInt(BIG_STRING)), new Uint8Array(BIG_STRING).fill(0x61)]) });
+      // 1.1M empty samples
+      const empty = concat([tag(2, 2), [0]]);
+      const many = new Uint8Array(empty.length * SAMPLES);
+      for (let i = 0; i < SAMPLES; i++) many.set(empty, i * empty.length);
+      out.push({ name: 'pprof: 1.1M samples', bytes: many });
+      // deeply nested groups of an unknown field (start-group tags 500k deep)
+      const start = tag(100, 3);
+      const deep = new Uint8Array(start.length * 500_000);
+      for (let i = 0; i < 500_000; i++) deep.set(start, i * start.length);
+      out.push({ name: 'pprof: 500k nested groups', bytes: deep });
+      // unknown length-delimited field nested 100k deep
+      let nested: Uint8Array = new Uint8Array(0);
+      for (let i = 0; i < 2000; i++) nested = concat([tag(100, 2), varint(BigInt(nested.length)), nested]);
+      out.push({ name: 'pprof: nested unknown messages', bytes: nested });
+      out.push({ name: 'pprof: gzip bomb', bytes: gzipBomb(new Uint8Array(0), 0, GZIP_OUT) });
+      out.push({ name: 'pprof: gzip of gzip', bytes: gzipSync(gzipSync(many)) });
+      break;
+    }
+    case 'gperftools-heap': {
+      const head = 'heap profile:    1:   262144 [     1:   262144] @ heapprofile\n';
+      out.push({ name: 'heap: 150k-frame stack', bytes: enc(head + '     1:   262144 [     1:   262144] @' + ' 0x1'.repeat(FRAMES) + '\n') });
+      out.push({ name: 'heap: 1.1M records', bytes: enc(head + '     1:   64 [     1:   64] @ 0x1\n'.repeat(SAMPLES)) });
+      out.push({ name: 'heap: huge counts', bytes: enc(head + '99999999999999999999999: 18446744073709551616 [ 1: 1] @ 0x1\n') });
+      out.push({ name: 'heap: 2 MiB maps line', bytes: enc(head + '1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n00400000-00452000 r-xp 00000000 08:02 1 /' + 'a'.repeat(BIG_STRING) + '\n') });
+      out.push({ name: 'heap: gzip bomb', bytes: gzipBomb(enc(head), 0x20, GZIP_OUT) });
+      break;
+    }
+    case 'gperftools-cpu': {
+      // header: 0, 3, 0, period 10000, 0; record: count 1, depth 0x7fffffff (a "billion-frame" stack)
+      const w = (...v: number[]) => {
+        const b = new Uint8Array(v.length * 8);
+        const dv = new DataView(b.buffer);
+        v.forEach((x, i) => dv.setBigUint64(i * 8, BigInt(x), true));
+        return b;
+      };
+      out.push({ name: 'cpu: depth 2^31-1', bytes: concat([w(0, 3, 0, 10000, 0), w(1, 0x7fffffff, 0x1000)]) });
+      out.push({ name: 'cpu: depth 2^32-1 (32-bit words)', bytes: Uint8Array.from([...new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0, 1, 0xffffffff, 0x1000]).buffer)]) });
+      const frames = new Uint32Array(3 + FRAMES);
+      frames.set([1, FRAMES], 0);
+      frames.fill(0x1000, 2);
+      out.push({ name: 'cpu: 150k-frame record', bytes: concat([new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0]).buffer), new Uint8Array(frames.buffer)]) });
+      out.push({ name: 'cpu: gzip bomb', bytes: gzipBomb(new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0]).buffer), 0, GZIP_OUT) });
+      break;
+    }
+    case 'gperftools-contention':
+      out.push({ name: 'contention: 150k frames', bytes: enc('--- contention\ncycles/second=3000000000\n1 1 @' + ' 0x1'.repeat(FRAMES) + '\n') });
+      out.push({ name: 'contention: 1.1M records', bytes: enc('--- contention\ncycles/second=3000000000\n' + '1 1 @ 0x1\n'.repeat(SAMPLES)) });
+      break;
+    case 'gperftools-thread':
+      out.push({ name: 'thread: 150k frames', bytes: enc('--- threadz 1 ---\n--- Thread 1 (name)\n' + '  0x1'.repeat(FRAMES) + '\n') });
+      out.push({ name: 'thread: 1.1M threads', bytes: enc('--- threadz 1 ---\n' + '--- Thread 1 (name)\n  0x1\n'.repeat(SAMPLES / 4)) });
+      break;
+    case 'gperftools-maps':
+      out.push({ name: 'maps: 2 MiB path', bytes: enc('00400000-00452000 r-xp 00000000 08:02 1 /' + 'a'.repeat(BIG_STRING) + '\n') });
+      out.push({ name: 'maps: 64-bit overflow', bytes: enc('ffffffffffffffffff-1 r-xp fffffffffffffffffffff 08:02 1 /x\n') });
+      break;
+    case 'fuchsia-jsonl':
+      out.push({ name: 'jsonl: 1M-deep nesting', bytes: enc('{"method":"RecordAllocation","stack_trace":' + '['.repeat(1_000_000) + ']'.repeat(1_000_000) + '}\n') });
+      out.push({ name: 'jsonl: 150k frames', bytes: enc(`{"method":"SetProcessInfo","process_name":"x","module_map":[]}\n{"method":"RecordAllocation","address":"0x10","size":1,"stack_trace":[${Array(FRAMES).fill('"0x1"').join(',')}]}\n`) });
+      out.push({ name: 'jsonl: 2 MiB process name', bytes: enc(`{"method":"SetProcessInfo","process_name":"${'a'.repeat(BIG_STRING)}","module_map":[]}\n`) });
+      break;
+    case 'sqlite':
+    case 'parquet':
+    case 'fuchsia-fidl':
+    case 'fuchsia-recording':
+      break;
+  }
+  // Binary targets: every seed with its leading words turned into huge lengths or counts.
+  if (['pprof', 'gperftools-cpu', 'fuchsia-fidl', 'fuchsia-recording', 'sqlite', 'parquet'].includes(target)) {
+    seeds.slice(0, 6).forEach((s, i) => out.push(...lengthBombs(s, `${target} seed ${i}`, target === 'sqlite' ? 32 : 16)));
+  }
+  return out;
+}
