@@ -39,10 +39,8 @@ const TOP_FIXTURES = [
 const VARIANTS: [string[], string[]][] = [
   [[], []],
   [['-nodecount=7'], ['-n', '7']],
-  [['-cum', '-nodecount=9'], ['--cum', '-n', '9']],
-  [['-lines', '-nodecount=12'], ['--by', 'line', '-n', '12']],
-  [['-files'], ['--by', 'file']],
-  [['-nodefraction=0', '-edgefraction=0'], ['--node-fraction', '0', '--edge-fraction', '0']],
+  [['-cum', '-lines', '-nodecount=12'], ['--cum', '--by', 'line', '-n', '12']],
+  [['-files', '-nodefraction=0', '-edgefraction=0'], ['--by', 'file', '--node-fraction', '0', '--edge-fraction', '0']],
 ];
 
 async function compareTop(file: string, theirs: string[], ours: string[], oursFile = file): Promise<{ rows: TopRow[] }> {

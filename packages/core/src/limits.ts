@@ -9,7 +9,7 @@
 import { ErrorCodes, ProfkitError, type ErrorDetail } from './errors.js';
 import { DEFAULT_LIMITS, type Limits } from './io.js';
 
-export const READ_LIMITS = {
+export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   ...DEFAULT_LIMITS,
   /** Frames (locations) in one stack or sample (`maxFramesPerStack`). */
   maxFramesPerStack: 1_000_000,
@@ -17,7 +17,7 @@ export const READ_LIMITS = {
   maxStringLength: 64 * 1024 * 1024,
   /** Samples (stack records) in one profile (`maxSamples`). */
   maxSamples: 100_000_000,
-} as const;
+};
 
 export type LimitName = keyof typeof READ_LIMITS;
 
@@ -28,11 +28,11 @@ export interface ReadLimits extends Limits {
   maxSamples?: number;
 }
 
-type AnyLimits = (ReadLimits & Record<string, number | undefined>) | undefined;
+type AnyLimits = ReadLimits | undefined;
 
 /** The effective value of a limit: the option when given (a positive number), else the default. */
 export function limitValue(limits: AnyLimits, name: LimitName): number {
-  const v = limits?.[name];
+  const v = (limits as Record<string, unknown> | undefined)?.[name];
   return typeof v === 'number' && v > 0 ? v : READ_LIMITS[name];
 }
 

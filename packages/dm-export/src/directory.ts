@@ -5,10 +5,10 @@
  * with DuckDB, which makes them a storage format like the SQLite database.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ErrorCodes, ProfkitError, ioError, writeFileAtomic, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, assertValid, ioError, writeFileAtomic, type Profile, type Warning } from '@profkit/core';
 import {
   DM_ERRORS,
   checkSchema,
@@ -101,9 +101,12 @@ export async function writeParquetDir(profile: Profile, dir: string, options: Di
     for (const t of TABLES) {
       const target = resolve(dir, `${t.name}.parquet`);
       const part = resolve(dir, `.${t.name}.parquet.profkit-tmp-${process.pid}`);
-      await db.conn.run(`COPY (SELECT * FROM ${readCsvSql(t, join(tmp, `${t.name}.csv`))}) TO ${sqlString(part)} (FORMAT parquet, COMPRESSION zstd)`);
-      const { renameSync } = await import('node:fs');
-      renameSync(part, target);
+      try {
+        await db.conn.run(`COPY (SELECT * FROM ${readCsvSql(t, join(tmp, `${t.name}.csv`))}) TO ${sqlString(part)} (FORMAT parquet, COMPRESSION zstd)`);
+        renameSync(part, target);
+      } finally {
+        rmSync(part, { force: true });
+      }
       files.push(target);
     }
     return { files, warnings: [] };
@@ -175,6 +178,8 @@ export async function readDirectory(
     await checkSchema(src);
     const { profileId, all } = await chooseProfileId(src, options.profileId);
     const { profile, name } = await tablesToProfile(src, profileId);
+    // Rules the rows cannot express (e.g. non-empty function names) are the validator's.
+    assertValid(profile, dir);
     const warnings: Warning[] = [];
     if (options.profileId === undefined && all.length > 1) {
       warnings.push({ code: 'PROFKIT_W_DM_SEVERAL_PROFILES', message: `${dir} holds ${all.length} profiles; read the last, profile_id ${profileId}`, detail: { file: dir } });

@@ -6,7 +6,7 @@
  */
 
 import { createRequire } from 'node:module';
-import { ErrorCodes, ProfkitError, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, assertValid, type Profile, type Warning } from '@profkit/core';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   DM_ERRORS,
@@ -222,10 +222,24 @@ export async function readSqlite(bytes: Uint8Array, options: SqliteReadOptions =
   }
   const db = openDatabase(bytes, file, true);
   try {
+    return await readOpen(db, file, options);
+  } catch (e) {
+    if (e instanceof ProfkitError) throw e;
+    // SQLite found a damaged page or record while reading.
+    throw new ProfkitError(DM_ERRORS.NOT_SQLITE, `not a readable SQLite database: ${(e as Error).message}`, { file, rule: 'SQLite database file format', sqlite: (e as { code?: string }).code }, { cause: e });
+  } finally {
+    db.close();
+  }
+}
+
+async function readOpen(db: Database, file: string, options: SqliteReadOptions): Promise<{ profile: Profile; profileId: number; name: string; warnings: Warning[] }> {
+  {
     const src = sqliteRowSource(db, file);
     await checkSchema(src);
     const { profileId, all } = await chooseProfileId(src, options.profileId);
     const { profile, name } = await tablesToProfile(src, profileId);
+    // Rules the rows cannot express (e.g. non-empty function names) are the validator's.
+    assertValid(profile, file);
     const warnings: Warning[] = [];
     if (options.profileId === undefined && all.length > 1) {
       warnings.push({
@@ -235,8 +249,6 @@ export async function readSqlite(bytes: Uint8Array, options: SqliteReadOptions =
       });
     }
     return { profile, profileId, name, warnings };
-  } finally {
-    db.close();
   }
 }
 

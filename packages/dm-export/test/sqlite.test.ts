@@ -222,6 +222,11 @@ describe('errors name the file, the table, the row and the rule', () => {
     });
   }
 
+  it('rejects rows that break a rule of the validator (empty function name) with PROFKIT_E_INVALID_PROFILE', async () => {
+    const d = await expectCode(readSqlite(tamper(good, "UPDATE functions SET name = '' WHERE function_id = 1"), { file: 'bad.db' }), 'PROFKIT_E_INVALID_PROFILE');
+    expect(d.file).toBe('bad.db');
+  });
+
   it('refuses to write a profile with dangling references', async () => {
     const p: Profile = richProfile();
     p.samples.locations.location_id[0] = 12345;
@@ -244,5 +249,35 @@ describe('sniff', () => {
     expect((sniffDm(other, {}) as { score: number }).score).toBeLessThan(0.5);
     expect(sniffDm(new TextEncoder().encode('-- profkit dm-export'), {})).toBe(0);
     expect(sniffDm(new Uint8Array(0), {})).toBe(0);
+  });
+});
+
+describe('damaged databases', () => {
+  it('never crash or hang: every mutated database reads or fails with a ProfkitError', async () => {
+    const good = writeSqlite(syntheticProfile(200, 4, 20)).bytes;
+    let seed = 99;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    let failed = 0;
+    for (let k = 0; k < 60; k++) {
+      const bad = good.slice();
+      // Flip a few bytes past the 100-byte header (header damage is covered above).
+      for (let j = 0; j < 1 + Math.floor(rnd() * 8); j++) bad[100 + Math.floor(rnd() * (bad.length - 100))] ^= 1 + Math.floor(rnd() * 255);
+      let r: Awaited<ReturnType<typeof readSqlite>>;
+      try {
+        r = await readSqlite(bad, { file: `mutant-${k}.db` });
+      } catch (e) {
+        expect(isProfkitError(e), `mutant ${k}: ${String(e)}`).toBe(true);
+        expect((e as { detail: { file?: string } }).detail.file).toBe(`mutant-${k}.db`);
+        failed++;
+        continue;
+      }
+      // A database the reader accepts yields a valid profile.
+      assertValid(r.profile, `mutant-${k}.db`);
+    }
+    // Some mutations hit unused space or free pages; many must be caught.
+    expect(failed).toBeGreaterThan(0);
   });
 });

@@ -184,6 +184,13 @@ export function parseJsonl(text: string, file?: string): JsonlEntry[] {
   return out;
 }
 
+/** A short rendering of an input JSON value for messages: bounded, never recursing into deep input. */
+function showJson(v: unknown): string {
+  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? `an array of ${v.length}` : 'an object';
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
 export function parseJsonlLine(raw: string, line: number, file?: string): JsonlEntry {
   const fail = (m: string, rule: string): never => {
     throw fuchsiaError(C.JSONL, m, { file, line, rule });
@@ -198,7 +205,7 @@ export function parseJsonlLine(raw: string, line: number, file?: string): JsonlE
   const r = o as Record<string, unknown>;
   if (r.event !== undefined) {
     if (r.event === 'socket_closed') return { kind: 'socket-closed', line };
-    return fail(`unknown event ${JSON.stringify(r.event)}`, 'event is "socket_closed"');
+    return fail(`unknown event ${showJson(r.event)}`, 'event is "socket_closed"');
   }
   const num = (v: unknown, what: string): bigint | undefined => {
     if (v === undefined || v === null) return undefined;
@@ -211,7 +218,7 @@ export function parseJsonlLine(raw: string, line: number, file?: string): JsonlE
       if (b > 0xffff_ffff_ffff_ffffn) fail(`${what} ${v} exceeds 2^64-1`, 'u64 values fit in 64 bits');
       return b;
     }
-    return fail(`${what} ${JSON.stringify(v)} is not an integer or integer string`, 'u64 values are integers or decimal/0x strings');
+    return fail(`${what} ${showJson(v)} is not an integer or integer string`, 'u64 values are integers or decimal/0x strings');
   };
   const stack = (v: unknown): { stackFrames?: BigUint64Array } | undefined => {
     if (v === undefined || v === null) return undefined;
@@ -225,9 +232,9 @@ export function parseJsonlLine(raw: string, line: number, file?: string): JsonlE
     return fail('stack_trace must be an array of frames or {"stack_frames": [...]}', 'stack_trace shape');
   };
   const via = r.via === undefined ? undefined : r.via;
-  if (via !== undefined && via !== 'channel' && via !== 'socket') fail(`via ${JSON.stringify(via)} is not "channel" or "socket"`, 'via is channel or socket');
+  if (via !== undefined && via !== 'channel' && via !== 'socket') fail(`via ${showJson(via)} is not "channel" or "socket"`, 'via is channel or socket');
   const generation = r.generation;
-  if (generation !== undefined && generation !== 1 && generation !== 2 && generation !== 3) fail(`generation ${JSON.stringify(generation)} is not 1, 2 or 3`, 'generation is 1, 2 or 3');
+  if (generation !== undefined && generation !== 1 && generation !== 2 && generation !== 3) fail(`generation ${showJson(generation)} is not 1, 2 or 3`, 'generation is 1, 2 or 3');
   let call: SamplerCall;
   switch (r.method) {
     case 'RecordAllocation':
@@ -274,7 +281,7 @@ export function parseJsonlLine(raw: string, line: number, file?: string): JsonlE
       call = { method: 'SetSharedSocket' };
       break;
     default:
-      return fail(`unknown method ${JSON.stringify(r.method)}`, 'method is RecordAllocation, RecordDeallocation, SetProcessInfo or SetSharedSocket');
+      return fail(`unknown method ${showJson(r.method)}`, 'method is RecordAllocation, RecordDeallocation, SetProcessInfo or SetSharedSocket');
   }
   if (via === 'socket' && call.method !== 'RecordAllocation' && call.method !== 'RecordDeallocation') fail(`${call.method} cannot travel over the socket`, 'only Record* calls are datagrams');
   return { kind: 'call', call, via: (via as 'channel' | 'socket' | undefined) ?? 'channel', generation: generation as Generation | undefined, line };

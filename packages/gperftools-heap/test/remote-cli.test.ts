@@ -64,6 +64,23 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () =
     expect(stacksByMeaning(back)).toEqual(stacksByMeaning(fixtureProfile('cppbench.heap')));
   });
 
+  it('serves /debug/pprof/heap as gzipped profile.proto that fetch reads back with the same samples', async () => {
+    const out = join(dir, 'fetched.pb.gz');
+    const r = await runCli(['fetch', `${base}/debug/pprof/heap`, '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const bytes = readFileSync(out);
+    expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b]);
+    const info = await runCli(['info', '--json', out]);
+    expect(info.code, info.stderr).toBe(0);
+    expect(JSON.parse(info.stdout).format).toBe('pprof');
+    // Back to the legacy text with the CLI, then compare with the fixture.
+    const text = join(dir, 'back.heap');
+    const conv = await runCli(['convert', out, text]);
+    expect(conv.code, conv.stderr).toBe(0);
+    const back = readLegacy(new Uint8Array(readFileSync(text))).profile;
+    expect(stacksByMeaning(back)).toEqual(stacksByMeaning(fixtureProfile('cppbench.heap')));
+  });
+
   it('exits 5 (network) for a route the server does not have, naming the status', async () => {
     const r = await runCli(['fetch', `${base}/pprof/growth`, '-o', join(dir, 'g.heap')]);
     expect(r.code).toBe(5);

@@ -147,6 +147,25 @@ describe('createProfileServer', () => {
     }
   });
 
+  it('answers garbage with 400 and keeps serving', async () => {
+    const s = await createProfileServer({ profiles: () => heapProfile() });
+    try {
+      for (const junk of ['\x00\x01\x02 garbage\r\n\r\n', 'GET http://[bad HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /pprof/heap HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n']) {
+        const answer = await new Promise<string>((ok) => {
+          const sock = connect(s.address().port, '127.0.0.1', () => sock.write(junk));
+          let got = '';
+          sock.on('data', (d) => (got += d.toString()));
+          sock.on('close', () => ok(got));
+          sock.on('error', () => ok(got));
+        });
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      }
+      expect((await http(`${s.url}/pprof/heap`)).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('drops a client that does not finish its headers (header timeout)', async () => {
     const s = await createProfileServer({ profiles: () => heapProfile(), headersTimeoutMs: 300, requestTimeoutMs: 300 });
     try {

@@ -8,6 +8,7 @@ import {
   ErrorCodes,
   ProfkitError,
   gunzipBounded,
+  type ReadLimits,
   isGzip,
   type AdapterCodec,
   type Limits,
@@ -27,7 +28,7 @@ export { encodeProfile, type EncodeOptions } from './encode.js';
 
 export interface ParseOptions {
   file?: string;
-  limits?: Limits;
+  limits?: Limits & ReadLimits;
 }
 
 /**
@@ -37,7 +38,7 @@ export interface ParseOptions {
 export function parsePprof(bytes: Uint8Array, options: ParseOptions = {}): DecodeResult {
   let raw = bytes;
   if (isGzip(bytes)) raw = gunzipBounded(bytes, options.limits ?? {}, options.file);
-  return decodeProfile(raw, { file: options.file });
+  return decodeProfile(raw, { file: options.file, limits: options.limits });
 }
 
 export interface SerializeOptions {
@@ -89,7 +90,7 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
   // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
   if (isGzip(bytes)) bytes = gunzipBounded(bytes, options.limits ?? {}, input.fileName);
   try {
-    const { profile, warnings } = decodeProfile(bytes, { file: input.fileName });
+    const { profile, warnings } = decodeProfile(bytes, { file: input.fileName, limits: options.limits });
     return { profile, warnings, format: 'pprof' };
   } catch (e) {
     if (e instanceof ProfkitError && e.detail.file === undefined) throw e.withDetail({ file: input.fileName });

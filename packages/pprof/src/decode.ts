@@ -17,6 +17,10 @@
 import {
   ErrorCodes,
   IdIndex,
+  READ_LIMITS,
+  limitError,
+  limitValue,
+  type ReadLimits,
   MAX_ID,
   ProfkitError,
   createProfile,
@@ -40,7 +44,14 @@ export const GoErrors = {
 export interface DecodeOptions {
   /** File name for error messages. */
   file?: string;
+  /** `maxFramesPerStack`, `maxStringLength`, `maxSamples` (core's `READ_LIMITS` by default). */
+  limits?: ReadLimits;
 }
+
+/** The limits of the decode in progress. */
+let maxFrames = READ_LIMITS.maxFramesPerStack;
+let maxString = READ_LIMITS.maxStringLength;
+let maxSamples = READ_LIMITS.maxSamples;
 
 export interface DecodeResult {
   profile: Profile;
@@ -242,7 +253,8 @@ function indexPass(): Counts {
       case 2: {
         expectType(wt, 2, tagPos, 'sample');
         const e = lengthEnd(end, tagPos);
-        c.samples++;
+        if (++c.samples > maxSamples) throw limitError('maxSamples', 'the number of samples', maxSamples, { file: fileName, offset: tagPos });
+        const locIdsBefore = c.locIds;
         while (pos < e) {
           const tp = pos;
           const t = smallVarint(e);
@@ -273,6 +285,7 @@ function indexPass(): Counts {
             c.labels++;
           } else skip(w, e, tp);
         }
+        if (c.locIds - locIdsBefore > maxFrames) throw limitError('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, maxFrames, { file: fileName, offset: tagPos });
         break;
       }
       case 4: {
@@ -298,6 +311,7 @@ function indexPass(): Counts {
         expectType(wt, 2, tagPos, 'string_table');
         const e = lengthEnd(end, tagPos);
         if (c.strStart.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
+        if (e - pos > maxString) throw limitError('maxStringLength', `a string of ${e - pos} bytes`, maxString, { file: fileName, offset: tagPos });
         c.strStart.push(pos);
         c.strEnd.push(e);
         pos = e;
@@ -358,6 +372,9 @@ function bigKey(): bigint {
  */
 export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
   fileName = options.file;
+  maxFrames = limitValue(options.limits, 'maxFramesPerStack');
+  maxString = limitValue(options.limits, 'maxStringLength');
+  maxSamples = limitValue(options.limits, 'maxSamples');
   buf = bytes;
   nodeBuf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   try {

@@ -8,6 +8,9 @@ import {
   ErrorCodes,
   GrowableBigInt64,
   GrowableUint32,
+  limitError,
+  limitValue,
+  type ReadLimits,
   ProfkitError,
   createProfile,
   defaultSampleTypeIndex,
@@ -114,8 +117,11 @@ function addGcLeaf(p: Profile, gc: ArrayLike<number>): Profile {
  * Reads folded stacks: each non-empty line `frame;frame;... value`, root first. One sample per
  * line, sample type `samples/count`; functions are identified by name.
  */
-export async function readFoldedChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: { fileName?: string; sampleType?: { type: string; unit: string } } = {}): Promise<{ profile: Profile; warnings: Warning[] }> {
+export async function readFoldedChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: { fileName?: string; sampleType?: { type: string; unit: string }; limits?: ReadLimits } = {}): Promise<{ profile: Profile; warnings: Warning[] }> {
   const file = options.fileName;
+  const maxFrames = limitValue(options.limits, 'maxFramesPerStack');
+  const maxString = limitValue(options.limits, 'maxStringLength');
+  const maxSamples = limitValue(options.limits, 'maxSamples');
   const fnIndex = new Map<string, number>();
   const fnName: string[] = [];
   const offsets = new GrowableUint32(1024);
@@ -139,10 +145,13 @@ export async function readFoldedChunks(chunks: AsyncIterable<Uint8Array> | Itera
         }
         if (v < -(1n << 63n) || v >= 1n << 63n) throw new ProfkitError(ErrorCodes.RANGE, `line ${lineNo}: count ${m[2]} does not fit in int64`, { file, line: lineNo, rule: 'int64 values' });
         const frames = m[1]!.split(';');
+        if (frames.length > maxFrames) throw limitError('maxFramesPerStack', `line ${lineNo}: a stack of ${frames.length} frames`, maxFrames, { file, line: lineNo });
+        if (vals.length >= maxSamples) throw limitError('maxSamples', `sample ${vals.length + 1}`, maxSamples, { file, line: lineNo });
         stack.length = 0;
         for (let f = frames.length - 1; f >= 0; f--) {
           const name = frames[f]!;
           if (name === '') throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: empty frame name`, { file, line: lineNo, rule: 'frames are non-empty' });
+          if (name.length > maxString) throw limitError('maxStringLength', `line ${lineNo}: a frame name of ${name.length} characters`, maxString, { file, line: lineNo });
           let id = fnIndex.get(name);
           if (id === undefined) {
             id = fnName.length + 1;

@@ -32,13 +32,14 @@ async function loadCodec(): Promise<AdapterCodec> {
     async read(input, options) {
       const o = options.options ?? {};
       if (options.format === 'folded') {
-        const r = await readFoldedChunks(input.chunks(), { fileName: input.fileName });
+        const r = await readFoldedChunks(input.chunks(), { fileName: input.fileName, limits: options.limits });
         return { ...r, format: 'folded' };
       }
       const r = await readRprofInput(input, {
         aggregate: bool(o.aggregate),
         resolveFiles: bool(o.resolveFiles),
         maxLineLength: options.limits?.maxLineLength,
+        limits: options.limits,
       });
       return { ...r, format: 'rprof' };
     },

@@ -23,6 +23,9 @@ import {
   createProfile,
   gunzipBounded,
   isGzip,
+  limitError,
+  limitValue,
+  type ReadLimits,
   type Column,
   type FactValue,
   type Profile,
@@ -52,6 +55,8 @@ export interface RprofReadOptions {
   resolveFiles?: boolean;
   /** Longest accepted line in characters (default 64 Mi). */
   maxLineLength?: number;
+  /** `maxFramesPerStack`, `maxStringLength` (one frame name) and `maxSamples` (core's `READ_LIMITS` by default). */
+  limits?: ReadLimits;
 }
 
 export interface RprofRun {
@@ -96,6 +101,9 @@ export class RprofParser {
   private readonly file: string | undefined;
   private readonly aggregate: boolean;
   private readonly resolveFiles: boolean;
+  private readonly maxFrames: number;
+  private readonly maxString: number;
+  private readonly maxSamples: number;
 
   private readonly runs: RprofRun[] = [];
   private header: Header | undefined;
@@ -144,6 +152,9 @@ export class RprofParser {
     this.file = options.fileName;
     this.aggregate = options.aggregate ?? false;
     this.resolveFiles = options.resolveFiles ?? true;
+    this.maxFrames = limitValue(options.limits, 'maxFramesPerStack');
+    this.maxString = limitValue(options.limits, 'maxStringLength');
+    this.maxSamples = limitValue(options.limits, 'maxSamples');
     this.offsets.push(0);
   }
 
@@ -246,6 +257,10 @@ export class RprofParser {
     }
     const t = this.trace;
     parseTraceLine(text, t, this.file, lineNo);
+    if (t.names.length > this.maxFrames) throw limitError('maxFramesPerStack', `line ${lineNo}: a stack of ${t.names.length} frames`, this.maxFrames, { file: this.file, line: lineNo });
+    for (const name of t.names) {
+      if (name.length > this.maxString) throw limitError('maxStringLength', `line ${lineNo}: a function name of ${name.length} characters`, this.maxString, { file: this.file, line: lineNo });
+    }
     if (t.truncated !== undefined) {
       this.truncatedLines++;
       this.firstTruncated ??= { line: lineNo, why: t.truncated };
@@ -357,6 +372,7 @@ export class RprofParser {
       }
       this.aggIndex.set(key, this.counts.length);
     }
+    if (this.counts.length >= this.maxSamples) throw limitError('maxSamples', `sample ${this.counts.length + 1}`, this.maxSamples, { file: this.file, line: this.lineCount });
     this.stackIds.pushAll(entry.ids);
     this.offsets.push(this.stackIds.length);
     this.counts.push(1n);

@@ -140,6 +140,9 @@ describe('line ends, gzip and streaming', () => {
         expect(readRprofBytes(enc(text.replace(/\n/g, sep)))).toEqual(whole);
       });
     }
+    it(`${name}: a UTF-8 byte order mark is ignored`, () => {
+      expect(readRprofBytes(enc('\uFEFF' + text))).toEqual(whole);
+    });
     it(`${name}: gzip input reads like plain`, () => {
       expect(readRprofBytes(gzipSync(bytes))).toEqual(whole);
     });

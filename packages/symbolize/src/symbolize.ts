@@ -237,6 +237,9 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
   const searchPath = options.searchPath === undefined ? defaultSearchPath(options.env) : typeof options.searchPath === 'string' ? splitSearchPath(options.searchPath) : options.searchPath;
   const force = options.force === true;
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const batchSize = options.batchSize ?? 4096;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new ProfkitError(ErrorCodes.USAGE, `batchSize must be a positive integer, got ${batchSize}`, { option: 'batchSize' });
+  if (!(timeoutMs > 0)) throw new ProfkitError(ErrorCodes.USAGE, `timeoutMs must be positive, got ${timeoutMs}`, { option: 'timeoutMs' });
 
   let p = cloneForSymbolization(input);
   const reports: MappingReport[] = [];
@@ -249,7 +252,7 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
   }
 
   const pending: PendingLines = { frames: new Map() };
-  const pool = new ToolPool(options.tools ?? {}, timeoutMs, options.batchSize ?? 4096, options.signal);
+  const pool = new ToolPool(options.tools ?? {}, timeoutMs, batchSize, options.signal);
   const flagUpdates = new Map<number, { fn: boolean; file: boolean; line: boolean; inline: boolean }>();
   try {
     if (options.local !== false) {

@@ -163,6 +163,9 @@ export class Addr2Line implements Symbolizer {
             line = fn;
             break;
           }
+          // A function name is never a bare hex number: an unexpected echo is a protocol error,
+          // reported now rather than after the inactivity timeout.
+          if (/^0x[0-9a-fA-F]+$/.test(fn)) throw new Error(`addr2line: expected the echo of 0x${hex(next)}, got ${fn}`);
           const loc = await this.proc.readLine();
           const fr = parseAddr2LineFrame(fn, loc);
           if (fr) frames.push(fr);

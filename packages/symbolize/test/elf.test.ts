@@ -3,9 +3,9 @@
  * big-endian and malformed files (every error path has a code, the file and the offset).
  */
 
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isProfkitError } from '@profkit/core';
 import { ET_DYN, ET_EXEC, PT_LOAD, PT_NOTE, findTextProgramHeader, parseElf, readElf } from '../src/index.js';
 import { C_DIR, compile, haveTool, loadSegments, readelfBuildId, readelfType, tmp } from './helpers.js';
@@ -162,15 +162,20 @@ describe('hand-built ELF images', () => {
   it('readElf on a missing file or a directory is an I/O error naming it', () => {
     expect(() => readElf('/nonexistent/file')).toThrow(expect.objectContaining({ code: 'PROFKIT_E_IO', detail: expect.objectContaining({ file: '/nonexistent/file' }) }));
     const d = tmp();
-    expect(() => readElf(d)).toThrow(expect.objectContaining({ code: 'PROFKIT_E_IO' }));
-    const f = join(d, 'text');
-    writeFileSync(f, 'hello, not an ELF file\n');
-    expect(() => readElf(f)).toThrow(expect.objectContaining({ code: 'PROFKIT_E_PARSE', detail: expect.objectContaining({ file: f, offset: 0 }) }));
+    try {
+      expect(() => readElf(d)).toThrow(expect.objectContaining({ code: 'PROFKIT_E_IO' }));
+      const f = join(d, 'text');
+      writeFileSync(f, 'hello, not an ELF file\n');
+      expect(() => readElf(f)).toThrow(expect.objectContaining({ code: 'PROFKIT_E_PARSE', detail: expect.objectContaining({ file: f, offset: 0 }) }));
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });
 
 describe.skipIf(!(haveTool('gcc', 'gcc') && haveTool('readelf', 'binutils')))('compiled binaries, checked against readelf', () => {
   const work = tmp();
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
   const bins: [string, string[]][] = [
     ['pie', ['-g', '-O2', '-fPIE', '-pie']],
     ['nopie', ['-g', '-O2', '-fno-pie', '-no-pie']],

@@ -277,3 +277,19 @@ describe.skipIf(!haveGcc)('local symbolization of compiled binaries', () => {
     });
   });
 });
+
+describe('option checks', () => {
+  const p = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] }).build();
+  const bad: [string, SymbolizeOptions][] = [
+    ['mode', { mode: 'fast' as 'full' }],
+    ['tool', { tool: 'gdb' as 'auto' }],
+    ['demangle', { demangle: 'pretty' as 'full' }],
+    ['batchSize', { batchSize: 0 }],
+    ['timeoutMs', { timeoutMs: -1 }],
+  ];
+  for (const [option, opts] of bad) {
+    it(`a bad ${option} is PROFKIT_E_USAGE naming the option`, async () => {
+      await expect(symbolize(p, opts)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', detail: { option } });
+    });
+  }
+});

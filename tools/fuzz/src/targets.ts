@@ -299,7 +299,7 @@ function parquetTarget(): Target {
       writeFileSync(path, bytes.subarray(1));
       try {
         const r = await readDirectory(base!, { format: 'parquet' });
-        return `${table}:${shape(r.profile, r.warnings)}`;
+        return `${shape(r.profile, r.warnings)}:${table}`;
       } finally {
         writeFileSync(path, originals!.get(table)!);
       }

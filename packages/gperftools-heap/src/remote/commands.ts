@@ -44,7 +44,7 @@ export const fetchCommand: AdapterCommand = {
   name: 'fetch',
   summary: 'fetch a profile from a pprof server (gperftools /pprof/* or Go /debug/pprof/*)',
   usage: [
-    'profkit fetch URL [--seconds N] [--timeout T] [-o FILE] [--symbolize remote|none]',
+    'profkit fetch URL [--seconds N] [--timeout T] [-o FILE] [--format FORMAT] [--symbolize remote|none]',
     '',
     'URL: http(s)://host:port[/prefix]/pprof/{heap,growth,profile,contention} or .../debug/pprof/NAME;',
     'a URL without a path fetches /pprof/profile. CPU profiles wait --seconds (default 30).',
@@ -135,6 +135,8 @@ export const serveCommand: AdapterCommand = {
   },
   async run(ctx) {
     if (ctx.positionals.length === 0) throw new ProfkitError(ErrorCodes.USAGE, 'serve needs at least one profile file', { rule: 'profkit serve FILE...' });
+    const port = num(ctx, 'port', true);
+    if (port !== undefined && port > 65535) throw new ProfkitError(ErrorCodes.USAGE, `--port must be at most 65535, got ${port}`, { option: 'port' });
     const byKind = new Map<ProfileKind, { file: string; profile: Profile }>();
     const all: Profile[] = [];
     for (const file of ctx.positionals) {
@@ -149,8 +151,6 @@ export const serveCommand: AdapterCommand = {
     const hostGiven = str(ctx, 'host');
     const host = hostGiven ?? '127.0.0.1';
     if (!isLoopbackHost(host) && !ctx.quiet) ctx.stderr.write(`warning: serving on the non-loopback address ${host}: anyone who can reach it can read these profiles\n`);
-    const port = num(ctx, 'port', true);
-    if (port !== undefined && port > 65535) throw new ProfkitError(ErrorCodes.USAGE, `--port must be at most 65535, got ${port}`, { option: 'port' });
     const tmp = await mkdtemp(join(tmpdir(), 'profkit-serve-'));
     let seq = 0;
     const encodePprof = async (p: Profile): Promise<Uint8Array> => {

@@ -135,7 +135,12 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
   let active = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
-    const u = new URL(req.url ?? '/', 'http://localhost');
+    let u: URL;
+    try {
+      u = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      throw new HttpError(400, 'malformed request target');
+    }
     const path = u.pathname;
     const method = req.method ?? 'GET';
     const isGo = /\/debug\/pprof\/[^/]*$/.test(path);
@@ -238,7 +243,8 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
           if (e.status === 413) res.setHeader('connection', 'close');
           send(res, e.status, 'text/plain', e.message + '\n');
         } else if (e instanceof ProfkitError) {
-          send(res, e.code === ErrorCodes.UNSUPPORTED ? 422 : 500, 'text/plain', `${e.code}: ${e.message}\n`);
+          const status = e.code === ErrorCodes.UNSUPPORTED ? 422 : e.code === ErrorCodes.NO_ADAPTER || e.code === ErrorCodes.UNKNOWN_FORMAT ? 404 : 500;
+          send(res, status, 'text/plain', `${e.code}: ${e.message}\n`);
         } else send(res, 500, 'text/plain', `internal error: ${e instanceof Error ? e.message : String(e)}\n`);
       })
       .finally(() => {
