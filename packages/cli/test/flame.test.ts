@@ -6,7 +6,7 @@
  * from `profkit folded` (an independent path through core), never from the flame code.
  */
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,7 +175,11 @@ describe.skipIf(!hasChromium || !hasFixtures)('flame graphs in headless Chromium
     const matched = await page.$$eval('#chart .frame.match', (els) => els.map((e) => e.getAttribute('data-name')));
     expect(new Set(matched)).toEqual(new Set(['runtime.mapiternext', 'runtime.mapassign_fast64']));
     const status = await page.textContent('#status');
-    expect(status).toMatch(/search matches .+ \(\d+\.\d\d% of total\)/);
+    const total = [...expected.entries()].filter(([k]) => !k.includes(';')).reduce((s, [, v]) => s + v, 0);
+    const hits = [...expected.entries()].filter(([k]) => /^runtime\.map/.test(k.split(';').pop()!) && !k.split(';').slice(0, -1).some((f) => /^runtime\.map/.test(f)));
+    const sum = hits.reduce((s, [, v]) => s + v, 0);
+    expect(hits.length).toBeGreaterThan(1);
+    expect(status).toContain(`(${((100 * sum) / total).toFixed(2)}% of total)`);
 
     // tooltip with value and percentage
     await page.hover('#chart .frame[data-name="main.busyLoop"]');
@@ -185,6 +189,27 @@ describe.skipIf(!hasChromium || !hasFixtures)('flame graphs in headless Chromium
     expect(await page.isVisible('#tooltip')).toBe(true);
     await page.screenshot({ path: join(tmp, 'interactive.png') });
     expect(errors).toEqual([]);
+  });
+
+  it('a 20000-frame stack (a folded file) renders as HTML and SVG without errors', async () => {
+    const deep = join(tmp, 'deep.folded');
+    const frames = Array.from({ length: 20000 }, (_, i) => `f${i}`);
+    writeFileSync(deep, `${frames.join(';')} 7\n${frames.slice(0, 10).join(';')};g 3\n`);
+    for (const ext of ['html', 'svg']) {
+      const out = join(tmp, `deep.${ext}`);
+      const r = await profkit(['flame', deep, '--from', 'folded', '-o', out, '--quiet']);
+      expect(r.code, r.stderr).toBe(0);
+      errors.length = 0;
+      await page.goto('file://' + out);
+      expect(errors).toEqual([]);
+      const names = await page.$$eval(ext === 'html' ? '#chart .frame' : 'g.frame', (els) => els.map((e) => e.getAttribute('data-name')));
+      expect(names).toHaveLength(20002);
+      expect(names).toContain('f19999');
+      expect(names).toContain('g');
+    }
+    const top = await profkit(['top', deep, '--from', 'folded', '-n', '2']);
+    expect(top.code, top.stderr).toBe(0);
+    expect(top.stdout).toContain('f19999');
   });
 
   it('the SVG renders in the browser with one <g class="frame"> per frame, widths proportional', async () => {

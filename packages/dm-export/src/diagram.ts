@@ -159,16 +159,31 @@ export function diagramLayout(options: DiagramOptions = {}): { boxes: Box[]; wid
   let x = MARGIN;
   let height = 0;
   const boxes: Box[] = [];
+  const placed = new Map<string, Box>();
   for (const col of byRank) {
     if (!col) continue;
+    // Barycentric ordering: a box goes near the boxes it references (ignoring `profiles`, which
+    // everything references), which keeps arrows short and mostly uncrossed. Stable: ties keep
+    // schema order.
+    const bary = (b: Box) => {
+      const ys = b.table.foreignKeys.filter((f) => f.table !== 'profiles').map((f) => placed.get(f.table)).filter((p): p is Box => p !== undefined).map((p) => p.y + p.h / 2);
+      return ys.length ? ys.reduce((a, y) => a + y, 0) / ys.length : -1;
+    };
+    const order = col.map((b, i) => ({ b, i, k: bary(b) }));
+    order.sort((p, q) => p.k - q.k || p.i - q.i);
+    col.splice(0, col.length, ...order.map((o) => o.b));
     const w = Math.max(...col.map((b) => b.w));
     let y = MARGIN;
-    for (const b of col) {
+    for (const o of order) {
+      const b = o.b;
       b.x = x;
-      b.y = y;
+      // Level with the boxes it references when there is room, else right below the previous one.
+      b.y = Math.round(Math.max(y, o.k >= 0 ? o.k - b.h / 2 : y));
+      y = b.y;
       b.w = w;
       y += b.h + BOX_GAP;
       boxes.push(b);
+      placed.set(b.table.name, b);
     }
     height = Math.max(height, y - BOX_GAP + MARGIN);
     x += w + RANK_GAP;

@@ -170,6 +170,7 @@ export async function read(input: ReadInput, options: ReadOptions): Promise<Read
     buildPartials: which !== 'final',
     maxRecordBytes: options.limits?.maxRecordBytes,
     maxLineBytes: options.limits?.maxLineBytes,
+    limits: options.limits,
   });
   let chosen: EmittedProfile | undefined;
   if (which === 'final') chosen = res.profiles[res.profiles.length - 1];

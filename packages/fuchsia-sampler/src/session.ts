@@ -4,7 +4,7 @@
  * order, and emit partial profiles when upstream's trigger fires and a final profile at the end.
  */
 
-import { isProfkitError, type Profile, type Warning } from '@profkit/core';
+import { isProfkitError, limitError, limitValue, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import { FuchsiaErrorCodes as C } from './errors.js';
 import { decodeChannelMessage, decodeDatagram, type SamplerCall } from './fidl/protocol.js';
 import { buildProfile, type ProfileOptions } from './profile.js';
@@ -35,6 +35,8 @@ export interface SessionOptions extends SamplerOptions, Omit<ProfileOptions, 'ki
   buildPartials?: boolean;
   file?: string;
   now?: () => number;
+  /** Read limits: `maxFramesPerStack` bounds the frames of one call's stack (core's `READ_LIMITS` by default). */
+  limits?: ReadLimits;
 }
 
 export class Session {
@@ -117,6 +119,11 @@ export class Session {
 
   /** Applies one call (from a record or a JSONL line). */
   handleCall(call: SamplerCall, offset?: number, line?: number): void {
+    const frames = (call as { stackTrace?: { stackFrames?: BigUint64Array } }).stackTrace?.stackFrames;
+    if (frames) {
+      const max = limitValue(this.opts.limits, 'maxFramesPerStack');
+      if (frames.length > max) throw limitError('maxFramesPerStack', `a stack of ${frames.length} frames`, max, { file: this.opts.file, offset, line });
+    }
     try {
       this.sampler.apply(call);
     } catch (e) {

@@ -27,6 +27,7 @@ export async function read(input: ReadInput, options: ReadOptions): Promise<Read
     sumSameStacks: boolOption(options.options, 'sumSameStacks'),
     keepSignalFrames: boolOption(options.options, 'keepSignalFrames'),
     maxRecords: options.limits?.maxRecords,
+    limits: options.limits,
   });
   return { profile: r.profile, warnings: r.warnings, format: r.format };
 }

@@ -5,7 +5,7 @@
  * `profile['.extensions']['gperftools-heap']`.
  */
 
-import { ErrorCodes, ProfkitError, type FactValue, type FormatExtension, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, limitError, limitValue, type FactValue, type FormatExtension, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import { type LProfile, toProfile } from './legacy-model.js';
 import { parseCpu } from './cpu.js';
 import { parseHeap } from './heap.js';
@@ -36,6 +36,8 @@ export interface LegacyReadOptions {
   sumSameStacks?: boolean;
   /** Largest number of CPU records accepted (default 2^31). */
   maxRecords?: number;
+  /** `maxFramesPerStack`, `maxStringLength` (names and mapping paths) and `maxSamples` (core's `READ_LIMITS` by default). */
+  limits?: ReadLimits;
   /**
    * Binary CPU profiles: do not apply google/pprof's signal-frame heuristic (which removes the
    * frame at stack position 1 when nearly every sample has the same one). Default false.
@@ -207,6 +209,7 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
     }
   }
   const { p } = parsed;
+  checkLegacyLimits(p, options.limits);
   addLegacyFrameInfo(p);
   let samples = parsed.samples;
   if (options.sumSameStacks) {
@@ -218,6 +221,23 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
   if (samples) ext.samples = samples;
   const profile = toProfile(p, ext, ADAPTER_NAME);
   return { profile, warnings, format: parsed.format, variant: parsed.variant };
+}
+
+/**
+ * The read limits, checked on the parsed profile (its memory is already bounded by the input size,
+ * which `maxDecompressedBytes` bounds) before the columnar profile is built.
+ */
+function checkLegacyLimits(p: LProfile, limits: ReadLimits | undefined): void {
+  const maxSamples = limitValue(limits, 'maxSamples');
+  if (p.samples.length > maxSamples) throw limitError('maxSamples', `${p.samples.length} samples`, maxSamples);
+  const maxFrames = limitValue(limits, 'maxFramesPerStack');
+  for (let i = 0; i < p.samples.length; i++) {
+    const n = p.samples[i]!.locs.length;
+    if (n > maxFrames) throw limitError('maxFramesPerStack', `sample ${i + 1} with ${n} frames`, maxFrames);
+  }
+  const maxString = limitValue(limits, 'maxStringLength');
+  for (const m of p.mappings) if (m.file.length > maxString) throw limitError('maxStringLength', `a mapping path of ${m.file.length} characters`, maxString);
+  for (const f of p.functions) if (f.name.length > maxString) throw limitError('maxStringLength', `a function name of ${f.name.length} characters`, maxString);
 }
 
 /** Sums samples with identical stacks and labels (first occurrence keeps its place). */

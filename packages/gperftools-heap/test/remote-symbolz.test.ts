@@ -46,6 +46,11 @@ describe('symbol URL derivation (google/pprof internal/symbolz)', () => {
     expect(symbolUrlFor('file:///tmp/x')).toBe('');
     expect(symbolUrlFor('not a url')).toBe('');
   });
+  it('replaces the last element like Go (path.Clean(path + "/../symbol")), also after a trailing slash', () => {
+    // path.Clean("/debug/pprof/" + "/../symbol"): the empty element is dropped, ".." removes "pprof".
+    expect(symbolUrlFor('http://h/debug/pprof/')).toBe('http://h/debug/symbol');
+    expect(symbolUrlFor('http://h/a//debug/pprof/heap')).toBe('http://h/a/debug/pprof/symbol');
+  });
   it('keeps https and the port', () => {
     expect(symbolUrlFor('https://h:9/x/pprof/heap?a=1')).toBe('https://h:9/x/pprof/symbol');
   });

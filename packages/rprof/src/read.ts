@@ -211,6 +211,11 @@ export class RprofParser {
     this.fileTable = new Map();
     this.cache.clear();
     this.prevMem = undefined;
+    // Memory and GC columns exist only once a run has those flags; earlier samples get zeros.
+    if (h.memory && !this.anyMemory && !this.aggregate) {
+      for (const c of [this.colSmall, this.colBig, this.colNodes, this.colDups]) for (let i = c.length; i < this.counts.length; i++) c.push(0);
+    }
+    if (h.gc && !this.anyGc) for (let i = this.colGc.length; i < this.counts.length; i++) this.colGc.push(0);
     if (h.memory) this.anyMemory = true;
     if (h.gc) this.anyGc = true;
   }
@@ -378,12 +383,14 @@ export class RprofParser {
     this.counts.push(1n);
     this.times.push(time);
     this.mems.push(mem);
-    this.colSmall.push(hasMemory ? this.memSmall : 0);
-    this.colBig.push(hasMemory ? this.memBig : 0);
-    this.colNodes.push(hasMemory ? this.memNodes : 0);
-    this.colDups.push(hasMemory ? this.memDups : 0);
-    this.colGc.push(entry.gc ? 1 : 0);
-    this.colRun.push(run);
+    if (this.anyMemory && !this.aggregate) {
+      this.colSmall.push(hasMemory ? this.memSmall : 0);
+      this.colBig.push(hasMemory ? this.memBig : 0);
+      this.colNodes.push(hasMemory ? this.memNodes : 0);
+      this.colDups.push(hasMemory ? this.memDups : 0);
+    }
+    if (this.anyGc) this.colGc.push(entry.gc ? 1 : 0);
+    if (!this.aggregate) this.colRun.push(run);
   }
 
   private add(col: GrowableBigInt64, i: number, v: bigint): void {

@@ -100,6 +100,9 @@ let pprofAdapter: Adapter | undefined;
 const VIA_PPROF: Mode[] = ['plain', 'line', 'filter'];
 const viaPprof = new Map<Mode, Profile>();
 const viaPprofFile = (mode: Mode) => join(dir, `${mode}.viapprof.out`);
+const pprofFiles = new Map<Mode, string>();
+const hasGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
+if (hasR && !hasGo) console.warn('skipping the go tool pprof comparison: go not found (install golang-go)');
 
 describe.skipIf(!hasR)('real R: Rprof in every mode', () => {
   beforeAll(async () => {
@@ -121,6 +124,14 @@ describe.skipIf(!hasR)('real R: Rprof in every mode', () => {
     if (pprofAdapter) {
       // Rprof -> pprof -> profile -> Rprof, then R reads the result (no extension data survives pprof).
       const registry = createRegistry([rprofAdapter, pprofAdapter]);
+      for (const mode of MODES) {
+        const out = await registry.serialize(profiles.get(mode)!, { format: 'pprof' });
+        const bytes: Uint8Array[] = [];
+        if (out.data instanceof Uint8Array) bytes.push(out.data);
+        else for await (const c of out.data) bytes.push(c);
+        writeFileSync(join(dir, `${mode}.pb.gz`), Buffer.concat(bytes));
+        pprofFiles.set(mode, join(dir, `${mode}.pb.gz`));
+      }
       for (const mode of VIA_PPROF) {
         const out = await registry.serialize(profiles.get(mode)!, { format: 'pprof' });
         const chunks: Uint8Array[] = [];
@@ -218,6 +229,31 @@ describe.skipIf(!hasR)('real R: Rprof in every mode', () => {
         const a = summarizeRprof(p).byFunction;
         const b = summarizeRprof(back.profile).byFunction;
         for (const [k, v] of b) expect([k, v.total, v.memory]).toEqual([k, a.get(k)!.total, a.get(k)!.memory]);
+      });
+
+      it('go tool pprof -top shows the same milliseconds per function as summaryRprof', (ctx) => {
+        if (!pprofAdapter) ctx.skip('@profkit/pprof is not built in this workspace');
+        if (!hasGo) ctx.skip('go not found (install golang-go)');
+        const pb = pprofFiles.get(mode)!;
+        const r = spawnSync('go', ['tool', 'pprof', '-top', '-nodefraction=0', '-edgefraction=0', '-nodecount=100000', '-unit=ms', '-sample_index=time', pb], { encoding: 'utf8', timeout: 120_000 });
+        expect(r.status, r.stderr).toBe(0);
+        const go = new Map<string, { flat: number; cum: number }>();
+        for (const line of r.stdout.split('\n')) {
+          const m = /^\s*([\d.]+)(?:ms)?\s+[\d.]+%\s+[\d.]+%\s+([\d.]+)(?:ms)?\s+[\d.]+%\s+(.+)$/.exec(line);
+          if (!m) continue;
+          const e = go.get(m[3]!) ?? { flat: 0, cum: 0 };
+          go.set(m[3]!, { flat: e.flat + Number(m[1]), cum: e.cum + Number(m[2]) });
+        }
+        const interval = 5;
+        const mine = summarizeRprof(profiles.get(mode)!).byFunction;
+        const names = [...mine.keys()].filter((k) => k !== '<GC>' && !/^<.*>$/.test(k));
+        expect(names.length).toBeGreaterThan(3);
+        for (const k of names) {
+          const g = go.get(k);
+          expect([k, g?.cum]).toEqual([k, Number(mine.get(k)!.total) * interval]);
+          // pprof has no GC flag: GC samples count as self of the innermost function.
+          if (!gcModes.has(mode)) expect([k, g?.flat]).toEqual([k, Number(mine.get(k)!.self) * interval]);
+        }
       });
     });
   }

@@ -223,6 +223,15 @@ describe('conformance with the R package on its own samples', () => {
     const lengths = stacks(p).map((s) => s.length);
     expect(new Set(lengths)).toEqual(new Set([50, 49]));
   });
+  it.skipIf(!haveShared('r-profile/inst/samples/rprof/1.out') || !haveShared('r-profile/derived/write_rprof-1.out.out'))(
+    'reads what the R package’s write_rprof wrote (all #File lines first, renumbered) to the same stacks',
+    () => {
+      const a = stacks(readRprofBytes(readFileSync(sharedFixture('r-profile/inst/samples/rprof/1.out'))).profile);
+      const { profile, warnings } = readRprofBytes(readFileSync(sharedFixture('r-profile/derived/write_rprof-1.out.out')));
+      expect(warnings).toEqual([]);
+      expect(stacks(profile)).toEqual(a);
+    },
+  );
   it.skipIf(!haveShared('r-profile/inst/samples/rprof/1.out'))('resolveFiles: false reproduces R’s function identity (name, file)', () => {
     const { profile: p } = readRprofBytes(readFileSync(sharedFixture('r-profile/inst/samples/rprof/1.out')), { resolveFiles: false });
     expect(p.functions.function_id.length).toBe(89);

@@ -283,7 +283,7 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
       }),
     );
   } finally {
-    if (!keep) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -90,12 +90,15 @@ class Executor {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     child.on('message', (m: ChildReply) => {
+      if (this.child !== child) return; // a reply of a killed executor
       const p = this.pending;
       this.pending = undefined;
       p?.resolve(m);
     });
     child.on('exit', (code, signal) => {
-      if (this.child === child) this.child = undefined;
+      // An executor killed by the watchdog was already replaced: its exit concerns nobody.
+      if (this.child !== child) return;
+      this.child = undefined;
       const p = this.pending;
       this.pending = undefined;
       p?.resolve({ type: 'died', message: `executor exited (code ${code}, signal ${signal}): ${stderr.trim().split('\n').slice(-6).join(' | ')}` });

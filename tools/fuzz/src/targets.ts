@@ -33,7 +33,8 @@ export const TARGET_NAMES = [
   'sqlite',
   'parquet',
 ] as const;
-export type TargetName = (typeof TARGET_NAMES)[number];
+/** `harness-check` is not a reader: it misbehaves on purpose so tests can check the watchdog. */
+export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check';
 
 /** Limits the fuzzer reads with: low enough that bombs hit them quickly, high enough for the fixtures. */
 export const FUZZ_LIMITS: ReadLimits & Record<string, number> = {
@@ -248,6 +249,8 @@ export function makeTarget(name: TargetName): Target {
       return registryTarget(name, 'sqlite', 'pprof', async () => [{ name: 'generated:sqlite', bytes: writeSqlite(await sampleProfile()).bytes }]);
     case 'parquet':
       return parquetTarget();
+    case 'harness-check':
+      return harnessCheckTarget();
   }
 }
 
@@ -306,6 +309,43 @@ function parquetTarget(): Target {
     },
     close() {
       if (base) rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+const retained: Uint8Array[] = [];
+
+/**
+ * Inputs choose a misbehaviour by their first byte: 0 a profile-like success, 1 a typed error,
+ * 2 an untyped exception, 3 a hang, 4 heap growth beyond the bound, 5 the process dying, 6 a
+ * limit error that does not name its option.
+ */
+function harnessCheckTarget(): Target {
+  return {
+    name: 'harness-check',
+    async seeds() {
+      return [0, 1, 2, 3, 4, 5, 6].map((k) => ({ name: `behaviour ${k}`, bytes: Uint8Array.of(k) }));
+    },
+    async exec(bytes) {
+      switch (bytes[0]) {
+        case 1:
+          throw Object.assign(new Error('typed'), { name: 'ProfkitError', code: 'PROFKIT_E_PARSE', detail: {} });
+        case 2:
+          throw new TypeError('untyped');
+        case 3:
+          for (;;) {
+            // A hang: only the watchdog ends this.
+          }
+        case 4:
+          retained.push(new Uint8Array(320 * 1024 * 1024).fill(1));
+          return 'ok:grew';
+        case 5:
+          process.exit(70);
+        case 6:
+          throw Object.assign(new Error('too big'), { name: 'ProfkitError', code: 'PROFKIT_E_LIMIT', detail: {} });
+        default:
+          return `ok:${bytes.length}`;
+      }
     },
   };
 }

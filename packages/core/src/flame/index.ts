@@ -91,13 +91,36 @@ export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTyp
     }
     node.self += v;
   }
-  const finish = (b: Building): FlameNode => ({
-    name: b.name,
-    value: b.value,
-    self: b.self,
-    children: [...b.children.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0)).map(finish),
-  });
-  return finish(root);
+  // Iterative (stacks can be thousands of frames deep).
+  const byName = (x: Building, y: Building) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+  const out: FlameNode = { name: root.name, value: root.value, self: root.self, children: [] };
+  const work: [Building, FlameNode][] = [[root, out]];
+  while (work.length) {
+    const [b, n] = work.pop()!;
+    for (const c of [...b.children.values()].sort(byName)) {
+      const m: FlameNode = { name: c.name, value: c.value, self: c.self, children: [] };
+      n.children.push(m);
+      work.push([c, m]);
+    }
+  }
+  return out;
+}
+
+/** The frames in depth-first order (callees sorted by name) with their depth and left offset. */
+function* layout(tree: FlameNode): Generator<{ node: FlameNode; level: number; offset: bigint }> {
+  const stack: { node: FlameNode; level: number; offset: bigint }[] = [{ node: tree, level: 0, offset: 0n }];
+  while (stack.length) {
+    const e = stack.pop()!;
+    yield e;
+    // Callees start at the caller's left edge, in order; pushed in reverse to pop in order.
+    const kids: { node: FlameNode; level: number; offset: bigint }[] = [];
+    let off = e.offset;
+    for (const c of e.node.children) {
+      kids.push({ node: c, level: e.level + 1, offset: off });
+      off += c.value;
+    }
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+  }
 }
 
 const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -117,8 +140,8 @@ function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width:
   const frameH = 16;
   const pad = 10;
   const top = 40;
-  const depthOf = (n: FlameNode): number => 1 + n.children.reduce((m, c) => Math.max(m, depthOf(c)), 0);
-  const depth = depthOf(tree);
+  let depth = 0;
+  for (const e of layout(tree)) depth = Math.max(depth, e.level + 1);
   const height = top + depth * frameH + pad * 2;
   const scale = tree.value > 0n ? (o.width - 2 * pad) / Number(tree.value) : 0;
   const out: string[] = [
@@ -128,9 +151,10 @@ function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width:
     `<text x="${o.width / 2}" y="20" text-anchor="middle" font-size="16">${escapeXml(o.title)}</text>`,
     `<text x="${o.width / 2}" y="34" text-anchor="middle" font-size="11" fill="#555">${escapeXml(o.subtitle)}</text>`,
   ];
-  const draw = (n: FlameNode, x: number, level: number) => {
+  for (const { node: n, level, offset } of layout(tree)) {
     const w = Number(n.value) * scale;
-    if (w < 0.1) return;
+    if (w < 0.1) continue;
+    const x = pad + Number(offset) * scale;
     const y = o.icicle ? top + level * frameH : height - pad - (level + 1) * frameH;
     const label = `${n.name} (${formatValue(n.value, o.unit)}, ${formatPercentage(n.value, tree.value).trim()})`;
     out.push(`<g class="frame" data-name="${escapeXml(n.name)}" data-value="${n.value}"><title>${escapeXml(label)}</title>`);
@@ -141,13 +165,7 @@ function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width:
       out.push(`<text x="${(x + 3).toFixed(2)}" y="${y + 11.5}">${escapeXml(text)}</text>`);
     }
     out.push('</g>');
-    let cx = x;
-    for (const c of n.children) {
-      draw(c, cx, level + 1);
-      cx += Number(c.value) * scale;
-    }
-  };
-  draw(tree, pad, 0);
+  }
   out.push('</svg>');
   return out.join('\n') + '\n';
 }
@@ -157,8 +175,20 @@ const VIEWER_JS = String.raw`
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('flame-data').textContent);
-  var root = data.root;
   var unit = data.unit;
+  // Rebuild the tree from the flat frames (depth-first, parents first): no recursion anywhere,
+  // so stacks thousands of frames deep are fine.
+  var nodes = [];
+  var maxDepth = 0;
+  for (var f = 0; f < data.frames.length; f += 4) {
+    var p = data.frames[f + 3];
+    var node = { name: data.names[data.frames[f]], value: data.frames[f + 1], self: data.frames[f + 2], kids: [], parent: p < 0 ? null : nodes[p] };
+    node.depth = node.parent ? node.parent.depth + 1 : 0;
+    if (node.depth + 1 > maxDepth) maxDepth = node.depth + 1;
+    if (node.parent) node.parent.kids.push(node);
+    nodes.push(node);
+  }
+  var root = nodes[0];
   var FRAME_H = 18;
   var chart = document.getElementById('chart');
   var tip = document.getElementById('tooltip');
@@ -166,11 +196,6 @@ const VIEWER_JS = String.raw`
   var status = document.getElementById('status');
   var icicle = false;
   var zoomed = root;
-  // node: [name, value, self, children]; parents are linked once.
-  function link(n, parent) { n.parent = parent; n.name = n[0]; n.value = n[1]; n.self = n[2]; n.kids = n[3]; for (var i = 0; i < n.kids.length; i++) link(n.kids[i], n); }
-  link(root, null);
-  function depthOf(n) { var d = 0; for (var i = 0; i < n.kids.length; i++) d = Math.max(d, depthOf(n.kids[i])); return d + 1; }
-  var maxDepth = depthOf(root);
   var SCALES = {
     nanoseconds: [[1, 'ns'], [1e3, 'us'], [1e6, 'ms'], [1e9, 's']],
     microseconds: [[1, 'us'], [1e3, 'ms'], [1e6, 's']],
@@ -197,27 +222,37 @@ const VIEWER_JS = String.raw`
     chart.style.height = (levels * FRAME_H) + 'px';
     var frag = document.createDocumentFragment();
     var matched = 0;
-    function place(n, x, w, level, dim) {
-      if (w < 0.5) return;
-      var d = document.createElement('div');
-      d.className = 'frame' + (dim ? ' dim' : '');
-      var hit = re !== null && re.test(n.name);
-      if (hit) { d.className += ' match'; matched += n.value; }
-      d.style.left = x + 'px';
-      d.style.width = Math.max(w - 1, 0.5) + 'px';
-      d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
-      if (!hit) d.style.background = color(n.name);
-      d.setAttribute('data-name', n.name);
-      d.setAttribute('data-value', String(n.value));
-      if (w > 30) d.textContent = n.name;
-      d.__node = n;
-      frag.appendChild(d);
-      var cx = x;
-      for (var i = 0; i < n.kids.length; i++) {
-        var k = n.kids[i];
-        var kw = w * k.value / (n.value || 1);
-        place(k, cx, kw, level + 1, false);
-        cx += kw;
+    function place(start, x0, w0, level0) {
+      var todo = [[start, x0, w0, level0]];
+      while (todo.length) {
+        var t = todo.pop(), n = t[0], x = t[1], w = t[2], level = t[3];
+        if (w < 0.5) continue;
+        var d = document.createElement('div');
+        d.className = 'frame';
+        // Search matches count once: not again inside a matching caller.
+        var hit = re !== null && re.test(n.name);
+        if (hit) {
+          d.className += ' match';
+          var a = n.parent, inside = false;
+          while (a && a !== zoomed.parent) { if (re.test(a.name)) { inside = true; break; } a = a.parent; }
+          if (!inside) matched += n.value;
+        }
+        d.style.left = x + 'px';
+        d.style.width = Math.max(w - 1, 0.5) + 'px';
+        d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
+        if (!hit) d.style.background = color(n.name);
+        d.setAttribute('data-name', n.name);
+        d.setAttribute('data-value', String(n.value));
+        if (w > 30) d.textContent = n.name;
+        d.__node = n;
+        frag.appendChild(d);
+        var kids = [], cx = x;
+        for (var i = 0; i < n.kids.length; i++) {
+          var kw = w * n.kids[i].value / (n.value || 1);
+          kids.push([n.kids[i], cx, kw, level + 1]);
+          cx += kw;
+        }
+        while (kids.length) todo.push(kids.pop());
       }
     }
     // Ancestors of the zoomed frame span the whole width, dimmed.
@@ -234,7 +269,7 @@ const VIEWER_JS = String.raw`
       d.__node = n;
       frag.appendChild(d);
     }
-    place(zoomed, 0, width, ancestors.length - 1, false);
+    place(zoomed, 0, width, ancestors.length - 1);
     chart.appendChild(frag);
     status.textContent = (zoomed === root ? '' : 'zoomed to ' + zoomed.name + ' \u2014 ') +
       (re ? 'search matches ' + fmt(matched) + ' (' + pct(matched, root.value) + ' of total)' : 'total ' + fmt(root.value));
@@ -281,9 +316,21 @@ const VIEWER_JS = String.raw`
 `;
 
 function renderHtml(tree: FlameNode, o: { title: string; subtitle: string; unit: string }): string {
-  const enc = (n: FlameNode): unknown[] => [n.name, Number(n.value), Number(n.self), n.children.map(enc)];
+  // Flat encoding (no nesting, names shared): frames in depth-first order, 4 numbers each:
+  // name index, value, self, parent frame index (-1 for the root).
+  const names = new Map<string, number>();
+  const frames: number[] = [];
+  const index = new Map<FlameNode, number>();
+  const parent = new Map<FlameNode, number>();
+  for (const { node } of layout(tree)) {
+    let k = names.get(node.name);
+    if (k === undefined) names.set(node.name, (k = names.size));
+    index.set(node, frames.length / 4);
+    frames.push(k, Number(node.value), Number(node.self), parent.get(node) ?? -1);
+    for (const c of node.children) parent.set(c, index.get(node)!);
+  }
   // `<` is escaped so that no frame name can close the script element.
-  const json = JSON.stringify({ unit: o.unit, root: enc(tree) }).replace(/</g, '\\u003c');
+  const json = JSON.stringify({ version: 1, unit: o.unit, names: [...names.keys()], frames }).replace(/</g, '\\u003c');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -239,8 +239,8 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
       .catch((e: unknown) => {
         if (res.headersSent || res.destroyed) return;
         if (e instanceof HttpError) {
-          if (e.status === 503) res.setHeader('connection', 'close');
-          if (e.status === 413) res.setHeader('connection', 'close');
+          // After a malformed or refused request the connection is not reused.
+          if (e.status === 400 || e.status === 413 || e.status === 503) res.setHeader('connection', 'close');
           send(res, e.status, 'text/plain', e.message + '\n');
         } else if (e instanceof ProfkitError) {
           const status = e.code === ErrorCodes.UNSUPPORTED ? 422 : e.code === ErrorCodes.NO_ADAPTER || e.code === ErrorCodes.UNKNOWN_FORMAT ? 404 : 500;

@@ -26,13 +26,24 @@ export function symbolUrlFor(source: string): string {
   if (u.host === '' || (u.protocol !== 'http:' && u.protocol !== 'https:')) return '';
   const path = u.pathname;
   if (path.includes('/debug/pprof/') || GPERFTOOLS_SUFFIXES.some((s) => path.endsWith(s))) {
-    u.pathname = path.slice(0, path.lastIndexOf('/')) + '/symbol';
+    u.pathname = cleanPath(path + '/../symbol');
   } else {
     u.pathname = '/symbolz';
   }
   u.search = '';
   u.hash = '';
   return u.toString();
+}
+
+/** Go's `path.Clean` for absolute paths: empty and `.` elements dropped, `..` removes its parent. */
+function cleanPath(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  return '/' + out.join('/');
 }
 
 /** `0x<lowercase hex>` joined by `+`, in the order given (google/pprof: location order, not sorted). */
