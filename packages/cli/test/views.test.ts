@@ -180,6 +180,22 @@ describe.skipIf(!hasFixtures || !goAvailable)('diff, merge and filter write what
     expect(meaning(ours)).toEqual(meaning(reference));
   });
 
+  it('filter --hide / --show remove or keep frames like pprof -hide / -show', async () => {
+    const meaning = (rows: TopRow[]) => rows.map((r) => [r.name, parseValue(r.flat), parseValue(r.cum)]);
+    for (const [flag, re] of [
+      ['hide', 'runtime\\.(add|evacuate)'],
+      ['show', 'main|mapiter'],
+    ]) {
+      const out = join(tmp, `${flag}.pb.gz`);
+      const w = await profkit(['filter', base, '-o', out, `--${flag}`, re, '--quiet']);
+      expect(w.code, w.stderr).toBe(0);
+      const ours = parseTop(pprof(['-top', '-nodefraction=0', out], tmp).stdout).rows;
+      const reference = parseTop(pprof(['-top', '-nodefraction=0', `-${flag}=${re}`, base], tmp).stdout).rows;
+      expect(ours.length).toBeGreaterThan(2);
+      expect(meaning(ours)).toEqual(meaning(reference));
+    }
+  });
+
   it('diff BASE NEW prints the table of go tool pprof -top -diff_base', async () => {
     expect((await profkit(['filter', base, '-o', smaller, '--ignore', 'mapiternext', '--quiet'])).code).toBe(0);
     for (const [theirs, ours] of VARIANTS.slice(0, 3)) {

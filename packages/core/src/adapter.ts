@@ -9,6 +9,7 @@
 import type { Limits } from './io.js';
 import type { Warning } from './errors.js';
 import type { Profile } from './model.js';
+import type { AdapterTransform, TransformResult, TransformValues } from './transform.js';
 
 export const ADAPTER_API_VERSION = 1;
 /** Contract versions this core can load. */
@@ -119,6 +120,11 @@ export interface AdapterDefinition {
    * `fuchsia-sampler serve`). The CLI lists and dispatches them without knowing the format.
    */
   commands?: AdapterCommand[];
+  /**
+   * Profile → profile steps the adapter contributes (e.g. `symbolize`), applied by name between
+   * read and write (`profkit convert --symbolize`). See `transform.ts`.
+   */
+  transforms?: AdapterTransform[];
 }
 
 /** A command-line option of an adapter command (the shape of node:util `parseArgs`). */
@@ -150,6 +156,12 @@ export interface CommandContext {
   progress(label: string, total?: number): { update(done: number, total?: number): void; done(): void };
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal;
+  /**
+   * Applies a transform contributed by any installed adapter (e.g. `symbolize`), by name; throws
+   * `PROFKIT_E_NO_ADAPTER` (with the install command) when none provides it. Absent in CLIs
+   * older than transforms.
+   */
+  transform?(name: string, profile: Profile, values?: TransformValues): Promise<TransformResult>;
 }
 
 export interface AdapterCommand {

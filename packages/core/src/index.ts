@@ -20,3 +20,5 @@ export * from './validate.js';
 export * from './registry.js';
 export * from './discovery.js';
 export * from './sniff-util.js';
+export * from './symbolz.js';
+export * from './transform.js';

@@ -36,6 +36,7 @@ import { DEFAULT_LIMITS, gunzipBounded, ioError, isGzip, readChunks, readHead, r
 import type { Profile } from './model.js';
 import { inflateHead } from './sniff-util.js';
 import { validate, type ValidationMode, type ValidationResult } from './validate.js';
+import { missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
 
 /** Bytes handed to `sniff` (file-type uses 4100, the Firefox Profiler 4096). */
 export const SNIFF_HEAD_BYTES = 4096;
@@ -216,6 +217,7 @@ export const adapterSchema = z
     load: fn.optional(),
     priority: z.number().finite().optional(),
     commands: z.array(commandSchema).optional(),
+    transforms: z.array(transformSchema).optional(),
   })
   .refine((a) => a.read !== undefined || a.write !== undefined || a.load !== undefined, {
     message: 'an adapter needs read, write or load',
@@ -413,6 +415,15 @@ export class Registry {
         if ((e.adapter.commands ?? []).some((d) => d.name === c.name)) throw clash(`duplicate command "${c.name}"`, e, 'contributes a command already contributed by');
       }
     }
+    const transformNames = new Set<string>();
+    for (const t of adapter.transforms ?? []) {
+      if (transformNames.has(t.name)) throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `adapter ${adapter.name} lists transform "${t.name}" twice`, { rule: 'unique transform names', adapter: adapter.name });
+      transformNames.add(t.name);
+      for (const e of this.entries) {
+        if (toRemove.has(e)) continue;
+        if ((e.adapter.transforms ?? []).some((d) => d.name === t.name)) throw clash(`duplicate transform "${t.name}"`, e, 'contributes a transform already contributed by');
+      }
+    }
     for (const e of toRemove) {
       this.entries.splice(this.entries.indexOf(e), 1);
       this.codecs.delete(e.adapter.name);
@@ -457,6 +468,21 @@ export class Registry {
   /** Commands contributed by adapters, with the adapter that contributed each. */
   commands(): { adapter: string; command: AdapterCommand }[] {
     return this.entries.flatMap((e) => (e.adapter.commands ?? []).map((command) => ({ adapter: e.adapter.name, command })));
+  }
+
+  /** Transforms contributed by adapters, with the adapter that contributed each. */
+  transforms(): { adapter: string; transform: AdapterTransform }[] {
+    return this.entries.flatMap((e) => (e.adapter.transforms ?? []).map((transform) => ({ adapter: e.adapter.name, transform })));
+  }
+
+  /**
+   * Applies the transform named `name` (checking `ctx.values` against its options). Throws
+   * `PROFKIT_E_NO_ADAPTER` naming the `npm install` command when no adapter provides it.
+   */
+  async transform(name: string, profile: Profile, ctx: TransformContext): Promise<TransformResult & { adapter: string }> {
+    const found = this.transforms().find((t) => t.transform.name === name);
+    if (!found) throw missingTransformError(name, this.transforms().map((t) => t.transform.name));
+    return { ...(await runTransform(found.transform, found.adapter, profile, ctx)), adapter: found.adapter };
   }
 
   /** Finds the adapter and format for a format id, or an adapter name (its first format). */

@@ -114,3 +114,15 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
 
 export const codec: AdapterCodec = { read, write };
 export default codec;
+
+const KERNEL_MAPPING_PREFIX = '[kernel.kallsyms]';
+
+/**
+ * google/pprof's derived, never persisted "kernel relocation symbol" of a mapping: for a mapping
+ * file name starting with `[kernel.kallsyms]` the rest of the name (e.g. `_text`, `_stext`),
+ * otherwise `undefined`. Derive it from `profile['.mappings'].filename` when needed; it is not
+ * stored in the model (nor written), as in google/pprof.
+ */
+export function kernelRelocationSymbol(mappingFilename: string): string | undefined {
+  return mappingFilename.startsWith(KERNEL_MAPPING_PREFIX) ? mappingFilename.slice(KERNEL_MAPPING_PREFIX.length) : undefined;
+}

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfileBuilder, checkAdapter, createRegistry, isProfkitError, type Profile } from '@profkit/core';
 import adapter, { pprofAdapter, sniffPprof } from '../src/index.js';
-import { encodeProfile, gzipLikeGo, serializePprof } from '../src/codec.js';
+import { encodeProfile, gzipLikeGo, kernelRelocationSymbol, serializePprof } from '../src/codec.js';
 import { PROTO_FIXTURES, fixture, hasFixtures, meaning, pb, str } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'profkit-pprof-'));
@@ -143,5 +143,30 @@ describe('writer', () => {
     const codec = await adapter.load!();
     const r = await codec.write!(p, { fileName: 'x.pb.gz' });
     expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_PPROF_EXTENSIONS_DROPPED']);
+  });
+});
+
+describe('kernel relocation symbol', () => {
+  it('is derived from a [kernel.kallsyms] mapping name and not persisted', () => {
+    expect(kernelRelocationSymbol('[kernel.kallsyms]_text')).toBe('_text');
+    expect(kernelRelocationSymbol('[kernel.kallsyms]')).toBe('');
+    expect(kernelRelocationSymbol('/usr/lib/libc.so.6')).toBeUndefined();
+    const p = small();
+    p['.mappings'] = {
+      mapping_id: new Uint32Array([1]),
+      memory_start: new BigUint64Array([0xffffffff81000000n]),
+      memory_limit: new BigUint64Array([0xffffffff82000000n]),
+      file_offset: new BigUint64Array([0n]),
+      filename: ['[kernel.kallsyms]_stext'],
+      build_id: [''],
+      has_functions: new Uint8Array([1]),
+      has_filenames: new Uint8Array(1),
+      has_line_numbers: new Uint8Array(1),
+      has_inline_frames: new Uint8Array(1),
+    };
+    const raw = encodeProfile(p);
+    // The name is written as it is (one string), nothing derived is added.
+    expect(Buffer.from(raw).includes(Buffer.from('[kernel.kallsyms]_stext'))).toBe(true);
+    expect(Buffer.from(raw).indexOf(Buffer.from('_stext')) ).toBe(Buffer.from(raw).indexOf(Buffer.from('[kernel.kallsyms]_stext')) + 17);
   });
 });

@@ -391,3 +391,50 @@ describe('ids and references', () => {
     expect(toHex(encodeProfile(p))).toBe(toHex(input));
   });
 });
+
+describe('robustness', () => {
+  it('random corruptions give a profile or a ProfkitError, never another error or a hang', () => {
+    const base = pb([
+      [1, [[1, 1], [2, 2]]],
+      [1, [[1, 3], [2, 4]]],
+      [2, [[1, { packed: [1, 2, 1, 2] }], [2, 5], [2, -7], [3, [[1, 5], [2, 6]]], [3, [[1, 7], [3, 9], [4, 2]]]]],
+      [3, [[1, 1], [2, 0x400000], [3, 0x500000], [5, 8]]],
+      [4, [[1, 1], [2, 1], [3, 0x401000], [4, [[1, 1], [2, 10]]]]],
+      [4, [[1, 2], [3, 0x402000], [4, [[1, 1], [2, 20], [3, 7]]], [4, [[1, 1], [2, 11]]], [5, 1]]],
+      [5, [[1, 1], [2, 6], [3, 6], [4, 8], [5, 3]]],
+      [6, str('')],
+      [6, str('samples')],
+      [6, str('count')],
+      [6, str('cpu')],
+      [6, str('nanoseconds')],
+      [6, str('k')],
+      [6, str('v')],
+      [6, str('n')],
+      [6, str('main')],
+      [9, 17],
+      [13, 6],
+      [14, 3],
+    ]);
+    let a = 2024;
+    const r = () => {
+      a = (Math.imul(a, 1103515245) + 12345) >>> 0;
+      return a / 4294967296;
+    };
+    const seen = new Set<string>();
+    for (let i = 0; i < 3000; i++) {
+      const b = new Uint8Array(base);
+      for (let k = 1 + Math.floor(r() * 3); k > 0; k--) b[Math.floor(r() * b.length)] = Math.floor(r() * 256);
+      const input = r() < 0.2 ? b.subarray(0, Math.floor(r() * b.length)) : b;
+      try {
+        const { profile } = decodeProfile(input);
+        encodeProfile(profile);
+        seen.add('ok');
+      } catch (e) {
+        expect(e).toBeInstanceOf(ProfkitError);
+        seen.add((e as ProfkitError).code);
+      }
+    }
+    // The corpus reaches decoded profiles as well as parse and validity errors.
+    expect([...seen].sort()).toEqual(expect.arrayContaining(['ok', ErrorCodes.PARSE]));
+  });
+});

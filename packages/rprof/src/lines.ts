@@ -50,7 +50,8 @@ export class LineSplitter {
       if (chunk.length === 0) return;
     }
     const n = chunk.length;
-    const last = Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
+    let last = n - 1;
+    while (last >= 0 && chunk[last] !== LF && chunk[last] !== CR) last--;
     if (last === -1) {
       this.carry.push(chunk.slice());
       this.carryLength += n;
@@ -102,6 +103,14 @@ export class LineSplitter {
   private split(text: string): void {
     const n = text.length;
     let i = 0;
+    if (text.indexOf('\r') === -1) {
+      // LF only (the usual case): memchr-speed search.
+      for (let j = text.indexOf('\n'); j !== -1; j = text.indexOf('\n', i)) {
+        this.emit(text.slice(i, j));
+        i = j + 1;
+      }
+      return;
+    }
     for (let j = 0; j < n; j++) {
       const c = text.charCodeAt(j);
       if (c === LF) {

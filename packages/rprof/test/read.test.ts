@@ -122,6 +122,18 @@ describe('appended runs (Rprof(append = TRUE), R package issue #9)', () => {
   });
 });
 
+describe('runs with different flags', () => {
+  it('memory and GC columns start with the first run that has them; earlier samples get 0', () => {
+    const { profile: p } = readRprofBytes(enc('sample.interval=20000\n"f" \nmemory profiling: GC profiling: sample.interval=20000\n:1:2:3:4:"<GC>" "g" \n:2:2:3:0:"g" \n'));
+    expect(stacks(p)).toEqual([['f@:0'], ['g@:0'], ['g@:0']]);
+    expect(extCol(p, 'small')).toEqual([0, 1, 2]);
+    expect(extCol(p, 'dups')).toEqual([0, 4, 0]);
+    expect(extCol(p, 'gc')).toEqual([0, 1, 0]);
+    expect(extCol(p, 'run')).toEqual([0, 1, 1]);
+    expect(values(p).map((v) => v[2])).toEqual(['memory/bytes=0', 'memory/bytes=0', 'memory/bytes=8']);
+  });
+});
+
 describe('line ends, gzip and streaming', () => {
   const inputs: [string, Uint8Array][] = [
     ['grammar.out', fixture('grammar.out')],

@@ -1,13 +1,14 @@
 /**
  * @profkit/symbolize: turns the addresses of a profile into functions, files and lines, with
  * local binaries (an ELF reader of our own, llvm-symbolizer / addr2line / nm, c++filt) or a
- * `/pprof/symbol` server. Used as a library (`symbolize`) and by the CLI (`profkit symbolize`).
+ * `/pprof/symbol` server. Used as a library (`symbolize`), by the CLI (`profkit symbolize`), and
+ * as the `symbolize` transform (`profkit convert --symbolize`, `profkit fetch --symbolize local`).
  *
  * Symbolization is not a file format: the adapter object exists to contribute the `symbolize`
- * command to the CLI.
+ * command and transform to the CLI.
  */
 
-import { ErrorCodes, ProfkitError, defineAdapter } from '@profkit/core';
+import { ErrorCodes, ProfkitError, defineAdapter, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core';
 import { symbolizeCommand } from './command-def.js';
 
 export { symbolize } from './symbolize.js';
@@ -25,6 +26,51 @@ export { LlvmSymbolizer, Addr2Line, NmSymbolizer, NmSymbols, loadNm, findTool, p
 export type { Frame, Symbolizer, ToolPaths } from './tools.js';
 export { symbolizeCommand } from './command-def.js';
 
+/** Report statuses that mean some addresses could not be symbolized: they become warnings. */
+const PROBLEM_STATUSES = new Set(['unsymbolizable', 'missing-binary', 'build-id-mismatch', 'bad-binary', 'tool-failed', 'remote-failed']);
+
+async function applySymbolizeTransform(profile: Profile, ctx: TransformContext): Promise<TransformResult> {
+  const [{ symbolize }, { formatReport }] = await Promise.all([import('./symbolize.js'), import('./command.js')]);
+  const v = ctx.values;
+  const str = (k: string) => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const mode = str('mode');
+  if (mode !== undefined && mode !== 'full' && mode !== 'names') {
+    throw new ProfkitError(ErrorCodes.USAGE, `the symbolize transform's --mode must be full or names, got "${mode}"`, { option: 'mode', rule: 'symbolize transform options' });
+  }
+  const r = await symbolize(profile, { mode, binary: str('binary'), searchPath: str('search-path'), remote: str('remote'), signal: ctx.signal });
+  const warnings: Warning[] = [...r.warnings];
+  for (const rep of r.reports) {
+    if (PROBLEM_STATUSES.has(rep.status)) {
+      warnings.push({
+        code: `PROFKIT_W_SYMBOLIZE_${rep.status.toUpperCase().replace(/-/g, '_')}`,
+        message: formatReport(rep).replace(/\n\s*hint: /, '; hint: '),
+        detail: { mappingId: rep.mappingId, file: rep.binary ?? rep.filename, status: rep.status },
+      });
+    } else if (!ctx.quiet && (ctx.verbose || rep.status === 'symbolized' || rep.status === 'remote')) {
+      ctx.stderr.write(`symbolize: ${formatReport(rep)}\n`);
+    }
+  }
+  return { profile: r.profile, warnings };
+}
+
+/**
+ * The `symbolize` transform: `symbolize()` with the options `binary`, `search-path`, `mode` and
+ * `remote` (the `profkit symbolize` options of the same names). Mappings that could not be
+ * symbolized come back as `PROFKIT_W_SYMBOLIZE_<STATUS>` warnings (with the hint); the others are
+ * reported on stderr unless quiet.
+ */
+export const symbolizeTransform: AdapterTransform = {
+  name: 'symbolize',
+  summary: 'turn the addresses of a profile into functions, files and lines (local binaries or a /pprof/symbol server)',
+  options: {
+    binary: symbolizeCommand.options!.binary!,
+    'search-path': symbolizeCommand.options!['search-path']!,
+    mode: symbolizeCommand.options!.mode!,
+    remote: symbolizeCommand.options!.remote!,
+  },
+  apply: applySymbolizeTransform,
+};
+
 export const symbolizeAdapter = defineAdapter({
   name: 'symbolize',
   packageName: '@profkit/symbolize',
@@ -38,6 +84,7 @@ export const symbolizeAdapter = defineAdapter({
   load: () =>
     Promise.reject(new ProfkitError(ErrorCodes.UNSUPPORTED, 'symbolize is not a file format: use `profkit symbolize IN OUT`', { rule: 'symbolize reads and writes through other adapters' })),
   commands: [symbolizeCommand],
+  transforms: [symbolizeTransform],
 });
 
 export default symbolizeAdapter;

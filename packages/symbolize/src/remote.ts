@@ -1,60 +1,36 @@
 /**
- * The `/pprof/symbol` remote symbolization protocol (gperftools servers, google/pprof's
- * `internal/symbolz`), client side:
- *
- * - endpoint: query removed; a path containing `/debug/pprof/` or ending in `/pprof/heap`,
- *   `/pprof/growth`, `/pprof/profile`, `/pprof/pmuprofile` or `/pprof/contention` gets its last
- *   element replaced by `symbol`; a path already ending in `/pprof/symbol` or `/symbolz` is used
- *   as is; any other gets `symbolz` (Google's convention);
- * - request: POST, `Content-Type: application/octet-stream`, body `0x<hex>+0x<hex>…` (lower-case
- *   hex, in the order given; sent in chunks of at most `maxAddressesPerRequest`);
- * - reply: lines `0x<hex><TAB or spaces><name>`; unknown lines (`---`, `binary=…`, `%warn`) are
- *   ignored, leading zeros do not matter. Unlike google/pprof, a final line without a trailing
- *   newline is accepted (gperftools-style servers often omit it).
+ * The `/pprof/symbol` remote protocol, client side, for `symbolize({ remote })`. The protocol
+ * itself (symbol URL derivation by google/pprof's `internal/symbolz` rules, the `0x…+0x…` POST
+ * body, the reply grammar: `0x<hex><TAB or spaces><name>` lines, unknown lines ignored, a final
+ * line without newline accepted) is `@profkit/core`'s `symbolz.ts`; this file adds the transport
+ * (fetch, with chunked requests: at most `maxAddressesPerRequest` addresses per POST, a
+ * deadline and a bounded reply).
  *
  * Only names come back: no files, lines or inline frames (the protocol cannot carry them).
  */
 
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import {
+  ErrorCodes,
+  ProfkitError,
+  SYMBOL_REQUEST_CONTENT_TYPE,
+  chunkSymbolRequests,
+  parseSymbolReply as parseSymbolReplyEntries,
+  resolveSymbolUrl,
+  symbolReplyMap,
+} from '@profkit/core';
 
-const CPU_LIKE_SUFFIXES = ['/pprof/heap', '/pprof/growth', '/pprof/profile', '/pprof/pmuprofile', '/pprof/contention'];
-
-/** The symbol endpoint for a profile source URL (see the module comment). */
+/**
+ * The symbol endpoint for what the user gave (`--remote`): core's `resolveSymbolUrl`
+ * (google/pprof's rules; `host:port/path` gets `http://`; a `…/pprof/symbol` or `…/symbolz` URL
+ * is used as is). Throws `PROFKIT_E_USAGE` for what is not an http(s) URL.
+ */
 export function symbolzURL(source: string): string {
-  let s = source;
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) s = 'http://' + s;
-  let u: URL;
-  try {
-    u = new URL(s);
-  } catch {
-    throw new ProfkitError(ErrorCodes.USAGE, `not a URL: ${source}`, { rule: 'remote symbolization needs an http(s) URL' });
-  }
-  if (u.protocol === 'https+insecure:') u = new URL('https:' + s.slice('https+insecure:'.length));
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new ProfkitError(ErrorCodes.USAGE, `unsupported URL scheme ${u.protocol} in ${source}`, { rule: 'remote symbolization needs an http(s) URL' });
-  }
-  u.search = '';
-  u.hash = '';
-  const path = u.pathname;
-  if (path.endsWith('/pprof/symbol') || path.endsWith('/symbolz')) return u.toString();
-  const last = path.lastIndexOf('/');
-  const parent = last >= 0 ? path.slice(0, last + 1) : '/';
-  if (path.includes('/debug/pprof/') || CPU_LIKE_SUFFIXES.some((x) => path.endsWith(x))) u.pathname = parent + 'symbol';
-  else u.pathname = parent + 'symbolz';
-  return u.toString();
+  return resolveSymbolUrl(source);
 }
 
-/** Parses a symbol reply: address → name (first occurrence wins). */
+/** Parses a symbol reply into address → name (core's parser; a later line for the same address wins, as in google/pprof). */
 export function parseSymbolReply(text: string): Map<bigint, string> {
-  const out = new Map<bigint, string>();
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/\r$/, '');
-    const m = /^0x([0-9a-fA-F]{1,16})\s+(\S.*?)\s*$/.exec(line);
-    if (!m) continue;
-    const a = BigInt('0x' + m[1]!);
-    if (!out.has(a)) out.set(a, m[2]!);
-  }
-  return out;
+  return symbolReplyMap(parseSymbolReplyEntries(text));
 }
 
 export interface RemoteOptions {
@@ -78,9 +54,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
   const maxReply = options.maxReplyBytes ?? 64 << 20;
   const per = options.maxAddressesPerRequest ?? 8192;
   const result = new Map<bigint, string>();
-  for (let b = 0; b < addresses.length; b += per) {
-    const chunk = addresses.slice(b, b + per);
-    const body = chunk.map((a) => '0x' + a.toString(16)).join('+');
+  for (const body of chunkSymbolRequests(addresses, per)) {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(new ProfkitError(ErrorCodes.TIMEOUT, `${endpoint} did not answer within ${timeoutMs} ms`, { url: endpoint, option: 'timeoutMs' })), timeoutMs);
     const onAbort = () => ctl.abort(options.signal?.reason);
@@ -88,7 +62,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
     try {
       let res: Response;
       try {
-        res = await doFetch(endpoint, { method: 'POST', body, headers: { 'Content-Type': 'application/octet-stream' }, signal: ctl.signal, redirect: 'follow' });
+        res = await doFetch(endpoint, { method: 'POST', body, headers: { 'Content-Type': SYMBOL_REQUEST_CONTENT_TYPE }, signal: ctl.signal, redirect: 'follow' });
       } catch (e) {
         const reason = ctl.signal.reason;
         if (reason instanceof ProfkitError) throw reason;
@@ -103,7 +77,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
         });
       }
       const text = await readBounded(res, maxReply, endpoint);
-      for (const [a, n] of parseSymbolReply(text)) if (!result.has(a)) result.set(a, n);
+      for (const [a, n] of parseSymbolReply(text)) result.set(a, n);
     } catch (e) {
       const reason = ctl.signal.reason;
       if (reason instanceof ProfkitError && !(e instanceof ProfkitError)) throw reason;

@@ -191,6 +191,11 @@ async function benchRead(lines: number, runs: number, shape: Shape): Promise<voi
       const out = await registry.serialize(r.profile, { format: 'pprof' });
       return collect(out.data);
     });
+    const codecsOnly = await time(runs, async () => {
+      const r = readRprofBytes(bytes);
+      const out = await registry.serialize(r.profile, { format: 'pprof', validate: false });
+      return collect(out.data);
+    });
     const rprofOut = await time(runs, () => writeRprofText(p).then((r) => r.text.length));
     const folded = await time(runs, () => writeFolded(p).text.length);
     const result: Record<string, unknown> = {
@@ -206,6 +211,8 @@ async function benchRead(lines: number, runs: number, shape: Shape): Promise<voi
       read_cpu_ms: Math.round(read.cpuMs),
       read_plus_write_pprof_ms: Math.round(viaRegistry.ms),
       read_plus_write_pprof_cpu_ms: Math.round(viaRegistry.cpuMs),
+      read_plus_write_pprof_unvalidated_ms: Math.round(codecsOnly.ms),
+      read_plus_write_pprof_unvalidated_cpu_ms: Math.round(codecsOnly.cpuMs),
       pprof_bytes: viaRegistry.last,
       write_rprof_ms: Math.round(rprofOut.ms),
       write_folded_ms: Math.round(folded.ms),

@@ -78,23 +78,26 @@ async function execOne(id: number, bytes: Uint8Array): Promise<ChildReply> {
   return reply;
 }
 
-process.on('message', (m: ChildRequest) => {
-  void (async () => {
-    if (m.type === 'init') {
-      try {
-        target = makeTarget(m.target);
-        const seeds = await target.seeds();
-        process.send!({ type: 'ready', seeds } satisfies ChildReply);
-      } catch (e) {
-        process.send!({ type: 'init-failed', message: String((e as Error)?.stack ?? e) } satisfies ChildReply);
+/** Serves the parent over IPC: called by `executor.ts`, the forked entry point. */
+export function serveParent(): void {
+  process.on('message', (m: ChildRequest) => {
+    void (async () => {
+      if (m.type === 'init') {
+        try {
+          target = makeTarget(m.target);
+          const seeds = await target.seeds();
+          process.send!({ type: 'ready', seeds } satisfies ChildReply);
+        } catch (e) {
+          process.send!({ type: 'init-failed', message: String((e as Error)?.stack ?? e) } satisfies ChildReply);
+        }
+        return;
       }
-      return;
-    }
-    process.send!(await execOne(m.id, m.bytes));
-  })();
-});
+      process.send!(await execOne(m.id, m.bytes));
+    })();
+  });
 
-process.on('disconnect', () => {
-  target?.close?.();
-  process.exit(0);
-});
+  process.on('disconnect', () => {
+    target?.close?.();
+    process.exit(0);
+  });
+}

@@ -72,7 +72,7 @@ export interface FuzzStats {
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The compiled child (works from both src/ under vitest and dist/). */
-const CHILD = resolve(here, '../dist/child.js');
+const CHILD = resolve(here, '../dist/executor.js');
 
 class Executor {
   private child: ChildProcess | undefined;
@@ -236,7 +236,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
       for (const s of specials) await run(s.bytes, `special:${s.name}`);
     }
     if (corpus.length === 0) corpus.push(new Uint8Array(0));
-    const deadline = options.maxSeconds === undefined ? Infinity : t0 + options.maxSeconds * 1000;
+    // The time budget is for the mutation phase (seeds and special inputs always run).
+    const deadline = options.maxSeconds === undefined ? Infinity : performance.now() + options.maxSeconds * 1000;
     while (stats.execs < options.execs && performance.now() < deadline) {
       // Favour recent corpus entries (they reached new features) half of the time.
       const pick = r() < 0.5 ? corpus.length - 1 - Math.floor(r() * Math.min(corpus.length, 32)) : Math.floor(r() * corpus.length);

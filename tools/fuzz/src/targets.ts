@@ -198,13 +198,19 @@ export function makeTarget(name: TargetName): Target {
             const at = text.indexOf('MAPPED_LIBRARIES:');
             if (at >= 0) out.push({ name: `${h.name}#maps`, bytes: new TextEncoder().encode(text.slice(at)) });
           }
-          out.push({ name: 'generated:maps', bytes: new TextEncoder().encode('00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/dbus-daemon\n7f0000000000-7f0000001000 r--p 00001000 00:00 0 [vdso]\n') });
+          out.push({ name: 'generated:maps', bytes: new TextEncoder().encode('MAPPED_LIBRARIES:\n00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/dbus-daemon\n7f0000000000-7f0000001000 r--p 00001000 00:00 0 [vdso]\n') });
           return out;
         },
         async exec(bytes) {
+          // The maps parser alone, then the same text as the memory map of a heap profile.
           const lines = new TextDecoder().decode(bytes).split('\n');
           const maps = parseProcMaps(lines);
-          return `ok:mappings=${Math.min(maps.length, 8)}`;
+          const heap = new TextEncoder().encode('heap profile:    1:   64 [     1:   64] @ heapprofile\n     1:   64 [     1:   64] @ 0x400100 0x7f0000000100\n');
+          const input = new Uint8Array(heap.length + bytes.length);
+          input.set(heap);
+          input.set(bytes, heap.length);
+          const r = await reg().read(input, { format: 'gperftools-heap', fileName: 'fuzz-input.heap', limits: FUZZ_LIMITS });
+          return `ok:mappings=${Math.min(maps.length, 8)}:${shape(r.profile, r.warnings)}:${r.profile['.mappings']?.mapping_id.length ?? 0}`;
         },
       };
     case 'fuchsia-fidl':

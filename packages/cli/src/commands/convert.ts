@@ -1,38 +1,84 @@
+import { ErrorCodes, ProfkitError, missingTransformError, type TransformValues } from '@profkit/core';
 import type { CliCommand } from '../types.js';
+
+/**
+ * convert's options passed to the `symbolize` transform (contributed by an adapter, normally
+ * @profkit/symbolize): convert option → transform option.
+ */
+const SYMBOLIZE_OPTIONS: Record<string, string> = { binary: 'binary', 'search-path': 'search-path', 'symbol-server': 'remote', 'symbolize-mode': 'mode' };
 
 export const convert: CliCommand = {
   name: 'convert',
   summary: 'Convert a profile between formats (output format by --to or by the output extension)',
   usage:
-    'profkit convert IN OUT [--from FORMAT] [--to FORMAT]\n\nIN may be - for stdin and OUT - for stdout (then --to is required).\nThe output is written atomically and never overwrites IN.\n\nExamples:\n  profkit convert cpu.pb.gz cpu.speedscope.json\n  cat cpu.pb.gz | profkit convert - - --to speedscope > cpu.json',
+    'profkit convert IN OUT [--from FORMAT] [--to FORMAT]\n' +
+    '                       [--symbolize [--binary PATH] [--search-path DIRS] [--symbol-server URL] [--symbolize-mode full|names]]\n\n' +
+    'IN may be - for stdin and OUT - for stdout (then --to is required).\nThe output is written atomically and never overwrites IN.\n' +
+    '--symbolize applies the symbolize transform (from @profkit/symbolize) between reading and writing:\n' +
+    'addresses become functions, files and lines from local binaries, and what is left is named by\n' +
+    '--symbol-server (a /pprof/symbol server) when given.\n\n' +
+    'Examples:\n  profkit convert cpu.pb.gz cpu.speedscope.json\n  cat cpu.pb.gz | profkit convert - - --to speedscope > cpu.json\n' +
+    '  profkit convert prog.cpu prog.pb.gz --symbolize --binary ./prog',
   options: {
     from: { type: 'string', valueName: 'FORMAT', description: 'read IN as FORMAT instead of detecting it' },
     to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
+    symbolize: { type: 'boolean', description: 'apply the symbolize transform between read and write (needs @profkit/symbolize)' },
+    binary: { type: 'string', valueName: 'PATH', description: 'with --symbolize: the main binary (overrides the first mapping\'s file)' },
+    'search-path': { type: 'string', valueName: 'DIRS', description: 'with --symbolize: directories to search for binaries, separated by ":"' },
+    'symbol-server': { type: 'string', valueName: 'URL', description: 'with --symbolize: profile or symbol URL of a /pprof/symbol server, for what local symbolization left' },
+    'symbolize-mode': { type: 'string', valueName: 'MODE', description: 'with --symbolize: full (functions, files, lines; default) or names' },
   },
   positionals: 2,
   json: true,
   async run(ctx) {
     const [input, output] = ctx.positionals as [string, string];
-    // Fail on the output side (unknown extension, missing adapter) before reading a large input.
+    const symbolize = ctx.values.symbolize === true;
+    const transformValues: TransformValues = {};
+    for (const [opt, to] of Object.entries(SYMBOLIZE_OPTIONS)) {
+      const v = ctx.values[opt];
+      if (v === undefined) continue;
+      if (!symbolize) throw new ProfkitError(ErrorCodes.USAGE, `--${opt} needs --symbolize (see \`profkit help convert\`)`, { option: opt, rule: 'command-line usage' });
+      transformValues[to] = v;
+    }
+    // Fail on the output side (unknown extension, missing adapter) and on a missing transform
+    // before reading a large input.
     ctx.registry.writerFor(output, ctx.values.to as string | undefined);
+    if (symbolize && !ctx.registry.transforms().some((t) => t.transform.name === 'symbolize')) {
+      throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name));
+    }
     const bar = ctx.progress(`reading ${input}`);
     const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
     bar.done();
+    let profile = r.profile;
+    const warnings = [...r.warnings];
+    let transformedBy: string | undefined;
+    if (symbolize) {
+      const t = await ctx.registry.transform('symbolize', profile, {
+        values: transformValues,
+        stderr: ctx.stderr,
+        signal: ctx.signal,
+        verbose: ctx.verbose,
+        quiet: ctx.quiet || ctx.json,
+      });
+      profile = t.profile;
+      warnings.push(...t.warnings);
+      transformedBy = t.adapter;
+    }
     const wbar = ctx.progress(`writing ${output}`);
-    const w = await ctx.registry.write(r.profile, output, {
+    const w = await ctx.registry.write(profile, output, {
       format: ctx.values.to as string | undefined,
       inputs: [input],
       signal: ctx.signal,
       onProgress: (d, t) => wbar.update(d, t),
     });
     wbar.done();
-    const warnings = [...r.warnings, ...w.warnings];
+    warnings.push(...w.warnings);
     if (ctx.json && output !== '-') {
-      ctx.out.document('convert', { input, output, from: r.format, to: w.format, warnings });
+      ctx.out.document('convert', { input, output, from: r.format, to: w.format, ...(transformedBy ? { transforms: ['symbolize'] } : {}), warnings });
       return 0;
     }
     ctx.out.warnings(warnings);
-    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}) -> ${output} (${w.format})`);
+    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}) -> ${output} (${w.format})${transformedBy ? ' symbolized' : ''}`);
     return 0;
   },
 };

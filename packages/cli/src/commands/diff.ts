@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { phase, FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -52,7 +52,7 @@ export const diff: CliCommand = {
       return 0;
     }
     const t = sampleTypeIndexOf(ctx, d);
-    const rep = topReport(d, {
+    const rep = phase(ctx, 'computing the report', () => topReport(d, {
       sampleTypeIndex: t,
       by: byOf(ctx),
       cum: ctx.values.cum === true,
@@ -61,7 +61,7 @@ export const diff: CliCommand = {
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
       edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
       nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 1 }),
-    });
+    }));
     if (ctx.json) {
       ctx.out.document('diff', {
         base: baseFile,

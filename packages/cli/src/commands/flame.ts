@@ -2,7 +2,7 @@ import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@pr
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
-import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { phase, FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
 
 export const flame: CliCommand = {
   name: 'flame',
@@ -43,13 +43,13 @@ export const flame: CliCommand = {
     const width = numberOption(ctx, 'width', { integer: true, min: 100, max: 100000 });
     const r = await readWithProgress(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const text = renderFlameGraph(applyFilterOptions(ctx, r.profile), {
+    const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, r.profile), {
       sampleTypeIndex: t,
       format,
       title: stringOption(ctx, 'title') ?? (file === '-' ? 'Flame graph' : basename(file)),
       icicle: ctx.values.icicle === true,
       width,
-    });
+    }));
     await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file] });
     if (ctx.json && output !== '-') {
       ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes: Buffer.byteLength(text), warnings: r.warnings });

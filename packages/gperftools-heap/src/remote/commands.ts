@@ -44,28 +44,42 @@ export const fetchCommand: AdapterCommand = {
   name: 'fetch',
   summary: 'fetch a profile from a pprof server (gperftools /pprof/* or Go /debug/pprof/*)',
   usage: [
-    'profkit fetch URL [--seconds N] [--timeout T] [-o FILE] [--format FORMAT] [--symbolize remote|none]',
+    'profkit fetch URL [--seconds N] [--timeout T] [-o FILE] [--format FORMAT] [--symbolize remote|local|none]',
+    '                  [--binary PATH] [--search-path DIRS]',
     '',
     'URL: http(s)://host:port[/prefix]/pprof/{heap,growth,profile,contention} or .../debug/pprof/NAME;',
     'a URL without a path fetches /pprof/profile. CPU profiles wait --seconds (default 30).',
     'The timeout defaults to 1.5 x the duration, or 60 s when there is none.',
+    '--symbolize remote (default) asks the server for names; local runs the symbolize transform',
+    '(@profkit/symbolize) with --binary/--search-path; none keeps the addresses.',
     '',
     'Examples:',
     '  profkit fetch localhost:8080/pprof/heap -o server.heap',
     '  profkit fetch http://127.0.0.1:6060/debug/pprof/profile --seconds 5 -o cpu.pb.gz',
+    '  profkit fetch localhost:8080/pprof/profile --symbolize local --binary ./server -o cpu.pb.gz',
   ].join('\n'),
   options: {
     seconds: { type: 'string', valueName: 'N', description: 'profiling duration for CPU-like pages (sets the seconds parameter)' },
     timeout: { type: 'string', valueName: 'T', description: 'timeout in seconds (default 1.5 x duration, else 60)' },
     output: { type: 'string', short: 'o', valueName: 'FILE', description: 'where to write (format by extension; default pprof.<program>.<service>.<time>.pb.gz)' },
-    symbolize: { type: 'string', valueName: 'MODE', description: 'remote (default): ask the server for names of unsymbolized addresses; none' },
+    symbolize: { type: 'string', valueName: 'MODE', description: 'remote (default): ask the server for names of unsymbolized addresses; local: symbolize with local binaries (needs @profkit/symbolize); none' },
+    binary: { type: 'string', valueName: 'PATH', description: 'with --symbolize local: the main binary of the profiled program' },
+    'search-path': { type: 'string', valueName: 'DIRS', description: 'with --symbolize local: directories to search for binaries, separated by ":"' },
     format: { type: 'string', valueName: 'FORMAT', description: 'output format id (default: by the extension of FILE)' },
   },
   async run(ctx) {
     const url = ctx.positionals[0];
     if (!url || ctx.positionals.length > 1) throw new ProfkitError(ErrorCodes.USAGE, 'fetch takes exactly one URL', { rule: 'profkit fetch URL' });
     const symbolize = str(ctx, 'symbolize') ?? 'remote';
-    if (symbolize !== 'remote' && symbolize !== 'none') throw new ProfkitError(ErrorCodes.USAGE, `--symbolize must be remote or none, got ${symbolize}`, { option: 'symbolize' });
+    if (symbolize !== 'remote' && symbolize !== 'local' && symbolize !== 'none') {
+      throw new ProfkitError(ErrorCodes.USAGE, `--symbolize must be remote, local or none, got ${symbolize}`, { option: 'symbolize' });
+    }
+    for (const k of ['binary', 'search-path']) {
+      if (str(ctx, k) !== undefined && symbolize !== 'local') throw new ProfkitError(ErrorCodes.USAGE, `--${k} needs --symbolize local`, { option: k });
+    }
+    if (symbolize === 'local' && !ctx.transform) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, 'this profkit CLI cannot apply transforms (needed by --symbolize local): upgrade @profkit/cli', { option: 'symbolize', rule: 'CommandContext.transform' });
+    }
     let bar: ReturnType<CommandContext['progress']> | undefined;
     const result = await fetchProfile(url, {
       seconds: num(ctx, 'seconds', true),
@@ -93,6 +107,19 @@ export const fetchCommand: AdapterCommand = {
       }
     }
     const out = str(ctx, 'output') ?? defaultOutputName(result.plan.url, result.program);
+    if (symbolize === 'local') {
+      try {
+        const r = await ctx.transform!('symbolize', profile, { binary: str(ctx, 'binary'), 'search-path': str(ctx, 'search-path') });
+        profile = r.profile;
+        warnings.push(...r.warnings);
+      } catch (e) {
+        if (ctx.signal.aborted) throw e;
+        // Keep what was fetched (it may have taken minutes), then report the failure.
+        await ctx.writeProfile(profile, out, { format: str(ctx, 'format') });
+        if (!ctx.quiet) ctx.stderr.write(`fetched ${result.bytes.length} bytes from ${result.plan.url}; wrote ${out} without local symbols\n`);
+        throw e;
+      }
+    }
     warnings.push(...(await ctx.writeProfile(profile, out, { format: str(ctx, 'format') })));
     warn(ctx, warnings);
     if (!ctx.quiet) ctx.stderr.write(`fetched ${result.bytes.length} bytes from ${result.plan.url}${result.program ? ` (program ${result.program})` : ''}; wrote ${out}\n`);

@@ -1,213 +1,35 @@
 /**
- * Remote symbolization, both sides of the wire: the symbol URL a profile URL implies
- * (google/pprof `internal/symbolz`), the POST body (`0x…+0x…`), the reply grammar
- * (`0x<hex><TAB or spaces><name>` per line), `num_symbols: N` probes, filling function names into
- * a profile (`symbolizeRemote`, `applySymbolReply`) and the server-side lookup (`SymbolTable`).
+ * Remote symbolization over HTTP. The format-neutral protocol (symbol URL derivation, the
+ * `0x…+0x…` POST body, the reply grammar, `num_symbols`, filling names into a profile) lives in
+ * `@profkit/core` (`symbolz.ts`) and is re-exported here for compatibility; this file adds the
+ * HTTP transport (`httpRequest`), the client (`symbolizeRemote`) and the server-side lookup
+ * (`SymbolTable`, which numbers locations like this adapter's writers).
  */
 
-import { ErrorCodes, ProfkitError, ProfileIndex, type Profile } from '@profkit/core';
+import {
+  ErrorCodes,
+  ProfkitError,
+  ProfileIndex,
+  SYMBOL_REQUEST_CONTENT_TYPE,
+  formatSymbolReply,
+  symbolUrlFor,
+  symbolizeWithServer,
+  type Profile,
+} from '@profkit/core';
 import { locationAddresses } from '../write.js';
 
-const GPERFTOOLS_SUFFIXES = ['/pprof/heap', '/pprof/growth', '/pprof/profile', '/pprof/pmuprofile', '/pprof/contention'];
-
-/**
- * The symbol service URL for a profile URL, as google/pprof derives it: the query is removed;
- * a path containing `/debug/pprof/` or ending in one of gperftools' services gets its last
- * element replaced by `symbol`, any other path becomes `/symbolz` (Google's convention).
- * Returns `''` when `source` is not an absolute URL with a host.
- */
-export function symbolUrlFor(source: string): string {
-  let u: URL;
-  try {
-    u = new URL(source);
-  } catch {
-    return '';
-  }
-  if (u.host === '' || (u.protocol !== 'http:' && u.protocol !== 'https:')) return '';
-  const path = u.pathname;
-  if (path.includes('/debug/pprof/') || GPERFTOOLS_SUFFIXES.some((s) => path.endsWith(s))) {
-    u.pathname = cleanPath(path + '/../symbol');
-  } else {
-    u.pathname = '/symbolz';
-  }
-  u.search = '';
-  u.hash = '';
-  return u.toString();
-}
-
-/** Go's `path.Clean` for absolute paths: empty and `.` elements dropped, `..` removes its parent. */
-function cleanPath(p: string): string {
-  const out: string[] = [];
-  for (const seg of p.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') out.pop();
-    else out.push(seg);
-  }
-  return '/' + out.join('/');
-}
-
-/** `0x<lowercase hex>` joined by `+`, in the order given (google/pprof: location order, not sorted). */
-export function formatSymbolRequest(addresses: Iterable<bigint>): string {
-  const parts: string[] = [];
-  for (const a of addresses) parts.push('0x' + a.toString(16));
-  return parts.join('+');
-}
-
-/** Limits of request/reply parsing (both sides of the protocol). */
-export const MAX_SYMBOL_REQUEST_ADDRESSES = 1 << 20;
-const MAX_HEX_DIGITS = 16;
-
-/**
- * Parses a symbol POST body the way Kudu's handler does: split on `+`; tokens without a `0x`
- * prefix or that are not hex are ignored. Returns the tokens as given (to be echoed) with their
- * value. Surrounding whitespace (a trailing newline from `curl -d @file`) is trimmed.
- */
-export function parseSymbolRequest(body: string, maxAddresses = MAX_SYMBOL_REQUEST_ADDRESSES): { token: string; address: bigint }[] {
-  const out: { token: string; address: bigint }[] = [];
-  const tokens = body.trim().split('+');
-  if (tokens.length > maxAddresses) {
-    throw new ProfkitError(ErrorCodes.LIMIT, `symbol request has ${tokens.length} addresses, above the limit of ${maxAddresses}`, {
-      rule: 'symbol POST body: at most maxAddresses addresses',
-      option: 'maxSymbolAddresses',
-    });
-  }
-  for (const raw of tokens) {
-    const token = raw.trim();
-    if (!/^0[xX][0-9a-fA-F]+$/.test(token)) continue;
-    const digits = token.slice(2).replace(/^0+/, '');
-    if (digits.length > MAX_HEX_DIGITS) continue;
-    out.push({ token, address: BigInt('0x' + (digits || '0')) });
-  }
-  return out;
-}
-
-export interface SymbolReplyEntry {
-  address: bigint;
-  name: string;
-  /** 1-based line of the reply. */
-  line: number;
-}
-
-/**
- * Parses a symbol reply: each line matching `0x<hex><whitespace><name>` (TAB as gperftools and
- * Kudu write, or spaces as Go's net/http/pprof writes) gives a name; other lines (`num_symbols:`,
- * `---`, `binary=`) are ignored. Unlike google/pprof, a final line without a newline counts too
- * (servers that omit the last newline lose no symbol); `ignoreUnterminatedLastLine` restores
- * google/pprof's behaviour. A bare `num_symbols: 1` (Kudu's GET answer) yields nothing.
- */
-export function parseSymbolReply(text: string, options: { ignoreUnterminatedLastLine?: boolean } = {}): SymbolReplyEntry[] {
-  const out: SymbolReplyEntry[] = [];
-  const lines = text.split('\n');
-  const last = lines.pop() ?? '';
-  if (!options.ignoreUnterminatedLastLine && last !== '') lines.push(last);
-  const re = /^\s*0[xX]([0-9a-fA-F]+)\s+(.*?)\r?$/;
-  lines.forEach((l, i) => {
-    const m = re.exec(l);
-    if (!m) return;
-    const digits = m[1]!.replace(/^0+/, '');
-    if (digits.length > MAX_HEX_DIGITS) return;
-    const name = m[2]!;
-    if (name === '') return;
-    out.push({ address: BigInt('0x' + (digits || '0')), name, line: i + 1 });
-  });
-  return out;
-}
-
-/** Parses a `num_symbols: N` answer (with or without the trailing newline); undefined if absent. */
-export function parseNumSymbols(text: string): number | undefined {
-  const m = /^\s*num_symbols:\s*(\d+)\s*$/m.exec(text);
-  return m ? Number(m[1]) : undefined;
-}
-
-/** google/pprof `Mapping.Unsymbolizable`: `[vdso]`-like names, `linux-vdso*`, `/dev/dri/*`. */
-export function isUnsymbolizableMapping(filename: string): boolean {
-  const base = filename.slice(filename.lastIndexOf('/') + 1);
-  return base.startsWith('[') || base.startsWith('linux-vdso') || filename.startsWith('/dev/dri/');
-}
-
-/**
- * The locations remote symbolization asks about: nonzero address, no function yet, in no
- * mapping or in a symbolizable mapping without `has_functions` (unless `force`). Row indices.
- */
-export function locationsToSymbolize(p: Profile, force = false): number[] {
-  const loc = p.locations;
-  const index = new ProfileIndex(p);
-  const maps = p['.mappings'];
-  const rows: number[] = [];
-  for (let i = 0; i < loc.location_id.length; i++) {
-    if (loc['.address'][i] === 0n || loc.function_id[i] !== 0) continue;
-    const mid = loc['.mapping_id'][i]!;
-    if (mid !== 0) {
-      const m = index.mappings.get(mid);
-      if (m >= 0) {
-        if (!force && maps.has_functions[m] === 1) continue;
-        if (isUnsymbolizableMapping(maps.filename[m]!)) continue;
-      }
-    }
-    rows.push(i);
-  }
-  return rows;
-}
-
-/**
- * Returns a copy of `p` whose locations at the rows in `rows` get the function the reply names
- * for their address (one line, line number 0, as google/pprof does). Functions are added once
- * per name (name = system name = the reply's text). Mappings of symbolized locations are marked
- * `has_functions`. The input profile is not modified. Pure.
- */
-export function applySymbolReply(p: Profile, rows: readonly number[], reply: readonly SymbolReplyEntry[]): Profile {
-  const byAddress = new Map<bigint, string>();
-  for (const e of reply) byAddress.set(e.address, e.name);
-  const fns = p.functions;
-  const nameToId = new Map<string, number>();
-  for (let i = 0; i < fns.function_id.length; i++) {
-    if (fns.name[i] === fns.system_name[i] && fns.filename[i] === '' && fns.start_line[i] === 0) nameToId.set(fns.name[i]!, fns.function_id[i]!);
-  }
-  let nextId = 1;
-  for (let i = 0; i < fns.function_id.length; i++) if (fns.function_id[i]! >= nextId) nextId = fns.function_id[i]! + 1;
-  const newNames: string[] = [];
-  const newIds: number[] = [];
-  const functionId = p.locations.function_id.slice();
-  const line = p.locations.line.slice();
-  const touchedMappings = new Set<number>();
-  for (const r of rows) {
-    const name = byAddress.get(p.locations['.address'][r]!);
-    if (name === undefined) continue;
-    let id = nameToId.get(name);
-    if (id === undefined) {
-      if (nextId > 0xffffffff) throw new ProfkitError(ErrorCodes.LIMIT, 'more than 2^32-1 functions', { rule: 'function ids are Uint32' });
-      id = nextId++;
-      nameToId.set(name, id);
-      newNames.push(name);
-      newIds.push(id);
-    }
-    functionId[r] = id;
-    line[r] = 0;
-    const mid = p.locations['.mapping_id'][r]!;
-    if (mid !== 0) touchedMappings.add(mid);
-  }
-  const grow = <T extends Uint32Array | Float64Array>(a: T, extra: number[], make: (n: number) => T): T => {
-    const out = make(a.length + extra.length);
-    out.set(a);
-    out.set(extra, a.length);
-    return out;
-  };
-  const maps = p['.mappings'];
-  const hasFunctions = maps.has_functions.slice();
-  for (let i = 0; i < maps.mapping_id.length; i++) if (touchedMappings.has(maps.mapping_id[i]!)) hasFunctions[i] = 1;
-  return {
-    ...p,
-    locations: { ...p.locations, function_id: functionId, line },
-    functions: {
-      function_id: grow(fns.function_id, newIds, (n) => new Uint32Array(n)),
-      name: [...fns.name, ...newNames],
-      system_name: [...fns.system_name, ...newNames],
-      filename: [...fns.filename, ...newNames.map(() => '')],
-      start_line: grow(fns.start_line, newNames.map(() => 0), (n) => new Float64Array(n)),
-    },
-    '.mappings': { ...maps, has_functions: hasFunctions },
-  };
-}
+export {
+  MAX_SYMBOL_REQUEST_ADDRESSES,
+  applySymbolReply,
+  formatSymbolRequest,
+  isUnsymbolizableMapping,
+  locationsToSymbolize,
+  parseNumSymbols,
+  parseSymbolReply,
+  parseSymbolRequest,
+  symbolUrlFor,
+} from '@profkit/core';
+export type { SymbolReplyEntry } from '@profkit/core';
 
 export interface SymbolizeRemoteOptions {
   /** Use this symbol URL instead of deriving it from the profile URL. */
@@ -228,22 +50,22 @@ export interface SymbolizeRemoteOptions {
  * Network failures and non-200 answers are `PROFKIT_E_NETWORK` errors.
  */
 export async function symbolizeRemote(profile: Profile, url: string, options: SymbolizeRemoteOptions = {}): Promise<Profile> {
-  const rows = locationsToSymbolize(profile, options.force);
-  if (rows.length === 0) return profile;
   const target = options.symbolUrl ?? symbolUrlFor(url);
-  if (target === '') {
-    throw new ProfkitError(ErrorCodes.USAGE, `cannot derive a symbol URL from ${url}: not an http(s) URL with a host`, { rule: 'symbolz URL derivation', url });
-  }
-  const body = formatSymbolRequest(rows.map((r) => profile.locations['.address'][r]!));
-  const { text } = await httpRequest(target, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/octet-stream' },
-    timeoutMs: options.timeoutMs ?? 60_000,
-    maxBytes: options.maxReplyBytes ?? 64 * 1024 * 1024,
-    signal: options.signal,
-  });
-  return applySymbolReply(profile, rows, parseSymbolReply(text));
+  const post = async (symbolUrl: string, body: string) => {
+    if (symbolUrl === '') {
+      throw new ProfkitError(ErrorCodes.USAGE, `cannot derive a symbol URL from ${url}: not an http(s) URL with a host`, { rule: 'symbolz URL derivation', url });
+    }
+    const { text } = await httpRequest(symbolUrl, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': SYMBOL_REQUEST_CONTENT_TYPE },
+      timeoutMs: options.timeoutMs ?? 60_000,
+      maxBytes: options.maxReplyBytes ?? 64 * 1024 * 1024,
+      signal: options.signal,
+    });
+    return text;
+  };
+  return (await symbolizeWithServer(profile, target, post, { force: options.force })).profile;
 }
 
 export interface HttpRequestOptions {
@@ -398,11 +220,6 @@ export class SymbolTable {
 
   /** The reply to a symbol POST: `<token as given>\t<name>\n` per resolved address. */
   reply(body: string): string {
-    let out = '';
-    for (const { token, address } of parseSymbolRequest(body)) {
-      const name = this.lookup(address);
-      if (name !== undefined) out += `${token}\t${name}\n`;
-    }
-    return out;
+    return formatSymbolReply(body, (a) => this.lookup(a));
   }
 }
