@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // Benchmark of the dm-export targets (never run by the tests): generates a profile of N samples
 // (default 200,000; stack depth 1..24, 2 sample types, 2,000 functions, inline frames, labels on
-// 10% of samples), then times exporting it to SQLite, Parquet, CSV and the PostgreSQL script, and
-// reading it back from SQLite and Parquet.
+// 10% of samples), then times exporting it to SQLite, Parquet (and, for comparison, the other
+// Parquet route we considered), CSV and the PostgreSQL script, and reading it back from SQLite
+// and Parquet.
 //   node packages/dm-export/bench/export-bench.mjs [samples] [--json]
 import { mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProfileBuilder } from '@profkit/core';
-import { postgresScript, profileToTables, readDirectory, readSqlite, sqlType, writeCsvDir, writeParquetDir, writeSqlite } from '@profkit/dm-export';
+import { TABLES, postgresScript, profileToTables, readDirectory, readSqlite, sqlType, writeCsvDir, writeParquetDir, writeSqlite } from '@profkit/dm-export';
 
 const n = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const json = process.argv.includes('--json');
@@ -50,45 +51,21 @@ async function time(label, f) {
   return { label, seconds: Math.round(s * 100) / 100, cpuSeconds: Math.round((c.user + c.system) / 1e4) / 100, ...r };
 }
 
-// The alternative Parquet route, measured for comparison (not used by the adapter): DuckDB's
-// appender fed with 2,048-row data chunks built from the table columns, then COPY ... TO parquet.
-async function parquetViaAppender(p, dir) {
+// The alternative Parquet route, measured for comparison (not used by the adapter): our CSV
+// files, bulk-loaded by DuckDB's CSV reader with the schema's column types, then COPY ... TO parquet.
+async function parquetViaCsv(p, dir, csvDir) {
   const duck = await import('@duckdb/node-api');
   const { mkdirSync } = await import('node:fs');
   mkdirSync(dir, { recursive: true });
-  const typeOf = { BIGINT: duck.BIGINT, INTEGER: duck.INTEGER, VARCHAR: duck.VARCHAR, BOOLEAN: duck.BOOLEAN, 'DOUBLE PRECISION': duck.DOUBLE };
+  await writeCsvDir(p, csvDir);
   const inst = await duck.DuckDBInstance.create(':memory:', { threads: '2' });
   const conn = await inst.connect();
+  const str = (x) => "'" + x.replace(/'/g, "''") + "'";
   try {
-    for (const t of profileToTables(p, { profileId: 1 })) {
-      const name = t.table.name;
-      const sqlTypes = t.table.columns.map((c) => sqlType(c, 'duckdb'));
-      await conn.run(`CREATE TABLE "${name}" (${t.table.columns.map((c, i) => `"${c.name}" ${sqlTypes[i]}`).join(', ')})`);
-      const app = await conn.createAppender(name);
-      const types = sqlTypes.map((x) => typeOf[x]);
-      const kinds = t.table.columns.map((c) => c.type);
-      for (let r = 0; r < t.rowCount; r += 2048) {
-        const end = Math.min(t.rowCount, r + 2048);
-        const cols = t.columns.map((col, ci) => {
-          const k = kinds[ci];
-          const big = sqlTypes[ci] === 'BIGINT';
-          const out = new Array(end - r);
-          for (let x = r; x < end; x++) {
-            let v = col[x];
-            if (v === null) out[x - r] = null;
-            else if (k === 'ref' && v === 0) out[x - r] = null;
-            else if (k === 'bool') out[x - r] = v === 1 || v === true;
-            else if (k === 'uint64') out[x - r] = BigInt.asIntN(64, v);
-            else out[x - r] = big ? BigInt(v) : v;
-          }
-          return out;
-        });
-        const chunk = duck.DuckDBDataChunk.create(types, end - r);
-        chunk.setColumns(cols);
-        app.appendDataChunk(chunk);
-      }
-      app.closeSync();
-      await conn.run(`COPY "${name}" TO '${join(dir, name + '.parquet')}' (FORMAT parquet, COMPRESSION zstd)`);
+    for (const t of TABLES) {
+      const columns = '{' + t.columns.map((c) => `${str(c.name)}: ${str(sqlType(c, 'duckdb'))}`).join(', ') + '}';
+      const src = `read_csv(${str(join(csvDir, t.name + '.csv'))}, header = true, delim = ',', quote = '"', escape = '"', auto_detect = false, allow_quoted_nulls = false, columns = ${columns})`;
+      await conn.run(`COPY (SELECT * FROM ${src}) TO ${str(join(dir, t.name + '.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
     }
   } finally {
     conn.closeSync();
@@ -111,13 +88,13 @@ try {
   }));
   results.push(await time('SQLite read back', async () => ({ samples: (await readSqlite(sqliteBytes)).profile.samples.value.length })));
   results.push(await time('SQLite append (2nd profile)', async () => ({ bytes: writeSqlite(p, { append: true, existing: sqliteBytes }).bytes.length })));
-  results.push(await time('Parquet directory write (DuckDB, zstd)', async () => {
+  results.push(await time('Parquet directory write (DuckDB appender)', async () => {
     await writeParquetDir(p, join(tmp, 'pq'));
     return { bytes: dirSize(join(tmp, 'pq')) };
   }));
-  results.push(await time('Parquet alternative: DuckDB appender', async () => {
-    await parquetViaAppender(p, join(tmp, 'pq-appender'));
-    return { bytes: dirSize(join(tmp, 'pq-appender')) };
+  results.push(await time('Parquet alternative: CSV → DuckDB COPY', async () => {
+    await parquetViaCsv(p, join(tmp, 'pq-csv'), join(tmp, 'pq-csv-tmp'));
+    return { bytes: dirSize(join(tmp, 'pq-csv')) };
   }));
   results.push(await time('Parquet read back (DuckDB)', async () => ({ samples: (await readDirectory(join(tmp, 'pq'))).profile.samples.value.length })));
   results.push(await time('CSV directory write', async () => {

@@ -1,18 +1,19 @@
 /**
  * Directory targets: one CSV file or one Parquet file per table. Parquet files are written by
- * DuckDB (`COPY ... TO ... (FORMAT parquet)`) from the CSV files, loaded in bulk with explicit
- * column types (no type guessing), so 64-bit values stay exact. Both directories are read back
- * with DuckDB, which makes them a storage format like the SQLite database.
+ * DuckDB (`COPY ... TO ... (FORMAT parquet)`) from tables loaded through its appender with
+ * explicit column types, so 64-bit values stay exact. Both directories are read back with DuckDB
+ * (CSV with the schema's column types imposed, no type guessing), which makes them a storage
+ * format like the SQLite database.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ErrorCodes, ProfkitError, assertValid, ioError, writeFileAtomic, type Profile, type Warning } from '@profkit/core';
 import {
   DM_ERRORS,
   checkSchema,
   chooseProfileId,
+  encodeValue,
   profileToTables,
   tablesToProfile,
   type DbValue,
@@ -90,23 +91,56 @@ function readCsvSql(t: TableDef, file: string): string {
   return `read_csv(${sqlString(file)}, header = true, delim = ',', quote = '"', escape = '"', auto_detect = false, allow_quoted_nulls = false, columns = ${csvColumns(t)})`;
 }
 
-/** Writes one Parquet file per table (`<table>.parquet`, zstd) into `dir`. */
+/** Rows per DuckDB data chunk (DuckDB's vector size). */
+const CHUNK_ROWS = 2048;
+
+/**
+ * Writes one Parquet file per table (`<table>.parquet`, zstd) into `dir`: each table is loaded
+ * into an in-memory DuckDB table through DuckDB's appender, in data chunks of 2,048 rows built
+ * column by column, then written with `COPY ... TO ... (FORMAT parquet)`.
+ */
 export async function writeParquetDir(profile: Profile, dir: string, options: DirectoryWriteOptions = {}): Promise<{ files: string[]; warnings: Warning[] }> {
   ensureDir(dir);
-  const tmp = mkdtempSync(join(tmpdir(), 'profkit-dm-'));
+  const mod = await import('@duckdb/node-api').catch((e: Error) => {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the DuckDB engine (npm package @duckdb/node-api) cannot be loaded: ${e.message}`, { rule: '@duckdb/node-api is installed' });
+  });
+  const duckType: Record<string, import('@duckdb/node-api').DuckDBType> = { BIGINT: mod.BIGINT, INTEGER: mod.INTEGER, VARCHAR: mod.VARCHAR, BOOLEAN: mod.BOOLEAN, 'DOUBLE PRECISION': mod.DOUBLE };
   const db = await (await duckdb()).connect();
+  const files: string[] = [];
   try {
-    await writeCsvDir(profile, tmp, options);
-    const files: string[] = [];
-    for (const t of TABLES) {
-      const target = resolve(dir, `${t.name}.parquet`);
-      const part = resolve(dir, `.${t.name}.parquet.profkit-tmp-${process.pid}`);
+    for (const t of profileToTables(profile, { profileId: options.profileId ?? 1, name: options.name })) {
+      const name = t.table.name;
+      const sqlTypes = t.table.columns.map((c) => sqlType(c, 'duckdb'));
+      await db.conn.run(`CREATE TABLE ${q(name)} (${t.table.columns.map((c, i) => `${q(c.name)} ${sqlTypes[i]}`).join(', ')})`);
+      const appender = await db.conn.createAppender(name);
+      const types = sqlTypes.map((x) => duckType[x]!);
+      const kinds = t.table.columns.map((c) => c.type);
+      for (let r = 0; r < t.rowCount; r += CHUNK_ROWS) {
+        const end = Math.min(t.rowCount, r + CHUNK_ROWS);
+        const columns = t.columns.map((col, ci) => {
+          const kind = kinds[ci]!;
+          const big = sqlTypes[ci] === 'BIGINT';
+          const out = new Array<import('@duckdb/node-api').DuckDBValue>(end - r);
+          for (let x = r; x < end; x++) {
+            const v = encodeValue(kind, col[x]!);
+            out[x - r] = v === null ? null : kind === 'bool' ? v === 1 : big ? BigInt(v as number | bigint) : (v as number | string);
+          }
+          return out;
+        });
+        const chunk = mod.DuckDBDataChunk.create(types, end - r);
+        chunk.setColumns(columns);
+        appender.appendDataChunk(chunk);
+      }
+      appender.closeSync();
+      const target = resolve(dir, `${name}.parquet`);
+      const part = resolve(dir, `.${name}.parquet.profkit-tmp-${process.pid}`);
       try {
-        await db.conn.run(`COPY (SELECT * FROM ${readCsvSql(t, join(tmp, `${t.name}.csv`))}) TO ${sqlString(part)} (FORMAT parquet, COMPRESSION zstd)`);
+        await db.conn.run(`COPY ${q(name)} TO ${sqlString(part)} (FORMAT parquet, COMPRESSION zstd)`);
         renameSync(part, target);
       } finally {
         rmSync(part, { force: true });
       }
+      await db.conn.run(`DROP TABLE ${q(name)}`);
       files.push(target);
     }
     return { files, warnings: [] };
@@ -115,7 +149,6 @@ export async function writeParquetDir(profile: Profile, dir: string, options: Di
     throw new ProfkitError(ErrorCodes.IO, `writing Parquet files into ${dir} failed: ${(e as Error).message}`, { file: dir }, { cause: e });
   } finally {
     db.close();
-    rmSync(tmp, { recursive: true, force: true });
   }
 }
 
@@ -141,7 +174,18 @@ function duckRowSource(conn: DuckDBConnection, dir: string, format: DirectoryFor
         return wrap('reading the header of', table, async () => {
           const r = await conn.runAndReadAll(`SELECT * FROM read_csv(${sqlString(fileOf(table))}, header = false, all_varchar = true, auto_detect = false, columns = {'line': 'VARCHAR'}, delim = '\u0001', quote = '', escape = '') LIMIT 1`);
           const first = r.getRows()[0]?.[0];
-          return typeof first === 'string' ? first.split(',') : [];
+          const header = typeof first === 'string' ? first.replace(/\r$/, '').split(',') : [];
+          const expected = TABLES.find((x) => x.name === table)!.columns.map((c) => c.name);
+          // Columns are read by position with the schema's types: the header must be exactly the schema's.
+          if (header.length > 0 && header.join(',') !== expected.join(',')) {
+            throw new ProfkitError(DM_ERRORS.SCHEMA, `${fileOf(table)}: the header is not the schema's columns in order (${expected.join(',')})`, {
+              file: fileOf(table),
+              line: 1,
+              table,
+              rule: 'CSV header = the table columns, in schema order',
+            });
+          }
+          return header;
         });
       }
       return wrap('reading the schema of', table, async () => {

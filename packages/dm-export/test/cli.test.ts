@@ -27,6 +27,10 @@ describe.skipIf(why !== undefined)('profkit CLI end to end', () => {
     expect(meaning((await registry.read(join(tmp, 'x.sqlite'))).profile)).toEqual(meaning(original));
     expect(meaning((await registry.read(join(tmp, 'y.pb.gz'))).profile)).toEqual(meaning(original));
     expect(run('detect', join(tmp, 'x.sqlite'))).toMatch(/sqlite \(adapter dm-export/);
+    run('convert', input, join(tmp, 'x.sql'));
+    const sql = readFileSync(join(tmp, 'x.sql'), 'utf8');
+    expect(sql.startsWith('-- profkit dm-export')).toBe(true);
+    expect(sql).toContain('INSERT INTO "sample_locations"');
   });
 
   it('profkit dm-export append / list / diagram', async () => {

@@ -74,6 +74,18 @@ describe('Parquet directory', () => {
   });
 });
 
+describe('empty tables', () => {
+  it('writes and reads back a profile whose tables are mostly empty, in both formats', async () => {
+    const { createProfile } = await import('@profkit/core');
+    const empty = createProfile({ sample_types: { type: ['samples'], unit: ['count'] } });
+    for (const format of ['parquet', 'csv'] as const) {
+      const d = join(tmp, `empty-${format}`);
+      await (format === 'parquet' ? writeParquetDir : writeCsvDir)(empty, d);
+      expect(meaning((await readDirectory(d, { format })).profile)).toEqual(meaning(empty));
+    }
+  });
+});
+
 describe('CSV directory', () => {
   const p = richProfile();
   const dir = join(tmp, 'csv');
@@ -103,6 +115,16 @@ describe('CSV directory', () => {
       expect((e as { code: string }).code).toBe(DM_ERRORS.DATA);
       expect((e as { detail: Record<string, unknown> }).detail).toMatchObject({ file: join(bad, 'samples.csv'), table: 'samples' });
     }
+    await writeCsvDir(p, bad);
+    writeFileSync(join(bad, 'meta.csv'), 'profile_id,value,key\n1,"1.0","version"\n');
+    try {
+      await readDirectory(bad, { format: 'csv' });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as { code: string }).code).toBe(DM_ERRORS.SCHEMA);
+      expect((e as { detail: Record<string, unknown> }).detail).toMatchObject({ file: join(bad, 'meta.csv'), line: 1, table: 'meta' });
+    }
+    await writeCsvDir(p, bad);
     rmSync(join(bad, 'labels.csv'));
     try {
       await readDirectory(bad, { format: 'csv' });

@@ -63,7 +63,7 @@ describe.skipIf(!haveFixtures || adapters.length === 0)('fixtures through the re
     // With pprof: the proto fixtures plus the legacy ones; without: the legacy/Rprof ones only.
     expect(done.length).toBeGreaterThanOrEqual(adapters.some((a) => a.name === 'pprof') ? 20 : 5);
     if (adapters.some((a) => a.name === 'pprof')) expect(done.some((f) => f.endsWith('1.out.prof.pb.gz'))).toBe(true);
-  });
+  }, 180_000); // ~15 s of CPU for 23 files; generous for a loaded CI machine
 
   const havePprof = adapters.some((a) => a.name === 'pprof');
   if (!havePprof) console.warn('[dm-export] skipping the registry conversion test: @profkit/pprof is not built in the workspace');

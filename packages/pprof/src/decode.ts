@@ -207,6 +207,13 @@ interface Counts {
   strEnd: number[];
 }
 
+// Field names for error details (constants: no allocation in the hot loops).
+const LABEL_FIELDS = ['', 'label.key', 'label.str', 'label.num', 'label.num_unit'];
+const LOCATION_FIELDS = ['', 'location.id', 'location.mapping_id', 'location.address', 'location.line', 'location.is_folded'];
+const FUNCTION_FIELDS = ['', 'function.id', 'function.name', 'function.system_name', 'function.filename', 'function.start_line'];
+const LINE_FIELDS = ['', 'line.function_id', 'line.line', 'line.column'];
+const MAPPING_FIELDS = ['', 'mapping.id', 'mapping.memory_start', 'mapping.memory_limit', 'mapping.file_offset', 'mapping.filename', 'mapping.build_id', 'mapping.has_functions', 'mapping.has_filenames', 'mapping.has_line_numbers', 'mapping.has_inline_frames'];
+
 /** The string table of the profile being decoded. */
 let strings: string[] = [];
 
@@ -494,7 +501,6 @@ function decodeSample(end: number, tagPos: number, s: number): void {
     } else if (f === 3) {
       const le = lengthEnd(e, tp);
       let key = '';
-      let keyIdx = 0;
       let strIdx = 0;
       let sv = '';
       let nLo = 0;
@@ -506,11 +512,10 @@ function decodeSample(end: number, tagPos: number, s: number): void {
         const lt = smallVarint(le);
         const lf = lt >>> 3;
         if (lf >= 1 && lf <= 4) {
-          expectType(lt & 7, 0, lp, ['', 'label.key', 'label.str', 'label.num', 'label.num_unit'][lf]!);
+          expectType(lt & 7, 0, lp, LABEL_FIELDS[lf]!);
           varint(le);
           if (lf === 1) {
             key = str(lp, 'label.key');
-            keyIdx = lo;
           } else if (lf === 2) {
             sv = str(lp, 'label.str');
             strIdx = lo;
@@ -523,7 +528,6 @@ function decodeSample(end: number, tagPos: number, s: number): void {
           }
         } else skip(lt & 7, le, lp);
       }
-      void keyIdx;
       if (strIdx !== 0) {
         labKey.push(key);
         labStr.push(sv);
@@ -571,7 +575,7 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
         const lt = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(le);
         const lf = lt >>> 3;
         if (lf >= 1 && lf <= 3) {
-          expectType(lt & 7, 0, lp, lf === 1 ? 'line.function_id' : lf === 2 ? 'line.line' : 'line.column');
+          expectType(lt & 7, 0, lp, LINE_FIELDS[lf]!);
           varint(le);
           if (lf === 1) {
             fn = lo;
@@ -595,7 +599,7 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
       if (fn === 0 && fnBig === undefined) lineWithoutFunction.push(l);
       lines++;
     } else if (f >= 1 && f <= 5) {
-      expectType(w, 0, tp, ['', 'location.id', 'location.mapping_id', 'location.address', '', 'location.is_folded'][f]!);
+      expectType(w, 0, tp, LOCATION_FIELDS[f]!);
       varint(e);
       if (f === 1) {
         if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: tp });
@@ -764,7 +768,7 @@ function decodeInner(): DecodeResult {
           const tg = smallVarint(e);
           const f = tg >>> 3;
           if (f >= 1 && f <= 10) {
-            expectType(tg & 7, 0, tp, `mapping field ${f}`);
+            expectType(tg & 7, 0, tp, MAPPING_FIELDS[f]!);
             varint(e);
             switch (f) {
               case 1:
@@ -823,7 +827,7 @@ function decodeInner(): DecodeResult {
           const tg = smallVarint(e);
           const f = tg >>> 3;
           if (f >= 1 && f <= 5) {
-            expectType(tg & 7, 0, tp, ['', 'function.id', 'function.name', 'function.system_name', 'function.filename', 'function.start_line'][f]!);
+            expectType(tg & 7, 0, tp, FUNCTION_FIELDS[f]!);
             varint(e);
             if (f === 1) {
               if (hi !== 0) bigDefs.function.push({ arr: fId, idx: fi, key: bigKey(), at: tp });
@@ -897,6 +901,78 @@ function decodeInner(): DecodeResult {
   C = EMPTY_COLS;
   lInlOff[nL] = iIn;
 
+  return finishDecode({ warnings, nS, nT, nM, nL, nF, locIds, nLocId, offsets, values, labelOffsets, labKey, labStr, labNum, labUnit, labIsNum, nLab, nLabOut, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lId, lFn, lLine, lCol, lAddr, lMap, lFold, lInlOff, iFn, iLine, iCol, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, comments, defaultSampleType, docUrl, bigRefs, bigDefs, stType, stUnit });
+}
+
+let unresolvedMappings = 0;
+/** What pass 2 produced, handed to `finishDecode` (a separate function keeps V8 from
+ * deoptimizing the pass-2 loop when it first reaches the code after it). */
+interface FinishState {
+  warnings: Warning[];
+  nS: number;
+  nT: number;
+  nM: number;
+  nL: number;
+  nF: number;
+  locIds: Uint32Array;
+  nLocId: number;
+  offsets: Uint32Array;
+  values: BigInt64Array[];
+  labelOffsets: Uint32Array | undefined;
+  labKey: string[];
+  labStr: string[];
+  labNum: BigInt64Array;
+  labUnit: string[];
+  labIsNum: Uint8Array;
+  nLab: number;
+  nLabOut: number;
+  mId: Uint32Array;
+  mStart: BigUint64Array;
+  mLimit: BigUint64Array;
+  mOffset: BigUint64Array;
+  mFile: string[];
+  mBuild: string[];
+  mHasF: Uint8Array;
+  mHasFl: Uint8Array;
+  mHasLn: Uint8Array;
+  mHasIn: Uint8Array;
+  lId: Uint32Array;
+  lFn: Uint32Array;
+  lLine: Float64Array;
+  lCol: Float64Array;
+  lAddr: BigUint64Array;
+  lMap: Uint32Array;
+  lFold: Uint8Array;
+  lInlOff: Uint32Array;
+  iFn: Uint32Array;
+  iLine: Float64Array;
+  iCol: Float64Array;
+  fId: Uint32Array;
+  fName: string[];
+  fSys: string[];
+  fFile: string[];
+  fStart: Float64Array;
+  dropFrames: string;
+  keepFrames: string;
+  timeLo: number;
+  timeHi: number;
+  durLo: number;
+  durHi: number;
+  periodLo: number;
+  periodHi: number;
+  periodType: { type: string; unit: string } | undefined;
+  comments: string[];
+  defaultSampleType: string;
+  docUrl: string;
+  bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
+  bigDefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
+  stType: string[];
+  stUnit: string[];
+}
+
+/** Renumbering, pprof's CheckValid, reference resolution and assembly of the profile. */
+function finishDecode(st: FinishState): DecodeResult {
+  const { warnings, nS, nT, nM, nL, nF, locIds, nLocId, offsets, values, labelOffsets, labKey, labStr, labNum, labUnit, labIsNum, nLab, nLabOut, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lId, lFn, lLine, lCol, lAddr, lMap, lFold, lInlOff, iFn, iLine, iCol, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, comments, defaultSampleType, docUrl, bigRefs, bigDefs, stType, stUnit } = st;
   // Ids above 2^32-1: renumber (meaning is kept; ids are not meaning).
   if (bigDefs.location.length + bigDefs.function.length + bigDefs.mapping.length + bigRefs.location.length + bigRefs.function.length + bigRefs.mapping.length > 0) {
     renumberBig('location', lId, bigDefs.location, bigRefs.location, warnings, true);
@@ -1000,7 +1076,6 @@ function decodeInner(): DecodeResult {
   return { profile, warnings };
 }
 
-let unresolvedMappings = 0;
 // Locations whose lines have function id 0 (collected during pass 2, checked after).
 const lineWithoutFunction: number[] = [];
 

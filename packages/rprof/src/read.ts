@@ -140,6 +140,8 @@ export class RprofParser {
   private prevMem: { small: number; big: number; nodes: number } | undefined;
   private readonly trace: TraceLine = newTraceLine();
   private readonly cache = new Map<string, CachedStack>();
+  private lastKey: string | undefined;
+  private lastEntry: CachedStack | undefined;
   private memSmall = 0;
   private memBig = 0;
   private memNodes = 0;
@@ -184,6 +186,7 @@ export class RprofParser {
       const path = m[2]!;
       this.fileTable.set(num, this.internPath(path));
       this.cache.clear();
+      this.lastKey = undefined;
       this.filesFact.push({ run: this.runs.length - 1, number: num, path: this.paths[this.pathIndex.get(path)!]! });
       return;
     }
@@ -210,6 +213,7 @@ export class RprofParser {
     this.runs.push({ header: detach(h.text), interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
     this.fileTable = new Map();
     this.cache.clear();
+    this.lastKey = undefined;
     this.prevMem = undefined;
     // Memory and GC columns exist only once a run has those flags; earlier samples get zeros.
     if (h.memory && !this.anyMemory && !this.aggregate) {
@@ -254,8 +258,12 @@ export class RprofParser {
     if (h.memory) memEnd = c0 === 58 ? this.memoryPrefix(text) : -1;
     else if (c0 === 58) memEnd = -1;
     if (memEnd >= 0) {
-      const hit = this.cache.get(memEnd > 0 ? text.slice(memEnd) : text);
+      const key = memEnd > 0 ? text.slice(memEnd) : text;
+      // R repeats a line while the program stays put: compare with the previous one first.
+      const hit = key === this.lastKey ? this.lastEntry : this.cache.get(key);
       if (hit) {
+        this.lastKey = key;
+        this.lastEntry = hit;
         this.record(hit, memEnd > 0);
         return;
       }
