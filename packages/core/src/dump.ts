@@ -4,19 +4,8 @@
  */
 
 import type { Profile } from './model.js';
+import { compareGoStrings } from './ops/internal.js';
 import { ProfileIndex } from './views.js';
-
-/** Go's `sort.Strings` order: bytewise UTF-8, which is Unicode code point order. */
-function compareBytes(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i)!;
-    const y = b.codePointAt(i)!;
-    if (x !== y) return x - y;
-    if (x > 0xffff) i++;
-  }
-  return a.length - b.length;
-}
 
 const pad = (s: string, w: number) => s.padStart(w, ' ');
 
@@ -110,13 +99,13 @@ function sampleLabelLines(p: Profile, i: number): string[] {
   const header = ' '.repeat(16);
   const out: string[] = [];
   if (str.size > 0) {
-    const ls = [...str.entries()].map(([k, v]) => `${k}:[${v.join(' ')}]`).sort(compareBytes);
+    const ls = [...str.entries()].map(([k, v]) => `${k}:[${v.join(' ')}]`).sort(compareGoStrings);
     out.push(header + ls.join(' '));
   }
   if (num.size > 0) {
     const ls = [...num.entries()]
       .map(([k, e]) => (e.anyUnit ? `${k}:[${e.v.map((v, x) => `${v} ${e.u[x]}`).join(' ')}]` : `${k}:[${e.v.join(' ')}]`))
-      .sort(compareBytes);
+      .sort(compareGoStrings);
     out.push(header + ls.join(' '));
   }
   return out;

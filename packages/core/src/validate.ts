@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { ErrorCodes, ProfkitError } from './errors.js';
 import { R_TABLES, type Profile } from './model.js';
 import { COMPONENT_SCHEMAS, PROFILE_COMPONENTS, SchemaCodes, isColumn, type ComponentName } from './schema.js';
+import { IdIndex } from './views.js';
 
 /**
  * `profkit` (default): the general model, as pprof allows it: any number of sample types, any
@@ -250,42 +251,25 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
 }
 
-/** id → first row lookup over a Uint32 id column; reports zero and duplicate ids while building. */
+/** id → first row lookup over a Uint32 id column (views' `IdIndex`); reports zero and duplicate ids while building. */
 class IdRows {
-  private readonly dense: Int32Array | undefined;
-  private readonly sparse: Map<number, number> | undefined;
+  private readonly index: IdIndex;
 
   constructor(ids: Uint32Array, onZero: (row: number) => void, onDuplicate: (row: number, id: number, firstRow: number) => void) {
-    let max = 0;
-    for (let i = 0; i < ids.length; i++) if (ids[i]! > max) max = ids[i]!;
-    if (max <= ids.length * 4 + 1024) {
-      const dense = new Int32Array(max + 1).fill(-1);
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i]!;
-        if (id === 0) onZero(i);
-        else if (dense[id] !== -1) onDuplicate(i, id, dense[id]!);
-        else dense[id] = i;
+    this.index = new IdIndex(ids);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (id === 0) onZero(i);
+      else {
+        const first = this.index.get(id);
+        if (first !== i) onDuplicate(i, id, first);
       }
-      this.dense = dense;
-    } else {
-      const sparse = new Map<number, number>();
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i]!;
-        if (id === 0) onZero(i);
-        else {
-          const first = sparse.get(id);
-          if (first !== undefined) onDuplicate(i, id, first);
-          else sparse.set(id, i);
-        }
-      }
-      this.sparse = sparse;
     }
   }
 
   /** First row with `id`, -1 if none (0 is never found). */
   row(id: number): number {
-    if (this.dense) return id > 0 && id < this.dense.length ? this.dense[id]! : -1;
-    return this.sparse!.get(id) ?? -1;
+    return id > 0 ? this.index.get(id) : -1;
   }
 }
 

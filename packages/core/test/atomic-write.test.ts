@@ -26,7 +26,9 @@ function expectedDigest(): string {
 
 const CHILD = `
 import { writeFileAtomic } from ${JSON.stringify(coreDist)};
-const [target, chunks, size] = process.argv.slice(2);
+// With -e there is no script path: the arguments start at argv[1].
+const [target, chunks, size] = process.argv.slice(1);
+if (!target || !(Number(chunks) > 0) || !(Number(size) > 0)) throw new Error('usage: target chunks size');
 async function* data() {
   for (let i = 0; i < Number(chunks); i++) {
     if (i === 1) process.stdout.write('writing\\n');
@@ -60,8 +62,12 @@ function runWriter(target: string, when: (tmpBytes: number, out: string) => bool
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const dir = dirname(target);
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error('writer did not finish within 30 s'));
+    }, 30_000);
     const poll = setInterval(() => {
-      if (killed) return;
+      if (killed || !existsSync(dir)) return;
       let tmpBytes = -1;
       for (const f of readdirSync(dir)) if (f.startsWith('.profkit-tmp-')) tmpBytes = Math.max(tmpBytes, statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? -1);
       if (when(tmpBytes, out)) {
@@ -72,6 +78,7 @@ function runWriter(target: string, when: (tmpBytes: number, out: string) => bool
     child.on('error', fail);
     child.on('exit', (code) => {
       clearInterval(poll);
+      clearTimeout(guard);
       if (!killed && code !== 0) fail(new Error(`writer failed (${code}): ${err}`));
       else ok({ killed, code, pid: child.pid! });
     });

@@ -148,6 +148,23 @@ describe('topTable', () => {
       ['<unknown>', 0n, 3n],
     ]);
   });
+
+  it('names functions without a name (<?>, how adapters read pprof\'s empty name) after their mapping, like pprof', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const m = b.internMapping({ filename: '/usr/lib/libbar.so.1' });
+    const noName = b.internLocation({ functionId: b.internFunction({ name: '<?>' }), address: 0x10n, mappingId: m });
+    const noNameNoMapping = b.internLocation({ functionId: b.internFunction({ name: '<?>', filename: 'x.c' }), address: 0x30n });
+    const main = b.internLocation({ functionId: b.internFunction({ name: 'main' }), address: 0x20n, mappingId: m });
+    b.addSample([noName, main], [5]);
+    b.addSample([noNameNoMapping, main], [2]);
+    const t = topTable(b.build(), { nodeFraction: 0 });
+    expect(t.entries.map((e) => [e.name, e.flat, e.cum])).toEqual([
+      ['[libbar.so.1]', 5n, 5n],
+      ['<unknown>', 2n, 2n],
+      ['main', 0n, 7n],
+    ]);
+    expect(topTable(b.build(), { by: 'file', nodeFraction: 0 }).entries.map((e) => e.name)).toContain('x.c');
+  });
 });
 
 describe('formatValue / formatPercentage', () => {

@@ -142,12 +142,13 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       break;
     }
     case 'gperftools-contention':
-      out.push({ name: 'contention: 150k frames', bytes: enc('--- contention\ncycles/second=3000000000\n1 1 @' + ' 0x1'.repeat(FRAMES) + '\n') });
-      out.push({ name: 'contention: 1.1M records', bytes: enc('--- contention\ncycles/second=3000000000\n' + '1 1 @ 0x1\n'.repeat(SAMPLES)) });
+      out.push({ name: 'contention: 150k frames', bytes: enc('--- contention:\nsampling period = 10\n3000 4 @' + ' 0x1'.repeat(FRAMES) + '\n') });
+      out.push({ name: 'contention: 1.1M records', bytes: enc('--- contention:\nsampling period = 10\n' + '3000 4 @ 0x1\n'.repeat(SAMPLES)) });
       break;
     case 'gperftools-thread':
-      out.push({ name: 'thread: 150k frames', bytes: enc('--- threadz 1 ---\n--- Thread 1 (name)\n' + '  0x1'.repeat(FRAMES) + '\n') });
-      out.push({ name: 'thread: 1.1M threads', bytes: enc('--- threadz 1 ---\n' + '--- Thread 1 (name)\n  0x1\n'.repeat(SAMPLES / 4)) });
+      out.push({ name: 'thread: 150k frames', bytes: enc('--- threadz 1 ---\n\n--- Thread 7f794ab90940 (name: main/14748) stack: ---\n' + '  0x0040be31: main\n'.repeat(FRAMES)) });
+      out.push({ name: 'goroutine: 150k frames', bytes: enc('goroutine profile: total 1\n1 @' + ' 0x44cb3'.repeat(FRAMES) + '\n') });
+      out.push({ name: 'threadcreate: 1.1M records', bytes: enc('threadcreate profile: total 1100000\n' + '1 @ 0x44cb3 0x45045\n'.repeat(SAMPLES)) });
       break;
     case 'gperftools-maps':
       out.push({ name: 'maps: 2 MiB path', bytes: enc('00400000-00452000 r-xp 00000000 08:02 1 /' + 'a'.repeat(BIG_STRING) + '\n') });

@@ -98,7 +98,7 @@ function shape(p: Profile, warnings: { code: string }[]): string {
   const n = sampleCount(p);
   const bucket = n === 0 ? 0 : 1 + Math.floor(Math.log2(n));
   const w = [...new Set(warnings.map((x) => x.code))].sort().join(',');
-  return `ok:samples~2^${bucket}:types=${p.sample_types.type.length}:${w}`;
+  return `ok:samples~2^${bucket}:types=${Math.min(p.sample_types.type.length, 4)}:${w}`;
 }
 
 async function drain(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<number> {

@@ -12,6 +12,47 @@ import { GrowableUint32, takeRows } from '../columns.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
 
+export const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+
+/** Go string order (`<` on strings, `sort.Strings`): bytewise UTF-8, i.e. Unicode code point order. */
+export function compareGoStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
+
+/** Go `filepath.Clean` (slash-separated paths). */
+export function cleanPath(p: string): string {
+  if (p === '') return '.';
+  const rooted = p.startsWith('/');
+  const out: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
+      else if (!rooted) out.push('..');
+      continue;
+    }
+    out.push(part);
+  }
+  const res = (rooted ? '/' : '') + out.join('/');
+  return res === '' ? '.' : res;
+}
+
+/** Go `filepath.Base`. */
+export function baseName(p: string): string {
+  if (p === '') return '.';
+  const s = p.replace(/\/+$/, '');
+  if (s === '') return '/';
+  return s.slice(s.lastIndexOf('/') + 1);
+}
+
 /** One pprof `Line` of a location; `fn` is a row index of the source `functions` table. */
 export interface OpLine {
   fn: number;

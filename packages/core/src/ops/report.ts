@@ -11,9 +11,9 @@ import { ProfileIndex, defaultSampleTypeIndex, labelsOf } from '../views.js';
 import { DIFF_BASE_LABEL } from './diff.js';
 import { filterSamples } from './filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
-import { readLocations, type OpLine, type OpLocation } from './internal.js';
+import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
-import { cleanPath, formatTopTable, type TopTable } from './top.js';
+import { formatTopTable, topEntries, type TopTable } from './top.js';
 
 export interface CallGraphOptions {
   /** Sample type to report; default: the profile's default sample type. */
@@ -22,6 +22,8 @@ export interface CallGraphOptions {
   by?: 'function' | 'file' | 'line';
   /** Expand inline frames (default true). */
   inline?: boolean;
+  /** Show columns in `line` nodes (pprof `-show_columns`). */
+  columns?: boolean;
   /** Drop nodes whose |cum| is below this fraction of the sum of flat values (default 0.005). */
   nodeFraction?: number;
   /** Drop edges whose |weight| is below this fraction of the sum of flat values (default 0.001). */
@@ -75,15 +77,6 @@ export interface CallGraph {
 /** R's `<?>`: the name the adapters give functions without one (pprof's empty name). */
 const UNKNOWN_NAME = '<?>';
 
-const abs = (v: bigint) => (v < 0n ? -v : v);
-
-function baseName(p: string): string {
-  if (p === '') return '.';
-  const s = p.replace(/\/+$/, '');
-  if (s === '') return '/';
-  return s.slice(s.lastIndexOf('/') + 1);
-}
-
 function checkSampleType(p: Profile, t: number): void {
   if (!p.samples['.values'][t]) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -119,36 +112,44 @@ interface NodeState {
   out: Map<number, CallGraphEdge & { stamp: number }>;
 }
 
-/** Node ids of every location row (innermost line first), and the node names. */
-function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean, index: ProfileIndex) {
+/**
+ * Node ids of every location row (innermost line first), the node names (pprof
+ * `NodeInfo.PrintableName`) and `fmt.Sprint(NodeInfo)` of each node (pprof's last-resort sort key).
+ */
+function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean, columns: boolean, index: ProfileIndex) {
   const locs = readLocations(p, index);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const keys = new Map<string, number>();
   const names: string[] = [];
+  const infos: string[] = [];
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
     let file = '';
     let lineno = 0;
+    let column = 0;
     let startLine = 0;
     let obj = '';
     if (ln) {
       // R's placeholder for a missing name (how the adapters read an empty name) is no name.
       if (by !== 'file' && f.name[ln.fn] !== UNKNOWN_NAME) name = f.name[ln.fn]!;
       if (by !== 'function' && f.filename[ln.fn] !== '') file = cleanPath(f.filename[ln.fn]!);
-      if (by === 'line') lineno = ln.line;
+      if (by === 'line') {
+        lineno = ln.line;
+        if (columns) column = ln.column;
+      }
       if (name === '') {
         obj = objfile;
         startLine = f.start_line[ln.fn]!;
       }
     } else obj = objfile;
-    const key = JSON.stringify([name, file, lineno, startLine, obj]);
+    const key = JSON.stringify([name, file, lineno, column, startLine, obj]);
     let id = keys.get(key);
     if (id === undefined) {
       const parts: string[] = [];
       if (name !== '') parts.push(name);
-      if (lineno !== 0) parts.push(`${file}:${lineno}`);
+      if (lineno !== 0) parts.push(`${file}:${lineno}` + (column !== 0 ? `:${column}` : ''));
       else if (file !== '') parts.push(file);
       else if (name !== '') {
         // the function name says it all
@@ -156,6 +157,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
       else parts.push('<unknown>');
       id = names.length;
       names.push(parts.join(' '));
+      infos.push(`{${name}  0 ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
       keys.set(key, id);
     }
     return id;
@@ -165,7 +167,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
     if (!inline && lines.length > 1) lines = lines.slice(lines.length - 1);
     return lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => nodeOf(loc, ln));
   });
-  return { locNodes, names };
+  return { locNodes, names, infos };
 }
 
 /** pprof `newGraph` restricted to `kept` nodes (all when undefined). */
@@ -224,7 +226,7 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
   checkSampleType(p, t);
   const col = p.samples['.values'][t]!;
   const index = new ProfileIndex(p);
-  const { locNodes, names } = nodeTable(p, options.by ?? 'function', options.inline ?? true, index);
+  const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
   const live = (ns: NodeState[]) => {
     const ids: number[] = [];
     ns.forEach((n, i) => {
@@ -249,13 +251,15 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
     }
   }
   const origCount = ids.length;
-  const byName = (a: number, b: number) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0);
+  const byName = (a: number, b: number) => compareGoStrings(names[a]!, names[b]!);
+  const byInfo = (a: number, b: number) => compareGoStrings(infos[a]!, infos[b]!);
   const byAbs = (x: bigint, y: bigint) => (abs(x) > abs(y) ? -1 : abs(x) < abs(y) ? 1 : 0);
+  // pprof `FlatNameOrder` / `CumNameOrder`, ties broken by `compareNodes`.
   const sort = (list: number[]) =>
     list.sort(
       options.cum
-        ? (a, b) => byAbs(nodes[a]!.cum, nodes[b]!.cum) || byName(a, b) || byAbs(nodes[a]!.flat, nodes[b]!.flat)
-        : (a, b) => byAbs(nodes[a]!.flat, nodes[b]!.flat) || byName(a, b) || byAbs(nodes[a]!.cum, nodes[b]!.cum),
+        ? (a, b) => byAbs(nodes[a]!.cum, nodes[b]!.cum) || byName(a, b) || byAbs(nodes[a]!.flat, nodes[b]!.flat) || byInfo(a, b)
+        : (a, b) => byAbs(nodes[a]!.flat, nodes[b]!.flat) || byName(a, b) || byAbs(nodes[a]!.cum, nodes[b]!.cum) || byInfo(a, b),
     );
   sort(ids);
   const nodeCount = options.nodeCount ?? 0;
@@ -283,10 +287,7 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
   }
   const edgeOrder = (a: CallGraphEdge, b: CallGraphEdge) => {
     if (a.weight !== b.weight) return byAbs(a.weight, b.weight);
-    const [sa, sb] = [out[a.src]!.name, out[b.src]!.name];
-    if (sa !== sb) return sa < sb ? -1 : 1;
-    const [da, db] = [out[a.dst]!.name, out[b.dst]!.name];
-    return da < db ? -1 : da > db ? 1 : 0;
+    return compareGoStrings(out[a.src]!.name, out[b.src]!.name) || compareGoStrings(out[a.dst]!.name, out[b.dst]!.name);
   };
   for (const n of out) {
     n.in.sort(edgeOrder);
@@ -297,7 +298,7 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
   return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges };
 }
 
-/** pprof `selectOutputUnit` ("minimum"). */
+/** pprof report's `selectOutputUnit` for the "minimum" output unit. */
 function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, unit: string): string {
   if (nodes.length === 0) return 'minimum';
   let minValue = 0n;
@@ -440,11 +441,7 @@ export function topReport(p: Profile, options: TopReportOptions = {}): TopReport
   const nodeFraction = options.nodeFraction ?? 0.005;
   const edgeFraction = options.edgeFraction ?? 0.001;
   const g = callGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? 0 });
-  const entries = g.nodes.map((n) => {
-    const inl = n.in.some((e) => e.inline);
-    const plain = n.in.some((e) => !e.inline);
-    return { name: n.name, flat: n.flat, cum: n.cum, inline: (inl ? (plain ? '(partial-inline)' : '(inline)') : '') as TopTable['entries'][number]['inline'] };
-  });
+  const entries = topEntries(g);
   const outputUnit = outputUnitFor(entries, total, g.unit);
   const table: TopTable = { entries, total, sampleTypeIndex: t, unit: g.unit, outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
   let shownFlat = 0n;
