@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { cliBin } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const bin = resolve(here, '../dist/bin.js');
+const bin = cliBin;
 const fixtures = join(here, 'fixtures');
 const linesAdapter = join(fixtures, 'lines-adapter.mjs');
 const twinAdapter = join(fixtures, 'twin-adapter.mjs');

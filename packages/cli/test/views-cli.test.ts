@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_COMMANDS } from '../src/commands/index.js';
+import { haveTool } from '@profkit/test-utils';
 import { bin, fixture, hasFixtures, parseTop, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-views-cli-'));
@@ -157,7 +158,7 @@ describe('shell completion', () => {
     expect(complete(['profkit', 'top', 'profkit.ba'])).toEqual(['profkit.bash']);
   });
 
-  const zsh = existsSync('/usr/bin/zsh') || spawnSync('zsh', ['--version']).status === 0;
+  const zsh = haveTool('zsh', 'zsh', 'views-cli');
   it.skipIf(!zsh)('zsh: the script parses and registers _profkit (skipped without zsh: apt-get install zsh)', async () => {
     const script = join(tmp, '_profkit');
     writeFileSync(script, (await profkit(['completion', 'zsh'])).stdout);
@@ -166,7 +167,7 @@ describe('shell completion', () => {
     expect(p.stdout.trim()).toBe('_profkit');
   });
 
-  const fish = existsSync('/usr/bin/fish') || spawnSync('fish', ['--version']).status === 0;
+  const fish = haveTool('fish', 'fish', 'views-cli');
   it.skipIf(!fish)('fish: complete -C gives commands, options and values (skipped without fish: apt-get install fish)', async () => {
     const script = join(tmp, 'profkit.fish');
     writeFileSync(script, (await profkit(['completion', 'fish'])).stdout);

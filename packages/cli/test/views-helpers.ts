@@ -4,21 +4,17 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { cliBin, haveGoPprof, haveSharedFixtures, repoRoot, sharedFixturePath, sharedFixturesDir } from '@profkit/test-utils';
 import { main } from '../src/cli.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const repoRoot = resolve(here, '../../..');
-export const bin = resolve(here, '../dist/bin.js');
+export { repoRoot };
+export const bin = cliBin;
 /** `../shared/fixtures` beside the clone, or `$PROFKIT_SHARED/fixtures`. */
-export const fixturesDir = process.env.PROFKIT_SHARED ? join(process.env.PROFKIT_SHARED, 'fixtures') : resolve(repoRoot, '../shared/fixtures');
-export const hasFixtures = existsSync(fixturesDir);
-if (!hasFixtures) console.warn(`views tests: shared fixtures not found at ${fixturesDir} (set PROFKIT_SHARED); fixture tests are skipped`);
+export const fixturesDir = sharedFixturesDir();
+export const hasFixtures = haveSharedFixtures('views tests');
 
-export const fixture = (rel: string) => join(fixturesDir, rel);
+export const fixture = sharedFixturePath;
 
 export interface Run {
   code: number;
@@ -46,11 +42,7 @@ export async function profkit(args: string[]): Promise<Run> {
 }
 
 /** Whether `go tool pprof` can run (apt golang-go). */
-export const goAvailable = (() => {
-  const r = spawnSync('go', ['tool', '-n', 'pprof'], { encoding: 'utf8' });
-  return r.status === 0;
-})();
-if (!goAvailable) console.warn('views tests: `go tool pprof` is not available (install golang-go); the pprof comparison tests are skipped');
+export const goAvailable = haveGoPprof('views tests');
 
 /** Runs `go tool pprof ARGS`; stdout (stderr holds pprof's symbolization notes). */
 export function pprof(args: string[], tmp: string): Run {

@@ -38,7 +38,7 @@ export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: str
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE' || /Cannot create a Buffer larger|maxOutputLength/.test(String(err.message))) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes`, {
+      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes (raise it with the option limits.maxDecompressedBytes)`, {
         file,
         option: 'maxDecompressedBytes',
         rule: 'decompressed size limit',
@@ -84,7 +84,7 @@ export async function readInput(path: string, limits: Limits = {}): Promise<Uint
     throw ioError(e, path, 'reading');
   }
   if (size > max) {
-    throw new ProfkitError(ErrorCodes.LIMIT, `input is ${size} bytes, above the limit of ${max}`, { file: path, option: 'maxInputBytes' });
+    throw new ProfkitError(ErrorCodes.LIMIT, `input is ${size} bytes, above the limit of ${max} (raise it with the option limits.maxInputBytes)`, { file: path, option: 'maxInputBytes' });
   }
   if (size === 0) {
     // Could be a FIFO or /proc file: stream it instead of trusting size.
@@ -104,7 +104,7 @@ async function readStream(stream: NodeJS.ReadableStream, max: number, file: stri
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       total += chunk.length;
-      if (total > max) throw new ProfkitError(ErrorCodes.LIMIT, `input exceeds the limit of ${max} bytes`, { file, option: 'maxInputBytes' });
+      if (total > max) throw new ProfkitError(ErrorCodes.LIMIT, `input exceeds the limit of ${max} bytes (raise it with the option limits.maxInputBytes)`, { file, option: 'maxInputBytes' });
       chunks.push(chunk);
     }
   } catch (e) {

@@ -662,7 +662,7 @@ export class Registry {
     }
     const maxIn = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
     if (bytes && bytes.length > maxIn) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `input is ${bytes.length} bytes, above the limit of ${maxIn}`, { file: fileName, option: 'maxInputBytes' });
+      throw new ProfkitError(ErrorCodes.LIMIT, `input is ${bytes.length} bytes, above the limit of ${maxIn} (raise it with the option limits.maxInputBytes)`, { file: fileName, option: 'maxInputBytes' });
     }
     const h = await this.head(bytes ?? path!);
     const hints: SniffHints = { ...h.hints, fileName: typeof source === 'string' ? source : options.fileName };
@@ -887,7 +887,7 @@ async function* boundedChunks(source: AsyncIterable<Uint8Array>, limits: Limits,
   for await (const c of source) {
     total += c.length;
     if (total > max) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `${gzipped ? 'decompressed ' : ''}input exceeds ${max} bytes`, {
+      throw new ProfkitError(ErrorCodes.LIMIT, `${gzipped ? 'decompressed ' : ''}input exceeds ${max} bytes (raise it with the option limits.${gzipped ? 'maxDecompressedBytes' : 'maxInputBytes'})`, {
         file,
         option: gzipped ? 'maxDecompressedBytes' : 'maxInputBytes',
         rule: 'input size limit',

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { haveSharedFixtures, sharedFixturePath } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { ProfileBuilder, formatPprofDump, goDurationString, goTimeStringUTC, type Profile } from '../src/index.js';
 
@@ -111,12 +111,11 @@ describe('formatPprofDump', () => {
 
 // The golden dumps of google/pprof (read by the pprof adapter's tests against parsed profiles);
 // here we only check that our formatter's header rules agree with every golden's header shape.
-const here = dirname(fileURLToPath(import.meta.url));
-const shared = process.env.PROFKIT_SHARED ?? resolve(here, '../../../../shared');
-const goldenDir = join(shared, 'fixtures/pprof/profile/testdata');
-if (!existsSync(goldenDir)) console.warn(`dump.test: ${goldenDir} is absent; skipping golden header checks`);
+const GOLDEN = 'pprof/profile/testdata';
+const goldenDir = sharedFixturePath(GOLDEN);
+const haveGoldens = haveSharedFixtures('dump.test', GOLDEN, 'the golden header checks are skipped');
 
-describe.skipIf(!existsSync(goldenDir))('pprof golden dumps', () => {
+describe.skipIf(!haveGoldens)('pprof golden dumps', () => {
   it('reproduces the header and mapping lines of cppbench.heap.string from its facts', () => {
     const golden = readFileSync(join(goldenDir, 'cppbench.heap.string'), 'utf8');
     const b = new ProfileBuilder({

@@ -7,10 +7,11 @@
  * compare the dumps byte for byte. `go tool pprof -top` is compared with `formatTopTable`.
  * Skips, naming what is missing, without `go` or the pprof Go sources.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { haveTool } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ProfileBuilder,
@@ -33,10 +34,9 @@ import {
 } from '../src/index.js';
 
 const PPROF_SRC = '/usr/share/gocode/src/github.com/google/pprof/profile';
-const haveGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+const haveGo = haveTool('go', 'golang-go', 'ops-interop-go');
 const havePprof = existsSync(PPROF_SRC);
-if (!haveGo) console.warn('ops-interop-go: skipped, the `go` tool is not installed (apt-get install -y golang-go)');
-else if (!havePprof) console.warn(`ops-interop-go: skipped, ${PPROF_SRC} is absent (apt-get install -y golang-github-google-pprof-dev)`);
+if (haveGo && !havePprof) console.warn(`ops-interop-go: skipped, ${PPROF_SRC} is absent (apt-get install -y golang-github-google-pprof-dev)`);
 
 const GO_MAIN = String.raw`package main
 

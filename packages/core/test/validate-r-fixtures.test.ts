@@ -6,18 +6,15 @@
  * The reference outputs live in ../shared/fixtures/r-profile/derived (beside the clone, or under
  * $PROFKIT_SHARED); the tests skip with a message when they are absent.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { haveSharedFixtures, sharedFixturePath } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { createProfile, validate, type Profile } from '../src/index.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const shared = process.env.PROFKIT_SHARED ?? join(repoRoot, '../shared');
-const derived = join(shared, 'fixtures/r-profile/derived');
+const derived = sharedFixturePath('r-profile/derived');
 const FILES = ['read_rprof-1.out.json', 'read_rprof-incomplete.out.json', 'read_pprof-1.out.prof.pb.gz.json'];
-const present = existsSync(derived);
-if (!present) console.warn(`skipping R reference-table tests: ${derived} is missing (set PROFKIT_SHARED)`);
+const present = haveSharedFixtures('validate-r-fixtures', 'r-profile/derived', 'the R reference-table tests are skipped');
 
 interface RTables {
   meta: { key: string; value: string }[];

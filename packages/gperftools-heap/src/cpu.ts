@@ -92,7 +92,7 @@ export function parseCpu(bytes: Uint8Array, options: CpuOptions = {}): CpuParse 
       break;
     }
     if (++records > maxRecords) {
-      throw parseError(`more than ${maxRecords} records`, { offset: recordStart, rule: 'record limit', option: 'maxRecords' }, ErrorCodes.LIMIT);
+      throw parseError(`more than ${maxRecords} records (raise it with the option limits.maxRecords)`, { offset: recordStart, rule: 'record limit', option: 'maxRecords' }, ErrorCodes.LIMIT);
     }
     const sloc: LLocation[] = new Array(n);
     for (let i = 0; i < n; i++) {

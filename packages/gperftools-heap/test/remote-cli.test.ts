@@ -89,9 +89,12 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () =
   });
 
   it('exits 2 on bad options', async () => {
-    const r = await runCli(['fetch', `${base}/pprof/heap`, '--symbolize', 'local']);
+    const r = await runCli(['fetch', `${base}/pprof/heap`, '--symbolize', 'sideways']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--symbolize must be remote or none');
+    expect(r.stderr).toContain('--symbolize must be remote, local or none');
+    const b = await runCli(['fetch', `${base}/pprof/heap`, '--binary', './prog']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('--binary needs --symbolize local');
   });
 
   it('stops cleanly on SIGINT', async () => {

@@ -135,7 +135,7 @@ export class LineSplitter {
   }
 
   private tooLong(line: number): never {
-    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters`, {
+    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters (raise it with the option limits.maxLineLength)`, {
       file: this.options.file,
       line,
       option: 'maxLineLength',

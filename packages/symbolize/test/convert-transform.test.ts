@@ -10,8 +10,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, stackOf } from '@profkit/core';
-import { readLegacy } from '@profkit/gperftools-heap';
+import { ProfileBuilder, createRegistry, stackOf } from '@profkit/core';
+import { readLegacy, writeCpuProfile } from '@profkit/gperftools-heap';
 import symbolizeAdapter, { symbolizeTransform } from '../src/index.js';
 import { C_DIR, compile, haveTool, nmSymbols, tmp } from './helpers.js';
 
@@ -42,6 +42,41 @@ afterAll(() => {
 
 function cli(args: string[], cwd = ROOT) {
   return spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** `profkit …` run asynchronously (so a server spawned by the same test keeps answering). */
+function run(args: string[], cwd: string): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((ok) => {
+    const c = spawn(process.execPath, [BIN, ...args], { cwd });
+    let stderr = '';
+    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    c.on('exit', (status) => ok({ status, stderr }));
+  });
+}
+
+/** Starts `profkit serve …` and resolves with its URL once it prints it. */
+async function startServer(args: string[], cwd: string): Promise<{ server: ChildProcess; base: string }> {
+  const server: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const base = await new Promise<string>((ok, fail) => {
+      let text = '';
+      const timer = setTimeout(() => fail(new Error(`profkit serve did not start: ${text}`)), 30_000);
+      server.stdout!.on('data', (c: Buffer) => {
+        text += c.toString();
+        const m = /serving on (http:\/\/\S+)/.exec(text);
+        if (m) {
+          clearTimeout(timer);
+          ok(m[1]!);
+        }
+      });
+      server.stderr!.on('data', (c: Buffer) => (text += c.toString()));
+      server.on('exit', (code) => fail(new Error(`profkit serve exited with ${code}: ${text}`)));
+    });
+    return { server, base };
+  } catch (e) {
+    server.kill('SIGTERM');
+    throw e;
+  }
 }
 
 /** Folded stacks of a profile file, via `profkit convert FILE x.folded` (root first). */
@@ -154,28 +189,10 @@ describe.skipIf(!enabled)('profkit convert --symbolize on a real gperftools CPU 
   });
 
   it('profkit fetch --symbolize local applies the same transform to what a server sends', async () => {
-    const server: ChildProcess = spawn(process.execPath, [BIN, 'serve', cpu, '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { server, base } = await startServer(['serve', cpu, '--port', '0'], ROOT);
     try {
-      const base = await new Promise<string>((ok, fail) => {
-        let text = '';
-        const timer = setTimeout(() => fail(new Error(`profkit serve did not start: ${text}`)), 30_000);
-        server.stdout!.on('data', (c: Buffer) => {
-          text += c.toString();
-          const m = /serving on (http:\/\/\S+)/.exec(text);
-          if (m) {
-            clearTimeout(timer);
-            ok(m[1]!);
-          }
-        });
-        server.on('exit', (code) => fail(new Error(`profkit serve exited with ${code}: ${text}`)));
-      });
       const out = join(work, 'fetched.pb.gz');
-      const r = await new Promise<{ status: number | null; stderr: string }>((ok) => {
-        const c = spawn(process.execPath, [BIN, 'fetch', `${base}/pprof/profile`, '--seconds', '1', '--symbolize', 'local', '--binary', prog, '-o', out], { cwd: ROOT });
-        let stderr = '';
-        c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        c.on('exit', (status) => ok({ status, stderr }));
-      });
+      const r = await run(['fetch', `${base}/pprof/profile`, '--seconds', '1', '--symbolize', 'local', '--binary', prog, '-o', out], ROOT);
       expect(r.stderr).toContain(`symbolize: mapping 1 ${prog}: symbolized`);
       expect(r.status).toBe(0);
       const want = nmOracle();
@@ -204,6 +221,46 @@ describe.skipIf(!haveCli)('when no adapter provides the symbolize transform', ()
       expect(lines[0]).toContain('`npm install @profkit/symbolize`');
       expect(lines[0]).toContain('PROFKIT_E_NO_ADAPTER');
       expect(existsSync(join(dir, 'out.pb.gz'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fetch --symbolize local keeps what it fetched (unsymbolized), then fails with exit code 4 and the install command', async () => {
+    const dir = tmp('profkit-no-symbolize-fetch-');
+    try {
+      const config = join(dir, 'profkit.config.json');
+      writeFileSync(config, JSON.stringify({ adapters: ['gperftools-heap', 'pprof'].map((p) => join(ROOT, 'packages', p)) }));
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }], facts: { period_type: { type: 'cpu', unit: 'nanoseconds' }, period: 10_000_000n } });
+      const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x401000n, filename: '/opt/prog' });
+      b.addSample([b.internLocation({ address: 0x400100n, mappingId: m }), b.internLocation({ address: 0x400200n, mappingId: m })], [2, 20_000_000]);
+      const input = join(dir, 'in.cpu');
+      writeFileSync(input, writeCpuProfile(b.build()).bytes);
+      const { server, base } = await startServer(['serve', input, '--port', '0', '--config', config], dir);
+      try {
+        const out = join(dir, 'fetched.pb.gz');
+        const r = await run(['fetch', `${base}/pprof/profile`, '--seconds', '1', '--symbolize', 'local', '-o', out, '--config', config], dir);
+        expect(r.status).toBe(4);
+        expect(r.stderr).toContain('`npm install @profkit/symbolize`');
+        expect(r.stderr).toContain(`wrote ${out} without local symbols`);
+        // what was fetched is kept: the same stacks of addresses
+        expect(existsSync(out)).toBe(true);
+        const back = cli(['convert', out, join(dir, 'back.folded'), '--quiet', '--config', config], dir);
+        expect(back.status, back.stderr).toBe(4); // folded needs @profkit/rprof, not in this config
+        const asCpu = cli(['convert', out, join(dir, 'back.cpu'), '--quiet', '--config', config], dir);
+        expect(asCpu.status, asCpu.stderr).toBe(0);
+        const stacks = (file: string) => {
+          const { profile: p } = readLegacy(new Uint8Array(readFileSync(file)));
+          const rowOf = new Map<number, number>();
+          p.locations.location_id.forEach((id, r) => rowOf.set(id, r));
+          return Array.from(p.samples.value, (v, i) => [v, Array.from(stackOf(p, i), (id) => p.locations['.address'][rowOf.get(id)!])]);
+        };
+        const want = stacks(input);
+        expect(want.length).toBe(1);
+        expect(stacks(join(dir, 'back.cpu'))).toEqual(want);
+      } finally {
+        server.kill('SIGTERM');
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -2,9 +2,10 @@
 /**
  * `npm run fuzz -- --target pprof --execs 1000000 [--seconds N] [--seed N] [--timeout MS]
  * [--crashes DIR] [--no-special] [--json]`; `--target all` runs every target in turn.
- * Exit code 1 when a crasher was found (saved under --crashes, default ./fuzz-crashers).
+ * Exit code 1 when a crasher was found (saved under --crashes, default $TMPDIR/profkit-fuzz-crashers).
  */
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fuzz, type FuzzStats } from './engine.js';
 import { TARGET_NAMES, type TargetName } from './targets.js';
@@ -16,7 +17,7 @@ const { values } = parseArgs({
     seconds: { type: 'string' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     timeout: { type: 'string', default: '10000' },
-    crashes: { type: 'string', default: 'fuzz-crashers' },
+    crashes: { type: 'string', default: join(tmpdir(), 'profkit-fuzz-crashers') },
     'no-special': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },

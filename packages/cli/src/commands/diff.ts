@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { phase, FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -43,30 +43,15 @@ export const diff: CliCommand = {
     if (output !== undefined) {
       const w = await ctx.registry.write(d, output, { format: to, inputs: [baseFile, newFile], signal: ctx.signal });
       warnings.push(...w.warnings);
-      if (ctx.json && output !== '-') {
-        ctx.out.document('diff', { base: baseFile, new: newFile, output, to: w.format, warnings });
-        return 0;
-      }
-      ctx.out.warnings(warnings);
-      if (output !== '-' && !ctx.quiet) ctx.out.line(`${newFile} - ${baseFile} -> ${output} (${w.format})`);
-      return 0;
+      return reportWritten(ctx, 'diff', output, { base: baseFile, new: newFile, output, to: w.format, warnings }, `${newFile} - ${baseFile} -> ${output} (${w.format})`);
     }
     const t = sampleTypeIndexOf(ctx, d);
-    const rep = phase(ctx, 'computing the report', () => topReport(d, {
-      sampleTypeIndex: t,
-      by: byOf(ctx),
-      cum: ctx.values.cum === true,
-      focus: stringOption(ctx, 'focus'),
-      ignore: stringOption(ctx, 'ignore'),
-      nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
-      edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
-      nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 1 }),
-    }));
+    const rep = phase(ctx, 'computing the report', () => topReport(d, reportOptionsOf(ctx, t, 1)));
     if (ctx.json) {
       ctx.out.document('diff', {
         base: baseFile,
         new: newFile,
-        sampleType: { type: d.sample_types.type[t], unit: d.sample_types.unit[t] },
+        sampleType: sampleTypeJson(d, t),
         baseTotal: rep.total,
         outputUnit: rep.table.outputUnit,
         header: rep.header,

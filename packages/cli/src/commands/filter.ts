@@ -1,6 +1,6 @@
-import { ErrorCodes, ProfkitError, filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core';
+import { filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core';
 import type { CliCommand, CliContext } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { FOCUS_OPTIONS, FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput, sampleTypeIndexOf, stringOption } from './shared.js';
 
 /** --focus/--ignore/--hide/--show/--tag-focus/--tag-ignore/--prune-from/--drop-frames/--keep-frames, in that order. */
 export function applyFilterOptions(ctx: CliContext, p: Profile): Profile {
@@ -38,7 +38,7 @@ export const filter: CliCommand = {
   ].join('\n'),
   options: {
     ...FROM_OPTION,
-    to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
+    ...TO_OPTION,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --to)' },
     ...FOCUS_OPTIONS,
     hide: { type: 'string', valueName: 'RE', description: 'remove frames matching RE from stacks (pprof -hide)' },
@@ -54,24 +54,13 @@ export const filter: CliCommand = {
   json: true,
   async run(ctx) {
     const input = ctx.positionals[0]!;
-    const output = stringOption(ctx, 'output');
-    if (output === undefined) {
-      throw new ProfkitError(ErrorCodes.USAGE, 'filter needs -o OUT (see `profkit help filter`)', { option: 'output', rule: 'filter writes a new profile' });
-    }
-    const to = stringOption(ctx, 'to');
-    ctx.registry.writerFor(output, to);
+    const { output, to } = requiredOutput(ctx, 'filter', 'filter writes a new profile');
     const r = await readWithProgress(ctx, input);
     let p = applyFilterOptions(ctx, r.profile);
     if (ctx.values['sample-type'] !== undefined) p = selectSampleTypes(p, [sampleTypeIndexOf(ctx, p)]);
     const w = await ctx.registry.write(p, output, { format: to, inputs: [input], signal: ctx.signal });
     const warnings = [...r.warnings, ...w.warnings];
     const samples = { before: r.profile.samples.value.length, after: p.samples.value.length };
-    if (ctx.json && output !== '-') {
-      ctx.out.document('filter', { input, output, from: r.format, to: w.format, samples, warnings });
-      return 0;
-    }
-    ctx.out.warnings(warnings);
-    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}, ${samples.before} samples) -> ${output} (${w.format}, ${samples.after} samples)`);
-    return 0;
+    return reportWritten(ctx, 'filter', output, { input, output, from: r.format, to: w.format, samples, warnings }, `${input} (${r.format}, ${samples.before} samples) -> ${output} (${w.format}, ${samples.after} samples)`);
   },
 };

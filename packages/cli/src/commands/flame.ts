@@ -2,7 +2,7 @@ import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@pr
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
-import { phase, FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { phase, FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './shared.js';
 
 export const flame: CliCommand = {
   name: 'flame',

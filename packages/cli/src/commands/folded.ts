@@ -1,6 +1,6 @@
 import { toFolded, writeFileAtomic } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, readWithProgress, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
 
 export const folded: CliCommand = {
@@ -41,7 +41,7 @@ export const folded: CliCommand = {
       ctx.out.document('folded', {
         file,
         format: r.format,
-        sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] },
+        sampleType: sampleTypeJson(r.profile, t),
         stacks,
         warnings: r.warnings,
       });

@@ -1,6 +1,6 @@
-import { ErrorCodes, ProfkitError, merge as mergeProfiles } from '@profkit/core';
+import { merge as mergeProfiles } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, readWithProgress, stringOption } from './top.js';
+import { FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput } from './shared.js';
 
 export const merge: CliCommand = {
   name: 'merge',
@@ -19,17 +19,14 @@ export const merge: CliCommand = {
   ].join('\n'),
   options: {
     ...FROM_OPTION,
-    to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
+    ...TO_OPTION,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the merged profile (required; - for stdout with --to)' },
     compatibilize: { type: 'boolean', description: 'keep only the sample types common to all inputs (pprof CompatibilizeSampleTypes)' },
   },
   positionals: [1, 10000],
   json: true,
   async run(ctx) {
-    const output = stringOption(ctx, 'output');
-    if (output === undefined) throw new ProfkitError(ErrorCodes.USAGE, 'merge needs -o OUT (see `profkit help merge`)', { option: 'output', rule: 'merge writes a new profile' });
-    const to = stringOption(ctx, 'to');
-    ctx.registry.writerFor(output, to);
+    const { output, to } = requiredOutput(ctx, 'merge', 'merge writes a new profile');
     const inputs = ctx.positionals;
     const read = [];
     for (const f of inputs) read.push(await readWithProgress(ctx, f));
@@ -39,12 +36,6 @@ export const merge: CliCommand = {
     );
     const w = await ctx.registry.write(merged, output, { format: to, inputs, signal: ctx.signal });
     const warnings = [...read.flatMap((r) => r.warnings), ...w.warnings];
-    if (ctx.json && output !== '-') {
-      ctx.out.document('merge', { inputs, output, to: w.format, samples: merged.samples.value.length, warnings });
-      return 0;
-    }
-    ctx.out.warnings(warnings);
-    if (output !== '-' && !ctx.quiet) ctx.out.line(`${inputs.length} profiles -> ${output} (${w.format}, ${merged.samples.value.length} samples)`);
-    return 0;
+    return reportWritten(ctx, 'merge', output, { inputs, output, to: w.format, samples: merged.samples.value.length, warnings }, `${inputs.length} profiles -> ${output} (${w.format}, ${merged.samples.value.length} samples)`);
   },
 };

@@ -1,22 +1,12 @@
 import { treeReport, type TreeReport } from '@profkit/core';
 import type { CliCommand, CliContext } from '../types.js';
-import { phase, FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, byOf, numberOption, pct, readWithProgress, sampleTypeIndexOf, stringOption } from './top.js';
+import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, pct, phase, readWithProgress, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
   const r = await readWithProgress(ctx, file);
   const t = sampleTypeIndexOf(ctx, r.profile);
-  const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.profile, {
-    sampleTypeIndex: t,
-    by: byOf(ctx),
-    cum: ctx.values.cum === true,
-    focus: stringOption(ctx, 'focus'),
-    ignore: stringOption(ctx, 'ignore'),
-    nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
-    edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
-    nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
-    symbol,
-  }));
+  const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.profile, { ...reportOptionsOf(ctx, t, 0), symbol }));
   if (ctx.json) {
     const g = rep.graph;
     const edge = (e: { src: number; dst: number; weight: bigint; inline: boolean }, other: number, cum: bigint) => ({
@@ -28,7 +18,7 @@ export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: stri
     ctx.out.document(name, {
       file,
       format: r.format,
-      sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] },
+      sampleType: sampleTypeJson(r.profile, t),
       total: g.total,
       outputUnit: g.outputUnit,
       header: rep.header,

@@ -1,0 +1,62 @@
+/** The built `profkit` binary (`packages/cli/dist/bin.js`), spawned as a separate process. */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './paths.js';
+
+/** `packages/cli/dist/bin.js`. */
+export const cliBin = join(repoRoot, 'packages/cli/dist/bin.js');
+
+/** Whether the CLI is built; when not, warns (naming `who`) that the CLI tests are skipped. */
+export function haveCli(who = 'tests'): boolean {
+  if (existsSync(cliBin)) return true;
+  console.warn(`${who}: ${cliBin} is not built (npx tsc -b packages/cli); the CLI tests are skipped`);
+  return false;
+}
+
+export interface CliRunOptions {
+  /** Working directory; default the repository root (whose profkit.config.json names every adapter). */
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Standard input (sync runs only). */
+  input?: string | Uint8Array;
+  /** Killed after this many milliseconds; default 60 s. */
+  timeoutMs?: number;
+}
+
+export interface CliRun {
+  /** Exit code; null when killed by a signal. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `profkit ARGS` and waits for it (synchronously). */
+export function runCli(args: string[], options: CliRunOptions = {}): CliRun {
+  const r = spawnSync(process.execPath, [cliBin, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: options.env ?? process.env,
+    input: options.input,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+    maxBuffer: 256 << 20,
+  });
+  return { code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Runs `profkit ARGS` without blocking the event loop (for tests that also serve or listen). */
+export function runCliAsync(args: string[], options: Omit<CliRunOptions, 'input'> = {}): Promise<CliRun> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd ?? repoRoot, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('close', (code) => {
+      clearTimeout(t);
+      done({ code, stdout, stderr });
+    });
+  });
+}
