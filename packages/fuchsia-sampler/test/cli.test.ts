@@ -1,14 +1,15 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliBin, haveCli, runCli } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
 import fuchsiaSampler, { callsToRecording, replayRecording, type SamplerCall } from '../src/index.js';
 
-const bin = fileURLToPath(new URL('../../cli/dist/bin.js', import.meta.url));
+const bin = cliBin;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const registry = createRegistry([pprofAdapter, fuchsiaSampler]);
 
@@ -21,19 +22,18 @@ function rows(p: Profile, onlyLive = false): string[] {
     .sort();
 }
 
-describe.skipIf(!existsSync(bin))('through the spawned CLI (packages/cli/dist/bin.js)', () => {
-  if (!existsSync(bin)) console.warn(`skipping CLI tests: ${bin} not built`);
+describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI (packages/cli/dist/bin.js)', () => {
   // A private config so other adapters being built in the workspace cannot interfere.
   const dir = mkdtempSync(join(tmpdir(), 'fuchsia-sampler-cli-'));
   writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ adapters: ['@profkit/pprof', '@profkit/fuchsia-sampler'] }));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  const run = (...args: string[]) => runCli(args, { cwd: dir });
 
   it('convert: recording → pprof → JSONL recording keeps the live heap', async () => {
     const a = run('convert', fixture('upstream-example.fsrec'), 'out.pb.gz');
-    expect(a.status, a.stderr).toBe(0);
+    expect(a.code, a.stderr).toBe(0);
     const b = run('convert', 'out.pb.gz', 'back.fsrec.jsonl');
-    expect(b.status, b.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
     const original = (await registry.read(fixture('upstream-example.fsrec'))).profile;
     const pprof = (await registry.read(join(dir, 'out.pb.gz'))).profile;
     expect(rows(pprof)).toEqual(rows(original));
@@ -58,7 +58,7 @@ describe.skipIf(!existsSync(bin))('through the spawned CLI (packages/cli/dist/bi
       for (let i = 0; i < 30; i++) calls.push({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: { stackFrames: BigUint64Array.of(BigInt(0x100 + (i % 3))) }, size: BigInt(i) });
       writeFileSync(join(dir, 'w.fsrec'), callsToRecording(calls));
       const rep = run('fuchsia-sampler', 'replay', join(dir, 'w.fsrec'), '--to', addr!);
-      expect(rep.status, rep.stderr).toBe(0);
+      expect(rep.code, rep.stderr).toBe(0);
       for (let i = 0; i < 500 && !existsSync(join(out, 'spawned_final_0.pb.gz')); i++) await new Promise((r) => setTimeout(r, 20));
       // A client that stays connected: its profile is written when the collector is terminated.
       const { connectSampler } = await import('../src/index.js');

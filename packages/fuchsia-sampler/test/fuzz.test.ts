@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isProfkitError } from '@profkit/core';
+import { seededRandom } from '@profkit/test-utils';
 import { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, fastPathStats, replayRecording, type SamplerCall } from '../src/index.js';
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const calls: SamplerCall[] = [
   { method: 'SetProcessInfo', processName: 'fuzz', moduleMap: [{ buildId: Uint8Array.of(1, 2, 3), executableSegments: [{ startAddress: 0x1000n, size: 0x100n, relativeAddress: 0n }, { startAddress: 0x3000n, size: 0x100n, relativeAddress: 0x2000n }] }] },

@@ -1,9 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
+import { gorefBinary, gorefMissing as gorefMissingReason } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assertValid, createRegistry, locationRows, mappingRows, sampleRows, type CommandContext, type Profile } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
@@ -309,31 +309,8 @@ describe('adapter commands (called with a built context)', () => {
 });
 
 // The Go pprof oracle (goref): PROFKIT_GOREF, or built from the shared tools with go.
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const sharedDir = process.env.PROFKIT_SHARED ?? join(repoRoot, '..', 'shared');
-const gorefBuild = join(sharedDir, 'tools', 'goref', 'build.sh');
-const hasGo = spawnSync('sh', ['-c', 'command -v go'], { stdio: 'ignore' }).status === 0;
-const gorefMissing = process.env.PROFKIT_GOREF
-  ? existsSync(process.env.PROFKIT_GOREF)
-    ? undefined
-    : `PROFKIT_GOREF=${process.env.PROFKIT_GOREF} does not exist`
-  : !hasGo
-    ? 'go is not installed (apt-get install -y golang-go golang-github-google-pprof-dev)'
-    : !existsSync('/usr/share/gocode/src/github.com/google/pprof/profile')
-      ? 'google/pprof sources are absent (apt-get install -y golang-github-google-pprof-dev)'
-      : !existsSync(gorefBuild)
-        ? `${gorefBuild} is absent`
-        : undefined;
-function gorefPath(): string {
-  if (process.env.PROFKIT_GOREF) return process.env.PROFKIT_GOREF;
-  const dir = join(repoRoot, 'node_modules', '.cache', 'profkit-goref-fuchsia');
-  const out = join(dir, 'goref');
-  if (!existsSync(out)) {
-    mkdirSync(dir, { recursive: true });
-    execFileSync(gorefBuild, [out], { env: { ...process.env, GOCACHE: join(dir, 'gocache') }, stdio: 'pipe' });
-  }
-  return out;
-}
+const gorefMissing = gorefMissingReason();
+const gorefPath = () => gorefBinary('profkit-goref-fuchsia');
 describe.skipIf(gorefMissing !== undefined)('interop: Go pprof reads the collector output (goref)', () => {
   if (gorefMissing) console.warn(`skipping goref interop: ${gorefMissing}`);
   it('goref check accepts the written profiles and sees the six sample types and build ids', async () => {

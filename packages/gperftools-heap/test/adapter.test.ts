@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { createRegistry, formatPprofDump } from '@profkit/core';
 import gperftoolsHeapAdapter, { gperftoolsHeapAdapter as named, sniffGperftools as sniff } from '../src/index.js';
-import { bytes, haveShared, localFixture, pprofTestdata, repoRoot, sharedFixture } from './helpers.js';
+import { haveCli, runCli } from '@profkit/test-utils';
+import { bytes, haveShared, localFixture, pprofTestdata, sharedFixture } from './helpers.js';
 import { readLegacy } from '../src/index.js';
 
 function score(head: Uint8Array): { score: number; format?: string } {
@@ -72,16 +72,15 @@ describe.skipIf(!haveShared)('gzip-compressed input', () => {
   });
 });
 
-const cli = join(repoRoot, 'packages/cli/dist/bin.js');
-describe.skipIf(!haveShared || !existsSync(cli))('profkit convert (CLI, spawned)', () => {
+describe.skipIf(!haveShared || !haveCli('gperftools-heap CLI tests'))('profkit convert (CLI, spawned)', () => {
   it('converts cppbench.heap to gperftools heap text and back to the same meaning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'profkit-gperf-cli-'));
     try {
       const src = join(dir, 'in.heap');
       writeFileSync(src, sharedFixture('pprof/profile/testdata/cppbench.heap'));
       const out = join(dir, 'out.heap');
-      const r = spawnSync(process.execPath, [cli, 'convert', src, out, '--to', 'gperftools-heap'], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
-      expect(r.status, r.stderr).toBe(0);
+      const r = runCli(['convert', src, out, '--to', 'gperftools-heap']);
+      expect(r.code, r.stderr).toBe(0);
       const text = readFileSync(out, 'utf8');
       expect(text.startsWith('heap profile:    144:  8498176 [   144:  8498176] @ heap_v2/524288\n')).toBe(true);
       expect(text).toContain('\nMAPPED_LIBRARIES:\n00400000-00fcb000 r-xp 00000000 00:00 0           /home/cppbench_server_main\n');

@@ -1,21 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnSync } from 'node:child_process';
+import { haveSharedFixtures, readSharedFixture, repoRoot, sharedFixturePath, which } from '@profkit/test-utils';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** The repository root (packages/gperftools-heap/test/../../..). */
-export const repoRoot = resolve(here, '../../..');
+export { repoRoot };
 
-/** `../shared/fixtures` beside the clone, or `$PROFKIT_SHARED/fixtures`. */
-export const sharedFixturesDir = process.env.PROFKIT_SHARED ? join(process.env.PROFKIT_SHARED, 'fixtures') : resolve(repoRoot, '../shared/fixtures');
-export const pprofTestdata = join(sharedFixturesDir, 'pprof/profile/testdata');
-export const haveShared = existsSync(pprofTestdata);
-if (!haveShared) console.warn(`gperftools-heap tests: shared fixtures missing at ${pprofTestdata}; fixture tests are skipped`);
+export const pprofTestdata = sharedFixturePath('pprof/profile/testdata');
+export const haveShared = haveSharedFixtures('gperftools-heap tests', 'pprof/profile/testdata');
 
-export function sharedFixture(rel: string): Uint8Array {
-  return new Uint8Array(readFileSync(join(sharedFixturesDir, rel)));
-}
+export const sharedFixture = readSharedFixture;
 
 export function localFixture(name: string): Uint8Array {
   return new Uint8Array(readFileSync(join(here, 'fixtures', name)));
@@ -29,7 +23,7 @@ export function bytes(s: string): Uint8Array {
 
 /** Whether a command exists on PATH. */
 export function haveCommand(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).status === 0;
+  return which(cmd) !== undefined;
 }
 
 /** Runs `fn` and returns the ProfkitError it throws (fails the test when nothing is thrown). */

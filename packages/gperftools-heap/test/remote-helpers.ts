@@ -1,17 +1,16 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { haveTool } from '@profkit/test-utils';
 import { join } from 'node:path';
 import { ProfileIndex, resolveStack, type Profile, type Registry } from '@profkit/core';
 import { buildRegistry } from '@profkit/core';
 import { readLegacy } from '../src/index.js';
-import { pprofTestdata, repoRoot, sharedFixture } from './helpers.js';
+import { haveShared, repoRoot, sharedFixture } from './helpers.js';
 
 /** Reads a shared legacy fixture. */
 export function fixtureProfile(name: string): Profile {
   return readLegacy(sharedFixture(`pprof/profile/testdata/${name}`), { fileName: name }).profile;
 }
 
-export const haveFixtures = existsSync(pprofTestdata);
+export const haveFixtures = haveShared;
 
 /**
  * The meaning of a profile's samples: for each stack (frames as `name@address`, innermost
@@ -47,5 +46,4 @@ export async function repoRegistry(): Promise<Registry | undefined> {
 }
 
 /** `go` on PATH (the Debian package golang-go). */
-export const haveGo = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' }).status === 0;
-if (!haveGo) console.warn('remote tests: the go tool is not installed (apt-get install golang-go); Go interop tests are skipped');
+export const haveGo = haveTool('go', 'golang-go', 'remote tests');

@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isProfkitError, validate } from '@profkit/core';
+import { seededRandom } from '@profkit/test-utils';
 import { readLegacy } from '../src/index.js';
 import { bytes, haveShared, localFixture, sharedFixture } from './helpers.js';
-
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Reading must either give a valid profile or throw a ProfkitError: never anything else. */
 function readOrTypedError(b: Uint8Array): 'ok' | 'error' {
@@ -43,7 +32,7 @@ describe('mutated inputs never crash', () => {
   for (const [name, load] of inputs) {
     it(`${name}: truncations and byte flips give a profile or a typed error`, () => {
       const orig = load();
-      const rand = rng(name.length * 7919 + orig.length);
+      const rand = seededRandom(name.length * 7919 + orig.length);
       const outcomes = { ok: 0, error: 0 };
       for (let k = 0; k < 60; k++) {
         const b = orig.slice(0, k % 3 === 0 ? Math.floor(rand() * orig.length) : orig.length);

@@ -3,11 +3,9 @@
  * writing the canonical encoding, gzipped with Go's header bytes by default.
  */
 
-import { gzipSync } from 'node:zlib';
 import {
   ErrorCodes,
   ProfkitError,
-  gunzipBounded,
   type ReadLimits,
   isGzip,
   type AdapterCodec,
@@ -22,9 +20,11 @@ import {
 } from '@profkit/core';
 import { decodeProfile, type DecodeResult } from './decode.js';
 import { encodeProfile } from './encode.js';
+import { gunzipExact, gzipOneBuffer } from './gzip.js';
 
 export { decodeProfile, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
 export { encodeProfile, type EncodeOptions } from './encode.js';
+export { gunzipExact, gzipAnnouncedSize } from './gzip.js';
 
 export interface ParseOptions {
   file?: string;
@@ -36,8 +36,8 @@ export interface ParseOptions {
  * Throws `ProfkitError` on bad input.
  */
 export function parsePprof(bytes: Uint8Array, options: ParseOptions = {}): DecodeResult {
-  let raw = bytes;
-  if (isGzip(bytes)) raw = gunzipBounded(bytes, options.limits ?? {}, options.file);
+  // Inflated into one buffer sized from the gzip trailer (no concatenation copy).
+  const raw = isGzip(bytes) ? gunzipExact(bytes, options.limits ?? {}, options.file) : bytes;
   return decodeProfile(raw, { file: options.file, limits: options.limits });
 }
 
@@ -55,7 +55,7 @@ export interface SerializeOptions {
  * bytes differ from Go's while the gunzipped payload is byte-identical.
  */
 export function gzipLikeGo(raw: Uint8Array, level = 6): Uint8Array {
-  const z = gzipSync(raw, { level });
+  const z = gzipOneBuffer(raw, level);
   const out = new Uint8Array(z.buffer, z.byteOffset, z.byteLength);
   out[4] = 0;
   out[5] = 0;
@@ -68,8 +68,9 @@ export function gzipLikeGo(raw: Uint8Array, level = 6): Uint8Array {
 
 /** Serializes a profile: canonical profile.proto bytes, gzipped unless `compress: false`. */
 export function serializePprof(p: Profile, options: SerializeOptions = {}): Uint8Array {
-  const raw = encodeProfile(p, { file: options.file });
-  return options.compress === false ? raw : gzipLikeGo(raw, options.level ?? 6);
+  if (options.compress === false) return encodeProfile(p, { file: options.file });
+  // The raw encoding is only referenced here: it is garbage once gzipped.
+  return gzipLikeGo(encodeProfile(p, { file: options.file }), options.level ?? 6);
 }
 
 /** Warnings for what profile.proto cannot carry. */
@@ -88,7 +89,7 @@ export function lossWarnings(p: Profile): Warning[] {
 async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult> {
   let bytes = await input.bytes();
   // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
-  if (isGzip(bytes)) bytes = gunzipBounded(bytes, options.limits ?? {}, input.fileName);
+  if (isGzip(bytes)) bytes = gunzipExact(bytes, options.limits ?? {}, input.fileName);
   try {
     const { profile, warnings } = decodeProfile(bytes, { file: input.fileName, limits: options.limits });
     return { profile, warnings, format: 'pprof' };

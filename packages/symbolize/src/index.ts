@@ -75,7 +75,7 @@ export const symbolizeAdapter = defineAdapter({
   name: 'symbolize',
   packageName: '@profkit/symbolize',
   version: '0.1.0',
-  description: 'symbolization (addresses → functions, files, lines): contributes `profkit symbolize`',
+  description: 'symbolization (addresses → functions, files, lines): contributes `profkit symbolize` and the `symbolize` transform (`convert --symbolize`)',
   // Not a file format. Core's registry requires at least one format and a read/write/load
   // function, so the adapter declares one pseudo format that can be neither read nor written
   // and never sniffs; `load` explains that if it is ever reached.

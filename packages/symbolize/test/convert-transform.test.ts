@@ -178,6 +178,28 @@ describe.skipIf(!enabled)('profkit convert --symbolize on a real gperftools CPU 
     expect(foldedCounts(folded(out)).total.size).toBe(0);
   });
 
+  it('--symbol-server names what local symbolization left, through the /pprof/symbol protocol', async () => {
+    // The server answers with the names of an already symbolized copy of the same profile.
+    const named = join(work, 'named.pb.gz');
+    expect(cli(['convert', cpu, named, '--symbolize', '--binary', prog, '--quiet']).status).toBe(0);
+    const { server, base } = await startServer(['serve', named, '--port', '0'], ROOT);
+    try {
+      const out = join(work, 'remote.pb.gz');
+      const r = await run(['convert', cpu, out, '--symbolize', '--binary', join(work, 'no-such-prog'), '--symbol-server', `${base}/pprof/profile`], ROOT);
+      expect(r.stderr).toMatch(/PROFKIT_W_SYMBOLIZE_(MISSING|BAD)_BINARY/);
+      expect(r.stderr).toContain(`named by ${base}/pprof/symbol`);
+      expect(r.status).toBe(0);
+      // Names only (no inline callers): an inl_helper location reads as inl_helper alone, which
+      // foldedCounts counts for mid_fn, so the per-function counts are nm's again.
+      const want = nmOracle();
+      const got = foldedCounts(folded(out));
+      expect(got.self).toEqual(want.self);
+      expect(got.total).toEqual(want.total);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  });
+
   it('transform options need --symbolize; an unknown --symbolize-mode is a usage error', () => {
     const a = cli(['convert', cpu, join(work, 'x.pb.gz'), '--binary', prog]);
     expect(a.status).toBe(2);

@@ -65,7 +65,7 @@ async function execOne(id: number, bytes: Uint8Array): Promise<ChildReply> {
     if (code === undefined) {
       const stack = err?.cause?.stack ?? err?.stack;
       reply = { type: 'result', id, ok: false, kind: 'exception', feature: `exception@${throwSite(stack)}:${String(err?.cause?.message ?? err?.message).slice(0, 60)}`, message: String(err?.message ?? e), stack, ms, growth, rss: after.rss };
-    } else if (code === 'PROFKIT_E_LIMIT' && (!err.detail?.option || !String(err.message).includes(err.detail.option) && !/maxInputBytes|maxDecompressedBytes/.test(err.detail.option))) {
+    } else if (code === 'PROFKIT_E_LIMIT' && (!err.detail?.option || !String(err.message).includes(err.detail.option))) {
       // A limit error must name the option that raises it (in detail.option and in the message).
       reply = { type: 'result', id, ok: false, kind: 'untyped-limit', feature: `limit-without-option@${throwSite(err.stack)}`, message: String(err.message), stack: err.stack, ms, growth, rss: after.rss };
     } else {

@@ -134,9 +134,10 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       };
       out.push({ name: 'cpu: depth 2^31-1', bytes: concat([w(0, 3, 0, 10000, 0), w(1, 0x7fffffff, 0x1000)]) });
       out.push({ name: 'cpu: depth 2^32-1 (32-bit words)', bytes: Uint8Array.from([...new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0, 1, 0xffffffff, 0x1000]).buffer)]) });
-      const frames = new Uint32Array(3 + FRAMES);
+      const frames = new Uint32Array(2 + FRAMES + 3);
       frames.set([1, FRAMES], 0);
-      frames.fill(0x1000, 2);
+      frames.fill(0x1000, 2, 2 + FRAMES);
+      frames.set([0, 1, 0], 2 + FRAMES); // end marker
       out.push({ name: 'cpu: 150k-frame record', bytes: concat([new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0]).buffer), new Uint8Array(frames.buffer)]) });
       out.push({ name: 'cpu: gzip bomb', bytes: gzipBomb(new Uint8Array(new Uint32Array([0, 3, 0, 10000, 0]).buffer), 0, GZIP_OUT) });
       break;

@@ -38,7 +38,7 @@ export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check';
 
 /** Limits the fuzzer reads with: low enough that bombs hit them quickly, high enough for the fixtures. */
 export const FUZZ_LIMITS: ReadLimits & Record<string, number> = {
-  maxInputBytes: 8 * 1024 * 1024,
+  maxInputBytes: 64 * 1024 * 1024,
   maxDecompressedBytes: 32 * 1024 * 1024,
   maxFramesPerStack: 100_000,
   maxStringLength: 1024 * 1024,

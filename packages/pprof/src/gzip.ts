@@ -1,0 +1,58 @@
+/**
+ * gzip helpers of the pprof codec that avoid node:zlib's output doubling.
+ *
+ * `gunzipSync`/`gzipSync` collect their output in `chunkSize` pieces (16 KiB by default) and
+ * `Buffer.concat` them at the end, so for a moment the output exists twice. When the final size is
+ * known in advance (gunzip: the gzip trailer's ISIZE; gzip: a bound of the compressed size), one
+ * chunk that large holds the whole output and no concatenation (no second copy) happens. The chunk
+ * is allocated uninitialized, so the pages it never touches do not count in the resident set.
+ */
+
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { DEFAULT_LIMITS, gunzipBounded, type Limits } from '@profkit/core';
+
+/** Deflate never expands data more than this (zlib's `deflateBound` is ~1.001×; 1032:1 is inflate's ratio). */
+const MAX_INFLATE_RATIO = 1032;
+
+/**
+ * The decompressed size a gzip buffer announces in its (last) trailer, when it is plausible for
+ * a single-member stream: ISIZE (size mod 2^32) ≤ what the compressed size can expand to.
+ * `undefined` when it cannot be trusted (multi-member streams still inflate correctly, only with
+ * more than one chunk).
+ */
+export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
+  if (gz.length < 18) return undefined;
+  const n = (gz[gz.length - 4]! | (gz[gz.length - 3]! << 8) | (gz[gz.length - 2]! << 16) | (gz[gz.length - 1]! << 24)) >>> 0;
+  if (n === 0 || n > gz.length * MAX_INFLATE_RATIO) return undefined;
+  return n;
+}
+
+/**
+ * Inflates a whole gzip buffer (all members) like core's `gunzipBounded` — same limits, same
+ * errors — but into one buffer sized from the gzip trailer, so the output is not copied.
+ */
+export function gunzipExact(gz: Uint8Array, limits: Limits = {}, file?: string): Uint8Array {
+  const max = Math.min(limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes, 2 ** 32);
+  const size = gzipAnnouncedSize(gz);
+  if (size === undefined || size > max) return gunzipBounded(gz, limits, file);
+  let out: Buffer;
+  try {
+    // chunkSize one byte above the size: zlib stops with output space left, so node:zlib keeps
+    // the single chunk (a full chunk would make it allocate another one).
+    out = gunzipSync(gz, { chunkSize: size + 1, maxOutputLength: max });
+  } catch {
+    // Bad or oversized input: core's inflater reports it with its usual codes and messages.
+    return gunzipBounded(gz, limits, file);
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/**
+ * gzipSync into one output buffer (no concatenation copy): the buffer is sized to zlib's bound of
+ * the compressed size, and only the bytes written become resident.
+ */
+export function gzipOneBuffer(raw: Uint8Array, level: number): Buffer {
+  // zlib's deflateBound for the default window and memLevel, plus the gzip header and trailer.
+  const bound = raw.length + (raw.length >>> 12) + (raw.length >>> 14) + (raw.length >>> 25) + 13 + 18 + 64;
+  return gzipSync(raw, { level, chunkSize: Math.max(bound, 64) });
+}

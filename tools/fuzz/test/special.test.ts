@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { isProfkitError } from '@profkit/core';
+import { makeTarget, specialInputs, type TargetName } from '../src/index.js';
+
+// The hostile inputs that must hit a specific limit under the fuzzer's limits (FUZZ_LIMITS):
+// the error is PROFKIT_E_LIMIT and names the option that raises it.
+const expected: [TargetName, string, string][] = [
+  ['pprof', 'pprof: 150k-frame sample', 'maxFramesPerStack'],
+  ['pprof', 'pprof: 2 MiB string', 'maxStringLength'],
+  ['pprof', 'pprof: 1.1M samples', 'maxSamples'],
+  ['pprof', 'pprof: gzip bomb', 'maxDecompressedBytes'],
+  ['rprof', 'rprof: 150k-frame stack', 'maxFramesPerStack'],
+  ['rprof', 'rprof: 2 MiB function name', 'maxStringLength'],
+  ['rprof', 'rprof: 1.1M samples', 'maxSamples'],
+  ['rprof', 'rprof: gzip bomb of samples', 'maxDecompressedBytes'],
+  ['folded', 'folded: 150k-frame stack', 'maxFramesPerStack'],
+  ['gperftools-heap', 'heap: 150k-frame stack', 'maxFramesPerStack'],
+  ['gperftools-heap', 'heap: 1.1M records', 'maxSamples'],
+  ['gperftools-heap', 'heap: gzip bomb', 'maxDecompressedBytes'],
+  ['gperftools-cpu', 'cpu: 150k-frame record', 'maxFramesPerStack'],
+  ['gperftools-contention', 'contention: 150k frames', 'maxFramesPerStack'],
+  ['fuchsia-jsonl', 'jsonl: 150k frames', 'maxFramesPerStack'],
+];
+
+describe('special inputs hit the limit meant for them', () => {
+  for (const [target, name, option] of expected) {
+    it(`${name} → ${option}`, async () => {
+      const input = specialInputs(target).find((s) => s.name === name);
+      expect(input, `special input ${name}`).toBeDefined();
+      const e = await makeTarget(target).exec(input!.bytes).then(
+        (ok) => new Error(`read succeeded: ${ok}`),
+        (x: unknown) => x,
+      );
+      expect(isProfkitError(e) ? `${e.code} ${e.detail.option}` : String(e)).toBe(`PROFKIT_E_LIMIT ${option}`);
+      expect((e as Error).message).toContain(option);
+    });
+  }
+});
