@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRegistry, readInput, type Adapter } from '@profkit/core';
 import { diagramMermaid, dmExportAdapter, listProfiles } from '../src/index.js';
+import { cliBin as bin } from '@profkit/test-utils';
 import { fixturesDir, haveFixtures, meaning, repoRoot } from './helpers.js';
 
-const bin = join(repoRoot, 'packages/cli/dist/bin.js');
 const pprof = (await import('@profkit/pprof').catch(() => undefined)) as { default?: Adapter } | undefined;
 const why = !existsSync(bin) ? `${bin} not built` : !pprof?.default ? '@profkit/pprof not built' : !haveFixtures ? `${fixturesDir} not found` : undefined;
 if (why) console.warn(`[dm-export] skipping the CLI end-to-end test: ${why}`);

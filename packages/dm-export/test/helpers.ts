@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ProfileBuilder, ProfileIndex, locationFrames, mappingRow, sampleRow, type Profile } from '@profkit/core';
+import { repoRoot, sharedDir as sharedDirOf, sharedFixturesDir } from '@profkit/test-utils';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const repoRoot = resolve(here, '../../..');
-export const sharedDir = process.env.PROFKIT_SHARED ?? resolve(repoRoot, '../shared');
-export const fixturesDir = join(sharedDir, 'fixtures');
+export { repoRoot };
+export const sharedDir = sharedDirOf();
+export const fixturesDir = sharedFixturesDir();
 export const haveFixtures = existsSync(fixturesDir);
 
 /** A profile using every feature of the model. */

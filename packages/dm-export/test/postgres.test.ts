@@ -2,19 +2,21 @@
  * The PostgreSQL script against a real server on loopback, started here in a temp directory
  * (apt-get install postgresql). Skips with a message naming the missing tool.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { which as onPath } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, exampleQueries, postgresScript, profileToTables } from '../src/index.js';
 import { richProfile, syntheticProfile } from './helpers.js';
 import { modelCallers, modelDiff, modelTopSelf, modelTopTotal } from './model-queries.js';
 
+/** `cmd` on PATH, or in Debian's versioned /usr/lib/postgresql/<version>/bin. */
 function which(cmd: string): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
-  if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
+  const found = onPath(cmd);
+  if (found) return found;
   const lib = '/usr/lib/postgresql';
   if (existsSync(lib)) {
     for (const v of readdirSync(lib).sort().reverse()) {

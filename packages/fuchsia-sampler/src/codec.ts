@@ -303,6 +303,10 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
     const n = unsampled ? 1n : c;
     const each = unsampled ? sampledSize(c, s, rate) : s / c;
     const rest = unsampled ? 0n : s - each * c;
+    // Checked before the loop too, so a huge object count fails at once instead of after maxAlloc calls.
+    if (BigInt(count) + n > BigInt(maxAlloc)) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `replaying the profile needs more than ${maxAlloc} allocations (raise it with the option maxAllocations)`, { option: 'maxAllocations', rule: 'bounded output' });
+    }
     for (let k = 0n; k < n; k++) {
       if (++count > maxAlloc) {
         throw new ProfkitError(ErrorCodes.LIMIT, `replaying the profile needs more than ${maxAlloc} allocations`, { option: 'maxAllocations', rule: 'bounded output' });
@@ -324,6 +328,9 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
  */
 export function sampledSize(count: bigint, space: bigint, rate: number): bigint {
   if (space <= 0n) return 0n;
+  // Beyond 2^53 doubles cannot step by one and the searches below would never end (found by
+  // fuzzing); at such sizes the Poisson weight is 1, so the sampled size is the space itself.
+  if (space > BigInt(Number.MAX_SAFE_INTEGER)) return space;
   const target = Number(space);
   const f = (x: number) => x * poissonWeight(x, rate);
   const firstAtLeast = (g: (x: number) => boolean, lo: number, hi: number) => {

@@ -11,7 +11,7 @@ export const convert: CliCommand = {
   name: 'convert',
   summary: 'Convert a profile between formats (output format by --to or by the output extension)',
   usage:
-    'profkit convert IN OUT [--from FORMAT] [--to FORMAT]\n' +
+    'profkit convert IN OUT [--from FORMAT] [--to FORMAT] [--read-option K=V]... [--write-option K=V]...\n' +
     '                       [--symbolize [--binary PATH] [--search-path DIRS] [--symbol-server URL] [--symbolize-mode full|names]]\n\n' +
     'IN may be - for stdin and OUT - for stdout (then --to is required).\nThe output is written atomically and never overwrites IN.\n' +
     '--symbolize applies the symbolize transform (from @profkit/symbolize) between reading and writing:\n' +
@@ -27,6 +27,8 @@ export const convert: CliCommand = {
     'search-path': { type: 'string', valueName: 'DIRS', description: 'with --symbolize: directories to search for binaries, separated by ":"' },
     'symbol-server': { type: 'string', valueName: 'URL', description: 'with --symbolize: profile or symbol URL of a /pprof/symbol server, for what local symbolization left' },
     'symbolize-mode': { type: 'string', valueName: 'MODE', description: 'with --symbolize: full (functions, files, lines; default) or names' },
+    'read-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the input format's reader (see docs/formats/<format>.md), e.g. aggregate=true" },
+    'write-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the output format's writer, e.g. compress=false or append=true" },
   },
   positionals: 2,
   json: true,
@@ -47,7 +49,9 @@ export const convert: CliCommand = {
       throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name));
     }
     const bar = ctx.progress(`reading ${input}`);
-    const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+    const readOptions = parseFormatOptions(ctx.values['read-option'], 'read-option');
+    const writeOptions = parseFormatOptions(ctx.values['write-option'], 'write-option');
+    const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, options: readOptions, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
     bar.done();
     let profile = r.profile;
     const warnings = [...r.warnings];
@@ -68,6 +72,7 @@ export const convert: CliCommand = {
     const w = await ctx.registry.write(profile, output, {
       format: ctx.values.to as string | undefined,
       inputs: [input],
+      options: writeOptions,
       signal: ctx.signal,
       onProgress: (d, t) => wbar.update(d, t),
     });
@@ -82,3 +87,20 @@ export const convert: CliCommand = {
     return 0;
   },
 };
+
+/**
+ * `KEY=VALUE` pairs for a reader or writer. Values `true`/`false` become booleans and decimal
+ * integers numbers; everything else stays a string. Adapters document their options.
+ */
+export function parseFormatOptions(raw: unknown, flag: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  for (const item of list as string[]) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new ProfkitError(ErrorCodes.USAGE, `--${flag} takes KEY=VALUE, got "${item}"`, { option: flag, rule: 'command-line usage' });
+    const key = item.slice(0, eq);
+    const text = item.slice(eq + 1);
+    out[key] = text === 'true' ? true : text === 'false' ? false : /^-?\d{1,15}$/.test(text) ? Number(text) : text;
+  }
+  return out;
+}

@@ -1,0 +1,61 @@
+/**
+ * `convert --read-option/--write-option`: format options reach the adapter's reader and writer
+ * (checked on real adapters of the workspace: rprof's aggregate option, pprof's compress option).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseFormatOptions } from '../src/commands/convert.js';
+import { profkit, repoRoot } from './views-helpers.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-convert-options-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const example = join(repoRoot, 'examples/r/fib.Rprof.out');
+
+describe('parseFormatOptions', () => {
+  it('parses booleans, integers and strings, and rejects a pair without =', () => {
+    expect(parseFormatOptions(['a=true', 'b=false', 'n=12', 's=x=y', 'big=12345678901234567'], 'write-option')).toEqual({
+      a: true,
+      b: false,
+      n: 12,
+      s: 'x=y',
+      big: '12345678901234567',
+    });
+    expect(parseFormatOptions(undefined, 'read-option')).toEqual({});
+    expect(() => parseFormatOptions(['novalue'], 'read-option')).toThrow(/KEY=VALUE/);
+  });
+});
+
+describe('convert passes format options', () => {
+  it('--write-option compress=false writes raw protobuf even for a .pb.gz name; the default gzips', async () => {
+    const raw = join(tmp, 'raw.pb.gz');
+    const gz = join(tmp, 'default.pb.gz');
+    expect((await profkit(['convert', example, raw, '--write-option', 'compress=false', '--quiet'])).code).toBe(0);
+    expect((await profkit(['convert', example, gz, '--quiet'])).code).toBe(0);
+    const rawBytes = readFileSync(raw);
+    const gzBytes = readFileSync(gz);
+    expect([gzBytes[0], gzBytes[1]]).toEqual([0x1f, 0x8b]);
+    expect([rawBytes[0], rawBytes[1]]).not.toEqual([0x1f, 0x8b]);
+    // Both read back to the same totals.
+    const a = JSON.parse((await profkit(['info', raw, '--json'])).stdout);
+    const b = JSON.parse((await profkit(['info', gz, '--json'])).stdout);
+    expect(a.sampleTypes).toEqual(b.sampleTypes);
+  });
+
+  it('--read-option aggregate=true merges identical Rprof stacks (fewer samples, same totals)', async () => {
+    const plain = JSON.parse((await profkit(['info', example, '--json'])).stdout);
+    const out = join(tmp, 'agg.pb.gz');
+    expect((await profkit(['convert', example, out, '--read-option', 'aggregate=true', '--quiet'])).code).toBe(0);
+    const agg = JSON.parse((await profkit(['info', out, '--json'])).stdout);
+    expect(agg.samples).toBeLessThan(plain.samples);
+    expect(agg.sampleTypes.map((t: { total: string }) => t.total)).toEqual(plain.sampleTypes.map((t: { total: string }) => t.total));
+  });
+
+  it('a malformed pair is a one-line usage error (exit 2)', async () => {
+    const r = await profkit(['convert', example, join(tmp, 'x.pb.gz'), '--write-option', 'compress']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('KEY=VALUE');
+  });
+});
