@@ -2,7 +2,7 @@
  * The PostgreSQL script against a real server on loopback, started here in a temp directory
  * (apt-get install postgresql). Skips with a message naming the missing tool.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * A loopback load test of the live collector: several clients each send a stream of
  * allocations and deallocations (a bounded live set, a pool of stacks) to a collector on
  * 127.0.0.1 (or a unix socket), which writes partial and final profiles. Used by the bounded
- * unit test (small) and by `bench/loadtest.mjs` (1M events).
+ * unit test (small) and by `npm run bench -- fuchsia` (tools/bench/scripts/fuchsia-loadtest.mjs, 1M events).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runLoadTest } from '../src/index.js';
 
-// A bounded version of the load test (the 1M-event run is bench/loadtest.mjs): checks that every
+// A bounded version of the load test (the 1M-event run is `npm run bench -- fuchsia`): checks that every
 // event of every client is accounted for and that each client gets its final profile. No timing
 // assertions (performance is measured in the benchmark, not in unit tests).
 describe('loopback load (bounded)', () => {

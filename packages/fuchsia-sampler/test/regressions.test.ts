@@ -1,6 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core';
-import adapter, { FuchsiaErrorCodes as C, parseJsonlLine } from '../src/index.js';
+import adapter, { FuchsiaErrorCodes as C, callsToRecording, parseJsonlLine, profileToCalls, type SamplerCall } from '../src/index.js';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 
 // Crashers found by tools/fuzz, and the maxFramesPerStack read limit of issue 10.
 
@@ -41,5 +47,50 @@ describe('fuchsia-sampler regressions', () => {
     expect(isProfkitError(e) && e.detail.line).toBe(2);
     const ok = await registry.read(enc(text), { format: 'fuchsia-sampler-jsonl', fileName: 'x.fsrec.jsonl', limits: { maxFramesPerStack: 40 } });
     expect(ok.profile.samples.value.length).toBeGreaterThan(0);
+  });
+});
+
+describe('fuchsia-sampler writer regressions', () => {
+  const calls: SamplerCall[] = [
+    { method: 'SetProcessInfo', processName: 'huge', moduleMap: [] },
+    { method: 'RecordAllocation', address: 0x10n, stackTrace: { stackFrames: BigUint64Array.of(0x1000n) }, size: 3242592831218384896n },
+  ];
+
+  // Was an endless loop (binary search over doubles above 2^53): run in a child with a time limit
+  // so a regression fails instead of hanging the test run.
+  it.skipIf(!existsSync(dist))('writing back a profile with an allocation above 2^53 bytes ends, with the same size', () => {
+    const script = `
+      import { createRegistry } from '@profkit/core';
+      import fuchsia, { callsToRecording } from ${JSON.stringify(pathToFileURL(dist).href)};
+      const reg = createRegistry([fuchsia]);
+      const rec = callsToRecording([
+        { method: 'SetProcessInfo', processName: 'huge', moduleMap: [] },
+        { method: 'RecordAllocation', address: 0x10n, stackTrace: { stackFrames: BigUint64Array.of(0x1000n) }, size: 3242592831218384896n },
+      ]);
+      const r = await reg.read(rec, { format: 'fuchsia-sampler', fileName: 'huge.fsrec' });
+      const w = await reg.serialize(r.profile, { format: 'fuchsia-sampler', validate: false });
+      const back = await reg.read(w.data, { format: 'fuchsia-sampler', fileName: 'back.fsrec' });
+      process.stdout.write(String(back.profile.samples['.values'][1][0]));
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, cwd: dirname(dist) });
+    expect(r.signal, 'the writer did not finish within 20 s').toBeNull();
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('3242592831218384896');
+  });
+
+  it('a raw profile needing more allocations than maxAllocations is a LIMIT error naming the option', async () => {
+    const r = await registry.read(callsToRecording(calls), { format: 'fuchsia-sampler', fileName: 'x.fsrec', options: { unsample: false } });
+    const p = r.profile;
+    p.samples['.values'][0]![0] = 1n << 40n; // 2^40 live objects on one stack
+    p['.extensions']['fuchsia-sampler']!.facts!.unsampled = false;
+    let err: unknown;
+    try {
+      profileToCalls(p);
+    } catch (e) {
+      err = e;
+    }
+    expect(isProfkitError(err) && err.code).toBe(ErrorCodes.LIMIT);
+    expect(isProfkitError(err) && err.detail.option).toBe('maxAllocations');
+    expect((err as Error).message).toContain('maxAllocations');
   });
 });

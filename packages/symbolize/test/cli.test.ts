@@ -1,19 +1,15 @@
 /** `profkit symbolize` end to end through the CLI (spawned), with the adapter registered by config. */
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { haveCli as cliBuilt, runCli } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileBuilder, createRegistry } from '@profkit/core';
 import { writeCpuProfile } from '@profkit/gperftools-heap';
 import symbolizeAdapter from '../src/index.js';
 import { C_DIR, compile, execMapping, haveTool, nmSymbols, readelfBuildId, tmp } from './helpers.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const BIN = join(ROOT, 'packages/cli/dist/bin.js');
-const haveCli = existsSync(BIN);
-if (!haveCli) console.warn(`skipping CLI tests: ${BIN} not built (npx tsc -b packages/cli)`);
+const haveCli = cliBuilt('symbolize CLI tests');
 const haveGcc = haveTool('gcc', 'gcc') && haveTool('addr2line', 'binutils');
 
 let work = '';
@@ -38,9 +34,7 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-function cli(args: string[]) {
-  return spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
-}
+const cli = (args: string[]) => runCli(args);
 
 describe('the adapter object', () => {
   it('registers in a core registry and contributes the symbolize command', () => {
@@ -56,7 +50,7 @@ describe.skipIf(!haveCli || !haveGcc)('profkit symbolize', () => {
     const out = join(work, 'out.folded');
     const r = cli(['symbolize', input, out]);
     expect(r.stderr).toContain('mapping 1');
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     const folded = readFileSync(out, 'utf8').trim().split('\n').sort();
     // mid_fn+0x3a is not inside the inlined helper in every build: compare only named frames we
     // know are there, in order (root first in folded stacks).
@@ -67,7 +61,7 @@ describe.skipIf(!haveCli || !haveGcc)('profkit symbolize', () => {
   it('--json reports each mapping', () => {
     const out = join(work, 'out2.folded');
     const r = cli(['symbolize', input, out, '--json', '--mode', 'names']);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.schema).toBe('profkit.symbolize/1');
     expect(doc.mappings[0]).toMatchObject({ mappingId: 1, status: 'symbolized', tool: 'nm', binary: prog, symbolized: 3, base: '0x555555554000' });
@@ -78,7 +72,7 @@ describe.skipIf(!haveCli || !haveGcc)('profkit symbolize', () => {
     compile('gcc', ['-g', '-O0', '-o', other, join(C_DIR, 'shared.c'), '-shared', '-fPIC']);
     const out = join(work, 'out3.folded');
     const r = cli(['symbolize', input, out, '--binary', other]);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     // The legacy CPU format records no build ids: the binary cannot be checked, and we say so.
     expect(r.stderr).toContain('no build id recorded, binary not verified');
     expect(r.stderr).toContain('PROFKIT_W_SYMBOLIZE_UNVERIFIED_BINARY');
@@ -86,8 +80,8 @@ describe.skipIf(!haveCli || !haveGcc)('profkit symbolize', () => {
 
   it('usage errors exit 2 with a PROFKIT_E_USAGE message', () => {
     const r = cli(['symbolize', input, join(work, 'x.folded'), '--tool', 'gdb']);
-    expect(r.status).toBe(2);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('PROFKIT_E_USAGE');
-    expect(cli(['symbolize', input]).status).toBe(2);
+    expect(cli(['symbolize', input]).code).toBe(2);
   });
 });

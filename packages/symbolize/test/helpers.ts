@@ -5,20 +5,16 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { haveTool as haveToolFor } from '@profkit/test-utils';
+
+export { which } from '@profkit/test-utils';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 export const C_DIR = join(FIXTURES, 'c');
 
-export function which(tool: string): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : undefined;
-}
-
-/** Warns (once per tool) and returns whether the tool is installed. */
+/** Warns (once per call) and returns whether the tool is installed. */
 export function haveTool(tool: string, apt: string): boolean {
-  if (which(tool)) return true;
-  console.warn(`skipping tests that need ${tool}: not installed (apt-get install -y ${apt})`);
-  return false;
+  return haveToolFor(tool, apt, 'symbolize tests');
 }
 
 export function tmp(prefix = 'profkit-symbolize-'): string {

@@ -4,11 +4,25 @@
  *
  *   pprof  [--sizes 10000,200000] [--reps 5] [--json FILE] [--no-go]   pprof codecs (pprof.ts)
  *   rprof  read|stream [...]                                            Rprof reader (rprof.ts)
+ *   symbolize [--functions N --addresses M --tools ...]                 symbolizer (symbolize.ts)
+ *   dm-export [SAMPLES] [--json]                                        SQLite/Parquet/CSV/SQL export (scripts/dm-export.mjs)
+ *   fuchsia [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]
+ *                                                                       Fuchsia collector load test (scripts/fuchsia-loadtest.mjs)
  *
  * Never run by `npm test`; performance is measured here, not in unit tests.
  */
 
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
 const [suite, ...rest] = process.argv.slice(2);
+
+/** Runs a benchmark that is its own program (it parses its own arguments) in a child process. */
+function runScript(relativePath: string): number {
+  const script = fileURLToPath(new URL(relativePath, import.meta.url));
+  const r = spawnSync(process.execPath, [script, ...rest], { stdio: 'inherit' });
+  return r.status ?? 1;
+}
 
 async function main(): Promise<number> {
   switch (suite) {
@@ -21,8 +35,20 @@ async function main(): Promise<number> {
       await runRprofBench(rest);
       return 0;
     }
+    case 'symbolize':
+      return runScript('./symbolize.js');
+    case 'dm-export':
+      return runScript('../scripts/dm-export.mjs');
+    case 'fuchsia':
+      return runScript('../scripts/fuchsia-loadtest.mjs');
     default:
-      process.stderr.write(`usage: npm run bench -- pprof [--sizes N,N] [--reps N] [--json FILE] [--no-go]\n       npm run bench -- rprof read|stream [...]\n`);
+      process.stderr.write(
+        'usage: npm run bench -- pprof [--sizes N,N] [--reps N] [--json FILE] [--no-go]\n' +
+          '       npm run bench -- rprof read|stream [...]\n' +
+          '       npm run bench -- symbolize [--functions N] [--addresses M] [--tools ...]\n' +
+          '       npm run bench -- dm-export [SAMPLES] [--json]\n' +
+          '       npm run bench -- fuchsia [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]\n',
+      );
       return 2;
   }
 }

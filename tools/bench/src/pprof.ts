@@ -174,7 +174,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     const gzBytes = statSync(file).size;
     const rawBytes = gunzipSync(readFileSync(file)).length;
     const results: Record<string, WorkerResult | undefined> = {};
-    for (const c of ['baseline', 'zlib', 'pako', 'profkit', 'pprof-format', 'protobufjs']) {
+    for (const c of ['baseline', 'zlib', 'pako', 'profkit', 'profkit-registry', 'pprof-format', 'protobufjs']) {
       if (c === 'protobufjs' && n > 300000) {
         // protobufjs reflection needs ~18 GB of heap per million samples (3.6 GB RSS at 200k).
         process.stderr.write(`protobufjs skipped at ${n} samples: it needs about ${Math.round((n / 200000) * 3.6)} GB of memory\n`);
@@ -185,7 +185,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     if (goref) results.go = runGo(goref, file, reps);
     // Peak RSS of a single gunzip + decode + encode per contender, in fresh processes.
     const rss: Record<string, number | undefined> = {};
-    for (const c of ['baseline', 'zlib', 'profkit', 'pprof-format', 'protobufjs']) if (c in results) rss[c] = runWorker(c, file, 'rss')?.maxRSS;
+    for (const c of ['baseline', 'zlib', 'profkit', 'profkit-registry', 'pprof-format', 'protobufjs']) if (c in results) rss[c] = runWorker(c, file, 'rss')?.maxRSS;
     if (goref) rss.go = runGo(goref, file, 1)?.maxRSS;
     const pk = results.profkit?.phases;
     const base = results.baseline?.maxRSS;
@@ -194,6 +194,8 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       cpu_vs_go_gzip6: ratio(results.go?.phases.cpu_roundtrip_gz, pk?.cpu_roundtrip_gz6),
       cpu_vs_go_gzip1: ratio(results.go?.phases.cpu_roundtrip_gz, pk?.cpu_roundtrip_gz1),
       cpu_over_zlib_gunzip_floor: ratio(pk?.cpu_roundtrip, results.zlib?.phases.cpu_gunzip),
+      cpu_over_zlib_gunzip_exact_floor: ratio(pk?.cpu_roundtrip, results.zlib?.phases.cpu_gunzip_exact),
+      cpu_registry_vs_go: ratio(results.go?.phases.cpu_roundtrip_gz, results['profkit-registry']?.phases.cpu_roundtrip_gz6),
       vs_go_gzip1: ratio(results.go?.phases.roundtrip_gz, pk?.roundtrip_gz1),
       vs_pprof_format: ratio(results['pprof-format']?.phases.roundtrip, pk?.roundtrip),
       vs_protobufjs: ratio(results.protobufjs?.phases.roundtrip, pk?.roundtrip),
@@ -202,6 +204,8 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       decode_encode_over_zlib_gunzip_floor: ratio((pk?.decode ?? 0) + (pk?.encode ?? 0), results.zlib?.phases.gunzip),
       peak_rss_over_raw: ratio(rss.profkit, rawBytes),
       peak_rss_minus_node_baseline_over_raw: rss.profkit && rss.baseline ? ratio(rss.profkit - rss.baseline, rawBytes) : undefined,
+      registry_peak_rss_over_raw: ratio(rss['profkit-registry'], rawBytes),
+      registry_peak_rss_minus_node_baseline_over_raw: rss['profkit-registry'] && rss.baseline ? ratio(rss['profkit-registry'] - rss.baseline, rawBytes) : undefined,
     };
     void base;
     const load = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -215,19 +219,29 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         continue;
       }
       const p = r.phases;
+      if (c === 'profkit-registry') {
+        rows.push([c, '', `read ${fmtMs(p.read)}`, `write ${fmtMs(p.write)}`, '', fmtMs(p.roundtrip_gz6), '', fmtMs(p.cpu_roundtrip_gz6), fmtMB(r.maxRSS), fmtMB(rss[c])]);
+        continue;
+      }
+      if (c === 'zlib') {
+        rows.push([c, `${fmtMs(p.gunzip)} (one chunk: ${fmtMs(p.gunzip_exact)})`, '', `gzip6 ${fmtMs(p.gzip6)}, gzip1 ${fmtMs(p.gzip1)}`, '', '', `${fmtMs(p.cpu_gunzip)} (${fmtMs(p.cpu_gunzip_exact)})`, '', fmtMB(r.maxRSS), fmtMB(rss[c])]);
+        continue;
+      }
       rows.push([c, fmtMs(p.gunzip), fmtMs(p.decode), fmtMs(p.encode ?? p.gzip6), fmtMs(p.roundtrip), fmtMs(p.roundtrip_gz6 ?? p.roundtrip_gz), fmtMs(p.cpu_roundtrip), fmtMs(p.cpu_roundtrip_gz6 ?? p.cpu_roundtrip_gz), fmtMB(r.maxRSS), fmtMB(rss[c])]);
     }
     const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     for (const r of rows) process.stdout.write(`  ${r.map((x, i) => x.padEnd(w[i]!)).join('  ')}\n`);
     process.stdout.write(
       `  CPU time: profkit dec+enc ${ratios.cpu_vs_pprof_format ?? '—'}× less than pprof-format; with gzip level 6 ${ratios.cpu_vs_go_gzip6 ?? '—'}× ` +
-        `(level 1: ${ratios.cpu_vs_go_gzip1 ?? '—'}×) less than Go; dec+enc = ${ratios.cpu_over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor\n`,
+        `(level 1: ${ratios.cpu_vs_go_gzip1 ?? '—'}×) less than Go; gunzip+dec+enc = ${ratios.cpu_over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor ` +
+        `(${ratios.cpu_over_zlib_gunzip_exact_floor ?? '—'}× a one-chunk gunzip); CLI path (registry read+write, validation, gzip -6, file) ${ratios.cpu_registry_vs_go ?? '—'}× less than Go\n`,
     );
     process.stdout.write(
       `  wall time: profkit dec+enc is ${ratios.vs_pprof_format ?? '—'}× faster than pprof-format, ${ratios.vs_protobufjs ?? '—'}× than protobufjs; ` +
         `with gzip ${ratios.vs_go ?? '—'}× faster than Go; dec+enc (incl. gunzip) = ${ratios.over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor ` +
         `(decode+encode alone ${ratios.decode_encode_over_zlib_gunzip_floor ?? '—'}×); peak RSS ${ratios.peak_rss_over_raw ?? '—'}× raw ` +
-        `(${ratios.peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node)\n`,
+        `(${ratios.peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node); CLI path peak RSS ${ratios.registry_peak_rss_over_raw ?? '—'}× raw ` +
+        `(${ratios.registry_peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node)\n`,
     );
   }
   const out = { date: new Date().toISOString(), machine: m, reps, runs: report };

@@ -179,7 +179,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
   let nextId = 1;
 
   const saveCrash = (c: Crash, bytes: Uint8Array) => {
-    if (crashFeatures.has(c.kind + c.feature)) return;
+    if (crashFeatures.has(c.kind + c.feature) || stats.crashes.length >= 100) return;
     crashFeatures.add(c.kind + c.feature);
     if (options.crashDir) {
       const dir = join(options.crashDir, options.target);
@@ -198,7 +198,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
     if (reply.type === 'timeout' || reply.type === 'died') {
       const kind = reply.type === 'timeout' ? 'timeout' : 'died';
       const message = reply.type === 'timeout' ? `no result within ${timeoutMs} ms` : reply.message;
-      saveCrash({ kind, feature: `${kind}:${label.split(':')[0]}`, message, input: label, size: bytes.length }, bytes);
+      // No throw site to tell hangs apart: each input is its own feature (capped below).
+      saveCrash({ kind, feature: `${kind}:${sha1(bytes).slice(0, 16)}`, message, input: label, size: bytes.length }, bytes);
       stats.outcomes[kind] = (stats.outcomes[kind] ?? 0) + 1;
       await exec.restart();
       return;

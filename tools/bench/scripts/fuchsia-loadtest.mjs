@@ -2,7 +2,7 @@
 // Loopback load test of the fuchsia-sampler collector (build first: npx tsc -b packages/fuchsia-sampler).
 // Usage: node packages/fuchsia-sampler/bench/loadtest.mjs [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]
 // With "pprof", profiles are encoded and written as gzipped pprof through @profkit/pprof.
-import { runLoadTest } from '../dist/index.js';
+import { runLoadTest } from '@profkit/fuchsia-sampler';
 
 const [events = '1000000', clients = '4', transport = 'channel2', net = 'tcp', write = ''] = process.argv.slice(2);
 let writeProfile;
