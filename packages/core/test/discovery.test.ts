@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rejectionOf } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   DiscoveryErrorCodes,
@@ -58,14 +59,7 @@ function installPackage(dir: string, name: string, source: string, pkg: Record<s
   return pkgDir;
 }
 
-async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ProfkitError;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (p: Promise<unknown>) => rejectionOf<ProfkitError>(p);
 
 describe('config file', () => {
   it('is found from the working directory upwards, json first', () => {

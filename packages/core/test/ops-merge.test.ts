@@ -1,9 +1,9 @@
+import { errorCodeOf } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import {
   ErrorCodes,
   ProfileBuilder,
   ProfileIndex,
-  ProfkitError,
   compact,
   formatPprofDump,
   locationRow,
@@ -30,14 +30,7 @@ function meaning(p: Profile) {
   }));
 }
 
-function codeOf(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    return (e as ProfkitError).code;
-  }
-  return undefined;
-}
+const codeOf = errorCodeOf;
 
 /** Profile 1: main binary at 0x400000, foo/main. */
 function profile1(): Profile {

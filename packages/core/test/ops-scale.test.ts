@@ -1,5 +1,6 @@
+import { errorCodeOf } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfileIndex, ProfkitError, diff, normalize, resolveStack, sampleRow, scale, topTable, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfileIndex, diff, normalize, resolveStack, sampleRow, scale, topTable, type Profile } from '../src/index.js';
 
 const TYPES = [
   { type: 'samples', unit: 'count' },
@@ -15,14 +16,7 @@ function meaning(p: Profile) {
   }));
 }
 
-function codeOf(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    return (e as ProfkitError).code;
-  }
-  return undefined;
-}
+const codeOf = errorCodeOf;
 
 /** Samples given as [stack names leaf first, values]. */
 function build(samples: [string[], (number | bigint)[]][], types = TYPES): Profile {

@@ -3,6 +3,7 @@ import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { rejectionOf, thrownBy } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ErrorCodes,
@@ -27,23 +28,9 @@ function text(head: Uint8Array): string {
   return new TextDecoder().decode(head);
 }
 
-function catchError(f: () => unknown): ProfkitError {
-  try {
-    f();
-  } catch (e) {
-    return e as ProfkitError;
-  }
-  throw new Error('expected an error');
-}
+const catchError = (f: () => unknown) => thrownBy<ProfkitError>(f);
 
-async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ProfkitError;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (p: Promise<unknown>) => rejectionOf<ProfkitError>(p);
 
 /**
  * A tiny "stacks" text format for tests: first line `#stacks`, then `root;...;leaf value` lines.

@@ -36,11 +36,8 @@ export interface ReplayResult {
   format: string;
 }
 
-/**
- * Replays a whole recording (binary or JSONL, detected by the magic) through a session and
- * returns every partial profile and the final one.
- */
-export function replayRecording(bytes: Uint8Array, options: ReplayOptions = {}): ReplayResult {
+/** A session that also collects every profile it emits (and passes each to `options.onProfile`). */
+function collectingSession(options: ReplayOptions): { profiles: EmittedProfile[]; session: Session } {
   const profiles: EmittedProfile[] = [];
   const userOnProfile = options.onProfile;
   const session = new Session({
@@ -50,6 +47,15 @@ export function replayRecording(bytes: Uint8Array, options: ReplayOptions = {}):
       userOnProfile?.(p);
     },
   });
+  return { profiles, session };
+}
+
+/**
+ * Replays a whole recording (binary or JSONL, detected by the magic) through a session and
+ * returns every partial profile and the final one.
+ */
+export function replayRecording(bytes: Uint8Array, options: ReplayOptions = {}): ReplayResult {
+  const { profiles, session } = collectingSession(options);
   const format = options.format ?? (isRecording(bytes) ? FORMAT_BINARY : FORMAT_JSONL);
   if (bytes.length === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'empty fuchsia-sampler recording', { file: options.file });
   if (format === FORMAT_BINARY) {
@@ -74,15 +80,7 @@ export function replayRecording(bytes: Uint8Array, options: ReplayOptions = {}):
  * one JSONL line, at most `maxLineBytes`) plus the sampler's state, whatever the file size.
  */
 export async function replayRecordingChunks(chunks: AsyncIterable<Uint8Array>, options: ReplayOptions & { maxLineBytes?: number } = {}): Promise<ReplayResult> {
-  const profiles: EmittedProfile[] = [];
-  const userOnProfile = options.onProfile;
-  const session = new Session({
-    ...options,
-    onProfile: (p) => {
-      profiles.push(p);
-      userOnProfile?.(p);
-    },
-  });
+  const { profiles, session } = collectingSession(options);
   const maxLine = options.maxLineBytes ?? 16 * 1024 * 1024;
   let format = options.format;
   let head: Uint8Array = new Uint8Array(0);

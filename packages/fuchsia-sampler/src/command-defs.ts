@@ -3,7 +3,13 @@
  * on first use (keeps CLI start-up cheap).
  */
 
-import type { AdapterCommand, CommandContext } from '@profkit/core';
+import type { AdapterCommand, CommandContext, CommandOption } from '@profkit/core';
+
+/** Options of both `serve` and `profiles`. */
+const SAMPLING_RATE: CommandOption = { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' };
+const PEAK: CommandOption = { type: 'boolean', description: 'add peak_allocated_objects/space sample types' };
+const EXTENSION: CommandOption = { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' };
+const OUT: CommandOption = { type: 'string', description: 'directory for the profiles', valueName: 'DIR' };
 
 export const commands: AdapterCommand[] = [
   {
@@ -20,19 +26,19 @@ export const commands: AdapterCommand[] = [
     ].join('\n'),
     options: {
       listen: { type: 'string', description: 'address to listen on: HOST:PORT or unix:PATH', valueName: 'ADDR' },
-      out: { type: 'string', description: 'directory for the profiles', valueName: 'DIR' },
+      out: OUT,
       raw: { type: 'boolean', description: 'write raw sampled values (default: unsampled with the Poisson weight)' },
-      'sampling-rate': { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' },
+      'sampling-rate': SAMPLING_RATE,
       'partial-threshold': { type: 'string', description: 'distinct freed stacks that trigger a partial profile (default 1000, 0 = never)', valueName: 'N' },
       'partial-interval': { type: 'string', description: 'seconds between partial profiles (default 43200, 0 = never)', valueName: 'S' },
       'max-clients': { type: 'string', description: 'concurrent clients (default 10)', valueName: 'N' },
       'max-connections': { type: 'string', description: 'stop after N client connections ended', valueName: 'N' },
       timeout: { type: 'string', description: 'stop after S seconds', valueName: 'S' },
-      peak: { type: 'boolean', description: 'add peak_allocated_objects/space sample types' },
+      peak: PEAK,
       'max-live': { type: 'string', description: 'live allocations kept per client before its events are ignored (default 1000000)', valueName: 'N' },
       'max-stacks': { type: 'string', description: 'distinct stacks kept per client (default 100000)', valueName: 'N' },
       format: { type: 'string', description: 'profile format of the written files (default: by extension, pprof .pb.gz)', valueName: 'FMT' },
-      extension: { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' },
+      extension: EXTENSION,
     },
     run: async (ctx: CommandContext) => (await import('./commands.js')).serveCommand(ctx),
   },
@@ -59,12 +65,12 @@ export const commands: AdapterCommand[] = [
       'Writes the same files the collector would: <process>_partial_<iteration>.pb.gz, <process>_final_0.pb.gz.',
     ].join('\n'),
     options: {
-      out: { type: 'string', description: 'directory for the profiles', valueName: 'DIR' },
+      out: OUT,
       raw: { type: 'boolean', description: 'raw sampled values' },
-      'sampling-rate': { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' },
+      'sampling-rate': SAMPLING_RATE,
       'partial-threshold': { type: 'string', description: 'distinct freed stacks that trigger a partial profile (default 1000)', valueName: 'N' },
-      peak: { type: 'boolean', description: 'add peak_allocated_objects/space sample types' },
-      extension: { type: 'string', description: 'file name ending (default .pb.gz)', valueName: 'EXT' },
+      peak: PEAK,
+      extension: EXTENSION,
     },
     run: async (ctx: CommandContext) => (await import('./commands.js')).profilesCommand(ctx),
   },

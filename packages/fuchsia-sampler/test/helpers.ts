@@ -12,6 +12,14 @@ export function hex(rows: string): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
+/** Expects `caught` to be a ProfkitError with `code` and returns it. */
+function expectCode(caught: unknown, code: string): ProfkitError {
+  expect(caught, `expected ${code}`).toBeInstanceOf(ProfkitError);
+  const err = caught as ProfkitError;
+  expect(err.code, err.message).toBe(code);
+  return err;
+}
+
 /** Runs `f`, expects a ProfkitError with `code`, returns it for further checks. */
 export function expectError(f: () => unknown, code: string): ProfkitError {
   let caught: unknown;
@@ -20,12 +28,10 @@ export function expectError(f: () => unknown, code: string): ProfkitError {
   } catch (e) {
     caught = e;
   }
-  expect(caught, `expected ${code}`).toBeInstanceOf(ProfkitError);
-  const err = caught as ProfkitError;
-  expect(err.code, err.message).toBe(code);
-  return err;
+  return expectCode(caught, code);
 }
 
+/** Awaits `f`, expects it to reject with a ProfkitError with `code`, returns it. */
 export async function expectRejects(f: () => Promise<unknown>, code: string): Promise<ProfkitError> {
   let caught: unknown;
   try {
@@ -33,8 +39,5 @@ export async function expectRejects(f: () => Promise<unknown>, code: string): Pr
   } catch (e) {
     caught = e;
   }
-  expect(caught, `expected ${code}`).toBeInstanceOf(ProfkitError);
-  const err = caught as ProfkitError;
-  expect(err.code, err.message).toBe(code);
-  return err;
+  return expectCode(caught, code);
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { haveSharedFixtures, readSharedFixture, repoRoot, sharedFixturePath, which } from '@profkit/test-utils';
+import { haveSharedFixtures, readSharedFixture, repoRoot, sharedFixturePath, thrownBy, which } from '@profkit/test-utils';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export { repoRoot };
@@ -28,10 +28,5 @@ export function haveCommand(cmd: string): boolean {
 
 /** Runs `fn` and returns the ProfkitError it throws (fails the test when nothing is thrown). */
 export function catchError(fn: () => unknown): { code: string; message: string; detail: Record<string, unknown> } {
-  try {
-    fn();
-  } catch (e) {
-    return e as { code: string; message: string; detail: Record<string, unknown> };
-  }
-  throw new Error('expected an error, none was thrown');
+  return thrownBy(fn);
 }

@@ -1,31 +1,20 @@
 /** End to end through the CLI: `profkit serve` in one process, `profkit fetch` in another. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliBin, haveCli as haveCliBuilt, runCliAsync, type CliRun } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLegacy } from '../src/index.js';
 import { pprofTestdata, repoRoot } from './helpers.js';
 import { fixtureProfile, haveFixtures, stacksByMeaning } from './remote-helpers.js';
 
-const bin = join(repoRoot, 'packages/cli/dist/bin.js');
-const haveCli = existsSync(bin);
-if (!haveCli) console.warn(`remote CLI tests: ${bin} is not built; skipped`);
+const bin = cliBin;
+const haveCli = haveCliBuilt('remote CLI tests');
 const config = join(repoRoot, 'profkit.config.json');
 
-function runCli(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((ok) => {
-    const child = spawn(process.execPath, [bin, '--config', config, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(t);
-      ok({ code, stdout, stderr });
-    });
-  });
+function runCli(args: string[], timeoutMs = 30_000): Promise<CliRun> {
+  return runCliAsync(['--config', config, ...args], { timeoutMs, cwd: process.cwd() });
 }
 
 describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () => {

@@ -19,11 +19,11 @@ import {
   type WriteResult,
 } from '@profkit/core';
 import { decodeProfile, type DecodeResult } from './decode.js';
-import { encodeProfile } from './encode.js';
-import { gunzipExact, gzipOneBuffer } from './gzip.js';
+import { encodeProfile, encodeProfileChunks } from './encode.js';
+import { gunzipExact, gzipChunks, gzipOneBuffer } from './gzip.js';
 
 export { decodeProfile, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
-export { encodeProfile, type EncodeOptions } from './encode.js';
+export { encodeProfile, encodeProfileChunks, type EncodeOptions } from './encode.js';
 export { gunzipExact, gzipAnnouncedSize } from './gzip.js';
 
 export interface ParseOptions {
@@ -56,7 +56,11 @@ export interface SerializeOptions {
  */
 export function gzipLikeGo(raw: Uint8Array, level = 6): Uint8Array {
   const z = gzipOneBuffer(raw, level);
-  const out = new Uint8Array(z.buffer, z.byteOffset, z.byteLength);
+  return goGzipHeader(new Uint8Array(z.buffer, z.byteOffset, z.byteLength), level);
+}
+
+/** Sets the gzip header bytes google/pprof's writer produces (mtime 0, XFL, OS = 255). */
+function goGzipHeader(out: Uint8Array, level: number): Uint8Array {
   out[4] = 0;
   out[5] = 0;
   out[6] = 0;
@@ -109,7 +113,15 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
   }
   const rawByName = options.fileName !== undefined && /\.pb$/i.test(options.fileName);
   const compress = o.compress === undefined ? !rawByName : (o.compress as boolean);
-  const data = serializePprof(profile, { compress, level: o.level as number | undefined, file: options.fileName });
+  let data: Uint8Array;
+  if (!compress) data = encodeProfile(profile, { file: options.fileName });
+  else {
+    // Streamed: 1 MiB of encoding at a time goes to zlib (deflating on the thread pool while the
+    // next MiB is encoded), so the uncompressed encoding is never whole in memory.
+    const level = (o.level as number | undefined) ?? 6;
+    const { total, chunks } = encodeProfileChunks(profile, { file: options.fileName });
+    data = goGzipHeader(await gzipChunks(total, chunks, level), level);
+  }
   return { data, warnings: lossWarnings(profile) };
 }
 

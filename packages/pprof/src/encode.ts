@@ -67,9 +67,10 @@ function sizeNum(n: number): number {
   return size64(sl, sh);
 }
 
-// Writer state.
+// Writer state: the window being written, the position in it, and where writing pauses.
 let out: Uint8Array = new Uint8Array(0);
 let w = 0;
+let limit = Infinity;
 
 function putU32(v: number): void {
   while (v >= 0x80) {
@@ -126,7 +127,158 @@ function usage(message: string, rule: string, file?: string): never {
  * `Profile.Write` lays them out before gzip.
  */
 export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Array {
-  const file = options.file;
+  try {
+    const plan = planEncoding(p, options.file);
+    // Uninitialized: every byte is written (checked: the written size equals the computed one),
+    // so zero-filling the buffer first would be wasted work.
+    const dest = Buffer.allocUnsafeSlow(plan.total);
+    out = new Uint8Array(dest.buffer, dest.byteOffset, plan.total);
+    w = 0;
+    limit = Infinity;
+    // With no limit the writer never pauses: one step writes everything.
+    const done = writePlan(plan).next().done;
+    if (!done) throw new ProfkitError(ErrorCodes.PARSE, 'pprof writer: internal error (paused without a limit)', { file: plan.file, rule: 'encoder' });
+    return out;
+  } finally {
+    out = new Uint8Array(0);
+    release();
+  }
+}
+
+/**
+ * Encodes a profile as a sequence of chunks of about `chunkSize` bytes (each at least one whole
+ * message): the same bytes as `encodeProfile`, without ever holding the whole encoding. The
+ * returned `total` is the encoded size. Chunks are fresh buffers (a consumer may keep them).
+ * Iterations of several encodings may be interleaved.
+ */
+export function encodeProfileChunks(p: Profile, options: EncodeOptions & { chunkSize?: number } = {}): { total: number; chunks: Iterable<Uint8Array> } {
+  let ctx: EncoderContext;
+  try {
+    const plan = planEncoding(p, options.file);
+    ctx = saveContext(plan);
+  } finally {
+    out = new Uint8Array(0);
+    release();
+  }
+  const chunkSize = Math.max(options.chunkSize ?? 1 << 20, 4096);
+  return { total: ctx.plan.total, chunks: chunkIterator(ctx, chunkSize) };
+}
+
+function* chunkIterator(ctx: EncoderContext, chunkSize: number): Generator<Uint8Array> {
+  const plan = ctx.plan;
+  // A window holds at least one whole message beyond the flush threshold.
+  const windowSize = chunkSize + plan.maxMessage;
+  let emitted = 0;
+  const gen = writePlan(plan);
+  for (;;) {
+    // Another encoding may have run since the last chunk: this one's tables come back first.
+    restoreContext(ctx);
+    out = new Uint8Array(windowSize);
+    w = 0;
+    limit = chunkSize;
+    let done: boolean | undefined;
+    let piece: Uint8Array;
+    try {
+      done = gen.next().done;
+      piece = out.subarray(0, w);
+    } finally {
+      out = new Uint8Array(0);
+      limit = Infinity;
+      release();
+    }
+    emitted += piece.length;
+    if (piece.length > 0) yield piece;
+    if (done) {
+      if (emitted !== plan.total) throw new ProfkitError(ErrorCodes.PARSE, `pprof writer: internal size mismatch (${emitted} written, ${plan.total} computed)`, { file: plan.file, rule: 'encoder sizes' });
+      return;
+    }
+  }
+}
+
+/** Everything the writing phase needs, computed by `planEncoding`. */
+interface Plan {
+  file: string | undefined;
+  total: number;
+  maxMessage: number;
+  nT: number;
+  nS: number;
+  nM: number;
+  nF: number;
+  stT: Uint32Array;
+  stU: Uint32Array;
+  offs: Uint32Array;
+  ids: Uint32Array;
+  /** Value halves, sample-major: (lo, hi) of value j of sample s at 2 * (s * nT + j). */
+  vh: Uint32Array;
+  labOff: Uint32Array | undefined;
+  perm: Uint32Array;
+  sampleSize: Uint32Array;
+  locPayload: Uint32Array;
+  maps: MappingsTable;
+  fns: FunctionsTable;
+  loc: LocationsTable;
+  inl: InlineLinesTable;
+  addrH: Uint32Array;
+  locSize: Uint32Array;
+  strLen: Uint32Array;
+  strBytes: (Uint8Array | undefined)[];
+  dropX: number;
+  keepX: number;
+  ptT: number;
+  ptU: number;
+  ptSize: number;
+  commentX: number[];
+  commentPayload: number;
+  defaultX: number;
+  docX: number;
+  facts: Profile['.profile'];
+}
+
+/** The module-level tables of one planned encoding, saved so that its writing can resume later. */
+interface EncoderContext {
+  plan: Plan;
+  strs: string[];
+  labIsNum: Uint8Array;
+  labKeyX: Uint32Array;
+  labValX: Uint32Array;
+  numH: Uint32Array;
+  mp: MappingsTable | undefined;
+  msH: Uint32Array;
+  mlH: Uint32Array;
+  moH: Uint32Array;
+  mFileX: Uint32Array;
+  mBuildX: Uint32Array;
+  fnT: FunctionsTable | undefined;
+  fNameX: Uint32Array;
+  fSysX: Uint32Array;
+  fFileX: Uint32Array;
+  pending: Uint8Array | undefined;
+}
+
+function saveContext(plan: Plan): EncoderContext {
+  return { plan, strs, labIsNum, labKeyX, labValX, numH, mp, msH, mlH, moH, mFileX, mBuildX, fnT, fNameX, fSysX, fFileX, pending: undefined };
+}
+
+function restoreContext(c: EncoderContext): void {
+  strs = c.strs;
+  labIsNum = c.labIsNum;
+  labKeyX = c.labKeyX;
+  labValX = c.labValX;
+  numH = c.numH;
+  mp = c.mp;
+  msH = c.msH;
+  mlH = c.mlH;
+  moH = c.moH;
+  mFileX = c.mFileX;
+  mBuildX = c.mBuildX;
+  fnT = c.fnT;
+  fNameX = c.fNameX;
+  fSysX = c.fSysX;
+  fFileX = c.fFileX;
+}
+
+/** Validation, string table and sizes: everything but the bytes. */
+function planEncoding(p: Profile, file: string | undefined): Plan {
   const nT = p.sample_types.type.length;
   const nS = p.samples.locations.offsets.length - 1;
   const values = p.samples['.values'];
@@ -170,40 +322,7 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   labKeyX = new Uint32Array(labels.key.length);
   labValX = new Uint32Array(labels.key.length);
   numH = halves(labels.num);
-  if (labOff) {
-    for (let s = 0; s < nS; s++) {
-      const a = labOff[s]!;
-      const b = labOff[s + 1]!;
-      if (b === a) continue;
-      if (b === a + 1) perm[a] = a;
-      else if (b === a + 2) {
-        // The common case of two labels: one comparison instead of a sort.
-        const na = labels.is_num[a]!;
-        const nb = labels.is_num[a + 1]!;
-        const swap = na !== nb ? na > nb : labels.key[a]! > labels.key[a + 1]!;
-        perm[a] = swap ? a + 1 : a;
-        perm[a + 1] = swap ? a : a + 1;
-      } else {
-        const rows: number[] = [];
-        for (let k = a; k < b; k++) rows.push(k);
-        rows.sort((x, y) => {
-          const nx = labels.is_num[x]!;
-          const ny = labels.is_num[y]!;
-          if (nx !== ny) return nx - ny;
-          const kx = labels.key[x]!;
-          const ky = labels.key[y]!;
-          return kx < ky ? -1 : kx > ky ? 1 : x - y;
-        });
-        for (let k = a; k < b; k++) perm[k] = rows[k - a]!;
-      }
-      for (let k = a; k < b; k++) {
-        const r = perm[k]!;
-        labKeyX[r] = add(labels.key[r]!);
-        if (labIsNum[r]) labValX[r] = labels.num_unit[r] ? add(labels.num_unit[r]!) : 0;
-        else labValX[r] = add(labels.str[r]!);
-      }
-    }
-  }
+  if (labOff) internLabels(nS, labOff, labels, perm);
   mp = maps;
   mFileX = new Uint32Array(nM);
   mBuildX = new Uint32Array(nM);
@@ -234,7 +353,10 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   // Sizes.
   const offs = p.samples.locations.offsets;
   const ids = p.samples.locations.location_id;
-  const vh = values.map(halves);
+  // One flat typed array instead of an array of columns: the hot loops then index a single
+  // typed array (indexing a JS array of typed arrays there made V8 deoptimize, "wrong map").
+  const vh = new Uint32Array(nS * nT * 2);
+  for (let j = 0; j < nT; j++) interleave(halves(values[j]!), vh, j, nT, nS);
   const sampleSize = new Uint32Array(nS);
   const locPayload = new Uint32Array(nS);
   let total = 0;
@@ -262,18 +384,7 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   // Strings: ASCII ones are written byte by byte, others through TextEncoder.
   const strBytes: (Uint8Array | undefined)[] = new Array(strs.length);
   const strLen = new Uint32Array(strs.length);
-  for (let i = 0; i < strs.length; i++) {
-    const s = strs[i]!;
-    let ascii = true;
-    for (let k = 0; k < s.length; k++) if (s.charCodeAt(k) >= 0x80) { ascii = false; break; }
-    if (ascii) strLen[i] = s.length;
-    else {
-      const bytes = textEncoder.encode(s);
-      strBytes[i] = bytes;
-      strLen[i] = bytes.length;
-    }
-    total += 1 + sizeU32(strLen[i]!) + strLen[i]!;
-  }
+  total += measureStrings(strBytes, strLen);
   total += dropX ? 1 + sizeU32(dropX) : 0;
   total += keepX ? 1 + sizeU32(keepX) : 0;
   total += optBig(facts.time_nanos) + optBig(facts.duration_nanos);
@@ -287,14 +398,32 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
   total += 1 + sizeU32(defaultX);
   total += docX ? 1 + sizeU32(docX) : 0;
 
-  // Write.
-  // Uninitialized: every byte is written below (checked: w === total), so zero-filling the
-  // buffer first would be wasted work.
-  const dest = Buffer.allocUnsafeSlow(total);
-  out = new Uint8Array(dest.buffer, dest.byteOffset, total);
-  w = 0;
-  try {
+  // The largest message, or the small fields after the string table (written together).
+  let maxMessage = 128 + commentPayload + ptSize;
+  maxMessage = Math.max(maxMessage, maxOf(sampleSize), maxOf(locSize), maxOf(strLen));
+  for (let m = 0; m < nM; m++) maxMessage = Math.max(maxMessage, mappingSize(m));
+  for (let f = 0; f < nF; f++) maxMessage = Math.max(maxMessage, fnSize(f));
+  maxMessage += 16; // tag and length of the largest message
+
+  return {
+    file, total, maxMessage, nT, nS, nM, nF, stT, stU, offs, ids, vh, labOff, perm, sampleSize, locPayload, maps, fns, loc, inl, addrH, locSize, strLen, strBytes,
+    dropX, keepX, ptT, ptU, ptSize, commentX, commentPayload, defaultX, docX, facts,
+  };
+}
+
+/**
+ * Writes the planned encoding into `out` from `w`, in Go's order. Pauses (yields) between
+ * messages once `w` reaches `limit`, for the caller to take the bytes and give a new window.
+ */
+function* writePlan(plan: Plan): Generator<void> {
+  const { file, total, nT, nS, nM, nF, stT, stU, offs, ids, vh, labOff, perm, sampleSize, locPayload, maps, fns, loc, inl, addrH, locSize, strLen, strBytes, dropX, keepX, ptT, ptU, ptSize, commentX, commentPayload, defaultX, docX, facts } = plan;
+  let base = 0; // bytes handed out before the current window
+  {
     for (let j = 0; j < nT; j++) {
+      if (w >= limit) {
+        base += w;
+        yield;
+      }
       const n = (stT[j] ? 1 + sizeU32(stT[j]!) : 0) + (stU[j] ? 1 + sizeU32(stU[j]!) : 0);
       out[w++] = 0x0a;
       putU32(n);
@@ -307,60 +436,45 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
         putU32(stU[j]!);
       }
     }
-    writeSamples(nS, nT, offs, ids, vh, labOff, perm, sampleSize, locPayload);
-    for (let m = 0; m < nM; m++) {
-      out[w++] = 0x1a;
-      putU32(mappingSize(m));
-      out[w++] = 0x08;
-      putU32(maps.mapping_id[m]!);
-      if (msH[2 * m] || msH[2 * m + 1]) {
-        out[w++] = 0x10;
-        put64(msH[2 * m]!, msH[2 * m + 1]!);
+    for (let s = 0; s < nS; ) {
+      s = writeSamples(s, nS, nT, offs, ids, vh, labOff, perm, sampleSize, locPayload);
+      if (w >= limit) {
+        base += w;
+        yield;
       }
-      if (mlH[2 * m] || mlH[2 * m + 1]) {
-        out[w++] = 0x18;
-        put64(mlH[2 * m]!, mlH[2 * m + 1]!);
-      }
-      if (moH[2 * m] || moH[2 * m + 1]) {
-        out[w++] = 0x20;
-        put64(moH[2 * m]!, moH[2 * m + 1]!);
-      }
-      if (mFileX[m]) {
-        out[w++] = 0x28;
-        putU32(mFileX[m]!);
-      }
-      if (mBuildX[m]) {
-        out[w++] = 0x30;
-        putU32(mBuildX[m]!);
-      }
-      if (maps.has_functions[m]) (out[w++] = 0x38), (out[w++] = 1);
-      if (maps.has_filenames[m]) (out[w++] = 0x40), (out[w++] = 1);
-      if (maps.has_line_numbers[m]) (out[w++] = 0x48), (out[w++] = 1);
-      if (maps.has_inline_frames[m]) (out[w++] = 0x50), (out[w++] = 1);
     }
-    writeLocations(loc, inl, addrH, locSize);
-    for (let f = 0; f < nF; f++) {
-      out[w++] = 0x2a;
-      putU32(fnSize(f));
-      out[w++] = 0x08;
-      putU32(fns.function_id[f]!);
-      if (fNameX[f]) (out[w++] = 0x10), putU32(fNameX[f]!);
-      if (fSysX[f]) (out[w++] = 0x18), putU32(fSysX[f]!);
-      if (fFileX[f]) (out[w++] = 0x20), putU32(fFileX[f]!);
-      if (fns.start_line[f]) (out[w++] = 0x28), putNum(fns.start_line[f]!);
-    }
-    for (let i = 0; i < strs.length; i++) {
-      out[w++] = 0x32;
-      const n = strLen[i]!;
-      putU32(n);
-      const bytes = strBytes[i];
-      if (bytes) {
-        out.set(bytes, w);
-        w += n;
-      } else {
-        const s = strs[i]!;
-        for (let k = 0; k < n; k++) out[w++] = s.charCodeAt(k);
+    for (let m = 0; m < nM; ) {
+      m = writeMappings(m, maps);
+      if (w >= limit) {
+        base += w;
+        yield;
       }
+    }
+    for (let l = 0; l < loc.location_id.length; ) {
+      l = writeLocations(l, loc, inl, addrH, locSize);
+      if (w >= limit) {
+        base += w;
+        yield;
+      }
+    }
+    for (let f = 0; f < nF; ) {
+      f = writeFunctions(f, fns);
+      if (w >= limit) {
+        base += w;
+        yield;
+      }
+    }
+    for (let i = 0; i < strLen.length; ) {
+      i = writeStrings(i, strLen, strBytes);
+      if (w >= limit) {
+        base += w;
+        yield;
+      }
+    }
+    if (limit !== Infinity && w > 0) {
+      // The remaining small fields go into a fresh window (which has room for them).
+      base += w;
+      yield;
     }
     if (dropX) (out[w++] = 0x38), putU32(dropX);
     if (keepX) (out[w++] = 0x40), putU32(keepX);
@@ -381,16 +495,161 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
     out[w++] = 0x70;
     putU32(defaultX);
     if (docX) (out[w++] = 0x78), putU32(docX);
-    if (w !== total) throw new ProfkitError(ErrorCodes.PARSE, `pprof writer: internal size mismatch (${w} written, ${total} computed)`, { file, rule: 'encoder sizes' });
-    return out;
-  } finally {
-    out = new Uint8Array(0);
-    release();
+    if (limit === Infinity && base + w !== total) throw new ProfkitError(ErrorCodes.PARSE, `pprof writer: internal size mismatch (${base + w} written, ${total} computed)`, { file, rule: 'encoder sizes' });
   }
 }
 
+
+/** Copies a column's (lo, hi) halves into the sample-major value array at value index `j`. */
+function interleave(col: Uint32Array, vh: Uint32Array, j: number, nT: number, nS: number): void {
+  const step = 2 * nT;
+  for (let s = 0, d = 2 * j; s < nS; s++, d += step) {
+    vh[d] = col[2 * s]!;
+    vh[d + 1] = col[2 * s + 1]!;
+  }
+}
+
+/** UTF-8 lengths of the string table (ASCII strings are written byte by byte, others encoded
+ * here once); returns the bytes the string_table entries take. */
+function measureStrings(strBytes: (Uint8Array | undefined)[], strLen: Uint32Array): number {
+  let total = 0;
+  for (let i = 0; i < strs.length; i++) {
+    const s = strs[i]!;
+    let ascii = true;
+    for (let k = 0; k < s.length; k++) {
+      if (s.charCodeAt(k) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) strLen[i] = s.length;
+    else {
+      const bytes = textEncoder.encode(s);
+      strBytes[i] = bytes;
+      strLen[i] = bytes.length;
+    }
+    total += 1 + sizeU32(strLen[i]!) + strLen[i]!;
+  }
+  return total;
+}
+
+function maxOf(a: Uint32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) if (a[i]! > m) m = a[i]!;
+  return m;
+}
+
+/** Orders each sample's labels as Go writes them (into `perm`) and interns their strings. */
+function internLabels(nS: number, labOff: Uint32Array, labels: Profile['.labels'], perm: Uint32Array): void {
+  for (let s = 0; s < nS; s++) {
+    const a = labOff[s]!;
+    const b = labOff[s + 1]!;
+    if (b === a) continue;
+    if (b === a + 1) perm[a] = a;
+    else if (b === a + 2) {
+      // The common case of two labels: one comparison instead of a sort.
+      const na = labels.is_num[a]!;
+      const nb = labels.is_num[a + 1]!;
+      const swap = na !== nb ? na > nb : labels.key[a]! > labels.key[a + 1]!;
+      perm[a] = swap ? a + 1 : a;
+      perm[a + 1] = swap ? a : a + 1;
+    } else {
+      const rows: number[] = [];
+      for (let k = a; k < b; k++) rows.push(k);
+      rows.sort((x, y) => {
+        const nx = labels.is_num[x]!;
+        const ny = labels.is_num[y]!;
+        if (nx !== ny) return nx - ny;
+        const kx = labels.key[x]!;
+        const ky = labels.key[y]!;
+        return kx < ky ? -1 : kx > ky ? 1 : x - y;
+      });
+      for (let k = a; k < b; k++) perm[k] = rows[k - a]!;
+    }
+    for (let k = a; k < b; k++) {
+      const r = perm[k]!;
+      labKeyX[r] = add(labels.key[r]!);
+      if (labIsNum[r]) labValX[r] = labels.num_unit[r] ? add(labels.num_unit[r]!) : 0;
+      else labValX[r] = add(labels.str[r]!);
+    }
+  }
+}
+
+/** Writes Mapping messages from `from` until done or `w` reaches `limit`; returns where it stopped. */
+function writeMappings(from: number, maps: MappingsTable): number {
+  const nM = maps.mapping_id.length;
+  let m = from;
+  for (; m < nM && w < limit; m++) {
+    out[w++] = 0x1a;
+    putU32(mappingSize(m));
+    out[w++] = 0x08;
+    putU32(maps.mapping_id[m]!);
+    if (msH[2 * m] || msH[2 * m + 1]) {
+      out[w++] = 0x10;
+      put64(msH[2 * m]!, msH[2 * m + 1]!);
+    }
+    if (mlH[2 * m] || mlH[2 * m + 1]) {
+      out[w++] = 0x18;
+      put64(mlH[2 * m]!, mlH[2 * m + 1]!);
+    }
+    if (moH[2 * m] || moH[2 * m + 1]) {
+      out[w++] = 0x20;
+      put64(moH[2 * m]!, moH[2 * m + 1]!);
+    }
+    if (mFileX[m]) {
+      out[w++] = 0x28;
+      putU32(mFileX[m]!);
+    }
+    if (mBuildX[m]) {
+      out[w++] = 0x30;
+      putU32(mBuildX[m]!);
+    }
+    if (maps.has_functions[m]) (out[w++] = 0x38), (out[w++] = 1);
+    if (maps.has_filenames[m]) (out[w++] = 0x40), (out[w++] = 1);
+    if (maps.has_line_numbers[m]) (out[w++] = 0x48), (out[w++] = 1);
+    if (maps.has_inline_frames[m]) (out[w++] = 0x50), (out[w++] = 1);
+  }
+  return m;
+}
+
+/** Writes Function messages from `from` until done or `w` reaches `limit`; returns where it stopped. */
+function writeFunctions(from: number, fns: FunctionsTable): number {
+  const nF = fns.function_id.length;
+  let f = from;
+  for (; f < nF && w < limit; f++) {
+    out[w++] = 0x2a;
+    putU32(fnSize(f));
+    out[w++] = 0x08;
+    putU32(fns.function_id[f]!);
+    if (fNameX[f]) (out[w++] = 0x10), putU32(fNameX[f]!);
+    if (fSysX[f]) (out[w++] = 0x18), putU32(fSysX[f]!);
+    if (fFileX[f]) (out[w++] = 0x20), putU32(fFileX[f]!);
+    if (fns.start_line[f]) (out[w++] = 0x28), putNum(fns.start_line[f]!);
+  }
+  return f;
+}
+
+/** Writes string_table entries from `from` until done or `w` reaches `limit`; returns where it stopped. */
+function writeStrings(from: number, strLen: Uint32Array, strBytes: (Uint8Array | undefined)[]): number {
+  let i = from;
+  for (; i < strLen.length && w < limit; i++) {
+    out[w++] = 0x32;
+    const n = strLen[i]!;
+    putU32(n);
+    const bytes = strBytes[i];
+    if (bytes) {
+      out.set(bytes, w);
+      w += n;
+    } else {
+      const str = strs[i]!;
+      for (let k = 0; k < n; k++) out[w++] = str.charCodeAt(k);
+    }
+  }
+  return i;
+}
+
 /** Sizes of the Sample messages (and of their packed location ids); returns the bytes they take. */
-function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array[], labOff: Uint32Array | undefined, sampleSize: Uint32Array, locPayload: Uint32Array): number {
+function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array, labOff: Uint32Array | undefined, sampleSize: Uint32Array, locPayload: Uint32Array): number {
   let total = 0;
   for (let s = 0; s < nS; s++) {
     const a = offs[s]!;
@@ -404,8 +663,8 @@ function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array
     if (b - a > 2) n += 1 + sizeU32(payload) + payload;
     else n += (b - a) + payload;
     payload = 0;
-    const s2 = 2 * s;
-    for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+    const s2 = 2 * s * nT;
+    for (let j = 0; j < nT; j++) payload += size64(vh[s2 + 2 * j]!, vh[s2 + 2 * j + 1]!);
     if (nT > 2) n += 1 + sizeU32(payload) + payload;
     else n += nT + payload;
     if (labOff) {
@@ -448,8 +707,9 @@ function sizeLocations(loc: LocationsTable, inl: InlineLinesTable, addrH: Uint32
 }
 
 /** Writes the Sample messages. */
-function writeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array[], labOff: Uint32Array | undefined, perm: Uint32Array, sampleSize: Uint32Array, locPayload: Uint32Array): void {
-  for (let s = 0; s < nS; s++) {
+function writeSamples(from: number, nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array, labOff: Uint32Array | undefined, perm: Uint32Array, sampleSize: Uint32Array, locPayload: Uint32Array): number {
+  let s = from;
+  for (; s < nS && w < limit; s++) {
     out[w++] = 0x12;
     putU32(sampleSize[s]!);
     const a = offs[s]!;
@@ -471,17 +731,17 @@ function writeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Arra
         putU32(ids[k]!);
       }
     }
-    const s2 = 2 * s;
+    const s2 = 2 * s * nT;
     if (nT > 2) {
       let payload = 0;
-      for (let j = 0; j < nT; j++) payload += size64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+      for (let j = 0; j < nT; j++) payload += size64(vh[s2 + 2 * j]!, vh[s2 + 2 * j + 1]!);
       out[w++] = 0x12;
       putU32(payload);
-      for (let j = 0; j < nT; j++) put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+      for (let j = 0; j < nT; j++) put64(vh[s2 + 2 * j]!, vh[s2 + 2 * j + 1]!);
     } else {
       for (let j = 0; j < nT; j++) {
         out[w++] = 0x10;
-        put64(vh[j]![s2]!, vh[j]![s2 + 1]!);
+        put64(vh[s2 + 2 * j]!, vh[s2 + 2 * j + 1]!);
       }
     }
     if (labOff) {
@@ -512,13 +772,15 @@ function writeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Arra
       }
     }
   }
+  return s;
 }
 
 /** Writes the Location messages. */
-function writeLocations(loc: LocationsTable, inl: InlineLinesTable, addrH: Uint32Array, locSize: Uint32Array): void {
+function writeLocations(from: number, loc: LocationsTable, inl: InlineLinesTable, addrH: Uint32Array, locSize: Uint32Array): number {
   const nL = loc.location_id.length;
   const inlOff = loc['.inline_offsets'];
-  for (let l = 0; l < nL; l++) {
+  let l = from;
+  for (; l < nL && w < limit; l++) {
     out[w++] = 0x22;
     putU32(locSize[l]!);
     out[w++] = 0x08;
@@ -538,6 +800,7 @@ function writeLocations(loc: LocationsTable, inl: InlineLinesTable, addrH: Uint3
     for (let k = a; k < b; k++) putLine(inl.function_id[k]!, inl.line[k]!, inl.column[k]!);
     if (loc['.is_folded'][l]) (out[w++] = 0x28), (out[w++] = 1);
   }
+  return l;
 }
 
 // Encoder tables shared by the helpers below. Module-level (like the writer state) so that the

@@ -8,7 +8,8 @@
  * is allocated uninitialized, so the pages it never touches do not count in the resident set.
  */
 
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { once } from 'node:events';
+import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { DEFAULT_LIMITS, gunzipBounded, type Limits } from '@profkit/core';
 
 /** Deflate never expands data more than this (zlib's `deflateBound` is ~1.001×; 1032:1 is inflate's ratio). */
@@ -56,8 +57,55 @@ export function gunzipExact(gz: Uint8Array, limits: Limits = {}, file?: string):
  * deflate; the window (and so what a decompressor needs) is unchanged.
  */
 export function gzipOneBuffer(raw: Uint8Array, level: number): Buffer {
-  // zlib's deflateBound (stored-block worst case), plus the gzip header and trailer. A bound that
-  // is ever too small only costs a second chunk and a concatenation, never wrong output.
-  const bound = raw.length + (raw.length >>> 12) + (raw.length >>> 14) + (raw.length >>> 25) + 13 + 18 + 64;
-  return gzipSync(raw, { level, memLevel: 9, chunkSize: Math.max(bound, 64) });
+  return gzipSync(raw, { level, memLevel: 9, chunkSize: gzipBound(raw.length) });
+}
+
+/**
+ * zlib's deflateBound (stored-block worst case), plus the gzip header and trailer. A bound that
+ * is ever too small only costs a second chunk and a concatenation, never wrong output.
+ */
+function gzipBound(n: number): number {
+  return Math.max(n + (n >>> 12) + (n >>> 14) + (n >>> 25) + 13 + 18 + 64, 64);
+}
+
+/**
+ * gzips a stream of chunks of known total size (as `gzipOneBuffer` would gzip their
+ * concatenation) without the whole input ever being in memory: each chunk is handed to zlib
+ * (which deflates on libuv's thread pool) while the next one is produced, at most two at a time.
+ * The output lands in one buffer of the bound size (only its written pages are resident).
+ */
+export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number): Promise<Uint8Array> {
+  const z = createGzip({ level, memLevel: 9, chunkSize: gzipBound(total) });
+  const parts: Buffer[] = [];
+  let size = 0;
+  z.on('data', (b: Buffer) => {
+    parts.push(b);
+    size += b.length;
+  });
+  const ended = once(z, 'end');
+  ended.catch(() => undefined); // awaited below; an early error must not be "unhandled"
+  let drained: Promise<unknown> | undefined;
+  try {
+    // `next()` produces the following chunk while zlib deflates the previous one.
+    for (const c of chunks) {
+      if (drained) await drained;
+      drained = z.write(c) ? undefined : once(z, 'drain');
+    }
+    if (drained) await drained;
+    z.end();
+    await ended;
+  } finally {
+    z.destroy();
+  }
+  const first = parts[0];
+  if (!first) return new Uint8Array(0);
+  // zlib filled one output buffer in order: the parts are consecutive views of it.
+  let contiguous = true;
+  for (let i = 1, at = first.byteOffset + first.length; i < parts.length && contiguous; i++) {
+    contiguous = parts[i]!.buffer === first.buffer && parts[i]!.byteOffset === at;
+    at += parts[i]!.length;
+  }
+  if (contiguous) return new Uint8Array(first.buffer, first.byteOffset, size);
+  const whole = Buffer.concat(parts, size);
+  return new Uint8Array(whole.buffer, whole.byteOffset, size);
 }

@@ -4,17 +4,16 @@
  * `--discover` from a project's package.json, then converts speedscope files and back.
  */
 
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCliAsync, type CliRun } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = resolve(here, '..');
 const fixtures = join(here, 'fixtures');
-const bin = resolve(packageDir, '../../packages/cli/dist/bin.js');
 
 const root = mkdtempSync(join(tmpdir(), 'profkit-speedscope-contract-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -27,17 +26,8 @@ function folder(): string {
   return dir;
 }
 
-function run(args: string[], cwd: string, input?: Buffer): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((ok, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => ok({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+function run(args: string[], cwd: string, input?: Buffer): Promise<CliRun> {
+  return runCliAsync(args, { cwd, input });
 }
 
 /** Stacks (root first, by frame name) and weights of every speedscope profile in a file. */

@@ -5,6 +5,7 @@
  * process is noticed by the parent's watchdog.
  */
 
+import { activeCoverage } from './coverage.js';
 import { makeTarget, type Target, type TargetName } from './targets.js';
 
 export type ChildRequest = { type: 'init'; target: TargetName } | { type: 'exec'; id: number; bytes: Uint8Array };
@@ -12,7 +13,7 @@ export type ChildRequest = { type: 'init'; target: TargetName } | { type: 'exec'
 export type ChildReply =
   | { type: 'ready'; seeds: { name: string; bytes: Uint8Array }[] }
   | { type: 'init-failed'; message: string }
-  | { type: 'result'; id: number; ok: true; feature: string; ms: number; growth: number; rss: number }
+  | { type: 'result'; id: number; ok: true; feature: string; ms: number; growth: number; rss: number; newBlocks?: number }
   | { type: 'result'; id: number; ok: false; kind: 'exception' | 'memory' | 'untyped-limit'; feature: string; message: string; stack?: string; ms: number; growth: number; rss: number };
 
 /** Bytes of heap + external growth allowed for one input of `size` bytes. */
@@ -55,7 +56,7 @@ async function execOne(id: number, bytes: Uint8Array): Promise<ChildReply> {
   try {
     const feature = await target!.exec(bytes);
     const after = used();
-    reply = { type: 'result', id, ok: true, feature, ms: performance.now() - t0, growth: after.heap - before.heap, rss: after.rss };
+    reply = { type: 'result', id, ok: true, feature, ms: performance.now() - t0, growth: after.heap - before.heap, rss: after.rss, newBlocks: await activeCoverage()?.take() };
   } catch (e) {
     const after = used();
     const ms = performance.now() - t0;
@@ -69,7 +70,7 @@ async function execOne(id: number, bytes: Uint8Array): Promise<ChildReply> {
       // A limit error must name the option that raises it (in detail.option and in the message).
       reply = { type: 'result', id, ok: false, kind: 'untyped-limit', feature: `limit-without-option@${throwSite(err.stack)}`, message: String(err.message), stack: err.stack, ms, growth, rss: after.rss };
     } else {
-      reply = { type: 'result', id, ok: true, feature: `${code}@${throwSite(err.stack)}`, ms, growth, rss: after.rss };
+      reply = { type: 'result', id, ok: true, feature: `${code}@${throwSite(err.stack)}`, ms, growth, rss: after.rss, newBlocks: await activeCoverage()?.take() };
     }
   }
   if (reply.growth > memoryBound(bytes.length)) {
@@ -86,6 +87,8 @@ export function serveParent(): void {
         try {
           target = makeTarget(m.target);
           const seeds = await target.seeds();
+          // Forget what the seeds reached: inputs are compared with each other.
+          await activeCoverage()?.take();
           process.send!({ type: 'ready', seeds } satisfies ChildReply);
         } catch (e) {
           process.send!({ type: 'init-failed', message: String((e as Error)?.stack ?? e) } satisfies ChildReply);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run fuzz -- --target pprof --execs 1000000 [--seconds N] [--seed N] [--timeout MS]
- * [--crashes DIR] [--no-special] [--json]`; `--target all` runs every target in turn.
+ * [--crashes DIR] [--no-special] [--no-coverage] [--json]`; `--target all` runs every target in turn.
  * Exit code 1 when a crasher was found (saved under --crashes, default $TMPDIR/profkit-fuzz-crashers).
  */
 import { tmpdir } from 'node:os';
@@ -19,13 +19,14 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '10000' },
     crashes: { type: 'string', default: join(tmpdir(), 'profkit-fuzz-crashers') },
     'no-special': { type: 'boolean', default: false },
+    'no-coverage': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
 if (values.help) {
-  process.stdout.write(`usage: profkit-fuzz --target (${TARGET_NAMES.join('|')}|all) --execs N [--seconds S] [--seed N] [--timeout MS] [--crashes DIR] [--no-special] [--json]\n`);
+  process.stdout.write(`usage: profkit-fuzz --target (${TARGET_NAMES.join('|')}|all) --execs N [--seconds S] [--seed N] [--timeout MS] [--crashes DIR] [--no-special] [--no-coverage] [--json]\n`);
   process.exit(0);
 }
 
@@ -38,7 +39,7 @@ for (const t of targets) {
 }
 
 const line = (s: FuzzStats) =>
-  `${s.target}: ${s.execs} execs in ${s.seconds.toFixed(1)} s (${Math.round(s.execsPerSecond)}/s), corpus ${s.corpus}, features ${s.features}, crashes ${s.crashes.length}, max growth ${(s.maxGrowth / 2 ** 20).toFixed(1)} MiB, peak RSS ${(s.peakRss / 2 ** 20).toFixed(0)} MiB, slowest ${s.slowestMs.toFixed(0)} ms`;
+  `${s.target}: ${s.execs} execs in ${s.seconds.toFixed(1)} s (${Math.round(s.execsPerSecond)}/s), corpus ${s.corpus}, features ${s.features}, blocks ${s.blocks}, crashes ${s.crashes.length}, max growth ${(s.maxGrowth / 2 ** 20).toFixed(1)} MiB, peak RSS ${(s.peakRss / 2 ** 20).toFixed(0)} MiB, slowest ${s.slowestMs.toFixed(0)} ms`;
 
 let crashes = 0;
 const all: FuzzStats[] = [];
@@ -51,6 +52,7 @@ for (const target of targets) {
     timeoutMs: Number(values.timeout),
     crashDir: resolve(values.crashes!),
     special: !values['no-special'],
+    coverage: !values['no-coverage'],
     onProgress: values.json ? undefined : (s) => process.stderr.write(`\r${line(s)}   `),
   });
   crashes += stats.crashes.length;

@@ -37,6 +37,11 @@ export interface FuzzOptions {
   special?: boolean;
   /** Heap limit of the child, MiB. */
   childHeapMiB?: number;
+  /**
+   * Block coverage of profkit's code (V8 precise coverage via the inspector) guides the corpus
+   * besides outcome features. Slower per input; default true for the CLI, off in the short test.
+   */
+  coverage?: boolean;
   /** Called every ~second with progress. */
   onProgress?: (s: FuzzStats) => void;
 }
@@ -60,6 +65,8 @@ export interface FuzzStats {
   execsPerSecond: number;
   corpus: number;
   features: number;
+  /** Distinct code blocks of profkit's packages reached (with `coverage`). */
+  blocks: number;
   /** Outcome counts by error code (`ok` for profiles). */
   outcomes: Record<string, number>;
   crashes: Crash[];
@@ -79,11 +86,20 @@ class Executor {
   private pending: { resolve: (r: ChildReply | { type: 'died'; message: string }) => void } | undefined;
   restarts = 0;
 
-  constructor(private readonly target: TargetName, private readonly heapMiB: number) {}
+  constructor(
+    private readonly target: TargetName,
+    private readonly heapMiB: number,
+    private readonly coverage: boolean,
+  ) {}
 
   async start(): Promise<{ name: string; bytes: Uint8Array }[]> {
     if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: build tools/fuzz first (npx tsc -b tools/fuzz)`);
-    const child = fork(CHILD, [], { serialization: 'advanced', execArgv: [`--max-old-space-size=${this.heapMiB}`], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(CHILD, [], {
+      serialization: 'advanced',
+      execArgv: [`--max-old-space-size=${this.heapMiB}`],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: { ...process.env, PROFKIT_FUZZ_COVERAGE: this.coverage ? '1' : '0' },
+    });
     this.child = child;
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -155,7 +171,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
   const r = rng(options.seed ?? 1);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxLen = options.maxLen ?? 256 * 1024;
-  const exec = new Executor(options.target, options.childHeapMiB ?? 1536);
+  const exec = new Executor(options.target, options.childHeapMiB ?? 1536, options.coverage ?? false);
   const t0 = performance.now();
   const stats: FuzzStats = {
     target: options.target,
@@ -166,6 +182,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
     execsPerSecond: 0,
     corpus: 0,
     features: 0,
+    blocks: 0,
     outcomes: {},
     crashes: [],
     maxGrowth: 0,
@@ -214,7 +231,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
       saveCrash({ kind: reply.kind, feature: reply.feature, message: reply.message, input: label, size: bytes.length, stack: reply.stack }, bytes);
       return;
     }
-    if (!features.has(reply.feature)) {
+    stats.blocks += reply.newBlocks ?? 0;
+    const fresh = !features.has(reply.feature) || (reply.newBlocks ?? 0) > 0;
+    if (fresh) {
       features.add(reply.feature);
       if (bytes.length <= maxLen) {
         if (corpus.length >= 4000) corpus[Math.floor(r() * corpus.length)] = bytes;

@@ -31,6 +31,14 @@ describe('fuzz harness', () => {
     }
   });
 
+  it('with coverage, inputs reaching new code blocks of the packages are counted', async () => {
+    const s = await fuzz({ target: 'folded', execs: 300, special: false, seed: 5, coverage: true });
+    expect(s.crashes).toEqual([]);
+    expect(s.blocks).toBeGreaterThan(0);
+    const without = await fuzz({ target: 'folded', execs: 50, special: false, seed: 5, coverage: false });
+    expect(without.blocks).toBe(0);
+  });
+
   it('mutations are deterministic for a seed and bounded in length', () => {
     const seed = new TextEncoder().encode('sample.interval=20000\n"a" "b" 1#2\n');
     const a = Array.from({ length: 50 }, (_, i) => mutate(seed, rng(i), [seed], 64));

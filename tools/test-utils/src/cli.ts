@@ -19,7 +19,7 @@ export interface CliRunOptions {
   /** Working directory; default the repository root (whose profkit.config.json names every adapter). */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  /** Standard input (sync runs only). */
+  /** Standard input (none: closed at once). */
   input?: string | Uint8Array;
   /** Killed after this many milliseconds; default 60 s. */
   timeoutMs?: number;
@@ -46,17 +46,22 @@ export function runCli(args: string[], options: CliRunOptions = {}): CliRun {
 }
 
 /** Runs `profkit ARGS` without blocking the event loop (for tests that also serve or listen). */
-export function runCliAsync(args: string[], options: Omit<CliRunOptions, 'input'> = {}): Promise<CliRun> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd ?? repoRoot, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCliAsync(args: string[], options: CliRunOptions = {}): Promise<CliRun> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd ?? repoRoot, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const t = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('error', (e) => {
+      clearTimeout(t);
+      fail(e);
+    });
     child.on('close', (code) => {
       clearTimeout(t);
       done({ code, stdout, stderr });
     });
+    child.stdin.end(options.input);
   });
 }

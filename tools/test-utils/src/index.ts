@@ -4,3 +4,4 @@ export * from './random.js';
 export * from './tools.js';
 export * from './cli.js';
 export * from './goref.js';
+export * from './errors.js';

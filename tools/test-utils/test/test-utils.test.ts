@@ -1,8 +1,23 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { cliBin, haveSharedFixtures, haveTool, repoRoot, seededRandom, sharedDir, sharedFixturePath, which } from '../src/index.js';
+import {
+  cliBin,
+  errorCodeOf,
+  haveCli,
+  haveSharedFixtures,
+  haveTool,
+  rejectionOf,
+  repoRoot,
+  runCli,
+  runCliAsync,
+  seededRandom,
+  sharedDir,
+  sharedFixturePath,
+  thrownBy,
+  which,
+} from '../src/index.js';
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -56,5 +71,33 @@ describe('tools', () => {
     expect(haveTool('profkit-no-such-tool-xyz', 'some-package', 'suite Y')).toBe(false);
     expect(String(warn.mock.calls[0]![0])).toBe('suite Y: skipping the tests that need profkit-no-such-tool-xyz: not installed (apt-get install -y some-package)');
     expect(() => which('sh; rm -rf /')).toThrow(/not a plain command name/);
+  });
+});
+
+describe('errors', () => {
+  it('returns what is thrown or rejected, and fails when nothing is', async () => {
+    const e = Object.assign(new Error('boom'), { code: 'PROFKIT_E_X' });
+    expect(thrownBy(() => {
+      throw e;
+    })).toBe(e);
+    expect(() => thrownBy(() => 1)).toThrow(/expected an error/);
+    expect(await rejectionOf(Promise.reject(e))).toBe(e);
+    await expect(rejectionOf(Promise.resolve(1))).rejects.toThrow(/expected a rejection/);
+    expect(errorCodeOf(() => {
+      throw e;
+    })).toBe('PROFKIT_E_X');
+    expect(errorCodeOf(() => 1)).toBeUndefined();
+  });
+});
+
+describe.skipIf(!haveCli('test-utils'))('runCli', () => {
+  it('runs the built profkit binary, synchronously and not', async () => {
+    const version = (JSON.parse(readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8')) as { version: string }).version;
+    const sync = runCli(['--version']);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toContain(version);
+    const bad = await runCliAsync(['no-such-command']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('no-such-command');
   });
 });

@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -20,10 +20,7 @@ export const diff: CliCommand = {
     '  profkit diff old/Rprof.out new/Rprof.out --sample-type time -o delta.pb.gz',
   ].join('\n'),
   options: {
-    ...FROM_OPTION,
-    ...SAMPLE_TYPE_OPTION,
-    ...FOCUS_OPTIONS,
-    ...GRAPH_OPTIONS,
+    ...REPORT_OPTIONS,
     nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N entries' },
     normalize: { type: 'boolean', description: 'scale NEW to the total of BASE first (pprof -normalize)' },
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write the difference as a profile instead of printing the table' },

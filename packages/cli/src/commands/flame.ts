@@ -2,7 +2,7 @@ import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@pr
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
-import { phase, FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './shared.js';
+import { phase, VIEW_OPTIONS, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './shared.js';
 
 export const flame: CliCommand = {
   name: 'flame',
@@ -22,9 +22,7 @@ export const flame: CliCommand = {
     '  profkit flame heap.pb.gz -o - --format svg > heap.svg',
   ].join('\n'),
   options: {
-    ...FROM_OPTION,
-    ...SAMPLE_TYPE_OPTION,
-    ...FOCUS_OPTIONS,
+    ...VIEW_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --format)' },
     format: { type: 'string', valueName: 'html|svg', description: 'output format (default: by the extension of OUT, html otherwise)' },
     title: { type: 'string', valueName: 'TEXT', description: 'title above the graph (default: the input file name)' },

@@ -1,6 +1,6 @@
 import { toFolded, writeFileAtomic } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, readWithProgress, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { VIEW_OPTIONS, readWithProgress, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
 
 export const folded: CliCommand = {
@@ -18,9 +18,7 @@ export const folded: CliCommand = {
     '  profkit folded cpu.pb.gz --json | jq \'.stacks | length\'',
   ].join('\n'),
   options: {
-    ...FROM_OPTION,
-    ...SAMPLE_TYPE_OPTION,
-    ...FOCUS_OPTIONS,
+    ...VIEW_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
   },
   positionals: 1,

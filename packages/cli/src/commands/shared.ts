@@ -33,6 +33,11 @@ export const GRAPH_OPTIONS: Record<string, CommandOption> = {
   'edge-fraction': { type: 'string', valueName: 'F', description: 'hide calls below F of the total (pprof -edgefraction, default 0.001)' },
 };
 
+/** The options of the commands that look at one sample type of a profile: --from, --sample-type, --focus, --ignore. */
+export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...FOCUS_OPTIONS };
+/** `VIEW_OPTIONS` and the graph options: the options of top, tree, peek and diff. */
+export const REPORT_OPTIONS: Record<string, CommandOption> = { ...VIEW_OPTIONS, ...GRAPH_OPTIONS };
+
 /** Reads a profile with the TTY progress bar. */
 export async function readWithProgress(ctx: CliContext, file: string): Promise<RegistryReadResult> {
   const bar = ctx.progress(`reading ${file}`);

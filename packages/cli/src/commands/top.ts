@@ -1,6 +1,6 @@
 import { topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, pct, phase, readWithProgress, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readWithProgress, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 export const top: CliCommand = {
   name: 'top',
@@ -19,10 +19,7 @@ export const top: CliCommand = {
     '  profkit top cpu.pb.gz --json | jq \'.entries[0]\'',
   ].join('\n'),
   options: {
-    ...FROM_OPTION,
-    ...SAMPLE_TYPE_OPTION,
-    ...FOCUS_OPTIONS,
-    ...GRAPH_OPTIONS,
+    ...REPORT_OPTIONS,
     nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N entries (pprof -nodecount; default all)' },
   },
   positionals: 1,

@@ -404,6 +404,45 @@ function applyFilters(p: Profile, f: ReportFilters): Profile {
   return filterSamples(p, { focus: f.focus, ignore: f.ignore });
 }
 
+/**
+ * What `-top`, `-tree` and `-peek` share: `callGraph` of `p` after focus/ignore (option defaults
+ * from `defaults`), with pprof's total before filtering as its total, the output unit chosen
+ * against that total, and the header lines (profile labels, then the report labels).
+ */
+function textReport(
+  p: Profile,
+  options: TopReportOptions,
+  defaults: { nodeFraction: number; edgeFraction: number; nodeCount: number },
+): { t: number; g: CallGraph; header: string[] } {
+  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  const total = reportTotal(p, t);
+  const q = applyFilters(p, options);
+  const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
+  const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
+  const g = callGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount });
+  g.total = total;
+  g.outputUnit = outputUnitFor(g.nodes, total, g.unit);
+  let shownFlat = 0n;
+  for (const n of g.nodes) shownFlat += n.flat;
+  const header = [
+    ...profileLabels(p, t, total, g.outputUnit),
+    ...reportLabels({
+      total,
+      unit: g.unit,
+      outputUnit: g.outputUnit,
+      shownFlat,
+      nodeFraction,
+      edgeFraction,
+      droppedNodes: g.droppedNodes,
+      droppedEdges: 0,
+      shown: g.nodes.length,
+      origCount: g.origCount,
+      activeFilters: activeFilters(options),
+    }),
+  ];
+  return { t, g, header };
+}
+
 export interface TopReportOptions extends ReportFilters {
   sampleTypeIndex?: number;
   by?: 'function' | 'file' | 'line';
@@ -435,34 +474,10 @@ export interface TopReport {
  * cum with `cum`; the `(inline)` / `(partial-inline)` markers from the kept calls into each entry).
  */
 export function topReport(p: Profile, options: TopReportOptions = {}): TopReport {
-  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const total = reportTotal(p, t);
-  const q = applyFilters(p, options);
-  const nodeFraction = options.nodeFraction ?? 0.005;
-  const edgeFraction = options.edgeFraction ?? 0.001;
-  const g = callGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? 0 });
+  const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 });
   const entries = topEntries(g);
-  const outputUnit = outputUnitFor(entries, total, g.unit);
-  const table: TopTable = { entries, total, sampleTypeIndex: t, unit: g.unit, outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
-  let shownFlat = 0n;
-  for (const e of entries) shownFlat += e.flat;
-  const header = [
-    ...profileLabels(p, t, total, outputUnit),
-    ...reportLabels({
-      total,
-      unit: g.unit,
-      outputUnit,
-      shownFlat,
-      nodeFraction,
-      edgeFraction,
-      droppedNodes: g.droppedNodes,
-      droppedEdges: 0,
-      shown: entries.length,
-      origCount: g.origCount,
-      activeFilters: activeFilters(options),
-    }),
-  ];
-  return { header, table, total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table) };
+  const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
+  return { header, table, total: g.total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table) };
 }
 
 export interface TreeReportOptions extends ReportFilters {
@@ -495,34 +510,10 @@ export interface TreeReport {
  * untrimmed). A `symbol` that matches nothing is a `PROFKIT_E_USAGE` error, as in pprof.
  */
 export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeReport {
-  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   const peek = options.symbol !== undefined;
   const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
-  const total = reportTotal(p, t);
-  const q = applyFilters(p, options);
-  const nodeFraction = options.nodeFraction ?? (peek ? 0 : 0.005);
-  const edgeFraction = options.edgeFraction ?? (peek ? 0 : 0.001);
-  const g = callGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? (peek ? 0 : 80) });
-  g.total = total;
-  g.outputUnit = outputUnitFor(g.nodes, total, g.unit);
-  let shownFlat = 0n;
-  for (const n of g.nodes) shownFlat += n.flat;
-  const header = [
-    ...profileLabels(p, t, total, g.outputUnit),
-    ...reportLabels({
-      total,
-      unit: g.unit,
-      outputUnit: g.outputUnit,
-      shownFlat,
-      nodeFraction,
-      edgeFraction,
-      droppedNodes: g.droppedNodes,
-      droppedEdges: 0,
-      shown: g.nodes.length,
-      origCount: g.origCount,
-      activeFilters: activeFilters(options),
-    }),
-  ];
+  const { g, header } = textReport(p, options, peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 });
+  const total = g.total;
   const fv = (v: bigint) => formatValue(v, g.unit, g.outputUnit);
   const sep = '----------------------------------------------------------+-------------';
   const lines = [...header, sep, '      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t '];

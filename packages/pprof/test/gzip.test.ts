@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError, type Profile } from '@profkit/core';
+import adapter from '../src/index.js';
+import { encodeProfile, encodeProfileChunks, parsePprof, serializePprof } from '../src/codec.js';
+import { gunzipExact, gzipAnnouncedSize, gzipChunks, gzipOneBuffer } from '../src/gzip.js';
+
+// The memory-saving paths of issue 4 (one-buffer gunzip/gzip, chunked encoding streamed into
+// zlib) must give exactly what the plain paths give.
+
+/** Deterministic pseudo-random bytes with some redundancy (compressible, not trivially). */
+function bytes(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let a = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    a = (Math.imul(a, 1103515245) + 12345) >>> 0;
+    out[i] = (a >>> 24) % 40;
+  }
+  return out;
+}
+
+function errorOf(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('no error');
+}
+
+/** A profile large enough for many chunks: labels, inline lines, mappings, varied ids. */
+function bigProfile(samples: number, seed = 7): Profile {
+  let a = seed;
+  const rnd = (k: number) => {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    return a % k;
+  };
+  const b = new ProfileBuilder({
+    sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }, { type: 'alloc', unit: 'bytes' }],
+    facts: { period_type: { type: 'cpu', unit: 'nanoseconds' }, period: 10000000n, time_nanos: 1700000000000000000n, comments: ['a', 'b', 'c'] },
+  });
+  const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x9000000n, filename: '/usr/bin/app', buildId: 'abc', hasFunctions: true });
+  const fns: number[] = [];
+  for (let i = 1; i <= 300; i++) fns.push(b.internFunction({ name: `pkg.F${i}ü`, systemName: `_Z${i}`, filename: `src/f${i % 7}.go`, startLine: i }));
+  const locs: number[] = [];
+  for (let i = 1; i <= 3000; i++) {
+    locs.push(b.addLocation({ address: BigInt(0x400000 + i * 16), mappingId: m, functionId: fns[rnd(300)]!, line: 1 + rnd(900), inlinedInto: rnd(3) === 0 ? [{ functionId: fns[rnd(300)]!, line: 3 }] : [] }));
+  }
+  for (let i = 0; i < samples; i++) {
+    const stack = Array.from({ length: 1 + rnd(30) }, () => locs[rnd(3000)]!);
+    const labels = rnd(3) === 0 ? [{ key: 'thread', str: `w-${rnd(5)}` }, { key: 'bytes', num: BigInt(rnd(1 << 20)), unit: 'bytes' }] : undefined;
+    b.addSample(stack, [BigInt(1 + rnd(5)), BigInt(rnd(1 << 30)) * 1000n, -BigInt(rnd(100))], labels);
+  }
+  return b.build();
+}
+
+function concat(parts: Iterable<Uint8Array>): Uint8Array {
+  const list = [...parts];
+  return new Uint8Array(Buffer.concat(list.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))));
+}
+
+describe('gunzipExact', () => {
+  const data = bytes(300_000, 1);
+  const gz = gzipSync(data);
+
+  it('reads the size from the trailer and inflates to the same bytes as gunzipSync', () => {
+    expect(gzipAnnouncedSize(gz)).toBe(data.length);
+    expect(Buffer.compare(gunzipExact(gz), data)).toBe(0);
+  });
+
+  it('inflates every member of a multi-member stream (the trailer only tells the last size)', () => {
+    const tail = bytes(1000, 2);
+    const cat = Buffer.concat([gz, gzipSync(tail)]);
+    expect(gzipAnnouncedSize(cat)).toBe(tail.length);
+    expect(Buffer.compare(gunzipExact(cat), Buffer.concat([data, tail]))).toBe(0);
+  });
+
+  it('gives core gunzipBounded error codes for a lying trailer, a truncated stream and the size limit', () => {
+    const lying = Buffer.from(gz);
+    lying.writeUInt32LE(data.length - 5, lying.length - 4);
+    const truncated = gz.subarray(0, gz.length - 100);
+    for (const bad of [lying, truncated]) {
+      const e = errorOf(() => gunzipExact(bad, {}, 'bad.pb.gz'));
+      const ref = errorOf(() => gunzipBounded(bad, {}, 'bad.pb.gz'));
+      expect(isProfkitError(e) && isProfkitError(ref)).toBe(true);
+      if (isProfkitError(e) && isProfkitError(ref)) {
+        expect(e.code).toBe(ref.code);
+        expect(e.detail.file).toBe('bad.pb.gz');
+      }
+    }
+    const limited = errorOf(() => gunzipExact(gz, { maxDecompressedBytes: data.length - 1 }));
+    expect(isProfkitError(limited) && limited.code).toBe(ErrorCodes.LIMIT);
+    expect(Buffer.compare(gunzipExact(gz, { maxDecompressedBytes: data.length }), data)).toBe(0);
+  });
+
+  it('does not trust a trailer announcing more than deflate can expand to', () => {
+    const huge = Buffer.from(gz);
+    huge.writeUInt32LE(0xffffffff, huge.length - 4);
+    expect(gzipAnnouncedSize(huge)).toBeUndefined();
+    expect(isProfkitError(errorOf(() => gunzipExact(huge)))).toBe(true);
+  });
+});
+
+describe('one-buffer gzip and streamed gzip', () => {
+  it('gzipOneBuffer and gzipChunks give the same stream, which inflates to the input', async () => {
+    const data = bytes(700_000, 3);
+    const one = gzipOneBuffer(data, 6);
+    expect(Buffer.compare(gunzipSync(one), data)).toBe(0);
+    const pieces = [data.subarray(0, 1), data.subarray(1, 65_537), data.subarray(65_537, 400_000), data.subarray(400_000)];
+    const streamed = await gzipChunks(data.length, pieces, 6);
+    expect(Buffer.compare(gunzipSync(streamed), data)).toBe(0);
+    expect(Buffer.compare(streamed, one)).toBe(0);
+  });
+
+  it('level 1 inflates to the input too', async () => {
+    const data = bytes(100_000, 4);
+    expect(Buffer.compare(gunzipSync(await gzipChunks(data.length, [data], 1)), data)).toBe(0);
+  });
+});
+
+describe('encodeProfileChunks', () => {
+  const p = bigProfile(4000);
+  const whole = encodeProfile(p);
+
+  it('concatenated chunks are the bytes of encodeProfile, each chunk about chunkSize', () => {
+    const { total, chunks } = encodeProfileChunks(p, { chunkSize: 4096 });
+    const list = [...chunks];
+    expect(total).toBe(whole.length);
+    expect(list.length).toBeGreaterThan(whole.length / 8192);
+    // Every chunk but the last two (the one before the trailing small fields, and those) is
+    // filled to chunkSize, and none passes it by more than one message (all small here).
+    for (const c of list.slice(0, -2)) expect(c.length).toBeGreaterThanOrEqual(4096);
+    for (const c of list) expect(c.length).toBeLessThan(2 * 4096);
+    expect(Buffer.compare(concat(list), whole)).toBe(0);
+  });
+
+  it('interleaved encodings (and a whole encoding in between) do not disturb each other', () => {
+    const q = bigProfile(1500, 99);
+    const qWhole = encodeProfile(q);
+    const a = encodeProfileChunks(p, { chunkSize: 4096 }).chunks[Symbol.iterator]();
+    const b = encodeProfileChunks(q, { chunkSize: 4096 }).chunks[Symbol.iterator]();
+    const pa: Uint8Array[] = [];
+    const pb: Uint8Array[] = [];
+    let ra = a.next();
+    let rb = b.next();
+    while (!ra.done || !rb.done) {
+      if (!ra.done) {
+        pa.push(ra.value);
+        ra = a.next();
+      }
+      expect(Buffer.compare(encodeProfile(q), qWhole)).toBe(0);
+      if (!rb.done) {
+        pb.push(rb.value);
+        rb = b.next();
+      }
+    }
+    expect(Buffer.compare(concat(pa), whole)).toBe(0);
+    expect(Buffer.compare(concat(pb), qWhole)).toBe(0);
+  });
+
+  it('the adapter write (streamed into zlib) gives what serializePprof gives, for both levels', async () => {
+    const registry = createRegistry([adapter]);
+    for (const level of [6, 1]) {
+      const r = await registry.serialize(p, { format: 'pprof', fileName: 'out.pb.gz', options: { level } });
+      expect(Buffer.compare(r.data, serializePprof(p, { level }))).toBe(0);
+      expect(Buffer.compare(gunzipSync(r.data), whole)).toBe(0);
+      expect(Buffer.compare(encodeProfile(parsePprof(r.data).profile), whole)).toBe(0);
+      expect([...r.data.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, level === 1 ? 4 : 0, 0xff]);
+    }
+  });
+});
