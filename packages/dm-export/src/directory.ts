@@ -28,6 +28,8 @@ export interface DirectoryWriteOptions {
   /** profile_id of the rows; default 1 (pick distinct ids to combine directories). */
   profileId?: number;
   name?: string;
+  /** Called after each table's file is written (progress): table name and row count. */
+  onTable?: (table: string, rows: number) => void;
 }
 
 type DuckDBConnection = import('@duckdb/node-api').DuckDBConnection;
@@ -75,6 +77,7 @@ export async function writeCsvDir(profile: Profile, dir: string, options: Direct
     const f = join(dir, `${t.table.name}.csv`);
     await writeFileAtomic(f, tableCsv(t));
     files.push(f);
+    options.onTable?.(t.table.name, t.rowCount);
   }
   return { files, warnings: [] };
 }
@@ -142,6 +145,7 @@ export async function writeParquetDir(profile: Profile, dir: string, options: Di
       }
       await db.conn.run(`DROP TABLE ${q(name)}`);
       files.push(target);
+      options.onTable?.(name, t.rowCount);
     }
     return { files, warnings: [] };
   } catch (e) {

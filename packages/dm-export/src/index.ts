@@ -8,6 +8,7 @@ export { dmExportAdapter, ADAPTER_NAME } from './adapter.js';
 export * from './schema.js';
 export { profileToTables, tablesToProfile, factToJson, factFromJson, DM_ERRORS, type TableData, type DbValue, type RowSource } from './relational.js';
 export { writeSqlite, readSqlite, listProfiles, type SqliteWriteOptions, type SqliteReadOptions } from './sqlite.js';
+export { writeSqliteFile, lockDatabase, type SqliteFileOptions, type AddProfile, type DatabaseLock, type LockOptions } from './sqlite-file.js';
 export { postgresScript, tableCsv, type PostgresScriptOptions } from './text.js';
 export { writeCsvDir, writeParquetDir, readDirectory, type DirectoryFormat, type DirectoryWriteOptions } from './directory.js';
 export { diagram, diagramDot, diagramMermaid, diagramSvg, diagramLayout, type DiagramFormat, type DiagramOptions, type DiagramView } from './diagram.js';

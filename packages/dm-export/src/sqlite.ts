@@ -6,7 +6,8 @@
  */
 
 import { createRequire } from 'node:module';
-import { ErrorCodes, ProfkitError, assertValid, type Profile, type Warning } from '@profkit/core';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { ErrorCodes, ProfkitError, assertValid, ioError, type Profile, type Warning } from '@profkit/core';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   DM_ERRORS,
@@ -79,12 +80,20 @@ function insertTable(db: Database, data: TableData): void {
   }
 }
 
-/** Opens a database from bytes (or a new empty one), with foreign keys enforced. */
-export function openDatabase(bytes: Uint8Array | undefined, file: string, readonly = false): Database {
+/**
+ * Opens a database with foreign keys enforced: from bytes (deserialized in memory), from a file
+ * path (on disk, never loaded whole), or a new empty in-memory one (`undefined`).
+ */
+export function openDatabase(source: Uint8Array | string | undefined, file: string, readonly = false): Database {
   const Db = sqlite();
   let db: Database;
   try {
-    db = bytes && bytes.length > 0 ? new Db(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { readonly }) : new Db(':memory:');
+    db =
+      typeof source === 'string'
+        ? new Db(source, { readonly, fileMustExist: readonly })
+        : source && source.length > 0
+          ? new Db(Buffer.from(source.buffer, source.byteOffset, source.byteLength), { readonly })
+          : new Db(':memory:');
     db.pragma('foreign_keys = ON');
     // Touch the schema so a corrupt file fails here, with a clear code.
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
@@ -106,61 +115,75 @@ export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}):
   const existing = options.append ? options.existing : undefined;
   const db = openDatabase(existing, file);
   try {
-    const fresh = !hasOurSchema(db);
-    if (!fresh) {
-      // Throws a PROFKIT_E_DM_SCHEMA when an existing database is not (fully) ours.
-      checkSchemaSync(db, file);
-    } else if (existing && existing.length > 0) {
-      const n = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
-      if (n > 0) {
-        throw new ProfkitError(DM_ERRORS.SCHEMA, 'cannot append: the database has tables but not the profkit dm-export schema', {
-          file,
-          rule: 'append only to a database written by dm-export',
-        });
-      }
-    }
-    const maxId = fresh ? 0 : Number((db.prepare('SELECT coalesce(max(profile_id), 0) AS m FROM profiles').get() as { m: number }).m);
-    const profileId = options.profileId ?? maxId + 1;
-    if (!Number.isInteger(profileId) || profileId < 1 || profileId > 0xffffffff) {
-      throw new ProfkitError(ErrorCodes.USAGE, `profileId ${profileId} is not an integer in 1..4294967295`, { file, option: 'profileId' });
-    }
-    if (!fresh && db.prepare('SELECT 1 FROM profiles WHERE profile_id = ?').get(profileId)) {
-      throw new ProfkitError(ErrorCodes.USAGE, `profile_id ${profileId} already exists in the database`, { file, option: 'profileId', rule: 'profile_id is unique' });
-    }
-    const tables = profileToTables(profile, { profileId, name: options.name });
     db.pragma('journal_mode = MEMORY');
     db.pragma('synchronous = OFF');
     // Index builds sort in memory rather than in temp files.
     db.pragma('temp_store = MEMORY');
     db.pragma('cache_size = -262144');
-    const load = db.transaction(() => {
-      if (fresh) {
-        db.pragma(`application_id = ${SQLITE_APPLICATION_ID}`);
-        db.pragma(`user_version = ${SCHEMA_VERSION}`);
-        for (const s of createTableStatements('sqlite')) db.exec(s);
-      }
-      for (const t of tables) insertTable(db, t);
-      // Foreign keys are enforced row by row (foreign_keys = ON): a dangling reference aborts the load.
-      if (fresh) for (const s of createIndexStatements()) db.exec(s);
-    });
-    try {
-      load();
-    } catch (e) {
-      if (e instanceof ProfkitError) throw e;
-      const err = e as { code?: string; message: string };
-      throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `the profile breaks a constraint of the relational model: ${err.message}`, {
-        file,
-        rule: err.code ?? 'SQLite constraint',
-      }, { cause: e });
-    }
-    // Approximate statistics (sampled, bounded cost) for the query planner.
-    db.pragma('analysis_limit = 1000');
-    db.exec('ANALYZE');
+    const profileId = insertProfile(db, profile, { profileId: options.profileId, name: options.name, file, nonEmpty: !!existing && existing.length > 0 });
     const buf = db.serialize();
     return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), profileId, warnings: [] };
   } finally {
     db.close();
   }
+}
+
+/**
+ * Adds one profile to an open database (creating the schema when the database is empty), in one
+ * transaction; returns the profile_id used. `nonEmpty`: the database came from an existing file
+ * (so tables that are not ours make it foreign).
+ */
+export function insertProfile(db: Database, profile: Profile, options: { profileId?: number; name?: string; file: string; nonEmpty: boolean; onTable?: (table: string, rows: number) => void }): number {
+  const file = options.file;
+  const fresh = !hasOurSchema(db);
+  if (!fresh) {
+    // Throws a PROFKIT_E_DM_SCHEMA when an existing database is not (fully) ours.
+    checkSchemaSync(db, file);
+  } else if (options.nonEmpty) {
+    const n = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
+    if (n > 0) {
+      throw new ProfkitError(DM_ERRORS.SCHEMA, 'cannot append: the database has tables but not the profkit dm-export schema', {
+        file,
+        rule: 'append only to a database written by dm-export',
+      });
+    }
+  }
+  const maxId = fresh ? 0 : Number((db.prepare('SELECT coalesce(max(profile_id), 0) AS m FROM profiles').get() as { m: number }).m);
+  const profileId = options.profileId ?? maxId + 1;
+  if (!Number.isInteger(profileId) || profileId < 1 || profileId > 0xffffffff) {
+    throw new ProfkitError(ErrorCodes.USAGE, `profileId ${profileId} is not an integer in 1..4294967295`, { file, option: 'profileId' });
+  }
+  if (!fresh && db.prepare('SELECT 1 FROM profiles WHERE profile_id = ?').get(profileId)) {
+    throw new ProfkitError(ErrorCodes.USAGE, `profile_id ${profileId} already exists in the database`, { file, option: 'profileId', rule: 'profile_id is unique' });
+  }
+  const tables = profileToTables(profile, { profileId, name: options.name });
+  const load = db.transaction(() => {
+    if (fresh) {
+      db.pragma(`application_id = ${SQLITE_APPLICATION_ID}`);
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      for (const s of createTableStatements('sqlite')) db.exec(s);
+    }
+    for (const t of tables) {
+      insertTable(db, t);
+      options.onTable?.(t.table.name, t.rowCount);
+    }
+    // Foreign keys are enforced row by row (foreign_keys = ON): a dangling reference aborts the load.
+    if (fresh) for (const s of createIndexStatements()) db.exec(s);
+  });
+  try {
+    load();
+  } catch (e) {
+    if (e instanceof ProfkitError) throw e;
+    const err = e as { code?: string; message: string };
+    throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `the profile breaks a constraint of the relational model: ${err.message}`, {
+      file,
+      rule: err.code ?? 'SQLite constraint',
+    }, { cause: e });
+  }
+  // Approximate statistics (sampled, bounded cost) for the query planner.
+  db.pragma('analysis_limit = 1000');
+  db.exec('ANALYZE');
+  return profileId;
 }
 
 function checkSchemaSync(db: Database, file: string): void {
@@ -210,17 +233,44 @@ export interface SqliteReadOptions {
   file?: string;
 }
 
-/** Reads one profile back from SQLite database bytes. */
-export async function readSqlite(bytes: Uint8Array, options: SqliteReadOptions = {}): Promise<{ profile: Profile; profileId: number; name: string; warnings: Warning[] }> {
-  const file = options.file ?? '<sqlite>';
-  if (bytes.length < 100 || Buffer.from(bytes.subarray(0, 16)).toString('latin1') !== 'SQLite format 3\u0000') {
+/** The first `n` bytes of a file (fewer when it is shorter). */
+function fileHead(path: string, n: number): Uint8Array {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buf = new Uint8Array(n);
+    const got = readSync(fd, buf, 0, n, 0);
+    return buf.subarray(0, got);
+  } catch (e) {
+    throw ioError(e, path, 'reading');
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function checkHeader(head: Uint8Array, file: string): void {
+  if (head.length < 100 || Buffer.from(head.subarray(0, 16)).toString('latin1') !== 'SQLite format 3\u0000') {
     throw new ProfkitError(DM_ERRORS.NOT_SQLITE, 'not a SQLite database: the 16-byte header "SQLite format 3\\0" is missing', {
       file,
       offset: 0,
       rule: 'SQLite database header',
     });
   }
-  const db = openDatabase(bytes, file, true);
+}
+
+/**
+ * Opens an existing database for reading: bytes are deserialized in memory; a path (string) is
+ * opened read-only on disk, so memory does not grow with the database size.
+ */
+function openForReading(source: Uint8Array | string, file: string): Database {
+  checkHeader(typeof source === 'string' ? fileHead(source, 100) : source, file);
+  return openDatabase(source, file, true);
+}
+
+/** Reads one profile back from a SQLite database: its bytes, or a file path (opened read-only on disk). */
+export async function readSqlite(source: Uint8Array | string, options: SqliteReadOptions = {}): Promise<{ profile: Profile; profileId: number; name: string; warnings: Warning[] }> {
+  const file = options.file ?? (typeof source === 'string' ? source : '<sqlite>');
+  const db = openForReading(source, file);
   try {
     return await readOpen(db, file, options);
   } catch (e) {
@@ -252,9 +302,12 @@ async function readOpen(db: Database, file: string, options: SqliteReadOptions):
   }
 }
 
-/** The profiles stored in a database: id, name, number of samples and of sample types. */
-export function listProfiles(bytes: Uint8Array, file = '<sqlite>'): { profileId: number; name: string; samples: number; sampleTypes: number }[] {
-  const db = openDatabase(bytes, file, true);
+/**
+ * The profiles stored in a database (its bytes, or a file path opened read-only on disk): id,
+ * name, number of samples and of sample types.
+ */
+export function listProfiles(source: Uint8Array | string, file = typeof source === 'string' ? source : '<sqlite>'): { profileId: number; name: string; samples: number; sampleTypes: number }[] {
+  const db = openForReading(source, file);
   try {
     checkSchemaSync(db, file);
     const rows = db

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkAdapter, createRegistry, readInput, type CommandContext, type Profile } from '@profkit/core';
-import dmDefault, { dmExportAdapter, listProfiles, readSqlite, writeSqlite } from '../src/index.js';
+import dmDefault, { TABLES, dmExportAdapter, listProfiles, readSqlite, writeSqlite } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'dm-export-cmd-'));
@@ -69,8 +69,20 @@ describe('the adapter object', () => {
     const file = join(tmp, 'codec.sqlite');
     writeFileSync(file, bytes);
     const w2 = await codec.write!(syntheticProfile(50), { format: 'sqlite', fileName: file, options: { append: true, name: 'second' } });
-    expect(listProfiles(w2.data as Uint8Array).map((r) => r.name)).toEqual(['', 'second']);
-    const input2 = { ...input, bytes: async () => w2.data as Uint8Array };
+    // Appending streams the appended database (prepared on disk beside the file) and holds the
+    // lock until the caller has renamed its output over the file.
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    const parts: Uint8Array[] = [];
+    for await (const c of w2.data as AsyncIterable<Uint8Array>) parts.push(c);
+    const appended = new Uint8Array(Buffer.concat(parts));
+    expect(listProfiles(appended).map((r) => r.name)).toEqual(['', 'second']);
+    expect(listProfiles(file).map((r) => r.name)).toEqual(['']);
+    writeFileSync(`${file}.new`, appended);
+    renameSync(`${file}.new`, file);
+    for (let i = 0; i < 200 && existsSync(`${file}.lock`); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect(readdirSync(tmp).filter((f) => f.startsWith('.profkit-tmp-'))).toEqual([]);
+    const input2 = { ...input, bytes: async () => appended };
     expect(meaning((await codec.read(input2, { options: { profileId: 1 } })).profile)).toEqual(meaning(p));
     await expect(codec.read(input2, { options: { profileId: 'x' } })).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
     await expect(codec.write!(p, { format: 'parquet' })).rejects.toMatchObject({ code: 'PROFKIT_E_UNSUPPORTED' });
@@ -117,10 +129,13 @@ describe('profkit dm-export commands', () => {
   it('append refuses a foreign database and reports usage errors', async () => {
     const foreign = join(tmp, 'foreign.sqlite');
     writeFileSync(foreign, 'not a database, just text that is long enough to be more than a header. '.repeat(3));
-    const ctx = context([foreign, a]);
-    expect(await command('append').run(ctx)).toBe(1);
-    expect(ctx.err.text).toMatch(/PROFKIT_E_DM_NOT_SQLITE/);
-    expect(await command('append').run(context([all]))).toBe(2);
+    const before = readFileSync(foreign);
+    await expect(command('append').run(context([foreign, a]))).rejects.toMatchObject({ code: 'PROFKIT_E_DM_NOT_SQLITE' });
+    expect(readFileSync(foreign)).toEqual(before);
+    expect(existsSync(`${foreign}.lock`)).toBe(false);
+    await expect(command('append').run(context([all]))).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', message: expect.stringMatching(/at least one PROFILE/) });
+    // The output is an input: refused before anything is written.
+    await expect(command('append').run(context([a, a]))).rejects.toMatchObject({ code: 'PROFKIT_E_CLOBBER' });
   });
 
   it('export writes Parquet/CSV directories, SQLite and SQL; import reads a directory back', async () => {
@@ -139,9 +154,10 @@ describe('profkit dm-export commands', () => {
     const dbFile = join(tmp, 'x.db');
     expect(await command('export').run(context([a, dbFile], { to: 'sqlite', name: 'n' }))).toBe(0);
     expect(listProfiles(await readInput(dbFile))[0]!.name).toBe('n');
-    expect(await command('export').run(context([a, join(tmp, 'y')], { to: 'xml' }))).toBe(2);
-    expect(await command('export').run(context([a, join(tmp, 'y')], { to: 'csv', 'profile-id': '0' }))).toBe(2);
-    expect(await command('import').run(context([join(tmp, 'missing-dir'), join(tmp, 'z.sqlite')]))).toBe(3);
+    await expect(command('export').run(context([a, join(tmp, 'y')], { to: 'xml' }))).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
+    await expect(command('export').run(context([a, join(tmp, 'y')]))).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', message: expect.stringMatching(/--to/) });
+    await expect(command('export').run(context([a, join(tmp, 'y')], { to: 'csv', 'profile-id': '0' }))).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
+    await expect(command('import').run(context([join(tmp, 'missing-dir'), join(tmp, 'z.sqlite')]))).rejects.toMatchObject({ code: 'PROFKIT_E_IO' });
   });
 
   it('diagram prints DOT, Mermaid or SVG, or writes a file', async () => {
@@ -154,6 +170,54 @@ describe('profkit dm-export commands', () => {
     const file = join(tmp, 'model.svg');
     expect(await command('diagram').run(context([], { out: file }))).toBe(0);
     expect(readFileSync(file, 'utf8')).toMatch(/^<svg /);
-    expect(await command('diagram').run(context([], { format: 'png' }))).toBe(2);
+    await expect(command('diagram').run(context([], { format: 'png' }))).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
+    // No JSON form of a diagram: --json is refused rather than printing SVG.
+    const j = context([]);
+    j.json = true;
+    await expect(command('diagram').run(j)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', message: expect.stringMatching(/no --json output/) });
+    expect(j.out.text).toBe('');
+  });
+
+  it('--json prints one versioned document per command (profkit.dm-export.<command>/1)', async () => {
+    const db = join(tmp, 'json.sqlite');
+    const ap = context([db, a, b], { name: 'j' });
+    ap.json = true;
+    expect(await command('append').run(ap)).toBe(0);
+    expect(JSON.parse(ap.out.text)).toEqual({ schema: 'profkit.dm-export.append/1', database: db, profiles: [{ input: a, profileId: 1, name: 'j' }, { input: b, profileId: 2, name: 'j' }] });
+    const ls = context([db]);
+    ls.json = true;
+    expect(await command('list').run(ls)).toBe(0);
+    const doc = JSON.parse(ls.out.text);
+    expect(doc).toEqual({ schema: 'profkit.dm-export.list/1', database: db, profiles: listProfiles(db) });
+    expect(doc.profiles.map((r: { samples: number }) => r.samples)).toEqual([richProfile().samples.value.length, 100]);
+    const ex = context([a, join(tmp, 'json-csv')], { to: 'csv', 'profile-id': '4' });
+    ex.json = true;
+    expect(await command('export').run(ex)).toBe(0);
+    const e = JSON.parse(ex.out.text);
+    expect(e).toMatchObject({ schema: 'profkit.dm-export.export/1', input: a, output: join(tmp, 'json-csv'), to: 'csv', profileId: 4, warnings: [] });
+    expect(e.files.map((f: string) => f.replace(/^.*\//, '')).sort()).toEqual(readdirSync(join(tmp, 'json-csv')).sort());
+    const im = context([join(tmp, 'json-csv'), join(tmp, 'json-back.sqlite')]);
+    im.json = true;
+    expect(await command('import').run(im)).toBe(0);
+    expect(JSON.parse(im.out.text)).toMatchObject({ schema: 'profkit.dm-export.import/1', input: join(tmp, 'json-csv'), output: join(tmp, 'json-back.sqlite'), profileId: 4 });
+  });
+
+  it('reports progress per table (export) and per table of each profile (append)', async () => {
+    const calls: string[] = [];
+    const withProgress = (ctx: ReturnType<typeof context>) => {
+      ctx.progress = (label, total) => {
+        calls.push(`start ${label} ${total}`);
+        return { update: (done: number) => calls.push(`update ${done}`), done: () => calls.push('done') };
+      };
+      return ctx;
+    };
+    expect(await command('export').run(withProgress(context([a, join(tmp, 'p.sqlite')])))).toBe(0);
+    expect(calls[0]).toBe(`start exporting ${a} to sqlite ${TABLES.length}`);
+    expect(calls.slice(1)).toEqual([...TABLES.map((_, i) => `update ${i + 1}`), 'done']);
+    calls.length = 0;
+    expect(await command('append').run(withProgress(context([join(tmp, 'p2.sqlite'), a, b])))).toBe(0);
+    expect(calls[0]).toBe(`start appending to ${join(tmp, 'p2.sqlite')} ${2 * TABLES.length}`);
+    expect(calls.filter((c) => c.startsWith('update'))).toHaveLength(2 * TABLES.length);
+    expect(calls.at(-1)).toBe('done');
   });
 });

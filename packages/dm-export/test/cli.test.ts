@@ -1,5 +1,6 @@
 /** End to end through the real CLI (spawned), with the workspace's profkit.config.json. */
 import { execFileSync } from 'node:child_process';
+import { runCli, runCliAsync } from '@profkit/test-utils';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,5 +42,61 @@ describe.skipIf(why !== undefined)('profkit CLI end to end', () => {
     expect(run('dm-export', 'diagram', '--format', 'mermaid')).toBe(diagramMermaid());
     run('dm-export', 'diagram', '--out', join(tmp, 'm.svg'));
     expect(readFileSync(join(tmp, 'm.svg'), 'utf8')).toMatch(/^<svg /);
+  });
+
+  const cli = (...args: string[]) => runCli(args, { cwd: repoRoot });
+
+  it('profkit convert --write-option append=true adds a second profile; --read-option profileId chooses one', async () => {
+    const registry = createRegistry([pprof!.default!, dmExportAdapter]);
+    const db = join(tmp, 'appended.sqlite');
+    const other = join(tmp, 'y.pb.gz');
+    if (!existsSync(other)) run('convert', input, other);
+    for (const src of [input, other]) {
+      const r = cli('convert', src, db, '--write-option', 'append=true');
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(listProfiles(db).map((r) => r.profileId)).toEqual([1, 2]);
+    expect(existsSync(`${db}.lock`)).toBe(false);
+    const first = join(tmp, 'first.pb.gz');
+    const r = cli('convert', db, first, '--read-option', 'profileId=1');
+    expect(r.code, r.stderr).toBe(0);
+    expect(meaning((await registry.read(first)).profile)).toEqual(meaning((await registry.read(input)).profile));
+    const missing = cli('convert', db, join(tmp, 'none.pb.gz'), '--read-option', 'profileId=3');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/\[PROFKIT_E_DM_NO_PROFILE\]/);
+  });
+
+  it('concurrent appends from separate processes keep every profile', async () => {
+    const db = join(tmp, 'concurrent.sqlite');
+    const runs = await Promise.all([
+      runCliAsync(['dm-export', 'append', db, input, '--name', 'p1'], { cwd: repoRoot }),
+      runCliAsync(['dm-export', 'append', db, input, '--name', 'p2'], { cwd: repoRoot }),
+      runCliAsync(['convert', input, db, '--write-option', 'append=true', '--write-option', 'name=p3'], { cwd: repoRoot }),
+      runCliAsync(['convert', input, db, '--write-option', 'append=true', '--write-option', 'name=p4'], { cwd: repoRoot }),
+    ]);
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(listProfiles(db).map((r) => r.name).sort()).toEqual(['p1', 'p2', 'p3', 'p4']);
+    expect(listProfiles(db).map((r) => r.profileId)).toEqual([1, 2, 3, 4]);
+    expect(existsSync(`${db}.lock`)).toBe(false);
+  });
+
+  it('errors are one line with their code and the documented exit code; --json documents are versioned', () => {
+    const db = join(tmp, 'all.db');
+    const cases: [string[], number, RegExp][] = [
+      [['dm-export', 'append', db], 2, /^profkit: dm-export append: needs DB.sqlite and at least one PROFILE.* \[PROFKIT_E_USAGE\]\n$/],
+      [['dm-export', 'diagram', '--json'], 2, /has no --json output .*\[PROFKIT_E_USAGE\]\n$/],
+      [['dm-export', 'export', input, join(tmp, 'q'), '--to', 'xml'], 2, /--to must be sqlite, sql, parquet or csv, not xml \[PROFKIT_E_USAGE\]\n$/],
+      [['dm-export', 'list', join(tmp, 'nope.sqlite')], 3, /no such file \[PROFKIT_E_IO\]\n$/],
+      [['dm-export', 'list', input], 1, /\[PROFKIT_E_DM_NOT_SQLITE\]\n$/],
+    ];
+    for (const [args, code, line] of cases) {
+      const r = cli(...args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+      expect(r.stderr).toMatch(line);
+      expect(r.stdout).toBe('');
+    }
+    const list = cli('dm-export', 'list', db, '--json');
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual({ schema: 'profkit.dm-export.list/1', database: db, profiles: listProfiles(db) });
   });
 });

@@ -42,6 +42,39 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     expect(back['.extensions']['fuchsia-sampler']!.facts!.process_name).toBe('test process');
   });
 
+  it('errors: one line with the PROFKIT_E_ code, and the documented exit codes (2 usage, 3 I/O, 5 network, 1 invalid)', () => {
+    const rec = join(dir, 'codes.fsrec');
+    writeFileSync(rec, callsToRecording([{ method: 'SetProcessInfo', processName: 'codes' }]));
+    const cases: [string[], number, RegExp][] = [
+      [['fuchsia-sampler', 'serve', '--listen', 'nonsense', '--out', join(dir, 'o')], 2, /^profkit: fuchsia-sampler serve: address "nonsense" is not HOST:PORT or unix:PATH \[PROFKIT_E_USAGE\]\n$/],
+      [['fuchsia-sampler', 'serve', '--out', join(dir, 'o')], 2, /needs --listen ADDR and --out DIR \[PROFKIT_E_USAGE\]\n$/],
+      [['fuchsia-sampler', 'replay', rec, '--to', '127.0.0.1:1'], 5, /127\.0\.0\.1:1.* \[PROFKIT_E_NETWORK\]\n$/],
+      [['fuchsia-sampler', 'replay', rec, '--to', '127.0.0.1:1', '--generation', '7'], 2, /--generation must be 1, 2 or 3 \[PROFKIT_E_USAGE\]\n$/],
+      [['fuchsia-sampler', 'profiles', join(dir, 'missing.fsrec'), '--out', join(dir, 'o')], 3, /no such file \[PROFKIT_E_IO\]\n$/],
+      [['fuchsia-sampler', 'profiles', fixture('upstream-example.fsrec.jsonl'), '--out', join(dir, 'o'), '--partial-threshold=-1'], 2, /--partial-threshold must be a number >= 0, got "-1" \[PROFKIT_E_USAGE\]\n$/],
+    ];
+    for (const [args, code, line] of cases) {
+      const r = run(...args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+      expect(r.stderr).toMatch(line);
+      expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+      expect(r.stdout).toBe('');
+    }
+    const bad = join(dir, 'bad.fsrec');
+    writeFileSync(bad, Buffer.concat([readFileSync(fixture('upstream-example.fsrec')).subarray(0, 16), Buffer.from([7, 0, 0, 0, 0, 0, 0, 0])]));
+    const r = run('fuchsia-sampler', 'profiles', bad, '--out', join(dir, 'o'));
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/\[PROFKIT_E_FUCHSIA_RECORDING\]\n$/);
+  });
+
+  it('--json documents through the CLI', () => {
+    const r = run('fuchsia-sampler', 'profiles', fixture('upstream-example.fsrec'), '--out', join(dir, 'json-out'), '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.schema).toBe('profkit.fuchsia-sampler.profiles/1');
+    expect(doc.files).toEqual(readdirSync(join(dir, 'json-out')).map((f) => join(dir, 'json-out', f)));
+  });
+
   it('serve + replay as processes; SIGTERM writes the final profile of a connected client', async () => {
     const out = join(dir, 'profiles');
     const server = spawn(process.execPath, [bin, 'fuchsia-sampler', 'serve', '--listen', '127.0.0.1:0', '--out', out, '--timeout', '30', '--raw'], { cwd: dir });

@@ -279,22 +279,63 @@ describe('adapter commands (called with a built context)', () => {
     const up = await readOut(join(outDir, 'test_process_final_0.pb.gz'));
     expect(meaning(up).rows).toEqual(['3e8,5dc=0,0,1,100,0,0', '3e8,5dc=1,1000,1,1000,0,0', 'bb8,bb9=0,0,0,0,1,100']);
   });
-  it('usage errors exit 2, a refused connection exits 4, malformed recordings exit 1', async () => {
+  it('errors are thrown as ProfkitErrors with the code the CLI maps to its exit code', async () => {
     const a = makeCtx([], { out: freshDir() });
-    expect(await cmd('fuchsia-sampler serve').run(a.ctx)).toBe(2);
-    expect(a.err()).toMatch(/--listen/);
+    await expect(cmd('fuchsia-sampler serve').run(a.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', message: expect.stringMatching(/--listen/) });
     const b = makeCtx([], { listen: 'nonsense', out: freshDir() });
-    expect(await cmd('fuchsia-sampler serve').run(b.ctx)).toBe(2);
+    await expect(cmd('fuchsia-sampler serve').run(b.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', message: expect.stringMatching(/"nonsense" is not HOST:PORT/) });
+    const n = makeCtx([], { listen: '127.0.0.1:0', out: freshDir(), 'max-clients': 'lots' });
+    await expect(cmd('fuchsia-sampler serve').run(n.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE', detail: { rule: 'usage of profkit fuchsia-sampler serve' } });
     const rec = join(tmp, 'ok.fsrec');
     writeFileSync(rec, callsToRecording(workload('x', 3, 1)));
     // Port 1 on loopback: nothing listens there.
     const c = makeCtx([rec], { to: '127.0.0.1:1' });
-    expect(await cmd('fuchsia-sampler replay').run(c.ctx)).toBe(4);
+    await expect(cmd('fuchsia-sampler replay').run(c.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK' });
     const badRec = join(tmp, 'bad.fsrec');
     writeFileSync(badRec, Uint8Array.from([...recordingHeader(), 7, 0, 0, 0, 0, 0, 0, 0]));
     const d = makeCtx([badRec], { to: '127.0.0.1:1' });
-    expect(await cmd('fuchsia-sampler replay').run(d.ctx)).toBe(1);
-    expect(d.err()).toMatch(/PROFKIT_E_FUCHSIA_RECORDING/);
+    await expect(cmd('fuchsia-sampler replay').run(d.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_FUCHSIA_RECORDING' });
+    const missing = makeCtx([join(tmp, 'no-such.fsrec')], { out: freshDir() });
+    await expect(cmd('fuchsia-sampler profiles').run(missing.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_IO' });
+    // An output directory that cannot be made is an I/O error, not a network one.
+    const aFile = join(tmp, 'a-file');
+    writeFileSync(aFile, 'x');
+    const noDir = makeCtx([], { listen: '127.0.0.1:0', out: join(aFile, 'sub') });
+    await expect(cmd('fuchsia-sampler serve').run(noDir.ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_IO', detail: { file: join(aFile, 'sub') } });
+    // Nothing was printed by the commands themselves: the CLI prints the one error line.
+    for (const x of [a, b, c, d, missing, noDir]) expect(x.err()).toBe('');
+  });
+  it('--json: versioned documents (profkit.fuchsia-sampler.<command>/1)', async () => {
+    const outDir = freshDir();
+    const serve = makeCtx([], { listen: '127.0.0.1:0', out: outDir, 'max-connections': '1', timeout: '20', raw: true });
+    serve.ctx.json = true;
+    const serving = cmd('fuchsia-sampler serve').run(serve.ctx);
+    while (!serve.out().includes('\n')) await new Promise((r) => setTimeout(r, 10));
+    const first = JSON.parse(serve.out().split('\n')[0]!);
+    expect(first).toMatchObject({ schema: 'profkit.fuchsia-sampler.serve/1', event: 'listening' });
+    expect(first.address).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
+    const rec = join(tmp, 'json.fsrec');
+    writeFileSync(rec, callsToRecording(workload('jsonproc', 20, 3)));
+    const rep = makeCtx([rec], { to: first.address });
+    rep.ctx.json = true;
+    expect(await cmd('fuchsia-sampler replay').run(rep.ctx)).toBe(0);
+    const sent = JSON.parse(rep.out());
+    expect(sent).toMatchObject({ schema: 'profkit.fuchsia-sampler.replay/1', recording: rec, to: first.address });
+    expect(sent.records).toBeGreaterThan(0);
+    expect(await serving).toBe(0);
+    const lines = serve.out().trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({ schema: 'profkit.fuchsia-sampler.serve/1', event: 'stopped', connections: 1, refused: 0, files: [join(outDir, 'jsonproc_final_0.pb.gz')], errors: [] });
+    expect(lines[1].events).toBeGreaterThan(0);
+    const prof = makeCtx([rec], { out: freshDir() });
+    prof.ctx.json = true;
+    expect(await cmd('fuchsia-sampler profiles').run(prof.ctx)).toBe(0);
+    const doc = JSON.parse(prof.out());
+    expect(doc).toMatchObject({ schema: 'profkit.fuchsia-sampler.profiles/1', recording: rec });
+    // The warnings of the writer are in the document, not on stderr.
+    for (const w of doc.warnings) expect(w.code).toMatch(/^PROFKIT_W_/);
+    expect(prof.err()).toBe('');
+    expect(doc.files.map((f: string) => f.replace(/^.*\//, ''))).toEqual(['jsonproc_final_0.pb.gz']);
   });
   it('profiles: writes every partial and the final profile of a recording', async () => {
     const rec = join(tmp, 'p.fsrec');

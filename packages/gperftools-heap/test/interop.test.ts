@@ -165,12 +165,27 @@ describe.skipIf(!haveGperftools)('real gperftools producer', () => {
     }
   });
 
-  it('the CPU writer keeps every record: same sample count and totals after a rewrite', () => {
+  it('the CPU writer reproduces libprofiler\'s CPUPROFILE file byte for byte up to the maps text', () => {
     const original = new Uint8Array(readFileSync(join(work, 'cpu.prof')));
     const a = readLegacy(original, { keepSignalFrames: true }).profile;
-    const out = join(work, 'ours.prof');
-    writeFileSync(out, writeCpuProfile(a).bytes);
-    const b = readLegacy(new Uint8Array(readFileSync(out)), { keepSignalFrames: true }).profile;
+    const ours = writeCpuProfile(a).bytes;
+    // header, records and trailer: identical bytes
+    const na = cpuBinaryLength(original);
+    const nb = cpuBinaryLength(ours);
+    expect(countCpuRecords(original)).toBeGreaterThan(3);
+    expect(nb).toBe(na);
+    expect(Buffer.from(ours.subarray(0, nb)).equals(Buffer.from(original.subarray(0, na)))).toBe(true);
+    // The maps text (the one difference, docs/formats/gperftools.md): ours keeps the executable
+    // mappings only, written with inode 0 and permissions r-xp; otherwise the same lines.
+    const execOnly = new TextDecoder()
+      .decode(original.subarray(na))
+      .split('\n')
+      .filter((l) => /^[0-9a-f]+-[0-9a-f]+ ..x. /.test(l))
+      .map((l) => l.replace(/^(\S+) \S+ (\S+ \S+ )(\d+)( *)/, (_m, range: string, offDev: string, ino: string, pad: string) => `${range} r-xp ${offDev}0${' '.repeat(Math.max(1, ino.length + pad.length - 1))}`));
+    expect(execOnly.length).toBeGreaterThan(3);
+    expect(new TextDecoder().decode(ours.subarray(nb)).replace(/\n$/, '').split('\n')).toEqual(execOnly);
+    // and the rewrite reads back to the same profile
+    const b = readLegacy(ours, { keepSignalFrames: true }).profile;
     expect(formatPprofDump(b)).toBe(formatPprofDump(a));
     expect(totalValue(b, 0)).toBe(totalValue(a, 0));
   });
@@ -182,13 +197,47 @@ describe.skipIf(!haveGperftools)('real gperftools producer', () => {
     const want = googlePprofText(binary, join(work, heap));
     expect(want).toMatch(/Total: /);
     expect(googlePprofText(binary, join(work, 'ours.heap'))).toBe(want);
-    const pc = readLegacy(new Uint8Array(readFileSync(join(work, 'cpu.prof')))).profile;
-    writeFileSync(join(work, 'ours2.prof'), writeCpuProfile(pc).bytes);
+    // CPU: the whole --text report (total, then flat/flat%/sum%/cum/cum% per function), from our
+    // default reading (signal frames dropped) and from a reading that keeps them.
     const wantCpu = googlePprofText(binary, join(work, 'cpu.prof'));
     expect(wantCpu).toMatch(/Total: \d+ samples/);
-    expect(googlePprofText(binary, join(work, 'ours2.prof')).split('\n')[0]).toBe(wantCpu.split('\n')[0]);
+    const rows = wantCpu.split('\n').filter((l) => /^\s*\d+\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+\S/.test(l));
+    expect(rows.length).toBeGreaterThan(3);
+    for (const keepSignalFrames of [false, true]) {
+      const pc = readLegacy(new Uint8Array(readFileSync(join(work, 'cpu.prof'))), { keepSignalFrames }).profile;
+      const out = join(work, `ours-cpu-${keepSignalFrames}.prof`);
+      writeFileSync(out, writeCpuProfile(pc).bytes);
+      expect(googlePprofText(binary, out).split('\n')).toEqual(wantCpu.split('\n'));
+    }
   });
 });
+
+/** Words of a little-endian 64-bit CPU profile (what libprofiler writes on x86-64/arm64). */
+function cpuWords(b: Uint8Array): BigUint64Array {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const n = Math.floor(b.byteLength / 8);
+  const w = new BigUint64Array(n);
+  for (let i = 0; i < n; i++) w[i] = dv.getBigUint64(i * 8, true);
+  return w;
+}
+
+/** Records of a CPU profile, parsed independently of the reader: [count, depth, pcs…]. */
+function cpuRecords(b: Uint8Array): { records: bigint[][]; end: number } {
+  const w = cpuWords(b);
+  expect([w[0], w[1], w[2]]).toEqual([0n, 3n, 0n]);
+  let i = 2 + Number(w[1]);
+  const records: bigint[][] = [];
+  for (;;) {
+    const count = w[i]!;
+    const depth = Number(w[i + 1]!);
+    if (i + 2 + depth > w.length) throw new Error(`CPU profile record at word ${i} runs past the end`);
+    if (count === 0n && depth === 1 && w[i + 2] === 0n) return { records, end: (i + 3) * 8 };
+    records.push([count, BigInt(depth), ...w.subarray(i + 2, i + 2 + depth)]);
+    i += 2 + depth;
+  }
+}
+const cpuBinaryLength = (b: Uint8Array) => cpuRecords(b).end;
+const countCpuRecords = (b: Uint8Array) => cpuRecords(b).records.length;
 
 const haveGxx = haveCommand('g++') && existsSync('/usr/include/gperftools/malloc_extension.h');
 if (!haveGxx) console.warn('gperftools-heap interop: g++ or gperftools headers missing (apt-get install g++ libgoogle-perftools-dev); tcmalloc heap-sample tests skipped');

@@ -77,10 +77,15 @@ export function candidateBinaries(mapping: { filename: string; buildId: string }
 /**
  * google/pprof's `Mapping.Unsymbolizable` plus remote file names: pseudo files (`[vdso]`,
  * `[heap]`), `linux-vdso*`, `/dev/dri/*`, `/memfd:*`, `//anon`, empty names and URLs.
+ *
+ * Deliberate difference from pprof: an empty name is symbolizable when the mapping has a build
+ * id (`buildId`), because the binary can then be found by build id alone (`.build-id/xx/rest.debug`,
+ * `xx/rest.debug`, `<buildid>/…`). Fuchsia's sampler and other embedded profilers record
+ * mappings that way.
  */
-export function unsymbolizableReason(filename: string): string | undefined {
+export function unsymbolizableReason(filename: string, buildId = ''): string | undefined {
   const name = basename(filename);
-  if (filename === '') return 'the mapping has no file name';
+  if (filename === '') return buildId === '' ? 'the mapping has neither a file name nor a build id' : undefined;
   if (name.startsWith('[')) return `${filename} is a pseudo mapping`;
   if (name.startsWith('linux-vdso')) return `${filename} is the kernel's vDSO`;
   if (filename.startsWith('/dev/dri/')) return `${filename} is a device mapping`;

@@ -277,7 +277,7 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
           rep.hint = 'use --force to symbolize it again';
           continue;
         }
-        const why = unsymbolizableReason(filename);
+        const why = unsymbolizableReason(filename, buildId);
         if (why) {
           rep.status = 'unsymbolizable';
           rep.message = `cannot symbolize: ${why}`;
@@ -292,7 +292,7 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
             rep.binary = picked.mismatched[0]!.path;
             rep.binaryBuildId = picked.mismatched[0]!.id;
             rep.message = `build id mismatch: the profile recorded ${buildId} but ${picked.mismatched.map((x) => `${x.path} has ${x.id}`).join(', ')}; ${rows.length} address(es) left unsymbolized`;
-            rep.hint = `provide the binary that ran (build id ${buildId}) with --binary, or put it (or its debug file) in a --search-path directory as DIR/${buildId}/${basenameOf(filename)} or DIR/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug`;
+            rep.hint = `provide the binary that ran (build id ${buildId}) with --binary, or put it (or its debug file) in a --search-path directory as DIR/${buildId}/${basenameOf(filename) || 'FILE'} or DIR/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug`;
           } else if (picked.broken.length > 0) {
             rep.status = 'bad-binary';
             rep.binary = picked.broken[0]!.path;
@@ -300,8 +300,10 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
             rep.hint = 'point --binary or --search-path at the ELF file that ran';
           } else {
             rep.status = 'missing-binary';
-            rep.message = `binary ${filename} not found${searchPath.length ? ` (searched ${searchPath.join(', ')})` : ''}; ${rows.length} address(es) left unsymbolized`;
-            rep.hint = `give the binary with --binary (main binary) or set --search-path / PPROF_BINARY_PATH to a directory holding ${basenameOf(filename) || 'it'}${buildId ? ` or DIR/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug` : ''}`;
+            rep.message = `${filename ? `binary ${filename}` : `no binary with build id ${buildId}`} not found${searchPath.length ? ` (searched ${searchPath.join(', ')})` : ''}; ${rows.length} address(es) left unsymbolized`;
+            rep.hint = filename
+              ? `give the binary with --binary (main binary) or set --search-path / PPROF_BINARY_PATH to a directory holding ${basenameOf(filename)}${buildId ? ` or DIR/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug` : ''}`
+              : `the mapping has no file name: put the binary (or its debug file) in a --search-path / PPROF_BINARY_PATH directory as DIR/.build-id/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug, DIR/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug or DIR/${buildId}/FILE`;
           }
           continue;
         }

@@ -3,14 +3,34 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, assertValid, resolveStack, resolveSymbolUrl } from '@profkit/core';
+import { ProfileBuilder, assertValid, resolveStack } from '@profkit/core';
 import { parseSymbolReply, symbolize, symbolizeRemoteAddresses, symbolzURL } from '../src/index.js';
 
-// The URL derivation table (google/pprof's 19 cases and the user-facing extras) is tested with
-// the implementation in @profkit/core (packages/core/test/symbolz.test.ts).
-describe('symbolzURL (core resolveSymbolUrl)', () => {
-  const cases = ['http://host/whatever/pprof/growth', 'host:8080/debug/pprof/heap', 'http://host/profilez?seconds=5', 'http://host/x/pprof/symbol'];
-  for (const src of cases) it(`${src} → ${resolveSymbolUrl(src)}`, () => expect(symbolzURL(src)).toBe(resolveSymbolUrl(src)));
+// Expected endpoints are literals from google/pprof's rules (internal/symbolz `symbolz()` and its
+// TestSymbolzURL table), plus the user-facing forms documented in docs/symbolization.md.
+// @profkit/core tests the full table on resolveSymbolUrl (packages/core/test/symbolz.test.ts);
+// these check that the symbolizer's entry point follows the same rules.
+describe('symbolzURL: google/pprof endpoint rules', () => {
+  const cases: [string, string][] = [
+    // google/pprof internal/symbolz/symbolz_test.go TestSymbolzURL
+    ['http://host:8000/profilez', 'http://host:8000/symbolz'],
+    ['http://host:8000/profilez?seconds=5', 'http://host:8000/symbolz'],
+    ['http://host:8000/profilez?seconds=5&format=proto', 'http://host:8000/symbolz'],
+    ['http://host:8000/heapz?format=legacy', 'http://host:8000/symbolz'],
+    ['http://host:8000/debug/pprof/profile', 'http://host:8000/debug/pprof/symbol'],
+    ['http://host:8000/debug/pprof/profile?seconds=10', 'http://host:8000/debug/pprof/symbol'],
+    ['http://host:8000/debug/pprof/heap', 'http://host:8000/debug/pprof/symbol'],
+    // gperftools suffixes (pprof's hasGperftoolsSuffix): the last element becomes `symbol`
+    ['http://host/whatever/pprof/growth', 'http://host/whatever/pprof/symbol'],
+    ['http://host/x/pprof/contention', 'http://host/x/pprof/symbol'],
+    // any other path: /symbolz at the host root
+    ['http://host/a/profilez', 'http://host/symbolz'],
+    // user-facing extras: no scheme → http, a symbol URL is kept (without its query)
+    ['host:8080/debug/pprof/heap', 'http://host:8080/debug/pprof/symbol'],
+    ['http://host/x/pprof/symbol?x=1', 'http://host/x/pprof/symbol'],
+    ['https+insecure://host:443/pprof/heap', 'https://host/pprof/symbol'],
+  ];
+  for (const [src, want] of cases) it(`${src} → ${want}`, () => expect(symbolzURL(src)).toBe(want));
   it('a non-http scheme is a usage error', () => {
     expect(() => symbolzURL('ftp://host/pprof/heap')).toThrow(expect.objectContaining({ code: 'PROFKIT_E_USAGE' }));
   });

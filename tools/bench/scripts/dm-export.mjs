@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProfileBuilder } from '@profkit/core';
-import { TABLES, postgresScript, profileToTables, readDirectory, readSqlite, sqlType, writeCsvDir, writeParquetDir, writeSqlite } from '@profkit/dm-export';
+import { spawnSync } from 'node:child_process';
+import { TABLES, listProfiles, postgresScript, profileToTables, readDirectory, readSqlite, sqlType, writeCsvDir, writeParquetDir, writeSqlite, writeSqliteFile } from '@profkit/dm-export';
 
 const n = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200_000);
 const json = process.argv.includes('--json');
@@ -88,6 +89,34 @@ try {
   }));
   results.push(await time('SQLite read back', async () => ({ samples: (await readSqlite(sqliteBytes)).profile.samples.value.length })));
   results.push(await time('SQLite append (2nd profile)', async () => ({ bytes: writeSqlite(p, { append: true, existing: sqliteBytes }).bytes.length })));
+  // On disk (what `profkit dm-export append` and `convert --write-option append=true` do): copy,
+  // append in one transaction, fsync, rename, under <db>.lock.
+  const dbFile = join(tmp, 'disk.sqlite');
+  results.push(await time('SQLite file: new database on disk', async () => {
+    await writeSqliteFile(dbFile, { append: false }, async (add) => add(p));
+    return { bytes: statSync(dbFile).size };
+  }));
+  results.push(await time('SQLite file: append 2nd profile on disk', async () => {
+    await writeSqliteFile(dbFile, { append: true }, async (add) => add(p));
+    return { bytes: statSync(dbFile).size };
+  }));
+  results.push(await time('SQLite file: read profile 1 (read-only)', async () => ({ samples: (await readSqlite(dbFile, { profileId: 1 })).profile.samples.value.length })));
+  // Peak memory of a fresh process adding a 1,000-sample profile to that database (on disk), and
+  // of the in-memory route (load the file, deserialize, serialize, write): the on-disk peak does
+  // not grow with the database size, the in-memory one does.
+  const small = join(tmp, 'small.sqlite');
+  writeFileSync(small, writeSqlite(generate(1000, 200)).bytes);
+  const child = (code) => {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', cwd: process.cwd() });
+    if (r.status !== 0) throw new Error(r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const pre = `import { readFileSync, writeFileSync } from 'node:fs'; import { readSqlite, writeSqlite, writeSqliteFile } from '@profkit/dm-export'; const small = (await readSqlite(${JSON.stringify(small)})).profile; const base = process.resourceUsage().maxRSS;`;
+  const post = `console.log(JSON.stringify({ baseMiB: Math.round(base / 1024), peakMiB: Math.round(process.resourceUsage().maxRSS / 1024) }));`;
+  const disk = child(`${pre} await writeSqliteFile(${JSON.stringify(dbFile)}, { append: true }, async (add) => add(small)); ${post}`);
+  const memCopy = join(tmp, 'mem.sqlite');
+  const mem = child(`${pre} const w = writeSqlite(small, { append: true, existing: readFileSync(${JSON.stringify(dbFile)}) }); writeFileSync(${JSON.stringify(memCopy)}, w.bytes); ${post}`);
+  const memory = { databaseMiB: Math.round(statSync(dbFile).size / 2 ** 20), profiles: listProfiles(dbFile).length, onDisk: disk, inMemory: mem };
   results.push(await time('Parquet directory write (DuckDB appender)', async () => {
     await writeParquetDir(p, join(tmp, 'pq'));
     return { bytes: dirSize(join(tmp, 'pq')) };
@@ -107,11 +136,12 @@ try {
     return { bytes };
   }));
   const info = { samples: n, frames: p.samples.locations.location_id.length, rows, generateSeconds: gen.seconds, node: process.version };
-  if (json) console.log(JSON.stringify({ info, results }, null, 2));
+  if (json) console.log(JSON.stringify({ info, results, memory }, null, 2));
   else {
     console.log(`dm-export bench: ${n} samples, ${info.frames} stack frames, ${rows} rows in all tables (generated in ${gen.seconds} s)`);
     console.log(`${'step'.padEnd(42)} ${'wall'.padStart(9)} ${'cpu'.padStart(9)}  size`);
     for (const r of results) console.log(`${r.label.padEnd(42)} ${String(r.seconds).padStart(7)} s ${String(r.cpuSeconds).padStart(7)} s${r.bytes ? `  ${(r.bytes / 1e6).toFixed(1)} MB` : ''}`);
+    console.log(`append of a 1,000-sample profile to the ${memory.databaseMiB} MiB database in a fresh process, peak RSS (baseline after loading the profile): on disk ${memory.onDisk.peakMiB} MiB (${memory.onDisk.baseMiB}), in memory ${memory.inMemory.peakMiB} MiB (${memory.inMemory.baseMiB})`);
     console.log(`load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores`);
   }
 } finally {

@@ -1,24 +1,27 @@
 /**
  * Rprof benchmark (issue 3). Subcommands:
  *
- *   node tools/bench/dist/rprof.js read [--lines 166000] [--runs 5] [--shape issue|deep]
+ *   node tools/bench/dist/rprof.js read [--lines 166000] [--runs 5] [--shape issue|deep] [--json PATH]
  *       Generates a realistic line-profiling Rprof file (deep stacks, several source files,
  *       interleaved #File lines), then times: read → profile, read → pprof bytes (through the
  *       registry with the pprof adapter), Rprof write, folded write, and R's summaryRprof on the
  *       same file (when Rscript is installed).
- *   node tools/bench/dist/rprof.js stream [--mb 1024] [--aggregate true|false] [--shape issue|deep] [--keep PATH]
+ *   node tools/bench/dist/rprof.js stream [--mb 1024] [--aggregate true|false] [--shape issue|deep] [--keep PATH] [--json PATH]
  *       Generates a file of about that size (streamed to disk) and reads it with the streaming
  *       reader (`readChunks` → `readRprofChunks`), reporting time and peak RSS of the process.
  *
- * Numbers are printed as JSON lines; docs/performance.md ("Rprof") quotes them.
+ * Numbers are printed as JSON lines; docs/performance.md ("Rprof") quotes them. With
+ * `--json PATH` the result is also written to PATH (atomically, with core's `writeFileAtomic`).
+ * Generated inputs are written atomically too, so an interrupted `stream --keep PATH` never
+ * leaves a truncated file that a later run would reuse.
  */
 
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createRegistry, readChunks } from '@profkit/core';
+import { createRegistry, readChunks, writeFileAtomic } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
 import rprofAdapter, { readRprofBytes, readRprofChunks, writeFolded, writeRprofText } from '@profkit/rprof';
 
@@ -136,8 +139,15 @@ export function* generate(lines: number, seed = 42, shape: Shape = 'issue', pool
   }
 }
 
-function writeGenerated(path: string, lines: number, shape: Shape): void {
-  writeFileSync(path, Array.from(generate(lines, 42, shape)).join(''));
+async function writeGenerated(path: string, lines: number, shape: Shape): Promise<void> {
+  await writeFileAtomic(path, new TextEncoder().encode(Array.from(generate(lines, 42, shape)).join('')));
+}
+
+/** Prints a result as one JSON line and, with `--json PATH`, writes it to PATH atomically. */
+async function report(result: Record<string, unknown>, jsonPath: string | undefined): Promise<void> {
+  const line = JSON.stringify(result);
+  console.log(line);
+  if (jsonPath !== undefined) await writeFileAtomic(jsonPath, new TextEncoder().encode(line + '\n'));
 }
 
 function median(xs: number[]): number {
@@ -177,11 +187,11 @@ function rTime(expr: string, runs: number): { ms: number; cpuMs: number } | unde
   return { ms: Math.round(e! * 1000), cpuMs: Math.round(u! * 1000) };
 }
 
-async function benchRead(lines: number, runs: number, shape: Shape): Promise<void> {
+async function benchRead(lines: number, runs: number, shape: Shape, jsonPath?: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
   try {
     const path = join(dir, 'line.out');
-    writeGenerated(path, lines, shape);
+    await writeGenerated(path, lines, shape);
     const bytes = new Uint8Array(readFileSync(path));
     const registry = createRegistry([rprofAdapter, pprofAdapter]);
     const read = await time(runs, () => readRprofBytes(bytes));
@@ -233,13 +243,13 @@ async function benchRead(lines: number, runs: number, shape: Shape): Promise<voi
         result.r_profile_read_rprof_ms = rr?.ms ?? null;
       } else result.r_profile_read_rprof_ms = 'R package "profile" not installed';
     } else result.r_summaryRprof_ms = 'Rscript not installed';
-    console.log(JSON.stringify(result));
+    await report(result, jsonPath);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function benchStream(mb: number, aggregate: boolean, keep: string | undefined, shape: Shape): Promise<void> {
+async function benchStream(mb: number, aggregate: boolean, keep: string | undefined, shape: Shape, jsonPath?: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'profkit-bench-rprof-'));
   const path = keep ?? join(dir, 'big.out');
   try {
@@ -252,18 +262,32 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
     if (!exists) {
       // ~4.4 MB per 166,000 lines of the generator above; stream it to disk.
       const target = mb * 1024 * 1024;
-      const ws = createWriteStream(path);
-      let written = 0;
-      let seed = 1;
+      const enc = new TextEncoder();
       // Blocks of 100,000 lines, each with its own header: like Rprof(append = TRUE) runs.
-      outer: for (;;) {
-        for (const piece of generate(100_000, seed++, shape)) {
-          if (!ws.write(piece)) await new Promise<void>((ok) => ws.once("drain", () => ok()));
-          written += piece.length;
-          if (written >= target) break outer;
+      // Written atomically (temp file + rename): an interrupted run leaves no partial --keep file.
+      const pieces = function* (): Generator<Uint8Array> {
+        let written = 0;
+        let seed = 1;
+        let batch: string[] = [];
+        let batched = 0;
+        for (;;) {
+          for (const piece of generate(100_000, seed++, shape)) {
+            batch.push(piece);
+            batched += piece.length;
+            written += piece.length;
+            if (written >= target) {
+              yield enc.encode(batch.join(''));
+              return;
+            }
+            if (batched >= 1 << 20) {
+              yield enc.encode(batch.join(''));
+              batch = [];
+              batched = 0;
+            }
+          }
         }
-      }
-      await new Promise<void>((ok, fail) => ws.end((e?: Error | null) => (e ? fail(e) : ok())));
+      };
+      await writeFileAtomic(path, pieces());
     }
     const size = statSync(path).size;
     const rss0 = process.memoryUsage().rss;
@@ -272,8 +296,8 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
     const { profile, warnings } = await readRprofChunks(readChunks(path), { aggregate, fileName: path });
     const ms = performance.now() - t0;
     const ru = process.resourceUsage();
-    console.log(
-      JSON.stringify({
+    await report(
+      {
         bench: 'rprof-stream',
         shape,
         aggregate,
@@ -287,7 +311,8 @@ async function benchStream(mb: number, aggregate: boolean, keep: string | undefi
         mb_per_s: Math.round(size / 1048576 / (ms / 1000)),
         rss_before_mb: Math.round(rss0 / 1048576),
         peak_rss_mb: Math.round(ru.maxRSS / 1024),
-      }),
+      },
+      jsonPath,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -305,13 +330,14 @@ export async function runRprofBench(argv: string[]): Promise<void> {
       aggregate: { type: 'string', default: 'true' },
       keep: { type: 'string' },
       shape: { type: 'string', default: 'issue' },
+      json: { type: 'string' },
     },
   });
   const cmd = positionals[0] ?? 'read';
   const shape = values.shape as Shape;
   if (shape !== 'issue' && shape !== 'deep') throw new Error(`--shape must be issue or deep, not ${shape}`);
-  if (cmd === 'read') await benchRead(Number(values.lines), Number(values.runs), shape);
-  else if (cmd === 'stream') await benchStream(Number(values.mb), values.aggregate !== 'false', values.keep, shape);
+  if (cmd === 'read') await benchRead(Number(values.lines), Number(values.runs), shape, values.json);
+  else if (cmd === 'stream') await benchStream(Number(values.mb), values.aggregate !== 'false', values.keep, shape, values.json);
   else throw new Error(`unknown rprof bench command ${cmd} (read | stream)`);
 }
 

@@ -13,7 +13,7 @@ import { filterSamples } from './filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
-import { formatTopTable, topEntries, type TopTable } from './top.js';
+import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 
 export interface CallGraphOptions {
   /** Sample type to report; default: the profile's default sample type. */
@@ -104,12 +104,32 @@ export function reportTotal(p: Profile, sampleTypeIndex: number): bigint {
   return diffTotal > 0n ? diffTotal : total;
 }
 
-interface NodeState {
-  name: string;
-  flat: bigint;
-  cum: bigint;
-  seen: number;
-  out: Map<number, CallGraphEdge & { stamp: number }>;
+/** A built graph: flat and cum per node id, and the calls (node ids) in first-seen order. */
+interface BuiltGraph {
+  flat: bigint[];
+  cum: bigint[];
+  src: number[];
+  dst: number[];
+  /** Doubles when the graph was summed in doubles (exact), bigints otherwise. */
+  weight: (number | bigint)[];
+  inline: boolean[];
+  residual: boolean[];
+}
+
+/** The graph input as flat arrays: node ids per location row, location rows per sample. */
+interface GraphInput {
+  nNodes: number;
+  /** Node ids of location row r: `locNodeIds[locNodeOffsets[r] .. locNodeOffsets[r+1]]`, innermost first. */
+  locNodeOffsets: Uint32Array;
+  locNodeIds: Int32Array;
+  /** Sample stacks as location rows (-1 = unknown id), innermost first. */
+  stackOffsets: Uint32Array;
+  stackRows: Int32Array;
+  /** Only calls into these nodes are kept (all when undefined). */
+  callees: Uint8Array | undefined;
+  /** The sample values; as doubles too when every sum is exact in them (faster than bigints). */
+  values: BigInt64Array;
+  exact: Float64Array | undefined;
 }
 
 /**
@@ -170,49 +190,107 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
   return { locNodes, names, infos };
 }
 
-/** pprof `newGraph` restricted to `kept` nodes (all when undefined). */
-function buildNodes(p: Profile, col: BigInt64Array, locNodes: number[][], names: string[], index: ProfileIndex, kept: Set<number> | undefined): NodeState[] {
-  const nodes: NodeState[] = names.map((name) => ({ name, flat: 0n, cum: 0n, seen: -1, out: new Map() }));
-  const { offsets, location_id } = p.samples.locations;
-  for (let i = 0; i < col.length; i++) {
-    const w = col[i]!;
-    if (w === 0n) continue;
+/**
+ * pprof `newGraph` restricted to `kept` nodes (all when undefined): cum once per node per sample,
+ * flat on the leaf node, calls (parent -> node) counted once per sample, inline only when every
+ * counted occurrence is an inlined line, residual when they skip nodes that are not kept.
+ * Sums in doubles when `g.exact` (every sum fits in 2^53), in bigints otherwise.
+ */
+function buildNodes(g: GraphInput, kept: Uint8Array | undefined): BuiltGraph {
+  return g.exact ? buildNodesOf(g, g.exact, 0, kept) : buildNodesOf(g, g.values, 0n, kept);
+}
+
+function buildNodesOf<V extends number | bigint>(g: GraphInput, weights: ArrayLike<V>, zero: V, kept: Uint8Array | undefined): BuiltGraph {
+  const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
+  const flat = new Array<V>(g.nNodes).fill(zero);
+  const cum = new Array<V>(g.nNodes).fill(zero);
+  const seen = new Int32Array(g.nNodes).fill(-1);
+  const { locNodeOffsets, locNodeIds, stackOffsets, stackRows, callees } = g;
+  const eSrc: number[] = [];
+  const eDst: number[] = [];
+  const eWeight: V[] = [];
+  const eInline: boolean[] = [];
+  const eResidual: boolean[] = [];
+  const eStamp: number[] = [];
+  // Open-addressing hash table of (src, dst) -> edge index.
+  let mask = (1 << 12) - 1;
+  let hSrc = new Int32Array(mask + 1).fill(-1);
+  let hDst = new Int32Array(mask + 1);
+  let hEdge = new Int32Array(mask + 1);
+  const slot = (src: number, dst: number): number => {
+    // murmur3's 32-bit finalizer over the pair
+    let h = Math.imul(src, 0x9e3779b1) ^ dst;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h = (h ^ (h >>> 16)) & mask;
+    while (hSrc[h] !== -1 && (hSrc[h] !== src || hDst[h] !== dst)) h = (h + 1) & mask;
+    return h;
+  };
+  const grow = () => {
+    const [oSrc, oDst, oEdge] = [hSrc, hDst, hEdge];
+    mask = mask * 2 + 1;
+    hSrc = new Int32Array(mask + 1).fill(-1);
+    hDst = new Int32Array(mask + 1);
+    hEdge = new Int32Array(mask + 1);
+    for (let i = 0; i < oSrc.length; i++) {
+      if (oSrc[i] === -1) continue;
+      const h = slot(oSrc[i]!, oDst[i]!);
+      hSrc[h] = oSrc[i]!;
+      hDst[h] = oDst[i]!;
+      hEdge[h] = oEdge[i]!;
+    }
+  };
+  for (let i = 0; i < weights.length; i++) {
+    const w = weights[i]!;
+    if (w == 0) continue;
     let parent = -1;
     let residual = false;
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      const r = index.locations.get(location_id[k]!);
+    for (let k = stackOffsets[i + 1]! - 1; k >= stackOffsets[i]!; k--) {
+      const r = stackRows[k]!;
       if (r < 0) continue;
-      const ln = locNodes[r]!;
-      for (let ni = ln.length - 1; ni >= 0; ni--) {
-        const n = ln[ni]!;
-        if (kept && !kept.has(n)) {
+      const b = locNodeOffsets[r]!;
+      const last = locNodeOffsets[r + 1]! - 1;
+      for (let ni = last; ni >= b; ni--) {
+        const n = locNodeIds[ni]!;
+        if (kept && !kept[n]) {
           residual = true;
           continue;
         }
-        const node = nodes[n]!;
-        if (node.seen !== i) {
-          node.seen = i;
-          node.cum += w;
+        if (seen[n] !== i) {
+          seen[n] = i;
+          cum[n] = add(cum[n]!, w);
         }
-        if (parent >= 0 && parent !== n) {
-          const out = nodes[parent]!.out;
-          const e = out.get(n);
-          const inl = ni !== ln.length - 1;
-          if (!e) out.set(n, { src: parent, dst: n, weight: w, inline: inl, residual, stamp: i });
-          else if (e.stamp !== i) {
-            e.stamp = i;
-            e.weight += w;
-            if (residual) e.residual = true;
-            if (!inl) e.inline = false;
+        if (parent >= 0 && parent !== n && (!callees || callees[n])) {
+          const inl = ni !== last;
+          const h = slot(parent, n);
+          if (hSrc[h] === -1) {
+            hSrc[h] = parent;
+            hDst[h] = n;
+            hEdge[h] = eSrc.length;
+            eSrc.push(parent);
+            eDst.push(n);
+            eWeight.push(w);
+            eInline.push(inl);
+            eResidual.push(residual);
+            eStamp.push(i);
+            if (eSrc.length * 2 > mask) grow();
+          } else {
+            const e = hEdge[h]!;
+            if (eStamp[e] !== i) {
+              eStamp[e] = i;
+              eWeight[e] = add(eWeight[e]!, w);
+              if (residual) eResidual[e] = true;
+              if (!inl) eInline[e] = false;
+            }
           }
         }
         parent = n;
         residual = false;
       }
     }
-    if (parent >= 0 && !residual) nodes[parent]!.flat += w;
+    if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, w);
   }
-  return nodes;
+  return { flat: flat.map((v) => BigInt(v)), cum: cum.map((v) => BigInt(v)), src: eSrc, dst: eDst, weight: eWeight, inline: eInline, residual: eResidual };
 }
 
 /**
@@ -222,31 +300,66 @@ function buildNodes(p: Profile, col: BigInt64Array, locNodes: number[][], names:
  * edges below `edgeFraction` are dropped.
  */
 export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph {
+  return buildCallGraph(p, options, true);
+}
+
+/**
+ * `callGraph`; with `allCalls` false only the calls into inlined frames are kept (all `-top`
+ * needs for its inline markers; much less work on large profiles).
+ */
+function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean): CallGraph {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkSampleType(p, t);
   const col = p.samples['.values'][t]!;
   const index = new ProfileIndex(p);
   const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
-  const live = (ns: NodeState[]) => {
+  const locNodeOffsets = new Uint32Array(locNodes.length + 1);
+  for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
+  const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
+  for (let r = 0; r < locNodes.length; r++) locNodeIds.set(locNodes[r]!, locNodeOffsets[r]!);
+  const { offsets: stackOffsets, location_id: stackIds } = p.samples.locations;
+  const stackRows = new Int32Array(stackIds.length);
+  for (let k = 0; k < stackIds.length; k++) stackRows[k] = index.locations.get(stackIds[k]!);
+  let callees: Uint8Array | undefined;
+  if (!allCalls) {
+    callees = new Uint8Array(names.length);
+    for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) callees[locNodeIds[k]!] = 1;
+  }
+  let sumAbs = 0n;
+  for (let i = 0; i < col.length; i++) sumAbs += abs(col[i]!);
+  const g: GraphInput = {
+    nNodes: names.length,
+    locNodeOffsets,
+    locNodeIds,
+    stackOffsets,
+    stackRows,
+    callees,
+    values: col,
+    exact: sumAbs <= 2n ** 53n ? Float64Array.from(col, (v) => Number(v)) : undefined,
+  };
+  const keep = (list: number[]): Uint8Array => {
+    const kept = new Uint8Array(names.length);
+    for (const n of list) kept[n] = 1;
+    return kept;
+  };
+  const live = (b: BuiltGraph) => {
     const ids: number[] = [];
-    ns.forEach((n, i) => {
-      if (n.flat !== 0n || n.cum !== 0n) ids.push(i);
-    });
+    for (let i = 0; i < names.length; i++) if (b.flat[i] !== 0n || b.cum[i] !== 0n) ids.push(i);
     return ids;
   };
-  let nodes = buildNodes(p, col, locNodes, names, index, undefined);
+  let nodes = buildNodes(g, undefined);
   let ids = live(nodes);
   let flatSum = 0n;
-  for (const i of ids) flatSum += nodes[i]!.flat;
+  for (const i of ids) flatSum += nodes.flat[i]!;
   const cutoff = (fraction: number) => abs(BigInt(Math.trunc(Number(flatSum) * fraction)));
   const nodeCutoff = cutoff(options.nodeFraction ?? 0.005);
   const edgeCutoff = cutoff(options.edgeFraction ?? 0.001);
   let droppedNodes = 0;
   if (nodeCutoff > 0n) {
-    const kept = ids.filter((i) => abs(nodes[i]!.cum) >= nodeCutoff);
+    const kept = ids.filter((i) => abs(nodes.cum[i]!) >= nodeCutoff);
     if (kept.length !== ids.length) {
       droppedNodes = ids.length - kept.length;
-      nodes = buildNodes(p, col, locNodes, names, index, new Set(kept));
+      nodes = buildNodes(g, keep(kept));
       ids = live(nodes);
     }
   }
@@ -258,33 +371,42 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
   const sort = (list: number[]) =>
     list.sort(
       options.cum
-        ? (a, b) => byAbs(nodes[a]!.cum, nodes[b]!.cum) || byName(a, b) || byAbs(nodes[a]!.flat, nodes[b]!.flat) || byInfo(a, b)
-        : (a, b) => byAbs(nodes[a]!.flat, nodes[b]!.flat) || byName(a, b) || byAbs(nodes[a]!.cum, nodes[b]!.cum) || byInfo(a, b),
+        ? (a, b) => byAbs(nodes.cum[a]!, nodes.cum[b]!) || byName(a, b) || byAbs(nodes.flat[a]!, nodes.flat[b]!) || byInfo(a, b)
+        : (a, b) => byAbs(nodes.flat[a]!, nodes.flat[b]!) || byName(a, b) || byAbs(nodes.cum[a]!, nodes.cum[b]!) || byInfo(a, b),
     );
   sort(ids);
   const nodeCount = options.nodeCount ?? 0;
   if (nodeCount > 0 && ids.length > nodeCount) {
-    nodes = buildNodes(p, col, locNodes, names, index, new Set(ids.slice(0, nodeCount)));
+    nodes = buildNodes(g, keep(ids.slice(0, nodeCount)));
     ids = sort(live(nodes));
   }
-  const pos = new Map<number, number>();
-  ids.forEach((id, k) => pos.set(id, k));
-  const out: CallGraphNode[] = ids.map((id) => ({ name: nodes[id]!.name, flat: nodes[id]!.flat, cum: nodes[id]!.cum, in: [], out: [] }));
+  const pos = new Int32Array(names.length).fill(-1);
+  ids.forEach((id, k) => (pos[id] = k));
+  const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: nodes.flat[id]!, cum: nodes.cum[id]!, in: [], out: [] }));
+  // The calls between shown nodes at or above the edge cutoff, grouped by caller in node order
+  // and in first-seen order within a caller (the order ties keep in the sorts below).
+  const cutoffNumber = Number(edgeCutoff);
+  const shown: number[][] = ids.map(() => []);
   let droppedEdges = 0;
-  for (const id of ids) {
-    for (const e of nodes[id]!.out.values()) {
-      const s = pos.get(e.src);
-      const d = pos.get(e.dst);
-      if (s === undefined || d === undefined) continue;
-      if (abs(e.weight) < edgeCutoff) {
-        droppedEdges++;
-        continue;
-      }
-      const edge: CallGraphEdge = { src: s, dst: d, weight: e.weight, inline: e.inline, residual: e.residual };
+  for (let e = 0; e < nodes.src.length; e++) {
+    const s = pos[nodes.src[e]!]!;
+    const d = pos[nodes.dst[e]!]!;
+    if (s < 0 || d < 0) continue;
+    const w = nodes.weight[e]!;
+    if (typeof w === 'number' ? Math.abs(w) < cutoffNumber : abs(w) < edgeCutoff) {
+      droppedEdges++;
+      continue;
+    }
+    shown[s]!.push(e);
+  }
+  shown.forEach((list, s) => {
+    for (const e of list) {
+      const d = pos[nodes.dst[e]!]!;
+      const edge: CallGraphEdge = { src: s, dst: d, weight: BigInt(nodes.weight[e]!), inline: nodes.inline[e]!, residual: nodes.residual[e]! };
       out[s]!.out.push(edge);
       out[d]!.in.push(edge);
     }
-  }
+  });
   const edgeOrder = (a: CallGraphEdge, b: CallGraphEdge) => {
     if (a.weight !== b.weight) return byAbs(a.weight, b.weight);
     return compareGoStrings(out[a.src]!.name, out[b.src]!.name) || compareGoStrings(out[a.dst]!.name, out[b.dst]!.name);
@@ -413,13 +535,14 @@ function textReport(
   p: Profile,
   options: TopReportOptions,
   defaults: { nodeFraction: number; edgeFraction: number; nodeCount: number },
+  allCalls: boolean,
 ): { t: number; g: CallGraph; header: string[] } {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   const total = reportTotal(p, t);
   const q = applyFilters(p, options);
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
-  const g = callGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount });
+  const g = buildCallGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount }, allCalls);
   g.total = total;
   g.outputUnit = outputUnitFor(g.nodes, total, g.unit);
   let shownFlat = 0n;
@@ -474,7 +597,7 @@ export interface TopReport {
  * cum with `cum`; the `(inline)` / `(partial-inline)` markers from the kept calls into each entry).
  */
 export function topReport(p: Profile, options: TopReportOptions = {}): TopReport {
-  const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 });
+  const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 }, false);
   const entries = topEntries(g);
   const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
   return { header, table, total: g.total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table) };
@@ -512,7 +635,7 @@ export interface TreeReport {
 export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeReport {
   const peek = options.symbol !== undefined;
   const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
-  const { g, header } = textReport(p, options, peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 });
+  const { g, header } = textReport(p, options, peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 }, true);
   const total = g.total;
   const fv = (v: bigint) => formatValue(v, g.unit, g.outputUnit);
   const sep = '----------------------------------------------------------+-------------';
@@ -535,4 +658,30 @@ export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeRep
     throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${rx.source}`, { option: 'symbol', rule: 'the regular expression must match a function of the report' });
   }
   return { header, graph: g, printed, text: lines.join('\n') + '\n' };
+}
+
+/** pprof's inline marker of a node: from the kept calls into it. */
+function inlineMarker(n: CallGraphNode): TopEntry['inline'] {
+  const inl = n.in.some((e) => e.inline);
+  const plain = n.in.some((e) => !e.inline);
+  return inl ? (plain ? '(partial-inline)' : '(inline)') : '';
+}
+
+/** The `-top` entries of a call graph, in the graph's order. */
+function topEntries(g: CallGraph): TopEntry[] {
+  return g.nodes.map((n) => ({ name: n.name, flat: n.flat, cum: n.cum, inline: inlineMarker(n) }));
+}
+
+/**
+ * pprof `-top`: each entry's flat value (samples whose leaf frame is the entry) and cumulative
+ * value (samples whose stack contains the entry, counted once per sample), inline frames
+ * expanded; samples with value 0 are skipped. Entries are the nodes of `callGraph` (pprof's
+ * graph nodes after `Aggregate` for the granularity; functions without a name, `<?>`, are named
+ * after their mapping like pprof's `[binary]`), sorted like `-top` (`FlatNameOrder`: |flat|
+ * descending, then name, then |cum| descending; with `cum`: |cum|, name, |flat|).
+ */
+export function topTable(p: Profile, options: TopOptions = {}): TopTable {
+  const g = buildCallGraph(p, options, false);
+  const entries = topEntries(g);
+  return { entries, total: g.total, sampleTypeIndex: g.sampleTypeIndex, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
 }

@@ -1,8 +1,6 @@
-/** `topTable`: flat and cumulative values per function, file or line, like `pprof -top`. */
+/** `topTable`'s options and result types (the computation is `callGraph`'s, in report.ts), and `formatTopTable`. */
 
-import type { Profile } from '../model.js';
 import { formatPercentage, formatValue } from './format.js';
-import { callGraph, type CallGraph, type CallGraphNode } from './report.js';
 
 export interface TopOptions {
   /** Sample type to report; default: the profile's default sample type (pprof's rule). */
@@ -57,48 +55,8 @@ export interface TopTable {
 }
 
 export { cleanPath } from './internal.js';
-
-/** pprof's inline marker of a node: from the kept calls into it. */
-function inlineMarker(n: CallGraphNode): TopEntry['inline'] {
-  const inl = n.in.some((e) => e.inline);
-  const plain = n.in.some((e) => !e.inline);
-  return inl ? (plain ? '(partial-inline)' : '(inline)') : '';
-}
-
-/** The `-top` entries of a call graph, in the graph's order. */
-export function topEntries(g: CallGraph): TopEntry[] {
-  return g.nodes.map((n) => ({ name: n.name, flat: n.flat, cum: n.cum, inline: inlineMarker(n) }));
-}
-
-/**
- * pprof `-top`: each entry's flat value (samples whose leaf frame is the entry) and cumulative
- * value (samples whose stack contains the entry, counted once per sample), inline frames
- * expanded; samples with value 0 are skipped. Entries are `callGraph`'s nodes (pprof's graph
- * nodes after `Aggregate` for the granularity; functions without a name, `<?>`, are named after
- * their mapping like pprof's `[binary]`), sorted like `-top` (`FlatNameOrder`: |flat|
- * descending, then name, then |cum| descending; with `cum`: |cum|, name, |flat|).
- */
-export function topTable(p: Profile, options: TopOptions = {}): TopTable {
-  const g = callGraph(p, {
-    sampleTypeIndex: options.sampleTypeIndex,
-    by: options.by,
-    cum: options.cum,
-    inline: options.inline,
-    columns: options.columns,
-    nodeFraction: options.nodeFraction,
-    edgeFraction: options.edgeFraction,
-    nodeCount: options.nodeCount,
-  });
-  const entries = topEntries(g);
-  return {
-    entries,
-    total: g.total,
-    sampleTypeIndex: g.sampleTypeIndex,
-    unit: g.unit,
-    outputUnit: g.outputUnit,
-    dropped: g.droppedNodes + (g.origCount - entries.length),
-  };
-}
+/** `topTable(p, options)`: the `-top` view of `callGraph` (see report.ts). */
+export { topTable } from './report.js';
 
 /**
  * The table as `pprof -top` prints it (the column header and one line per entry; pprof's
