@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfkitError, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/index.js';
+import { seededRandom } from '@profkit/test-utils';
+import { ErrorCodes, ProfileBuilder, ProfkitError, callGraph, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/index.js';
 
 const MS = 1_000_000n;
 
@@ -164,6 +165,53 @@ describe('topTable', () => {
       ['main', 0n, 7n],
     ]);
     expect(topTable(b.build(), { by: 'file', nodeFraction: 0 }).entries.map((e) => e.name)).toContain('x.c');
+  });
+});
+
+describe('topTable is the -top view of callGraph', () => {
+  /** Random stacks over a few functions, some frames inlined, some functions without a name. */
+  function randomProfile(seed: number): Profile {
+    const r = seededRandom(seed);
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const m = b.internMapping({ filename: '/usr/lib/librand.so' });
+    const fns = Array.from({ length: 12 }, (_, i) => b.internFunction({ name: i % 5 === 4 ? '<?>' : `f${i}`, filename: `f${i % 3}.c` }));
+    const pick = () => fns[Math.floor(r() * fns.length)]!;
+    const locs = Array.from({ length: 30 }, (_, i) =>
+      b.internLocation({ functionId: pick(), line: 1 + (i % 4), column: i % 3, address: BigInt(0x100 + i), mappingId: m, inlinedInto: r() < 0.3 ? [{ functionId: pick(), line: 9 }] : undefined }),
+    );
+    for (let i = 0; i < 300; i++) {
+      const stack = Array.from({ length: 1 + Math.floor(r() * 6) }, () => locs[Math.floor(r() * locs.length)]!);
+      b.addSample(stack, [BigInt(Math.floor(r() * 1000) - 100)]);
+    }
+    return b.build();
+  }
+
+  it('has the nodes, values and inline markers of the full call graph, for every granularity', () => {
+    const markers = new Set<string>();
+    for (const seed of [1, 2, 3]) {
+      const p = randomProfile(seed);
+      for (const opts of [{}, { by: 'file' as const }, { by: 'line' as const, columns: true }, { cum: true, nodeCount: 5 }, { inline: false, edgeFraction: 0 }, { nodeFraction: 0.1 }]) {
+        const g = callGraph(p, opts);
+        const marker = (n: (typeof g.nodes)[number]) => {
+          const inl = n.in.some((e) => e.inline);
+          return inl ? (n.in.some((e) => !e.inline) ? '(partial-inline)' : '(inline)') : '';
+        };
+        const t = topTable(p, opts);
+        expect(t.entries, JSON.stringify({ seed, opts })).toEqual(g.nodes.map((n) => ({ name: n.name, flat: n.flat, cum: n.cum, inline: marker(n) })));
+        expect([t.total, t.outputUnit]).toEqual([g.total, g.outputUnit]);
+        for (const e of t.entries) markers.add(e.inline);
+      }
+    }
+    // The profiles exercise every marker.
+    expect([...markers].sort()).toEqual(['', '(inline)', '(partial-inline)']);
+  });
+
+  it('shows columns in line entries only when asked (pprof -show_columns)', () => {
+    const p = randomProfile(4);
+    const names = (columns: boolean) => topTable(p, { by: 'line', columns, nodeFraction: 0 }).entries.map((e) => e.name);
+    expect(names(false).every((n) => !/:\d+:\d+$/.test(n))).toBe(true);
+    expect(names(true).some((n) => /\.c:\d+:[12]$/.test(n))).toBe(true);
+    expect(names(true).some((n) => n.includes('<?>'))).toBe(false);
   });
 });
 

@@ -101,7 +101,8 @@ try {
     return { bytes: statSync(dbFile).size };
   }));
   results.push(await time('SQLite file: read profile 1 (read-only)', async () => ({ samples: (await readSqlite(dbFile, { profileId: 1 })).profile.samples.value.length })));
-  // Peak memory of a fresh process adding a 1,000-sample profile to that database (on disk), and
+  // Peak memory (VmHWM: process.resourceUsage().maxRSS of a forked child starts at the parent's
+  // peak on Linux) of a fresh process adding a 1,000-sample profile to that database (on disk), and
   // of the in-memory route (load the file, deserialize, serialize, write): the on-disk peak does
   // not grow with the database size, the in-memory one does.
   const small = join(tmp, 'small.sqlite');
@@ -111,8 +112,8 @@ try {
     if (r.status !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout);
   };
-  const pre = `import { readFileSync, writeFileSync } from 'node:fs'; import { readSqlite, writeSqlite, writeSqliteFile } from '@profkit/dm-export'; const small = (await readSqlite(${JSON.stringify(small)})).profile; const base = process.resourceUsage().maxRSS;`;
-  const post = `console.log(JSON.stringify({ baseMiB: Math.round(base / 1024), peakMiB: Math.round(process.resourceUsage().maxRSS / 1024) }));`;
+  const pre = `import { readFileSync, writeFileSync } from 'node:fs'; import { readSqlite, writeSqlite, writeSqliteFile } from '@profkit/dm-export'; const small = (await readSqlite(${JSON.stringify(small)})).profile; const hwm = () => Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); const base = hwm();`;
+  const post = `console.log(JSON.stringify({ baseMiB: Math.round(base / 1024), peakMiB: Math.round(hwm() / 1024) }));`;
   const disk = child(`${pre} await writeSqliteFile(${JSON.stringify(dbFile)}, { append: true }, async (add) => add(small)); ${post}`);
   const memCopy = join(tmp, 'mem.sqlite');
   const mem = child(`${pre} const w = writeSqlite(small, { append: true, existing: readFileSync(${JSON.stringify(dbFile)}) }); writeFileSync(${JSON.stringify(memCopy)}, w.bytes); ${post}`);
