@@ -207,6 +207,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
       return ExitCode.OK;
     }
     const parsed = strictParse(rest, builtin.name, builtin.options ?? {});
+    if (parsed.values.version === true) return printVersion(bare);
     const args = parsed.positionals.slice(1);
     const [min, max] = typeof builtin.positionals === 'number' ? [builtin.positionals, builtin.positionals] : builtin.positionals;
     if (args.length < min || args.length > max) {
@@ -215,7 +216,6 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     const values = parsed.values as CommandContext['values'];
     io.setVerbose(values.verbose === true);
     if (values.json === true && !builtin.json) throw usageError(`${builtin.name} has no --json output`, builtin.name);
-    if (values.version === true) return printVersion(bare);
     const discovery = await loadRegistry(flags);
     const ctx = makeContext(discovery, io, args, values);
     for (const w of discovery.warnings) ctx.out.note(`warning: ${w.message} [${w.code}]`);
@@ -235,6 +235,8 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     return ExitCode.OK;
   }
   const parsed = strictParse(rest, match.command.name, match.command.options ?? {});
+  // --version answers before anything runs (a server must not start because of it).
+  if (parsed.values.version === true) return printVersion(bare);
   const values = parsed.values as CommandContext['values'];
   io.setVerbose(values.verbose === true);
   const ctx = makeContext(discovery, io, parsed.positionals.slice(match.words), values);

@@ -59,3 +59,21 @@ describe('convert passes format options', () => {
     expect(r.stderr).toContain('KEY=VALUE');
   });
 });
+
+describe('--version and output names', () => {
+  it('--version answers on every command, before argument checks and before an adapter command runs', async () => {
+    for (const args of [['info', '--version'], ['convert', '--version'], ['serve', 'nonexistent-file', '--version'], ['fuchsia-sampler', 'serve', '--version']]) {
+      const r = await profkit(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^profkit \d+\.\d+\.\d+ \(@profkit\/core /);
+    }
+  });
+
+  it('flame refuses an output name that is neither .html nor .svg instead of writing HTML into it', async () => {
+    const out = join(tmp, 'graph.png');
+    const r = await profkit(['flame', example, '-o', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('.html or .svg');
+    expect(() => readFileSync(out)).toThrow();
+  });
+});

@@ -708,7 +708,9 @@ function decodeInner(): DecodeResult {
   let periodLo = 0;
   let periodHi = 0;
   let periodType: { type: string; unit: string } | undefined;
-  const comments: string[] = [];
+  // String-table indices of the comments (small integers: pushing strings into a fresh array
+  // changes its elements kind, which deoptimized this whole loop on every decode).
+  const commentIdx: number[] = [];
   let defaultSampleType = '';
   let docUrl = '';
   const bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] } = { location: [], function: [], mapping: [] };
@@ -876,11 +878,13 @@ function decodeInner(): DecodeResult {
           while (pos < pe) {
             const vp = pos;
             varint(pe);
-            comments.push(str(vp, 'comment'));
+            str(vp, 'comment');
+            commentIdx.push(lo);
           }
         } else {
           varint(end);
-          comments.push(str(tagPos, 'comment'));
+          str(tagPos, 'comment');
+          commentIdx.push(lo);
         }
         break;
       case 14:
@@ -901,7 +905,15 @@ function decodeInner(): DecodeResult {
   C = EMPTY_COLS;
   lInlOff[nL] = iIn;
 
+  const comments = stringsAt(commentIdx);
   return finishDecode({ warnings, nS, nT, nM, nL, nF, locIds, nLocId, offsets, values, labelOffsets, labKey, labStr, labNum, labUnit, labIsNum, nLab, nLabOut, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lId, lFn, lLine, lCol, lAddr, lMap, lFold, lInlOff, iFn, iLine, iCol, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, comments, defaultSampleType, docUrl, bigRefs, bigDefs, stType, stUnit });
+}
+
+/** The strings of the string table at the given (checked) indices. */
+function stringsAt(idx: number[]): string[] {
+  const out: string[] = new Array(idx.length);
+  for (let i = 0; i < idx.length; i++) out[i] = strings[idx[i]!]!;
+  return out;
 }
 
 let unresolvedMappings = 0;

@@ -24,7 +24,7 @@ export const flame: CliCommand = {
   options: {
     ...VIEW_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --format)' },
-    format: { type: 'string', valueName: 'html|svg', description: 'output format (default: by the extension of OUT, html otherwise)' },
+    format: { type: 'string', valueName: 'html|svg', description: 'output format (default: by the extension of OUT, .html/.htm or .svg; html for -)' },
     title: { type: 'string', valueName: 'TEXT', description: 'title above the graph (default: the input file name)' },
     icicle: { type: 'boolean', description: 'SVG: root at the top' },
     width: { type: 'string', valueName: 'PX', description: 'SVG width in pixels (default 1200)' },
@@ -36,7 +36,11 @@ export const flame: CliCommand = {
     const output = stringOption(ctx, 'output');
     if (output === undefined) throw new ProfkitError(ErrorCodes.USAGE, 'flame needs -o OUT.html or -o OUT.svg (see `profkit help flame`)', { option: 'output', rule: 'flame writes a file' });
     let format = stringOption(ctx, 'format');
-    if (format === undefined) format = /\.svg$/i.test(output) ? 'svg' : 'html';
+    if (format === undefined) {
+      if (/\.svg$/i.test(output)) format = 'svg';
+      else if (output === '-' || /\.html?$/i.test(output)) format = 'html';
+      else throw new ProfkitError(ErrorCodes.USAGE, `cannot tell the flame graph format from ${output}: name it .html or .svg, or pass --format html|svg`, { option: 'output', rule: 'flame writes .html or .svg' });
+    }
     if (format !== 'html' && format !== 'svg') throw new ProfkitError(ErrorCodes.USAGE, `--format ${format}: expected html or svg`, { option: 'format', rule: '--format is html or svg' });
     const width = numberOption(ctx, 'width', { integer: true, min: 100, max: 100000 });
     const r = await readWithProgress(ctx, file);
