@@ -26,19 +26,40 @@ export function isGzip(bytes: Uint8Array): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
 
+/** Inflate never expands data more than this. */
+const MAX_INFLATE_RATIO = 1032;
+
+/**
+ * The decompressed size a gzip buffer announces in its (last) trailer, when it is plausible:
+ * ISIZE (size mod 2^32), non-zero and no more than the compressed size can expand to.
+ * `undefined` when it cannot be trusted.
+ */
+export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
+  if (gz.length < 18) return undefined;
+  const n = (gz[gz.length - 4]! | (gz[gz.length - 3]! << 8) | (gz[gz.length - 2]! << 16) | (gz[gz.length - 1]! << 24)) >>> 0;
+  if (n === 0 || n > gz.length * MAX_INFLATE_RATIO) return undefined;
+  return n;
+}
+
 /**
  * Inflates a whole gzip buffer (all members, as Go's reader does), refusing output above
  * `maxDecompressedBytes` so that a gzip bomb costs a bounded amount of memory.
+ *
+ * node:zlib collects output in `chunkSize` pieces and concatenates them at the end, so the
+ * output would briefly exist twice; when the trailer announces the size, one chunk just above it
+ * holds the whole output and no copy is made (a wrong announcement only costs more chunks).
  */
 export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: string): Uint8Array {
-  const max = limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes;
+  const max = Math.min(limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes, 2 ** 32);
+  const announced = gzipAnnouncedSize(bytes);
+  const chunkSize = announced !== undefined && announced < max ? announced + 1 : undefined;
   try {
-    const out = gunzipSync(bytes, { maxOutputLength: Math.min(max, 2 ** 32) });
+    const out = gunzipSync(bytes, { maxOutputLength: max, ...(chunkSize !== undefined ? { chunkSize: Math.max(64, chunkSize) } : {}) });
     return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE' || /Cannot create a Buffer larger|maxOutputLength/.test(String(err.message))) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes (raise it with the option limits.maxDecompressedBytes)`, {
+      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes`, {
         file,
         option: 'maxDecompressedBytes',
         rule: 'decompressed size limit',

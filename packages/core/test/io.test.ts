@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, gunzipBounded, gunzipHead, isGzip, writeFileAtomic } from '../src/index.js';
+import { ErrorCodes, ProfkitError, gunzipBounded, gunzipHead, gzipAnnouncedSize, isGzip, writeFileAtomic } from '../src/index.js';
 
 describe('gunzipHead', () => {
   it('returns exactly the requested head of highly compressible data', () => {
@@ -34,6 +34,19 @@ describe('gunzipBounded', () => {
     }
     expect(isGzip(bomb)).toBe(true);
     expect(gunzipBounded(bomb).length).toBe(1 << 20);
+  });
+  it('inflates every member of a multi-member stream, whatever the last trailer announces', () => {
+    const a = Buffer.from('first member '.repeat(1000));
+    const b = Buffer.from('second');
+    const both = Buffer.concat([gzipSync(a), gzipSync(b)]);
+    expect(gzipAnnouncedSize(gzipSync(a))).toBe(a.length);
+    expect(gzipAnnouncedSize(both)).toBe(b.length);
+    expect(Buffer.from(gunzipBounded(both)).equals(Buffer.concat([a, b]))).toBe(true);
+  });
+  it('ignores an implausible announced size', () => {
+    const gz = gzipSync(Buffer.from('abc'));
+    gz.writeUInt32LE(0xffffffff, gz.length - 4);
+    expect(gzipAnnouncedSize(gz)).toBeUndefined();
   });
   it('reports corrupt data as PROFKIT_E_DECOMPRESS', () => {
     const gz = gzipSync(Buffer.from('hello world'));

@@ -39,9 +39,9 @@ function printWarnings(ctx: CommandContext, ws: Warning[]): void {
   for (const w of ws) ctx.stderr.write(`profkit: warning: ${w.message} [${w.code}]\n`);
 }
 
-/** A progress bar over the tables of the relational model (`count` profiles of them). */
-function tableProgress(ctx: CommandContext, label: string, count = 1): (table: string, rows: number) => void {
-  const total = TABLES.length * count;
+/** A progress bar over the tables of the relational model (Parquet/CSV directories). */
+function tableProgress(ctx: CommandContext, label: string): (table: string, rows: number) => void {
+  const total = TABLES.length;
   const bar = ctx.progress(label, total);
   let done = 0;
   return () => {
@@ -49,6 +49,12 @@ function tableProgress(ctx: CommandContext, label: string, count = 1): (table: s
     bar.update(done, total);
     if (done === total) bar.done();
   };
+}
+
+/** A progress bar over the rows of one profile loaded into SQLite. */
+function rowProgress(ctx: CommandContext, label: string): { onRows: (done: number, total: number) => void; done: () => void } {
+  const bar = ctx.progress(label);
+  return { onRows: (done, total) => bar.update(done, total), done: () => bar.done() };
 }
 
 const appendCommand: AdapterCommand = {
@@ -73,13 +79,14 @@ const appendCommand: AdapterCommand = {
     if (!db || inputs.length === 0) throw usage('append', 'needs DB.sqlite and at least one PROFILE: profkit dm-export append DB.sqlite PROFILE...');
     const { writeSqliteFile } = await import('./sqlite-file.js');
     const added: { input: string; profileId: number; name: string }[] = [];
-    const onTable = tableProgress(ctx, `appending to ${db}`, inputs.length);
-    await writeSqliteFile(db, { append: true, inputs, onTable }, async (add) => {
+    await writeSqliteFile(db, { append: true, inputs }, async (add) => {
       for (const input of inputs) {
         const r = await ctx.readProfile(input);
         printWarnings(ctx, r.warnings);
         const name = str(ctx.values.name) ?? input;
-        added.push({ input, profileId: add(r.profile, { name }), name });
+        const bar = rowProgress(ctx, `appending ${input} to ${db}`);
+        added.push({ input, profileId: add(r.profile, { name, onRows: bar.onRows }), name });
+        bar.done();
       }
     });
     if (ctx.json) document(ctx, 'append', { database: db, profiles: added });
@@ -117,12 +124,13 @@ const exportCommand: AdapterCommand = {
     const name = str(ctx.values.name) ?? input;
     const r = await ctx.readProfile(input);
     printWarnings(ctx, r.warnings);
-    const onTable = tableProgress(ctx, `exporting ${input} to ${to}`);
     let files = [out];
     let id = profileId ?? 1;
     if (to === 'sqlite') {
       const { writeSqliteFile } = await import('./sqlite-file.js');
-      id = await writeSqliteFile(out, { append: false, inputs: [input], onTable }, async (add) => add(r.profile, { profileId, name }));
+      const bar = rowProgress(ctx, `exporting ${input} to ${out}`);
+      id = await writeSqliteFile(out, { append: false, inputs: [input] }, async (add) => add(r.profile, { profileId, name, onRows: bar.onRows }));
+      bar.done();
     } else if (to === 'sql') {
       const { postgresScript } = await import('./text.js');
       const bar = ctx.progress(`exporting ${input} to sql`);
@@ -138,6 +146,7 @@ const exportCommand: AdapterCommand = {
       })(), { inputs: [input] });
     } else {
       const d = await import('./directory.js');
+      const onTable = tableProgress(ctx, `exporting ${input} to ${out}`);
       const w = await (to === 'parquet' ? d.writeParquetDir : d.writeCsvDir)(r.profile, out, { profileId, name, onTable });
       files = w.files.map((f) => join(out, basename(f)));
       if (ctx.verbose && !ctx.json) for (const f of w.files) ctx.stderr.write(`wrote ${f}\n`);

@@ -161,21 +161,23 @@ export interface SqliteFileOptions extends LockOptions {
   append: boolean;
   /** Files that must not be overwritten (the inputs of the operation). */
   inputs?: string[];
-  /** Called after each table of each profile is loaded (progress). */
-  onTable?: (table: string, rows: number) => void;
 }
 
-/** Adds one profile to the open (temporary) database; returns its profile_id. */
-export type AddProfile = (profile: Profile, options?: { name?: string; profileId?: number }) => number;
+/**
+ * Adds one profile to the open (temporary) database, in one transaction; returns its profile_id.
+ * `onRows` reports progress: rows loaded so far and the profile's total row count.
+ */
+export type AddProfile = (profile: Profile, options?: { name?: string; profileId?: number; onRows?: (done: number, total: number) => void }) => number;
 
 /**
  * Opens `<db>` for writing (see the module comment): a copy (append) or a new database (replace)
  * in a temporary file beside it, handed to `fill`, which adds profiles with `add`. Returns what
- * `fill` returns and the temporary file, closed and fsync'ed but not yet renamed; the caller
- * calls `commit()` (rename, then unlock) or `abort()` (remove, unlock).
+ * `fill` returns, the temporary file (closed and fsync'ed, not yet renamed) and the held lock; the
+ * caller renames or streams the file, then removes it and releases the lock. On error, the
+ * temporary file is removed and the lock released here.
  */
 async function prepare<T>(db: string, options: SqliteFileOptions, fill: (add: AddProfile) => Promise<T>): Promise<{ result: T; tmp: string; lock: DatabaseLock }> {
-  if (db === '-') throw new ProfkitError(ErrorCodes.USAGE, 'a SQLite database cannot be written to stdout when appending: name the file', { option: 'append' });
+  if (db === '-') throw new ProfkitError(ErrorCodes.USAGE, 'a SQLite database file cannot be written to stdout: name the file', { option: 'append' });
   for (const input of options.inputs ?? []) {
     if (input !== '-' && existsSync(db) && sameFile(input, db)) {
       throw new ProfkitError(ErrorCodes.CLOBBER, `refusing to overwrite the input file ${input}; write to another path`, { file: db });
@@ -185,12 +187,13 @@ async function prepare<T>(db: string, options: SqliteFileOptions, fill: (add: Ad
   const tmp = tempName(db);
   try {
     const existed = options.append && existsSync(db);
-    if (existed) {
-      try {
-        copyFileSync(db, tmp, constants.COPYFILE_EXCL);
-      } catch (e) {
-        throw ioError(e, db, 'copying');
-      }
+    try {
+      if (existed) copyFileSync(db, tmp, constants.COPYFILE_EXCL);
+      // An empty file is an empty database to SQLite; creating it here names the real problem
+      // (a missing directory, no permission) as an I/O error.
+      else closeSync(openSync(tmp, 'wx', 0o644));
+    } catch (e) {
+      throw ioError(e, existed ? db : tmp, existed ? 'copying' : 'creating');
     }
     const handle = openDatabase(tmp, db);
     let result: T;
@@ -203,7 +206,7 @@ async function prepare<T>(db: string, options: SqliteFileOptions, fill: (add: Ad
       // Page cache bounded to 64 MiB, whatever the database size.
       handle.pragma('cache_size = -65536');
       const add: AddProfile = (profile, o = {}) =>
-        insertProfile(handle, profile, { profileId: o.profileId, name: o.name, file: db, nonEmpty: !!existed, onTable: options.onTable });
+        insertProfile(handle, profile, { profileId: o.profileId, name: o.name, file: db, nonEmpty: !!existed, onRows: o.onRows });
       result = await fill(add);
     } finally {
       handle.close();

@@ -57,7 +57,10 @@ export interface SqliteWriteOptions {
   file?: string;
 }
 
-function insertTable(db: Database, data: TableData): void {
+/** Rows between two progress reports of `insertTable`. */
+const PROGRESS_ROWS = 16_384;
+
+function insertTable(db: Database, data: TableData, progress?: (rows: number) => void): void {
   const t = data.table;
   const ncol = t.columns.length;
   const types = t.columns.map((c) => c.type);
@@ -72,12 +75,15 @@ function insertTable(db: Database, data: TableData): void {
     let j = 0;
     for (let x = r; x < r + ROWS_PER_STATEMENT; x++) for (let c = 0; c < ncol; c++) params[j++] = encodeValue(types[c]!, cols[c]![x]!);
     many.run(params);
+    if (progress && (r + ROWS_PER_STATEMENT) % PROGRESS_ROWS === 0) progress(PROGRESS_ROWS);
   }
+  const reported = progress ? r - (r % PROGRESS_ROWS) : 0;
   const row: DbValue[] = new Array(ncol);
   for (; r < data.rowCount; r++) {
     for (let c = 0; c < ncol; c++) row[c] = encodeValue(types[c]!, cols[c]![r]!);
     one.run(row);
   }
+  progress?.(data.rowCount - reported);
 }
 
 /**
@@ -131,9 +137,14 @@ export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}):
 /**
  * Adds one profile to an open database (creating the schema when the database is empty), in one
  * transaction; returns the profile_id used. `nonEmpty`: the database came from an existing file
- * (so tables that are not ours make it foreign).
+ * (so tables that are not ours make it foreign). `onRows` (progress) is called with the rows
+ * loaded so far and the profile's total, every 16,384 rows and at the end of each table.
  */
-export function insertProfile(db: Database, profile: Profile, options: { profileId?: number; name?: string; file: string; nonEmpty: boolean; onTable?: (table: string, rows: number) => void }): number {
+export function insertProfile(
+  db: Database,
+  profile: Profile,
+  options: { profileId?: number; name?: string; file: string; nonEmpty: boolean; onRows?: (done: number, total: number) => void },
+): number {
   const file = options.file;
   const fresh = !hasOurSchema(db);
   if (!fresh) {
@@ -157,16 +168,22 @@ export function insertProfile(db: Database, profile: Profile, options: { profile
     throw new ProfkitError(ErrorCodes.USAGE, `profile_id ${profileId} already exists in the database`, { file, option: 'profileId', rule: 'profile_id is unique' });
   }
   const tables = profileToTables(profile, { profileId, name: options.name });
+  const total = tables.reduce((n, t) => n + t.rowCount, 0);
+  let loaded = 0;
+  const onRows = options.onRows;
+  const progress = onRows
+    ? (rows: number) => {
+        loaded += rows;
+        onRows(loaded, total);
+      }
+    : undefined;
   const load = db.transaction(() => {
     if (fresh) {
       db.pragma(`application_id = ${SQLITE_APPLICATION_ID}`);
       db.pragma(`user_version = ${SCHEMA_VERSION}`);
       for (const s of createTableStatements('sqlite')) db.exec(s);
     }
-    for (const t of tables) {
-      insertTable(db, t);
-      options.onTable?.(t.table.name, t.rowCount);
-    }
+    for (const t of tables) insertTable(db, t, progress);
     // Foreign keys are enforced row by row (foreign_keys = ON): a dangling reference aborts the load.
     if (fresh) for (const s of createIndexStatements()) db.exec(s);
   });

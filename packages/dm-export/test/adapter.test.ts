@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkAdapter, createRegistry, readInput, type CommandContext, type Profile } from '@profkit/core';
-import dmDefault, { TABLES, dmExportAdapter, listProfiles, readSqlite, writeSqlite } from '../src/index.js';
+import dmDefault, { TABLES, dmExportAdapter, listProfiles, profileToTables, readSqlite, writeSqlite } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'dm-export-cmd-'));
@@ -202,22 +202,41 @@ describe('profkit dm-export commands', () => {
     expect(JSON.parse(im.out.text)).toMatchObject({ schema: 'profkit.dm-export.import/1', input: join(tmp, 'json-csv'), output: join(tmp, 'json-back.sqlite'), profileId: 4 });
   });
 
-  it('reports progress per table (export) and per table of each profile (append)', async () => {
-    const calls: string[] = [];
+  it('reports progress: rows loaded into SQLite (export, and each profile of append), tables of a directory', async () => {
+    const calls: { label: string; updates: [number, number | undefined][]; done: boolean }[] = [];
     const withProgress = (ctx: ReturnType<typeof context>) => {
-      ctx.progress = (label, total) => {
-        calls.push(`start ${label} ${total}`);
-        return { update: (done: number) => calls.push(`update ${done}`), done: () => calls.push('done') };
+      ctx.progress = (label) => {
+        const c = { label, updates: [] as [number, number | undefined][], done: false };
+        calls.push(c);
+        return { update: (done: number, total?: number) => c.updates.push([done, total]), done: () => (c.done = true) };
       };
       return ctx;
     };
-    expect(await command('export').run(withProgress(context([a, join(tmp, 'p.sqlite')])))).toBe(0);
-    expect(calls[0]).toBe(`start exporting ${a} to sqlite ${TABLES.length}`);
-    expect(calls.slice(1)).toEqual([...TABLES.map((_, i) => `update ${i + 1}`), 'done']);
+    const big = syntheticProfile(3000, 3);
+    const bigFile = join(tmp, 'big.sqlite');
+    writeFileSync(bigFile, writeSqlite(big).bytes);
+    const rows = (p: Profile) => profileToTables(p, { profileId: 1 }).reduce((n, t) => n + t.rowCount, 0);
+    expect(await command('export').run(withProgress(context([bigFile, join(tmp, 'p.sqlite')])))).toBe(0);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.label).toBe(`exporting ${bigFile} to ${join(tmp, 'p.sqlite')}`);
+    const u = calls[0]!.updates;
+    // Increasing row counts, all against the profile's total, ending at the total.
+    expect(rows(big)).toBeGreaterThan(16_384);
+    expect(u.every(([, t]) => t === rows(big))).toBe(true);
+    expect(u.every(([d], i) => i === 0 || d >= u[i - 1]![0])).toBe(true);
+    expect(u.at(-1)![0]).toBe(rows(big));
+    // One report at the end of each table, plus reports inside the tables of more than 16,384 rows.
+    expect(u.length).toBeGreaterThan(TABLES.length);
+    expect(calls[0]!.done).toBe(true);
     calls.length = 0;
-    expect(await command('append').run(withProgress(context([join(tmp, 'p2.sqlite'), a, b])))).toBe(0);
-    expect(calls[0]).toBe(`start appending to ${join(tmp, 'p2.sqlite')} ${2 * TABLES.length}`);
-    expect(calls.filter((c) => c.startsWith('update'))).toHaveLength(2 * TABLES.length);
-    expect(calls.at(-1)).toBe('done');
+    expect(await command('append').run(withProgress(context([join(tmp, 'p2.sqlite'), a, bigFile])))).toBe(0);
+    expect(calls.map((c) => [c.label, c.updates.at(-1), c.done])).toEqual([
+      [`appending ${a} to ${join(tmp, 'p2.sqlite')}`, [rows(richProfile()), rows(richProfile())], true],
+      [`appending ${bigFile} to ${join(tmp, 'p2.sqlite')}`, [rows(big), rows(big)], true],
+    ]);
+    calls.length = 0;
+    expect(await command('export').run(withProgress(context([a, join(tmp, 'p-csv')], { to: 'csv' })))).toBe(0);
+    expect(calls[0]!.updates).toEqual(TABLES.map((_, i) => [i + 1, TABLES.length]));
+    expect(calls[0]!.done).toBe(true);
   });
 });

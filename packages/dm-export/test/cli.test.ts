@@ -1,7 +1,7 @@
 /** End to end through the real CLI (spawned), with the workspace's profkit.config.json. */
 import { execFileSync } from 'node:child_process';
 import { runCli, runCliAsync } from '@profkit/test-utils';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -82,7 +82,10 @@ describe.skipIf(why !== undefined)('profkit CLI end to end', () => {
 
   it('errors are one line with their code and the documented exit code; --json documents are versioned', () => {
     const db = join(tmp, 'all.db');
+    const text = join(tmp, 'notes.txt');
+    writeFileSync(text, 'just some notes, not a profile\n');
     const cases: [string[], number, RegExp][] = [
+      [['dm-export', 'append', join(tmp, 'u.sqlite'), text], 4, /\[PROFKIT_E_UNKNOWN_FORMAT\]\n$/],
       [['dm-export', 'append', db], 2, /^profkit: dm-export append: needs DB.sqlite and at least one PROFILE.* \[PROFKIT_E_USAGE\]\n$/],
       [['dm-export', 'diagram', '--json'], 2, /has no --json output .*\[PROFKIT_E_USAGE\]\n$/],
       [['dm-export', 'export', input, join(tmp, 'q'), '--to', 'xml'], 2, /--to must be sqlite, sql, parquet or csv, not xml \[PROFKIT_E_USAGE\]\n$/],
@@ -95,6 +98,8 @@ describe.skipIf(why !== undefined)('profkit CLI end to end', () => {
       expect(r.stderr).toMatch(line);
       expect(r.stdout).toBe('');
     }
+    // The failed append left nothing behind: no database, no lock, no temporary copy.
+    expect(readdirSync(tmp).filter((f) => f.startsWith('u.sqlite') || f.startsWith('.profkit-tmp-'))).toEqual([]);
     const list = cli('dm-export', 'list', db, '--json');
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout)).toEqual({ schema: 'profkit.dm-export.list/1', database: db, profiles: listProfiles(db) });

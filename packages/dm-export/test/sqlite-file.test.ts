@@ -56,6 +56,8 @@ describe('writeSqliteFile', () => {
     await writeSqliteFile(db, { append: false }, async (add) => add(syntheticProfile(10), { name: 'only' }));
     expect(listProfiles(db).map((r) => r.name)).toEqual(['only']);
     await expect(writeSqliteFile(db, { append: true, inputs: [db] }, async (add) => add(richProfile()))).rejects.toMatchObject({ code: 'PROFKIT_E_CLOBBER' });
+    await expect(writeSqliteFile(join(tmp, 'no-such-dir', 'x.sqlite'), { append: false }, async (add) => add(richProfile()))).rejects.toMatchObject({ code: 'PROFKIT_E_IO' });
+    await expect(writeSqliteFile(join(tmp, 'no-such-dir', 'x.sqlite'), { append: true }, async (add) => add(richProfile()))).rejects.toMatchObject({ code: 'PROFKIT_E_IO' });
     noTemps();
   });
 

@@ -9,44 +9,19 @@
  */
 
 import { once } from 'node:events';
-import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
-import { DEFAULT_LIMITS, gunzipBounded, type Limits } from '@profkit/core';
-
-/** Deflate never expands data more than this (zlib's `deflateBound` is ~1.001×; 1032:1 is inflate's ratio). */
-const MAX_INFLATE_RATIO = 1032;
+import { createGzip, gzipSync } from 'node:zlib';
+import { gunzipBounded, gzipAnnouncedSize as coreGzipAnnouncedSize, type Limits } from '@profkit/core';
 
 /**
- * The decompressed size a gzip buffer announces in its (last) trailer, when it is plausible for
- * a single-member stream: ISIZE (size mod 2^32) ≤ what the compressed size can expand to.
- * `undefined` when it cannot be trusted (multi-member streams still inflate correctly, only with
- * more than one chunk).
- */
-export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
-  if (gz.length < 18) return undefined;
-  const n = (gz[gz.length - 4]! | (gz[gz.length - 3]! << 8) | (gz[gz.length - 2]! << 16) | (gz[gz.length - 1]! << 24)) >>> 0;
-  if (n === 0 || n > gz.length * MAX_INFLATE_RATIO) return undefined;
-  return n;
-}
-
-/**
- * Inflates a whole gzip buffer (all members) like core's `gunzipBounded` — same limits, same
- * errors — but into one buffer sized from the gzip trailer, so the output is not copied.
+ * Inflates a whole gzip buffer into one output buffer sized from the gzip trailer: core's
+ * `gunzipBounded` does exactly that now (same limits, same errors); kept as this package's name.
  */
 export function gunzipExact(gz: Uint8Array, limits: Limits = {}, file?: string): Uint8Array {
-  const max = Math.min(limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes, 2 ** 32);
-  const size = gzipAnnouncedSize(gz);
-  if (size === undefined || size > max) return gunzipBounded(gz, limits, file);
-  let out: Buffer;
-  try {
-    // chunkSize one byte above the size: zlib stops with output space left, so node:zlib keeps
-    // the single chunk (a full chunk would make it allocate another one).
-    out = gunzipSync(gz, { chunkSize: size + 1, maxOutputLength: max });
-  } catch {
-    // Bad or oversized input: core's inflater reports it with its usual codes and messages.
-    return gunzipBounded(gz, limits, file);
-  }
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  return gunzipBounded(gz, limits, file);
 }
+
+/** The size a gzip trailer announces (re-exported from core). */
+export const gzipAnnouncedSize = coreGzipAnnouncedSize;
 
 /**
  * gzipSync into one output buffer (no concatenation copy): the buffer is sized to zlib's bound of
