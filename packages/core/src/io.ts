@@ -59,7 +59,7 @@ export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: str
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE' || /Cannot create a Buffer larger|maxOutputLength/.test(String(err.message))) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes`, {
+      throw new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes (raise it with the option limits.maxDecompressedBytes)`, {
         file,
         option: 'maxDecompressedBytes',
         rule: 'decompressed size limit',

@@ -6,6 +6,7 @@
  *   rprof  read|stream [...]                                            Rprof reader (rprof.ts)
  *   symbolize [--functions N --addresses M --tools ...]                 symbolizer (symbolize.ts)
  *   dm-export [SAMPLES] [--json]                                        SQLite/Parquet/CSV/SQL export (scripts/dm-export.mjs)
+ *   model [FILE...]                                                     model size vs raw pprof (scripts/model-size.mjs)
  *   fuchsia [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]
  *                                                                       Fuchsia collector load test (scripts/fuchsia-loadtest.mjs)
  *
@@ -41,12 +42,15 @@ async function main(): Promise<number> {
       return runScript('../scripts/dm-export.mjs');
     case 'fuchsia':
       return runScript('../scripts/fuchsia-loadtest.mjs');
+    case 'model':
+      return runScript('../scripts/model-size.mjs');
     default:
       process.stderr.write(
         'usage: npm run bench -- pprof [--sizes N,N] [--reps N] [--json FILE] [--no-go]\n' +
           '       npm run bench -- rprof read|stream [...]\n' +
           '       npm run bench -- symbolize [--functions N] [--addresses M] [--tools ...]\n' +
           '       npm run bench -- dm-export [SAMPLES] [--json]\n' +
+          '       npm run bench -- model [FILE...]\n' +
           '       npm run bench -- fuchsia [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]\n',
       );
       return 2;
