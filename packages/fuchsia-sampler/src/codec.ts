@@ -333,7 +333,8 @@ export function sampledSize(count: bigint, space: bigint, rate: number): bigint 
   const f = (x: number) => x * poissonWeight(x, rate);
   const firstAtLeast = (g: (x: number) => boolean, lo: number, hi: number) => {
     while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
+      // lo + (hi - lo) / 2: (lo + hi) can pass 2^53 and round, and the search would not end.
+      const mid = lo + Math.floor((hi - lo) / 2);
       if (g(mid)) hi = mid;
       else lo = mid + 1;
     }

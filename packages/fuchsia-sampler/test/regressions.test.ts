@@ -56,27 +56,30 @@ describe('fuchsia-sampler writer regressions', () => {
     { method: 'RecordAllocation', address: 0x10n, stackTrace: { stackFrames: BigUint64Array.of(0x1000n) }, size: 3242592831218384896n },
   ];
 
-  // Was an endless loop (binary search over doubles above 2^53): run in a child with a time limit
-  // so a regression fails instead of hanging the test run.
-  it.skipIf(!existsSync(dist))('writing back a profile with an allocation above 2^53 bytes ends, with the same size', () => {
-    const script = `
-      import { createRegistry } from '@profkit/core';
-      import fuchsia, { callsToRecording } from ${JSON.stringify(pathToFileURL(dist).href)};
-      const reg = createRegistry([fuchsia]);
-      const rec = callsToRecording([
-        { method: 'SetProcessInfo', processName: 'huge', moduleMap: [] },
-        { method: 'RecordAllocation', address: 0x10n, stackTrace: { stackFrames: BigUint64Array.of(0x1000n) }, size: 3242592831218384896n },
-      ]);
-      const r = await reg.read(rec, { format: 'fuchsia-sampler', fileName: 'huge.fsrec' });
-      const w = await reg.serialize(r.profile, { format: 'fuchsia-sampler', validate: false });
-      const back = await reg.read(w.data, { format: 'fuchsia-sampler', fileName: 'back.fsrec' });
-      process.stdout.write(String(back.profile.samples['.values'][1][0]));
-    `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, cwd: dirname(dist) });
-    expect(r.signal, 'the writer did not finish within 20 s').toBeNull();
-    expect(r.stderr).toBe('');
-    expect(r.stdout).toBe('3242592831218384896');
-  });
+  // Were endless loops (binary searches over doubles whose midpoint rounded once lo + hi passed
+  // 2^53): run in a child with a time limit so a regression fails instead of hanging the run.
+  for (const size of [3242592831218384896n, 7599824371187776n, 4503599627370504n, 9007199254740993n]) {
+    it.skipIf(!existsSync(dist))(`writing back a profile with a ${size}-byte allocation ends, with the same size`, () => {
+      const script = `
+        import { createRegistry } from '@profkit/core';
+        import fuchsia, { callsToRecording } from ${JSON.stringify(pathToFileURL(dist).href)};
+        const reg = createRegistry([fuchsia]);
+        const rec = callsToRecording([
+          { method: 'SetProcessInfo', processName: 'huge', moduleMap: [] },
+          { method: 'RecordAllocation', address: 0x10n, stackTrace: { stackFrames: BigUint64Array.of(0x1000n) }, size: ${size}n },
+        ]);
+        const r = await reg.read(rec, { format: 'fuchsia-sampler', fileName: 'huge.fsrec' });
+        const w = await reg.serialize(r.profile, { format: 'fuchsia-sampler', validate: false });
+        const back = await reg.read(w.data, { format: 'fuchsia-sampler', fileName: 'back.fsrec' });
+        process.stdout.write(String(back.profile.samples['.values'][1][0]) + ' ' + String(r.profile.samples['.values'][1][0]));
+      `;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, cwd: dirname(dist) });
+      expect(r.signal, 'the writer did not finish within 20 s').toBeNull();
+      expect(r.stderr).toBe('');
+      const [back, first] = r.stdout.split(' ');
+      expect(back).toBe(first);
+    });
+  }
 
   it('a raw profile needing more allocations than maxAllocations is a LIMIT error naming the option', async () => {
     const r = await registry.read(callsToRecording(calls), { format: 'fuchsia-sampler', fileName: 'x.fsrec', options: { unsample: false } });
