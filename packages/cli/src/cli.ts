@@ -10,6 +10,7 @@ import {
   ADAPTER_API_VERSION,
   ErrorCodes,
   ProfkitError,
+  READ_LIMITS,
   coreVersion,
   isProfkitError,
   type AdapterCommand,
@@ -33,6 +34,7 @@ export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
   config: { type: 'string', valueName: 'FILE', description: 'use this config file instead of searching for profkit.config.{json,js,mjs}' },
   adapter: { type: 'string', multiple: true, valueName: 'SPECIFIER', description: 'load an adapter module (package name or path)' },
   discover: { type: 'boolean', description: "load adapter packages listed in the project's package.json (with the profkit-adapter keyword)" },
+  limit: { type: 'string', multiple: true, valueName: 'NAME=N', description: 'raise or lower a read limit, e.g. maxSamples=1e9 or maxDecompressedBytes=8GiB (see docs/security.md)' },
 };
 
 export interface MainIO {
@@ -177,6 +179,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     discover: g.discover === true,
   };
   const bare = createOutput({ stdout: io.stdout, stderr: io.stderr, json: g.json === true, quiet: g.quiet === true, verbose: g.verbose === true });
+  const limits = parseLimits(g.limit);
 
   if (positionals.length === 0) {
     if (g.version === true) return printVersion(bare);
@@ -217,6 +220,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     io.setVerbose(values.verbose === true);
     if (values.json === true && !builtin.json) throw usageError(`${builtin.name} has no --json output`, builtin.name);
     const discovery = await loadRegistry(flags);
+    discovery.registry.setDefaultLimits(limits);
     const ctx = makeContext(discovery, io, args, values);
     for (const w of discovery.warnings) ctx.out.note(`warning: ${w.message} [${w.code}]`);
     return builtin.run(ctx);
@@ -224,6 +228,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
 
   // Not built in: an adapter command (needs the registry to know them).
   const discovery = await loadRegistry(flags);
+  discovery.registry.setDefaultLimits(limits);
   const words = helpRequested && positionals[0] === 'help' ? positionals.slice(1) : positionals;
   const match = matchAdapterCommand(discovery.registry.commands(), words);
   if (!match) {
@@ -299,3 +304,23 @@ function makeContext(discovery: BuildRegistryResult, io: RunIO, positionals: str
   };
 }
 
+
+const LIMIT_NAMES = new Set(Object.keys(READ_LIMITS));
+const SIZE_SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** `--limit NAME=N` values (N may be `1e9`, `512MiB`, `4GiB`, `2M`) as read limits. */
+export function parseLimits(raw: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  for (const item of list as string[]) {
+    const m = /^([A-Za-z]+)=([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-zA-Z]*)$/.exec(String(item));
+    const suffix = m?.[3]?.toLowerCase() ?? '';
+    if (!m || !(suffix in SIZE_SUFFIX)) throw usageError(`--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${item}"`);
+    const name = m[1]!;
+    if (!LIMIT_NAMES.has(name)) throw usageError(`--limit ${name}: unknown limit (limits: ${[...LIMIT_NAMES].join(', ')})`);
+    const value = Number(m[2]) * SIZE_SUFFIX[suffix]!;
+    if (!Number.isSafeInteger(Math.floor(value)) || value < 1) throw usageError(`--limit ${name}=${m[2]}${m[3]}: expected a positive whole number`);
+    out[name] = Math.floor(value);
+  }
+  return out;
+}

@@ -77,3 +77,27 @@ describe('--version and output names', () => {
     expect(() => readFileSync(out)).toThrow();
   });
 });
+
+describe('--limit', () => {
+  it('parses sizes and names, and rejects unknown limits and malformed values', async () => {
+    const { parseLimits } = await import('../src/cli.js');
+    expect(parseLimits(['maxSamples=1e3', 'maxDecompressedBytes=2GiB', 'maxStringLength=512k'])).toEqual({
+      maxSamples: 1000,
+      maxDecompressedBytes: 2 * 1024 ** 3,
+      maxStringLength: 512_000,
+    });
+    expect(() => parseLimits(['maxWidgets=3'])).toThrow(/unknown limit/);
+    expect(() => parseLimits(['maxSamples=lots'])).toThrow(/NAME=N/);
+  });
+
+  it('a lowered limit reaches the reader and its error names the option; raising it reads the file', async () => {
+    const low = await profkit(['info', example, '--limit', 'maxSamples=10']);
+    expect(low.code).toBe(1);
+    expect(low.stderr).toContain('maxSamples');
+    expect(low.stderr).toContain('PROFKIT_E_LIMIT');
+    expect(low.stderr.trim().split('\n')).toHaveLength(1);
+    const ok = await profkit(['info', example, '--limit', 'maxSamples=100000', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).samples).toBeGreaterThan(10);
+  });
+});

@@ -373,10 +373,19 @@ export class Registry {
   private readonly codecs = new Map<string, Promise<AdapterCodec>>();
   private counter = 0;
   private readonly validatorOption: ValidatorFn | null | undefined;
+  private defaultLimits: Limits & Record<string, number | undefined> = {};
 
   constructor(adapters: Iterable<Adapter> = [], options: RegistryOptions = {}) {
     this.validatorOption = options.validator;
     for (const a of adapters) this.register(a);
+  }
+
+  /**
+   * Read limits applied to every `read` (a read's own `limits` option wins per key): how a
+   * command line's `--limit maxSamples=N` reaches every reader.
+   */
+  setDefaultLimits(limits: Limits & Record<string, number | undefined>): void {
+    this.defaultLimits = { ...limits };
   }
 
   /** Adds an adapter after checking its shape, `apiVersion` and names. Returns the adapter. */
@@ -646,7 +655,7 @@ export class Registry {
    * `options.format`), loads the adapter's codec, reads, then validates the result.
    */
   async read(source: string | Uint8Array, options: RegistryReadOptions = {}): Promise<RegistryReadResult> {
-    const limits = options.limits ?? {};
+    const limits = { ...this.defaultLimits, ...(options.limits ?? {}) };
     let bytes: Uint8Array | undefined;
     let path: string | undefined;
     let fileName: string;
