@@ -171,7 +171,11 @@ export interface AdapterCommand {
   /** Usage line(s) and examples for `profkit help <name>`. */
   usage: string;
   options?: Record<string, CommandOption>;
-  /** Returns the process exit code (0 ok, 1 invalid profile, 2 usage, 3 I/O, 4 network). */
+  /**
+   * Returns the process exit code (0 ok, 1 invalid profile, 2 usage, 3 I/O, 4 unknown or
+   * unsupported format, 5 network). A thrown `ProfkitError` is printed and mapped to its exit
+   * code by the CLI, so commands throw rather than print errors.
+   */
   run(ctx: CommandContext): Promise<number>;
 }
 
