@@ -94,6 +94,30 @@ function issue(ctx: RefineCtx, code: SchemaCode, path: (string | number)[], mess
   ctx.addIssue({ code: 'custom', path, message, params: { code, column: path.join('.') } });
 }
 
+
+/** Known columns of each table component, in the model's order (dotted ones are extensions). */
+export const KNOWN_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  meta: ['key', 'value'],
+  sample_types: ['type', 'unit'],
+  samples: ['value', 'locations', '.values', '.label_offsets'],
+  locations: ['location_id', 'function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded', '.inline_offsets'],
+  functions: ['function_id', 'name', 'system_name', 'filename', 'start_line'],
+  '.inline_lines': ['function_id', 'line', 'column'],
+  '.mappings': [
+    'mapping_id',
+    'memory_start',
+    'memory_limit',
+    'file_offset',
+    'filename',
+    'build_id',
+    'has_functions',
+    'has_filenames',
+    'has_line_numbers',
+    'has_inline_frames',
+  ],
+  '.labels': ['key', 'str', 'num', 'num_unit', 'is_num'],
+};
+
 /**
  * Checks that `columns` have the length of `reference`, that `offsets` columns have `rows + 1`
  * entries starting at 0, and that extra dotted columns are columns of the table's length.
@@ -199,17 +223,7 @@ export const MappingsTableSchema = z
     has_inline_frames: uint8ColumnSchema,
   })
   .superRefine(
-    tableShape('mapping_id', [
-      'memory_start',
-      'memory_limit',
-      'file_offset',
-      'filename',
-      'build_id',
-      'has_functions',
-      'has_filenames',
-      'has_line_numbers',
-      'has_inline_frames',
-    ]),
+    tableShape('mapping_id', KNOWN_COLUMNS['.mappings']!.slice(1)),
   );
 
 export const LabelsTableSchema = z

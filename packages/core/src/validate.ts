@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { ErrorCodes, ProfkitError } from './errors.js';
 import { R_TABLES, type Profile } from './model.js';
-import { COMPONENT_SCHEMAS, PROFILE_COMPONENTS, SchemaCodes, isColumn, type ComponentName } from './schema.js';
+import { COMPONENT_SCHEMAS, KNOWN_COLUMNS, PROFILE_COMPONENTS, SchemaCodes, isColumn, type ComponentName } from './schema.js';
 import { IdIndex } from './views.js';
 
 /**
@@ -146,27 +146,7 @@ const R_COLUMN_RULES: Record<string, Record<string, { missing: string; type: str
 const R_NAMES_RULE: Record<string, string> = { meta: 'R5', sample_types: 'R11', samples: 'R17', locations: 'R25', functions: 'R32' };
 
 /** Known columns of each table (undotted extra columns are errors, dotted ones extensions). */
-const TABLE_COLUMNS: Partial<Record<ComponentName, readonly string[]>> = {
-  meta: ['key', 'value'],
-  sample_types: ['type', 'unit'],
-  samples: ['value', 'locations', '.values', '.label_offsets'],
-  locations: ['location_id', 'function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded', '.inline_offsets'],
-  functions: ['function_id', 'name', 'system_name', 'filename', 'start_line'],
-  '.inline_lines': ['function_id', 'line', 'column'],
-  '.mappings': [
-    'mapping_id',
-    'memory_start',
-    'memory_limit',
-    'file_offset',
-    'filename',
-    'build_id',
-    'has_functions',
-    'has_filenames',
-    'has_line_numbers',
-    'has_inline_frames',
-  ],
-  '.labels': ['key', 'str', 'num', 'num_unit', 'is_num'],
-};
+const TABLE_COLUMNS = KNOWN_COLUMNS;
 
 const INT32_MAX = 2147483647;
 const INT32_MAX_BIG = 2147483647n;
