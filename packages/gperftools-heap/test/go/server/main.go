@@ -37,7 +37,7 @@ func profkitTestSpin(until time.Time) uint64 {
 func main() {
 	exitAfter := flag.Duration("exit-after", 20*time.Second, "exit after this long")
 	flag.Parse()
-	runtime.MemProfileRate = 4096
+	runtime.MemProfileRate = 1 // every allocation: no first sampling interval can skip the buffers below
 	profkitTestAllocate(64)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
