@@ -80,6 +80,12 @@ export interface WriteOptions {
   format?: string;
   /** Target file name, a hint for e.g. compression by extension. */
   fileName?: string;
+  /**
+   * True when the caller writes `data` out as it comes (the registry writing a file or stdout):
+   * a writer may then return an `AsyncIterable` so that its whole output is never in memory.
+   * Otherwise (e.g. `registry.serialize`) callers expect, but must not rely on, one `Uint8Array`.
+   */
+  streaming?: boolean;
   options?: Record<string, unknown>;
   onProgress?: (done: number, total?: number) => void;
   signal?: AbortSignal;

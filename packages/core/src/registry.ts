@@ -758,7 +758,7 @@ export class Registry {
     adapter: Adapter,
     format: FormatInfo,
     profile: Profile,
-    options: { fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean },
+    options: { fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean; streaming?: boolean },
   ): Promise<WriteResult & { format: string; adapter: string }> {
     const file = options.fileName ?? '-';
     const warnings: Warning[] = [];
@@ -770,7 +770,7 @@ export class Registry {
     if (!codec.write) throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${adapter.name} adapter cannot write`, { file });
     let result: WriteResult;
     try {
-      result = await codec.write(profile, { format: format.id, fileName: options.fileName, options: options.options, onProgress: options.onProgress, signal: options.signal });
+      result = await codec.write(profile, { format: format.id, fileName: options.fileName, options: options.options, onProgress: options.onProgress, signal: options.signal, ...(options.streaming ? { streaming: true } : {}) });
     } catch (e) {
       throw wrapAdapterError(e, adapter.name, file, 'writing');
     }
@@ -784,7 +784,7 @@ export class Registry {
    */
   async write(profile: Profile, path: string, options: RegistryWriteOptions = {}): Promise<RegistryWriteResult> {
     const { adapter, format } = this.writerFor(path, options.format);
-    const r = await this.serializeWith(adapter, format, profile, { ...options, fileName: path });
+    const r = await this.serializeWith(adapter, format, profile, { ...options, fileName: path, streaming: true });
     try {
       await writeFileAtomic(path, r.data, { inputs: options.inputs });
     } catch (e) {

@@ -18,11 +18,11 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '@profkit/core';
-import { decodeProfile, type DecodeResult } from './decode.js';
+import { decodeProfile, decodeProfileStream, type DecodeResult } from './decode.js';
 import { encodeProfile, encodeProfileChunks } from './encode.js';
-import { gunzipExact, gzipChunks, gzipOneBuffer } from './gzip.js';
+import { gunzipExact, gzipChunks, gzipOneBuffer, gzipStream } from './gzip.js';
 
-export { decodeProfile, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
+export { decodeProfile, decodeProfileStream, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
 export { encodeProfile, encodeProfileChunks, type EncodeOptions } from './encode.js';
 export { gunzipExact, gzipAnnouncedSize } from './gzip.js';
 
@@ -91,11 +91,23 @@ export function lossWarnings(p: Profile): Warning[] {
 }
 
 async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult> {
-  let bytes = await input.bytes();
-  // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
-  if (isGzip(bytes)) bytes = gunzipExact(bytes, options.limits ?? {}, input.fileName);
+  const stream = options.options?.stream ?? true;
+  if (typeof stream !== 'boolean') {
+    throw new ProfkitError(ErrorCodes.USAGE, `pprof: read option stream must be true or false, got ${String(stream)}`, { option: 'stream' });
+  }
   try {
-    const { profile, warnings } = decodeProfile(bytes, { file: input.fileName, limits: options.limits });
+    let result: DecodeResult;
+    if (stream) {
+      // The input is inflated twice (one pass counts, the other fills exactly sized columns), so
+      // the decompressed profile is never whole in memory: peak memory is the profile itself.
+      result = await decodeProfileStream(() => input.chunks(), { file: input.fileName, limits: options.limits });
+    } else {
+      let bytes = await input.bytes();
+      // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
+      if (isGzip(bytes)) bytes = gunzipExact(bytes, options.limits ?? {}, input.fileName);
+      result = decodeProfile(bytes, { file: input.fileName, limits: options.limits });
+    }
+    const { profile, warnings } = result;
     return { profile, warnings, format: 'pprof' };
   } catch (e) {
     if (e instanceof ProfkitError && e.detail.file === undefined) throw e.withDetail({ file: input.fileName });
@@ -113,9 +125,15 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
   }
   const rawByName = options.fileName !== undefined && /\.pb$/i.test(options.fileName);
   const compress = o.compress === undefined ? !rawByName : (o.compress as boolean);
-  let data: Uint8Array;
-  if (!compress) data = encodeProfile(profile, { file: options.fileName });
-  else {
+  let data: Uint8Array | AsyncIterable<Uint8Array>;
+  if (!compress) {
+    data = options.streaming ? asAsync(encodeProfileChunks(profile, { file: options.fileName }).chunks) : encodeProfile(profile, { file: options.fileName });
+  } else if (options.streaming) {
+    // Writing a file: encoding, deflating and writing go 1 MiB at a time, so neither the
+    // encoding nor the gzip output is ever whole in memory.
+    const level = (o.level as number | undefined) ?? 6;
+    data = gzipStream(encodeProfileChunks(profile, { file: options.fileName }).chunks, level, (first) => goGzipHeader(first, level));
+  } else {
     // Streamed: 1 MiB of encoding at a time goes to zlib (deflating on the thread pool while the
     // next MiB is encoded), so the uncompressed encoding is never whole in memory.
     const level = (o.level as number | undefined) ?? 6;
@@ -123,6 +141,10 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
     data = goGzipHeader(await gzipChunks(total, chunks, level), level);
   }
   return { data, warnings: lossWarnings(profile) };
+}
+
+async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield* chunks;
 }
 
 export const codec: AdapterCodec = { read, write };

@@ -28,6 +28,7 @@ import {
   type Profile,
   type Warning,
 } from '@profkit/core';
+import { crc32 } from 'node:zlib';
 
 /** Error strings of google/pprof's decoder (kept verbatim: users search for them). */
 export const GoErrors = {
@@ -75,13 +76,21 @@ let lo = 0;
 let hi = 0;
 let fileName: string | undefined;
 
-function fail(rule: string, offset: number, code: ErrorCode = ErrorCodes.PARSE, extra: Record<string, unknown> = {}): never {
+/**
+ * Offset of `buf[0]` in the whole input: 0 for a buffer decode, the window's start when streaming
+ * (error offsets are always offsets in the whole decompressed input).
+ */
+let base = 0;
+
+function fail(rule: string, windowOffset: number, code: ErrorCode = ErrorCodes.PARSE, extra: Record<string, unknown> = {}): never {
+  const offset = base + windowOffset;
   const where = fileName ? `${fileName}@${offset}` : `offset ${offset}`;
   throw new ProfkitError(code, `pprof: ${rule} (${where})`, { file: fileName, offset, rule, ...extra });
 }
 
 function invalid(rule: string, extra: Record<string, unknown> = {}): never {
   const where = fileName ? `${fileName}: ` : '';
+  if (typeof extra.offset === 'number') extra = { ...extra, offset: base + extra.offset };
   throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `${where}malformed profile: ${rule}`, {
     file: fileName,
     rule: `pprof.CheckValid: ${rule}`,
@@ -203,8 +212,14 @@ interface Counts {
   locations: number;
   inlineLines: number;
   functions: number;
-  strStart: number[];
-  strEnd: number[];
+  /** The string table, decoded in pass 1 (pass 2 resolves indices into it). */
+  strs: string[];
+  /** Go refuses a second time_nanos after a non-zero one. */
+  timeNonZero: boolean;
+}
+
+function newCounts(): Counts {
+  return { sampleTypes: 0, samples: 0, locIds: 0, labels: 0, mappings: 0, locations: 0, inlineLines: 0, functions: 0, strs: [], timeNonZero: false };
 }
 
 // Field names for error details (constants: no allocation in the hot loops).
@@ -233,13 +248,13 @@ function countPacked(start: number, end: number, tagPos: number): number {
   return c;
 }
 
-/** Pass 1. */
-function indexPass(): Counts {
-  const c: Counts = { sampleTypes: 0, samples: 0, locIds: 0, labels: 0, mappings: 0, locations: 0, inlineLines: 0, functions: 0, strStart: [], strEnd: [] };
-  const end = buf.length;
-  let timeNonZero = false;
-  pos = 0;
+/**
+ * Pass 1 over the top-level fields from `pos` to `end`. With `partial` (streaming), stops before
+ * the first field that is not whole in the window (the caller brings more bytes and calls again).
+ */
+function indexFields(c: Counts, end: number, partial: boolean): void {
   while (pos < end) {
+    if (partial && !fieldComplete(end)) return;
     const tagPos = pos;
     const tag = smallVarint(end);
     const field = Math.floor(tag / 8);
@@ -260,7 +275,7 @@ function indexPass(): Counts {
       case 2: {
         expectType(wt, 2, tagPos, 'sample');
         const e = lengthEnd(end, tagPos);
-        if (++c.samples > maxSamples) throw limitError('maxSamples', 'the number of samples', maxSamples, { file: fileName, offset: tagPos });
+        if (++c.samples > maxSamples) throw limitError('maxSamples', 'the number of samples', maxSamples, { file: fileName, offset: base + tagPos });
         const locIdsBefore = c.locIds;
         while (pos < e) {
           const tp = pos;
@@ -292,7 +307,7 @@ function indexPass(): Counts {
             c.labels++;
           } else skip(w, e, tp);
         }
-        if (c.locIds - locIdsBefore > maxFrames) throw limitError('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, maxFrames, { file: fileName, offset: tagPos });
+        if (c.locIds - locIdsBefore > maxFrames) throw limitError('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, maxFrames, { file: fileName, offset: base + tagPos });
         break;
       }
       case 4: {
@@ -317,10 +332,9 @@ function indexPass(): Counts {
       case 6: {
         expectType(wt, 2, tagPos, 'string_table');
         const e = lengthEnd(end, tagPos);
-        if (c.strStart.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
-        if (e - pos > maxString) throw limitError('maxStringLength', `a string of ${e - pos} bytes`, maxString, { file: fileName, offset: tagPos });
-        c.strStart.push(pos);
-        c.strEnd.push(e);
+        if (c.strs.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
+        if (e - pos > maxString) throw limitError('maxStringLength', `a string of ${e - pos} bytes`, maxString, { file: fileName, offset: base + tagPos });
+        c.strs.push(decodeString(pos, e));
         pos = e;
         break;
       }
@@ -335,8 +349,8 @@ function indexPass(): Counts {
         // Go fails as soon as a second time_nanos arrives after a non-zero one.
         expectType(wt, 0, tagPos, 'time_nanos');
         varint(end);
-        if (timeNonZero) fail(GoErrors.concatenated, tagPos);
-        timeNonZero = lo !== 0 || hi !== 0;
+        if (c.timeNonZero) fail(GoErrors.concatenated, tagPos);
+        c.timeNonZero = lo !== 0 || hi !== 0;
         break;
       case 7:
       case 8:
@@ -351,7 +365,48 @@ function indexPass(): Counts {
         skip(wt, end, tagPos);
     }
   }
-  return c;
+}
+
+/**
+ * Whether the top-level field at `pos` lies whole before `end` (streaming: otherwise wait for
+ * more bytes). A malformed tag or length counts as whole: decoding it then reports the error.
+ */
+function fieldComplete(end: number): boolean {
+  let p = pos;
+  if (p >= end) return false;
+  const wt = buf[p]! & 7;
+  for (let n = 0; ; n++) {
+    if (n === 10) return true;
+    if (p >= end) return false;
+    if (buf[p++]! < 0x80) break;
+  }
+  switch (wt) {
+    case 0:
+      for (let n = 0; ; n++) {
+        if (n === 10) return true;
+        if (p >= end) return false;
+        if (buf[p++]! < 0x80) return true;
+      }
+    case 1:
+      return p + 8 <= end;
+    case 5:
+      return p + 4 <= end;
+    case 2: {
+      let len = 0;
+      let scale = 1;
+      for (let n = 0; ; n++) {
+        if (n === 10) return true;
+        if (p >= end) return false;
+        const b = buf[p++]!;
+        len += (b & 0x7f) * scale;
+        scale *= 128;
+        if (b < 0x80) break;
+      }
+      return p + len <= end;
+    }
+    default:
+      return true;
+  }
 }
 
 function fieldName(f: number): string {
@@ -384,14 +439,207 @@ export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): D
   maxSamples = limitValue(options.limits, 'maxSamples');
   buf = bytes;
   nodeBuf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  base = 0;
   try {
     return decodeInner();
   } finally {
-    buf = new Uint8Array(0);
-    strings = [];
-    C = EMPTY_COLS;
-    nodeBuf = undefined;
-    fileName = undefined;
+    releaseState();
+  }
+}
+
+/** Drops the module-level references of the decode in progress. */
+function releaseState(): void {
+  buf = new Uint8Array(0);
+  nodeBuf = undefined;
+  base = 0;
+  strings = [];
+  C = EMPTY_COLS;
+  F = undefined;
+  lineWithoutFunction = [];
+  fileName = undefined;
+}
+
+/** The state of a streamed decode between its windows (another decode may run meanwhile). */
+interface StreamState {
+  fileName: string | undefined;
+  maxFrames: number;
+  maxString: number;
+  maxSamples: number;
+  strings: string[];
+  cols: Cols;
+  fill: Fill | undefined;
+  lineWithoutFunction: number[];
+  unresolvedMappings: number;
+}
+
+function enter(st: StreamState, window: Uint8Array, start: number): void {
+  buf = window;
+  nodeBuf = Buffer.from(window.buffer, window.byteOffset, window.byteLength);
+  base = start;
+  pos = 0;
+  fileName = st.fileName;
+  maxFrames = st.maxFrames;
+  maxString = st.maxString;
+  maxSamples = st.maxSamples;
+  strings = st.strings;
+  C = st.cols;
+  F = st.fill;
+  lineWithoutFunction = st.lineWithoutFunction;
+  unresolvedMappings = st.unresolvedMappings;
+}
+
+function leave(st: StreamState): void {
+  st.strings = strings;
+  st.cols = C;
+  st.fill = F;
+  st.lineWithoutFunction = lineWithoutFunction;
+  st.unresolvedMappings = unresolvedMappings;
+  releaseState();
+}
+
+/**
+ * Runs `step` over a stream of decompressed chunks, one window at a time: a window is the bytes
+ * left over from the previous chunk (the start of a field not yet whole) followed by the next
+ * chunk. `step(end, partial)` consumes whole fields from `pos`; the last call (`partial` false)
+ * gets what is left at the end, so a truncated field is reported as the buffer decoder reports
+ * it. Returns the number of bytes streamed. Memory: the window, which grows only to hold the
+ * largest single field.
+ */
+async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamState, step: (end: number, partial: boolean) => void): Promise<StreamDigest> {
+  let win = new Uint8Array(0);
+  let have = 0; // win[0, have) holds the pending start of a field
+  let start = 0; // offset of that pending start in the whole input
+  let crc = 0;
+  const source = open()[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await source.next();
+    if (next.done) break;
+    const chunk = next.value;
+    if (chunk.length === 0) continue;
+    crc = crc32(chunk, crc);
+    let view: Uint8Array;
+    if (have === 0) view = chunk; // nothing pending: decode the chunk where it is
+    else {
+      if (have + chunk.length > win.length) {
+        const grown = new Uint8Array(Math.max(have + chunk.length, 2 * win.length));
+        grown.set(win.subarray(0, have));
+        win = grown;
+      }
+      win.set(chunk, have);
+      view = win.subarray(0, have + chunk.length);
+    }
+    let consumed: number;
+    enter(st, view, start);
+    try {
+      step(view.length, true);
+      consumed = pos;
+    } catch (e) {
+      // Report the rest of the stream too: the caller tells a bad input from one that changed.
+      let length = start + view.length;
+      for (;;) {
+        const more = await source.next();
+        if (more.done) break;
+        crc = crc32(more.value, crc);
+        length += more.value.length;
+      }
+      throw new StreamError(e, { length, crc });
+    } finally {
+      leave(st);
+    }
+    const rest = view.length - consumed;
+    if (rest > 0) {
+      if (view === chunk) {
+        if (rest > win.length) win = new Uint8Array(Math.max(rest, 2 * win.length, 1 << 16));
+        win.set(chunk.subarray(consumed));
+      } else win.copyWithin(0, consumed, view.length);
+    }
+    have = rest;
+    start += consumed;
+  }
+  const digest = { length: start + have, crc };
+  if (have > 0) {
+    enter(st, win.subarray(0, have), start);
+    try {
+      step(have, false);
+    } catch (e) {
+      throw new StreamError(e, digest);
+    } finally {
+      leave(st);
+    }
+  }
+  return digest;
+}
+
+/** Length and CRC-32 of a whole stream: what tells that the second read saw the same bytes. */
+interface StreamDigest {
+  length: number;
+  crc: number;
+}
+
+/** An error of a streamed pass, with the digest of the whole stream. */
+class StreamError {
+  constructor(
+    readonly error: unknown,
+    readonly digest: StreamDigest,
+  ) {}
+}
+
+function changedInput(file: string | undefined): ProfkitError {
+  return new ProfkitError(ErrorCodes.PARSE, `pprof: the input changed between the two reads of a streamed decode${file ? ` (${file})` : ''}`, {
+    file,
+    rule: 'streamed input must read the same twice',
+  });
+}
+
+/**
+ * Decodes a profile from a stream of decompressed chunks without ever holding the whole input:
+ * `open()` is called twice (pass 1 counts and reads the string table, pass 2 fills the exactly
+ * sized columns), so it must yield the same bytes each time (a file read twice, or bytes in
+ * memory inflated twice). Same result and same errors (offsets included) as `decodeProfile`;
+ * peak memory is the profile plus one window of the stream.
+ */
+export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
+  const st: StreamState = {
+    fileName: options.file,
+    maxFrames: limitValue(options.limits, 'maxFramesPerStack'),
+    maxString: limitValue(options.limits, 'maxStringLength'),
+    maxSamples: limitValue(options.limits, 'maxSamples'),
+    strings: [],
+    cols: EMPTY_COLS,
+    fill: undefined,
+    lineWithoutFunction: [],
+    unresolvedMappings: 0,
+  };
+  const c = newCounts();
+  let first: StreamDigest;
+  try {
+    first = await streamWindows(open, st, (end, partial) => indexFields(c, end, partial));
+  } catch (e) {
+    throw e instanceof StreamError ? e.error : e;
+  }
+  enter(st, new Uint8Array(0), 0);
+  try {
+    if (first.length === 0) emptyInput();
+    beginFill(c);
+  } finally {
+    leave(st);
+  }
+  let second: StreamDigest;
+  try {
+    second = await streamWindows(open, st, (end, partial) => fillFields(end, partial));
+  } catch (e) {
+    if (!(e instanceof StreamError)) throw e;
+    // Pass 2 checks more than pass 1 (string indices, value counts): its error stands unless the
+    // bytes were not those that pass 1 read.
+    if (e.digest.length !== first.length || e.digest.crc !== first.crc) throw changedInput(st.fileName);
+    throw e.error;
+  }
+  enter(st, new Uint8Array(0), 0);
+  try {
+    if (second.length !== first.length || second.crc !== first.crc) throw changedInput(st.fileName);
+    return endFill(c, true);
+  } finally {
+    leave(st);
   }
 }
 
@@ -449,31 +697,38 @@ function decodeSample(end: number, tagPos: number, s: number): void {
     if (f === 1) {
       if (w === 2) {
         const pe = lengthEnd(e, tp);
-        while (pos < pe) {
-          const b = buf[pos]!;
+        // The hottest loop of the decoder (most of a profile's bytes are location ids): the
+        // module-level `buf`/`pos` are copied into locals, which V8 keeps in registers.
+        const b0 = buf;
+        let p = pos;
+        while (p < pe) {
+          const b = b0[p]!;
           let b1 = 0;
           let b2 = 0;
           if (b < 0x80) {
-            pos++;
-            if (b === 0) fail('sample has nil location', pos - 1, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+            if (b === 0) fail('sample has nil location', p, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
+            p++;
             locIds[nLocId++] = b;
-          } else if (pos + 1 < pe && (b1 = buf[pos + 1]!) < 0x80) {
-            pos += 2;
+          } else if (p + 1 < pe && (b1 = b0[p + 1]!) < 0x80) {
+            p += 2;
             locIds[nLocId++] = (b & 0x7f) | (b1 << 7);
-          } else if (pos + 2 < pe && (b2 = buf[pos + 2]!) < 0x80) {
-            pos += 3;
+          } else if (p + 2 < pe && (b2 = b0[p + 2]!) < 0x80) {
+            p += 3;
             locIds[nLocId++] = (b & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
           } else {
-            const vp = pos;
+            const vp = p;
+            pos = p;
             varint(pe);
-            if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: vp });
+            p = pos;
+            if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: base + vp });
             else if (lo === 0) fail('sample has nil location', vp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
             locIds[nLocId++] = lo;
           }
         }
+        pos = p;
       } else {
         varint(e);
-        if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: tp });
+        if (hi !== 0) bigRefs.location.push({ arr: locIds, idx: nLocId, key: bigKey(), at: base + tp });
         else if (lo === 0) fail('sample has nil location', tp, ErrorCodes.INVALID_PROFILE, { rule: 'pprof.CheckValid: sample has nil location' });
         locIds[nLocId++] = lo;
       }
@@ -585,12 +840,12 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
         } else skip(lt & 7, le, lp);
       }
       if (lines === 0) {
-        if (fnBig !== undefined) bigRefs.function.push({ arr: lFn, idx: l, key: fnBig, at: tp });
+        if (fnBig !== undefined) bigRefs.function.push({ arr: lFn, idx: l, key: fnBig, at: base + tp });
         lFn[l] = fn;
         lLine[l] = line;
         lCol[l] = col;
       } else {
-        if (fnBig !== undefined) bigRefs.function.push({ arr: iFn, idx: iIn, key: fnBig, at: tp });
+        if (fnBig !== undefined) bigRefs.function.push({ arr: iFn, idx: iIn, key: fnBig, at: base + tp });
         iFn[iIn] = fn;
         iLine[iIn] = line;
         iCol[iIn] = col;
@@ -602,10 +857,10 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
       expectType(w, 0, tp, LOCATION_FIELDS[f]!);
       varint(e);
       if (f === 1) {
-        if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: tp });
+        if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: base + tp });
         lId[l] = lo;
       } else if (f === 2) {
-        if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: tp });
+        if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: base + tp });
         lMap[l] = lo;
       } else if (f === 3) {
         lAddrV[2 * l] = lo;
@@ -616,35 +871,89 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
   C.iIn = iIn;
 }
 
+/** The input must not be empty (Go: "empty input file"). */
+function emptyInput(): never {
+  throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `pprof: ${GoErrors.empty}${fileName ? ` (${fileName})` : ''}`, {
+    file: fileName,
+    offset: 0,
+    rule: GoErrors.empty,
+  });
+}
+
 function decodeInner(): DecodeResult {
-  const warnings: Warning[] = [];
   const end = buf.length;
-  if (end === 0) {
-    throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `pprof: ${GoErrors.empty}${fileName ? ` (${fileName})` : ''}`, {
-      file: fileName,
-      offset: 0,
-      rule: GoErrors.empty,
-    });
+  if (end === 0) emptyInput();
+  const c = newCounts();
+  pos = 0;
+  indexFields(c, end, false);
+  beginFill(c);
+  pos = 0;
+  fillFields(end, false);
+  return endFill(c, false);
+}
+
+/** What pass 2 fills besides the sample and location columns of `C`. */
+interface Fill {
+  nS: number;
+  nT: number;
+  nM: number;
+  nL: number;
+  nF: number;
+  nLab: number;
+  values: BigInt64Array[];
+  labNum: BigInt64Array;
+  stType: string[];
+  stUnit: string[];
+  periodType: { type: string; unit: string } | undefined;
+  mId: Uint32Array;
+  mStart: BigUint64Array;
+  mLimit: BigUint64Array;
+  mOffset: BigUint64Array;
+  mStartV: Uint32Array;
+  mLimitV: Uint32Array;
+  mOffsetV: Uint32Array;
+  mFile: string[];
+  mBuild: string[];
+  mHasF: Uint8Array;
+  mHasFl: Uint8Array;
+  mHasLn: Uint8Array;
+  mHasIn: Uint8Array;
+  lAddr: BigUint64Array;
+  fId: Uint32Array;
+  fName: string[];
+  fSys: string[];
+  fFile: string[];
+  fStart: Float64Array;
+  dropFrames: string;
+  keepFrames: string;
+  timeLo: number;
+  timeHi: number;
+  durLo: number;
+  durHi: number;
+  periodLo: number;
+  periodHi: number;
+  // String-table indices of the comments (small integers: pushing strings into a fresh array
+  // changes its elements kind, which deoptimized the pass-2 loop on every decode).
+  commentIdx: number[];
+  defaultSampleType: string;
+  docUrl: string;
+  iS: number;
+  iLoc: number;
+  iM: number;
+  iF: number;
+}
+let F: Fill | undefined = undefined;
+
+/** After pass 1: the string table, and every column allocated at its exact size. */
+function beginFill(c: Counts): void {
+  if (c.strs.length === 0) {
+    fail(`${GoErrors.malformed}: no string table (google/pprof then reports "unrecognized profile format")`, -base);
   }
-  lineWithoutFunction.length = 0;
+  strings = c.strs;
+  lineWithoutFunction = [];
   unresolvedMappings = 0;
-  const c = indexPass();
-  if (c.strStart.length === 0) {
-    fail(`${GoErrors.malformed}: no string table (google/pprof then reports "unrecognized profile format")`, 0);
-  }
-
-  // Strings.
-  const nStr = c.strStart.length;
-  strings = new Array(nStr);
-  for (let i = 0; i < nStr; i++) strings[i] = decodeString(c.strStart[i]!, c.strEnd[i]!);
-
-  // Columns.
   const nT = c.sampleTypes;
   const nS = c.samples;
-  const stType: string[] = [];
-  const stUnit: string[] = [];
-  const offsets = new Uint32Array(nS + 1);
-  const locIds = new Uint32Array(c.locIds);
   const values: BigInt64Array[] = [];
   const vviews: Uint32Array[] = [];
   for (let j = 0; j < nT; j++) {
@@ -653,82 +962,63 @@ function decodeInner(): DecodeResult {
     vviews.push(new Uint32Array(col.buffer));
   }
   const nLab = c.labels;
-  const labelOffsets = nLab > 0 ? new Uint32Array(nS + 1) : undefined;
-  const labKey: string[] = [];
-  const labStr: string[] = [];
   const labNum = new BigInt64Array(nLab);
-  const labNumView = new Uint32Array(labNum.buffer);
-  const labUnit: string[] = [];
-  const labIsNum = new Uint8Array(nLab);
-  let nLabOut = 0;
-
   const nM = c.mappings;
-  const mId = new Uint32Array(nM);
   const mStart = new BigUint64Array(nM);
   const mLimit = new BigUint64Array(nM);
   const mOffset = new BigUint64Array(nM);
-  const mStartV = new Uint32Array(mStart.buffer);
-  const mLimitV = new Uint32Array(mLimit.buffer);
-  const mOffsetV = new Uint32Array(mOffset.buffer);
-  const mFile: string[] = new Array(nM);
-  const mBuild: string[] = new Array(nM);
-  const mHasF = new Uint8Array(nM);
-  const mHasFl = new Uint8Array(nM);
-  const mHasLn = new Uint8Array(nM);
-  const mHasIn = new Uint8Array(nM);
-
   const nL = c.locations;
-  const lId = new Uint32Array(nL);
-  const lFn = new Uint32Array(nL);
-  const lLine = new Float64Array(nL);
-  const lCol = new Float64Array(nL);
   const lAddr = new BigUint64Array(nL);
-  const lAddrV = new Uint32Array(lAddr.buffer);
-  const lMap = new Uint32Array(nL);
-  const lFold = new Uint8Array(nL);
-  const lInlOff = new Uint32Array(nL + 1);
   const nIn = c.inlineLines;
-  const iFn = new Uint32Array(nIn);
-  const iLine = new Float64Array(nIn);
-  const iCol = new Float64Array(nIn);
-
   const nF = c.functions;
-  const fId = new Uint32Array(nF);
-  const fName: string[] = new Array(nF);
-  const fSys: string[] = new Array(nF);
-  const fFile: string[] = new Array(nF);
-  const fStart = new Float64Array(nF);
-
-  let dropFrames = '';
-  let keepFrames = '';
-  let timeLo = 0;
-  let timeHi = 0;
-  let durLo = 0;
-  let durHi = 0;
-  let periodLo = 0;
-  let periodHi = 0;
-  let periodType: { type: string; unit: string } | undefined;
-  // String-table indices of the comments (small integers: pushing strings into a fresh array
-  // changes its elements kind, which deoptimized this whole loop on every decode).
-  const commentIdx: number[] = [];
-  let defaultSampleType = '';
-  let docUrl = '';
-  const bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] } = { location: [], function: [], mapping: [] };
-  const bigDefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] } = { location: [], function: [], mapping: [] };
-
-  let iS = 0;
-  let iLoc = 0;
-  let iM = 0;
-  let iF = 0;
-  let iIn = 0;
-  let nLocId = 0;
-
   C = {
-    nT, offsets, locIds, vviews, labelOffsets, labKey, labStr, labNumView, labUnit, labIsNum, bigRefs, bigDefs,
-    nLocId: 0, nLabOut: 0, lId, lFn, lLine, lCol, lAddrV, lMap, lFold, lInlOff, iFn, iLine, iCol, iIn: 0,
+    nT,
+    offsets: new Uint32Array(nS + 1),
+    locIds: new Uint32Array(c.locIds),
+    vviews,
+    labelOffsets: nLab > 0 ? new Uint32Array(nS + 1) : undefined,
+    labKey: [],
+    labStr: [],
+    labNumView: new Uint32Array(labNum.buffer),
+    labUnit: [],
+    labIsNum: new Uint8Array(nLab),
+    bigRefs: { location: [], function: [], mapping: [] },
+    bigDefs: { location: [], function: [], mapping: [] },
+    nLocId: 0,
+    nLabOut: 0,
+    lId: new Uint32Array(nL),
+    lFn: new Uint32Array(nL),
+    lLine: new Float64Array(nL),
+    lCol: new Float64Array(nL),
+    lAddrV: new Uint32Array(lAddr.buffer),
+    lMap: new Uint32Array(nL),
+    lFold: new Uint8Array(nL),
+    lInlOff: new Uint32Array(nL + 1),
+    iFn: new Uint32Array(nIn),
+    iLine: new Float64Array(nIn),
+    iCol: new Float64Array(nIn),
+    iIn: 0,
   };
-  pos = 0;
+  F = {
+    nS, nT, nM, nL, nF, nLab, values, labNum,
+    stType: [], stUnit: [], periodType: undefined,
+    mId: new Uint32Array(nM), mStart, mLimit, mOffset,
+    mStartV: new Uint32Array(mStart.buffer), mLimitV: new Uint32Array(mLimit.buffer), mOffsetV: new Uint32Array(mOffset.buffer),
+    mFile: new Array(nM), mBuild: new Array(nM),
+    mHasF: new Uint8Array(nM), mHasFl: new Uint8Array(nM), mHasLn: new Uint8Array(nM), mHasIn: new Uint8Array(nM),
+    lAddr,
+    fId: new Uint32Array(nF), fName: new Array(nF), fSys: new Array(nF), fFile: new Array(nF), fStart: new Float64Array(nF),
+    dropFrames: '', keepFrames: '', timeLo: 0, timeHi: 0, durLo: 0, durHi: 0, periodLo: 0, periodHi: 0,
+    commentIdx: [], defaultSampleType: '', docUrl: '',
+    iS: 0, iLoc: 0, iM: 0, iF: 0,
+  };
+}
+
+/** Pass 2 over the top-level fields from `pos` to `end` (`partial`: as in `indexFields`). */
+function fillFields(end: number, partial: boolean): void {
+  const f0 = F!;
   while (pos < end) {
+    if (partial && !fieldComplete(end)) return;
     const tagPos = pos;
     const tag = smallVarint(end);
     const field = tag >>> 3;
@@ -751,126 +1041,50 @@ function decodeInner(): DecodeResult {
           } else skip(tg & 7, e, tp);
         }
         if (field === 1) {
-          stType.push(t);
-          stUnit.push(u);
-        } else periodType = { type: t, unit: u };
+          f0.stType.push(t);
+          f0.stUnit.push(u);
+        } else f0.periodType = { type: t, unit: u };
         break;
       }
       case 2: {
-        decodeSample(end, tagPos, iS++);
+        decodeSample(end, tagPos, f0.iS++);
         break;
       }
-      case 3: {
-        const e = lengthEnd(end, tagPos);
-        const m = iM++;
-        let file = '';
-        let build = '';
-        while (pos < e) {
-          const tp = pos;
-          const tg = smallVarint(e);
-          const f = tg >>> 3;
-          if (f >= 1 && f <= 10) {
-            expectType(tg & 7, 0, tp, MAPPING_FIELDS[f]!);
-            varint(e);
-            switch (f) {
-              case 1:
-                if (hi !== 0) bigDefs.mapping.push({ arr: mId, idx: m, key: bigKey(), at: tp });
-                mId[m] = lo;
-                break;
-              case 2:
-                mStartV[2 * m] = lo;
-                mStartV[2 * m + 1] = hi;
-                break;
-              case 3:
-                mLimitV[2 * m] = lo;
-                mLimitV[2 * m + 1] = hi;
-                break;
-              case 4:
-                mOffsetV[2 * m] = lo;
-                mOffsetV[2 * m + 1] = hi;
-                break;
-              case 5:
-                file = str(tp, 'mapping.filename');
-                break;
-              case 6:
-                build = str(tp, 'mapping.build_id');
-                break;
-              case 7:
-                mHasF[m] = lo !== 0 || hi !== 0 ? 1 : 0;
-                break;
-              case 8:
-                mHasFl[m] = lo !== 0 || hi !== 0 ? 1 : 0;
-                break;
-              case 9:
-                mHasLn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
-                break;
-              case 10:
-                mHasIn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
-                break;
-            }
-          } else skip(tg & 7, e, tp);
-        }
-        mFile[m] = file;
-        mBuild[m] = build;
+      case 3:
+        decodeMapping(end, tagPos, f0.iM++);
         break;
-      }
       case 4: {
-        decodeLocation(end, tagPos, iLoc++);
+        decodeLocation(end, tagPos, f0.iLoc++);
         break;
       }
-      case 5: {
-        const e = lengthEnd(end, tagPos);
-        const fi = iF++;
-        let name = '';
-        let sys = '';
-        let file = '';
-        while (pos < e) {
-          const tp = pos;
-          const tg = smallVarint(e);
-          const f = tg >>> 3;
-          if (f >= 1 && f <= 5) {
-            expectType(tg & 7, 0, tp, FUNCTION_FIELDS[f]!);
-            varint(e);
-            if (f === 1) {
-              if (hi !== 0) bigDefs.function.push({ arr: fId, idx: fi, key: bigKey(), at: tp });
-              fId[fi] = lo;
-            } else if (f === 2) name = str(tp, 'function.name');
-            else if (f === 3) sys = str(tp, 'function.system_name');
-            else if (f === 4) file = str(tp, 'function.filename');
-            else fStart[fi] = safeNumber('start_line', tp);
-          } else skip(tg & 7, e, tp);
-        }
-        // The model forbids empty names: R's placeholder `<?>` stands for "" (the writer maps back).
-        fName[fi] = name === '' ? EMPTY_NAME : name;
-        fSys[fi] = sys === '' ? EMPTY_NAME : sys;
-        fFile[fi] = file;
+      case 5:
+        decodeFunction(end, tagPos, f0.iF++);
         break;
-      }
       case 6:
         pos = lengthEnd(end, tagPos);
         break;
       case 7:
         varint(end);
-        dropFrames = str(tagPos, 'drop_frames');
+        f0.dropFrames = str(tagPos, 'drop_frames');
         break;
       case 8:
         varint(end);
-        keepFrames = str(tagPos, 'keep_frames');
+        f0.keepFrames = str(tagPos, 'keep_frames');
         break;
       case 9:
         varint(end); // a second non-zero-preceded time_nanos was refused by pass 1
-        timeLo = lo;
-        timeHi = hi;
+        f0.timeLo = lo;
+        f0.timeHi = hi;
         break;
       case 10:
         varint(end);
-        durLo = lo;
-        durHi = hi;
+        f0.durLo = lo;
+        f0.durHi = hi;
         break;
       case 12:
         varint(end);
-        periodLo = lo;
-        periodHi = hi;
+        f0.periodLo = lo;
+        f0.periodHi = hi;
         break;
       case 13:
         if (wt === 2) {
@@ -879,34 +1093,139 @@ function decodeInner(): DecodeResult {
             const vp = pos;
             varint(pe);
             str(vp, 'comment');
-            commentIdx.push(lo);
+            f0.commentIdx.push(lo);
           }
         } else {
           varint(end);
           str(tagPos, 'comment');
-          commentIdx.push(lo);
+          f0.commentIdx.push(lo);
         }
         break;
       case 14:
         varint(end);
-        defaultSampleType = str(tagPos, 'default_sample_type');
+        f0.defaultSampleType = str(tagPos, 'default_sample_type');
         break;
       case 15:
         varint(end);
-        docUrl = str(tagPos, 'doc_url');
+        f0.docUrl = str(tagPos, 'doc_url');
         break;
       default:
         skip(wt, end, tagPos);
     }
   }
-  nLocId = C.nLocId;
-  nLabOut = C.nLabOut;
-  iIn = C.iIn;
-  C = EMPTY_COLS;
-  lInlOff[nL] = iIn;
+}
 
-  const comments = stringsAt(commentIdx);
-  return finishDecode({ warnings, nS, nT, nM, nL, nF, locIds, nLocId, offsets, values, labelOffsets, labKey, labStr, labNum, labUnit, labIsNum, nLab, nLabOut, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lId, lFn, lLine, lCol, lAddr, lMap, lFold, lInlOff, iFn, iLine, iCol, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, comments, defaultSampleType, docUrl, bigRefs, bigDefs, stType, stUnit });
+/** Decodes one Mapping message (pass 2). */
+function decodeMapping(end: number, tagPos: number, m: number): void {
+  const { mId, mStartV, mLimitV, mOffsetV, mHasF, mHasFl, mHasLn, mHasIn } = F!;
+  const e = lengthEnd(end, tagPos);
+  let file = '';
+  let build = '';
+  while (pos < e) {
+    const tp = pos;
+    const tg = smallVarint(e);
+    const f = tg >>> 3;
+    if (f >= 1 && f <= 10) {
+      expectType(tg & 7, 0, tp, MAPPING_FIELDS[f]!);
+      varint(e);
+      switch (f) {
+        case 1:
+          if (hi !== 0) C.bigDefs.mapping.push({ arr: mId, idx: m, key: bigKey(), at: base + tp });
+          mId[m] = lo;
+          break;
+        case 2:
+          mStartV[2 * m] = lo;
+          mStartV[2 * m + 1] = hi;
+          break;
+        case 3:
+          mLimitV[2 * m] = lo;
+          mLimitV[2 * m + 1] = hi;
+          break;
+        case 4:
+          mOffsetV[2 * m] = lo;
+          mOffsetV[2 * m + 1] = hi;
+          break;
+        case 5:
+          file = str(tp, 'mapping.filename');
+          break;
+        case 6:
+          build = str(tp, 'mapping.build_id');
+          break;
+        case 7:
+          mHasF[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+          break;
+        case 8:
+          mHasFl[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+          break;
+        case 9:
+          mHasLn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+          break;
+        case 10:
+          mHasIn[m] = lo !== 0 || hi !== 0 ? 1 : 0;
+          break;
+      }
+    } else skip(tg & 7, e, tp);
+  }
+  F!.mFile[m] = file;
+  F!.mBuild[m] = build;
+}
+
+/** Decodes one Function message (pass 2). */
+function decodeFunction(end: number, tagPos: number, fi: number): void {
+  const { fId, fStart } = F!;
+  const e = lengthEnd(end, tagPos);
+  let name = '';
+  let sys = '';
+  let file = '';
+  while (pos < e) {
+    const tp = pos;
+    const tg = smallVarint(e);
+    const f = tg >>> 3;
+    if (f >= 1 && f <= 5) {
+      expectType(tg & 7, 0, tp, FUNCTION_FIELDS[f]!);
+      varint(e);
+      if (f === 1) {
+        if (hi !== 0) C.bigDefs.function.push({ arr: fId, idx: fi, key: bigKey(), at: base + tp });
+        fId[fi] = lo;
+      } else if (f === 2) name = str(tp, 'function.name');
+      else if (f === 3) sys = str(tp, 'function.system_name');
+      else if (f === 4) file = str(tp, 'function.filename');
+      else fStart[fi] = safeNumber('start_line', tp);
+    } else skip(tg & 7, e, tp);
+  }
+  // The model forbids empty names: R's placeholder `<?>` stands for "" (the writer maps back).
+  F!.fName[fi] = name === '' ? EMPTY_NAME : name;
+  F!.fSys[fi] = sys === '' ? EMPTY_NAME : sys;
+  F!.fFile[fi] = file;
+}
+
+/**
+ * After pass 2: the checks and the profile. `recount` (streaming, where the input was read twice)
+ * checks that pass 2 saw what pass 1 counted.
+ */
+function endFill(c: Counts, recount: boolean): DecodeResult {
+  const f = F!;
+  const cols = C;
+  C = EMPTY_COLS;
+  F = undefined;
+  // Same bytes (length and CRC-32 checked) give the same counts; this guards the columns anyway.
+  if (recount && (f.iS !== c.samples || cols.nLocId !== c.locIds || f.iLoc !== c.locations || f.iM !== c.mappings || f.iF !== c.functions || cols.iIn !== c.inlineLines || cols.nLabOut > c.labels || f.stType.length !== c.sampleTypes)) {
+    throw changedInput(fileName);
+  }
+  base = 0;
+  cols.lInlOff[f.nL] = cols.iIn;
+  return finishDecode({
+    warnings: [],
+    nS: f.nS, nT: f.nT, nM: f.nM, nL: f.nL, nF: f.nF,
+    locIds: cols.locIds, nLocId: cols.nLocId, offsets: cols.offsets, values: f.values,
+    labelOffsets: cols.labelOffsets, labKey: cols.labKey, labStr: cols.labStr, labNum: f.labNum, labUnit: cols.labUnit, labIsNum: cols.labIsNum, nLab: f.nLab, nLabOut: cols.nLabOut,
+    mId: f.mId, mStart: f.mStart, mLimit: f.mLimit, mOffset: f.mOffset, mFile: f.mFile, mBuild: f.mBuild, mHasF: f.mHasF, mHasFl: f.mHasFl, mHasLn: f.mHasLn, mHasIn: f.mHasIn,
+    lId: cols.lId, lFn: cols.lFn, lLine: cols.lLine, lCol: cols.lCol, lAddr: f.lAddr, lMap: cols.lMap, lFold: cols.lFold, lInlOff: cols.lInlOff, iFn: cols.iFn, iLine: cols.iLine, iCol: cols.iCol,
+    fId: f.fId, fName: f.fName, fSys: f.fSys, fFile: f.fFile, fStart: f.fStart,
+    dropFrames: f.dropFrames, keepFrames: f.keepFrames, timeLo: f.timeLo, timeHi: f.timeHi, durLo: f.durLo, durHi: f.durHi, periodLo: f.periodLo, periodHi: f.periodHi, periodType: f.periodType,
+    comments: stringsAt(f.commentIdx), defaultSampleType: f.defaultSampleType, docUrl: f.docUrl,
+    bigRefs: cols.bigRefs, bigDefs: cols.bigDefs, stType: f.stType, stUnit: f.stUnit,
+  });
 }
 
 /** The strings of the string table at the given (checked) indices. */
@@ -1089,7 +1408,7 @@ function finishDecode(st: FinishState): DecodeResult {
 }
 
 // Locations whose lines have function id 0 (collected during pass 2, checked after).
-const lineWithoutFunction: number[] = [];
+let lineWithoutFunction: number[] = [];
 
 function renumberBig(kind: 'location' | 'function' | 'mapping', ids: Uint32Array, defs: BigRef[], refs: BigRef[], warnings: Warning[], refsMustResolve: boolean): void {
   if (defs.length === 0 && refs.length === 0) return;

@@ -9,6 +9,7 @@
  */
 
 import { once } from 'node:events';
+import { Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
 import { gunzipBounded, gzipAnnouncedSize as coreGzipAnnouncedSize, type Limits } from '@profkit/core';
 
@@ -83,4 +84,44 @@ export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, le
   if (contiguous) return new Uint8Array(first.buffer, first.byteOffset, size);
   const whole = Buffer.concat(parts, size);
   return new Uint8Array(whole.buffer, whole.byteOffset, size);
+}
+
+/**
+ * gzips a stream of chunks into a stream of compressed pieces: neither the input nor the output
+ * is ever whole in memory (what writing a file needs). The chunks are pulled as zlib asks for
+ * them, so encoding and deflating (on libuv's thread pool) overlap. `patchHeader` may rewrite
+ * the 10-byte gzip header, which the first piece always holds whole.
+ */
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, patchHeader?: (first: Uint8Array) => void): AsyncGenerator<Uint8Array> {
+  const z = createGzip({ level, memLevel: 9, chunkSize: 1 << 18 });
+  const source = Readable.from(chunks, { objectMode: false, highWaterMark: 1 });
+  // An error of the producer (the encoder) ends the gzip stream with that error.
+  source.on('error', (e) => z.destroy(e));
+  source.pipe(z);
+  let pending: Uint8Array | undefined;
+  try {
+    for await (const piece of z as AsyncIterable<Buffer>) {
+      let out = new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength);
+      if (patchHeader) {
+        if (pending) {
+          const joined = new Uint8Array(pending.length + out.length);
+          joined.set(pending);
+          joined.set(out, pending.length);
+          out = joined;
+          pending = undefined;
+        }
+        if (out.length < 10) {
+          pending = out;
+          continue;
+        }
+        patchHeader(out);
+        patchHeader = undefined;
+      }
+      yield out;
+    }
+    if (pending) yield pending;
+  } finally {
+    source.destroy();
+    z.destroy();
+  }
 }

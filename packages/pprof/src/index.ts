@@ -35,5 +35,5 @@ export const pprofAdapter = defineAdapter({
 
 export default pprofAdapter;
 export { sniffPprof } from './sniff.js';
-export { parsePprof, serializePprof, gzipLikeGo, lossWarnings, kernelRelocationSymbol, decodeProfile, encodeProfile, encodeProfileChunks, GoErrors, EMPTY_NAME, gunzipExact, gzipAnnouncedSize } from './codec.js';
+export { parsePprof, serializePprof, gzipLikeGo, lossWarnings, kernelRelocationSymbol, decodeProfile, decodeProfileStream, encodeProfile, encodeProfileChunks, GoErrors, EMPTY_NAME, gunzipExact, gzipAnnouncedSize } from './codec.js';
 export type { ParseOptions, SerializeOptions, DecodeOptions, DecodeResult, EncodeOptions } from './codec.js';

@@ -1,0 +1,169 @@
+/**
+ * The streamed decoder (`decodeProfileStream`) against the buffer decoder: same profiles, same
+ * errors (code, rule, offset) for every fixture, every chunking and mutated inputs.
+ */
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core';
+import { seededRandom } from '@profkit/test-utils';
+import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
+import { PROTO_FIXTURES, hasFixtures, meaning, pb, readFixture, str } from './helpers.js';
+
+/** A re-openable stream of `bytes` in pieces of `size` bytes. */
+function chunked(bytes: Uint8Array, size: number): () => AsyncIterable<Uint8Array> {
+  return async function* () {
+    for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, Math.min(bytes.length, i + size));
+  };
+}
+
+type Outcome = { ok: true; profile: unknown; warnings: unknown } | { ok: false; code: string; rule: unknown; offset: unknown; message: string };
+
+function outcome(f: () => { profile: unknown; warnings: unknown }): Outcome {
+  try {
+    const r = f();
+    return { ok: true, profile: r.profile, warnings: r.warnings };
+  } catch (e) {
+    if (!isProfkitError(e)) throw e;
+    return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message };
+  }
+}
+
+async function streamOutcome(bytes: Uint8Array, size: number): Promise<Outcome> {
+  try {
+    const r = await decodeProfileStream(chunked(bytes, size), { file: 'in.pb' });
+    return { ok: true, profile: r.profile, warnings: r.warnings };
+  } catch (e) {
+    if (!isProfkitError(e)) throw e;
+    return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message };
+  }
+}
+
+/** A small profile with every kind of top-level field, written by our encoder. */
+function sample(): Uint8Array {
+  return pb([
+    [1, [[1, 1], [2, 2]]],
+    [1, [[1, 3], [2, 4]]],
+    [2, [[1, { packed: [1, 2, 1] }], [2, { packed: [5, -7] }], [3, [[1, 5], [2, 6]]], [3, [[1, 7], [3, 1234567890123n], [4, 4]]]]],
+    [2, [[1, 2], [2, 1], [2, 2]]],
+    [3, [[1, 1], [2, 0x400000], [3, 0x500000], [5, 8], [6, 9], [7, 1]]],
+    [4, [[1, 1], [2, 1], [3, 0x400123], [4, [[1, 1], [2, 10]]], [4, [[1, 2], [2, 20], [3, 3]]]]],
+    [4, [[1, 2], [4, [[1, 2], [2, 21]]]]],
+    [5, [[1, 1], [2, 10], [3, 10], [4, 11], [5, 9]]],
+    [5, [[1, 2], [2, 12], [4, 11]]],
+    [6, str('')],
+    [6, str('samples')],
+    [6, str('count')],
+    [6, str('cpu')],
+    [6, str('nanoseconds')],
+    [6, str('thread')],
+    [6, str('main')],
+    [6, str('bytes')],
+    [6, str('/bin/app')],
+    [6, str('abc123')],
+    [6, str('fn_é')],
+    [6, str('app.c')],
+    [6, str('helper')],
+    [9, 1700000000000000000n],
+    [10, 1000000000],
+    [11, [[1, 3], [2, 4]]],
+    [12, 10000000],
+    [13, 10],
+    [14, 3],
+  ]);
+}
+
+describe('decodeProfileStream', () => {
+  it('reads the same profile as decodeProfile for every chunk size', async () => {
+    const bytes = sample();
+    const want = outcome(() => decodeProfile(bytes, { file: 'in.pb' }));
+    expect(want.ok).toBe(true);
+    for (const size of [1, 2, 3, 5, 8, 13, 64, bytes.length]) expect(await streamOutcome(bytes, size)).toEqual(want);
+  });
+
+  it.skipIf(!hasFixtures)('reads every pprof fixture as decodeProfile does, in 4 KiB and 64 KiB chunks', async () => {
+    for (const rel of PROTO_FIXTURES) {
+      const raw = new Uint8Array(gunzipSync(readFixture(rel)));
+      const want = outcome(() => decodeProfile(raw, { file: 'in.pb' }));
+      for (const size of [4096, 65536]) {
+        const got = await streamOutcome(raw, size);
+        expect(got, `${rel} in ${size}-byte chunks`).toEqual(want);
+      }
+      if (want.ok && raw.length < 100_000) expect(meaning((await decodeProfileStream(chunked(raw, 777))).profile)).toEqual(meaning(decodeProfile(raw).profile));
+    }
+  });
+
+  it('reports the errors of decodeProfile, at the same offsets, for truncated and mutated inputs', async () => {
+    const bytes = encodeProfile(decodeProfile(sample()).profile);
+    const rnd = seededRandom(4);
+    let errors = 0;
+    const inputs: Uint8Array[] = [];
+    for (let cut = 0; cut < bytes.length; cut += 3) inputs.push(bytes.slice(0, cut));
+    for (let k = 0; k < 300; k++) {
+      const m = bytes.slice();
+      for (let j = 0; j < 1 + Math.floor(rnd() * 3); j++) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256);
+      inputs.push(m);
+    }
+    for (const input of inputs) {
+      const want = outcome(() => decodeProfile(input, { file: 'in.pb' }));
+      if (!want.ok) errors++;
+      for (const size of [1, 7, 4096]) expect(await streamOutcome(input, size)).toEqual(want);
+    }
+    // The mutations must exercise the error paths, not only the happy one.
+    expect(errors).toBeGreaterThan(100);
+  });
+
+  it('refuses an empty stream as decodeProfile refuses empty bytes', async () => {
+    const got = await streamOutcome(new Uint8Array(0), 10);
+    expect(got).toMatchObject({ ok: false, code: ErrorCodes.EMPTY_INPUT, rule: 'empty input file' });
+  });
+
+  it('refuses an input that reads differently the second time', async () => {
+    const a = sample();
+    // Changed so that pass 2 fails (fewer sample types), and changed in one string only.
+    const fewerTypes = pb([[1, [[1, 1], [2, 2]]], [2, [[1, 1], [2, 3]]], [4, [[1, 1]]], [6, str('')], [6, str('a')], [6, str('b')]]);
+    const oneByte = a.slice();
+    oneByte[oneByte.length - 30] ^= 1;
+    expect(outcome(() => decodeProfile(oneByte)).ok).toBe(true);
+    for (const b of [fewerTypes, oneByte]) {
+      let opened = 0;
+      const open = () => chunked(opened++ === 0 ? a : b, 16)();
+      const e = await decodeProfileStream(open, { file: 'moving.pb' }).catch((x: unknown) => x);
+      expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
+      expect(isProfkitError(e) && e.detail.rule).toBe('streamed input must read the same twice');
+      expect(isProfkitError(e) && e.detail.file).toBe('moving.pb');
+    }
+  });
+
+  it('keeps interleaved decodes apart (two streams and a buffer decode at once)', async () => {
+    const a = sample();
+    const raw = hasFixtures ? new Uint8Array(gunzipSync(readFixture(PROTO_FIXTURES[2]!))) : a;
+    const slow = (bytes: Uint8Array) =>
+      async function* () {
+        for (let i = 0; i < bytes.length; i += 97) {
+          await new Promise((r) => setImmediate(r));
+          // A buffer decode between two chunks of the streams must not disturb them.
+          decodeProfile(a);
+          yield bytes.slice(i, i + 97);
+        }
+      };
+    const [x, y] = await Promise.all([decodeProfileStream(slow(a)), decodeProfileStream(slow(raw))]);
+    expect(x.profile).toEqual(decodeProfile(a).profile);
+    expect(y.profile).toEqual(decodeProfile(raw).profile);
+  });
+
+  it('applies the read limits while streaming', async () => {
+    const e = await decodeProfileStream(chunked(sample(), 5), { limits: { maxSamples: 1 } }).catch((x: unknown) => x);
+    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
+    expect(isProfkitError(e) && e.detail.option).toBe('maxSamples');
+  });
+
+  it('gives the registry the same profile streamed (default) or whole (read option stream=false)', async () => {
+    const registry = createRegistry([adapter]);
+    const bytes = sample();
+    const streamed = await registry.read(bytes, { fileName: 'x.pb' });
+    const whole = await registry.read(bytes, { fileName: 'x.pb', options: { stream: false } });
+    expect(meaning(streamed.profile)).toEqual(meaning(whole.profile));
+    const bad = await registry.read(bytes, { fileName: 'x.pb', options: { stream: 'yes' } }).catch((x: unknown) => x);
+    expect(isProfkitError(bad) && bad.detail.option).toBe('stream');
+  });
+});
