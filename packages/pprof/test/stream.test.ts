@@ -112,6 +112,27 @@ describe('decodeProfileStream', () => {
     expect(errors).toBeGreaterThan(100);
   });
 
+  it('decodes the same at every byte alignment of the input (word-wise id counting)', () => {
+    // Long packed location ids, so that the aligned-word counting of pass 1 is used.
+    const ids = Array.from({ length: 500 }, (_v, i) => 1 + ((i * 7919) % 300) * (i % 3 === 0 ? 1 : 97));
+    const bytes = pb([
+      [1, [[1, 1], [2, 2]]],
+      [2, [[1, { packed: ids }], [2, 5]]],
+      [2, [[1, { packed: ids.slice(3, 400) }], [2, 6]]],
+      ...Array.from({ length: 300 * 97 }, (_v, i) => [4, [[1, i + 1]]] as [number, [number, number][]]),
+      [6, str('')],
+      [6, str('samples')],
+      [6, str('count')],
+    ]);
+    const want = decodeProfile(bytes).profile;
+    expect(want.samples.locations.location_id.length).toBe(500 + 397);
+    for (let shift = 1; shift < 8; shift++) {
+      const padded = new Uint8Array(bytes.length + shift);
+      padded.set(bytes, shift);
+      expect(decodeProfile(padded.subarray(shift)).profile).toEqual(want);
+    }
+  });
+
   it('refuses an empty stream as decodeProfile refuses empty bytes', async () => {
     const got = await streamOutcome(new Uint8Array(0), 10);
     expect(got).toMatchObject({ ok: false, code: ErrorCodes.EMPTY_INPUT, rule: 'empty input file' });
