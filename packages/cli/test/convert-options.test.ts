@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseFormatOptions } from '../src/commands/convert.js';
+import { parseFormatOptions } from '../src/commands/shared.js';
 import { profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-convert-options-'));
@@ -50,6 +50,23 @@ describe('convert passes format options', () => {
     const agg = JSON.parse((await profkit(['info', out, '--json'])).stdout);
     expect(agg.samples).toBeLessThan(plain.samples);
     expect(agg.sampleTypes.map((t: { total: string }) => t.total)).toEqual(plain.sampleTypes.map((t: { total: string }) => t.total));
+  });
+
+  it('--read-option reaches the reader of info, validate and the view commands too', async () => {
+    const out = join(tmp, 'fib.pb.gz');
+    expect((await profkit(['convert', example, out, '--quiet'])).code).toBe(0);
+    // pprof's reader refuses a stream option that is not a boolean: proof that the option got there.
+    for (const cmd of [['info'], ['validate'], ['top'], ['tree'], ['folded'], ['flame', '-o', join(tmp, 'f.html')]]) {
+      const bad = await profkit([cmd[0]!, out, ...cmd.slice(1), '--read-option', 'stream=sometimes']);
+      expect(bad.code, cmd[0]).toBe(2);
+      expect(bad.stderr, cmd[0]).toContain('read option stream must be true or false');
+      const good = await profkit([cmd[0]!, out, ...cmd.slice(1), '--read-option', 'stream=false']);
+      expect(good.code, `${cmd[0]}: ${good.stderr}`).toBe(0);
+    }
+    const whole = JSON.parse((await profkit(['info', out, '--json', '--read-option', 'stream=false'])).stdout);
+    const streamed = JSON.parse((await profkit(['info', out, '--json'])).stdout);
+    expect(whole.sampleTypes).toEqual(streamed.sampleTypes);
+    expect(whole.samples).toBe(streamed.samples);
   });
 
   it('a malformed pair is a one-line usage error (exit 2)', async () => {

@@ -1,5 +1,6 @@
 import { ErrorCodes, ProfkitError, missingTransformError, type TransformValues } from '@profkit/core';
 import type { CliCommand } from '../types.js';
+import { parseFormatOptions } from './shared.js';
 
 /**
  * convert's options passed to the `symbolize` transform (contributed by an adapter, normally
@@ -87,20 +88,3 @@ export const convert: CliCommand = {
     return 0;
   },
 };
-
-/**
- * `KEY=VALUE` pairs for a reader or writer. Values `true`/`false` become booleans and decimal
- * integers numbers; everything else stays a string. Adapters document their options.
- */
-export function parseFormatOptions(raw: unknown, flag: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  for (const item of list as string[]) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new ProfkitError(ErrorCodes.USAGE, `--${flag} takes KEY=VALUE, got "${item}"`, { option: flag, rule: 'command-line usage' });
-    const key = item.slice(0, eq);
-    const text = item.slice(eq + 1);
-    out[key] = text === 'true' ? true : text === 'false' ? false : /^-?\d{1,15}$/.test(text) ? Number(text) : text;
-  }
-  return out;
-}

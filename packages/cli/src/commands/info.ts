@@ -9,20 +9,22 @@ import {
 } from '@profkit/core';
 import { formatNanos, isoFromNanos, table } from '../output.js';
 import type { CliCommand } from '../types.js';
+import { READ_OPTION, readOptionsOf } from './shared.js';
 
 export const info: CliCommand = {
   name: 'info',
   summary: 'Summarize a profile: format, sample types and totals, table sizes, time span, top-level facts',
-  usage: 'profkit info FILE [--from FORMAT] [--json]\n\nFILE may be - for stdin.\n\nExample:\n  profkit info cpu.pb.gz',
+  usage: 'profkit info FILE [--from FORMAT] [--read-option K=V]... [--json]\n\nFILE may be - for stdin.\n\nExample:\n  profkit info cpu.pb.gz',
   options: {
     from: { type: 'string', valueName: 'FORMAT', description: 'read as FORMAT instead of detecting it' },
+    ...READ_OPTION,
   },
   positionals: 1,
   json: true,
   async run(ctx) {
     const file = ctx.positionals[0]!;
     const bar = ctx.progress(`reading ${file}`);
-    const r = await ctx.registry.read(file, { format: ctx.values.from as string | undefined, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+    const r = await ctx.registry.read(file, { format: ctx.values.from as string | undefined, options: readOptionsOf(ctx), signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
     bar.done();
     const p = r.profile;
     const facts = p['.profile'];

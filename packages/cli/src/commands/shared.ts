@@ -19,8 +19,12 @@ import type { CliContext } from '../types.js';
 export const SAMPLE_TYPE_OPTION: Record<string, CommandOption> = {
   'sample-type': { type: 'string', valueName: 'TYPE', description: 'sample type to report, by name (cpu, alloc_space, time/nanoseconds) or index; default: the profile\'s default type' },
 };
+export const READ_OPTION: Record<string, CommandOption> = {
+  'read-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the input format's reader (see docs/formats/<format>.md), e.g. stream=false" },
+};
 export const FROM_OPTION: Record<string, CommandOption> = {
   from: { type: 'string', valueName: 'FORMAT', description: 'read the input(s) as FORMAT instead of detecting it' },
+  ...READ_OPTION,
 };
 export const FOCUS_OPTIONS: Record<string, CommandOption> = {
   focus: { type: 'string', valueName: 'RE', description: 'keep only samples with a frame (function, file or mapping) matching RE (pprof -focus)' },
@@ -44,10 +48,32 @@ export async function readWithProgress(ctx: CliContext, file: string): Promise<R
   // Drawn at once (on a TTY only): not every adapter reports progress.
   bar.update(0);
   try {
-    return await ctx.registry.read(file, { format: ctx.values.from as string | undefined, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+    return await ctx.registry.read(file, { format: ctx.values.from as string | undefined, options: readOptionsOf(ctx), signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
   } finally {
     bar.done();
   }
+}
+
+/** `--read-option KEY=VALUE`s as the reader's options. */
+export function readOptionsOf(ctx: CliContext): Record<string, unknown> {
+  return parseFormatOptions(ctx.values['read-option'], 'read-option');
+}
+
+/**
+ * `KEY=VALUE` pairs for a reader or writer. Values `true`/`false` become booleans and decimal
+ * integers numbers; everything else stays a string. Adapters document their options.
+ */
+export function parseFormatOptions(raw: unknown, flag: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  for (const item of list as string[]) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new ProfkitError(ErrorCodes.USAGE, `--${flag} takes KEY=VALUE, got "${item}"`, { option: flag, rule: 'command-line usage' });
+    const key = item.slice(0, eq);
+    const text = item.slice(eq + 1);
+    out[key] = text === 'true' ? true : text === 'false' ? false : /^-?\d{1,15}$/.test(text) ? Number(text) : text;
+  }
+  return out;
 }
 
 /** Runs `work` with a progress line `label` on a TTY (the report computations on large profiles take seconds). */

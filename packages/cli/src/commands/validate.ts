@@ -1,14 +1,16 @@
 import { validate as validateProfile, type ValidationMode } from '@profkit/core';
 import type { CliCommand } from '../types.js';
+import { READ_OPTION, readOptionsOf } from './shared.js';
 
 export const validate: CliCommand = {
   name: 'validate',
   summary: 'Check a profile against every validity rule (--strict-r: could R\'s profile package read it?)',
   usage:
-    'profkit validate FILE [--strict-r] [--from FORMAT] [--json]\n\nFILE may be - for stdin. Exits 1 when the profile has problems.\n\nExamples:\n  profkit validate cpu.pb.gz\n  profkit validate --strict-r Rprof.out',
+    'profkit validate FILE [--strict-r] [--from FORMAT] [--read-option K=V]... [--json]\n\nFILE may be - for stdin. Exits 1 when the profile has problems.\n\nExamples:\n  profkit validate cpu.pb.gz\n  profkit validate --strict-r Rprof.out',
   options: {
     'strict-r': { type: 'boolean', description: 'check strict conformance to R profile data format 1.0' },
     from: { type: 'string', valueName: 'FORMAT', description: 'read as FORMAT instead of detecting it' },
+    ...READ_OPTION,
   },
   positionals: 1,
   json: true,
@@ -18,6 +20,7 @@ export const validate: CliCommand = {
     const bar = ctx.progress(`reading ${file}`);
     const r = await ctx.registry.read(file, {
       format: ctx.values.from as string | undefined,
+      options: readOptionsOf(ctx),
       validate: false,
       signal: ctx.signal,
       onProgress: (d, t) => bar.update(d, t),
