@@ -1242,18 +1242,7 @@ function endFill(c: Counts, recount: boolean): DecodeResult {
   }
   base = 0;
   cols.lInlOff[f.nL] = cols.iIn;
-  return finishDecode({
-    warnings: [],
-    nS: f.nS, nT: f.nT, nM: f.nM, nL: f.nL, nF: f.nF,
-    locIds: cols.locIds, nLocId: cols.nLocId, offsets: cols.offsets, values: f.values,
-    labelOffsets: cols.labelOffsets, labKey: cols.labKey, labStr: cols.labStr, labNum: f.labNum, labUnit: cols.labUnit, labIsNum: cols.labIsNum, nLab: f.nLab, nLabOut: cols.nLabOut,
-    mId: f.mId, mStart: f.mStart, mLimit: f.mLimit, mOffset: f.mOffset, mFile: f.mFile, mBuild: f.mBuild, mHasF: f.mHasF, mHasFl: f.mHasFl, mHasLn: f.mHasLn, mHasIn: f.mHasIn,
-    lId: cols.lId, lFn: cols.lFn, lLine: cols.lLine, lCol: cols.lCol, lAddr: f.lAddr, lMap: cols.lMap, lFold: cols.lFold, lInlOff: cols.lInlOff, iFn: cols.iFn, iLine: cols.iLine, iCol: cols.iCol,
-    fId: f.fId, fName: f.fName, fSys: f.fSys, fFile: f.fFile, fStart: f.fStart,
-    dropFrames: f.dropFrames, keepFrames: f.keepFrames, timeLo: f.timeLo, timeHi: f.timeHi, durLo: f.durLo, durHi: f.durHi, periodLo: f.periodLo, periodHi: f.periodHi, periodType: f.periodType,
-    comments: stringsAt(f.commentIdx), defaultSampleType: f.defaultSampleType, docUrl: f.docUrl,
-    bigRefs: cols.bigRefs, bigDefs: cols.bigDefs, stType: f.stType, stUnit: f.stUnit,
-  });
+  return finishDecode(f, cols);
 }
 
 /** The strings of the string table at the given (checked) indices. */
@@ -1264,74 +1253,15 @@ function stringsAt(idx: number[]): string[] {
 }
 
 let unresolvedMappings = 0;
-/** What pass 2 produced, handed to `finishDecode` (a separate function keeps V8 from
- * deoptimizing the pass-2 loop when it first reaches the code after it). */
-interface FinishState {
-  warnings: Warning[];
-  nS: number;
-  nT: number;
-  nM: number;
-  nL: number;
-  nF: number;
-  locIds: Uint32Array;
-  nLocId: number;
-  offsets: Uint32Array;
-  values: BigInt64Array[];
-  labelOffsets: Uint32Array | undefined;
-  labKey: string[];
-  labStr: string[];
-  labNum: BigInt64Array;
-  labUnit: string[];
-  labIsNum: Uint8Array;
-  nLab: number;
-  nLabOut: number;
-  mId: Uint32Array;
-  mStart: BigUint64Array;
-  mLimit: BigUint64Array;
-  mOffset: BigUint64Array;
-  mFile: string[];
-  mBuild: string[];
-  mHasF: Uint8Array;
-  mHasFl: Uint8Array;
-  mHasLn: Uint8Array;
-  mHasIn: Uint8Array;
-  lId: Uint32Array;
-  lFn: Uint32Array;
-  lLine: Float64Array;
-  lCol: Float64Array;
-  lAddr: BigUint64Array;
-  lMap: Uint32Array;
-  lFold: Uint8Array;
-  lInlOff: Uint32Array;
-  iFn: Uint32Array;
-  iLine: Float64Array;
-  iCol: Float64Array;
-  fId: Uint32Array;
-  fName: string[];
-  fSys: string[];
-  fFile: string[];
-  fStart: Float64Array;
-  dropFrames: string;
-  keepFrames: string;
-  timeLo: number;
-  timeHi: number;
-  durLo: number;
-  durHi: number;
-  periodLo: number;
-  periodHi: number;
-  periodType: { type: string; unit: string } | undefined;
-  comments: string[];
-  defaultSampleType: string;
-  docUrl: string;
-  bigRefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
-  bigDefs: { location: BigRef[]; function: BigRef[]; mapping: BigRef[] };
-  stType: string[];
-  stUnit: string[];
-}
-
-/** Renumbering, pprof's CheckValid, reference resolution and assembly of the profile. */
-function finishDecode(st: FinishState): DecodeResult {
-  const { warnings, nS, nT, nM, nL, nF, locIds, nLocId, offsets, values, labelOffsets, labKey, labStr, labNum, labUnit, labIsNum, nLab, nLabOut, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lId, lFn, lLine, lCol, lAddr, lMap, lFold, lInlOff, iFn, iLine, iCol, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, comments, defaultSampleType, docUrl, bigRefs, bigDefs, stType, stUnit } = st;
+/**
+ * Renumbering, pprof's CheckValid, reference resolution and assembly of the profile (a function
+ * of its own, so that V8 does not deoptimize the pass-2 loop when it first reaches this code).
+ */
+function finishDecode(f: Fill, cols: Cols): DecodeResult {
+  const { nS, nT, nM, nL, nF, values, labNum, nLab, mId, mStart, mLimit, mOffset, mFile, mBuild, mHasF, mHasFl, mHasLn, mHasIn, lAddr, fId, fName, fSys, fFile, fStart, dropFrames, keepFrames, timeLo, timeHi, durLo, durHi, periodLo, periodHi, periodType, defaultSampleType, docUrl, stType, stUnit } = f;
+  const { locIds, nLocId, offsets, labelOffsets, labKey, labStr, labUnit, labIsNum, nLabOut, lId, lFn, lLine, lCol, lMap, lFold, lInlOff, iFn, iLine, iCol, bigRefs, bigDefs } = cols;
+  const warnings: Warning[] = [];
+  const comments = stringsAt(f.commentIdx);
   // Ids above 2^32-1: renumber (meaning is kept; ids are not meaning).
   if (bigDefs.location.length + bigDefs.function.length + bigDefs.mapping.length + bigRefs.location.length + bigRefs.function.length + bigRefs.mapping.length > 0) {
     renumberBig('location', lId, bigDefs.location, bigRefs.location, warnings, true);

@@ -80,9 +80,13 @@ async function main(): Promise<void> {
       }
       break;
     }
-    case 'profkit-registry': {
+    case 'profkit-registry':
+    case 'profkit-registry-whole': {
       // The CLI's path (`profkit convert in.pb.gz out.pb.gz`): registry.read(path) → validation →
-      // registry.write(profile, path) → validation, encode, gzip -6, atomic file write.
+      // registry.write(profile, path) → validation, encode, gzip -6 streamed to an atomic file
+      // write. The read is streamed (the file is inflated twice) unless `-whole`
+      // (`--read-option stream=false`: inflated once into one buffer).
+      const readOptions = contender === 'profkit-registry-whole' ? { options: { stream: false } } : {};
       const { createRegistry } = await import('@profkit/core');
       const { pprofAdapter } = await import('@profkit/pprof');
       const registry = createRegistry([pprofAdapter]);
@@ -90,7 +94,7 @@ async function main(): Promise<void> {
       try {
         for (let i = 0; i < reps; i++) {
           start();
-          const r = await timeAsync('read', () => registry.read(file!));
+          const r = await timeAsync('read', () => registry.read(file!, readOptions));
           await timeAsync('write', () => registry.write(r.profile, target));
           lap('roundtrip_gz6');
           checksum += r.profile.samples.locations.location_id.length;
@@ -164,7 +168,7 @@ async function rssOnce(contender: string, file: string): Promise<void> {
   if (contender === 'profkit') {
     const { parsePprof, encodeProfile } = await import('@profkit/pprof');
     n = encodeProfile(parsePprof(gz).profile).length;
-  } else if (contender === 'profkit-registry') {
+  } else if (contender === 'profkit-registry' || contender === 'profkit-registry-whole') {
     // The CLI's convert: the file is read by the registry (not the `gz` above, kept only so that
     // the idle baseline is comparable), validated, re-encoded, gzipped and written.
     const { createRegistry } = await import('@profkit/core');
@@ -172,7 +176,7 @@ async function rssOnce(contender: string, file: string): Promise<void> {
     const registry = createRegistry([pprofAdapter]);
     const target = join(tmpdir(), `profkit-bench-${process.pid}.pb.gz`);
     try {
-      const r = await registry.read(file);
+      const r = await registry.read(file, contender === 'profkit-registry-whole' ? { options: { stream: false } } : {});
       await registry.write(r.profile, target);
       n = r.profile.samples.locations.location_id.length;
     } finally {

@@ -174,7 +174,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     const gzBytes = statSync(file).size;
     const rawBytes = gunzipSync(readFileSync(file)).length;
     const results: Record<string, WorkerResult | undefined> = {};
-    for (const c of ['baseline', 'zlib', 'pako', 'profkit', 'profkit-registry', 'pprof-format', 'protobufjs']) {
+    for (const c of ['baseline', 'zlib', 'pako', 'profkit', 'profkit-registry', 'profkit-registry-whole', 'pprof-format', 'protobufjs']) {
       if (c === 'protobufjs' && n > 300000) {
         // protobufjs reflection needs ~18 GB of heap per million samples (3.6 GB RSS at 200k).
         process.stderr.write(`protobufjs skipped at ${n} samples: it needs about ${Math.round((n / 200000) * 3.6)} GB of memory\n`);
@@ -185,7 +185,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     if (goref) results.go = runGo(goref, file, reps);
     // Peak RSS of a single gunzip + decode + encode per contender, in fresh processes.
     const rss: Record<string, number | undefined> = {};
-    for (const c of ['baseline', 'zlib', 'profkit', 'profkit-registry', 'pprof-format', 'protobufjs']) if (c in results) rss[c] = runWorker(c, file, 'rss')?.maxRSS;
+    for (const c of ['baseline', 'zlib', 'profkit', 'profkit-registry', 'profkit-registry-whole', 'pprof-format', 'protobufjs']) if (c in results) rss[c] = runWorker(c, file, 'rss')?.maxRSS;
     if (goref) rss.go = runGo(goref, file, 1)?.maxRSS;
     const pk = results.profkit?.phases;
     const base = results.baseline?.maxRSS;
@@ -206,6 +206,8 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       peak_rss_minus_node_baseline_over_raw: rss.profkit && rss.baseline ? ratio(rss.profkit - rss.baseline, rawBytes) : undefined,
       registry_peak_rss_over_raw: ratio(rss['profkit-registry'], rawBytes),
       registry_peak_rss_minus_node_baseline_over_raw: rss['profkit-registry'] && rss.baseline ? ratio(rss['profkit-registry'] - rss.baseline, rawBytes) : undefined,
+      cpu_registry_whole_vs_go: ratio(results.go?.phases.cpu_roundtrip_gz, results['profkit-registry-whole']?.phases.cpu_roundtrip_gz6),
+      registry_whole_peak_rss_minus_node_baseline_over_raw: rss['profkit-registry-whole'] && rss.baseline ? ratio(rss['profkit-registry-whole'] - rss.baseline, rawBytes) : undefined,
     };
     void base;
     const load = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -219,7 +221,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         continue;
       }
       const p = r.phases;
-      if (c === 'profkit-registry') {
+      if (c.startsWith('profkit-registry')) {
         rows.push([c, '', `read ${fmtMs(p.read)}`, `write ${fmtMs(p.write)}`, '', fmtMs(p.roundtrip_gz6), '', fmtMs(p.cpu_roundtrip_gz6), fmtMB(r.maxRSS), fmtMB(rss[c])]);
         continue;
       }
@@ -241,7 +243,8 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         `with gzip ${ratios.vs_go ?? '—'}× faster than Go; dec+enc (incl. gunzip) = ${ratios.over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor ` +
         `(decode+encode alone ${ratios.decode_encode_over_zlib_gunzip_floor ?? '—'}×); peak RSS ${ratios.peak_rss_over_raw ?? '—'}× raw ` +
         `(${ratios.peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node); CLI path peak RSS ${ratios.registry_peak_rss_over_raw ?? '—'}× raw ` +
-        `(${ratios.registry_peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node)\n`,
+        `(${ratios.registry_peak_rss_minus_node_baseline_over_raw ?? '—'}× above an idle node; read into one buffer: ` +
+        `${ratios.registry_whole_peak_rss_minus_node_baseline_over_raw ?? '—'}× above, ${ratios.cpu_registry_whole_vs_go ?? '—'}× less CPU than Go)\n`,
     );
   }
   const out = { date: new Date().toISOString(), machine: m, reps, runs: report };
