@@ -247,9 +247,16 @@ let wordBase = 0;
 function setBuf(b: Uint8Array): void {
   buf = b;
   const skew = (4 - (b.byteOffset & 3)) & 3;
-  wordBase = Math.min(skew, b.length);
-  words = new Uint32Array(b.buffer, b.byteOffset + wordBase, (b.length - wordBase) >>> 2);
+  if (b.length < skew + 4) {
+    // Too short for one aligned word: `countPacked` then counts byte by byte.
+    wordBase = 0;
+    words = EMPTY_WORDS;
+    return;
+  }
+  wordBase = skew;
+  words = new Uint32Array(b.buffer, b.byteOffset + skew, (b.length - skew) >>> 2);
 }
+const EMPTY_WORDS = new Uint32Array(0);
 
 /** Counts varints in a packed region: every byte without the continuation bit ends one. */
 function countPacked(start: number, end: number, tagPos: number): number {

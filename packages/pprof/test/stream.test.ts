@@ -133,6 +133,17 @@ describe('decodeProfileStream', () => {
     }
   });
 
+  it('reads inputs shorter than a word at every alignment as typed errors (fuzzer crasher)', () => {
+    for (let length = 1; length < 8; length++) {
+      for (let offset = 0; offset < 4; offset++) {
+        const bytes = new Uint8Array(new ArrayBuffer(16), offset, length).fill(0x0a);
+        const got = outcome(() => decodeProfile(bytes));
+        expect(got.ok, `${length} bytes at offset ${offset}`).toBe(false);
+        expect(got.ok ? '' : got.code).toMatch(/^PROFKIT_E_/);
+      }
+    }
+  });
+
   it('refuses an empty stream as decodeProfile refuses empty bytes', async () => {
     const got = await streamOutcome(new Uint8Array(0), 10);
     expect(got).toMatchObject({ ok: false, code: ErrorCodes.EMPTY_INPUT, rule: 'empty input file' });
