@@ -20,10 +20,12 @@ function median(xs: number[]): number {
 }
 
 async function main(): Promise<void> {
-  const [contender, file, repsArg] = process.argv.slice(2);
+  const [contender, file, repsArg, warmupArg] = process.argv.slice(2);
   if (repsArg === 'rss') return rssOnce(contender!, file!);
-  // One extra, untimed-in-the-median warm-up repetition (JIT), dropped below.
-  const reps = Number(repsArg ?? 5) + 1;
+  // Warm-up repetitions (JIT) before the timed ones, left out of the medians; the first one is
+  // reported on its own as the cold time (what one CLI run pays).
+  const warmup = Math.max(1, Number(warmupArg ?? 1));
+  const reps = Number(repsArg ?? 5) + warmup;
   const gz = new Uint8Array(readFileSync(file!));
   const rssBefore = process.resourceUsage().maxRSS * 1024;
   const times: Record<string, number[]> = {};
@@ -153,7 +155,8 @@ async function main(): Promise<void> {
       throw new Error(`unknown contender ${contender}`);
   }
   const phases: Phase = {};
-  for (const v of Object.values(times)) if (v.length > 1) v.shift();
+  for (const [k, v] of Object.entries(times)) if (v.length > warmup) phases[`cold_${k}`] = Math.round(v[0]! * 10) / 10;
+  for (const v of Object.values(times)) if (v.length > warmup) v.splice(0, warmup);
   for (const [k, v] of Object.entries(times)) phases[k] = Math.round(median(v) * 10) / 10;
   process.stdout.write(`${JSON.stringify({ contender, phases, maxRSS: process.resourceUsage().maxRSS * 1024, rssAtStart: rssBefore, checksum })}\n`);
 }

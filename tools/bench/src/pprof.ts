@@ -2,12 +2,13 @@
  * pprof codec benchmark (issue 4): profkit vs pprof-format, protobufjs reflection, Go's
  * google/pprof (`goref time`), and the gunzip floor (node:zlib, pako).
  *
- *   npm run bench -- pprof [--sizes 10000,200000] [--reps 5] [--json FILE] [--no-go]
+ *   npm run bench -- pprof [--sizes 10000,200000] [--reps 5] [--warmup 1] [--json FILE] [--no-go]
  *
  * Profiles come from `goref gen OUT N SEED` (Go's own encoder); without Go a similar profile is
  * synthesized in JS and the Go contender is skipped with a message. Every contender runs in its
  * own child process (`pprof-worker.js`) so that its peak RSS is measured alone; times are medians
- * of `--reps` repetitions inside that process. Ratios are computed from one run.
+ * of `--reps` repetitions inside that process after `--warmup` untimed ones (JIT warm-up; the
+ * first repetition is also reported alone, as the cold time). Ratios are computed from one run.
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -113,8 +114,8 @@ function profileFile(n: number, seed: number, goref: string | undefined): string
   return file;
 }
 
-function runWorker(contender: string, file: string, reps: number | 'rss'): WorkerResult | undefined {
-  const r = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, 'pprof-worker.js'), contender, file, String(reps)], {
+function runWorker(contender: string, file: string, reps: number | 'rss', warmup = 1): WorkerResult | undefined {
+  const r = spawnSync(process.execPath, ['--max-old-space-size=8192', join(here, 'pprof-worker.js'), contender, file, String(reps), String(warmup)], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   });
@@ -153,6 +154,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     options: {
       sizes: { type: 'string', default: '10000,200000' },
       reps: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '1' },
       json: { type: 'string' },
       'no-go': { type: 'boolean', default: false },
       seed: { type: 'string', default: '42' },
@@ -164,6 +166,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     return 2;
   }
   const reps = Number(values.reps);
+  const warmup = Number(values.warmup);
   const seed = Number(values.seed);
   const goref = values['no-go'] ? undefined : buildGoref();
   const m = machine();
@@ -180,7 +183,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         process.stderr.write(`protobufjs skipped at ${n} samples: it needs about ${Math.round((n / 200000) * 3.6)} GB of memory\n`);
         continue;
       }
-      results[c] = runWorker(c, file, reps);
+      results[c] = runWorker(c, file, reps, warmup);
     }
     if (goref) results.go = runGo(goref, file, reps);
     // Peak RSS of a single gunzip + decode + encode per contender, in fresh processes.
@@ -206,6 +209,8 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       peak_rss_minus_node_baseline_over_raw: rss.profkit && rss.baseline ? ratio(rss.profkit - rss.baseline, rawBytes) : undefined,
       registry_peak_rss_over_raw: ratio(rss['profkit-registry'], rawBytes),
       registry_peak_rss_minus_node_baseline_over_raw: rss['profkit-registry'] && rss.baseline ? ratio(rss['profkit-registry'] - rss.baseline, rawBytes) : undefined,
+      cold_cpu_over_zlib_gunzip_floor: ratio(pk?.cold_cpu_roundtrip, results.zlib?.phases.cpu_gunzip),
+      cold_cpu_vs_pprof_format: ratio(results['pprof-format']?.phases.cold_cpu_roundtrip, pk?.cold_cpu_roundtrip),
       cpu_registry_whole_vs_go: ratio(results.go?.phases.cpu_roundtrip_gz, results['profkit-registry-whole']?.phases.cpu_roundtrip_gz6),
       registry_whole_peak_rss_minus_node_baseline_over_raw: rss['profkit-registry-whole'] && rss.baseline ? ratio(rss['profkit-registry-whole'] - rss.baseline, rawBytes) : undefined,
     };
@@ -213,7 +218,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     const load = loadavg().map((x) => Math.round(x * 100) / 100);
     report.push({ samples: n, seed, loadAverageAfter: load, source: goref ? 'goref gen' : 'js synthesize', gzBytes, rawBytes, results, peakRssSingleRun: rss, ratios });
     process.stdout.write(`\nload average after the runs: ${load.join(' ')} (other processes share the ${m.nproc} cpus; wall times inflate with load, CPU times less)\n`);
-    process.stdout.write(`${n} samples (${(rawBytes / 1e6).toFixed(1)} MB raw, ${(gzBytes / 1e6).toFixed(1)} MB gzipped), median of ${reps}:\n`);
+    process.stdout.write(`${n} samples (${(rawBytes / 1e6).toFixed(1)} MB raw, ${(gzBytes / 1e6).toFixed(1)} MB gzipped), median of ${reps} after ${warmup} warm-up repetition(s):\n`);
     const rows: string[][] = [['contender', 'gunzip', 'decode', 'encode', 'dec+enc (incl. gunzip)', '+gzip6', 'cpu dec+enc', 'cpu +gzip6', 'peak RSS (reps)', 'peak RSS (one dec+enc)']];
     for (const [c, r] of Object.entries(results)) {
       if (!r) {
@@ -239,6 +244,11 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         `(${ratios.cpu_over_zlib_gunzip_exact_floor ?? '—'}× a one-chunk gunzip); CLI path (registry read+write, validation, gzip -6, file) ${ratios.cpu_registry_vs_go ?? '—'}× less than Go\n`,
     );
     process.stdout.write(
+      `  cold (first repetition of a fresh process, before the JIT settles; medians above are after ${warmup} warm-up repetition(s)): ` +
+        `profkit gunzip+dec+enc ${fmtMs(pk?.cold_cpu_roundtrip)} CPU = ${ratios.cold_cpu_over_zlib_gunzip_floor ?? '—'}× the gunzip floor, ` +
+        `${ratios.cold_cpu_vs_pprof_format ?? '—'}× less than pprof-format's cold round trip\n`,
+    );
+    process.stdout.write(
       `  wall time: profkit dec+enc is ${ratios.vs_pprof_format ?? '—'}× faster than pprof-format, ${ratios.vs_protobufjs ?? '—'}× than protobufjs; ` +
         `with gzip ${ratios.vs_go ?? '—'}× faster than Go; dec+enc (incl. gunzip) = ${ratios.over_zlib_gunzip_floor ?? '—'}× the zlib gunzip floor ` +
         `(decode+encode alone ${ratios.decode_encode_over_zlib_gunzip_floor ?? '—'}×); peak RSS ${ratios.peak_rss_over_raw ?? '—'}× raw ` +
@@ -247,7 +257,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
         `${ratios.registry_whole_peak_rss_minus_node_baseline_over_raw ?? '—'}× above, ${ratios.cpu_registry_whole_vs_go ?? '—'}× less CPU than Go)\n`,
     );
   }
-  const out = { date: new Date().toISOString(), machine: m, reps, runs: report };
+  const out = { date: new Date().toISOString(), machine: m, reps, warmup, runs: report };
   if (values.json) {
     writeFileSync(values.json, `${JSON.stringify(out, null, 2)}\n`);
     process.stdout.write(`\nJSON written to ${values.json}\n`);
