@@ -63,7 +63,8 @@ export const codec: AdapterCodec = {
       throw new ProfkitError(ErrorCodes.UNSUPPORTED, `dm-export reads format ${format} from a directory only: use \`profkit dm-export import DIR OUT\``, { file: input.fileName });
     }
     const profileId = optNumber(options.options?.profileId, 'profileId');
-    const r = (await onDisk(input)) ? await readSqlite(input.fileName, { profileId }) : await readSqlite(await input.bytes(), { file: input.fileName, profileId });
+    const limits = options.limits;
+    const r = (await onDisk(input)) ? await readSqlite(input.fileName, { profileId, limits }) : await readSqlite(await input.bytes(), { file: input.fileName, profileId, limits });
     return { profile: r.profile, warnings: r.warnings, format: 'sqlite' };
   },
   async write(profile, options): Promise<WriteResult> {

@@ -8,9 +8,13 @@
 
 import {
   DATA_FORMAT_VERSION,
+  DEFAULT_LIMITS,
   ProfkitError,
   createProfile,
+  limitError,
+  limitValue,
   type Column,
+  type ReadLimits,
   type FactValue,
   type FormatExtension,
   type Profile,
@@ -319,16 +323,51 @@ export function encodeValue(type: ColumnType, v: DbValue): DbValue {
 // ---------------------------------------------------------------------------------------------
 // Reading back.
 
+/** What `RowSource.measure` reports about the rows of one table, before they are fetched. */
+export interface TableMeasure {
+  /** Number of rows. */
+  rows: number;
+  /**
+   * Per column (in the order asked), the size in bytes of the largest text value (0 when the
+   * column holds none). Absent when the source does not measure text (an uncompressed input,
+   * whose text is bounded by its size): text values are then checked as the rows are converted.
+   */
+  maxBytes?: number[];
+  /** Total bytes of the text values of the columns asked (with `maxBytes`). */
+  textBytes?: number;
+}
+
 /** Fetches the rows of one table for one profile, ordered by its primary key. */
 export interface RowSource {
   /** Human name of the input, for error messages. */
   file: string;
+  /**
+   * The input is compressed (Parquet): the decoded size of its rows counts against
+   * `maxDecompressedBytes`, as the inflated bytes of a gzip input do.
+   */
+  compressed?: boolean;
+  /**
+   * For a compressed input: the rows stored per table in the whole input, from its metadata or a
+   * count that decodes no value (checked against `maxDecompressedBytes` before any scan).
+   */
+  storedRows?(): Promise<Map<string, number>>;
   /** Names of the tables present. */
   tables(): Promise<Set<string>>;
   /** Column names of a table. */
   columns(table: string): Promise<string[]>;
   /** Distinct profile ids, ascending. */
   profileIds(): Promise<number[]>;
+  /**
+   * Counts the rows of `table` (where profile_id = `profileId`; every row when undefined) and,
+   * for a compressed input, measures the text of `columns`, without fetching the rows: the
+   * reader checks its limits before the rows are allocated.
+   */
+  measure(table: string, columns: string[], profileId: number | undefined): Promise<TableMeasure>;
+  /**
+   * The value of `column` that most rows of `table` (where profile_id = `profileId`) share, with
+   * that number of rows, when it is above `atLeast` (e.g. the sample with the most frames).
+   */
+  largestGroup(table: string, column: string, profileId: number, atLeast: number): Promise<{ key: DbValue; rows: number } | undefined>;
   /**
    * Rows (as arrays in `columns` order) of `table` where profile_id = `profileId`, ordered by the
    * primary key. Integers may come as numbers unless `bigints` (the columns hold 64-bit values).
@@ -365,13 +404,82 @@ export async function checkSchema(src: RowSource): Promise<void> {
   }
 }
 
+/** The first ids of `all`, for messages (a database may hold many profiles). */
+export function listIds(all: number[], max = 20): string {
+  return all.length > max ? `${all.slice(0, max).join(', ')}, … (${all.length} in all)` : all.join(', ');
+}
+
+/**
+ * The read limits applied to the tables of a relational input, checked on each table's measure
+ * (`RowSource.measure`) before its rows are fetched: `maxStringLength` on every text value,
+ * `maxSamples` on the samples, `maxFramesPerStack` on the frames of one sample and, for a
+ * compressed input, `maxDecompressedBytes` on the decoded size of all the rows read (8 bytes per
+ * value plus the bytes of the text). The other tables of an uncompressed input (SQLite, CSV) are
+ * bounded by the input's size (`maxInputBytes`).
+ */
+class TableBudget {
+  readonly maxString: number;
+  readonly maxSamples: number;
+  readonly maxFrames: number;
+  readonly maxDecoded: number;
+  decoded = 0;
+  constructor(
+    readonly src: RowSource,
+    limits: ReadLimits | undefined,
+  ) {
+    this.maxString = limitValue(limits, 'maxStringLength');
+    this.maxSamples = limitValue(limits, 'maxSamples');
+    this.maxFrames = limitValue(limits, 'maxFramesPerStack');
+    const d = limits?.maxDecompressedBytes;
+    this.maxDecoded = typeof d === 'number' && d > 0 ? d : DEFAULT_LIMITS.maxDecompressedBytes;
+  }
+
+  /**
+   * A compressed input's stored rows, all tables and profiles together, at 8 bytes per value
+   * (text not counted yet) are within `maxDecompressedBytes`: checked before any column is
+   * scanned, so a file of a few KB claiming billions of rows costs nothing.
+   */
+  async checkStored(): Promise<void> {
+    if (!this.src.compressed || !this.src.storedRows) return;
+    let total = 0;
+    for (const [table, rows] of await this.src.storedRows()) {
+      total += rows * 8 * (tableDef(table).columns.length - 1);
+      if (total > this.maxDecoded) {
+        throw limitError('maxDecompressedBytes', `the rows stored in ${this.src.file} (${total} bytes decoded at 8 per value, up to table ${table})`, this.maxDecoded, { file: this.src.file, table });
+      }
+    }
+  }
+
+  /** Measures `table` (its columns after profile_id) and checks the limits; returns its row count. */
+  async measure(table: string, profileId: number | undefined): Promise<number> {
+    const cols = tableDef(table).columns.slice(1);
+    const m = await this.src.measure(table, cols.map((c) => c.name), profileId);
+    const file = this.src.file;
+    cols.forEach((c, i) => {
+      const n = m.maxBytes?.[i] ?? 0;
+      if (n > this.maxString) throw limitError('maxStringLength', `a value of ${table}.${c.name} of ${n} bytes`, this.maxString, { file, table, column: c.name });
+    });
+    if (this.src.compressed) {
+      this.decoded += m.rows * 8 * cols.length + (m.textBytes ?? 0);
+      if (this.decoded > this.maxDecoded) {
+        throw limitError('maxDecompressedBytes', `the decoded rows (${this.decoded} bytes, 8 per value plus the text, up to table ${table})`, this.maxDecoded, { file, table });
+      }
+    }
+    return m.rows;
+  }
+}
+
 /** Picks the profile to read: the requested one, else the only one, else the last (with a note). */
-export async function chooseProfileId(src: RowSource, requested: unknown): Promise<{ profileId: number; all: number[] }> {
+export async function chooseProfileId(src: RowSource, requested: unknown, limits?: ReadLimits): Promise<{ profileId: number; all: number[] }> {
+  // The input's size, then the profiles table, are checked (limits) before its ids are fetched.
+  const budget = new TableBudget(src, limits);
+  await budget.checkStored();
+  await budget.measure('profiles', undefined);
   const all = await src.profileIds();
   if (requested !== undefined && requested !== null) {
     const want = Number(requested);
     if (!all.includes(want)) {
-      throw new ProfkitError(DM_ERRORS.NO_PROFILE, `profile_id ${String(requested)} is not in the database (it holds ${all.length ? all.join(', ') : 'no profiles'})`, {
+      throw new ProfkitError(DM_ERRORS.NO_PROFILE, `profile_id ${String(requested)} is not in the database (it holds ${all.length ? listIds(all) : 'no profiles'})`, {
         file: src.file,
         table: 'profiles',
         rule: 'the requested profile_id exists',
@@ -390,6 +498,8 @@ const MAX_ID = 0xffffffff;
 class Conv {
   constructor(
     readonly file: string,
+    /** `maxStringLength`: the most UTF-8 bytes of one text value. */
+    readonly maxString: number,
     readonly table: string,
   ) {}
   /** Describes the row being converted; evaluated only when it fails (rows are many). */
@@ -420,6 +530,11 @@ class Conv {
   }
   text(v: DbValue, what: string): string {
     if (typeof v !== 'string') this.fail(`${what} is not text`);
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: count the bytes only when it matters.
+    if (v.length * 3 > this.maxString) {
+      const n = v.length > this.maxString ? v.length : Buffer.byteLength(v, 'utf8');
+      if (n > this.maxString) throw limitError('maxStringLength', `a value of ${this.table}.${what} of ${v.length > this.maxString ? 'at least ' : ''}${n} bytes`, this.maxString, { file: this.file, table: this.table, column: what, key: this.key() });
+    }
     return v;
   }
   bool(v: DbValue, what: string): number {
@@ -429,16 +544,24 @@ class Conv {
   }
 }
 
-/** Rebuilds the profile `profileId` from a row source (see `RowSource`). */
-export async function tablesToProfile(src: RowSource, profileId: number): Promise<{ profile: Profile; name: string }> {
+/**
+ * Rebuilds the profile `profileId` from a row source (see `RowSource`). Each table is measured
+ * and checked against `limits` (core's `READ_LIMITS` by default; see `TableBudget`) before its
+ * rows are fetched: exceeding one is a `PROFKIT_E_LIMIT` error naming the option.
+ */
+export async function tablesToProfile(src: RowSource, profileId: number, limits?: ReadLimits): Promise<{ profile: Profile; name: string }> {
   const file = src.file;
-  const fetch = async (t: string) => {
+  const budget = new TableBudget(src, limits);
+  /** Rows of table `t`; `check` sees the measured row count before they are fetched. */
+  const fetch = async (t: string, check?: (rows: number) => void | Promise<void>) => {
     const cols = tableDef(t).columns.slice(1);
+    const n = await budget.measure(t, profileId);
+    await check?.(n);
     return src.rows(t, cols.map((c) => c.name), profileId, cols.some((c) => c.type === 'int64' || c.type === 'uint64'));
   };
 
   const profRows = await fetch('profiles');
-  const pc = new Conv(file, 'profiles');
+  const pc = new Conv(file, budget.maxString, 'profiles');
   pc.key = () => `profile_id=${profileId}`;
   const pr = profRows[0];
   if (!pr) throw new ProfkitError(DM_ERRORS.NO_PROFILE, `profile_id ${profileId} is not in the database`, { file, table: 'profiles' });
@@ -446,7 +569,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   if ((periodType === null) !== (periodUnit === null)) pc.fail('period_type and period_unit are both NULL or both set');
   const comments: string[] = [];
   {
-    const c = new Conv(file, 'profile_comments');
+    const c = new Conv(file, budget.maxString, 'profile_comments');
     for (const [pos, text] of await fetch('profile_comments')) {
       c.key = () => `profile_id=${profileId}, position=${String(pos)}`;
       if (c.int(pos, 'position') !== comments.length) c.fail('positions are 0, 1, 2... without gaps');
@@ -455,7 +578,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   }
   const meta = { key: [] as string[], value: [] as string[] };
   {
-    const c = new Conv(file, 'meta');
+    const c = new Conv(file, budget.maxString, 'meta');
     for (const [k, v] of await fetch('meta')) {
       c.key = () => `profile_id=${profileId}, key=${String(k)}`;
       meta.key.push(c.text(k, 'key'));
@@ -468,7 +591,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   }
   const st = { type: [] as string[], unit: [] as string[] };
   {
-    const c = new Conv(file, 'sample_types');
+    const c = new Conv(file, budget.maxString, 'sample_types');
     for (const [tid, type, unit] of await fetch('sample_types')) {
       c.key = () => `profile_id=${profileId}, sample_type_id=${String(tid)}`;
       if (c.int(tid, 'sample_type_id') !== st.type.length + 1) c.fail('sample_type_id is 1, 2, 3... without gaps');
@@ -484,7 +607,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   const functions = { function_id: new Uint32Array(nf), name: new Array<string>(nf), system_name: new Array<string>(nf), filename: new Array<string>(nf), start_line: new Float64Array(nf) };
   const fnIds = new Set<number>();
   {
-    const c = new Conv(file, 'functions');
+    const c = new Conv(file, budget.maxString, 'functions');
     fnRows.forEach(([fid, nm, sys, fname, start], i) => {
       c.key = () => `profile_id=${profileId}, function_id=${String(fid)}`;
       const id = c.id(fid, 'function_id');
@@ -514,7 +637,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   };
   const mapIds = new Set<number>();
   {
-    const c = new Conv(file, 'mappings');
+    const c = new Conv(file, budget.maxString, 'mappings');
     mapRows.forEach(([mid, start, limit, off, fname, bid, hf, hfn, hl, hi], i) => {
       c.key = () => `profile_id=${profileId}, mapping_id=${String(mid)}`;
       const id = c.id(mid, 'mapping_id');
@@ -547,7 +670,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   };
   const locRow = new Map<number, number>();
   {
-    const c = new Conv(file, 'locations');
+    const c = new Conv(file, budget.maxString, 'locations');
     locRows.forEach(([lid, fid, line, col, addr, mid, folded], i) => {
       c.key = () => `profile_id=${profileId}, location_id=${String(lid)}`;
       const id = c.id(lid, 'location_id');
@@ -571,7 +694,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   const inlL: number[] = [];
   const inlC: number[] = [];
   {
-    const c = new Conv(file, 'location_lines');
+    const c = new Conv(file, budget.maxString, 'location_lines');
     const rows = await fetch('location_lines');
     // Rows come ordered by (location_id, position); locations by location_id: group per location.
     const byLoc = new Map<number, DbValue[][]>();
@@ -612,10 +735,12 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     }
   }
   // samples
-  const sRows = await fetch('samples');
+  const sRows = await fetch('samples', (n) => {
+    if (n > budget.maxSamples) throw limitError('maxSamples', `${n} samples`, budget.maxSamples, { file, table: 'samples' });
+  });
   const ns = sRows.length;
   {
-    const c = new Conv(file, 'samples');
+    const c = new Conv(file, budget.maxString, 'samples');
     sRows.forEach(([sid], i) => {
       c.key = () => `profile_id=${profileId}, sample_id=${String(sid)}`;
       if (c.int(sid, 'sample_id') !== i + 1) c.fail('sample_id is 1, 2, 3... without gaps');
@@ -623,12 +748,12 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   }
   const values = Array.from({ length: k }, () => new BigInt64Array(ns));
   {
-    const c = new Conv(file, 'sample_values');
-    const rows = await fetch('sample_values');
-    if (rows.length !== ns * k) {
-      c.key = () => `profile_id=${profileId}`;
-      c.fail(`every sample has one value per sample type (${ns} samples × ${k} types = ${ns * k} rows, found ${rows.length})`);
-    }
+    const c = new Conv(file, budget.maxString, 'sample_values');
+    c.key = () => `profile_id=${profileId}`;
+    const rows = await fetch('sample_values', (n) => {
+      if (n !== ns * k) c.fail(`every sample has one value per sample type (${ns} samples × ${k} types = ${ns * k} rows, found ${n})`);
+    });
+    if (rows.length !== ns * k) c.fail(`every sample has one value per sample type (${ns} samples × ${k} types = ${ns * k} rows, found ${rows.length})`);
     let j = 0;
     for (let i = 0; i < ns; i++) {
       for (let t = 0; t < k; t++) {
@@ -640,7 +765,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
         values[t]![i] = v;
       }
     }
-    const sc = new Conv(file, 'samples');
+    const sc = new Conv(file, budget.maxString, 'samples');
     if (k > 0) {
       sRows.forEach(([sid, v], i) => {
         sc.key = () => `profile_id=${profileId}, sample_id=${String(sid)}`;
@@ -651,8 +776,13 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   const offsets = new Uint32Array(ns + 1);
   let stackIds: Uint32Array;
   {
-    const c = new Conv(file, 'sample_locations');
-    const rows = await fetch('sample_locations');
+    const c = new Conv(file, budget.maxString, 'sample_locations');
+    const rows = await fetch('sample_locations', async () => {
+      const big = await src.largestGroup('sample_locations', 'sample_id', profileId, budget.maxFrames);
+      if (big) {
+        throw limitError('maxFramesPerStack', `sample_id ${String(big.key)} with ${big.rows} frames`, budget.maxFrames, { file, table: 'sample_locations', key: `profile_id=${profileId}, sample_id=${String(big.key)}` });
+      }
+    });
     stackIds = new Uint32Array(rows.length);
     let prev = 0;
     let pos = 0;
@@ -687,7 +817,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   let labelOffsets: Uint32Array | undefined;
   if (labRows.length > 0) {
     labelOffsets = new Uint32Array(ns + 1);
-    const c = new Conv(file, 'labels');
+    const c = new Conv(file, budget.maxString, 'labels');
     let prev = 0;
     let pos = 0;
     labRows.forEach(([sid, p, key, str, num, unit, isNum], j) => {
@@ -721,7 +851,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
   // extensions
   const extensions: Record<string, FormatExtension> = {};
   {
-    const c = new Conv(file, 'extension_facts');
+    const c = new Conv(file, budget.maxString, 'extension_facts');
     for (const [adapter, key, json] of await fetch('extension_facts')) {
       c.key = () => `profile_id=${profileId}, adapter=${String(adapter)}, key=${String(key)}`;
       const a = c.text(adapter, 'adapter');
@@ -735,7 +865,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     }
   }
   {
-    const c = new Conv(file, 'extension_columns');
+    const c = new Conv(file, budget.maxString, 'extension_columns');
     const colRows = await fetch('extension_columns');
     const valRows = await fetch('extension_values');
     // Order columns by (adapter, scope, table, position) to restore column order.
@@ -754,7 +884,7 @@ export async function tablesToProfile(src: RowSource, profileId: number): Promis
     });
     cols.sort((a, b) => (a.adapter < b.adapter ? -1 : a.adapter > b.adapter ? 1 : a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.table < b.table ? -1 : a.table > b.table ? 1 : a.position - b.position));
     const vals = new Map<string, DbValue[][]>();
-    const vc = new Conv(file, 'extension_values');
+    const vc = new Conv(file, budget.maxString, 'extension_values');
     for (const r of valRows) {
       const key = [r[0], r[1], r[2], r[3]].map(String).join('\u0000');
       let list = vals.get(key);

@@ -6,14 +6,15 @@
  */
 
 import { createRequire } from 'node:module';
-import { closeSync, openSync, readSync } from 'node:fs';
-import { ErrorCodes, ProfkitError, assertValid, ioError, type Profile, type Warning } from '@profkit/core';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   DM_ERRORS,
   checkSchema,
   chooseProfileId,
   encodeValue,
+  listIds,
   profileToTables,
   tablesToProfile,
   type DbValue,
@@ -55,6 +56,12 @@ export interface SqliteWriteOptions {
   name?: string;
   /** File name for messages. */
   file?: string;
+  /**
+   * Page size of a new database in bytes (a power of two, 512..65536; default SQLite's 4096).
+   * Every table and index takes at least one page: 512 makes a small profile's database about
+   * 8 times smaller. Ignored when appending.
+   */
+  pageSize?: number;
 }
 
 /** Rows between two progress reports of `insertTable`. */
@@ -119,8 +126,14 @@ function hasOurSchema(db: Database): boolean {
 export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}): { bytes: Uint8Array; profileId: number; warnings: Warning[] } {
   const file = options.file ?? '<sqlite>';
   const existing = options.append ? options.existing : undefined;
+  const fresh = !existing || existing.length === 0;
+  if (options.pageSize !== undefined && (!Number.isInteger(options.pageSize) || options.pageSize < 512 || options.pageSize > 65536 || (options.pageSize & (options.pageSize - 1)) !== 0)) {
+    throw new ProfkitError(ErrorCodes.USAGE, `pageSize must be a power of two in 512..65536, got ${options.pageSize}`, { option: 'pageSize' });
+  }
   const db = openDatabase(existing, file);
   try {
+    // Before the first table is created (a new database's page size is fixed then).
+    if (fresh && options.pageSize !== undefined) db.pragma(`page_size = ${options.pageSize}`);
     db.pragma('journal_mode = MEMORY');
     db.pragma('synchronous = OFF');
     // Index builds sort in memory rather than in temp files.
@@ -222,19 +235,42 @@ function checkSchemaSync(db: Database, file: string): void {
   }
 }
 
-/** A `RowSource` over an open SQLite database. */
+/**
+ * A `RowSource` over an open SQLite database. Only real tables count (not views, which could
+ * compute endless rows, nor virtual tables): a view named like one of ours is a missing table.
+ */
 export function sqliteRowSource(db: Database, file: string): RowSource {
+  let columnsOf: BetterSqlite3.Statement | undefined;
+  /** Row counts of every table for one profile, fetched with one statement on the first `measure`. */
+  let counts: { profileId: number; rows: Map<string, number> } | undefined;
   return {
     file,
     async tables() {
-      return new Set((db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')").all() as { name: string }[]).map((r) => r.name));
+      return new Set(
+        db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").pluck(true).all() as string[],
+      );
     },
     async columns(table) {
-      return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).map((r) => r.name);
+      columnsOf ??= db.prepare('SELECT name FROM pragma_table_info(?)').pluck(true);
+      return columnsOf.all(table) as string[];
     },
     async profileIds() {
       const rows = db.prepare('SELECT profile_id FROM profiles ORDER BY profile_id').raw(true).all() as [number][];
       return rows.map((r) => Number(r[0]));
+    },
+    async measure(table, _columns, profileId) {
+      // Rows only: the text of a SQLite file is bounded by its size, and checked as rows are converted.
+      if (profileId === undefined) return { rows: Number(db.prepare(`SELECT count(*) FROM ${q(table)}`).pluck(true).get()) };
+      if (counts?.profileId !== profileId) {
+        const r = db.prepare(`SELECT ${TABLES.map((t) => `(SELECT count(*) FROM ${q(t.name)} WHERE "profile_id" = @id)`).join(', ')}`).raw(true).get({ id: profileId }) as number[];
+        counts = { profileId, rows: new Map(TABLES.map((t, i) => [t.name, Number(r[i])])) };
+      }
+      return { rows: counts.rows.get(table)! };
+    },
+    async largestGroup(table, column, profileId, atLeast) {
+      const sql = `SELECT ${q(column)}, count(*) AS n FROM ${q(table)} WHERE "profile_id" = ? GROUP BY ${q(column)} HAVING n > ? ORDER BY n DESC LIMIT 1`;
+      const r = db.prepare(sql).raw(true).get(profileId, atLeast) as [DbValue, number] | undefined;
+      return r ? { key: r[0], rows: Number(r[1]) } : undefined;
     },
     async rows(table, columns, profileId, bigints) {
       const t = TABLES.find((x) => x.name === table)!;
@@ -248,6 +284,12 @@ export interface SqliteReadOptions {
   /** Which profile to read; default: the only one, or the last (highest profile_id). */
   profileId?: number | string;
   file?: string;
+  /**
+   * Read limits (core's `READ_LIMITS` by default): `maxInputBytes` (the database's size),
+   * `maxSamples`, `maxFramesPerStack`, `maxStringLength` (any text value). Exceeding one is a
+   * `PROFKIT_E_LIMIT` error naming the option.
+   */
+  limits?: ReadLimits;
 }
 
 /** The first `n` bytes of a file (fewer when it is shorter). */
@@ -275,6 +317,20 @@ function checkHeader(head: Uint8Array, file: string): void {
   }
 }
 
+/** The database (bytes or file) is at most `maxInputBytes`: its tables are bounded by its size. */
+function checkInputSize(source: Uint8Array | string, file: string, limits: ReadLimits | undefined): void {
+  const max = limits?.maxInputBytes && limits.maxInputBytes > 0 ? limits.maxInputBytes : DEFAULT_LIMITS.maxInputBytes;
+  let size: number;
+  if (typeof source === 'string') {
+    try {
+      size = statSync(source).size;
+    } catch (e) {
+      throw ioError(e, source, 'reading');
+    }
+  } else size = source.length;
+  if (size > max) throw limitError('maxInputBytes', `the database (${size} bytes)`, max, { file });
+}
+
 /**
  * Opens an existing database for reading: bytes are deserialized in memory; a path (string) is
  * opened read-only on disk, so memory does not grow with the database size.
@@ -287,12 +343,13 @@ function openForReading(source: Uint8Array | string, file: string): Database {
 /** Reads one profile back from a SQLite database: its bytes, or a file path (opened read-only on disk). */
 export async function readSqlite(source: Uint8Array | string, options: SqliteReadOptions = {}): Promise<{ profile: Profile; profileId: number; name: string; warnings: Warning[] }> {
   const file = options.file ?? (typeof source === 'string' ? source : '<sqlite>');
+  checkInputSize(source, file, options.limits);
   const db = openForReading(source, file);
   try {
     return await readOpen(db, file, options);
   } catch (e) {
-    if (e instanceof ProfkitError) throw e;
-    // SQLite found a damaged page or record while reading.
+    // SQLite found a damaged page or record while reading; anything else is a bug of ours.
+    if (e instanceof ProfkitError || (e as { name?: string }).name !== 'SqliteError') throw e;
     throw new ProfkitError(DM_ERRORS.NOT_SQLITE, `not a readable SQLite database: ${(e as Error).message}`, { file, rule: 'SQLite database file format', sqlite: (e as { code?: string }).code }, { cause: e });
   } finally {
     db.close();
@@ -303,15 +360,15 @@ async function readOpen(db: Database, file: string, options: SqliteReadOptions):
   {
     const src = sqliteRowSource(db, file);
     await checkSchema(src);
-    const { profileId, all } = await chooseProfileId(src, options.profileId);
-    const { profile, name } = await tablesToProfile(src, profileId);
+    const { profileId, all } = await chooseProfileId(src, options.profileId, options.limits);
+    const { profile, name } = await tablesToProfile(src, profileId, options.limits);
     // Rules the rows cannot express (e.g. non-empty function names) are the validator's.
     assertValid(profile, file);
     const warnings: Warning[] = [];
     if (options.profileId === undefined && all.length > 1) {
       warnings.push({
         code: 'PROFKIT_W_DM_SEVERAL_PROFILES',
-        message: `the database holds ${all.length} profiles (${all.join(', ')}); read the last, profile_id ${profileId} (choose with the read option profileId)`,
+        message: `the database holds ${all.length} profiles (${listIds(all)}); read the last, profile_id ${profileId} (choose with the read option profileId)`,
         detail: { file },
       });
     }

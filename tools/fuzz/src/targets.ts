@@ -16,7 +16,7 @@ import pprofAdapter, { serializePprof } from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
 import fuchsiaAdapter, { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, type SamplerCall } from '@profkit/fuchsia-sampler';
-import dmExportAdapter, { readDirectory, writeParquetDir, writeSqlite, TABLES } from '@profkit/dm-export';
+import dmExportAdapter, { openDuckDB, readDirectory, writeParquetDir, writeSqlite, TABLES, type DuckDBConnection } from '@profkit/dm-export';
 
 export const TARGET_NAMES = [
   'rprof',
@@ -94,9 +94,16 @@ function reg(): Registry {
   return registry;
 }
 
+/**
+ * A count as a feature: its power-of-two bucket. Exact counts would make every input with one
+ * more sample or mapping "new", filling the corpus with ever-larger inputs.
+ */
+function log2Bucket(n: number): number {
+  return n === 0 ? 0 : 1 + Math.floor(Math.log2(n));
+}
+
 function shape(p: Profile, warnings: { code: string }[]): string {
-  const n = sampleCount(p);
-  const bucket = n === 0 ? 0 : 1 + Math.floor(Math.log2(n));
+  const bucket = log2Bucket(sampleCount(p));
   const w = [...new Set(warnings.map((x) => x.code))].sort().join(',');
   return `ok:samples~2^${bucket}:types=${Math.min(p.sample_types.type.length, 4)}:${w}`;
 }
@@ -108,15 +115,24 @@ async function drain(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<numb
   return n;
 }
 
-/** A target that reads through the registry as `format` and writes the result back as `writeAs`. */
-function registryTarget(name: TargetName, format: string, writeAs: string | undefined, seeds: () => Promise<{ name: string; bytes: Uint8Array }[]>): Target {
+/**
+ * A target that reads through the registry as `format` and writes the result back as `writeAs`
+ * (with the writer's `writeOptions`).
+ */
+function registryTarget(
+  name: TargetName,
+  format: string,
+  writeAs: string | undefined,
+  seeds: () => Promise<{ name: string; bytes: Uint8Array }[]>,
+  writeOptions?: Record<string, unknown>,
+): Target {
   return {
     name,
     seeds,
     async exec(bytes) {
       const r = await reg().read(bytes, { format, fileName: `fuzz-input.${name}`, limits: FUZZ_LIMITS });
       if (writeAs) {
-        const w = await reg().serialize(r.profile, { format: writeAs, validate: false });
+        const w = await reg().serialize(r.profile, { format: writeAs, validate: false, options: writeOptions });
         await drain(w.data);
       }
       return shape(r.profile, r.warnings);
@@ -180,13 +196,18 @@ export function makeTarget(name: TargetName): Target {
       ]);
     case 'gperftools-cpu':
       return registryTarget(name, 'gperftools-cpu', 'gperftools-cpu', async () => shared('pprof/profile/testdata', (n) => /\.cpu$/.test(n)));
+    // These two write back as uncompressed pprof: the encoder is what must not crash, and gzipping
+    // every input (on zlib's thread pool) took more than half of each execution.
     case 'gperftools-contention':
-      return registryTarget(name, 'gperftools-contention', 'pprof', async () => [
-        ...shared('pprof/profile/testdata', (n) => /\.contention$/.test(n)),
-        ...pkgFixtures('gperftools-heap', (n) => /\.(contention|mutex)$/.test(n)),
-      ]);
+      return registryTarget(
+        name,
+        'gperftools-contention',
+        'pprof',
+        async () => [...shared('pprof/profile/testdata', (n) => /\.contention$/.test(n)), ...pkgFixtures('gperftools-heap', (n) => /\.(contention|mutex)$/.test(n))],
+        { compress: false },
+      );
     case 'gperftools-thread':
-      return registryTarget(name, 'gperftools-thread', 'pprof', async () => shared('pprof/profile/testdata', (n) => /\.thread(\.all|\.none)?$/.test(n)));
+      return registryTarget(name, 'gperftools-thread', 'pprof', async () => shared('pprof/profile/testdata', (n) => /\.thread(\.all|\.none)?$/.test(n)), { compress: false });
     case 'gperftools-maps':
       return {
         name,
@@ -210,7 +231,7 @@ export function makeTarget(name: TargetName): Target {
           input.set(heap);
           input.set(bytes, heap.length);
           const r = await reg().read(input, { format: 'gperftools-heap', fileName: 'fuzz-input.heap', limits: FUZZ_LIMITS });
-          return `ok:mappings=${Math.min(maps.length, 8)}:${shape(r.profile, r.warnings)}:${r.profile['.mappings']?.mapping_id.length ?? 0}`;
+          return `ok:mappings=${Math.min(maps.length, 8)}:${shape(r.profile, r.warnings)}:mappings~2^${log2Bucket(r.profile['.mappings']?.mapping_id.length ?? 0)}`;
         },
       };
     case 'fuchsia-fidl':
@@ -252,7 +273,7 @@ export function makeTarget(name: TargetName): Target {
     case 'fuchsia-jsonl':
       return registryTarget(name, 'fuchsia-sampler-jsonl', 'fuchsia-sampler-jsonl', async () => pkgFixtures('fuchsia-sampler', (n) => n.endsWith('.fsrec.jsonl')));
     case 'sqlite':
-      return registryTarget(name, 'sqlite', 'pprof', async () => [{ name: 'generated:sqlite', bytes: writeSqlite(await sampleProfile()).bytes }]);
+      return sqliteTarget();
     case 'parquet':
       return parquetTarget();
     case 'harness-check':
@@ -281,15 +302,65 @@ async function serializeAs(p: Profile, format: string): Promise<Uint8Array> {
 }
 
 /**
+ * A profile with more of the model than the generated Rprof one (mappings, addresses, four sample
+ * types): a small shared fixture, when present, as a seed of the database targets. Its database
+ * stays under 64 KiB (one pipe write to the executor per input).
+ */
+async function richerProfiles(): Promise<{ name: string; profile: Profile }[]> {
+  const out: { name: string; profile: Profile }[] = [];
+  const picks: [string, string, string][] = [['pprof/profile/testdata', 'gobench.heap', 'gperftools-heap']];
+  for (const [sub, file, format] of picks) {
+    for (const f of shared(sub, (n) => n === file)) {
+      try {
+        out.push({ name: f.name, profile: (await reg().read(f.bytes, { format, fileName: file })).profile });
+      } catch {
+        // a fixture this reader refuses is no seed
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * SQLite import through the registry (sniffing, limits, validation), then the profile written
+ * back as raw profile.proto (writers must not crash on what a reader accepted; gzip would only
+ * spend the time in zlib).
+ */
+function sqliteTarget(): Target {
+  return {
+    name: 'sqlite',
+    async seeds() {
+      // 512-byte pages: the databases are 4 to 5 times smaller than with SQLite's default 4096
+      // (each table and index takes a page), so an input costs less to copy and mutations land
+      // more often in the schema and the records than in empty page space.
+      const seeds = [{ name: 'generated:sqlite', bytes: writeSqlite(await sampleProfile(), { pageSize: 512 }).bytes }];
+      for (const r of await richerProfiles()) seeds.push({ name: `generated:sqlite:${r.name}`, bytes: writeSqlite(r.profile, { pageSize: 512 }).bytes });
+      return seeds;
+    },
+    async exec(bytes) {
+      const r = await reg().read(bytes, { format: 'sqlite', fileName: 'fuzz-input.sqlite', limits: FUZZ_LIMITS });
+      const w = await reg().serialize(r.profile, { format: 'pprof', validate: false, options: { compress: false } });
+      await drain(w.data);
+      return shape(r.profile, r.warnings);
+    },
+  };
+}
+
+/**
  * Parquet import: a directory written by `writeParquetDir`, one table file replaced by the input.
- * An input is one byte choosing the table followed by that table's file bytes.
+ * An input is one byte choosing the table followed by that table's file bytes. One DuckDB
+ * instance (one thread, no file cache: the same paths are rewritten for every input) serves all
+ * inputs through `readDirectory`'s `connection` option.
  */
 function parquetTarget(): Target {
   let base: string | undefined;
   let originals: Map<string, Uint8Array> | undefined;
+  let duck: { connection: DuckDBConnection; close(): void } | undefined;
   const ensure = async () => {
     if (base) return;
-    base = mkdtempSync(join(tmpdir(), 'profkit-fuzz-parquet-'));
+    duck = await openDuckDB({ threads: '1', enable_external_file_cache: 'false' });
+    // Every input rewrites a file: in memory (/dev/shm) when there is one, a disk's open(O_TRUNC) costs milliseconds.
+    base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'profkit-fuzz-parquet-'));
     mkdirSync(base, { recursive: true });
     await writeParquetDir(await sampleProfile(), base);
     originals = new Map(TABLES.map((t) => [t.name, new Uint8Array(readFileSync(join(base!, `${t.name}.parquet`)))]));
@@ -307,7 +378,7 @@ function parquetTarget(): Target {
       const path = join(base!, `${table}.parquet`);
       writeFileSync(path, bytes.subarray(1));
       try {
-        const r = await readDirectory(base!, { format: 'parquet' });
+        const r = await readDirectory(base!, { format: 'parquet', limits: FUZZ_LIMITS, connection: duck!.connection });
         return `${shape(r.profile, r.warnings)}:${table}`;
       } finally {
         writeFileSync(path, originals!.get(table)!);
@@ -315,6 +386,7 @@ function parquetTarget(): Target {
     },
     close() {
       if (base) rmSync(base, { recursive: true, force: true });
+      duck?.close();
     },
   };
 }
