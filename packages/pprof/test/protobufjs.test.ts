@@ -10,20 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { assertValid, type Profile } from '@profkit/core';
 import { decodeProfile, encodeProfile } from '../src/codec.js';
 import { packageDir } from './helpers.js';
+import { seededRandom as rng } from '@profkit/test-utils';
 
 const root = protobuf.parse(readFileSync(join(packageDir, 'src/profile.proto'), 'utf8'), { keepCase: true }).root;
 const ProfileMsg = root.lookupType('perftools.profiles.Profile');
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Obj = Record<string, unknown>;
 

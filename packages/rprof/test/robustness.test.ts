@@ -5,17 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { isProfkitError, validate } from '@profkit/core';
 import { readFoldedChunks, readRprofBytes, writeRprofText } from '../src/index.js';
 import { chunked, fixturesDir } from './helpers.js';
+import { seededRandom as rng } from '@profkit/test-utils';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const base = readFileSync(join(fixturesDir, 'grammar.out'));
 const alphabet = Buffer.from(' "#:0123456789\n\r<>GCfa[]$\u00e9');

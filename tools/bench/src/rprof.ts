@@ -24,18 +24,8 @@ import { parseArgs } from 'node:util';
 import { createRegistry, readChunks, writeFileAtomic } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
 import rprofAdapter, { readRprofBytes, readRprofChunks, writeFolded, writeRprofText } from '@profkit/rprof';
+import { seededRandom as rng } from '@profkit/test-utils';
 
-/** Deterministic PRNG (mulberry32), so every run benchmarks the same file. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Shape = 'issue' | 'deep';
 

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ProfileBuilder } from '@profkit/core';
 import { symbolize, type SymbolizeOptions } from '@profkit/symbolize';
+import { seededRandom as rng } from '@profkit/test-utils';
 
 const { values } = parseArgs({
   options: {
@@ -30,16 +31,6 @@ const { values } = parseArgs({
 const nFunctions = Number(values.functions);
 const nAddresses = Number(values.addresses);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generate(n: number): string {
   const out = ['#include <stdio.h>', 'volatile unsigned long sink;', 'static inline __attribute__((always_inline)) unsigned long mix(unsigned long x) { return (x ^ (x >> 13)) * 0x9e3779b1UL; }'];

@@ -5,19 +5,12 @@
  * dropped, separators inserted). Deterministic for a given PRNG.
  */
 
+import { seededRandom } from '@profkit/test-utils';
+
 export type Rng = () => number;
 
-/** mulberry32: small, fast, deterministic; failures reproduce from the seed. */
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test-utils' `seededRandom`): small, fast, deterministic; failures reproduce from the seed. */
+export const rng: (seed: number) => Rng = seededRandom;
 
 const int = (r: Rng, n: number) => Math.floor(r() * n);
 
@@ -42,7 +35,7 @@ export function varint(v: bigint): number[] {
   return out;
 }
 
-function concat(...parts: ArrayLike<number>[]): Uint8Array {
+export function concat(...parts: ArrayLike<number>[]): Uint8Array {
   let n = 0;
   for (const p of parts) n += p.length;
   const out = new Uint8Array(n);

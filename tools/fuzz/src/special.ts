@@ -6,8 +6,10 @@
  */
 
 import { constants as zc, deflateRawSync, gzipSync } from 'node:zlib';
-import { varint } from './mutate.js';
+import { concat as concatParts, varint } from './mutate.js';
 import type { TargetName } from './targets.js';
+
+const concat = (parts: ArrayLike<number>[]): Uint8Array => concatParts(...parts);
 
 export interface SpecialInput {
   name: string;
@@ -16,17 +18,6 @@ export interface SpecialInput {
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
-function concat(parts: ArrayLike<number>[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p as ArrayLike<number>, o);
-    o += p.length;
-  }
-  return out;
-}
 
 /**
  * A gzip member whose payload is `prefix` followed by `total` bytes of `fill`, built by
