@@ -11,6 +11,7 @@ import {
   ErrorCodes,
   ProfkitError,
   READ_LIMITS,
+  parseLimitArgs,
   coreVersion,
   isProfkitError,
   type AdapterCommand,
@@ -305,22 +306,5 @@ function makeContext(discovery: BuildRegistryResult, io: RunIO, positionals: str
 }
 
 
-const LIMIT_NAMES = new Set(Object.keys(READ_LIMITS));
-const SIZE_SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
-/** `--limit NAME=N` values (N may be `1e9`, `512MiB`, `4GiB`, `2M`) as read limits. */
-export function parseLimits(raw: unknown): Record<string, number> {
-  const out: Record<string, number> = {};
-  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  for (const item of list as string[]) {
-    const m = /^([A-Za-z]+)=([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-zA-Z]*)$/.exec(String(item));
-    const suffix = m?.[3]?.toLowerCase() ?? '';
-    if (!m || !(suffix in SIZE_SUFFIX)) throw usageError(`--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${item}"`);
-    const name = m[1]!;
-    if (!LIMIT_NAMES.has(name)) throw usageError(`--limit ${name}: unknown limit (limits: ${[...LIMIT_NAMES].join(', ')})`);
-    const value = Number(m[2]) * SIZE_SUFFIX[suffix]!;
-    if (!Number.isSafeInteger(Math.floor(value)) || value < 1) throw usageError(`--limit ${name}=${m[2]}${m[3]}: expected a positive whole number`);
-    out[name] = Math.floor(value);
-  }
-  return out;
-}
+/** `--limit NAME=N` values as read limits (core's `parseLimitArgs`, shared with adapter commands). */
+export const parseLimits = parseLimitArgs;

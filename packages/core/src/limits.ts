@@ -51,3 +51,27 @@ export function checkLimit(limits: AnyLimits, name: LimitName, value: number, wh
   const max = limitValue(limits, name);
   if (value > max) throw limitError(name, `${what} (${value})`, max, detail);
 }
+
+const SIZE_SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/**
+ * Command-line `--limit NAME=N` values (N may be `1e9`, `512MiB`, `4GiB`, `2M`) as read limits:
+ * the CLI's global option, and adapter commands that read inputs themselves. A malformed pair,
+ * an unknown name or a value that is not a positive whole number is a `PROFKIT_E_USAGE` error.
+ */
+export function parseLimitArgs(raw: unknown): ReadLimits & Record<string, number> {
+  const out: Record<string, number> = {};
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const usage = (message: string) => new ProfkitError(ErrorCodes.USAGE, message, { option: 'limit', rule: 'command-line usage' });
+  for (const item of list) {
+    const m = /^([A-Za-z]+)=([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-zA-Z]*)$/.exec(String(item));
+    const suffix = m?.[3]?.toLowerCase() ?? '';
+    if (!m || !(suffix in SIZE_SUFFIX)) throw usage(`--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${String(item)}"`);
+    const name = m[1]!;
+    if (!(name in READ_LIMITS)) throw usage(`--limit ${name}: unknown limit (limits: ${Object.keys(READ_LIMITS).join(', ')})`);
+    const value = Math.floor(Number(m[2]) * SIZE_SUFFIX[suffix]!);
+    if (!Number.isSafeInteger(value) || value < 1) throw usage(`--limit ${name}=${m[2]}${m[3]}: expected a positive whole number`);
+    out[name] = value;
+  }
+  return out;
+}

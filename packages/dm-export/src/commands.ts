@@ -4,7 +4,7 @@
  */
 
 import { basename, join } from 'node:path';
-import { ErrorCodes, ProfkitError, READ_LIMITS, writeFileAtomic, type AdapterCommand, type CommandContext, type ReadLimits, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, parseLimitArgs, writeFileAtomic, type AdapterCommand, type CommandContext, type Warning } from '@profkit/core';
 import { TABLES } from './schema.js';
 
 // Errors are thrown as `ProfkitError`s: the CLI prints the one-line message with its code and
@@ -26,26 +26,6 @@ function intOption(v: unknown, name: string): number | undefined {
   return n;
 }
 
-const SIZE_SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
-/**
- * The global `--limit NAME=N` options (same syntax as the CLI: `maxSamples=1e6`, `512MiB`) as read
- * limits: `import` reads the directory itself, not through the registry that receives them.
- */
-export function commandLimits(raw: unknown): ReadLimits & Record<string, number> {
-  const out: Record<string, number> = {};
-  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  for (const item of list) {
-    const m = /^([A-Za-z]+)=([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-zA-Z]*)$/.exec(String(item));
-    const suffix = m?.[3]?.toLowerCase() ?? '';
-    if (!m || !(suffix in SIZE_SUFFIX)) throw new ProfkitError(ErrorCodes.USAGE, `--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${String(item)}"`, { option: 'limit' });
-    if (!(m[1]! in READ_LIMITS)) throw new ProfkitError(ErrorCodes.USAGE, `--limit ${m[1]}: unknown limit (limits: ${Object.keys(READ_LIMITS).join(', ')})`, { option: 'limit' });
-    const value = Math.floor(Number(m[2]) * SIZE_SUFFIX[suffix]!);
-    if (!Number.isSafeInteger(value) || value < 1) throw new ProfkitError(ErrorCodes.USAGE, `--limit ${String(item)}: expected a positive whole number`, { option: 'limit' });
-    out[m[1]!] = value;
-  }
-  return out;
-}
 
 function document(ctx: CommandContext, command: string, body: Record<string, unknown>): void {
   ctx.stdout.write(JSON.stringify({ schema: `profkit.dm-export.${command}/1`, ...body }) + '\n');
@@ -200,7 +180,7 @@ const importCommand: AdapterCommand = {
     const from = str(ctx.values.from);
     if (from !== undefined && from !== 'parquet' && from !== 'csv') throw usage('import', `--from must be parquet or csv, not ${from}`);
     const { readDirectory } = await import('./directory.js');
-    const r = await readDirectory(dir, { format: from, profileId: intOption(ctx.values['profile-id'], 'profile-id'), limits: commandLimits(ctx.values.limit) });
+    const r = await readDirectory(dir, { format: from, profileId: intOption(ctx.values['profile-id'], 'profile-id'), limits: parseLimitArgs(ctx.values.limit) });
     printWarnings(ctx, r.warnings);
     const warnings = await ctx.writeProfile(r.profile, out);
     printWarnings(ctx, warnings);
