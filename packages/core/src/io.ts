@@ -155,7 +155,9 @@ export async function readHead(path: string, n = 64 * 1024): Promise<Uint8Array>
 export async function* readChunks(path: string, options: { chunkSize?: number; gunzip?: boolean } = {}): AsyncGenerator<Uint8Array> {
   const head = path === '-' ? undefined : await readHead(path, 2);
   const source: NodeJS.ReadableStream = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: options.chunkSize ?? 1 << 20 });
-  const stream = options.gunzip !== false && head && isGzip(head) ? source.pipe(createGunzip()) : source;
+    // 64 KiB of output per piece (zlib's default is 16 KiB): 4 times fewer pieces, event-loop turns
+  // and thread-pool round trips for the same bytes; peak memory measured the same.
+  const stream = options.gunzip !== false && head && isGzip(head) ? source.pipe(createGunzip({ chunkSize: 1 << 16 })) : source;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   } catch (e) {

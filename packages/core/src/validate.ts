@@ -247,6 +247,11 @@ class IdRows {
     }
   }
 
+  /** See `IdIndex.denseRows`. */
+  get denseRows(): Int32Array | undefined {
+    return this.index.denseRows;
+  }
+
   /** First row with `id`, -1 if none (0 is never found). */
   row(id: number): number {
     return id > 0 ? this.index.get(id) : -1;
@@ -607,7 +612,7 @@ function checkSamples(
 
   // Stacks.
   const { offsets, location_id: ids } = s.locations;
-  if (checkMonotone(c, 'samples', 'locations.offsets', offsets)) {
+  if (checkMonotone(c, 'samples', 'locations.offsets', offsets) && !(offsets.length === n + 1 && allKnownIds(ids, offsets[0]!, offsets[n]!, locRows, strict))) {
     for (let i = 0; i < n; i++) {
       const end = offsets[i + 1]!;
       for (let j = offsets[i]!; j < end; j++) {
@@ -641,6 +646,24 @@ function checkSamples(
       }
     }
   }
+}
+
+/**
+ * Whether every stack entry in `ids[from, to)` is a known, non-zero location id (and, when
+ * `strict`, at most R's largest integer): one tight pass over the dense id → row array. The
+ * common (valid) case of millions of ids then costs no per-sample work; on any miss the caller
+ * runs the per-sample loop that names the sample and the stack position.
+ */
+function allKnownIds(ids: Uint32Array, from: number, to: number, locRows: IdRows | undefined, strict: boolean): boolean {
+  const dense = locRows?.denseRows;
+  if (dense === undefined || to > ids.length) return false;
+  const m = dense.length;
+  const max = strict ? INT32_MAX : 0xffffffff;
+  for (let j = from; j < to; j++) {
+    const id = ids[j]!;
+    if (id === 0 || id >= m || id > max || dense[id]! < 0) return false;
+  }
+  return true;
 }
 
 function checkLabels(c: Collector, p: Profile): void {

@@ -34,6 +34,14 @@ export class IdIndex {
     }
   }
 
+  /**
+   * The id → row array (-1 = absent) when the ids are dense (at most 4 × the rows + 1024), else
+   * `undefined`: for loops over millions of ids, which read it directly instead of calling `get`.
+   */
+  get denseRows(): Int32Array | undefined {
+    return this.dense;
+  }
+
   /** Row index of `id`, or -1. */
   get(id: number): number {
     if (this.dense) return id >= 0 && id < this.dense.length ? this.dense[id]! : -1;

@@ -54,6 +54,45 @@ describe('validate at scale', () => {
     expect(r.problems.map((x) => [x.code, x.row])).toEqual([['R24_SAMPLE_LOCATION_EXISTS', 199_999]]);
   });
 
+  it('finds every kind of bad stack entry with dense ids (the one-pass scan falls back to the per-sample loop)', () => {
+    const p = bigProfile(100_000, 5_000, 500);
+    const ids = p.samples.locations.location_id;
+    const offsets = p.samples.locations.offsets;
+    expect(validate(p).ok).toBe(true);
+    const problems = (mutate: () => void) => {
+      const saved = ids.slice();
+      mutate();
+      const r = validate(p);
+      ids.set(saved);
+      return r.problems.map((x) => [x.code, x.row, x.severity]);
+    };
+    // The very first and the very last entry, an id just past the dense array's end, a gap.
+    expect(problems(() => (ids[0] = 0))).toEqual([['PPROF_SAMPLE_LOCATION_ZERO', 0, 'error']]);
+    expect(problems(() => (ids[ids.length - 1] = 5_001))).toEqual([['R24_SAMPLE_LOCATION_EXISTS', 99_999, 'error']]);
+    expect(problems(() => (ids[offsets[500]!] = 4_000_000_000))).toEqual([['R24_SAMPLE_LOCATION_EXISTS', 500, 'error']]);
+    p.locations.location_id[10] = 9_999; // location 11 no longer exists; 9,999 is in range but unused
+    const missing = validate(p).problems.filter((x) => x.code === 'R24_SAMPLE_LOCATION_EXISTS');
+    expect(missing.length).toBeGreaterThan(0);
+    for (const m of missing) {
+      const row = m.row!;
+      expect(Array.from(ids.subarray(offsets[row]!, offsets[row + 1]!))).toContain(11);
+    }
+    p.locations.location_id[10] = 11;
+    expect(validate(p).ok).toBe(true);
+  });
+
+  it('strict-r still rejects stack ids above 2^31 - 1 (such ids make the location ids sparse)', () => {
+    const p = bigProfile(1_000, 100, 10);
+    const { offsets, location_id: ids } = p.samples.locations;
+    const at = 7;
+    const sample = offsets.findIndex((o, i) => o <= at && at < offsets[i + 1]!);
+    p.locations.location_id[ids[at]! - 1] = 2_147_483_648;
+    ids[at] = 2_147_483_648;
+    const problems = validate(p, { mode: 'strict-r' }).problems.map((x) => [x.code, x.table, x.row]);
+    expect(problems).toContainEqual(['STRICT_R_INT32', 'samples', sample]);
+    expect(validate(p).problems.filter((x) => x.table === 'samples' && x.code !== 'R24_SAMPLE_LOCATION_EXISTS')).toEqual([]);
+  });
+
   it('lists at most 100 rows per rule for a million broken rows and counts the rest', () => {
     const p = bigProfile(1_000_000, 1_000, 100);
     p.samples.value.fill(0n);
