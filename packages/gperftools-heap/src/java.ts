@@ -29,12 +29,6 @@ function* completeLines(text: string, start: number): Generator<{ line: string; 
   }
 }
 
-function lineNumberAt(text: string, offset: number): number {
-  let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 export type JavaKind = 'heap' | 'contention';
 
 export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfile; kind: JavaKind } {
@@ -46,7 +40,19 @@ export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfil
   else if (header === '--- contentionz 1 ---') kind = 'contention';
   else throw new Unrecognized('no java profile header');
   const p = newLProfile([], { type: '', unit: '' }, 0n);
-  const where = (offset: number) => lineBase + lineNumberAt(text, offset);
+  // Rows are visited in order: counting newlines on from the previous row keeps line numbers
+  // linear in the text (counting from the start for every row was quadratic: 40k rows took 13 s).
+  let atOffset = 0;
+  let atLine = 1;
+  const where = (offset: number) => {
+    if (offset < atOffset) {
+      atOffset = 0;
+      atLine = 1;
+    }
+    for (let i = text.indexOf('\n', atOffset); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) atLine++;
+    atOffset = offset;
+    return lineBase + atLine;
+  };
 
   // Header attributes.
   let pos = nl + 1;

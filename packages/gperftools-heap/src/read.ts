@@ -14,6 +14,7 @@ import { parseGoCount, parseThread } from './thread.js';
 import { parseJavaProfile } from './java.js';
 import { addLegacyFrameInfo } from './frameinfo.js';
 import { Unrecognized, splitLines } from './text.js';
+import { type EarlyLimits, type TextCut, scanContention, scanGoCount, scanHeap, scanJava, scanThread } from './early-limits.js';
 
 export const ADAPTER_NAME = 'gperftools-heap';
 
@@ -66,10 +67,13 @@ function column(rows: bigint[][], k: number): BigInt64Array {
 }
 
 type TextParser = (lines: string[], text: string, lineBase: number) => Parsed;
+/** The parser's record scanner (early-limits.ts): where the input breaks a limit, if it does. */
+type TextScanner = (lines: string[], text: string, lineBase: number, limits: EarlyLimits) => TextCut | null;
 
-const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
+const textParsers: { formats: LegacyFormat[]; scan: TextScanner; parse: TextParser }[] = [
   {
     formats: [FORMAT_HEAP],
+    scan: (lines, _t, base, lim) => scanHeap(lines, base, lim),
     parse: (lines, _t, base) => {
       const h = parseHeap(lines, base);
       return {
@@ -94,14 +98,17 @@ const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
   },
   {
     formats: [FORMAT_THREAD],
+    scan: (lines, _t, base, lim) => scanGoCount(lines, base, lim),
     parse: (lines, _t, base) => ({ p: parseGoCount(lines, base), format: FORMAT_THREAD, variant: 'count', facts: {} }),
   },
   {
     formats: [FORMAT_THREAD],
+    scan: (lines, _t, base, lim) => scanThread(lines, base, lim),
     parse: (lines, _t, base) => ({ p: parseThread(lines, base), format: FORMAT_THREAD, variant: 'threadz', facts: {} }),
   },
   {
     formats: [FORMAT_CONTENTION],
+    scan: (lines, _t, base, lim) => scanContention(lines, base, lim),
     parse: (lines, _t, base) => {
       const c = parseContention(lines, base);
       return {
@@ -115,6 +122,7 @@ const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
   },
   {
     formats: [FORMAT_HEAP, FORMAT_CONTENTION],
+    scan: (_l, text, base, lim) => scanJava(text, base, lim),
     parse: (_l, text, base) => {
       const j = parseJavaProfile(text, base);
       const format = j.kind === 'heap' ? FORMAT_HEAP : FORMAT_CONTENTION;
@@ -146,8 +154,9 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
   const warnings: Warning[] = [];
   let parsed: Parsed | undefined;
   let warnLines: string[] = [];
+  const early: EarlyLimits = { maxSamples: limitValue(options.limits, 'maxSamples'), maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack') };
   try {
-    const cpu = parseCpu(bytes, { maxRecords: options.maxRecords, keepSignalFrames: options.keepSignalFrames });
+    const cpu = parseCpuWithinLimits(bytes, options, early.maxSamples);
     if (!accepts(options, FORMAT_CPU)) {
       throw new ProfkitError(ErrorCodes.PARSE, `input is a legacy binary CPU profile, not ${options.format}`, { offset: 0, rule: 'requested format' });
     }
@@ -192,8 +201,12 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
     for (const tp of textParsers) {
       if (!tp.formats.some((f) => accepts(options, f))) continue;
       try {
-        const r = tp.parse(lines, body, skip);
+        // A limit broken at some record: parse only the input before the first record (the
+        // header: is it this format, is the header valid?), then report the limit.
+        const cut = tp.scan(lines, body, skip, early);
+        const r = cut ? tp.parse(cut.lines, cut.text, skip) : tp.parse(lines, body, skip);
         if (!accepts(options, r.format)) continue;
+        if (cut) throw cut.error;
         parsed = r;
         break;
       } catch (e) {
@@ -224,8 +237,28 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
 }
 
 /**
- * The read limits, checked on the parsed profile (its memory is already bounded by the input size,
- * which `maxDecompressedBytes` bounds) before the columnar profile is built.
+ * The binary CPU reader stops at record `maxSamples + 1` (every record but the end marker is a
+ * sample) through its record limit, reported as the `maxSamples` limit when that is the lower one.
+ */
+function parseCpuWithinLimits(bytes: Uint8Array, options: LegacyReadOptions, maxSamples: number): ReturnType<typeof parseCpu> {
+  const maxRecords = options.maxRecords ?? 2 ** 31;
+  try {
+    return parseCpu(bytes, { maxRecords: Math.min(maxRecords, maxSamples), keepSignalFrames: options.keepSignalFrames });
+  } catch (e) {
+    if (maxSamples < maxRecords && e instanceof ProfkitError && e.code === ErrorCodes.LIMIT && e.detail.option === 'maxRecords') {
+      throw limitError('maxSamples', `more than ${maxSamples} samples`, maxSamples, { offset: e.detail.offset });
+    }
+    throw e;
+  }
+}
+
+/**
+ * The read limits, checked on the parsed profile before the columnar profile is built. The
+ * scanners (early-limits.ts) and the CPU record limit already stopped any input with more than
+ * `maxSamples` samples, or (text formats) with a record whose own frames are over
+ * `maxFramesPerStack`, while reading; what remains for this check: frame counts the CPU reader's
+ * signal-frame and duplicate-leaf heuristics decide over the whole profile, and the string
+ * lengths (substrings of the input, bounded by its size).
  */
 function checkLegacyLimits(p: LProfile, limits: ReadLimits | undefined): void {
   const maxSamples = limitValue(limits, 'maxSamples');

@@ -99,6 +99,8 @@ export function serveParent(): void {
     })();
   });
 
+  // The parent went away: release the target and exit. A busy executor (a long synchronous read,
+  // a hang) never runs this; executor.ts's watchdog thread kills it instead.
   process.on('disconnect', () => {
     target?.close?.();
     process.exit(0);

@@ -81,6 +81,49 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The compiled child (works from both src/ under vitest and dist/). */
 const CHILD = resolve(here, '../dist/executor.js');
 
+/**
+ * Executors alive in this process. On SIGINT, SIGTERM or SIGHUP, or on `process.exit`, they are
+ * not left behind: a busy one (its main thread may be stuck in a hang, where it never sees the
+ * IPC channel close) is SIGKILLed; an idle one is disconnected and exits by itself after
+ * releasing its target (temporary files). The executor also kills itself when this process
+ * disappears without a word (SIGKILL): see executor.ts.
+ */
+const live = new Set<Executor>();
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function abandonAll(): void {
+  for (const e of live) e.abandon();
+  live.clear();
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  abandonAll();
+  // Alone in handling this signal: take its default action (termination by the signal), as
+  // without this handler. Otherwise the other handlers decide.
+  if (process.listenerCount(signal) === 1) {
+    unwatchSignals();
+    process.kill(process.pid, signal);
+  }
+}
+
+function onExit(): void {
+  abandonAll();
+}
+
+let watching = false;
+function watchSignals(): void {
+  if (watching) return;
+  watching = true;
+  for (const s of SIGNALS) process.on(s, onSignal);
+  process.on('exit', onExit);
+}
+function unwatchSignals(): void {
+  if (!watching) return;
+  watching = false;
+  for (const s of SIGNALS) process.off(s, onSignal);
+  process.off('exit', onExit);
+}
+
 class Executor {
   private child: ChildProcess | undefined;
   private pending: { resolve: (r: ChildReply | { type: 'died'; message: string }) => void } | undefined;
@@ -98,9 +141,11 @@ class Executor {
       serialization: 'advanced',
       execArgv: [`--max-old-space-size=${this.heapMiB}`],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env: { ...process.env, PROFKIT_FUZZ_COVERAGE: this.coverage ? '1' : '0' },
+      env: { ...process.env, PROFKIT_FUZZ_COVERAGE: this.coverage ? '1' : '0', PROFKIT_FUZZ_PARENT_PID: String(process.pid) },
     });
     this.child = child;
+    live.add(this);
+    watchSignals();
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4000);
@@ -160,8 +205,19 @@ class Executor {
   close(): void {
     const c = this.child;
     this.child = undefined;
+    live.delete(this);
+    if (live.size === 0) unwatchSignals();
     if (c?.connected) c.disconnect();
     setTimeout(() => c && c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'), 2000).unref();
+  }
+
+  /** This process is going away: kill the executor if it is busy, else let it finish cleanly. */
+  abandon(): void {
+    const c = this.child;
+    this.child = undefined;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    if (this.pending || !c.connected) c.kill('SIGKILL');
+    else c.disconnect();
   }
 }
 
