@@ -186,10 +186,17 @@ export async function runPprofBench(argv: string[]): Promise<number> {
       results[c] = runWorker(c, file, reps, warmup);
     }
     if (goref) results.go = runGo(goref, file, reps);
-    // Peak RSS of a single gunzip + decode + encode per contender, in fresh processes.
+    // Peak RSS of a single gunzip + decode + encode per contender, in fresh processes: the median
+    // of 3 processes (one process's peak varies by ±5 % with GC timing; protobufjs, at GBs, once).
     const rss: Record<string, number | undefined> = {};
-    for (const c of ['baseline', 'zlib', 'profkit', 'profkit-registry', 'profkit-registry-whole', 'pprof-format', 'protobufjs']) if (c in results) rss[c] = runWorker(c, file, 'rss')?.maxRSS;
-    if (goref) rss.go = runGo(goref, file, 1)?.maxRSS;
+    const medianOf = (runs: (number | undefined)[]) => {
+      const ok = runs.filter((x): x is number => x !== undefined && !Number.isNaN(x)).sort((a, b) => a - b);
+      return ok.length === 0 ? undefined : ok[Math.floor(ok.length / 2)];
+    };
+    for (const c of ['baseline', 'zlib', 'profkit', 'profkit-registry', 'profkit-registry-whole', 'pprof-format', 'protobufjs']) {
+      if (c in results) rss[c] = medianOf(Array.from({ length: c === 'protobufjs' ? 1 : 3 }, () => runWorker(c, file, 'rss')?.maxRSS));
+    }
+    if (goref) rss.go = medianOf(Array.from({ length: 3 }, () => runGo(goref, file, 1)?.maxRSS));
     const pk = results.profkit?.phases;
     const base = results.baseline?.maxRSS;
     const ratios = {
@@ -219,7 +226,7 @@ export async function runPprofBench(argv: string[]): Promise<number> {
     report.push({ samples: n, seed, loadAverageAfter: load, source: goref ? 'goref gen' : 'js synthesize', gzBytes, rawBytes, results, peakRssSingleRun: rss, ratios });
     process.stdout.write(`\nload average after the runs: ${load.join(' ')} (other processes share the ${m.nproc} cpus; wall times inflate with load, CPU times less)\n`);
     process.stdout.write(`${n} samples (${(rawBytes / 1e6).toFixed(1)} MB raw, ${(gzBytes / 1e6).toFixed(1)} MB gzipped), median of ${reps} after ${warmup} warm-up repetition(s):\n`);
-    const rows: string[][] = [['contender', 'gunzip', 'decode', 'encode', 'dec+enc (incl. gunzip)', '+gzip6', 'cpu dec+enc', 'cpu +gzip6', 'peak RSS (reps)', 'peak RSS (one dec+enc)']];
+    const rows: string[][] = [['contender', 'gunzip', 'decode', 'encode', 'dec+enc (incl. gunzip)', '+gzip6', 'cpu dec+enc', 'cpu +gzip6', 'peak RSS (reps)', 'peak RSS (one dec+enc, median of 3)']];
     for (const [c, r] of Object.entries(results)) {
       if (!r) {
         rows.push([c, 'failed', '', '', '', '', '', '', '', '']);
