@@ -19,6 +19,7 @@ import type { ChildReply, ChildRequest } from './child.js';
 import { mutate, rng } from './mutate.js';
 import { specialInputs } from './special.js';
 import type { TargetName } from './targets.js';
+import { remainingMs, sliceOf, threadTimes } from './watchdog.js';
 
 export interface FuzzOptions {
   target: TargetName;
@@ -171,11 +172,21 @@ class Executor {
 
   request(m: ChildRequest, timeoutMs: number): Promise<ChildReply | { type: 'died'; message: string } | { type: 'timeout' }> {
     return new Promise((ok) => {
-      const timer = setTimeout(() => {
+      // The deadline forgives time the executor spent waiting for a CPU (watchdog.ts).
+      const pid = this.child?.pid;
+      const started = performance.now();
+      const before = pid !== undefined ? threadTimes(pid) : undefined;
+      const fire = () => {
+        const wait = pid !== undefined && before ? remainingMs(timeoutMs, performance.now() - started, sliceOf(pid, before, threadTimes(pid))) : 0;
+        if (wait > 0 && this.pending) {
+          timer = setTimeout(fire, wait);
+          return;
+        }
         this.pending = undefined;
         this.kill();
         ok({ type: 'timeout' });
-      }, timeoutMs);
+      };
+      let timer = setTimeout(fire, timeoutMs);
       this.pending = {
         resolve: (r) => {
           clearTimeout(timer);
@@ -270,7 +281,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzStats> {
     const reply = await exec.request({ type: 'exec', id, bytes }, timeoutMs);
     if (reply.type === 'timeout' || reply.type === 'died') {
       const kind = reply.type === 'timeout' ? 'timeout' : 'died';
-      const message = reply.type === 'timeout' ? `no result within ${timeoutMs} ms` : reply.message;
+      const message = reply.type === 'timeout' ? `no result within ${timeoutMs} ms of time it could run (waits for a CPU not counted)` : reply.message;
       // No throw site to tell hangs apart: each input is its own feature (capped below).
       saveCrash({ kind, feature: `${kind}:${sha1(bytes).slice(0, 16)}`, message, input: label, size: bytes.length }, bytes);
       stats.outcomes[kind] = (stats.outcomes[kind] ?? 0) + 1;
