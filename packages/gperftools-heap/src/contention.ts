@@ -6,6 +6,7 @@
 import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { checkDigitRuns, clip, matchRow } from './heap.js';
+import { type RecordLimits, checkRecord } from './limits.js';
 import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
 
 const contentionSampleRE = /(\d+) *(\d+) @([ x0-9a-f]*)/;
@@ -21,7 +22,8 @@ export interface ContentionParse {
   raw: [bigint, bigint][];
 }
 
-export function parseContention(lines: string[], lineBase = 0): ContentionParse {
+/** Parses contention text (`lineBase` and `limits` as for `parseHeap`). */
+export function parseContention(lines: string[], lineBase = 0, limits?: RecordLimits): ContentionParse {
   if (lines.length === 0) throw new Unrecognized('empty');
   const l0 = lines[0]!;
   let kind: string;
@@ -87,6 +89,8 @@ export function parseContention(lines: string[], lineBase = 0): ContentionParse 
     let v1 = parseInt10(sd[1]!);
     let v2 = parseInt10(sd[2]!);
     if (v1 === undefined || v2 === undefined) throw parseError(`malformed sample: ${clip(line)}: value out of int64 range`, { line: lineNo, rule: 'contention values fit in int64' });
+    const sloc = decrementedLocations(sd[3]!, locs, { line: lineNo });
+    checkRecord(limits, p.samples.length, sloc.length, lineNo);
     raw.push([v1, v2]);
     if (p.period > 0n) {
       if (cpuHz > 0n) {
@@ -95,7 +99,7 @@ export function parseContention(lines: string[], lineBase = 0): ContentionParse 
       }
       v2 = BigInt.asIntN(64, v2 * p.period);
     }
-    p.samples.push({ values: [v2, v1], locs: decrementedLocations(sd[3]!, locs, { line: lineNo }) });
+    p.samples.push({ values: [v2, v1], locs: sloc });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));

@@ -155,6 +155,11 @@ export function removeSignalFrames(p: LProfile): void {
 /** The unwinder reported the leaf twice (once decremented): drop the duplicate. */
 export function cleanupDuplicateLocations(p: LProfile): void {
   for (const s of p.samples) {
-    if (s.locs.length > 1 && s.locs[0]!.address === ((s.locs[1]!.address + 1n) & ((1n << 64n) - 1n))) s.locs.splice(1, 1);
+    if (hasDuplicateLeaf(s.locs)) s.locs.splice(1, 1);
   }
+}
+
+/** Whether `cleanupDuplicateLocations` drops the second frame of `locs`. */
+export function hasDuplicateLeaf(locs: readonly LLocation[]): boolean {
+  return locs.length > 1 && locs[0]!.address === ((locs[1]!.address + 1n) & ((1n << 64n) - 1n));
 }

@@ -5,6 +5,7 @@
 
 import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
+import { type RecordLimits, checkRecord } from './limits.js';
 import { Unrecognized, decrementedLocations, hasLongDigitRun, isSpaceOrComment, parseError, parseInt10, truncToInt64 } from './text.js';
 
 const heapHeaderRE = /heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)\/?(\d*)/;
@@ -85,9 +86,10 @@ function parseHeapHeader(line: string): { sampling: '' | 'v2'; period: bigint; h
 
 /**
  * Parses heap text. `lines` are the input lines (the header first); `lineBase` is the number of
- * lines before them in the file (for error line numbers).
+ * lines before them in the file (for error line numbers); `limits` stop it at the first record
+ * over `maxSamples` or `maxFramesPerStack` (limits.ts).
  */
-export function parseHeap(lines: string[], lineBase = 0): HeapParse {
+export function parseHeap(lines: string[], lineBase = 0, limits?: RecordLimits): HeapParse {
   if (lines.length === 0) throw new Unrecognized('empty');
   const first = lines[0]!;
   const p = newLProfile([], { type: 'space', unit: 'bytes' }, 0n);
@@ -159,7 +161,9 @@ export function parseHeap(lines: string[], lineBase = 0): HeapParse {
     };
     if (hasAlloc) addValues(nums[2]!, nums[3]!, 'allocation');
     addValues(nums[0]!, nums[1]!, 'inuse');
-    p.samples.push({ values, locs: decrementedLocations(sd[5]!, locs, { line: lineNo }), bytes: blocksize });
+    const sloc = decrementedLocations(sd[5]!, locs, { line: lineNo });
+    checkRecord(limits, p.samples.length, sloc.length, lineNo);
+    p.samples.push({ values, locs: sloc, bytes: blocksize });
     raw.push([nums[0]!, nums[1]!, nums[2]!, nums[3]!]);
   }
   // parseAdditionalSections: skip to the memory map sentinel, then parse the rest as mappings.

@@ -7,6 +7,7 @@
 import { type LFunction, type LLocation, type LProfile, newLProfile, remapFunctionIDs, remapLocationIDs } from './legacy-model.js';
 import { remapMappingIDs } from './mappings.js';
 import { MAX_SEARCH_LINE, checkDigitRuns, scaleHeapSample, clip } from './heap.js';
+import { type RecordLimits, checkRecord } from './limits.js';
 import { Unrecognized, parseError, parseHexAddresses, parseInt0 } from './text.js';
 
 const attributeRx = /([A-Za-z0-9_ ]+)=([A-Za-z0-9_ ]+)/;
@@ -31,7 +32,11 @@ function* completeLines(text: string, start: number): Generator<{ line: string; 
 
 export type JavaKind = 'heap' | 'contention';
 
-export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfile; kind: JavaKind } {
+/**
+ * Parses Java heapz/contentionz text (`lineBase` and `limits` as for `parseHeap`). With `only`,
+ * a profile of the other kind is not recognized (it is passed on without reading its records).
+ */
+export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimits, only?: JavaKind): { profile: LProfile; kind: JavaKind } {
   const nl = text.indexOf('\n');
   if (nl < 0) throw new Unrecognized('no newline');
   const header = text.slice(0, nl).trim();
@@ -39,6 +44,7 @@ export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfil
   if (header === '--- heapz 1 ---') kind = 'heap';
   else if (header === '--- contentionz 1 ---') kind = 'contention';
   else throw new Unrecognized('no java profile header');
+  if (only !== undefined && kind !== only) throw new Unrecognized(`a java ${kind} profile, not ${only}`);
   const p = newLProfile([], { type: '', unit: '' }, 0n);
   // Rows are visited in order: counting newlines on from the previous row keeps line numbers
   // linear in the text (counting from the start for every row was quadratic: 40k rows took 13 s).
@@ -124,6 +130,7 @@ export function parseJavaProfile(text: string, lineBase = 0): { profile: LProfil
       } else if (p.period !== 0n) {
         values = [BigInt.asIntN(64, v0 * p.period), BigInt.asIntN(64, v1 * p.period)];
       }
+      checkRecord(limits, p.samples.length, sloc.length, where(begin));
       p.samples.push(bytes === undefined ? { values, locs: sloc } : { values, locs: sloc, bytes });
     }
     pos = end;

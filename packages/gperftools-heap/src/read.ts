@@ -11,10 +11,10 @@ import { parseCpu } from './cpu.js';
 import { parseHeap } from './heap.js';
 import { parseContention } from './contention.js';
 import { parseGoCount, parseThread } from './thread.js';
-import { parseJavaProfile } from './java.js';
+import { type JavaKind, parseJavaProfile } from './java.js';
 import { addLegacyFrameInfo } from './frameinfo.js';
 import { Unrecognized, splitLines } from './text.js';
-import { type EarlyLimits, type TextCut, scanContention, scanGoCount, scanHeap, scanJava, scanThread } from './early-limits.js';
+import type { RecordLimits } from './limits.js';
 
 export const ADAPTER_NAME = 'gperftools-heap';
 
@@ -66,16 +66,22 @@ function column(rows: bigint[][], k: number): BigInt64Array {
   return BigInt64Array.from(rows, (r) => BigInt.asIntN(64, r[k]!));
 }
 
-type TextParser = (lines: string[], text: string, lineBase: number) => Parsed;
-/** The parser's record scanner (early-limits.ts): where the input breaks a limit, if it does. */
-type TextScanner = (lines: string[], text: string, lineBase: number, limits: EarlyLimits) => TextCut | null;
+/**
+ * A text parser: `lines` (line-based formats) or `text` (Java), `lineBase` lines after the start
+ * of the file; it stops at the first record over `limits`; `only` is the format asked for, if any.
+ */
+type TextParser = (lines: string[], text: string, lineBase: number, limits: RecordLimits, only: string | undefined) => Parsed;
 
-const textParsers: { formats: LegacyFormat[]; scan: TextScanner; parse: TextParser }[] = [
+/** The Java kind of a requested format (undefined: either). */
+function javaKindOf(format: string | undefined): JavaKind | undefined {
+  return format === FORMAT_HEAP ? 'heap' : format === FORMAT_CONTENTION ? 'contention' : undefined;
+}
+
+const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
   {
     formats: [FORMAT_HEAP],
-    scan: (lines, _t, base, lim) => scanHeap(lines, base, lim),
-    parse: (lines, _t, base) => {
-      const h = parseHeap(lines, base);
+    parse: (lines, _t, base, lim) => {
+      const h = parseHeap(lines, base, lim);
       return {
         p: h.profile,
         format: FORMAT_HEAP,
@@ -98,19 +104,16 @@ const textParsers: { formats: LegacyFormat[]; scan: TextScanner; parse: TextPars
   },
   {
     formats: [FORMAT_THREAD],
-    scan: (lines, _t, base, lim) => scanGoCount(lines, base, lim),
-    parse: (lines, _t, base) => ({ p: parseGoCount(lines, base), format: FORMAT_THREAD, variant: 'count', facts: {} }),
+    parse: (lines, _t, base, lim) => ({ p: parseGoCount(lines, base, lim), format: FORMAT_THREAD, variant: 'count', facts: {} }),
   },
   {
     formats: [FORMAT_THREAD],
-    scan: (lines, _t, base, lim) => scanThread(lines, base, lim),
-    parse: (lines, _t, base) => ({ p: parseThread(lines, base), format: FORMAT_THREAD, variant: 'threadz', facts: {} }),
+    parse: (lines, _t, base, lim) => ({ p: parseThread(lines, base, lim), format: FORMAT_THREAD, variant: 'threadz', facts: {} }),
   },
   {
     formats: [FORMAT_CONTENTION],
-    scan: (lines, _t, base, lim) => scanContention(lines, base, lim),
-    parse: (lines, _t, base) => {
-      const c = parseContention(lines, base);
+    parse: (lines, _t, base, lim) => {
+      const c = parseContention(lines, base, lim);
       return {
         p: c.profile,
         format: FORMAT_CONTENTION,
@@ -122,9 +125,9 @@ const textParsers: { formats: LegacyFormat[]; scan: TextScanner; parse: TextPars
   },
   {
     formats: [FORMAT_HEAP, FORMAT_CONTENTION],
-    scan: (_l, text, base, lim) => scanJava(text, base, lim),
-    parse: (_l, text, base) => {
-      const j = parseJavaProfile(text, base);
+    // Asked for one format, the parser passes on a Java profile of the other kind at its header.
+    parse: (_l, text, base, lim, only) => {
+      const j = parseJavaProfile(text, base, lim, javaKindOf(only));
       const format = j.kind === 'heap' ? FORMAT_HEAP : FORMAT_CONTENTION;
       return { p: j.profile, format, variant: j.kind === 'heap' ? 'java-heapz' : 'java-contentionz', facts: {} };
     },
@@ -154,7 +157,7 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
   const warnings: Warning[] = [];
   let parsed: Parsed | undefined;
   let warnLines: string[] = [];
-  const early: EarlyLimits = { maxSamples: limitValue(options.limits, 'maxSamples'), maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack') };
+  const early: Required<RecordLimits> = { maxSamples: limitValue(options.limits, 'maxSamples'), maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack') };
   try {
     const cpu = parseCpuWithinLimits(bytes, options, early.maxSamples);
     if (!accepts(options, FORMAT_CPU)) {
@@ -201,13 +204,9 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
     for (const tp of textParsers) {
       if (!tp.formats.some((f) => accepts(options, f))) continue;
       try {
-        // A limit broken at some record: parse only the input before the first record (the
-        // header: is it this format, is the header valid?), then report the limit.
-        const cut = tp.scan(lines, body, skip, early);
-        const r = cut ? tp.parse(cut.lines, cut.text, skip) : tp.parse(lines, body, skip);
-        if (!accepts(options, r.format)) continue;
-        if (cut) throw cut.error;
-        parsed = r;
+        // A parser throws Unrecognized (try the next one) only before its first record; from
+        // there on, a malformed record or one over a limit is this format's error.
+        parsed = tp.parse(lines, body, skip, early, options.format);
         break;
       } catch (e) {
         if (!(e instanceof Unrecognized)) throw e;
@@ -253,9 +252,9 @@ function parseCpuWithinLimits(bytes: Uint8Array, options: LegacyReadOptions, max
 }
 
 /**
- * The read limits, checked on the parsed profile before the columnar profile is built. The
- * scanners (early-limits.ts) and the CPU record limit already stopped any input with more than
- * `maxSamples` samples, or (text formats) with a record whose own frames are over
+ * The read limits, checked on the parsed profile before the columnar profile is built. The text
+ * parsers (limits.ts) and the CPU record limit already stopped any input with more than
+ * `maxSamples` samples, or (text formats) with a record whose kept frames are over
  * `maxFramesPerStack`, while reading; what remains for this check: frame counts the CPU reader's
  * signal-frame and duplicate-leaf heuristics decide over the whole profile, and the string
  * lengths (substrings of the input, bounded by its size).

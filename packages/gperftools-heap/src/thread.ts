@@ -7,7 +7,8 @@ import { HexLocationTable, LocationTable, type LProfile, dec, newLProfile } from
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { clip } from './heap.js';
 import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
-import { cleanupDuplicateLocations } from './cpu.js';
+import { cleanupDuplicateLocations, hasDuplicateLeaf } from './cpu.js';
+import { type RecordLimits, checkRecord } from './limits.js';
 
 const countStartRE = /^([^\t\n\f\r ]+) profile: total \d+$/;
 // google/pprof requires at least one address; Go's runtime writes `4 @` for stackless threadcreate
@@ -16,7 +17,8 @@ const countRE = /^(\d+) @((?: 0x[0-9a-f]+)*)$/;
 const threadzStartRE = /--- threadz \d+ ---/;
 const threadStartRE = /--- Thread ([0-9A-Fa-f]+) \(name: (.*)\/(\d+)\) stack: ---/;
 
-export function parseGoCount(lines: string[], lineBase = 0): LProfile {
+/** Parses a Go count profile (`lineBase` and `limits` as for `parseHeap`). */
+export function parseGoCount(lines: string[], lineBase = 0, limits?: RecordLimits): LProfile {
   let i = 0;
   while (i < lines.length && isSpaceOrComment(lines[i]!)) i++;
   const m = countStartRE.exec(lines[i] ?? '');
@@ -33,7 +35,9 @@ export function parseGoCount(lines: string[], lineBase = 0): LProfile {
     if (!c || n === undefined) {
       throw parseError(`malformed profile format: "${clip(line)}"`, { line: lineBase + i + 1, rule: 'count rows are "<count> @ 0x… 0x…"' });
     }
-    p.samples.push({ values: [n], locs: decrementedLocations(c[2]!, locs, { line: lineBase + i + 1 }) });
+    const sloc = decrementedLocations(c[2]!, locs, { line: lineBase + i + 1 });
+    checkRecord(limits, p.samples.length, sloc.length, lineBase + i + 1);
+    p.samples.push({ values: [n], locs: sloc });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));
@@ -56,7 +60,13 @@ class LineScanner {
   }
 }
 
-export function parseThread(lines: string[], lineBase = 0): LProfile {
+/**
+ * Parses a thread profile (`lineBase` and `limits` as for `parseHeap`). A section is a sample
+ * unless it has no address or says "same as previous thread" (then it adds to the previous one);
+ * its frames are counted as kept, without the duplicated leaf `cleanupDuplicateLocations` drops,
+ * and a limit error names the line of its `--- Thread` header.
+ */
+export function parseThread(lines: string[], lineBase = 0, limits?: RecordLimits): LProfile {
   const s = new LineScanner(lines);
   while (s.scan() && isSpaceOrComment(s.text));
   let line = s.text;
@@ -82,6 +92,7 @@ export function parseThread(lines: string[], lineBase = 0): LProfile {
       });
     }
     // parseThreadSample
+    const headerLine = lineBase + s.lineNo;
     let sameAsPrevious = false;
     let addrs: bigint[] = [];
     let next = '';
@@ -102,7 +113,9 @@ export function parseThread(lines: string[], lineBase = 0): LProfile {
       if (last) last.values[0] = last.values[0]! + 1n;
       continue;
     }
-    p.samples.push({ values: [1n], locs: addrs.map((a, k) => locs.get(k > 0 ? dec(a) : a)) });
+    const sloc = addrs.map((a, k) => locs.get(k > 0 ? dec(a) : a));
+    checkRecord(limits, p.samples.length, hasDuplicateLeaf(sloc) ? sloc.length - 1 : sloc.length, headerLine);
+    p.samples.push({ values: [1n], locs: sloc });
   }
   // parseAdditionalSections
   while (!isMemoryMapSentinel(s.text) && s.scan());

@@ -1,14 +1,14 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, isProfkitError, sampleCount, stackOf, type ReadLimits } from '@profkit/core';
 import { readLegacy } from '../src/index.js';
-import { bytes, haveShared, localFixture, pprofTestdata, sharedFixture } from './helpers.js';
+import { bytes } from './helpers.js';
 
-// maxSamples and maxFramesPerStack are checked while the input is read (src/early-limits.ts and
-// the CPU record limit): the reader stops at the first record over a limit. The proof that it
-// stops there, without timing anything: a malformed record after that one is never reached (the
-// same input read with a higher limit fails on it), and the error names the line (text) or
-// byte offset (binary) of the record over the limit.
+// maxSamples and maxFramesPerStack are checked while the input is read (each text parser checks
+// a record before adding it, src/limits.ts; the CPU reader has its record limit): the reader
+// stops at the first record over a limit. The proof that it stops there, without timing anything:
+// a malformed record after that one is never reached (the same input read with a higher limit
+// fails on it), and the error names the line (text) or byte offset (binary) of the record over
+// the limit. Errors come in input order: a malformed record before that one is reported as such.
 
 type Outcome = { ok: true; samples: number; frames: number } | { ok: false; code: string; option?: unknown; line?: unknown; offset?: unknown; message: string };
 
@@ -140,6 +140,31 @@ describe.each(textCases)('$name', (c) => {
     expect(read(b.input, { maxSamples: MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxSamples', line: b.line(MAX + 1) });
   });
 
+  it('reports a malformed record before the one over maxSamples as the parse error it is', () => {
+    const b = build(c, [2, 2, 'bad', ...rows(7)]);
+    expect(read(b.input, { maxSamples: MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.PARSE, line: b.line(3) });
+    // Without the malformed record, the same input stops at record MAX + 1.
+    const good = build(c, rows(10));
+    expect(read(good.input, { maxSamples: MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxSamples', line: good.line(MAX + 1) });
+  });
+
+  it('reports a malformed record maxSamples + 1 as a parse error: only a sample about to be added counts', () => {
+    const b = build(c, [...rows(MAX), 'bad', 2]);
+    expect(read(b.input, { maxSamples: MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.PARSE, line: b.line(MAX + 1) });
+  });
+
+  it('reports a malformed record before the one over maxFramesPerStack as the parse error it is', () => {
+    const b = build(c, [2, 'bad', FRAMES + 1, 2]);
+    expect(read(b.input, { maxFramesPerStack: FRAMES }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.PARSE, line: b.line(2) });
+  });
+
+  it('is not reported when another format is asked for: the input is not of that format', () => {
+    const other = ['gperftools-heap', 'gperftools-contention', 'gperftools-thread'].find((f) => f !== c.format)!;
+    const o = read(build(c, rows(MAX + 1)).input, { maxSamples: MAX }, other);
+    expect(o).toMatchObject({ ok: false, code: ErrorCodes.PARSE });
+    if (!o.ok) expect(o.message).toMatch(/unrecognized profile format/);
+  });
+
   it('checks maxFramesPerStack on each record as it is read', () => {
     expect(read(build(c, [2, FRAMES, 2]).input, { maxFramesPerStack: FRAMES }, c.format)).toMatchObject({ ok: true, samples: 3, frames: FRAMES });
     const b = build(c, [2, FRAMES + 1, 2, 'bad']);
@@ -210,32 +235,5 @@ describe('binary CPU profile', () => {
 
   it('names maxRecords when that is the lower limit', () => {
     expect(read(cpu(rows(MAX + 1)), { maxSamples: MAX + 1, maxRecords: MAX })).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxRecords' });
-  });
-});
-
-// The scanners repeat the parsers' record rules; on real profiles they must count exactly the
-// samples (and frames) the parsers produce: one less than the parsed count is caught while
-// reading (the error names a line or offset; the check on the parsed profile names neither).
-const LOCAL = ['go.mutex', 'negative.heap', 'nocycles.contention', 'warn.heap'];
-const sharedNames = haveShared ? readdirSync(pprofTestdata).filter((n) => !n.endsWith('.string')) : [];
-
-describe('scanners count what the parsers read', () => {
-  const inputs: [string, () => Uint8Array][] = [
-    ...LOCAL.map((n): [string, () => Uint8Array] => [n, () => localFixture(n)]),
-    ...sharedNames.map((n): [string, () => Uint8Array] => [`pprof testdata ${n}`, () => sharedFixture(`pprof/profile/testdata/${n}`)]),
-  ];
-  it.each(inputs)('%s', (_name, load) => {
-    const b = load();
-    const full = read(b);
-    expect(full.ok).toBe(true);
-    if (!full.ok) return;
-    expect(read(b, { maxSamples: full.samples })).toMatchObject({ ok: true, samples: full.samples });
-    if (full.samples >= 2) {
-      const o = read(b, { maxSamples: full.samples - 1 });
-      expect(o).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxSamples' });
-      if (!o.ok) expect(o.line ?? o.offset).toBeTypeOf('number');
-    }
-    expect(read(b, { maxFramesPerStack: full.frames })).toMatchObject({ ok: true });
-    if (full.frames >= 2) expect(read(b, { maxFramesPerStack: full.frames - 1 })).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxFramesPerStack' });
   });
 });
