@@ -142,10 +142,20 @@ function varint(end: number): void {
   fail(GoErrors.badVarint, start);
 }
 
-/** Reads a varint that must fit a JS number (tags, lengths). */
+/** Reads a varint that must fit a JS number (lengths; tags go through `tagVarint`). */
 function smallVarint(end: number): number {
   varint(end);
   return hi === 0 ? lo : hi * TWO32 + lo;
+}
+
+/**
+ * Reads a field tag. A tag of 2^32 or more (Go reads tags as uint64) has a field number no
+ * message of profile.proto has: it comes back as field 2^29 - 1 with its exact wire type (a
+ * double of hi * 2^32 + lo would round away the low bits that hold the wire type).
+ */
+function tagVarint(end: number): number {
+  varint(end);
+  return hi === 0 ? lo : 0xfffffff8 + (lo & 7);
 }
 
 /** Skips a field's payload of wire type `wt`; returns false for an unknown wire type. */
@@ -290,7 +300,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
   while (pos < end) {
     if (partial && !fieldComplete(end)) return;
     const tagPos = pos;
-    const tag = smallVarint(end);
+    const tag = tagVarint(end);
     const field = Math.floor(tag / 8);
     const wt = tag & 7;
     switch (field) {
@@ -314,7 +324,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
         while (pos < e) {
           const tp = pos;
           // One-byte tags (every known field) skip the general varint reader.
-          const t = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+          const t = buf[pos]! < 0x80 ? buf[pos++]! : tagVarint(e);
           const f = Math.floor(t / 8);
           const w = t & 7;
           if (f === 1) {
@@ -352,7 +362,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
         let lines = 0;
         while (pos < e) {
           const tp = pos;
-          const t = smallVarint(e);
+          const t = tagVarint(e);
           const f = Math.floor(t / 8);
           const w = t & 7;
           if (f === 4) {
@@ -726,7 +736,7 @@ function decodeSample(end: number, tagPos: number, s: number): void {
   const twoS = 2 * s;
   while (pos < e) {
     const tp = pos;
-    const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+    const tg = buf[pos]! < 0x80 ? buf[pos++]! : tagVarint(e);
     const f = tg >>> 3;
     const w = tg & 7;
     if (f === 1) {
@@ -816,7 +826,7 @@ function decodeLabel(le: number, row: number): boolean {
   let unit = '';
   while (pos < le) {
     const lp = pos;
-    const lt = smallVarint(le);
+    const lt = tagVarint(le);
     const lf = lt >>> 3;
     if (lf >= 1 && lf <= 4) {
       expectType(lt & 7, 0, lp, LABEL_FIELDS[lf]!);
@@ -862,7 +872,7 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
   lInlOff[l] = iIn;
   while (pos < e) {
     const tp = pos;
-    const tg = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(e);
+    const tg = buf[pos]! < 0x80 ? buf[pos++]! : tagVarint(e);
     const f = tg >>> 3;
     const w = tg & 7;
     if (f === 4) {
@@ -873,7 +883,7 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
       let fnBig: bigint | undefined;
       while (pos < le) {
         const lp = pos;
-        const lt = buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(le);
+        const lt = buf[pos]! < 0x80 ? buf[pos++]! : tagVarint(le);
         const lf = lt >>> 3;
         if (lf >= 1 && lf <= 3) {
           expectType(lt & 7, 0, lp, LINE_FIELDS[lf]!);
@@ -1066,7 +1076,7 @@ function fillFields(end: number, partial: boolean): void {
   while (pos < end) {
     if (partial && !fieldComplete(end)) return;
     const tagPos = pos;
-    const tag = smallVarint(end);
+    const tag = tagVarint(end);
     const field = tag >>> 3;
     const wt = tag & 7;
     switch (field) {
@@ -1077,7 +1087,7 @@ function fillFields(end: number, partial: boolean): void {
         let u = '';
         while (pos < e) {
           const tp = pos;
-          const tg = smallVarint(e);
+          const tg = tagVarint(e);
           const f = tg >>> 3;
           if (f === 1 || f === 2) {
             expectType(tg & 7, 0, tp, f === 1 ? 'value_type.type' : 'value_type.unit');
@@ -1169,7 +1179,7 @@ function decodeMapping(end: number, tagPos: number, m: number): void {
   let build = '';
   while (pos < e) {
     const tp = pos;
-    const tg = smallVarint(e);
+    const tg = tagVarint(e);
     const f = tg >>> 3;
     if (f >= 1 && f <= 10) {
       expectType(tg & 7, 0, tp, MAPPING_FIELDS[f]!);
@@ -1225,7 +1235,7 @@ function decodeFunction(end: number, tagPos: number, fi: number): void {
   let file = '';
   while (pos < e) {
     const tp = pos;
-    const tg = smallVarint(e);
+    const tg = tagVarint(e);
     const f = tg >>> 3;
     if (f >= 1 && f <= 5) {
       expectType(tg & 7, 0, tp, FUNCTION_FIELDS[f]!);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
-import adapter from '../src/index.js';
+import adapter, { decodeProfile, decodeProfileStream } from '../src/index.js';
 
 // Regressions found by tools/fuzz (special inputs) and the read limits of issue 10: exceeding a
 // limit is PROFKIT_E_LIMIT naming the option that raises it; raising the option lets it through.
@@ -69,5 +69,62 @@ describe('pprof read limits', () => {
     for (let i = 0; i < 500_000; i++) deep.set(tag, i * 2);
     const e = await readError(deep, {});
     expect(isProfkitError(e) && e.code).toMatch(/^PROFKIT_E_/);
+  });
+});
+
+// Found by the differential check of tools/fuzz's pprof target (buffer decode = streamed decode).
+describe('field tags of 2^32 and more', () => {
+  /** A tag varint of `bytes` bytes whose low 3 bits (the wire type) are `wireType`, rest all ones. */
+  const hugeTag = (wireType: number, bytes = 9) => [0xf8 | wireType, ...Array(bytes - 2).fill(0xff), 0x01];
+  const outcomeOf = async (run: () => unknown) => {
+    try {
+      await run();
+      return 'ok';
+    } catch (e) {
+      if (!isProfkitError(e)) throw e;
+      return `${e.code}@${String(e.detail.offset)}: ${e.message}`;
+    }
+  };
+
+  it('keep their exact wire type: wire type 7 is an unknown wire type at the tag, as in Go', async () => {
+    const bytes = Uint8Array.from([...hugeTag(7), 0x08, 0x01]);
+    const e = await readError(bytes, {});
+    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
+    if (!isProfkitError(e)) return;
+    expect(e.detail.offset).toBe(0);
+    expect(e.message).toContain('unknown wire type: 7');
+  });
+
+  it('of an unknown field are skipped by their wire type, and the profile around them reads', async () => {
+    const base = [...profile(2, 3)];
+    for (const [wireType, payload] of [
+      [0, [0x96, 0x01]],
+      [1, [1, 2, 3, 4, 5, 6, 7, 8]],
+      [2, [3, 0x61, 0x62, 0x63]],
+      [5, [1, 2, 3, 4]],
+    ] as const) {
+      const bytes = Uint8Array.from([...hugeTag(wireType), ...payload, ...base]);
+      const r = await registry.read(bytes, { format: 'pprof', fileName: 'x.pb' });
+      expect(r.profile.samples.value.length, `wire type ${wireType}`).toBe(2);
+      expect(r.profile.functions.name).toContain('main');
+    }
+  });
+
+  it('give the same outcome decoded whole and streamed in pieces of every size from 1 to 24 bytes', async () => {
+    // The fuzzer's input: a fixed32 field, then a 9-byte tag of wire type 7.
+    const found = Uint8Array.from([0xbd, 0xd7, 0x5c, 0x99, 0xd1, 0x54, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0xc3, 0x55, 0x40, 0xe4, 0x86]);
+    const skipped = Uint8Array.from([...hugeTag(2, 10), 2, 0x61, 0x62, ...profile(1, 2)]);
+    for (const bytes of [found, skipped]) {
+      const whole = await outcomeOf(() => decodeProfile(bytes, { file: 'x.pb' }));
+      for (let size = 1; size <= 24; size++) {
+        const streamed = await outcomeOf(() =>
+          decodeProfileStream(async function* () {
+            for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+          }, { file: 'x.pb' }),
+        );
+        expect(streamed, `pieces of ${size}`).toBe(whole);
+      }
+    }
+    expect(await outcomeOf(() => decodeProfile(found, { file: 'x.pb' }))).toMatch(/^PROFKIT_E_PARSE@7: .*unknown wire type: 7/);
   });
 });

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { createRegistry, isGzip, sampleCount, type Profile, type ReadLimits, type Registry } from '@profkit/core';
-import pprofAdapter, { serializePprof } from '@profkit/pprof';
+import { createRegistry, isGzip, isProfkitError, sampleCount, type Profile, type ReadLimits, type Registry } from '@profkit/core';
+import pprofAdapter, { decodeProfile, decodeProfileStream, serializePprof } from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
 import fuchsiaAdapter, { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, type SamplerCall } from '@profkit/fuchsia-sampler';
@@ -140,6 +140,60 @@ function registryTarget(
   };
 }
 
+/** What one decode ended in, for comparing decoders: the profile's meaning or the error. */
+function decodeOutcome(run: () => { profile: Profile; warnings: { code: string }[] }): string {
+  try {
+    const { profile: p, warnings } = run();
+    const s = p.samples;
+    let idSum = 0;
+    for (let i = 0; i < s.locations.location_id.length; i++) idSum = (idSum * 31 + s.locations.location_id[i]!) >>> 0;
+    const values = s['.values'].map((c) => c.reduce((a, b) => a + b, 0n)).join(',');
+    return `ok samples=${s.value.length} ids=${s.locations.location_id.length}/${idSum} values=${values} locations=${p.locations.location_id.length} functions=${p.functions.function_id.length} strings=${p.functions.name.join('\u0000').length} warnings=${warnings.map((w) => w.code).join(',')}`;
+  } catch (e) {
+    if (!isProfkitError(e)) throw e;
+    return `${e.code} offset=${String(e.detail.offset)} rule=${String(e.detail.rule)}: ${e.message}`;
+  }
+}
+
+/**
+ * The pprof target also decodes every raw input twice more, from one buffer (`decodeProfile`)
+ * and as a stream cut into pieces of 1 to 64 bytes (`decodeProfileStream`, what files go
+ * through), and requires the same outcome: any difference (another error, offset or profile) is
+ * an untyped exception, i.e. a crasher.
+ */
+function differentialPprof(target: Target): Target {
+  return {
+    ...target,
+    async exec(bytes) {
+      const result = await target.exec(bytes).then(
+        (ok) => ({ ok }),
+        (error: unknown) => ({ error }),
+      );
+      if (!isGzip(bytes)) {
+        const pieceSize = 1 + ((bytes.length * 7 + (bytes[0] ?? 0)) % 64);
+        const whole = decodeOutcome(() => decodeProfile(bytes, { file: 'fuzz-input.pprof', limits: FUZZ_LIMITS }));
+        let streamed: string;
+        try {
+          const r = await decodeProfileStream(
+            async function* () {
+              for (let i = 0; i < bytes.length; i += pieceSize) yield bytes.subarray(i, Math.min(bytes.length, i + pieceSize));
+            },
+            { file: 'fuzz-input.pprof', limits: FUZZ_LIMITS },
+          );
+          streamed = decodeOutcome(() => r);
+        } catch (e) {
+          streamed = decodeOutcome(() => {
+            throw e;
+          });
+        }
+        if (streamed !== whole) throw new Error(`streamed decode (pieces of ${pieceSize} bytes) differs from the buffer decode: ${streamed.slice(0, 300)} <> ${whole.slice(0, 300)}`);
+      }
+      if ('error' in result) throw result.error;
+      return result.ok;
+    },
+  };
+}
+
 /** A small profile read from generated Rprof text: the source of generated seeds. */
 async function sampleProfile(): Promise<Profile> {
   const text = [
@@ -179,7 +233,7 @@ export function makeTarget(name: TargetName): Target {
         { name: 'generated:folded-from-rprof', bytes: await serializeAs(await sampleProfile(), 'folded') },
       ]);
     case 'pprof':
-      return registryTarget(name, 'pprof', 'pprof', async () => {
+      return differentialPprof(registryTarget(name, 'pprof', 'pprof', async () => {
         const gz = [
           ...shared('r-profile', (n) => n.endsWith('.pb.gz')),
           ...shared('pprof/internal', () => true),
@@ -188,7 +242,7 @@ export function makeTarget(name: TargetName): Target {
         // Mutate the decompressed protobuf (mutating gzip mostly tests zlib's checksum).
         const raw = gz.map((s) => ({ name: s.name, bytes: isGzip(s.bytes) ? tryGunzip(s.bytes) : s.bytes }));
         return [...raw, ...gz.slice(0, 2), { name: 'generated:pprof', bytes: serializePprof(await sampleProfile(), { compress: false }) }].filter((s) => s.bytes.length > 0);
-      });
+      }));
     case 'gperftools-heap':
       return registryTarget(name, 'gperftools-heap', 'gperftools-heap', async () => [
         ...shared('pprof/profile/testdata', (n) => /\.(heap|growth)$/.test(n)),
