@@ -21,4 +21,5 @@ export * from './registry.js';
 export * from './discovery.js';
 export * from './sniff-util.js';
 export * from './symbolz.js';
+export * from './net.js';
 export * from './transform.js';

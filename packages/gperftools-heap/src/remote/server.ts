@@ -10,7 +10,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { ErrorCodes, ProfkitError, stackOf, ProfileIndex, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, isLoopbackHost, stackOf, ProfileIndex, type Profile, type Warning } from '@profkit/core';
 import { formatMappedLibraries, locationAddresses, writeCpuProfile, writeHeapText } from '../write.js';
 import { SymbolTable } from './symbolz.js';
 
@@ -74,14 +74,8 @@ export interface ProfileServer {
   close(): Promise<void>;
 }
 
-/** True for `localhost`, 127.0.0.0/8 and ::1. */
-export function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost') return true;
-  const v = isIP(host);
-  if (v === 4) return host.startsWith('127.');
-  if (v === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
-  return false;
-}
+/** True for `localhost`, 127.0.0.0/8 and ::1 (shared with the other adapters' servers through core). */
+export { isLoopbackHost };
 
 class HttpError extends Error {
   constructor(
