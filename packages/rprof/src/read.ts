@@ -5,9 +5,11 @@
  * Model mapping (see docs/formats/rprof.md):
  * - sample types `samples/count` (1 per trace line), `time/nanoseconds` (the run's interval),
  *   and with memory profiling `memory/bytes` (summaryRprof's formula, see `memoryDelta`).
- * - functions: name = system_name = R's name verbatim; filename = path of the srcrefs that point
- *   into the function; a frame without srcref gets the file of its name when that name was seen
- *   with srcrefs into exactly one file (fixes the R package's bug #10).
+ * - functions: name = R's name verbatim, system_name the same except for names pprof would rewrite
+ *   (`<Anonymous>`: empty, see `rSystemName`); filename = path of the srcrefs that point into the
+ *   function; a frame without srcref gets the file of its name when that name was seen with
+ *   srcrefs into exactly one file (fixes the R package's bug #10), unless the name is one R gives
+ *   to calls rather than functions (`<Anonymous>`, `FUN`, `.local`: `CALL_NAMES`).
  * - locations: (function, line); line = the srcref preceding the name, 0 without one.
  * - `"<GC>"` is a per-sample flag, not a function; memory columns, GC flag and run index are
  *   per-sample columns of `profile['.extensions'].rprof`.
@@ -34,6 +36,7 @@ import {
 } from '@profkit/core';
 import { FILE_RE, newTraceLine, parseHeader, parseTraceLine, type Header, type TraceLine } from './grammar.js';
 import { LineSplitter } from './lines.js';
+import { CALL_NAMES, rSystemName } from './names.js';
 
 export const ADAPTER_NAME = 'rprof';
 
@@ -50,7 +53,8 @@ export interface RprofReadOptions {
   aggregate?: boolean;
   /**
    * Give a frame without srcref the file of its function when the name was seen with srcrefs
-   * into exactly one file (default true). False reproduces the R package's identity (name, file).
+   * into exactly one file (default true; never for `<Anonymous>`, `FUN` and `.local`, which name
+   * calls, not functions). False reproduces the R package's identity (name, file).
    */
   resolveFiles?: boolean;
   /** Longest accepted line in characters (default 64 Mi). */
@@ -80,13 +84,6 @@ function detach(s: string): string {
 /** Distinct stack texts remembered per run (bounds the cache's memory). */
 const MAX_CACHED_STACKS = 65536;
 
-interface CachedStack {
-  ids: number[];
-  gc: boolean;
-  /** Aggregation key (without the run), only when aggregating. */
-  key: string;
-}
-
 interface RawFrameKey {
   name: number; // index into names
   path: number; // index into paths + 1, 0 = no srcref
@@ -104,6 +101,7 @@ export class RprofParser {
   private readonly maxFrames: number;
   private readonly maxString: number;
   private readonly maxSamples: number;
+  private readonly maxTotalFrames: number;
 
   private readonly runs: RprofRun[] = [];
   private header: Header | undefined;
@@ -121,9 +119,21 @@ export class RprofParser {
   /** For each name index, the set of path indices seen with a srcref (first two suffice). */
   private readonly namePaths = new Map<number, number[]>();
 
-  // Samples (raw location ids, remapped in finish()).
-  private readonly offsets = new GrowableUint32(1024);
-  private readonly stackIds = new GrowableUint32(8192);
+  // Distinct stacks (raw frame ids, remapped in finish()) with their GC flag, interned by
+  // `stackKey`: a sample then costs the 4 bytes of its stack number while reading (plus its
+  // memory columns with memory profiling), however deep its stack and however often repeated;
+  // its count, time, run and GC columns are made in finish() from the runs and the stack.
+  private readonly stackOffsets = new GrowableUint32(1024);
+  private readonly stackFrames = new GrowableUint32(8192);
+  private readonly stackGc = new GrowableUint8(1024);
+  private readonly stackIndex = new Map<string, number>();
+  /** Stack number of each sample. */
+  private readonly sampleStack = new GrowableUint32(1024);
+  /** Frames of all samples' stacks together: the length of the profile's location column. */
+  private totalFrames = 0;
+  /** The first sample of each run (without `aggregate`). */
+  private readonly runStarts: number[] = [];
+  // Per-sample values: summed counts and times only with `aggregate`; memory once a run has it.
   private readonly counts = new GrowableBigInt64(1024);
   private readonly times = new GrowableBigInt64(1024);
   private readonly mems = new GrowableBigInt64(1024);
@@ -131,17 +141,17 @@ export class RprofParser {
   private readonly colBig = new GrowableFloat64(1024);
   private readonly colNodes = new GrowableFloat64(1024);
   private readonly colDups = new GrowableFloat64(1024);
-  private readonly colGc = new GrowableUint8(1024);
-  private readonly colRun = new GrowableUint32(1024);
-  private readonly aggIndex = new Map<string, number>();
+  /** With `aggregate`: stack number → its sample. */
+  private readonly aggIndex = new Map<number, number>();
   private anyMemory = false;
   private anyGc = false;
 
   private prevMem: { small: number; big: number; nodes: number } | undefined;
   private readonly trace: TraceLine = newTraceLine();
-  private readonly cache = new Map<string, CachedStack>();
+  /** Trace text (after the memory prefix) → stack number, for the current run's file table. */
+  private readonly cache = new Map<string, number>();
   private lastKey: string | undefined;
-  private lastEntry: CachedStack | undefined;
+  private lastEntry = 0;
   private memSmall = 0;
   private memBig = 0;
   private memNodes = 0;
@@ -157,7 +167,8 @@ export class RprofParser {
     this.maxFrames = limitValue(options.limits, 'maxFramesPerStack');
     this.maxString = limitValue(options.limits, 'maxStringLength');
     this.maxSamples = limitValue(options.limits, 'maxSamples');
-    this.offsets.push(0);
+    this.maxTotalFrames = limitValue(options.limits, 'maxTotalFrames');
+    this.stackOffsets.push(0);
   }
 
   line(text: string, lineNo: number): void {
@@ -215,11 +226,13 @@ export class RprofParser {
     this.cache.clear();
     this.lastKey = undefined;
     this.prevMem = undefined;
-    // Memory and GC columns exist only once a run has those flags; earlier samples get zeros.
+    if (!this.aggregate) this.runStarts.push(this.sampleStack.length);
+    // Memory columns exist only once a run has memory profiling; earlier samples get zeros
+    // (with `aggregate`, every sample has its summed memory value).
     if (h.memory && !this.anyMemory && !this.aggregate) {
-      for (const c of [this.colSmall, this.colBig, this.colNodes, this.colDups]) for (let i = c.length; i < this.counts.length; i++) c.push(0);
+      for (const c of [this.colSmall, this.colBig, this.colNodes, this.colDups]) for (let i = c.length; i < this.sampleStack.length; i++) c.push(0);
+      for (let i = this.mems.length; i < this.sampleStack.length; i++) this.mems.push(0n);
     }
-    if (h.gc && !this.anyGc) for (let i = this.colGc.length; i < this.counts.length; i++) this.colGc.push(0);
     if (h.memory) this.anyMemory = true;
     if (h.gc) this.anyGc = true;
   }
@@ -261,7 +274,7 @@ export class RprofParser {
       const key = memEnd > 0 ? text.slice(memEnd) : text;
       // R repeats a line while the program stays put: compare with the previous one first.
       const hit = key === this.lastKey ? this.lastEntry : this.cache.get(key);
-      if (hit) {
+      if (hit !== undefined) {
         this.lastKey = key;
         this.lastEntry = hit;
         this.record(hit, memEnd > 0);
@@ -269,8 +282,7 @@ export class RprofParser {
       }
     }
     const t = this.trace;
-    parseTraceLine(text, t, this.file, lineNo);
-    if (t.names.length > this.maxFrames) throw limitError('maxFramesPerStack', `line ${lineNo}: a stack of ${t.names.length} frames`, this.maxFrames, { file: this.file, line: lineNo });
+    parseTraceLine(text, t, this.file, lineNo, this.maxFrames);
     for (const name of t.names) {
       if (name.length > this.maxString) throw limitError('maxStringLength', `line ${lineNo}: a function name of ${name.length} characters`, this.maxString, { file: this.file, line: lineNo });
     }
@@ -325,7 +337,7 @@ export class RprofParser {
       }
       ids.push(id);
     }
-    const entry: CachedStack = { ids, gc: t.gc, key: this.aggregate ? ids.join(',') + (t.gc ? '|g' : '|') : '' };
+    const entry = this.internStack(ids, t.gc);
     if (t.hasMemory) {
       this.memSmall = t.small;
       this.memBig = t.big;
@@ -334,6 +346,20 @@ export class RprofParser {
     }
     if (t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
     this.record(entry, t.hasMemory);
+  }
+
+  /** The number of the distinct stack (frames `ids`, GC flag `gc`). */
+  private internStack(ids: number[], gc: boolean): number {
+    const key = ids.join(',') + (gc ? '|g' : '|');
+    let stack = this.stackIndex.get(key);
+    if (stack === undefined) {
+      stack = this.stackGc.length;
+      this.stackIndex.set(key, stack);
+      this.stackFrames.pushAll(ids);
+      this.stackOffsets.push(this.stackFrames.length);
+      this.stackGc.push(gc ? 1 : 0);
+    }
+    return stack;
   }
 
   /**
@@ -363,7 +389,7 @@ export class RprofParser {
     return i;
   }
 
-  private record(entry: CachedStack, hasMemory: boolean): void {
+  private record(stack: number, hasMemory: boolean): void {
     let mem = 0n;
     if (hasMemory) {
       const cur = { small: this.memSmall, big: this.memBig, nodes: this.memNodes };
@@ -371,34 +397,73 @@ export class RprofParser {
       this.prevMem = cur;
     }
     const time = this.runTime;
-    const run = this.runs.length - 1;
     if (this.aggregate) {
       // Merged across runs: memory stays proportional to the distinct stacks however many
       // Rprof(append = TRUE) sessions the file holds.
-      const key = entry.key;
-      const at = this.aggIndex.get(key);
+      const at = this.aggIndex.get(stack);
       if (at !== undefined) {
         this.add(this.counts, at, 1n);
         this.add(this.times, at, time);
         this.add(this.mems, at, mem);
         return;
       }
-      this.aggIndex.set(key, this.counts.length);
+      this.aggIndex.set(stack, this.sampleStack.length);
     }
-    if (this.counts.length >= this.maxSamples) throw limitError('maxSamples', `sample ${this.counts.length + 1}`, this.maxSamples, { file: this.file, line: this.lineCount });
-    this.stackIds.pushAll(entry.ids);
-    this.offsets.push(this.stackIds.length);
-    this.counts.push(1n);
-    this.times.push(time);
-    this.mems.push(mem);
-    if (this.anyMemory && !this.aggregate) {
+    const n = this.sampleStack.length;
+    if (n >= this.maxSamples) throw limitError('maxSamples', `sample ${n + 1}`, this.maxSamples, { file: this.file, line: this.lineCount });
+    this.totalFrames += this.stackOffsets.get(stack + 1) - this.stackOffsets.get(stack);
+    if (this.totalFrames > this.maxTotalFrames) {
+      throw limitError('maxTotalFrames', `the stacks of samples 1 to ${n + 1} together have ${this.totalFrames} frames, which`, this.maxTotalFrames, { file: this.file, line: this.lineCount });
+    }
+    this.sampleStack.push(stack);
+    if (this.aggregate) {
+      this.counts.push(1n);
+      this.times.push(time);
+      this.mems.push(mem);
+    } else if (this.anyMemory) {
+      this.mems.push(mem);
       this.colSmall.push(hasMemory ? this.memSmall : 0);
       this.colBig.push(hasMemory ? this.memBig : 0);
       this.colNodes.push(hasMemory ? this.memNodes : 0);
       this.colDups.push(hasMemory ? this.memDups : 0);
     }
-    if (this.anyGc) this.colGc.push(entry.gc ? 1 : 0);
-    if (!this.aggregate) this.colRun.push(run);
+  }
+
+  /**
+   * The samples' stacks as the profile's list column (raw frames mapped through `rawToLoc`), and
+   * each sample's GC flag: made once, at their final size, from the distinct stacks.
+   */
+  private sampleStacks(rawToLoc: Uint32Array): { offsets: Uint32Array; locationIds: Uint32Array; gc: Uint8Array } {
+    const frames = this.stackFrames.view();
+    for (let i = 0; i < frames.length; i++) frames[i] = rawToLoc[frames[i]!]!;
+    const stackOffsets = this.stackOffsets.view();
+    const stackGc = this.stackGc.view();
+    const samples = this.sampleStack.view();
+    const offsets = new Uint32Array(samples.length + 1);
+    const locationIds = new Uint32Array(this.totalFrames);
+    const gc = new Uint8Array(this.anyGc ? samples.length : 0);
+    let o = 0;
+    for (let s = 0; s < samples.length; s++) {
+      const stack = samples[s]!;
+      for (let k = stackOffsets[stack]!, end = stackOffsets[stack + 1]!; k < end; k++) locationIds[o++] = frames[k]!;
+      offsets[s + 1] = o;
+      if (this.anyGc) gc[s] = stackGc[stack]!;
+    }
+    return { offsets, locationIds, gc };
+  }
+
+  /** Each sample's run (0-based) and time (its run's interval), from the runs' first samples. */
+  private runColumns(): { run: Uint32Array; time: BigInt64Array } {
+    const n = this.sampleStack.length;
+    const run = new Uint32Array(n);
+    const time = new BigInt64Array(n);
+    for (let r = 0; r < this.runStarts.length; r++) {
+      const start = this.runStarts[r]!;
+      const end = r + 1 < this.runStarts.length ? this.runStarts[r + 1]! : n;
+      run.fill(r, start, end);
+      time.fill(BigInt(this.runs[r]!.interval_us) * 1000n, start, end);
+    }
+    return { run, time };
   }
 
   private add(col: GrowableBigInt64, i: number, v: bigint): void {
@@ -430,7 +495,7 @@ export class RprofParser {
     for (let r = 0; r < this.rawKeys.length; r++) {
       const k = this.rawKeys[r]!;
       let pathIdx = k.path - 1;
-      if (pathIdx < 0 && this.resolveFiles) {
+      if (pathIdx < 0 && this.resolveFiles && !CALL_NAMES.has(this.names[k.name]!)) {
         const seen = this.namePaths.get(k.name);
         if (seen && seen.length === 1) pathIdx = seen[0]!;
       }
@@ -452,20 +517,25 @@ export class RprofParser {
       }
       rawToLoc[r + 1] = lid;
     }
-    const stack = this.stackIds.finish();
-    for (let i = 0; i < stack.length; i++) stack[i] = rawToLoc[stack[i]!]!;
+    const { offsets, locationIds, gc } = this.sampleStacks(rawToLoc);
     const nLoc = locFn.length;
     const nFn = fnName.length;
     const sampleTypes = { type: ['samples', 'time'], unit: ['count', 'nanoseconds'] };
-    const values = [this.counts.finish(), this.times.finish()];
+    const extSamples: Record<string, Column> = {};
+    let values: BigInt64Array[];
+    if (this.aggregate) {
+      values = [this.counts.finish(), this.times.finish()];
+    } else {
+      const { run, time } = this.runColumns();
+      values = [new BigInt64Array(run.length).fill(1n), time];
+      extSamples.run = run;
+    }
     if (this.anyMemory) {
       sampleTypes.type.push('memory');
       sampleTypes.unit.push('bytes');
       values.push(this.mems.finish());
     }
-    const extSamples: Record<string, Column> = {};
-    if (!this.aggregate) extSamples.run = this.colRun.finish();
-    if (this.anyGc) extSamples.gc = this.colGc.finish();
+    if (this.anyGc) extSamples.gc = gc;
     if (this.anyMemory && !this.aggregate) {
       extSamples.small = this.colSmall.finish();
       extSamples.big = this.colBig.finish();
@@ -486,7 +556,7 @@ export class RprofParser {
       sample_types: sampleTypes,
       samples: {
         value: values[0]!,
-        locations: { offsets: this.offsets.finish(), location_id: stack },
+        locations: { offsets, location_id: locationIds },
         '.values': values,
       },
       locations: {
@@ -497,7 +567,7 @@ export class RprofParser {
       functions: {
         function_id: Uint32Array.from({ length: nFn }, (_, i) => i + 1),
         name: fnName,
-        system_name: fnName.slice(),
+        system_name: fnName.map(rSystemName),
         filename: fnFile,
         start_line: new Float64Array(nFn),
       },

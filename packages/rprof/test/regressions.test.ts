@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
-import adapter from '../src/index.js';
+import { ErrorCodes, assertValid, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
+import adapter, { readRprofBytes } from '../src/index.js';
+import { pprofRewritesName } from '../src/names.js';
+import { stacks } from './helpers.js';
 
 // Read limits of issue 10 for Rprof and folded input (inputs of tools/fuzz's special set):
 // exceeding a limit is PROFKIT_E_LIMIT naming its option, with the line; raising it reads.
@@ -47,5 +49,42 @@ describe('rprof and folded read limits', () => {
     expect(r.profile.samples.value.length).toBe(2);
     const e = await registry.read(enc(text + '"h" "main" \n'), { format: 'rprof', fileName: 'x.out', limits: { maxSamples: 2 }, options: { aggregate: true } }).catch((x: unknown) => x);
     expect(isProfkitError(e) && e.detail.option).toBe('maxSamples');
+  });
+});
+
+// Issue 15 item 12: R's `<Anonymous>` and pprof; files of frames without srcref.
+describe('names pprof would rewrite, and names of calls', () => {
+  it('pprofRewritesName follows pprof’s demangle heuristic on R names', () => {
+    const rewritten = ['<Anonymous>', 'f<T>', 'pkg::g(x)', '_Z3foov', '_GLOBAL__sub_I_a'];
+    const kept = ['f', '[[<-.data.frame', 'names<-', '<-', '<<-', '[.data.frame', 'pkg::f', 'pkg:::f', 'obj$m', 'x[["a"]]', 'class.<init>', '%%', 'my fun', '<GC'];
+    expect(rewritten.filter((n) => !pprofRewritesName(n))).toEqual([]);
+    expect(kept.filter((n) => pprofRewritesName(n))).toEqual([]);
+  });
+
+  it('<Anonymous> gets an empty system name (<?>); every other R name keeps its own', () => {
+    const text = HEAD + '"<Anonymous>" "lapply" "[[<-.data.frame" "pkg::f" "main" \n';
+    const { profile: p } = readRprofBytes(enc(text));
+    assertValid(p, 'x.out');
+    expect(p.functions.name).toEqual(['<Anonymous>', 'lapply', '[[<-.data.frame', 'pkg::f', 'main']);
+    expect(p.functions.system_name).toEqual(['<?>', 'lapply', '[[<-.data.frame', 'pkg::f', 'main']);
+  });
+
+  it('frames without srcref named <Anonymous>, FUN or .local do not borrow a file; other names still do', () => {
+    const text = [
+      'line profiling: sample.interval=20000',
+      '#File 1: b.R',
+      '1#4 "busy" 1#3 "<Anonymous>" 1#3 "FUN" "lapply" 1#3 "run" ',
+      '"busy" "<Anonymous>" "FUN" "lapply" "lazyLoadDBfetch" ',
+      '1#9 ".local" "standardGeneric" "run" ',
+      '".local" "standardGeneric" ',
+      '',
+    ].join('\n');
+    const { profile: p } = readRprofBytes(enc(text));
+    expect(stacks(p)).toEqual([
+      ['busy@b.R:4', '<Anonymous>@b.R:3', 'FUN@b.R:3', 'lapply@:0', 'run@b.R:3'],
+      ['busy@b.R:0', '<Anonymous>@:0', 'FUN@:0', 'lapply@:0', 'lazyLoadDBfetch@:0'],
+      ['.local@b.R:9', 'standardGeneric@:0', 'run@b.R:0'],
+      ['.local@:0', 'standardGeneric@:0'],
+    ]);
   });
 });
