@@ -4,7 +4,8 @@
  * overwrite an input and never leave half a file behind.
  */
 
-import { createReadStream, promises as fsp, realpathSync, statSync } from 'node:fs';
+import { constants as fsConstants, createReadStream, fstatSync, promises as fsp, realpathSync, statSync, writeSync, type Stats } from 'node:fs';
+import { isatty } from 'node:tty';
 import { basename, dirname, join, resolve } from 'node:path';
 import { constants as zc, createGunzip, gunzipSync } from 'node:zlib';
 import { ErrorCodes, ProfkitError } from './errors.js';
@@ -191,22 +192,100 @@ function sameFile(a: string, b: string): boolean {
 export interface AtomicWriteOptions {
   /** Files that must not be overwritten (the inputs of the operation). */
   inputs?: string[];
-  /** File mode of a new file. */
+  /** File mode of a new file, before the umask (default 0o644). An existing file keeps its own mode. */
   mode?: number;
+  /**
+   * Aborts the write (SIGINT/SIGTERM in the CLI): checked between chunks and before the rename,
+   * so an aborted write removes its temporary file, leaves the target as it was and rejects with
+   * the signal's reason.
+   */
+  signal?: AbortSignal;
+}
+
+/** Pieces in which a whole buffer is written, so that an abort is noticed during a large write. */
+const WRITE_PIECE = 4 << 20;
+
+/** Hops followed through symbolic links before giving up (Linux's own limit is 40). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * What `writeFileAtomic` does with `path`: replace a regular file (or create a new one) through a
+ * temporary file and a rename, or write straight into a FIFO or character device, which a
+ * rename would replace by a regular file. A symbolic link is followed to the file it names (as
+ * `sed -i --follow-symlinks` and editors do): the link stays and its target is replaced
+ * atomically. Directories, sockets and block devices are refused.
+ */
+type WriteTarget =
+  | { kind: 'file'; path: string; existing?: { mode: number; uid: number; gid: number } }
+  | { kind: 'stream'; path: string };
+
+async function resolveWriteTarget(path: string): Promise<WriteTarget> {
+  let current = path;
+  for (let hops = 0; ; hops++) {
+    let st: Stats;
+    try {
+      st = await fsp.lstat(current);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'file', path: current };
+      throw ioError(e, path, 'writing');
+    }
+    if (st.isSymbolicLink()) {
+      if (hops >= MAX_SYMLINK_HOPS) throw new ProfkitError(ErrorCodes.IO, `writing ${path} failed: more than ${MAX_SYMLINK_HOPS} symbolic links to follow`, { file: path, rule: 'symbolic links are followed to a file' });
+      // A dangling link is followed too: the file it names is created, as an editor would.
+      current = resolve(dirname(current), await fsp.readlink(current));
+      continue;
+    }
+    if (st.isFile()) return { kind: 'file', path: current, existing: { mode: st.mode & 0o777, uid: st.uid, gid: st.gid } };
+    if (st.isFIFO() || st.isCharacterDevice()) return { kind: 'stream', path: current };
+    const what = st.isDirectory() ? 'a directory' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
+    throw new ProfkitError(ErrorCodes.IO, `writing ${path} failed: it is ${what} (profkit writes regular files, FIFOs, character devices and - for stdout)`, {
+      file: path,
+      rule: 'output is a file, a FIFO or a character device',
+    });
+  }
+}
+
+/** Writes all of `chunk` at the handle's position: `write(2)` may write less than asked (a full disk does). */
+async function writeAll(fh: fsp.FileHandle, chunk: Uint8Array, signal?: AbortSignal): Promise<void> {
+  for (let done = 0; done < chunk.length; ) {
+    signal?.throwIfAborted();
+    const { bytesWritten } = await fh.write(chunk, done, Math.min(chunk.length - done, WRITE_PIECE));
+    done += bytesWritten;
+  }
+}
+
+async function writeData(fh: fsp.FileHandle, data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
+  if (data instanceof Uint8Array) await writeAll(fh, data, signal);
+  else for await (const chunk of data as AsyncIterable<Uint8Array>) await writeAll(fh, chunk, signal);
+  signal?.throwIfAborted();
+}
+
+/** The error of an aborted write: the signal's reason when it is a `ProfkitError`. */
+function abortReason(signal: AbortSignal): ProfkitError {
+  const r: unknown = signal.reason;
+  return r instanceof ProfkitError ? r : new ProfkitError('PROFKIT_E_ABORTED', 'the write was aborted');
 }
 
 /**
  * Writes `data` to `path` atomically: into a temporary file in the same directory, fsync'ed,
  * then renamed over the target, then the directory fsync'ed. A crash leaves either the old file
- * or the new one. Refuses to overwrite any of `options.inputs`. `-` writes to stdout.
+ * or the new one; an abort (`options.signal`) or a failed source leaves the old one. Refuses to
+ * overwrite any of `options.inputs`. `-` writes to stdout.
+ *
+ * An existing target keeps its permission bits (and, when the process may, its owner). A symbolic
+ * link is followed: the file it names is replaced, the link stays. FIFOs and character devices
+ * (`/dev/null`, a terminal) are written directly, without temporary file or rename, so they stay
+ * what they are; directories, sockets and block devices are refused.
  */
 export async function writeFileAtomic(
   path: string,
   data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
+  const { signal } = options;
+  if (signal?.aborted) throw abortReason(signal);
   if (path === '-') {
-    await writeStdout(data);
+    await writeStdout(data, signal);
     return;
   }
   for (const input of options.inputs ?? []) {
@@ -214,22 +293,50 @@ export async function writeFileAtomic(
       throw new ProfkitError(ErrorCodes.CLOBBER, `refusing to overwrite the input file ${input}; write to another path`, { file: path });
     }
   }
-  const dir = dirname(resolve(path));
-  const tmp = join(dir, `.profkit-tmp-${basename(path)}-${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`);
+  const target = await resolveWriteTarget(path);
+  try {
+    if (target.kind === 'stream') await writeStream(target.path, data, signal);
+    else await replaceFile(target, data, options);
+  } catch (e) {
+    if (signal?.aborted) throw abortReason(signal);
+    if (e instanceof ProfkitError) throw e;
+    throw ioError(e, path, 'writing');
+  }
+}
+
+/** Writes into a FIFO or character device in place (no temporary file: a rename would replace the node). */
+async function writeStream(path: string, data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
+  const fh = await fsp.open(path, fsConstants.O_WRONLY);
+  try {
+    await writeData(fh, data, signal);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+async function replaceFile(
+  target: Extract<WriteTarget, { kind: 'file' }>,
+  data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  options: AtomicWriteOptions,
+): Promise<void> {
+  const dir = dirname(resolve(target.path));
+  const tmp = join(dir, `.profkit-tmp-${basename(target.path)}-${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`);
   let fh: fsp.FileHandle | undefined;
   try {
+    // The umask applies to a new file's mode; an existing file's mode is copied exactly.
     fh = await fsp.open(tmp, 'wx', options.mode ?? 0o644);
-    if (data instanceof Uint8Array) await fh.writeFile(data);
-    else for await (const chunk of data as AsyncIterable<Uint8Array>) await fh.write(chunk);
+    if (target.existing) await keepOwnerAndMode(fh, target.existing);
+    await writeData(fh, data, options.signal);
     await fh.sync();
     await fh.close();
     fh = undefined;
-    await fsp.rename(tmp, path);
+    // The last moment an abort can still leave the old file.
+    options.signal?.throwIfAborted();
+    await fsp.rename(tmp, target.path);
   } catch (e) {
     await fh?.close().catch(() => undefined);
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
-    if (e instanceof ProfkitError) throw e;
-    throw ioError(e, path, 'writing');
+    throw e;
   }
   try {
     const dh = await fsp.open(dir, 'r');
@@ -240,9 +347,68 @@ export async function writeFileAtomic(
   }
 }
 
-async function writeStdout(data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<void> {
-  const write = (chunk: Uint8Array) =>
-    new Promise<void>((ok, fail) => process.stdout.write(chunk, (err) => (err ? fail(ioError(err, '-', 'writing')) : ok())));
-  if (data instanceof Uint8Array) await write(data);
-  else for await (const chunk of data as AsyncIterable<Uint8Array>) await write(chunk);
+/** Gives the temporary file the replaced file's mode, and its owner when that differs and the process may (root). */
+async function keepOwnerAndMode(fh: fsp.FileHandle, existing: { mode: number; uid: number; gid: number }): Promise<void> {
+  await fh.chmod(existing.mode);
+  const st = await fh.stat();
+  if (st.uid !== existing.uid || st.gid !== existing.gid) {
+    // Only root may give a file away; anyone else gets a file of their own, as with `cp`.
+    await fh.chown(existing.uid, existing.gid).catch(() => undefined);
+  }
+}
+
+async function writeStdout(data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
+  if (data instanceof Uint8Array) await writeToStdout(data);
+  else
+    for await (const chunk of data as AsyncIterable<Uint8Array>) {
+      signal?.throwIfAborted();
+      await writeToStdout(chunk);
+    }
+}
+
+let stdoutIsFd: boolean | undefined;
+let stdoutErrorsHandled = false;
+
+/**
+ * Writes all of `chunk` to the process's standard output, resolving once the operating system
+ * has it, or rejecting with a `PROFKIT_E_IO` error (`detail.errno`: `ENOSPC`, `EPIPE`, `EIO`…).
+ *
+ * Node's `process.stdout` on a file or character device writes synchronously but ignores short
+ * writes, so a full disk silently truncates the output; there the bytes go to fd 1 directly,
+ * in a loop. On pipes, sockets and terminals `process.stdout` is used, with its callback; its
+ * 'error' event, which would otherwise crash the process, is absorbed: the callback reports it.
+ */
+export function writeToStdout(chunk: Uint8Array | string): Promise<void> {
+  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  if (stdoutIsFd === undefined) {
+    try {
+      const st = fstatSync(1);
+      stdoutIsFd = st.isFile() || (st.isCharacterDevice() && !isatty(1));
+    } catch {
+      stdoutIsFd = false;
+    }
+  }
+  if (stdoutIsFd) {
+    try {
+      for (let done = 0; done < bytes.length; ) done += writeSync(1, bytes, done, bytes.length - done);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(stdoutError(e));
+    }
+  }
+  if (!stdoutErrorsHandled) {
+    stdoutErrorsHandled = true;
+    process.stdout.on('error', () => undefined);
+  }
+  return new Promise<void>((ok, fail) => {
+    process.stdout.write(bytes, (err) => (err ? fail(stdoutError(err)) : ok()));
+  });
+}
+
+/** A failed write to standard output as a `PROFKIT_E_IO` error naming the errno. */
+export function stdoutError(e: unknown): ProfkitError {
+  if (e instanceof ProfkitError) return e;
+  const err = e as NodeJS.ErrnoException;
+  const why = err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EPIPE' ? 'the reader closed the pipe' : err.code === 'EIO' ? 'input/output error' : err.message;
+  return new ProfkitError(ErrorCodes.IO, `writing to standard output failed: ${why}${err.code ? ` (${err.code})` : ''}`, { file: '-', errno: err.code, rule: 'output must be written completely' }, { cause: e });
 }
