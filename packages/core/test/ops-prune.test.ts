@@ -7,6 +7,7 @@ import {
   prune,
   pruneFrom,
   removeUninteresting,
+  applyDropFrames,
   resolveStack,
   simplifyFunctionName,
   type LineInput,
@@ -91,6 +92,25 @@ describe('prune', () => {
     expect(stacks(removeUninteresting(p))).toEqual(['tc_new <- Foo <- main = 1']);
     const q = build([['malloc', 'main']]);
     expect(stacks(removeUninteresting(q))).toEqual(['malloc <- main = 1']);
+  });
+
+  it('applyDropFrames: prunes with the profile patterns, returns the input itself when nothing matches, warns on a bad pattern', () => {
+    const p = build([['malloc', 'tc_new', 'Foo', 'main']], { drop_frames: 'malloc|tc_new', keep_frames: 'tc_new' });
+    const a = applyDropFrames(p);
+    expect(a.pruned).toBe(true);
+    expect(stacks(a.profile)).toEqual(['tc_new <- Foo <- main = 1']);
+    expect(a.profile['.profile'].drop_frames).toBe('malloc|tc_new');
+    const q = build([['Foo', 'main']], { drop_frames: 'malloc' });
+    expect(applyDropFrames(q)).toEqual({ profile: q, pruned: false, warnings: [] });
+    // another profile's patterns (a diff applies the new profile's to the combined profile)
+    expect(stacks(applyDropFrames(q, { drop_frames: 'Foo', keep_frames: '' }).profile)).toEqual(['main = 1']);
+    const bad = build([['malloc', 'main']], { drop_frames: 'malloc|(' });
+    const b = applyDropFrames(bad);
+    expect(b.profile).toBe(bad);
+    expect(b.warnings.map((w) => [w.code, w.detail?.option])).toEqual([['PROFKIT_W_DROP_FRAMES_INVALID', 'drop_frames']]);
+    const badKeep = applyDropFrames(build([['malloc', 'main']], { drop_frames: 'malloc', keep_frames: '[' }));
+    expect(badKeep.pruned).toBe(false);
+    expect(badKeep.warnings[0]?.detail?.option).toBe('keep_frames');
   });
 
   it('reports invalid regular expressions as usage errors', () => {

@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { REPORT_OPTIONS, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { REPORT_OPTIONS, asViewed, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -42,13 +42,17 @@ export const diff: CliCommand = {
       warnings.push(...w.warnings);
       return reportWritten(ctx, 'diff', output, { base: baseFile, new: newFile, output, to: w.format, warnings }, `${newFile} - ${baseFile} -> ${output} (${w.format})`);
     }
-    const t = sampleTypeIndexOf(ctx, d);
-    const rep = phase(ctx, 'computing the report', () => topReport(d, reportOptionsOf(ctx, t, 1)));
+    // pprof prunes the merged NEW - BASE profile with its first source's (NEW's) drop_frames.
+    const viewed = asViewed(ctx, { profile: d, warnings: [] }, next.profile['.profile']);
+    warnings.push(...viewed.warnings);
+    const dv = viewed.profile;
+    const t = sampleTypeIndexOf(ctx, dv);
+    const rep = phase(ctx, 'computing the report', () => topReport(dv, reportOptionsOf(ctx, t, 1)));
     if (ctx.json) {
       ctx.out.document('diff', {
         base: baseFile,
         new: newFile,
-        sampleType: sampleTypeJson(d, t),
+        sampleType: sampleTypeJson(dv, t),
         baseTotal: rep.total,
         outputUnit: rep.table.outputUnit,
         header: rep.header,

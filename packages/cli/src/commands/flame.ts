@@ -2,7 +2,7 @@ import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@pr
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
-import { phase, VIEW_OPTIONS, numberOption, readWithProgress, sampleTypeIndexOf, stringOption } from './shared.js';
+import { phase, VIEW_OPTIONS, numberOption, readForView, sampleTypeIndexOf, stringOption } from './shared.js';
 
 export const flame: CliCommand = {
   name: 'flame',
@@ -43,7 +43,7 @@ export const flame: CliCommand = {
     }
     if (format !== 'html' && format !== 'svg') throw new ProfkitError(ErrorCodes.USAGE, `--format ${format}: expected html or svg`, { option: 'format', rule: '--format is html or svg' });
     const width = numberOption(ctx, 'width', { integer: true, min: 100, max: 100000 });
-    const r = await readWithProgress(ctx, file);
+    const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
     const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, r.profile), {
       sampleTypeIndex: t,

@@ -1,6 +1,6 @@
 import { toFolded, writeFileAtomic } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { VIEW_OPTIONS, readWithProgress, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { VIEW_OPTIONS, readForView, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
 
 export const folded: CliCommand = {
@@ -25,7 +25,7 @@ export const folded: CliCommand = {
   json: true,
   async run(ctx) {
     const file = ctx.positionals[0]!;
-    const r = await readWithProgress(ctx, file);
+    const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
     const text = toFolded(applyFilterOptions(ctx, r.profile), t);
     if (ctx.json) {

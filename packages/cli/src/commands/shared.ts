@@ -6,9 +6,11 @@
 import {
   ErrorCodes,
   ProfkitError,
+  applyDropFrames,
   defaultSampleTypeIndex,
   findSampleType,
   type CommandOption,
+  type DropFramesPatterns,
   type Profile,
   type RegistryReadResult,
   type Warning,
@@ -37,8 +39,12 @@ export const GRAPH_OPTIONS: Record<string, CommandOption> = {
   'edge-fraction': { type: 'string', valueName: 'F', description: 'hide calls below F of the total (pprof -edgefraction, default 0.001)' },
 };
 
-/** The options of the commands that look at one sample type of a profile: --from, --sample-type, --focus, --ignore. */
-export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...FOCUS_OPTIONS };
+export const DROP_FRAMES_OPTION: Record<string, CommandOption> = {
+  'no-drop-frames': { type: 'boolean', description: "show every frame: do not apply the profile's drop_frames/keep_frames (go tool pprof always applies them)" },
+};
+
+/** The options of the commands that look at one sample type of a profile: --from, --sample-type, --focus, --ignore, --no-drop-frames. */
+export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...FOCUS_OPTIONS, ...DROP_FRAMES_OPTION };
 /** `VIEW_OPTIONS` and the graph options: the options of top, tree, peek and diff. */
 export const REPORT_OPTIONS: Record<string, CommandOption> = { ...VIEW_OPTIONS, ...GRAPH_OPTIONS };
 
@@ -52,6 +58,22 @@ export async function readWithProgress(ctx: CliContext, file: string): Promise<R
   } finally {
     bar.done();
   }
+}
+
+/**
+ * A read profile as the views show it: with its `drop_frames`/`keep_frames` applied as
+ * `go tool pprof` applies them on load (or `patterns`, e.g. the new profile's for a diff),
+ * unless `--no-drop-frames`. An invalid pattern becomes a warning of the result.
+ */
+export function asViewed<R extends { profile: Profile; warnings: Warning[] }>(ctx: CliContext, r: R, patterns?: DropFramesPatterns): R {
+  if (ctx.values['no-drop-frames'] === true) return r;
+  const applied = phase(ctx, 'applying drop_frames', () => applyDropFrames(r.profile, patterns));
+  return applied.warnings.length === 0 && !applied.pruned ? r : { ...r, profile: applied.profile, warnings: [...r.warnings, ...applied.warnings] };
+}
+
+/** `readWithProgress` then `asViewed`: how the view commands (top, tree, peek, folded, flame) read their input. */
+export async function readForView(ctx: CliContext, file: string): Promise<RegistryReadResult> {
+  return asViewed(ctx, await readWithProgress(ctx, file));
 }
 
 /** `--read-option KEY=VALUE`s as the reader's options. */

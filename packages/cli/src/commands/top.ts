@@ -1,6 +1,6 @@
 import { topReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { REPORT_OPTIONS, pct, phase, readWithProgress, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 export const top: CliCommand = {
   name: 'top',
@@ -26,7 +26,7 @@ export const top: CliCommand = {
   json: true,
   async run(ctx) {
     const file = ctx.positionals[0]!;
-    const r = await readWithProgress(ctx, file);
+    const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
     const rep = phase(ctx, 'computing the report', () => topReport(r.profile, reportOptionsOf(ctx, t, 1)));
     if (ctx.json) {

@@ -1,10 +1,10 @@
 import { treeReport, type TreeReport } from '@profkit/core';
 import type { CliCommand, CliContext } from '../types.js';
-import { REPORT_OPTIONS, pct, phase, readWithProgress, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
-  const r = await readWithProgress(ctx, file);
+  const r = await readForView(ctx, file);
   const t = sampleTypeIndexOf(ctx, r.profile);
   const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.profile, { ...reportOptionsOf(ctx, t, 0), symbol }));
   if (ctx.json) {

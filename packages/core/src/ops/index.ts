@@ -4,7 +4,7 @@ export { merge, checkCompatible, combineFacts, compatibilizeSampleTypes, type Me
 export { aggregateStacks, aggregateBy, type Granularity, type AggregateOptions } from './aggregate.js';
 export { scale, scaleValue, normalize } from './scale.js';
 export { diff, setLabel, DIFF_BASE_LABEL, type DiffOptions } from './diff.js';
-export { prune, pruneFrom, removeUninteresting, simplifyFunctionName, type PruneOptions } from './prune.js';
+export { prune, pruneFrom, removeUninteresting, applyDropFrames, simplifyFunctionName, type PruneOptions, type DropFramesPatterns, type AppliedDropFrames } from './prune.js';
 export { filterSamples, compileTagFilter, numLabelUnits, type FilterOptions, type TagFilter } from './filter.js';
 export { selectSampleTypes } from './select.js';
 export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';

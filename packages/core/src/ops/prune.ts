@@ -1,5 +1,6 @@
 /** Frame pruning: pprof `Prune`, `RemoveUninteresting` and `PruneFrom`. */
 
+import { isProfkitError, type Warning } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
 import { rebuildSamplewise, readLocations } from './internal.js';
@@ -51,10 +52,16 @@ export function prune(p: Profile, options: PruneOptions): Profile {
   const drop = compilePattern(options.dropFrames, 'dropFrames', true);
   const keep = options.keepFrames === undefined || options.keepFrames === '' ? undefined : compilePattern(options.keepFrames, 'keepFrames', true);
   const index = new ProfileIndex(p);
+  return pruneMatching(p, index, drop, keep) ?? rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows);
+}
+
+/** `prune` with compiled patterns; `undefined` when no location has a matching frame (nothing to do). */
+function pruneMatching(p: Profile, index: ProfileIndex, drop: RegExp, keep: RegExp | undefined): Profile | undefined {
   const locs = readLocations(p, index);
   const names = p.functions.name;
   const pruneLoc = new Uint8Array(locs.length);
   const pruneBeneath = new Uint8Array(locs.length);
+  let matched = false;
   for (let r = 0; r < locs.length; r++) {
     const loc = locs[r]!;
     let i: number;
@@ -65,11 +72,13 @@ export function prune(p: Profile, options: PruneOptions): Profile {
       if (drop.test(s) && !(keep && keep.test(s))) break;
     }
     if (i >= 0) {
+      matched = true;
       pruneBeneath[r] = 1;
       if (i === loc.lines.length - 1) pruneLoc[r] = 1;
       else locs[r] = { ...loc, lines: loc.lines.slice(i + 1) };
     }
   }
+  if (!matched) return undefined;
   return rebuildSamplewise(p, index, locs, (_i, rows) => {
     let foundUser = false;
     for (let i = rows.length - 1; i >= 0; i--) {
@@ -97,6 +106,58 @@ export function removeUninteresting(p: Profile): Profile {
     return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows);
   }
   return prune(p, { dropFrames: f.drop_frames, keepFrames: f.keep_frames === '' ? undefined : f.keep_frames });
+}
+
+/** The patterns `applyDropFrames` applies (a profile's `.profile` facts fit). */
+export interface DropFramesPatterns {
+  drop_frames: string;
+  keep_frames: string;
+}
+
+export interface AppliedDropFrames {
+  /** The pruned profile, or the input itself when nothing was pruned. */
+  profile: Profile;
+  /** True when some frame matched (the profile was rebuilt). */
+  pruned: boolean;
+  /** `PROFKIT_W_DROP_FRAMES_INVALID` when a pattern does not compile (the profile is then left as is). */
+  warnings: Warning[];
+}
+
+/**
+ * What `go tool pprof` does to every profile it loads for a report (`RemoveUninteresting`,
+ * called when fetching, after symbolization and before focus/ignore): the frames matched by
+ * `drop_frames` (and not `keep_frames`), anchored `^(…)$` against the simplified function name,
+ * are removed with everything beneath them. Views (top, tree, peek, folded, flame, diff) apply
+ * it on load so that their numbers are pprof's; commands that write profiles do not (the
+ * patterns stay in the profile). `patterns` defaults to the profile's own; a diff applies the
+ * new profile's to both sides, as pprof applies the merged profile's (the first source's).
+ * Unlike `prune`, returns `p` itself when no frame matches, and a pattern that does not compile
+ * is a warning, not an error: pprof ignores the compile error and shows the profile unpruned.
+ */
+export function applyDropFrames(p: Profile, patterns: DropFramesPatterns = p['.profile']): AppliedDropFrames {
+  if (patterns.drop_frames === '') return { profile: p, pruned: false, warnings: [] };
+  let drop: RegExp;
+  let keep: RegExp | undefined;
+  try {
+    drop = compilePattern(patterns.drop_frames, 'drop_frames', true);
+    keep = patterns.keep_frames === '' ? undefined : compilePattern(patterns.keep_frames, 'keep_frames', true);
+  } catch (e) {
+    if (!isProfkitError(e)) throw e;
+    const option = String(e.detail.option);
+    return {
+      profile: p,
+      pruned: false,
+      warnings: [
+        {
+          code: 'PROFKIT_W_DROP_FRAMES_INVALID',
+          message: `the profile's ${option} is not a valid regular expression, frames not pruned (as in pprof): ${e.message}`,
+          detail: { option, rule: 'drop_frames/keep_frames must be valid regular expressions' },
+        },
+      ],
+    };
+  }
+  const pruned = pruneMatching(p, new ProfileIndex(p), drop, keep);
+  return { profile: pruned ?? p, pruned: pruned !== undefined, warnings: [] };
 }
 
 /**
