@@ -21,5 +21,6 @@ export * from './registry.js';
 export * from './discovery.js';
 export * from './sniff-util.js';
 export * from './symbolz.js';
+export * from './redirects.js';
 export * from './net.js';
 export * from './transform.js';

@@ -1,6 +1,6 @@
 /** Implementation of `profkit symbolize IN OUT` (see `command-def.ts`). */
 
-import { ErrorCodes, ProfkitError, type CommandContext } from '@profkit/core';
+import { ErrorCodes, ProfkitError, parseAllowedRedirectHosts, type CommandContext } from '@profkit/core';
 import type { DemangleMode } from './demangle.js';
 import { symbolize, type MappingReport, type SymbolizeMode, type SymbolizerTool } from './symbolize.js';
 
@@ -31,6 +31,8 @@ export async function runSymbolize(ctx: CommandContext): Promise<number> {
   const demangle = oneOf<DemangleMode>(str(v.demangle), ['default', 'templates', 'full', 'none'], 'demangle');
   const remote = str(v.remote);
   if (v['no-local'] === true && remote === undefined) throw new ProfkitError(ErrorCodes.USAGE, '--no-local needs --remote URL', { option: 'no-local' });
+  const allowHosts = str(v['allow-redirect-host']);
+  if (allowHosts !== undefined && remote === undefined) throw new ProfkitError(ErrorCodes.USAGE, '--allow-redirect-host needs --remote URL', { option: 'allow-redirect-host' });
   const { profile, warnings: readWarnings } = await ctx.readProfile(input);
   const result = await symbolize(profile, {
     mode,
@@ -39,6 +41,7 @@ export async function runSymbolize(ctx: CommandContext): Promise<number> {
     binary: str(v.binary),
     searchPath: str(v['search-path']),
     remote,
+    remoteOptions: allowHosts === undefined ? undefined : { allowRedirectHosts: parseAllowedRedirectHosts(allowHosts) },
     force: v.force === true,
     local: v['no-local'] !== true,
     signal: ctx.signal,

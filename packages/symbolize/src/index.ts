@@ -8,7 +8,7 @@
  * command and transform to the CLI.
  */
 
-import { ErrorCodes, ProfkitError, defineAdapter, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, defineAdapter, parseAllowedRedirectHosts, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core';
 import { symbolizeCommand } from './command-def.js';
 
 export { symbolize } from './symbolize.js';
@@ -37,7 +37,9 @@ async function applySymbolizeTransform(profile: Profile, ctx: TransformContext):
   if (mode !== undefined && mode !== 'full' && mode !== 'names') {
     throw new ProfkitError(ErrorCodes.USAGE, `the symbolize transform's --mode must be full or names, got "${mode}"`, { option: 'mode', rule: 'symbolize transform options' });
   }
-  const r = await symbolize(profile, { mode, binary: str('binary'), searchPath: str('search-path'), remote: str('remote'), signal: ctx.signal });
+  const allowHosts = str('allow-redirect-host');
+  const remoteOptions = allowHosts === undefined ? undefined : { allowRedirectHosts: parseAllowedRedirectHosts(allowHosts) };
+  const r = await symbolize(profile, { mode, binary: str('binary'), searchPath: str('search-path'), remote: str('remote'), remoteOptions, signal: ctx.signal });
   const warnings: Warning[] = [...r.warnings];
   for (const rep of r.reports) {
     if (PROBLEM_STATUSES.has(rep.status)) {
@@ -55,7 +57,7 @@ async function applySymbolizeTransform(profile: Profile, ctx: TransformContext):
 
 /**
  * The `symbolize` transform: `symbolize()` with the options `binary`, `search-path`, `mode` and
- * `remote` (the `profkit symbolize` options of the same names). Mappings that could not be
+ * `remote`, `allow-redirect-host` (the `profkit symbolize` options of the same names). Mappings that could not be
  * symbolized come back as `PROFKIT_W_SYMBOLIZE_<STATUS>` warnings (with the hint); the others are
  * reported on stderr unless quiet.
  */
@@ -67,6 +69,7 @@ export const symbolizeTransform: AdapterTransform = {
     'search-path': symbolizeCommand.options!['search-path']!,
     mode: symbolizeCommand.options!.mode!,
     remote: symbolizeCommand.options!.remote!,
+    'allow-redirect-host': symbolizeCommand.options!['allow-redirect-host']!,
   },
   apply: applySymbolizeTransform,
 };

@@ -4,7 +4,8 @@
  * body, the reply grammar: `0x<hex><TAB or spaces><name>` lines, unknown lines ignored, a final
  * line without newline accepted) is `@profkit/core`'s `symbolz.ts`; this file adds the transport
  * (fetch, with chunked requests: at most `maxAddressesPerRequest` addresses per POST, a
- * deadline and a bounded reply).
+ * deadline, a bounded reply, and redirects followed by core's rules, `nextRedirect`: at most 10,
+ * http(s) only, on the endpoint's host unless `allowRedirectHosts` allows another).
  *
  * Only names come back: no files, lines or inline frames (the protocol cannot carry them).
  */
@@ -14,6 +15,8 @@ import {
   ProfkitError,
   SYMBOL_REQUEST_CONTENT_TYPE,
   chunkSymbolRequests,
+  isFollowedRedirect,
+  nextRedirect,
   parseSymbolReply as parseSymbolReplyEntries,
   resolveSymbolUrl,
   symbolReplyMap,
@@ -39,6 +42,8 @@ export interface RemoteOptions {
   maxReplyBytes?: number;
   /** Addresses per POST (default 8192): servers such as Kudu answer 413 to huge bodies. */
   maxAddressesPerRequest?: number;
+  /** Hosts a redirect of the endpoint may lead to besides its own (`*`: any; default none). */
+  allowRedirectHosts?: readonly string[];
   signal?: AbortSignal;
   /** The fetch implementation (default: the global one). */
   fetch?: typeof fetch;
@@ -60,14 +65,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
     const onAbort = () => ctl.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      let res: Response;
-      try {
-        res = await doFetch(endpoint, { method: 'POST', body, headers: { 'Content-Type': SYMBOL_REQUEST_CONTENT_TYPE }, signal: ctl.signal, redirect: 'follow' });
-      } catch (e) {
-        const reason = ctl.signal.reason;
-        if (reason instanceof ProfkitError) throw reason;
-        throw new ProfkitError(ErrorCodes.NETWORK, `symbol request to ${endpoint} failed: ${(e as Error).cause ? String((e as Error & { cause: unknown }).cause) : (e as Error).message}`, { url: endpoint, rule: 'symbol server must answer' }, { cause: e });
-      }
+      const res = await postFollowingRedirects(doFetch, endpoint, body, ctl.signal, options.allowRedirectHosts);
       if (res.status !== 200) {
         const text = await readBounded(res, 4096, endpoint).catch(() => '');
         throw new ProfkitError(ErrorCodes.NETWORK, `symbol request to ${endpoint} answered HTTP ${res.status}${text.trim() ? `: ${text.trim().slice(0, 300)}` : ''}`, {
@@ -88,6 +86,31 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
     }
   }
   return result;
+}
+
+/** The POST, with redirects followed one by one under core's rules (fetch's own following would allow any host and 20 hops). */
+async function postFollowingRedirects(doFetch: typeof fetch, endpoint: string, body: string, signal: AbortSignal, allowRedirectHosts: readonly string[] | undefined): Promise<Response> {
+  let url = endpoint;
+  let method = 'POST';
+  let sent: string | undefined = body;
+  for (let redirects = 0; ; redirects++) {
+    let res: Response;
+    try {
+      const headers: Record<string, string> = sent === undefined ? {} : { 'Content-Type': SYMBOL_REQUEST_CONTENT_TYPE };
+      res = await doFetch(url, { method, body: sent, headers, signal, redirect: 'manual' });
+    } catch (e) {
+      const reason = signal.reason;
+      if (reason instanceof ProfkitError) throw reason;
+      throw new ProfkitError(ErrorCodes.NETWORK, `symbol request to ${url} failed: ${(e as Error).cause ? String((e as Error & { cause: unknown }).cause) : (e as Error).message}`, { url, rule: 'symbol server must answer' }, { cause: e });
+    }
+    const location = res.headers.get('location') ?? undefined;
+    if (!isFollowedRedirect(res.status, location)) return res;
+    await res.body?.cancel().catch(() => undefined);
+    const step = nextRedirect(endpoint, url, res.status, location!, method, redirects, { allowHosts: allowRedirectHosts });
+    url = step.url;
+    method = step.method;
+    if (!step.keepBody) sent = undefined;
+  }
 }
 
 async function readBounded(res: Response, max: number, url: string): Promise<string> {

@@ -34,7 +34,10 @@ export type SymbolizerTool = 'auto' | 'llvm-symbolizer' | 'addr2line';
 export interface SymbolizeOptions {
   /** `full` (functions, files, lines, inline frames; default) or `names` (nm, names only). */
   mode?: SymbolizeMode;
-  /** The main binary: overrides the first mapping's file (as pprof's command-line binary). */
+  /**
+   * The main binary: symbolizes the first mapping, whose file becomes this path in the result,
+   * as pprof's command-line binary does (`locateBinaries`: `p.Mapping[0].File = execName`).
+   */
   binary?: string;
   /** Directories to search (array, or a `:`-separated string); default `$PPROF_BINARY_PATH` or `$HOME/pprof/binaries`. */
   searchPath?: string[] | string;
@@ -246,9 +249,14 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
   const warnings: Warning[] = [];
   const maps = p['.mappings'];
 
+  // The file names the profile recorded (reports and the --binary name check use them).
+  const profiledNames = maps.filename.slice();
   // No mappings but a binary: a fake mapping covering everything (pprof does the same).
   if (maps.mapping_id.length === 0 && options.binary !== undefined && p.locations.location_id.length > 0) {
     p = withFakeMapping(p, options.binary);
+  } else if (options.binary !== undefined && maps.mapping_id.length > 0) {
+    // pprof: "Assumes the executable is the first Mapping entry" and names it after the binary.
+    p = { ...p, '.mappings': { ...maps, filename: [options.binary, ...maps.filename.slice(1)] } };
   }
 
   const pending: PendingLines = { frames: new Map() };
@@ -259,9 +267,9 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
       const mm = p['.mappings'];
       for (let i = 0; i < mm.mapping_id.length; i++) {
         const id = mm.mapping_id[i]!;
-        const filename = i === 0 && options.binary !== undefined ? options.binary : mm.filename[i]!;
+        const filename = mm.filename[i]!;
         const buildId = mm.build_id[i]!;
-        const rep: MappingReport = { mappingId: id, filename: mm.filename[i]!, buildId, status: 'symbolized', addresses: 0, symbolized: 0, message: '' };
+        const rep: MappingReport = { mappingId: id, filename: profiledNames[i] ?? filename, buildId, status: 'symbolized', addresses: 0, symbolized: 0, message: '' };
         reports.push(rep);
         const complete = mm.has_functions[i] && mm.has_filenames[i] && mm.has_line_numbers[i];
         const rows = locationsToSymbolize(p, id, force);
@@ -310,10 +318,11 @@ export async function symbolize(input: Profile, options: SymbolizeOptions = {}):
         const elf = picked.elf;
         rep.binary = elf.file;
         rep.binaryBuildId = elf.buildId;
-        if (i === 0 && options.binary !== undefined && mm.filename[i] && basenameOf(mm.filename[i]!) !== basenameOf(options.binary) && !(buildId && elf.buildId)) {
+        const profiled = profiledNames[i];
+        if (i === 0 && options.binary !== undefined && profiled && basenameOf(profiled) !== basenameOf(options.binary) && !(buildId && elf.buildId)) {
           warnings.push({
             code: 'PROFKIT_W_SYMBOLIZE_UNVERIFIED_BINARY',
-            message: `mapping ${id}: --binary ${options.binary} has another name than the profiled ${mm.filename[i]} and no build id can confirm it is the same program`,
+            message: `mapping ${id}: --binary ${options.binary} has another name than the profiled ${profiled} and no build id can confirm it is the same program`,
             detail: { file: options.binary },
           });
         }

@@ -131,7 +131,7 @@ function foldedCounts(stacks: Map<string, number>): { self: Map<string, number>;
 describe('the symbolize transform object', () => {
   it('is contributed by the adapter with the symbolize options, and registers', () => {
     expect(symbolizeAdapter.transforms).toEqual([symbolizeTransform]);
-    expect(Object.keys(symbolizeTransform.options ?? {}).sort()).toEqual(['binary', 'mode', 'remote', 'search-path']);
+    expect(Object.keys(symbolizeTransform.options ?? {}).sort()).toEqual(['allow-redirect-host', 'binary', 'mode', 'remote', 'search-path']);
     const reg = createRegistry([symbolizeAdapter]);
     expect(reg.transforms().map((t) => [t.adapter, t.transform.name])).toEqual([['symbolize', 'symbolize']]);
   });

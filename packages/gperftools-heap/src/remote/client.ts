@@ -97,6 +97,8 @@ export interface FetchOptions {
   maxBytes?: number;
   /** Added to the timeout for the request deadline (default 5 s, as google/pprof). */
   deadlineGraceSeconds?: number;
+  /** Hosts a redirect may lead to besides the URL's own (`*`: any; default none, see core's `nextRedirect`). */
+  allowRedirectHosts?: readonly string[];
   /** Ask `/pprof/cmdline` for the program name (default true). */
   cmdline?: boolean;
   /** Called every 250 ms while the server profiles (elapsed and expected seconds), and with bytes while downloading. */
@@ -144,6 +146,7 @@ export async function fetchProfile(url: string, options: FetchOptions = {}): Pro
     got = await httpRequest(plan.url, {
       timeoutMs: (plan.timeoutSeconds + (options.deadlineGraceSeconds ?? DEADLINE_GRACE_SECONDS)) * 1000,
       maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
+      allowRedirectHosts: options.allowRedirectHosts,
       signal: options.signal,
       onBytes: (n, total) => {
         if (ticker) {
@@ -160,7 +163,7 @@ export async function fetchProfile(url: string, options: FetchOptions = {}): Pro
   let program = '';
   if (plan.cmdlineUrl && options.cmdline !== false) {
     try {
-      const c = await httpRequest(plan.cmdlineUrl, { timeoutMs: 10_000, maxBytes: 1 << 20, signal: options.signal });
+      const c = await httpRequest(plan.cmdlineUrl, { timeoutMs: 10_000, maxBytes: 1 << 20, allowRedirectHosts: options.allowRedirectHosts, signal: options.signal });
       program = programFromCmdline(c.text);
     } catch (e) {
       warnings.push({

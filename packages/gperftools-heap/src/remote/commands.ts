@@ -6,10 +6,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ErrorCodes, ProfkitError, type AdapterCommand, type CommandContext, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, parseAllowedRedirectHosts, type AdapterCommand, type CommandContext, type Profile, type Warning } from '@profkit/core';
 import { fetchProfile } from './client.js';
 import { createProfileServer, isLoopbackHost, type ProfileKind } from './server.js';
-import { locationsToSymbolize, symbolizeRemote } from './symbolz.js';
+import { locationsToSymbolize, symbolizeRemoteCounted } from './symbolz.js';
 import { ADAPTER_NAME } from '../read.js';
 
 function str(ctx: CommandContext, key: string): string | undefined {
@@ -40,18 +40,73 @@ function defaultOutputName(url: string, program: string): string {
   return `pprof.${who.replace(/[^A-Za-z0-9_.-]/g, '_')}.${service.replace(/[^A-Za-z0-9_.-]/g, '_')}.${ts}.pb.gz`;
 }
 
+/** Locations that still show as bare addresses (nonzero address, no function, symbolizable mapping). */
+function unnamedAddresses(p: Profile): number {
+  return locationsToSymbolize(p, { force: true }).length;
+}
+
+/** Transform warnings that only say the opportunistic local lookup found no binary: summarized instead. */
+const NO_LOCAL_BINARY_WARNINGS = new Set(['PROFKIT_W_SYMBOLIZE_MISSING_BINARY', 'PROFKIT_W_SYMBOLIZE_UNSYMBOLIZABLE']);
+
+/**
+ * `--symbolize remote`: names from the server's symbol service. What it leaves unnamed (a server
+ * without symbols answers `num_symbols: 0`; an unreachable one fails) goes to the `symbolize`
+ * transform, when the CLI offers it, which uses local binaries only where they can be found (the
+ * mapping's own file, build-id directories, $PPROF_BINARY_PATH); google/pprof likewise tries
+ * local binaries before the server. One warning then says what each source named and how many
+ * addresses are left.
+ */
+async function symbolizeRemoteThenLocal(ctx: CommandContext, input: Profile, url: string, allowRedirectHosts: readonly string[] | undefined): Promise<{ profile: Profile; warnings: Warning[] }> {
+  const warnings: Warning[] = [];
+  let profile = input;
+  if (locationsToSymbolize(profile).length === 0) return { profile, warnings };
+  let remoteNote: string;
+  try {
+    const r = await symbolizeRemoteCounted(profile, url, { signal: ctx.signal, allowRedirectHosts });
+    profile = r.profile;
+    if (r.named === r.asked) return { profile, warnings };
+    remoteNote = `the symbol server ${r.symbolUrl} named ${r.named} of ${r.asked} address(es)${r.numSymbols === 0 ? ' (it answered num_symbols: 0: it has no symbols)' : ''}`;
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    warnings.push({ code: 'PROFKIT_W_REMOTE_SYMBOLIZE', message: `remote symbolization failed: ${e instanceof ProfkitError ? e.message : String(e)}` });
+    remoteNote = 'remote symbolization failed';
+  }
+  const before = unnamedAddresses(profile);
+  let localNote = 'local symbolization is not available in this CLI';
+  if (ctx.transform) {
+    try {
+      const r = await ctx.transform('symbolize', profile, {});
+      profile = r.profile;
+      warnings.push(...r.warnings.filter((w) => !NO_LOCAL_BINARY_WARNINGS.has(w.code)));
+      localNote = `local binaries named ${before - unnamedAddresses(profile)}`;
+    } catch (e) {
+      if (ctx.signal.aborted) throw e;
+      localNote = `local symbolization failed: ${e instanceof ProfkitError ? e.message : String(e)}`;
+    }
+  }
+  const left = unnamedAddresses(profile);
+  warnings.push({
+    code: 'PROFKIT_W_REMOTE_UNSYMBOLIZED',
+    message: `${remoteNote}; ${localNote}; ${left} address(es) left without a name${left > 0 ? ' (give the binaries with --symbolize local --binary PATH --search-path DIRS)' : ''}`,
+    detail: { url, left },
+  });
+  return { profile, warnings };
+}
+
 export const fetchCommand: AdapterCommand = {
   name: 'fetch',
   summary: 'fetch a profile from a pprof server (gperftools /pprof/* or Go /debug/pprof/*)',
   usage: [
     'profkit fetch URL [--seconds N] [--timeout T] [-o FILE] [--format FORMAT] [--symbolize remote|local|none]',
-    '                  [--binary PATH] [--search-path DIRS]',
+    '                  [--binary PATH] [--search-path DIRS] [--allow-redirect-host HOSTS]',
     '',
     'URL: http(s)://host:port[/prefix]/pprof/{heap,growth,profile,contention} or .../debug/pprof/NAME;',
     'a URL without a path fetches /pprof/profile. CPU profiles wait --seconds (default 30).',
     'The timeout defaults to 1.5 x the duration, or 60 s when there is none.',
     '--symbolize remote (default) asks the server for names; local runs the symbolize transform',
-    '(@profkit/symbolize) with --binary/--search-path; none keeps the addresses.',
+    '(@profkit/symbolize) with --binary/--search-path; none keeps the addresses. What the server',
+    'cannot name (e.g. it answers num_symbols: 0) is looked up in local binaries, with a warning.',
+    'Redirects (at most 10, http(s) only) must stay on the URL\'s host unless --allow-redirect-host.',
     '',
     'Examples:',
     '  profkit fetch localhost:8080/pprof/heap -o server.heap',
@@ -66,6 +121,11 @@ export const fetchCommand: AdapterCommand = {
     binary: { type: 'string', valueName: 'PATH', description: 'with --symbolize local: the main binary of the profiled program' },
     'search-path': { type: 'string', valueName: 'DIRS', description: 'with --symbolize local: directories to search for binaries, separated by ":"' },
     format: { type: 'string', valueName: 'FORMAT', description: 'output format id (default: by the extension of FILE)' },
+    'allow-redirect-host': {
+      type: 'string',
+      valueName: 'HOSTS',
+      description: 'hosts (host or host:port, comma-separated; * = any) that redirects of the profile and symbol URLs may lead to; default: only the URL\'s own host',
+    },
   },
   async run(ctx) {
     const url = ctx.positionals[0];
@@ -80,8 +140,11 @@ export const fetchCommand: AdapterCommand = {
     if (symbolize === 'local' && !ctx.transform) {
       throw new ProfkitError(ErrorCodes.UNSUPPORTED, 'this profkit CLI cannot apply transforms (needed by --symbolize local): upgrade @profkit/cli', { option: 'symbolize', rule: 'CommandContext.transform' });
     }
+    const allowHostsText = str(ctx, 'allow-redirect-host');
+    const allowRedirectHosts = allowHostsText === undefined ? undefined : parseAllowedRedirectHosts(allowHostsText);
     let bar: ReturnType<CommandContext['progress']> | undefined;
     const result = await fetchProfile(url, {
+      allowRedirectHosts,
       seconds: num(ctx, 'seconds', true),
       timeoutSeconds: num(ctx, 'timeout', false),
       signal: ctx.signal,
@@ -98,13 +161,10 @@ export const fetchCommand: AdapterCommand = {
     bar?.done();
     let profile = result.profile!;
     const warnings = [...result.warnings];
-    if (symbolize === 'remote' && locationsToSymbolize(profile).length > 0) {
-      try {
-        profile = await symbolizeRemote(profile, result.plan.url, { signal: ctx.signal });
-      } catch (e) {
-        if (ctx.signal.aborted) throw e;
-        warnings.push({ code: 'PROFKIT_W_REMOTE_SYMBOLIZE', message: `remote symbolization failed: ${e instanceof ProfkitError ? e.message : String(e)}` });
-      }
+    if (symbolize === 'remote') {
+      const r = await symbolizeRemoteThenLocal(ctx, profile, result.plan.url, allowRedirectHosts);
+      profile = r.profile;
+      warnings.push(...r.warnings);
     }
     const out = str(ctx, 'output') ?? defaultOutputName(result.plan.url, result.program);
     if (symbolize === 'local') {

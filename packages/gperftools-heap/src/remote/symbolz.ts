@@ -12,9 +12,13 @@ import {
   ProfileIndex,
   SYMBOL_REQUEST_CONTENT_TYPE,
   formatSymbolReply,
+  isFollowedRedirect,
+  nextRedirect,
+  parseNumSymbols,
   symbolUrlFor,
   symbolizeWithServer,
   type Profile,
+  type RedirectPolicy,
 } from '@profkit/core';
 import { locationAddresses } from '../write.js';
 
@@ -40,7 +44,20 @@ export interface SymbolizeRemoteOptions {
   timeoutMs?: number;
   /** Largest reply accepted, in bytes (default 64 MiB). */
   maxReplyBytes?: number;
+  /** Hosts a redirect of the symbol URL may lead to (see core's `RedirectPolicy`; default none). */
+  allowRedirectHosts?: readonly string[];
   signal?: AbortSignal;
+}
+
+export interface SymbolizeRemoteResult {
+  profile: Profile;
+  /** Locations whose addresses were sent. */
+  asked: number;
+  /** Locations that got a name. */
+  named: number;
+  /** The `num_symbols: N` the server put in its reply, when it did (0: it has no symbols). */
+  numSymbols?: number;
+  symbolUrl: string;
 }
 
 /**
@@ -50,7 +67,13 @@ export interface SymbolizeRemoteOptions {
  * Network failures and non-200 answers are `PROFKIT_E_NETWORK` errors.
  */
 export async function symbolizeRemote(profile: Profile, url: string, options: SymbolizeRemoteOptions = {}): Promise<Profile> {
+  return (await symbolizeRemoteCounted(profile, url, options)).profile;
+}
+
+/** `symbolizeRemote`, also saying how many locations were asked about and named, and the server's `num_symbols`. */
+export async function symbolizeRemoteCounted(profile: Profile, url: string, options: SymbolizeRemoteOptions = {}): Promise<SymbolizeRemoteResult> {
   const target = options.symbolUrl ?? symbolUrlFor(url);
+  let numSymbols: number | undefined;
   const post = async (symbolUrl: string, body: string) => {
     if (symbolUrl === '') {
       throw new ProfkitError(ErrorCodes.USAGE, `cannot derive a symbol URL from ${url}: not an http(s) URL with a host`, { rule: 'symbolz URL derivation', url });
@@ -61,11 +84,14 @@ export async function symbolizeRemote(profile: Profile, url: string, options: Sy
       headers: { 'content-type': SYMBOL_REQUEST_CONTENT_TYPE },
       timeoutMs: options.timeoutMs ?? 60_000,
       maxBytes: options.maxReplyBytes ?? 64 * 1024 * 1024,
+      allowRedirectHosts: options.allowRedirectHosts,
       signal: options.signal,
     });
+    numSymbols ??= parseNumSymbols(text);
     return text;
   };
-  return (await symbolizeWithServer(profile, target, post, { force: options.force })).profile;
+  const r = await symbolizeWithServer(profile, target, post, { force: options.force });
+  return { profile: r.profile, asked: r.asked, named: r.named, numSymbols, symbolUrl: target };
 }
 
 export interface HttpRequestOptions {
@@ -74,6 +100,8 @@ export interface HttpRequestOptions {
   headers?: Record<string, string>;
   timeoutMs: number;
   maxBytes: number;
+  /** Hosts a redirect may lead to besides the requested one (`*`: any); see core's `nextRedirect`. */
+  allowRedirectHosts?: readonly string[];
   signal?: AbortSignal;
   /** Called with the bytes received so far. */
   onBytes?: (received: number, total?: number) => void;
@@ -83,41 +111,54 @@ export interface HttpRequestOptions {
  * One HTTP request (node's `http`/`https`, no connection reuse, so nothing keeps the process
  * alive afterwards) with a deadline for the whole exchange and a bounded body. Non-200 →
  * `PROFKIT_E_NETWORK` (with the body when the server marks it as a pprof error: `X-Go-Pprof` +
- * text/plain, as google/pprof does). Redirects (up to 5) are followed; a POST is re-sent as is.
+ * text/plain, as google/pprof does). Redirects follow core's rules (`nextRedirect`: at most 10,
+ * http(s) only, same host unless `allowRedirectHosts`); a refused one is `PROFKIT_E_NETWORK`.
  */
 export async function httpRequest(url: string, o: HttpRequestOptions): Promise<{ bytes: Uint8Array; text: string; headers: Record<string, string | string[] | undefined>; status: number }> {
   const deadline = Date.now() + o.timeoutMs;
-  let target = url;
-  for (let hop = 0; ; hop++) {
-    const r = await requestOnce(target, o, deadline);
-    if (r.redirect && hop < 5) {
-      target = new URL(r.redirect, target).toString();
-      continue;
-    }
-    return r.result!;
+  const policy: RedirectPolicy = { allowHosts: o.allowRedirectHosts };
+  let current = url;
+  let request = o;
+  for (let redirects = 0; ; redirects++) {
+    const r = await requestOnce(current, request, deadline);
+    if (r.result) return r.result;
+    const step = nextRedirect(url, current, r.redirect!.status, r.redirect!.location, request.method ?? 'GET', redirects, policy);
+    current = step.url;
+    request = { ...request, method: step.method, body: step.keepBody ? request.body : undefined };
   }
 }
 
 interface Once {
-  redirect?: string;
+  redirect?: { status: number; location: string };
   result?: { bytes: Uint8Array; text: string; headers: Record<string, string | string[] | undefined>; status: number };
 }
 
 async function requestOnce(url: string, o: HttpRequestOptions, deadline: number): Promise<Once> {
-  const u = new URL(url);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ProfkitError(ErrorCodes.USAGE, `not a URL: ${url}`, { url, rule: 'URL must be http(s)://host[:port][/path]' });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new ProfkitError(ErrorCodes.USAGE, `unsupported URL scheme ${u.protocol} in ${url}`, { url, rule: 'URL scheme must be http or https' });
+  }
   const mod = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const body = o.body === undefined ? undefined : typeof o.body === 'string' ? Buffer.from(o.body, 'utf8') : o.body;
   const headers: Record<string, string> = { 'user-agent': 'profkit', ...(o.headers ?? {}) };
   if (body) headers['content-length'] = String(body.length);
   return new Promise<Once>((resolve, reject) => {
     let settled = false;
+    // Declared before anything can call `finish` (a timer, an abort, a synchronous throw of
+    // `request`), so that finishing early never touches an uninitialized request.
+    let req: import('node:http').ClientRequest | undefined;
     const finish = (err: ProfkitError | undefined, value?: Once) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
       if (err) {
-        req.destroy();
+        req?.destroy();
         reject(err);
       } else resolve(value!);
     };
@@ -130,11 +171,11 @@ async function requestOnce(url: string, o: HttpRequestOptions, deadline: number)
     if (o.signal?.aborted) {
       queueMicrotask(onAbort);
     } else o.signal?.addEventListener('abort', onAbort, { once: true });
-    const req = mod.request(u, { method: o.method ?? 'GET', headers, agent: false }, (res) => {
+    const onResponse = (res: import('node:http').IncomingMessage) => {
       const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
+      if (isFollowedRedirect(status, res.headers.location)) {
         res.resume();
-        finish(undefined, { redirect: res.headers.location });
+        finish(undefined, { redirect: { status, location: res.headers.location! } });
         return;
       }
       const ct = String(res.headers['content-type'] ?? '');
@@ -171,7 +212,13 @@ async function requestOnce(url: string, o: HttpRequestOptions, deadline: number)
       res.on('close', () => {
         if (!res.complete) finish(new ProfkitError(ErrorCodes.NETWORK, `${url}: the server closed the connection mid-answer`, { url, offset: n, rule: 'complete HTTP response' }));
       });
-    });
+    };
+    try {
+      req = mod.request(u, { method: o.method ?? 'GET', headers, agent: false }, onResponse);
+    } catch (e) {
+      finish(networkError(e, url));
+      return;
+    }
     req.on('error', (e) => finish(networkError(e, url)));
     req.end(body);
   });
