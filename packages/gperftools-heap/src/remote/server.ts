@@ -5,7 +5,10 @@
  * gzipped profile.proto when a pprof encoder is supplied. Any path prefix is accepted.
  *
  * Bounded: loopback only unless `allowNonLoopback`, request bodies up to `maxBodyBytes` (413),
- * at most `maxConcurrent` requests in progress (503), header and request timeouts.
+ * at most `maxConcurrent` requests being worked on (503), at most `maxDeliveries` answers being
+ * sent (clients that stop reading are cut after `responseTimeoutMs` without progress, or sooner
+ * when newer answers need their place), header and request timeouts. Every answer is encoded
+ * once per profile and served from memory afterwards.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -40,7 +43,8 @@ export interface ProfileServerOptions {
   program?: string;
   /**
    * Encodes a profile as (gzipped) profile.proto for `/debug/pprof/*`; without it those routes
-   * answer 404 naming the missing pprof adapter.
+   * answer 404 naming the missing pprof adapter. Called once per profile (profiles are immutable
+   * data): concurrent and later requests share the bytes.
    */
   encodePprof?: (p: Profile) => Promise<Uint8Array>;
   /** Profiles whose addresses `/pprof/symbol` resolves besides the ones served so far. */
@@ -49,15 +53,27 @@ export interface ProfileServerOptions {
   allowNonLoopback?: boolean;
   /** Largest request body in bytes (default 1 MiB; larger → 413). */
   maxBodyBytes?: number;
-  /** Most requests handled at once (default 16; more → 503). */
+  /**
+   * Most requests worked on at once (default 16; more → 503): from arrival until the answer is
+   * ready. Sending the answer does not count (see `maxDeliveries`), so clients that do not read
+   * cannot lock others out.
+   */
   maxConcurrent?: number;
+  /**
+   * Most answers being sent at once (default 64). When a new answer starts beyond it, the answer
+   * that has gone longest without progress is cut.
+   */
+  maxDeliveries?: number;
   /** Longest `seconds` a CPU profile request may ask for (default 3600; more → 400). */
   maxSeconds?: number;
   /** Time to receive the request headers, ms (default 10000). */
   headersTimeoutMs?: number;
   /** Time to receive the whole request, ms (default 30000). */
   requestTimeoutMs?: number;
-  /** Longest time without progress while sending an answer, ms (default 30000; then the connection is cut). */
+  /**
+   * Longest time without progress while sending an answer, ms (default 30000; then the connection
+   * is cut). Progress is a piece of `DELIVERY_CHUNK_BYTES` handed to the client's connection.
+   */
   responseTimeoutMs?: number;
   /** Called for every answered request (for logs). */
   onRequest?: (info: { method: string; path: string; status: number; ms: number }) => void;
@@ -124,11 +140,63 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
     symbols.add(p);
   };
   for (const p of options.symbolProfiles ?? []) addSymbols(p);
-  const encoded = new WeakMap<Profile, Map<ProfileKind, { type: string; data: Uint8Array }>>();
+  const deliveries = new Deliveries(responseTimeoutMs, options.maxDeliveries ?? 64);
+  const send = (res: ServerResponse, status: number, type: string, body: string | Uint8Array, headOnly = false, headers: Record<string, string> = {}): void => {
+    if (res.headersSent || res.destroyed) return;
+    const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    res.statusCode = status;
+    res.setHeader('content-type', type.startsWith('text/') ? `${type}; charset=utf-8` : type);
+    res.setHeader('content-length', String(data.length));
+    res.setHeader('x-content-type-options', 'nosniff');
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    deliveries.start(res, headOnly ? undefined : data);
+  };
+
+  // Profiles are plain immutable data: each profile's answer for a route is encoded once (the
+  // first request starts it, concurrent ones wait for the same promise) and served from memory.
+  // A request that waits for an encoding another one started does no work of its own, so it
+  // gives back its place among the `maxConcurrent` (`notWorking`).
+  const encoded = new WeakMap<Profile, Map<ProfileKind | 'pprof', Promise<EncodedAnswer>>>();
+  const encodeOnce = (p: Profile, route: ProfileKind | 'pprof', notWorking: () => void, encode: () => Promise<EncodedAnswer>): Promise<EncodedAnswer> => {
+    let perProfile = encoded.get(p);
+    if (!perProfile) encoded.set(p, (perProfile = new Map()));
+    const known = perProfile.get(route);
+    if (known) {
+      notWorking();
+      return known;
+    }
+    const pending = encode();
+    perProfile.set(route, pending);
+    // A failure (e.g. a full disk under the encoder) is not remembered: the next request retries.
+    pending.catch(() => perProfile.get(route) === pending && perProfile.delete(route));
+    return pending;
+  };
+  const encodeLegacy = async (p: Profile, kind: ProfileKind, path: string): Promise<EncodedAnswer> => {
+    let out: { data: string | Uint8Array; warnings: Warning[]; type: string };
+    if (kind === 'profile') {
+      const r = writeCpuProfile(p);
+      out = { data: r.bytes, warnings: r.warnings, type: 'application/octet-stream' };
+    } else if (kind === 'contention') {
+      const r = writeContentionText(p);
+      out = { data: r.text, warnings: r.warnings, type: 'text/plain' };
+    } else {
+      const r = writeHeapText(p, kind === 'growth' ? { kind: 'growth' } : {});
+      out = { data: r.text, warnings: r.warnings, type: 'text/plain' };
+    }
+    if (out.warnings.length > 0) options.onWarnings?.(path, out.warnings);
+    return { type: out.type, data: typeof out.data === 'string' ? Buffer.from(out.data, 'utf8') : out.data };
+  };
+
   const closing = new AbortController();
+  /**
+   * The controllers of the requests being worked on, aborted by close(). (Not
+   * `AbortSignal.any([request, closing])` per request: on Node 20 every such signal leaves a
+   * record on the long-lived `closing` signal, about 50 bytes per request, forever.)
+   */
+  const inFlight = new Set<AbortController>();
   let active = 0;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal, notWorking: () => void): Promise<void> => {
     let u: URL;
     try {
       u = new URL(req.url ?? '/', 'http://localhost');
@@ -168,31 +236,13 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
     if (!p) throw new HttpError(404, `no ${kind} profile is available`);
     addSymbols(p);
     if (isGo) {
-      if (!options.encodePprof) throw new HttpError(404, `${path}: serving profile.proto needs the @profkit/pprof adapter (npm install @profkit/pprof)`);
-      const bytes = await options.encodePprof(p);
-      return send(res, 200, 'application/octet-stream', bytes, method === 'HEAD', { 'content-disposition': `attachment; filename="${service}"` });
+      const encodePprof = options.encodePprof;
+      if (!encodePprof) throw new HttpError(404, `${path}: serving profile.proto needs the @profkit/pprof adapter (npm install @profkit/pprof)`);
+      const answer = await encodeOnce(p, 'pprof', notWorking, async () => ({ type: 'application/octet-stream', data: await encodePprof(p) }));
+      return send(res, 200, answer.type, answer.data, method === 'HEAD', { 'content-disposition': `attachment; filename="${service}"` });
     }
-    // Profiles are plain immutable data: a profile served again (stored ones always are) is not
-    // serialized again.
-    let perProfile = encoded.get(p);
-    if (!perProfile) encoded.set(p, (perProfile = new Map()));
-    const cached = perProfile.get(kind);
-    if (cached) return send(res, 200, cached.type, cached.data, method === 'HEAD');
-    let out: { data: string | Uint8Array; warnings: Warning[]; type: string };
-    if (kind === 'profile') {
-      const r = writeCpuProfile(p);
-      out = { data: r.bytes, warnings: r.warnings, type: 'application/octet-stream' };
-    } else if (kind === 'contention') {
-      const r = writeContentionText(p);
-      out = { data: r.text, warnings: r.warnings, type: 'text/plain' };
-    } else {
-      const r = writeHeapText(p, kind === 'growth' ? { kind: 'growth' } : {});
-      out = { data: r.text, warnings: r.warnings, type: 'text/plain' };
-    }
-    if (out.warnings.length > 0) options.onWarnings?.(path, out.warnings);
-    const data = typeof out.data === 'string' ? Buffer.from(out.data, 'utf8') : out.data;
-    perProfile.set(kind, { type: out.type, data });
-    return send(res, 200, out.type, data, method === 'HEAD');
+    const answer = await encodeOnce(p, kind, notWorking, () => encodeLegacy(p, kind, path));
+    return send(res, 200, answer.type, answer.data, method === 'HEAD');
   };
 
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
@@ -216,20 +266,22 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
       done();
       return;
     }
-    // A request counts against maxConcurrent until its handler settled and its response was
-    // delivered (or the connection closed): clients that do not read their answer count too.
+    // A request counts against maxConcurrent while it is worked on, until its answer is ready.
+    // Sending the answer is bounded by `deliveries` instead: a client that does not read must
+    // not hold a place that others need for work.
     active++;
-    let holds = 2;
-    const release = () => {
-      if (--holds === 0) active--;
+    let working = true;
+    const notWorking = () => {
+      if (working) active--;
+      working = false;
     };
-    const ac = new AbortController();
+    const request = new AbortController();
+    inFlight.add(request);
+    if (closing.signal.aborted) request.abort();
     res.once('close', () => {
-      if (!res.writableFinished) ac.abort();
-      release();
+      if (!res.writableFinished) request.abort();
     });
-    const signal = AbortSignal.any([ac.signal, closing.signal]);
-    handle(req, res, signal)
+    handle(req, res, request.signal, notWorking)
       .catch((e: unknown) => {
         if (res.headersSent || res.destroyed) return;
         if (e instanceof HttpError) {
@@ -242,9 +294,8 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
         } else send(res, 500, 'text/plain', `internal error: ${e instanceof Error ? e.message : String(e)}\n`);
       })
       .finally(() => {
-        // The answer is queued; a client that stops reading it is cut after responseTimeoutMs.
-        if (!res.writableFinished && !res.destroyed) res.setTimeout(responseTimeoutMs, () => res.destroy());
-        release();
+        inFlight.delete(request);
+        notWorking();
         done();
       });
   });
@@ -272,6 +323,7 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
     close() {
       closed ??= new Promise<void>((ok) => {
         closing.abort();
+        for (const request of inFlight) request.abort();
         server.close(() => ok());
         server.closeIdleConnections();
         // In-flight requests had their signal aborted; give them a moment, then cut.
@@ -282,15 +334,72 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
   };
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Uint8Array, headOnly = false, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  res.statusCode = status;
-  res.setHeader('content-type', type.startsWith('text/') ? `${type}; charset=utf-8` : type);
-  res.setHeader('content-length', String(data.length));
-  res.setHeader('x-content-type-options', 'nosniff');
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.end(headOnly ? undefined : data);
+/** An answer ready to send: encoded once per profile and route, then shared by all requests. */
+interface EncodedAnswer {
+  type: string;
+  data: Uint8Array;
+}
+
+/** The piece of an answer written at a time; handing one to the connection is progress. */
+export const DELIVERY_CHUNK_BYTES = 32 * 1024;
+
+/**
+ * The answers being sent. A body goes out in `DELIVERY_CHUNK_BYTES` pieces, the next one once the
+ * connection took the previous (its `drain`), so that progress is visible: an answer without
+ * progress for `timeoutMs` is cut. (Node's socket timeout is no substitute: it restarts once when
+ * its write queue shrank since the write, so a client that reads a little and stops is cut after
+ * twice the time.) Beyond `max` answers in delivery, a new one cuts the answer that has gone
+ * longest without progress: clients that never read cannot hold the server's connections.
+ */
+class Deliveries {
+  /** Each answer being sent and when it last made progress (ms). */
+  private readonly lastProgress = new Map<ServerResponse, number>();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly max: number,
+  ) {}
+
+  /** Sends `body` (undefined: headers only) as the whole answer of `res`. */
+  start(res: ServerResponse, body: Uint8Array | undefined): void {
+    if (this.lastProgress.size >= this.max) this.cutMostStalled();
+    const cut = setTimeout(() => res.destroy(), this.timeoutMs);
+    cut.unref();
+    const settled = () => {
+      clearTimeout(cut);
+      this.lastProgress.delete(res);
+      res.off('drain', sendMore);
+    };
+    res.once('finish', settled);
+    res.once('close', settled);
+    const length = body?.length ?? 0;
+    let offset = 0;
+    const sendMore = (): void => {
+      this.lastProgress.set(res, Date.now());
+      cut.refresh();
+      while (length - offset > DELIVERY_CHUNK_BYTES) {
+        const piece = body!.subarray(offset, offset + DELIVERY_CHUNK_BYTES);
+        offset += piece.length;
+        // The rest follows once the connection took this piece.
+        if (!res.write(piece)) return;
+      }
+      res.off('drain', sendMore);
+      res.end(offset < length ? body!.subarray(offset) : undefined);
+    };
+    res.on('drain', sendMore);
+    sendMore();
+  }
+
+  private cutMostStalled(): void {
+    let stalest: ServerResponse | undefined;
+    let since = Infinity;
+    for (const [res, t] of this.lastProgress) {
+      if (t < since) [stalest, since] = [res, t];
+    }
+    if (!stalest) return;
+    this.lastProgress.delete(stalest);
+    stalest.destroy();
+  }
 }
 
 function readBody(req: IncomingMessage, max: number, signal: AbortSignal): Promise<Buffer> {
