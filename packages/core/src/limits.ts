@@ -16,7 +16,26 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   /** Bytes of one string: a function or file name, a text line, a string-table entry (`maxStringLength`). */
   maxStringLength: 64 * 1024 * 1024,
   /** Samples (stack records) in one profile (`maxSamples`). */
-  maxSamples: 100_000_000,
+  maxSamples: 5_000_000,
+  /**
+   * Frames of all samples' stacks together, the length of the profile's location column
+   * (`maxTotalFrames`): 4 bytes each in the profile, however the input repeats or compresses them.
+   */
+  maxTotalFrames: 32_000_000,
+  /**
+   * UTF-16 code units of one line of text, Rprof and folded (`maxLineLength`): 16 Mi is far above
+   * any line R writes (1M frames of `"FUN" ` are 6 Mi) and costs about 100 MB while decoded.
+   */
+  maxLineLength: 16 * 1024 * 1024,
+  /**
+   * Entries of any one table of a pprof profile: string table, mappings, locations, functions,
+   * comments, the lines of all locations, the labels of all samples (`maxTableEntries`).
+   */
+  maxTableEntries: 10_000_000,
+  /** Sample types (value columns) of one profile (`maxSampleTypes`). */
+  maxSampleTypes: 10_000,
+  /** Labels of one sample (`maxLabelsPerSample`). */
+  maxLabelsPerSample: 1_000_000,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -26,6 +45,11 @@ export interface ReadLimits extends Limits {
   maxFramesPerStack?: number;
   maxStringLength?: number;
   maxSamples?: number;
+  maxTotalFrames?: number;
+  maxLineLength?: number;
+  maxTableEntries?: number;
+  maxSampleTypes?: number;
+  maxLabelsPerSample?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

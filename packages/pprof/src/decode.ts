@@ -18,9 +18,9 @@
 import {
   ErrorCodes,
   IdIndex,
-  READ_LIMITS,
   limitError,
   limitValue,
+  type LimitName,
   type ReadLimits,
   MAX_ID,
   ProfkitError,
@@ -46,14 +46,45 @@ export const GoErrors = {
 export interface DecodeOptions {
   /** File name for error messages. */
   file?: string;
-  /** `maxFramesPerStack`, `maxStringLength`, `maxSamples` (core's `READ_LIMITS` by default). */
+  /**
+   * `maxFramesPerStack` (also the lines of one location: its inlined frames), `maxStringLength`,
+   * `maxSamples`, `maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample` (core's
+   * `READ_LIMITS` by default).
+   */
   limits?: ReadLimits;
 }
 
+/** The effective limits of one decode. */
+interface DecodeLimits {
+  maxFrames: number;
+  maxString: number;
+  maxSamples: number;
+  maxTable: number;
+  maxSampleTypes: number;
+  maxLabels: number;
+}
+
+function decodeLimits(limits: ReadLimits | undefined): DecodeLimits {
+  return {
+    maxFrames: limitValue(limits, 'maxFramesPerStack'),
+    maxString: limitValue(limits, 'maxStringLength'),
+    maxSamples: limitValue(limits, 'maxSamples'),
+    maxTable: limitValue(limits, 'maxTableEntries'),
+    maxSampleTypes: limitValue(limits, 'maxSampleTypes'),
+    maxLabels: limitValue(limits, 'maxLabelsPerSample'),
+  };
+}
+
 /** The limits of the decode in progress. */
-let maxFrames = READ_LIMITS.maxFramesPerStack;
-let maxString = READ_LIMITS.maxStringLength;
-let maxSamples = READ_LIMITS.maxSamples;
+let limits: DecodeLimits = decodeLimits(undefined);
+
+/**
+ * The `PROFKIT_E_LIMIT` error of pass 1 when a count outgrows its limit at the field at
+ * `windowOffset`: checked as each entry is counted, so that no column is allocated for it.
+ */
+function overLimit(option: LimitName, what: string, max: number, windowOffset: number, extra: Record<string, unknown> = {}): never {
+  throw limitError(option, what, max, { file: fileName, offset: base + windowOffset, ...extra });
+}
 
 export interface DecodeResult {
   profile: Profile;
@@ -223,6 +254,10 @@ interface Counts {
   locations: number;
   inlineLines: number;
   functions: number;
+  /** Entries of all tables, for `maxTableEntries`. */
+  entries: number;
+  /** Sample values of all samples (the value columns are allocated only when it is `samples × sampleTypes`). */
+  values: number;
   /** The string table, decoded in pass 1 (pass 2 resolves indices into it). */
   strs: string[];
   /** Go refuses a second time_nanos after a non-zero one. */
@@ -230,7 +265,7 @@ interface Counts {
 }
 
 function newCounts(): Counts {
-  return { sampleTypes: 0, samples: 0, locIds: 0, labels: 0, mappings: 0, locations: 0, inlineLines: 0, functions: 0, strs: [], timeNonZero: false };
+  return { sampleTypes: 0, samples: 0, locIds: 0, labels: 0, mappings: 0, locations: 0, inlineLines: 0, functions: 0, entries: 0, values: 0, strs: [], timeNonZero: false };
 }
 
 // Field names for error details (constants: no allocation in the hot loops).
@@ -270,6 +305,13 @@ const EMPTY_WORDS = new Uint32Array(0);
 
 /** Counts varints in a packed region: every byte without the continuation bit ends one. */
 function countPacked(start: number, end: number, tagPos: number): number {
+  const c = countVarintEnds(start, end);
+  if (end > start && buf[end - 1]! >= 0x80) fail(GoErrors.badVarint, tagPos);
+  return c;
+}
+
+/** The bytes without the continuation bit in `buf[start, end)`: the varints that end there. */
+function countVarintEnds(start: number, end: number): number {
   let c = 0;
   const b = buf;
   // Branch-free: continuation bits are unpredictable, so a branch here mispredicts often.
@@ -288,8 +330,23 @@ function countPacked(start: number, end: number, tagPos: number): number {
     i = wordBase + 4 * lastWord;
   }
   for (; i < end; i++) c += (b[i]! >> 7) ^ 1;
-  if (end > start && buf[end - 1]! >= 0x80) fail(GoErrors.badVarint, tagPos);
   return c;
+}
+
+/** What `maxTableEntries` counts (the tables' names are `detail.table` of its error). */
+type TableName = 'string_table' | 'mapping' | 'location' | 'line' | 'function' | 'label' | 'comment';
+
+/**
+ * Counts `n` entries of `table` (the field at `windowOffset`) against `maxTableEntries`, which
+ * bounds the entries of all tables together: every entry costs columns (up to ~50 bytes for a
+ * mapping) even when it takes 2 bytes of input, so the sum is what bounds the memory.
+ */
+function countEntries(c: Counts, n: number, table: TableName, windowOffset: number): void {
+  c.entries += n;
+  if (c.entries > limits.maxTable) {
+    const what = `the number of table entries (string-table entries, mappings, locations, lines, functions, labels and comments together: ${c.entries}, the last in ${table})`;
+    overLimit('maxTableEntries', what, limits.maxTable, windowOffset, { table });
+  }
 }
 
 /**
@@ -310,17 +367,24 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       case 11: {
         expectType(wt, 2, tagPos, fieldName(field));
         const e = lengthEnd(end, tagPos);
-        if (field === 1) c.sampleTypes++;
-        else if (field === 3) c.mappings++;
-        else if (field === 5) c.functions++;
+        if (field === 1) {
+          if (++c.sampleTypes > limits.maxSampleTypes) overLimit('maxSampleTypes', 'the number of sample types', limits.maxSampleTypes, tagPos);
+        } else if (field === 3) {
+          c.mappings++;
+          countEntries(c, 1, 'mapping', tagPos);
+        } else if (field === 5) {
+          c.functions++;
+          countEntries(c, 1, 'function', tagPos);
+        }
         pos = e;
         break;
       }
       case 2: {
         expectType(wt, 2, tagPos, 'sample');
         const e = lengthEnd(end, tagPos);
-        if (++c.samples > maxSamples) throw limitError('maxSamples', 'the number of samples', maxSamples, { file: fileName, offset: base + tagPos });
+        if (++c.samples > limits.maxSamples) overLimit('maxSamples', 'the number of samples', limits.maxSamples, tagPos);
         const locIdsBefore = c.locIds;
+        let labels = 0;
         while (pos < e) {
           const tp = pos;
           // One-byte tags (every known field) skip the general varint reader.
@@ -340,25 +404,29 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
           } else if (f === 2) {
             if (w === 2) {
               const pe = lengthEnd(e, tp);
-              countPacked(pos, pe, tp);
+              c.values += countPacked(pos, pe, tp);
               pos = pe;
             } else {
               expectType(w, 0, tp, 'sample.value');
               varint(e);
+              c.values++;
             }
           } else if (f === 3) {
             expectType(w, 2, tp, 'sample.label');
             pos = lengthEnd(e, tp);
+            if (++labels > limits.maxLabels) overLimit('maxLabelsPerSample', 'the number of labels of one sample', limits.maxLabels, tp, { sample: c.samples - 1 });
             c.labels++;
+            countEntries(c, 1, 'label', tp);
           } else skip(w, e, tp);
         }
-        if (c.locIds - locIdsBefore > maxFrames) throw limitError('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, maxFrames, { file: fileName, offset: base + tagPos });
+        if (c.locIds - locIdsBefore > limits.maxFrames) overLimit('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, limits.maxFrames, tagPos);
         break;
       }
       case 4: {
         expectType(wt, 2, tagPos, 'location');
         const e = lengthEnd(end, tagPos);
         c.locations++;
+        countEntries(c, 1, 'location', tagPos);
         let lines = 0;
         while (pos < e) {
           const tp = pos;
@@ -368,26 +436,34 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
           if (f === 4) {
             expectType(w, 2, tp, 'location.line');
             pos = lengthEnd(e, tp);
-            lines++;
+            // The lines of a location are frames (inlined calls): its stack is at least that deep.
+            if (++lines > limits.maxFrames) overLimit('maxFramesPerStack', 'the number of lines (inlined frames) of one location', limits.maxFrames, tp, { location: c.locations - 1 });
+            if (lines > 1) c.inlineLines++;
+            countEntries(c, 1, 'line', tp);
           } else skip(w, e, tp);
         }
-        if (lines > 1) c.inlineLines += lines - 1;
         break;
       }
       case 6: {
         expectType(wt, 2, tagPos, 'string_table');
         const e = lengthEnd(end, tagPos);
         if (c.strs.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
-        if (e - pos > maxString) throw limitError('maxStringLength', `a string of ${e - pos} bytes`, maxString, { file: fileName, offset: base + tagPos });
+        if (e - pos > limits.maxString) overLimit('maxStringLength', `a string of ${e - pos} bytes`, limits.maxString, tagPos);
+        countEntries(c, 1, 'string_table', tagPos);
         c.strs.push(decodeString(pos, e));
         pos = e;
         break;
       }
       case 13:
-        if (wt === 2) pos = lengthEnd(end, tagPos);
-        else {
+        if (wt === 2) {
+          const e = lengthEnd(end, tagPos);
+          // A malformed varint in there is pass 2's error (its offset is that of the varint).
+          countEntries(c, countVarintEnds(pos, e), 'comment', tagPos);
+          pos = e;
+        } else {
           expectType(wt, 0, tagPos, 'comment');
           varint(end);
+          countEntries(c, 1, 'comment', tagPos);
         }
         break;
       case 9:
@@ -479,9 +555,7 @@ function bigKey(): bigint {
  */
 export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
   fileName = options.file;
-  maxFrames = limitValue(options.limits, 'maxFramesPerStack');
-  maxString = limitValue(options.limits, 'maxStringLength');
-  maxSamples = limitValue(options.limits, 'maxSamples');
+  limits = decodeLimits(options.limits);
   setBuf(bytes);
   nodeBuf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   base = 0;
@@ -507,9 +581,7 @@ function releaseState(): void {
 /** The state of a streamed decode between its windows (another decode may run meanwhile). */
 interface StreamState {
   fileName: string | undefined;
-  maxFrames: number;
-  maxString: number;
-  maxSamples: number;
+  limits: DecodeLimits;
   strings: string[];
   cols: Cols;
   fill: Fill | undefined;
@@ -523,9 +595,7 @@ function enter(st: StreamState, window: Uint8Array, start: number): void {
   base = start;
   pos = 0;
   fileName = st.fileName;
-  maxFrames = st.maxFrames;
-  maxString = st.maxString;
-  maxSamples = st.maxSamples;
+  limits = st.limits;
   strings = st.strings;
   C = st.cols;
   F = st.fill;
@@ -646,9 +716,7 @@ function changedInput(file: string | undefined): ProfkitError {
 export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
   const st: StreamState = {
     fileName: options.file,
-    maxFrames: limitValue(options.limits, 'maxFramesPerStack'),
-    maxString: limitValue(options.limits, 'maxStringLength'),
-    maxSamples: limitValue(options.limits, 'maxSamples'),
+    limits: decodeLimits(options.limits),
     strings: [],
     cols: EMPTY_COLS,
     fill: undefined,
@@ -1012,8 +1080,14 @@ function beginFill(c: Counts): void {
   const nS = c.samples;
   const values: BigInt64Array[] = [];
   const vviews: Uint32Array[] = [];
+  // Every sample must have one value per sample type: when the values counted are not
+  // samples × types, pass 2 fails at the first sample that differs ("mismatch: sample has X
+  // values vs. Y types"), so the columns (samples × types, which many empty samples and types
+  // would make huge) stay empty; writes past their end are dropped. Otherwise they hold the
+  // values of the input, 8 bytes for each of its varints.
+  const columnLength = c.values === nT * nS ? nS : 0;
   for (let j = 0; j < nT; j++) {
-    const col = new BigInt64Array(nS);
+    const col = new BigInt64Array(columnLength);
     values.push(col);
     vviews.push(new Uint32Array(col.buffer));
   }
