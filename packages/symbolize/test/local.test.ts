@@ -226,6 +226,31 @@ describe.skipIf(!haveGcc)('local symbolization of compiled binaries', () => {
     expect(frameSummary(out, 0).map((f) => f.name)).toEqual(['leaf_fn', 'main']);
   });
 
+  // pprof (internal/driver locateBinaries): "Assumes the executable is the first Mapping entry"
+  // and sets p.Mapping[0].File = execName, whether or not symbolization then succeeds.
+  it('--binary becomes the first mapping\'s file, as pprof\'s command-line binary; other mappings keep theirs', async () => {
+    const syms = nmSymbols(nopie);
+    const m = execMapping(nopie, 0n);
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const main = b.internMapping({ memoryStart: m.start, memoryLimit: m.limit, fileOffset: m.offset, filename: '' });
+    const other = b.internMapping({ memoryStart: 0x7f0000000000n, memoryLimit: 0x7f0000001000n, fileOffset: 0n, filename: '/nonexistent/libother.so' });
+    b.addSample([b.internLocation({ address: syms.get('leaf_fn')!.addr + 4n, mappingId: main }), b.internLocation({ address: 0x7f0000000100n, mappingId: other })], [1]);
+    const profile = b.build();
+    const renamed = join(work, 'renamed-prog');
+    copyFileSync(nopie, renamed);
+    const { profile: out, reports } = await symbolize(profile, { binary: renamed, tool: 'addr2line', searchPath: [] });
+    assertValid(out);
+    expect(out['.mappings'].filename).toEqual([renamed, '/nonexistent/libother.so']);
+    expect(reports[0]!.status).toBe('symbolized');
+    expect(frameSummary(out, 0)[0]!.name).toBe('leaf_fn');
+    // the input is not changed
+    expect(profile['.mappings'].filename).toEqual(['', '/nonexistent/libother.so']);
+    // also when the binary cannot be used (pprof renames before it symbolizes)
+    const missing = await symbolize(profile, { binary: join(work, 'no-such-prog'), searchPath: [] });
+    expect(missing.reports[0]!.status).toBe('bad-binary'); // --binary names a file that cannot be read
+    expect(missing.profile['.mappings'].filename[0]).toBe(join(work, 'no-such-prog'));
+  });
+
   it('already symbolized locations are kept; --force redoes them', async () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const m = execMapping(nopie, 0n);
