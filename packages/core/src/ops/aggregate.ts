@@ -2,7 +2,7 @@
 
 import type { Profile } from '../model.js';
 import { ProfileIndex, sampleTypes } from '../views.js';
-import { Rebuilder, SampleCombiner, copyFacts, labelInputs, rebuildSamplewise, readLocations } from './internal.js';
+import { Rebuilder, SampleCombiner, copyFacts, labelInputs, rebuildSamplewise, readLocations, sampleTypeNames } from './internal.js';
 
 /**
  * Merges samples whose stacks (compared by meaning: same frames, addresses and mappings) and
@@ -16,7 +16,7 @@ export function aggregateStacks(p: Profile): Profile {
   rb.addSource(p, index, readLocations(p, index));
   if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
   const cols = p.samples['.values'];
-  const combiner = new SampleCombiner(cols.length);
+  const combiner = new SampleCombiner(cols.length, sampleTypeNames(p));
   const buf: number[] = [];
   for (let i = 0; i < p.samples.value.length; i++) {
     const len = rb.sampleStack(0, i, buf);

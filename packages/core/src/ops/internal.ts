@@ -8,11 +8,31 @@
  */
 
 import { ProfileBuilder, type LabelInput } from '../builder.js';
+import { ErrorCodes, ProfkitError } from '../errors.js';
 import { GrowableUint32, takeRows } from '../columns.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
 
 export const abs = (v: bigint): bigint => (v < 0n ? -v : v);
+
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+
+/**
+ * `v` if it fits in int64, else a `PROFKIT_E_RANGE` error saying `what` overflowed. For values an
+ * operation writes into a profile (sums of sample values, summed durations): the model's columns
+ * and profile.proto hold int64, and Go's pprof silently wraps such sums (a heap profile's total
+ * then shows as -8192PB). Reports sum in unbounded bigints instead and never need this.
+ */
+export function checkedInt64(v: bigint, what: string, rule = 'values written to a profile must fit in int64'): bigint {
+  if (v >= INT64_MIN && v <= INT64_MAX) return v;
+  throw new ProfkitError(ErrorCodes.RANGE, `${what} is ${v}, beyond int64 (${v > 0n ? INT64_MAX : INT64_MIN}): not written rather than wrapped`, { rule, value: String(v) });
+}
+
+/** The sample types as `type/unit`, for messages. */
+export function sampleTypeNames(p: Profile): string[] {
+  return p.sample_types.type.map((t, i) => `${t}/${p.sample_types.unit[i]}`);
+}
 
 /** Go string order (`<` on strings, `sort.Strings`): bytewise UTF-8, i.e. Unicode code point order. */
 export function compareGoStrings(a: string, b: string): number {
@@ -376,7 +396,11 @@ export class SampleCombiner {
   private readonly row: number[] = [];
   private readonly combined: boolean[] = [];
 
-  constructor(private readonly nTypes: number) {
+  /** `typeNames[t]` (`type/unit`) names sample type t in the error about a sum beyond int64. */
+  constructor(
+    private readonly nTypes: number,
+    private readonly typeNames: readonly string[] = [],
+  ) {
     this.values = Array.from({ length: nTypes }, () => []);
   }
 
@@ -397,7 +421,9 @@ export class SampleCombiner {
     const candidates = hit === undefined ? [] : typeof hit === 'number' ? [hit] : hit;
     for (const k of candidates) {
       if (this.same(k, stack, len, lkey)) {
-        for (let t = 0; t < this.nTypes; t++) this.values[t]![k] = this.values[t]![k]! + value(t);
+        for (let t = 0; t < this.nTypes; t++) {
+          this.values[t]![k] = checkedInt64(this.values[t]![k]! + value(t), `the sum of the ${this.typeNames[t] ?? `sample type ${t}`} values of identical samples`);
+        }
         this.combined[k] = true;
         return;
       }

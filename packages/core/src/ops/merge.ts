@@ -7,7 +7,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, sampleTypes } from '../views.js';
-import { Rebuilder, SampleCombiner, labelInputs, readLocations } from './internal.js';
+import { Rebuilder, SampleCombiner, checkedInt64, labelInputs, readLocations, sampleTypeNames } from './internal.js';
 import { selectSampleTypes } from './select.js';
 
 export interface MergeOptions {
@@ -83,7 +83,7 @@ export function combineFacts(profiles: Profile[]): ProfileFacts {
   for (const p of profiles) {
     const f = p['.profile'];
     if (f.time_nanos !== 0n && (timeNanos === 0n || f.time_nanos < timeNanos)) timeNanos = f.time_nanos;
-    durationNanos += f.duration_nanos;
+    durationNanos = checkedInt64(durationNanos + f.duration_nanos, 'the sum of the profiles\' duration_nanos');
     if (period === 0n || period < f.period) period = f.period;
     for (const c of f.comments) {
       if (!seen.has(c)) {
@@ -123,7 +123,7 @@ export function merge(profiles: readonly Profile[], options: MergeOptions = {}):
   for (let i = 1; i < srcs.length; i++) checkCompatible(srcs[0]!, srcs[i]!, `profile 0 and profile ${i}`);
 
   const rb = new Rebuilder({ sampleTypes: sampleTypes(srcs[0]!), facts: combineFacts(srcs), mergeMappings: true });
-  const combiner = new SampleCombiner(sampleTypes(srcs[0]!).length);
+  const combiner = new SampleCombiner(sampleTypes(srcs[0]!).length, sampleTypeNames(srcs[0]!));
   const buf: number[] = [];
   for (const p of srcs) {
     const index = new ProfileIndex(p);

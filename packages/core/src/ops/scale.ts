@@ -9,8 +9,16 @@ import { copyFacts, rebuildSamplewise, readLocations } from './internal.js';
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
 
-/** Go's `int64(math.Round(float64(v) * ratio))`: rounds half away from zero. */
+/**
+ * Go's `int64(math.Round(float64(v) * ratio))`: rounds half away from zero. A ratio of -1 (what
+ * `diff` scales its base by) negates exactly instead: through a double, values beyond 2^53 would
+ * change (pprof's diff of a profile with itself then shows -1B), and -(-2^63) is a range error.
+ */
 export function scaleValue(v: bigint, ratio: number): bigint {
+  if (ratio === -1) {
+    if (v === INT64_MIN) throw new ProfkitError(ErrorCodes.RANGE, `scaling ${v} by -1 gives ${-v}, beyond int64`, { rule: 'scaled values must fit in int64' });
+    return -v;
+  }
   const x = Number(v) * ratio;
   const r = x < 0 ? -Math.round(-x) : Math.round(x);
   if (!Number.isFinite(r)) {
