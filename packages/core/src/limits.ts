@@ -28,8 +28,9 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    */
   maxLineLength: 16 * 1024 * 1024,
   /**
-   * Entries of any one table of a pprof profile: string table, mappings, locations, functions,
-   * comments, the lines of all locations, the labels of all samples (`maxTableEntries`).
+   * Entries of a pprof profile's tables together: string-table entries, mappings, locations,
+   * their lines, functions, the labels of all samples, comments (`maxTableEntries`). Each costs
+   * columns (up to ~50 bytes) even when it is 2 bytes of input; real profiles have well under 1M.
    */
   maxTableEntries: 10_000_000,
   /** Sample types (value columns) of one profile (`maxSampleTypes`). */
