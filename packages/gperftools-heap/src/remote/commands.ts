@@ -218,7 +218,7 @@ export const serveCommand: AdapterCommand = {
   options: {
     port: { type: 'string', short: 'p', valueName: 'P', description: 'TCP port (default 0: a free port, printed)' },
     host: { type: 'string', valueName: 'HOST', description: 'address to listen on (default 127.0.0.1; a non-loopback one is served with a warning)' },
-    program: { type: 'string', valueName: 'NAME', description: 'program name answered by /pprof/cmdline (default: the first file name)' },
+    program: { type: 'string', valueName: 'NAME', description: 'program name answered by /pprof/cmdline (default: the first file\'s name without its directory)' },
   },
   async run(ctx) {
     if (ctx.positionals.length === 0) throw new ProfkitError(ErrorCodes.USAGE, 'serve needs at least one profile file', { rule: 'profkit serve FILE...' });
@@ -240,6 +240,7 @@ export const serveCommand: AdapterCommand = {
     if (!isLoopbackHost(host) && !ctx.quiet) ctx.stderr.write(`warning: serving on the non-loopback address ${host}: anyone who can reach it can read these profiles\n`);
     const tmp = await mkdtemp(join(tmpdir(), 'profkit-serve-'));
     let seq = 0;
+    // The server calls this once per profile and serves the bytes from memory afterwards.
     const encodePprof = async (p: Profile): Promise<Uint8Array> => {
       const path = join(tmp, `p${++seq}.pb.gz`);
       try {
@@ -253,7 +254,9 @@ export const serveCommand: AdapterCommand = {
       host,
       port: port ?? 0,
       allowNonLoopback: hostGiven !== undefined,
-      program: str(ctx, 'program') ?? ctx.positionals[0],
+      // pprof shows the first line of /pprof/cmdline as the program name; the file's directory
+      // is nobody's business.
+      program: str(ctx, 'program') ?? basename(ctx.positionals[0]!),
       profiles: (req) => byKind.get(req.kind)?.profile,
       symbolProfiles: all,
       encodePprof,

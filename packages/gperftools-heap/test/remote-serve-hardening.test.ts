@@ -1,0 +1,259 @@
+/**
+ * Issue 15, items 3, 4 and the cmdline part of 10: `serve` must not keep memory per request,
+ * clients that never read their answer must not lock others out, answers are encoded once, a
+ * stalled answer is cut after `responseTimeoutMs` (not twice that), and `/pprof/cmdline` does
+ * not reveal where the served file lives. Loopback only, bounded loops.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cliBin, haveCli } from '@profkit/test-utils';
+import { ProfileBuilder, type Profile } from '@profkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createProfileServer, writeHeapText, type ProfileServer } from '../src/index.js';
+import { repoRoot } from './helpers.js';
+
+const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const haveDist = existsSync(join(pkgDir, 'dist/index.js'));
+if (!haveDist) console.warn('serve hardening: packages/gperftools-heap/dist is not built (npx tsc -b packages/gperftools-heap); the heap-growth test is skipped');
+
+/** A heap profile whose text is several MiB: more than loopback buffers take from a client that does not read. */
+function bigHeapProfile(samples = 60_000): Profile {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_objects', unit: 'count' }, { type: 'inuse_space', unit: 'bytes' }] });
+  const locations = Array.from({ length: 2000 }, (_, i) => b.addLocation({ address: 0x400000n + BigInt(i) * 0x40n, functionId: b.internFunction({ name: `fn_${i}` }) }));
+  for (let s = 0; s < samples; s++) b.addSample(Array.from({ length: 8 }, (_, k) => locations[(s * 7 + k * 131 + (s % 97)) % locations.length]!), [1 + (s % 5), 64 * (1 + s)]);
+  return b.build();
+}
+const big = bigHeapProfile();
+const bigBytes = Buffer.byteLength(writeHeapText(big).text);
+
+function get(url: string): Promise<{ status: number; body: Buffer }> {
+  return new Promise((ok, fail) => {
+    const req = request(url, { agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => ok({ status: res.statusCode!, body: Buffer.concat(chunks) }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** A client that sends one request and never reads the answer. */
+function nonReader(s: ProfileServer, path: string): Socket {
+  const sock = connect(s.address().port, '127.0.0.1');
+  sock.on('error', () => undefined);
+  sock.pause();
+  sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  return sock;
+}
+
+function connections(s: ProfileServer): Promise<number> {
+  return new Promise((ok, fail) => s.server.getConnections((e, n) => (e ? fail(e) : ok(n))));
+}
+
+/** Polls `test` every 20 ms until it holds or `ms` passed; returns whether it held. */
+async function until(test: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await test()) return true;
+    await new Promise((ok) => setTimeout(ok, 20));
+  }
+  return test();
+}
+
+describe('serve under clients that do not read', () => {
+  it('keeps serving others while 20 clients never read a multi-MiB answer', async () => {
+    let answered = 0;
+    const s = await createProfileServer({ profiles: () => big, onRequest: () => answered++ });
+    const stalled: Socket[] = [];
+    try {
+      expect(bigBytes).toBeGreaterThan(6 * 1024 * 1024);
+      for (let i = 0; i < 20; i++) stalled.push(nonReader(s, '/pprof/heap'));
+      // Every stalled request reached the server and got its answer started.
+      expect(await until(() => answered >= 20, 15_000)).toBe(true);
+      const r = await get(`${s.url}/pprof/heap`);
+      expect(r.status).toBe(200);
+      expect(r.body.length).toBe(bigBytes);
+      // The stalled clients are still connected (nobody cut them to make room).
+      expect(await connections(s)).toBeGreaterThanOrEqual(20);
+    } finally {
+      for (const c of stalled) c.destroy();
+      await s.close();
+    }
+  });
+
+  it('cuts an answer without progress after responseTimeoutMs, not twice that', async () => {
+    const timeoutMs = 2000;
+    const s = await createProfileServer({ profiles: () => big, responseTimeoutMs: timeoutMs });
+    let sock: Socket | undefined;
+    try {
+      await get(`${s.url}/pprof/heap`); // encoded before the clock starts
+      sock = nonReader(s, '/pprof/heap');
+      expect(await until(async () => (await connections(s)) === 1, 5000)).toBe(true);
+      const t0 = Date.now();
+      expect(await until(async () => (await connections(s)) === 0, 4 * timeoutMs)).toBe(true);
+      const cutAfter = Date.now() - t0;
+      // Node's socket timeout alone cuts such a client after 2 x timeoutMs.
+      expect(cutAfter).toBeGreaterThanOrEqual(timeoutMs - 100);
+      expect(cutAfter).toBeLessThan(1.75 * timeoutMs);
+    } finally {
+      sock?.destroy();
+      await s.close();
+    }
+  });
+
+  it('beyond maxDeliveries, cuts the answer that went longest without progress', async () => {
+    let answered = 0;
+    const s = await createProfileServer({ profiles: () => big, maxDeliveries: 3, onRequest: () => answered++ });
+    const stalled: Socket[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        stalled.push(nonReader(s, '/pprof/heap'));
+        expect(await until(() => answered >= i + 1, 15_000)).toBe(true);
+      }
+      expect(await until(async () => (await connections(s)) <= 3, 5000)).toBe(true);
+      const r = await get(`${s.url}/pprof/heap`);
+      expect(r.status).toBe(200);
+      expect(r.body.length).toBe(bigBytes);
+    } finally {
+      for (const c of stalled) c.destroy();
+      await s.close();
+    }
+  });
+});
+
+describe('answers are encoded once per profile', () => {
+  it('/debug/pprof: one encoding for many concurrent and later requests, identical bytes, no 503 while it runs', async () => {
+    let encodings = 0;
+    const p = bigHeapProfile(10);
+    const s = await createProfileServer({
+      profiles: () => p,
+      maxConcurrent: 4,
+      encodePprof: async () => {
+        encodings++;
+        await new Promise((ok) => setTimeout(ok, 200));
+        // Different bytes on every call: identical answers prove they were shared.
+        return randomBytes(4096);
+      },
+    });
+    try {
+      const first = await Promise.all(Array.from({ length: 30 }, () => get(`${s.url}/debug/pprof/heap`)));
+      const later = [];
+      for (let i = 0; i < 5; i++) later.push(await get(`${s.url}/debug/pprof/allocs`));
+      const all = [...first, ...later];
+      expect(all.map((r) => r.status)).toEqual(all.map(() => 200));
+      for (const r of all) expect(r.body.equals(all[0]!.body)).toBe(true);
+      expect(encodings).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('retries an encoding that failed instead of remembering the failure', async () => {
+    let encodings = 0;
+    const p = bigHeapProfile(10);
+    const s = await createProfileServer({
+      profiles: () => p,
+      encodePprof: async () => {
+        if (++encodings === 1) throw new Error('disk full');
+        return new Uint8Array([1, 2, 3]);
+      },
+    });
+    try {
+      expect((await get(`${s.url}/debug/pprof/heap`)).status).toBe(500);
+      const r = await get(`${s.url}/debug/pprof/heap`);
+      expect(r.status).toBe(200);
+      expect([...r.body]).toEqual([1, 2, 3]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+/**
+ * The child process serves and requests on loopback itself (so the measurement is its own heap),
+ * forcing garbage collection around N requests; it prints the heap growth.
+ */
+const GROWTH_SCRIPT = (n: number) => `
+import { createProfileServer } from ${JSON.stringify(pathToFileURL(join(pkgDir, 'dist/index.js')).href)};
+import { ProfileBuilder } from '@profkit/core';
+import { Agent, request } from 'node:http';
+const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_objects', unit: 'count' }, { type: 'inuse_space', unit: 'bytes' }] });
+b.addSample([b.addLocation({ address: 0x4010n, functionId: b.internFunction({ name: 'grow' }) })], [1, 64]);
+const heap = b.build();
+const server = await createProfileServer({ profiles: () => heap, program: 'growth' });
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+const call = (path) => new Promise((ok, fail) => {
+  const r = request(server.url + path, { agent }, (res) => { res.resume(); res.on('end', ok); });
+  r.on('error', fail);
+  r.end();
+});
+const run = async (count) => {
+  let next = 0;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next < count) await call(next++ % 2 ? '/pprof/cmdline' : '/pprof/heap');
+  }));
+};
+const heapUsed = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
+await run(3000);
+const before = heapUsed();
+await run(${n});
+const after = heapUsed();
+agent.destroy();
+await server.close();
+process.stdout.write(JSON.stringify({ growth: after - before }) + '\\n');
+process.exit(0);
+`;
+
+describe.skipIf(!haveDist)('memory per request', () => {
+  it('the heap does not grow with the number of requests served', async () => {
+    const n = 25_000;
+    const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', GROWTH_SCRIPT(n)], { cwd: pkgDir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const code = await new Promise((ok) => child.on('exit', ok));
+    clearTimeout(killer);
+    expect(code).toBe(0);
+    const { growth } = JSON.parse(out) as { growth: number };
+    console.log(`serve: heap growth after ${n} requests: ${growth} bytes (${(growth / n).toFixed(1)} per request)`);
+    // One AbortSignal.any per request kept about 50 bytes each (1.2 MB here); what remains is noise.
+    expect(growth).toBeLessThan(n * 16);
+  }, 70_000);
+});
+
+const haveCliBuilt = haveCli('serve hardening');
+describe.skipIf(!haveCliBuilt)('profkit serve /pprof/cmdline', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-serve-cmdline-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers the served file\'s name, not its directory', async () => {
+    const file = join(dir, 'secret-place', 'app.heap');
+    mkdirSync(dirname(file));
+    writeFileSync(file, writeHeapText(bigHeapProfile(10)).text);
+    const serve = spawn(process.execPath, [cliBin, '--config', join(repoRoot, 'profkit.config.json'), 'serve', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((ok, fail) => {
+        let out = '';
+        serve.stdout!.on('data', (d) => {
+          out += d;
+          const m = /serving on (http:\/\/\S+)/.exec(out);
+          if (m) ok(m[1]!);
+        });
+        serve.on('exit', (c) => fail(new Error(`profkit serve exited with ${c}`)));
+      });
+      const r = await get(`${url}/pprof/cmdline`);
+      expect(r.status).toBe(200);
+      expect(r.body.toString()).toBe('app.heap\n');
+    } finally {
+      serve.kill('SIGKILL');
+    }
+  });
+});
