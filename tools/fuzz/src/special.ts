@@ -41,6 +41,49 @@ export function gzipBomb(prefix: Uint8Array, fill: number, total: number): Uint8
 /** `tag` of protobuf field `field` with wire type `wt`. */
 const tag = (field: number, wt: number) => varint(BigInt((field << 3) | wt));
 
+/** `n` copies of `entry`, one after the other. */
+function repeated(entry: ArrayLike<number>, n: number): Uint8Array {
+  const out = new Uint8Array(entry.length * n);
+  for (let i = 0; i < n; i++) out.set(entry, i * entry.length);
+  return out;
+}
+
+/** Length-delimited field `field` holding `payload`. */
+const message = (field: number, payload: Uint8Array) => concat([tag(field, 2), varint(BigInt(payload.length)), payload]);
+
+/**
+ * pprof inputs of millions of empty (2-byte) entries of one repeated field each, gzipped: every
+ * entry costs columns however small it is, so each must stop at its count limit
+ * (`maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample`, `maxFramesPerStack` for the lines
+ * of one location) in the indexing pass (issue 15: these took 1.6-4.2 GB and aborted V8).
+ */
+function pprofTableFloods(n: number): SpecialInput[] {
+  const emptyString = concat([tag(6, 2), [0]]);
+  const flood = (name: string, body: Uint8Array) => ({ name: `pprof: ${name}`, bytes: gzipSync(concat([emptyString, body]), { level: 1 }) });
+  const empty = (field: number) => concat([tag(field, 2), [0]]);
+  const labelsOfOneSample = message(2, repeated(empty(3), n));
+  const linesOfOneLocation = message(4, repeated(empty(4), n));
+  const oneValue = concat([tag(2, 0), [0]]);
+  return [
+    flood(`${n} empty string-table entries`, repeated(emptyString, n)),
+    { name: `pprof: ${n} empty string-table entries (raw)`, bytes: repeated(emptyString, n) },
+    flood(`${n} empty locations`, repeated(empty(4), n)),
+    flood(`${n} empty functions`, repeated(empty(5), n)),
+    flood(`${n} empty mappings`, repeated(empty(3), n)),
+    flood(`${n} comments`, repeated(concat([tag(13, 0), [0]]), n)),
+    flood(`${n} packed comments`, message(13, new Uint8Array(n))),
+    flood(`${n} labels of one sample`, labelsOfOneSample),
+    flood(`${n} lines of one location`, linesOfOneLocation),
+    flood(`${n} labels over ${n / 1000} samples`, repeated(message(2, concat([oneValue, repeated(empty(3), 1000)])), n / 1000)),
+    flood(`${n} lines over ${n / 1000} locations`, repeated(message(4, repeated(empty(4), 1000)), n / 1000)),
+    flood(`${n} empty sample types`, repeated(empty(1), n)),
+    // Just under the fuzzer's maxTableEntries and maxSamples: a valid-looking shape that fails
+    // only after the columns are allocated (memory must stay what the limits allow).
+    flood('1M-1 empty mappings (just under maxTableEntries)', repeated(empty(3), 1_000_000 - 2)),
+    flood('9999 sample types x 999999 empty samples', concat([repeated(empty(1), 9_999), repeated(empty(2), 999_999)])),
+  ];
+}
+
 /** Length-prefix bombs derived from a binary seed: every aligned 32-bit word of the head set to huge values. */
 export function lengthBombs(seed: Uint8Array, name: string, maxWords = 24): SpecialInput[] {
   const out: SpecialInput[] = [];
@@ -60,6 +103,7 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
   const BIG_STRING = 2 * 1024 * 1024; // above the fuzzer's maxStringLength (1 MiB)
   const SAMPLES = 1_100_000; // above the fuzzer's maxSamples (1M)
   const GZIP_OUT = 1024 * 1024 * 1024; // 1 GiB of output from ~1 MiB of input
+  const ENTRIES = 3_000_000; // above the fuzzer's maxTableEntries (1M)
   switch (target) {
     case 'rprof': {
       const head = 'sample.interval=20000\n';
@@ -104,6 +148,7 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'pprof: nested unknown messages', bytes: nested });
       out.push({ name: 'pprof: gzip bomb', bytes: gzipBomb(new Uint8Array(0), 0, GZIP_OUT) });
       out.push({ name: 'pprof: gzip of gzip', bytes: gzipSync(gzipSync(many)) });
+      out.push(...pprofTableFloods(ENTRIES));
       break;
     }
     case 'gperftools-heap': {

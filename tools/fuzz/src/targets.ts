@@ -43,6 +43,7 @@ export const FUZZ_LIMITS: ReadLimits & Record<string, number> = {
   maxFramesPerStack: 100_000,
   maxStringLength: 1024 * 1024,
   maxSamples: 1_000_000,
+  maxTableEntries: 1_000_000,
   maxLineLength: 4 * 1024 * 1024,
   maxRecords: 1_000_000,
   maxRecordBytes: 8 * 1024 * 1024,
