@@ -5,12 +5,12 @@
  * answers `num_symbols: 0` (item 14): a warning, and local binaries name what they can.
  */
 import { spawnSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliBin, haveCli as haveCliBuilt, haveTool, runCliAsync, type CliRun } from '@profkit/test-utils';
+import { haveCli as haveCliBuilt, haveTool, runCliAsync, startRedirectTestServer, type CliRun, type RedirectTestServer } from '@profkit/test-utils';
 import { ProfileIndex, resolveStack, type Profile } from '@profkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchProfile, readLegacy, symbolizeRemote } from '../src/index.js';
@@ -19,66 +19,25 @@ import { repoRoot } from './helpers.js';
 const HEAP = 'heap profile:      1:      100 [     1:      100] @ heapprofile\n     1:      100 [     1:      100] @ 0x1001\n';
 const decodeLegacy = async (bytes: Uint8Array) => readLegacy(bytes);
 
-/** Paths the test server answers, with what it answers. */
-let hits = new Map<string, number>();
-let symbolPosts: { path: string; method: string; body: string }[] = [];
-let server: Server;
+let srv: RedirectTestServer;
 let base = '';
 let port = 0;
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok) => {
-    let s = '';
-    req.on('data', (c) => (s += c));
-    req.on('end', () => ok(s));
-  });
-}
-
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
-    const path = new URL(req.url!, 'http://x').pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const redirect = (status: number, location: string) => {
-      res.writeHead(status, { location });
-      res.end();
-    };
-    if (path === '/loop/pprof/heap') return redirect(302, '/loop/pprof/heap');
-    if (path === '/badurl/pprof/heap') return redirect(302, 'http://');
-    if (path === '/file/pprof/heap') return redirect(302, 'file:///etc/passwd');
-    if (path === '/cross/pprof/heap') return redirect(302, `http://localhost:${port}/ok/pprof/heap`);
-    if (path === '/ok/pprof/heap' || path === '/symcross/pprof/heap' || path === '/sym307/pprof/heap' || path === '/symloop/pprof/heap') return res.end(HEAP);
-    if (path === '/symcross/pprof/symbol') return redirect(307, `http://localhost:${port}/named/pprof/symbol`);
-    if (path === '/symloop/pprof/symbol') return redirect(307, '/symloop/pprof/symbol');
-    if (path === '/sym307/pprof/symbol') return redirect(307, '/named/pprof/symbol');
-    if (path === '/named/pprof/symbol') {
-      const body = await readBody(req);
-      symbolPosts.push({ path, method: req.method!, body });
-      return res.end(body.split('+').map((a) => `${a}\tnamed_${a}\n`).join(''));
-    }
-    res.writeHead(404);
-    res.end();
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  port = (server.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  srv = await startRedirectTestServer(HEAP);
+  ({ base, port } = srv);
 });
-afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
-
-function reset(): void {
-  hits = new Map();
-  symbolPosts = [];
-}
+afterAll(() => srv.close());
 
 describe('fetchProfile: redirects', () => {
   it('a redirect loop stops after 10 redirects with PROFKIT_E_NETWORK (was: "Cannot read properties of undefined")', async () => {
-    reset();
+    srv.reset();
     const url = `${base}/loop/pprof/heap`;
     await expect(fetchProfile(url, { cmdline: false })).rejects.toMatchObject({
       code: 'PROFKIT_E_NETWORK',
       message: expect.stringContaining('stopped after 10 redirects'),
       detail: { url, rule: 'at most 10 redirects are followed' },
     });
-    expect(hits.get('/loop/pprof/heap')).toBe(11);
+    expect(srv.hits.get('/loop/pprof/heap')).toBe(11);
   });
 
   it('Location: http:// is PROFKIT_E_NETWORK naming the rule (was: "Invalid URL")', async () => {
@@ -97,42 +56,43 @@ describe('fetchProfile: redirects', () => {
   });
 
   it('a redirect to another host is refused unless allowed', async () => {
-    reset();
+    srv.reset();
     await expect(fetchProfile(`${base}/cross/pprof/heap`, { cmdline: false })).rejects.toMatchObject({
       code: 'PROFKIT_E_NETWORK',
       message: expect.stringContaining(`localhost:${port} is another host than 127.0.0.1:${port}`),
     });
-    expect(hits.get('/ok/pprof/heap')).toBeUndefined();
+    expect(srv.hits.get('/ok/pprof/heap')).toBeUndefined();
     const r = await fetchProfile(`${base}/cross/pprof/heap`, { cmdline: false, allowRedirectHosts: ['localhost'], decode: decodeLegacy });
     expect(r.profile!.samples.value.length).toBe(1);
-    expect(hits.get('/ok/pprof/heap')).toBe(1);
+    expect(srv.hits.get('/ok/pprof/heap')).toBe(1);
   });
 });
 
 describe('symbolizeRemote: the /pprof/symbol POST follows the same rules', () => {
-  async function fetched(path: string): Promise<Profile> {
-    return (await fetchProfile(`${base}${path}`, { cmdline: false, decode: decodeLegacy })).profile!;
+  // The profile comes from /ok/…; the URL given to symbolizeRemote only derives the symbol URL.
+  async function fetched(): Promise<Profile> {
+    return (await fetchProfile(`${base}/ok/pprof/heap`, { cmdline: false, decode: decodeLegacy })).profile!;
   }
   const names = (p: Profile) => resolveStack(p, 0, new ProfileIndex(p)).map((f) => (f.symbolized ? f.name : `@${f.address.toString(16)}`));
 
   it('a same-host 307 is followed with the POST body', async () => {
-    reset();
-    const q = await symbolizeRemote(await fetched('/sym307/pprof/heap'), `${base}/sym307/pprof/heap`);
-    expect(symbolPosts).toEqual([{ path: '/named/pprof/symbol', method: 'POST', body: '0x1000' }]);
-    expect(names(q)).toEqual(['named_0x1000']);
+    srv.reset();
+    const q = await symbolizeRemote(await fetched(), `${base}/same/pprof/heap`);
+    expect(srv.symbolPosts).toEqual([{ path: '/ok/pprof/symbol', method: 'POST', body: '0x1000' }]);
+    expect(names(q)).toEqual(['fn_0x1000']);
   });
 
   it('a cross-host redirect of the symbol URL is refused unless allowed', async () => {
-    reset();
-    const p = await fetched('/symcross/pprof/heap');
-    await expect(symbolizeRemote(p, `${base}/symcross/pprof/heap`)).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringContaining('another host') });
-    expect(symbolPosts).toEqual([]);
-    const q = await symbolizeRemote(p, `${base}/symcross/pprof/heap`, { allowRedirectHosts: ['localhost'] });
-    expect(names(q)).toEqual(['named_0x1000']);
+    const p = await fetched();
+    srv.reset();
+    await expect(symbolizeRemote(p, `${base}/cross/pprof/heap`)).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringContaining('another host') });
+    expect(srv.symbolPosts).toEqual([]);
+    const q = await symbolizeRemote(p, `${base}/cross/pprof/heap`, { allowRedirectHosts: ['localhost'] });
+    expect(names(q)).toEqual(['fn_0x1000']);
   });
 
   it('a symbol redirect loop is PROFKIT_E_NETWORK', async () => {
-    await expect(symbolizeRemote(await fetched('/symloop/pprof/heap'), `${base}/symloop/pprof/heap`)).rejects.toMatchObject({
+    await expect(symbolizeRemote(await fetched(), `${base}/loop/pprof/heap`)).rejects.toMatchObject({
       code: 'PROFKIT_E_NETWORK',
       message: expect.stringContaining('stopped after 10 redirects'),
     });

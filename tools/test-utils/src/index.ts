@@ -5,3 +5,4 @@ export * from './tools.js';
 export * from './cli.js';
 export * from './goref.js';
 export * from './errors.js';
+export * from './http.js';
