@@ -1,3 +1,4 @@
+import { seededRandom } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { MAX_REDIRECTS, isFollowedRedirect, nextRedirect, parseAllowedRedirectHosts } from '../src/index.js';
 
@@ -72,6 +73,33 @@ describe('nextRedirect: the redirect rules of profkit\'s HTTP clients', () => {
     expect(nextRedirect(ORIGIN, ORIGIN, 308, '/s', 'POST', 0)).toMatchObject({ method: 'POST', keepBody: true });
     for (const s of [301, 302, 303]) expect(nextRedirect(ORIGIN, ORIGIN, s, '/s', 'POST', 0)).toMatchObject({ method: 'GET', keepBody: false });
     expect(nextRedirect(ORIGIN, ORIGIN, 302, '/s', 'HEAD', 0).method).toBe('HEAD');
+  });
+});
+
+describe('nextRedirect on hostile Location values', () => {
+  it('either stays on the original host over http(s) or throws PROFKIT_E_NETWORK, for 20,000 generated locations', () => {
+    const rnd = seededRandom(15);
+    const pieces = ['http:', 'https:', 'file:', 'data:', 'ftp:', '//', '/', '\\', '@', ':', '127.0.0.1', 'localhost', '[::1]', '%2f', '%00', '..', '?', '#', ' ', '\t', '\n', 'a', '8080', 'xn--', '0x7f.1', '\u0000', '\u00e9'];
+    let followed = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let loc = '';
+      const n = 1 + Math.floor(rnd() * 8);
+      for (let k = 0; k < n; k++) loc += pieces[Math.floor(rnd() * pieces.length)];
+      let step: { url: string } | undefined;
+      try {
+        step = nextRedirect(ORIGIN, ORIGIN, 302, loc, 'GET', 0);
+      } catch (e) {
+        expect((e as { code?: string }).code, JSON.stringify(loc)).toBe('PROFKIT_E_NETWORK');
+        continue;
+      }
+      const u = new URL(step.url);
+      expect(u.protocol, JSON.stringify(loc)).toBe('http:');
+      expect(u.host, JSON.stringify(loc)).toBe('127.0.0.1:8080');
+      followed++;
+    }
+    // both outcomes occur (the generator is not degenerate)
+    expect(followed).toBeGreaterThan(1000);
+    expect(followed).toBeLessThan(19_000);
   });
 });
 
