@@ -46,7 +46,10 @@ export interface AdapterTransform {
 }
 
 /** First-party transforms, so that a missing one can be named with its install command. */
-export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: string }[] = [{ transform: 'symbolize', packageName: '@profkit/symbolize' }];
+export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: string }[] = [
+  { transform: 'symbolize', packageName: '@profkit/symbolize' },
+  { transform: 'r-accounting', packageName: '@profkit/rprof' },
+];
 
 const optionSchema = z.object({
   type: z.enum(['string', 'boolean']),

@@ -1,0 +1,87 @@
+/**
+ * R's accounting (`summaryRprof`) as a profile, so that any pprof-style report of it (`profkit top
+ * --accounting r`) shows R's numbers: the `r-accounting` transform.
+ *
+ * pprof's `-top` already counts like `summaryRprof` in most respects (self = innermost entry,
+ * total = samples containing the entry, counted once per sample however often it recurs). What
+ * differs, and what this rewrite changes:
+ * - `<GC>`: the reader keeps it as a per-sample flag (`samples.gc` of the `rprof` extension);
+ *   `summaryRprof` counts it as the innermost function of GC samples. It becomes a leaf frame.
+ * - samples without any function (top-level code, memory-only lines) are left out of R's tables
+ *   and of its percentages' denominator (`sum(self)`); they are dropped.
+ * - with `lines: 'show'` (`summaryRprof(lines = "show")`), the entries are source lines
+ *   `basename#line` (innermost first, `<no location>` for a sample without any, `<GC>` ignored,
+ *   as R does): each stack becomes the list of its lines' keys, as frames.
+ * The values of every sample type are kept (`samples/count`, `time/nanoseconds`, and
+ * `memory/bytes`, whose cum per entry is `summaryRprof(memory = "both")`'s `mem.total`).
+ * The same rules as `summarizeRprof`, which computes the tables directly.
+ */
+
+import { ErrorCodes, ProfileBuilder, ProfkitError, ProfileIndex, resolveStack, sampleTypes, type AdapterTransform, type Profile, type TransformContext, type TransformResult } from '@profkit/core';
+import { ADAPTER_NAME } from './read.js';
+
+export type RLinesView = 'hide' | 'show';
+
+/** `<GC>`: R's name of garbage collection, innermost in `summaryRprof`'s function tables. */
+export const GC_FRAME = '<GC>';
+/** What `summaryRprof(lines = "show")` counts a sample without source references as. */
+export const NO_LOCATION = '<no location>';
+
+function basename(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+/**
+ * A profile whose `-top` per function shows `summaryRprof`'s numbers for `p` (see the file
+ * comment): one sample per sample of `p` that R counts, stacks of R's entries (innermost first),
+ * the same values, facts and sample types; no mappings, files or extensions.
+ */
+export function rAccounting(p: Profile, lines: RLinesView = 'hide'): Profile {
+  const gc = p['.extensions'][ADAPTER_NAME]?.samples?.gc as ArrayLike<number> | undefined;
+  const b = new ProfileBuilder({ sampleTypes: sampleTypes(p), facts: { ...p['.profile'], comments: p['.profile'].comments.slice() } });
+  const locationOf = new Map<string, number>();
+  const location = (name: string): number => {
+    let id = locationOf.get(name);
+    if (id === undefined) {
+      id = b.internLocation({ functionId: b.internFunction({ name }), line: 0 });
+      locationOf.set(name, id);
+    }
+    return id;
+  };
+  const index = new ProfileIndex(p);
+  const cols = p.samples['.values'];
+  const values = new Array<bigint>(cols.length);
+  const n = p.samples.value.length;
+  for (let i = 0; i < n; i++) {
+    const frames = resolveStack(p, i, index);
+    const entries: string[] = [];
+    if (lines === 'show') {
+      for (const f of frames) if (f.line > 0) entries.push(`${basename(f.filename)}#${f.line}`);
+      if (entries.length === 0 && (frames.length > 0 || (gc !== undefined && Number(gc[i]) !== 0))) entries.push(NO_LOCATION);
+    } else {
+      if (gc && Number(gc[i]) !== 0) entries.push(GC_FRAME);
+      for (const f of frames) entries.push(f.name);
+    }
+    if (entries.length === 0) continue;
+    for (let t = 0; t < cols.length; t++) values[t] = cols[t]![i]!;
+    b.addSample(entries.map(location), values);
+  }
+  return b.build();
+}
+
+/** The `r-accounting` transform: `rAccounting` with option `lines` (hide, default, or show). */
+export const rAccountingTransform: AdapterTransform = {
+  name: 'r-accounting',
+  summary: "R's summaryRprof accounting: <GC> as the innermost function, samples without functions left out (lines=show: per source line)",
+  options: {
+    lines: { type: 'string', valueName: 'hide|show', description: 'entries per function (hide, default) or per source line basename#line (show), as summaryRprof(lines=)' },
+  },
+  async apply(profile: Profile, ctx: TransformContext): Promise<TransformResult> {
+    const lines = ctx.values.lines ?? 'hide';
+    if (lines !== 'hide' && lines !== 'show') {
+      throw new ProfkitError(ErrorCodes.USAGE, `the r-accounting transform's lines must be hide or show, got ${JSON.stringify(lines)}`, { option: 'lines', rule: 'r-accounting transform options' });
+    }
+    return { profile: rAccounting(profile, lines), warnings: [] };
+  },
+};
