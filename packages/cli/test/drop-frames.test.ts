@@ -49,12 +49,18 @@ function heapLike(facts: { drop_frames?: string; keep_frames?: string }, salt = 
 const file = join(tmp, 'heap-like.pb.gz');
 const base = join(tmp, 'heap-like-base.pb.gz');
 const badPattern = join(tmp, 'bad-pattern.pb.gz');
+const hostile = join(tmp, 'hostile.pb.gz');
 
 beforeAll(async () => {
   const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
   await registry.write(heapLike({ drop_frames: DROP, keep_frames: KEEP }), file);
   await registry.write(heapLike({ drop_frames: DROP, keep_frames: KEEP }, 100), base);
   await registry.write(heapLike({ drop_frames: 'malloc|(' }), badPattern);
+  // (a+)+ backtracks exponentially in a JavaScript RegExp on a long run of a's that fails at the end
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }], facts: { drop_frames: '(a+)+|malloc' } });
+  const loc = (n: string) => b.internLocation({ functionId: b.internFunction({ name: n }), line: 1 });
+  b.addSample([loc('malloc'), loc('a'.repeat(64) + '!'), loc('main')], [1n]);
+  await registry.write(b.build(), hostile);
 });
 
 async function ours(args: string[]): Promise<string> {
@@ -115,6 +121,13 @@ describe.skipIf(!goAvailable)('views prune drop_frames/keep_frames like go tool 
     expect(r.code, r.stderr).toBe(0);
     expect(parseTop(r.stdout).rows).toEqual(parseTop(g.stdout).rows);
     expect(r.stderr).toContain('PROFKIT_W_DROP_FRAMES_INVALID');
+  });
+});
+
+describe('hostile patterns', () => {
+  it('drop_frames is matched in linear time (Go RE2): (a+)+ against a long name does not hang top', async () => {
+    const rows = parseTop(await ours(['top', hostile])).rows.map((r) => r.name);
+    expect(rows).toEqual(['a'.repeat(64) + '!', 'main']);
   });
 });
 

@@ -94,23 +94,35 @@ describe('prune', () => {
     expect(stacks(removeUninteresting(q))).toEqual(['malloc <- main = 1']);
   });
 
-  it('applyDropFrames: prunes with the profile patterns, returns the input itself when nothing matches, warns on a bad pattern', () => {
+  it('applyDropFrames: prunes with the profile patterns, returns the input itself when nothing matches, warns on a bad pattern', async () => {
     const p = build([['malloc', 'tc_new', 'Foo', 'main']], { drop_frames: 'malloc|tc_new', keep_frames: 'tc_new' });
-    const a = applyDropFrames(p);
+    const a = await applyDropFrames(p);
     expect(a.pruned).toBe(true);
     expect(stacks(a.profile)).toEqual(['tc_new <- Foo <- main = 1']);
     expect(a.profile['.profile'].drop_frames).toBe('malloc|tc_new');
     const q = build([['Foo', 'main']], { drop_frames: 'malloc' });
-    expect(applyDropFrames(q)).toEqual({ profile: q, pruned: false, warnings: [] });
+    expect(await applyDropFrames(q)).toEqual({ profile: q, pruned: false, warnings: [] });
     // another profile's patterns (a diff applies the new profile's to the combined profile)
-    expect(stacks(applyDropFrames(q, { drop_frames: 'Foo', keep_frames: '' }).profile)).toEqual(['main = 1']);
+    expect(stacks((await applyDropFrames(q, { drop_frames: 'Foo', keep_frames: '' })).profile)).toEqual(['main = 1']);
     const bad = build([['malloc', 'main']], { drop_frames: 'malloc|(' });
-    const b = applyDropFrames(bad);
+    const b = await applyDropFrames(bad);
     expect(b.profile).toBe(bad);
     expect(b.warnings.map((w) => [w.code, w.detail?.option])).toEqual([['PROFKIT_W_DROP_FRAMES_INVALID', 'drop_frames']]);
-    const badKeep = applyDropFrames(build([['malloc', 'main']], { drop_frames: 'malloc', keep_frames: '[' }));
+    const badKeep = await applyDropFrames(build([['malloc', 'main']], { drop_frames: 'malloc', keep_frames: '[' }));
     expect(badKeep.pruned).toBe(false);
     expect(badKeep.warnings[0]?.detail?.option).toBe('keep_frames');
+  });
+
+  it('applyDropFrames compiles the patterns as Go RE2: its syntax, its errors, and linear time on a hostile pattern', async () => {
+    // POSIX classes and \Q…\E are RE2 (JavaScript reads them otherwise); lookahead is not RE2 (Go's compile fails, pprof prunes nothing)
+    const p = build([['leaf', 'alloc', 'main']], { drop_frames: '[[:alpha:]]+c|\\Qa.b\\E' });
+    expect(stacks((await applyDropFrames(p)).profile)).toEqual(['main = 1']);
+    const look = await applyDropFrames(build([['leaf', 'alloc', 'main']], { drop_frames: 'alloc(?=x)?' }));
+    expect(look.warnings[0]?.code).toBe('PROFKIT_W_DROP_FRAMES_INVALID');
+    // (a+)+$ backtracks exponentially in a RegExp (this name takes years there); RE2 is linear
+    const hostile = build([['a'.repeat(40) + '!', 'main']], { drop_frames: '(a+)+' });
+    const r = await applyDropFrames(hostile);
+    expect(r.pruned).toBe(false);
   });
 
   it('reports invalid regular expressions as usage errors', () => {

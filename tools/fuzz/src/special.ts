@@ -52,6 +52,29 @@ function repeated(entry: ArrayLike<number>, n: number): Uint8Array {
 const message = (field: number, payload: Uint8Array) => concat([tag(field, 2), varint(BigInt(payload.length)), payload]);
 
 /**
+ * A profile.proto (uncompressed) of two samples `leaf <- main` with `values`, and `drop_frames`
+ * (issue 15 items 10-11: the views evaluate the profile's own drop_frames, and sum the values).
+ */
+function pprofTwoSamples(leaf: string, values: bigint[], dropFrames: string): Uint8Array {
+  const strings = ['', 'space', 'bytes', leaf, 'main', dropFrames];
+  const packed = (field: number, vs: bigint[]) => message(field, concat(vs.map((v) => varint(BigInt.asUintN(64, v)))));
+  const sample = (v: bigint) => message(2, concat([packed(1, [1n, 2n]), packed(2, [v])]));
+  const fn = (id: number, name: number) => message(5, concat([tag(1, 0), varint(BigInt(id)), tag(2, 0), varint(BigInt(name))]));
+  const loc = (id: number, fnId: number) => message(4, concat([tag(1, 0), varint(BigInt(id)), message(4, concat([tag(1, 0), varint(BigInt(fnId))]))]));
+  return concat([
+    message(1, concat([tag(1, 0), [1], tag(2, 0), [2]])),
+    ...values.map(sample),
+    loc(1, 1),
+    loc(2, 2),
+    fn(1, 3),
+    fn(2, 4),
+    ...strings.map((str) => message(6, enc(str))),
+    tag(7, 0),
+    [5],
+  ]);
+}
+
+/**
  * pprof inputs of millions of empty (2-byte) entries of one repeated field each, gzipped: every
  * entry costs columns however small it is, so each must stop at its count limit
  * (`maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample`, `maxFramesPerStack` for the lines
@@ -149,6 +172,12 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'pprof: gzip bomb', bytes: gzipBomb(new Uint8Array(0), 0, GZIP_OUT) });
       out.push({ name: 'pprof: gzip of gzip', bytes: gzipSync(gzipSync(many)) });
       out.push(...pprofTableFloods(ENTRIES));
+      // (a+)+ backtracks exponentially in a JavaScript RegExp: views must match drop_frames in linear time
+      out.push({ name: 'pprof: drop_frames (a+)+ against a 64-char name', bytes: pprofTwoSamples('a'.repeat(64) + '!', [1n, 1n], '(a+)+') });
+      out.push({ name: 'pprof: invalid drop_frames', bytes: pprofTwoSamples('malloc', [1n, 1n], 'malloc|(') });
+      // two heap samples near int64 max: their total leaves int64 (pprof prints -8192PB)
+      out.push({ name: 'pprof: values near int64 max', bytes: pprofTwoSamples('alloc', [(1n << 63n) - 4097n, (1n << 63n) - 4097n], '') });
+      out.push({ name: 'pprof: values near int64 min', bytes: pprofTwoSamples('alloc', [-(1n << 63n), -(1n << 63n)], '') });
       break;
     }
     case 'gperftools-heap': {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { createRegistry, isGzip, isProfkitError, sampleCount, type Profile, type ReadLimits, type Registry } from '@profkit/core';
+import { applyDropFrames, createRegistry, isGzip, isProfkitError, sampleCount, topReport, type Profile, type ReadLimits, type Registry } from '@profkit/core';
 import pprofAdapter, { decodeProfile, decodeProfileStream, serializePprof } from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
@@ -117,8 +117,17 @@ async function drain(data: Uint8Array | AsyncIterable<Uint8Array>): Promise<numb
 }
 
 /**
+ * What `profkit top` does after reading: the profile's own (possibly hostile) drop_frames and
+ * keep_frames applied, and the report of the default sample type (sums beyond int64 included).
+ */
+async function viewLikeTop(p: Profile): Promise<void> {
+  const { profile } = await applyDropFrames(p);
+  if (profile.sample_types.type.length > 0) topReport(profile);
+}
+
+/**
  * A target that reads through the registry as `format` and writes the result back as `writeAs`
- * (with the writer's `writeOptions`).
+ * (with the writer's `writeOptions`); with `view`, also computes what `top` shows.
  */
 function registryTarget(
   name: TargetName,
@@ -126,12 +135,14 @@ function registryTarget(
   writeAs: string | undefined,
   seeds: () => Promise<{ name: string; bytes: Uint8Array }[]>,
   writeOptions?: Record<string, unknown>,
+  view = false,
 ): Target {
   return {
     name,
     seeds,
     async exec(bytes) {
       const r = await reg().read(bytes, { format, fileName: `fuzz-input.${name}`, limits: FUZZ_LIMITS });
+      if (view) await viewLikeTop(r.profile);
       if (writeAs) {
         const w = await reg().serialize(r.profile, { format: writeAs, validate: false, options: writeOptions });
         await drain(w.data);
@@ -243,7 +254,7 @@ export function makeTarget(name: TargetName): Target {
         // Mutate the decompressed protobuf (mutating gzip mostly tests zlib's checksum).
         const raw = gz.map((s) => ({ name: s.name, bytes: isGzip(s.bytes) ? tryGunzip(s.bytes) : s.bytes }));
         return [...raw, ...gz.slice(0, 2), { name: 'generated:pprof', bytes: serializePprof(await sampleProfile(), { compress: false }) }].filter((s) => s.bytes.length > 0);
-      }));
+      }, undefined, true));
     case 'gperftools-heap':
       return registryTarget(name, 'gperftools-heap', 'gperftools-heap', async () => [
         ...shared('pprof/profile/testdata', (n) => /\.(heap|growth)$/.test(n)),

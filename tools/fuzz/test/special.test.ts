@@ -36,3 +36,16 @@ describe('special inputs hit the limit meant for them', () => {
     });
   }
 });
+
+// Inputs the views must read and report (issue 15 items 10-11): the pprof target applies the
+// profile's drop_frames (linear-time RE2, so (a+)+ cannot hang it; an invalid one is ignored
+// like pprof) and computes `top` of sums beyond int64.
+describe('special inputs the pprof target reads and reports', () => {
+  for (const name of ['pprof: drop_frames (a+)+ against a 64-char name', 'pprof: invalid drop_frames', 'pprof: values near int64 max', 'pprof: values near int64 min']) {
+    it(name, async () => {
+      const input = specialInputs('pprof').find((s) => s.name === name);
+      expect(input, `special input ${name}`).toBeDefined();
+      expect(await makeTarget('pprof').exec(input!.bytes)).toMatch(/^ok:samples~2\^2:types=1:/);
+    });
+  }
+});

@@ -43,7 +43,7 @@ export const diff: CliCommand = {
       return reportWritten(ctx, 'diff', output, { base: baseFile, new: newFile, output, to: w.format, warnings }, `${newFile} - ${baseFile} -> ${output} (${w.format})`);
     }
     // pprof prunes the merged NEW - BASE profile with its first source's (NEW's) drop_frames.
-    const viewed = asViewed(ctx, { profile: d, warnings: [] }, next.profile['.profile']);
+    const viewed = await asViewed(ctx, { profile: d, warnings: [] }, next.profile['.profile']);
     warnings.push(...viewed.warnings);
     const dv = viewed.profile;
     const t = sampleTypeIndexOf(ctx, dv);

@@ -65,9 +65,16 @@ export async function readWithProgress(ctx: CliContext, file: string): Promise<R
  * `go tool pprof` applies them on load (or `patterns`, e.g. the new profile's for a diff),
  * unless `--no-drop-frames`. An invalid pattern becomes a warning of the result.
  */
-export function asViewed<R extends { profile: Profile; warnings: Warning[] }>(ctx: CliContext, r: R, patterns?: DropFramesPatterns): R {
+export async function asViewed<R extends { profile: Profile; warnings: Warning[] }>(ctx: CliContext, r: R, patterns?: DropFramesPatterns): Promise<R> {
   if (ctx.values['no-drop-frames'] === true) return r;
-  const applied = phase(ctx, 'applying drop_frames', () => applyDropFrames(r.profile, patterns));
+  const bar = ctx.progress('applying drop_frames');
+  bar.update(0);
+  let applied: Awaited<ReturnType<typeof applyDropFrames>>;
+  try {
+    applied = await applyDropFrames(r.profile, patterns);
+  } finally {
+    bar.done();
+  }
   return applied.warnings.length === 0 && !applied.pruned ? r : { ...r, profile: applied.profile, warnings: [...r.warnings, ...applied.warnings] };
 }
 

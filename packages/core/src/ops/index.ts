@@ -10,4 +10,4 @@ export { selectSampleTypes } from './select.js';
 export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';
 export { formatValue, formatPercentage, scaleMeasurement } from './format.js';
 export { toFolded } from './folded.js';
-export { compilePattern, type Pattern } from './regex.js';
+export { compilePattern, compileGoPattern, type Pattern, type PatternMatcher } from './regex.js';

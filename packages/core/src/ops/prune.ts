@@ -4,7 +4,7 @@ import { isProfkitError, type Warning } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
 import { rebuildSamplewise, readLocations } from './internal.js';
-import { compilePattern, type Pattern } from './regex.js';
+import { compileGoPattern, compilePattern, type Pattern, type PatternMatcher } from './regex.js';
 
 const RESERVED_NAMES = ['(anonymous namespace)', 'operator()'];
 
@@ -56,7 +56,7 @@ export function prune(p: Profile, options: PruneOptions): Profile {
 }
 
 /** `prune` with compiled patterns; `undefined` when no location has a matching frame (nothing to do). */
-function pruneMatching(p: Profile, index: ProfileIndex, drop: RegExp, keep: RegExp | undefined): Profile | undefined {
+function pruneMatching(p: Profile, index: ProfileIndex, drop: PatternMatcher, keep: PatternMatcher | undefined): Profile | undefined {
   const locs = readLocations(p, index);
   const names = p.functions.name;
   const pruneLoc = new Uint8Array(locs.length);
@@ -131,16 +131,20 @@ export interface AppliedDropFrames {
  * it on load so that their numbers are pprof's; commands that write profiles do not (the
  * patterns stay in the profile). `patterns` defaults to the profile's own; a diff applies the
  * new profile's to both sides, as pprof applies the merged profile's (the first source's).
- * Unlike `prune`, returns `p` itself when no frame matches, and a pattern that does not compile
- * is a warning, not an error: pprof ignores the compile error and shows the profile unpruned.
+ *
+ * Unlike `prune` and `removeUninteresting` (JavaScript `RegExp`), the patterns are compiled as Go
+ * RE2 expressions (`compileGoPattern`): pprof's semantics exactly, and linear-time matching,
+ * since they come from the (possibly hostile) profile. Returns `p` itself when no frame matches.
+ * A pattern that does not compile is a warning, not an error: pprof ignores the compile error
+ * and shows the profile unpruned.
  */
-export function applyDropFrames(p: Profile, patterns: DropFramesPatterns = p['.profile']): AppliedDropFrames {
+export async function applyDropFrames(p: Profile, patterns: DropFramesPatterns = p['.profile']): Promise<AppliedDropFrames> {
   if (patterns.drop_frames === '') return { profile: p, pruned: false, warnings: [] };
-  let drop: RegExp;
-  let keep: RegExp | undefined;
+  let drop: PatternMatcher;
+  let keep: PatternMatcher | undefined;
   try {
-    drop = compilePattern(patterns.drop_frames, 'drop_frames', true);
-    keep = patterns.keep_frames === '' ? undefined : compilePattern(patterns.keep_frames, 'keep_frames', true);
+    drop = await compileGoPattern(patterns.drop_frames, 'drop_frames', true);
+    keep = patterns.keep_frames === '' ? undefined : await compileGoPattern(patterns.keep_frames, 'keep_frames', true);
   } catch (e) {
     if (!isProfkitError(e)) throw e;
     const option = String(e.detail.option);

@@ -54,3 +54,30 @@ export function compilePattern(pattern: Pattern, option: string, fullMatch = fal
     });
   }
 }
+
+/** A compiled pattern as operations use it. */
+export interface PatternMatcher {
+  /** Whether the pattern matches somewhere in `s` (Go's `MatchString`). */
+  test(s: string): boolean;
+}
+
+/**
+ * Compiles a pattern that comes from a profile (`drop_frames`, `keep_frames`) with re2js, a port
+ * of Go's RE2: exactly Go's syntax and semantics (pprof compiles these with Go's `regexp`), and
+ * matching in time linear in the input, so a hostile pattern cannot hang a view the way a
+ * backtracking `RegExp` can (`(a+)+$` against a long name). Loaded on first use (re2js is large,
+ * and most profiles have no patterns). With `fullMatch` the pattern is wrapped `^(…)$` as pprof
+ * does. An invalid expression (for Go) is a `PROFKIT_E_USAGE` error naming `option`.
+ */
+export async function compileGoPattern(pattern: string, option: string, fullMatch = false): Promise<PatternMatcher> {
+  const { RE2JS } = await import('re2js');
+  const src = fullMatch ? `^(${pattern})$` : pattern;
+  try {
+    return RE2JS.compile(src);
+  } catch (e) {
+    throw new ProfkitError(ErrorCodes.USAGE, `invalid regular expression for ${option}: ${JSON.stringify(pattern)} (${(e as Error).message})`, {
+      option,
+      rule: 'the option must be a valid (Go RE2) regular expression',
+    });
+  }
+}
