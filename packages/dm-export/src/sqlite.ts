@@ -6,7 +6,8 @@
  */
 
 import { createRequire } from 'node:module';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
@@ -112,9 +113,30 @@ export function openDatabase(source: Uint8Array | string | undefined, file: stri
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
   } catch (e) {
     if (e instanceof ProfkitError) throw e;
+    if (isSqliteIoFailure(e)) throw sqliteIoError(e, file, readonly ? 'reading' : 'opening');
+    // better-sqlite3 checks the directory itself (a TypeError, without a SQLite code).
+    if (typeof source === 'string' && !existsSync(dirname(resolve(source)))) {
+      throw new ProfkitError(ErrorCodes.IO, `opening the SQLite database failed: no such directory ${dirname(resolve(source))}`, { file, errno: 'ENOENT' }, { cause: e });
+    }
     throw new ProfkitError(DM_ERRORS.NOT_SQLITE, `not a readable SQLite database: ${(e as Error).message}`, { file, offset: 0, rule: 'SQLite database file format' }, { cause: e });
   }
   return db;
+}
+
+/**
+ * Whether a SQLite error (better-sqlite3's `code`, the extended result code) is a failure of the
+ * disk or the file rather than of the data: a full disk or quota (SQLITE_FULL), an I/O error
+ * (SQLITE_IOERR_*), a file that cannot be opened (SQLITE_CANTOPEN_*) or is read-only
+ * (SQLITE_READONLY_*). Those are `PROFKIT_E_IO` (exit 3), never a broken profile.
+ */
+export function isSqliteIoFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^SQLITE_(FULL|IOERR|CANTOPEN|READONLY)(_|$)/.test(code);
+}
+
+function sqliteIoError(e: unknown, file: string, doing: string): ProfkitError {
+  const err = e as { code: string; message: string };
+  return new ProfkitError(ErrorCodes.IO, `${doing} the SQLite database failed: ${err.message} (${err.code})`, { file, errno: err.code, rule: 'the database file can be written' }, { cause: e });
 }
 
 function hasOurSchema(db: Database): boolean {
@@ -205,14 +227,20 @@ export function insertProfile(
   } catch (e) {
     if (e instanceof ProfkitError) throw e;
     const err = e as { code?: string; message: string };
+    if (isSqliteIoFailure(e)) throw sqliteIoError(e, file, 'writing');
     throw new ProfkitError(ErrorCodes.INVALID_PROFILE, `the profile breaks a constraint of the relational model: ${err.message}`, {
       file,
       rule: err.code ?? 'SQLite constraint',
     }, { cause: e });
   }
-  // Approximate statistics (sampled, bounded cost) for the query planner.
-  db.pragma('analysis_limit = 1000');
-  db.exec('ANALYZE');
+  try {
+    // Approximate statistics (sampled, bounded cost) for the query planner.
+    db.pragma('analysis_limit = 1000');
+    db.exec('ANALYZE');
+  } catch (e) {
+    if (isSqliteIoFailure(e)) throw sqliteIoError(e, file, 'writing');
+    throw e;
+  }
   return profileId;
 }
 
