@@ -34,7 +34,8 @@ export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
   quiet: { type: 'boolean', short: 'q', description: 'print no warnings, notes or progress' },
   config: { type: 'string', valueName: 'FILE', description: 'use this config file instead of searching for profkit.config.{json,js,mjs}' },
   adapter: { type: 'string', multiple: true, valueName: 'SPECIFIER', description: 'load an adapter module (package name or path)' },
-  discover: { type: 'boolean', description: "load adapter packages listed in the project's package.json (with the profkit-adapter keyword)" },
+  discover: { type: 'boolean', description: 'load the installed adapter packages even when the config says "autoDiscover": false' },
+  'no-discover': { type: 'boolean', description: 'load only the adapters named by the config file and --adapter (no search of node_modules)' },
   limit: { type: 'string', multiple: true, valueName: 'NAME=N', description: 'raise or lower a read limit, e.g. maxSamples=1e9 or maxDecompressedBytes=8GiB (see docs/security.md)' },
 };
 
@@ -177,7 +178,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     cwd: io.cwd,
     config: typeof g.config === 'string' ? g.config : undefined,
     adapters: Array.isArray(g.adapter) ? (g.adapter as unknown[]).filter((x): x is string => typeof x === 'string') : [],
-    discover: g.discover === true,
+    discover: g['no-discover'] === true ? false : g.discover === true ? true : undefined,
   };
   const bare = createOutput({ stdout: io.stdout, stderr: io.stderr, json: g.json === true, quiet: g.quiet === true, verbose: g.verbose === true });
   const limits = parseLimits(g.limit);

@@ -1,8 +1,10 @@
 /**
  * Builds the CLI's registry through core's discovery: the config file (found from the working
- * directory upwards, or `--config`), `--adapter` specifiers and opt-in `--discover`. Specifiers
- * that cannot be found from the config's folder (or the working directory) are tried from the
- * CLI's own install, so a globally installed CLI can load adapters installed beside it.
+ * directory upwards, or `--config`), `--adapter` specifiers, then the installed adapter packages
+ * (zero-config discovery, on unless `"autoDiscover": false` or `--no-discover`). Specifiers that
+ * cannot be found from the config's folder (or the working directory) are tried from the CLI's
+ * own install, and discovery searches the CLI's own `node_modules` tree too, so a globally
+ * installed CLI finds adapters installed beside it.
  */
 
 import { dirname } from 'node:path';
@@ -19,7 +21,8 @@ export interface RegistryFlags {
   cwd: string;
   config?: string;
   adapters: string[];
-  discover: boolean;
+  /** `--discover` (true), `--no-discover` (false), neither (undefined: the config decides, default on). */
+  discover?: boolean;
 }
 
 export function loadRegistry(flags: RegistryFlags): Promise<BuildRegistryResult> {

@@ -21,15 +21,21 @@ const twinAdapter = join(fixtures, 'twin-adapter.mjs');
 const cliPkg = JSON.parse(readFileSync(resolve(here, '../package.json'), 'utf8')) as { version: string };
 const corePkg = JSON.parse(readFileSync(resolve(here, '../../core/package.json'), 'utf8')) as { version: string };
 
+/** Where the repository's CLI finds @profkit/pprof: the workspace's node_modules above it. */
+const pprofInstalled = resolve(here, '../../../node_modules/@profkit/pprof');
 const root = mkdtempSync(join(tmpdir(), 'profkit-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let count = 0;
-/** A project folder with a config naming the lines test adapter, and a copy of sample.lines. */
+/**
+ * A project folder with a config naming the lines test adapter, and a copy of sample.lines.
+ * Discovery is off unless the config says otherwise: the CLI's own node_modules (the repository's)
+ * holds every first-party adapter, and these tests are about the configured test adapters.
+ */
 function project(config: object = { adapters: [linesAdapter] }): string {
   const dir = join(root, `p${count++}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify(config));
+  writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, ...config }));
   copyFileSync(join(fixtures, 'sample.lines'), join(dir, 'sample.lines'));
   return dir;
 }
@@ -156,6 +162,38 @@ describe('usage errors exit 2 with one line', () => {
   });
 });
 
+describe('zero-config discovery', () => {
+  /** A folder outside the repository with no config file: only discovery can find adapters. */
+  function bareFolder(): string {
+    const dir = join(root, `bare${count++}`);
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(join(fixtures, 'sample.lines'), join(dir, 'sample.lines'));
+    return dir;
+  }
+
+  it("finds the adapters installed in the CLI's own node_modules tree without a config file", async () => {
+    const dir = bareFolder();
+    const c = await run(['convert', 'sample.lines', 'x.pb.gz', '--adapter', linesAdapter], { cwd: dir });
+    expect(c.code).toBe(0);
+    const top = await run(['top', 'x.pb.gz'], { cwd: dir });
+    expect(top.stderr).toBe('');
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('flat%');
+    const j = JSON.parse((await run(['formats', '--json'], { cwd: dir })).stdout);
+    expect(j.adapters.find((a: { name: string }) => a.name === 'pprof').source).toMatchObject({ kind: 'discovered', specifier: '@profkit/pprof', from: pprofInstalled });
+    expect(j.notInstalled).toEqual([]);
+  });
+
+  it('--no-discover loads only what is named, and the error says the adapter is installed but not loaded', async () => {
+    const dir = bareFolder();
+    expect((await run(['convert', 'sample.lines', 'x.pb.gz', '--adapter', linesAdapter], { cwd: dir })).code).toBe(0);
+    const r = await run(['info', 'x.pb.gz', '--no-discover'], { cwd: dir });
+    expect(r.code).toBe(4);
+    const line = expectOneLineError(r, 'PROFKIT_E_UNKNOWN_FORMAT');
+    expect(line).toContain(`@profkit/pprof, which is installed in ${pprofInstalled} but not loaded: discovery is off (--no-discover`);
+  });
+});
+
 describe('formats', () => {
   it('lists adapters, formats, capabilities and sources', async () => {
     const dir = project();
@@ -163,7 +201,9 @@ describe('formats', () => {
     expect(r.code).toBe(0);
     const row = r.stdout.split('\n').find((l) => l.startsWith('lines '))!;
     expect(row.split(/\s{2,}/)).toEqual(['lines', 'yes', 'yes', '.lines .lines.txt', 'lines 9.9.9', `config ${linesAdapter} (${join(dir, 'profkit.config.json')})`]);
-    expect(r.stdout).toContain('npm install @profkit/pprof');
+    // Installed beside the CLI, but the config switched discovery off: not "not installed".
+    expect(r.stdout).toContain(`@profkit/pprof is installed in ${pprofInstalled} but not loaded: "autoDiscover": false in ${join(dir, 'profkit.config.json')}`);
+    expect(r.stdout).not.toContain('not installed');
   });
 
   it('has a versioned JSON form', async () => {
@@ -181,6 +221,7 @@ describe('formats', () => {
       packageName: '@profkit/pprof',
       formats: ['pprof'],
       install: 'npm install @profkit/pprof',
+      notLoaded: `installed in ${pprofInstalled} but not loaded: "autoDiscover": false in ${join(dir, 'profkit.config.json')}`,
     });
   });
 });
@@ -219,12 +260,14 @@ describe('detect', () => {
     expect(j).toMatchObject({ format: null, problem: 'ambiguous' });
   });
 
-  it('exits 4 with the install command when a first-party format is recognized by name', async () => {
+  it('exits 4 saying the first-party adapter is installed but not loaded when discovery is off', async () => {
     const dir = project();
     writeFileSync(join(dir, 'cpu.pb.gz'), Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xe3, 0x62, 0, 0]));
     const r = await run(['info', 'cpu.pb.gz'], { cwd: dir });
     expect(r.code).toBe(4);
-    expect(expectOneLineError(r, 'PROFKIT_E_UNKNOWN_FORMAT')).toContain('npm install @profkit/pprof');
+    const line = expectOneLineError(r, 'PROFKIT_E_UNKNOWN_FORMAT');
+    expect(line).toContain(`@profkit/pprof, which is installed in ${pprofInstalled} but not loaded`);
+    expect(line).not.toContain('not installed');
   });
 
   it('says when the input is empty', async () => {
@@ -401,7 +444,7 @@ describe('convert', () => {
     expect(expectOneLineError(r, 'PROFKIT_E_UNKNOWN_FORMAT')).toContain('pick a format with --to');
     const r2 = await run(['convert', 'sample.lines', 'out.pb.gz'], { cwd: dir });
     expect(r2.code).toBe(4);
-    expect(expectOneLineError(r2, 'PROFKIT_E_NO_ADAPTER')).toContain('npm install @profkit/pprof');
+    expect(expectOneLineError(r2, 'PROFKIT_E_NO_ADAPTER')).toContain(`@profkit/pprof, which is installed in ${pprofInstalled} but not loaded`);
     expect(existsSync(join(dir, 'out.pb.gz'))).toBe(false);
     const r3 = await run(['convert', 'sample.lines', 'x.twin', '--adapter', twinAdapter], { cwd: dir });
     expect(r3.code).toBe(4);

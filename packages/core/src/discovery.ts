@@ -1,22 +1,31 @@
 /**
- * Adapter discovery: builds a registry from, in order,
+ * Adapter discovery: builds a registry from, in order (an adapter registered earlier wins; later
+ * sources never shadow it),
  * 1. adapters passed programmatically,
  * 2. the config file `profkit.config.{json,js,mjs}` (searched from the working directory
  *    upwards, or named explicitly), whose `adapters` are module specifiers resolved from the
  *    config file's folder first, then from the fallback folders (the CLI's own install),
  * 3. `--adapter <specifier>` flags, resolved from the working directory (then the fallbacks),
- * 4. opt-in discovery (`--discover` or `"autoDiscover": true`): the project's package.json
- *    dependency lists, for `@profkit/*` and `profkit-adapter-*` packages whose package.json has
- *    the `profkit-adapter` keyword.
+ * 4. zero-config discovery (on unless the config says `"autoDiscover": false` or the caller
+ *    passes `discover: false`, the CLI's `--no-discover`): the installed packages, found like
+ *    Node resolution finds them, in the `node_modules` folder of the working directory and of
+ *    each of its ancestors, then in those of the config's folder and of the fallback folders (so
+ *    a global install of the CLI finds adapters installed globally beside it). A package is an
+ *    adapter when its package.json lists the `profkit-adapter` keyword (`@profkit/*` packages
+ *    included). Only package.json files are read to find them.
  *
  * Specifiers are resolved like Node's ESM loader (package `exports` with the `import`/`node`/
  * `default` conditions, else `main`, else `index.js`), then loaded with `import()`. A module may
  * export (as default, or as `adapter`/`adapters`) an adapter, an array of adapters, or a factory
  * function returning either; nested `default`s (CommonJS interop) are unwrapped.
+ *
+ * Not yet lazy: every discovered adapter is imported when the registry is built (package.json
+ * metadata declaring formats, extensions and magic so that only the adapter a file needs is
+ * imported is a follow-up, issue 16 item 4).
  */
 
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { Adapter } from './adapter.js';
@@ -41,6 +50,7 @@ export const ADAPTER_KEYWORD = 'profkit-adapter';
 export interface ProfkitConfig {
   /** Module specifiers (or, in JS configs, adapter objects / arrays / factories). */
   adapters: unknown[];
+  /** Zero-config discovery of installed adapter packages; `true` unless the file says `false`. */
   autoDiscover: boolean;
 }
 
@@ -138,7 +148,7 @@ export async function loadConfigFile(path: string): Promise<LoadedConfig> {
       }
     });
   }
-  return { path: abs, adapters, autoDiscover: parsed.data.autoDiscover ?? false };
+  return { path: abs, adapters, autoDiscover: parsed.data.autoDiscover ?? true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,6 +423,82 @@ export function discoverAdapterPackages(projectPackageJson: string): { packages:
   return { packages, skipped };
 }
 
+/**
+ * The `node_modules` folders Node's resolution would search from each of `startDirs` (the folder's
+ * own, then each ancestor's), nearest first, each listed once; only folders that exist.
+ */
+export function nodeModulesFolders(startDirs: string[]): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const start of startDirs) {
+    let dir = resolve(start);
+    for (;;) {
+      const nm = basename(dir) === 'node_modules' ? dir : join(dir, 'node_modules');
+      if (!seen.has(nm)) {
+        seen.add(nm);
+        if (isDir(nm)) out.push(nm);
+      }
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  return out;
+}
+
+function packageDirsIn(nodeModules: string): { name: string; dir: string }[] {
+  const out: { name: string; dir: string }[] = [];
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir).sort();
+    } catch {
+      return [];
+    }
+  };
+  for (const entry of list(nodeModules)) {
+    if (entry.startsWith('.')) continue; // .bin, .package-lock.json, .cache
+    if (entry.startsWith('@')) {
+      for (const sub of list(join(nodeModules, entry))) if (!sub.startsWith('.')) out.push({ name: `${entry}/${sub}`, dir: join(nodeModules, entry, sub) });
+    } else {
+      out.push({ name: entry, dir: join(nodeModules, entry) });
+    }
+  }
+  return out;
+}
+
+/** True when the package.json at `dir` lists the adapter keyword; false when absent or unreadable. */
+function hasAdapterKeyword(dir: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'package.json'), 'utf8');
+  } catch {
+    return false;
+  }
+  // Most packages never mention the keyword: skip parsing their package.json.
+  if (!text.includes(ADAPTER_KEYWORD)) return false;
+  try {
+    const keywords = (JSON.parse(text) as { keywords?: unknown }).keywords;
+    return Array.isArray(keywords) && keywords.includes(ADAPTER_KEYWORD);
+  } catch {
+    return false; // a broken unrelated package must not stop the CLI
+  }
+}
+
+/**
+ * Lists the installed adapter packages (package.json `keywords` lists `profkit-adapter`) in the
+ * `node_modules` folders searched from `startDirs` (see `nodeModulesFolders`), reading only
+ * package.json files. A name found in several folders is listed once, from the nearest folder.
+ */
+export function findInstalledAdapterPackages(startDirs: string[]): DiscoveredPackage[] {
+  const found = new Map<string, DiscoveredPackage>();
+  for (const nm of nodeModulesFolders(startDirs)) {
+    for (const p of packageDirsIn(nm)) {
+      if (!found.has(p.name) && hasAdapterKeyword(p.dir)) found.set(p.name, p);
+    }
+  }
+  return [...found.values()];
+}
+
 export interface BuildRegistryOptions extends RegistryOptions {
   /** Working directory (config search start, `--adapter` resolution); default `process.cwd()`. */
   cwd?: string;
@@ -422,7 +508,10 @@ export interface BuildRegistryOptions extends RegistryOptions {
   adapters?: Adapter[];
   /** `--adapter` specifiers, resolved from `cwd`. */
   adapterSpecifiers?: string[];
-  /** Turn on package.json discovery (also on when the config says `autoDiscover: true`). */
+  /**
+   * Discovery of installed adapter packages: `true` forces it on, `false` off; by default it is
+   * on unless the config file says `"autoDiscover": false`.
+   */
   discover?: boolean;
   /** Folders tried after the config's folder / cwd (e.g. the CLI's own install). */
   fallbackDirs?: string[];
@@ -474,37 +563,49 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
     registerAll(registry, values, { kind: 'flag', specifier: spec, from: '--adapter', resolved });
   }
 
-  if (options.discover || config?.autoDiscover) {
-    // --discover: the project around the working directory; autoDiscover: the config's project.
-    const pj = findProjectPackageJson(options.discover || !config ? cwd : dirname(config.path));
-    if (!pj) {
-      warnings.push({ code: 'PROFKIT_W_DISCOVER_NO_PACKAGE_JSON', message: `adapter discovery found no package.json from ${cwd} upwards` });
-    } else {
-      const { packages } = discoverAdapterPackages(pj);
-      for (const p of packages) {
-        try {
-          const { values, resolved } = await loadAdapterModule(p.name, { fromDirs: [dirname(pj)], namedIn: pj });
-          const real = realpathSync(resolved);
-          if (loadedFiles.has(real)) continue;
-          loadedFiles.add(real);
-          for (const v of values) {
-            const name = v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined;
-            const existing = typeof name === 'string' ? registry.get(name) : undefined;
-            if (existing) {
-              if (existing !== v) warnings.push({ code: 'PROFKIT_W_DISCOVER_SHADOWED', message: `discovered adapter ${name} from ${p.name} is shadowed by an adapter of the same name registered earlier` });
-              continue;
-            }
-            registry.register(v, { source: { kind: 'discovered', specifier: p.name, from: pj, resolved } });
+  // Installed adapters that are not registered (discovery off, or loading failed): the registry's
+  // hints then say "installed but not loaded" instead of "not installed".
+  const discoverOn = options.discover ?? config?.autoDiscover ?? true;
+  const configDir = config ? [dirname(config.path)] : [];
+  const installed = findInstalledAdapterPackages(uniq([cwd, ...configDir, ...fallbacks]));
+  const loadedNames = new Set(registry.list().map((e) => e.adapter.packageName ?? e.source.specifier));
+  for (const p of installed) {
+    if (!discoverOn) {
+      const why = config && !config.autoDiscover && options.discover === undefined ? `"autoDiscover": false in ${config.path}` : 'discovery is off (--no-discover, or discover: false)';
+      registry.unloadedPackages.set(p.name, `installed in ${p.dir} but not loaded: ${why}`);
+      continue;
+    }
+    if (loadedNames.has(p.name)) continue;
+    try {
+      const { values, resolved } = await loadAdapterModule(p.name, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
+      const real = realpathSync(resolved);
+      if (loadedFiles.has(real)) continue;
+      loadedFiles.add(real);
+      for (const v of values) {
+        const name = v && typeof v === 'object' ? (v as { name?: unknown }).name : undefined;
+        const existing = typeof name === 'string' ? registry.get(name) : undefined;
+        if (existing) {
+          // The same adapter configured from another copy is no news; another package using the name is.
+          if (existing.packageName !== p.name) {
+            warnings.push({ code: 'PROFKIT_W_DISCOVER_SHADOWED', message: `discovered adapter ${name} from ${p.name} (${p.dir}) is shadowed by an adapter of the same name registered earlier` });
           }
-        } catch (e) {
-          const msg = isProfkitError(e) ? e.message : (e as Error)?.message ?? String(e);
-          warnings.push({ code: 'PROFKIT_W_DISCOVER_FAILED', message: `discovered package ${p.name} (${p.dir}) could not be registered: ${msg}` });
+          continue;
         }
+        registry.register(v, { source: { kind: 'discovered', specifier: p.name, from: p.dir, resolved } });
       }
+    } catch (e) {
+      const msg = isProfkitError(e) ? e.message : (e as Error)?.message ?? String(e);
+      registry.unloadedPackages.set(p.name, `installed in ${p.dir} but could not be loaded: ${msg}`);
+      warnings.push({ code: 'PROFKIT_W_DISCOVER_FAILED', message: `discovered package ${p.name} (${p.dir}) could not be registered: ${msg}` });
     }
   }
 
   return { registry, config, warnings };
+}
+
+/** The folder whose `node_modules` holds an installed package (where Node resolves it from). */
+function projectDirOf(p: DiscoveredPackage): string {
+  return dirname(p.dir.slice(0, p.dir.length - p.name.length - 1));
 }
 
 function uniq(dirs: string[]): string[] {

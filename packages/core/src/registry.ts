@@ -105,6 +105,8 @@ export interface InstallHint {
   packageName: string;
   extension: string;
   command: string;
+  /** Set when the package is installed but not registered: why (discovery off, loading failed). */
+  notLoaded?: string;
 }
 
 /** Output of `formats()`: one row per format of every adapter. */
@@ -310,10 +312,18 @@ export function matchExtension(fileName: string, extensions: readonly string[]):
 }
 
 /** The `npm install` hint for a first-party format id or a file name, when its adapter is missing. */
-export function firstPartyHint(by: { format?: string; fileName?: string }, installed: ReadonlySet<string>): InstallHint | undefined {
+export function firstPartyHint(
+  by: { format?: string; fileName?: string },
+  installed: ReadonlySet<string>,
+  unloaded: ReadonlyMap<string, string> = new Map(),
+): InstallHint | undefined {
+  const hint = (fp: (typeof FIRST_PARTY_FORMATS)[number], extension: string): InstallHint => {
+    const notLoaded = unloaded.get(fp.packageName);
+    return { format: fp.format, packageName: fp.packageName, extension, command: `npm install ${fp.packageName}`, ...(notLoaded !== undefined ? { notLoaded } : {}) };
+  };
   if (by.format !== undefined) {
     const fp = FIRST_PARTY_FORMATS.find((f) => f.format === by.format);
-    if (fp && !installed.has(fp.format)) return { format: fp.format, packageName: fp.packageName, extension: '', command: `npm install ${fp.packageName}` };
+    if (fp && !installed.has(fp.format)) return hint(fp, '');
     return undefined;
   }
   if (by.fileName === undefined || by.fileName === '-') return undefined;
@@ -324,10 +334,11 @@ export function firstPartyHint(by: { format?: string; fileName?: string }, insta
     if (ext && (!best || ext.length > best.ext.length)) best = { fp, ext };
   }
   if (!best) return undefined;
-  return { format: best.fp.format, packageName: best.fp.packageName, extension: best.ext, command: `npm install ${best.fp.packageName}` };
+  return hint(best.fp, best.ext);
 }
 
 function hintText(h: InstallHint): string {
+  if (h.notLoaded !== undefined) return `the ${h.format} format is read by ${h.packageName}, which is ${h.notLoaded}`;
   return `the ${h.format} format is read by ${h.packageName}, which is not installed: run \`${h.command}\` and add "${h.packageName}" to profkit.config.json's "adapters"`;
 }
 
@@ -370,6 +381,12 @@ function wrapAdapterError(e: unknown, adapter: string, file: string, doing: stri
 
 export class Registry {
   private readonly entries: RegisteredAdapter[] = [];
+  /**
+   * Adapter packages known to be installed but not registered (package name -> why, e.g.
+   * discovery is off or loading failed), filled by `buildRegistry`: hints for their formats say
+   * so instead of "not installed".
+   */
+  readonly unloadedPackages = new Map<string, string>();
   private readonly codecs = new Map<string, Promise<AdapterCodec>>();
   private counter = 0;
   private readonly validatorOption: ValidatorFn | null | undefined;
@@ -511,7 +528,7 @@ export class Registry {
   private requireFormat(id: string, file: string | undefined, need: 'read' | 'write'): { adapter: Adapter; format: FormatInfo } {
     const found = this.resolveFormat(id);
     if (!found) {
-      const hint = firstPartyHint({ format: id }, this.installedFormats());
+      const hint = firstPartyHint({ format: id }, this.installedFormats(), this.unloadedPackages);
       const known = this.formats().map((f) => f.format.id);
       throw new ProfkitError(
         ErrorCodes.NO_ADAPTER,
@@ -581,7 +598,7 @@ export class Registry {
     else if (top && top.score >= SNIFF_LIKELY - EPSILON) d.problem = 'ambiguous';
     else d.problem = 'unknown';
     if (d.problem === 'unknown' && hints.fileName) {
-      const hint = firstPartyHint({ fileName: hints.fileName }, this.installedFormats());
+      const hint = firstPartyHint({ fileName: hints.fileName }, this.installedFormats(), this.unloadedPackages);
       if (hint) d.installHint = hint;
     }
     return d;
@@ -738,7 +755,7 @@ export class Registry {
         rule: 'format must support write',
       });
     }
-    const hint = firstPartyHint({ fileName: path }, this.installedFormats());
+    const hint = firstPartyHint({ fileName: path }, this.installedFormats(), this.unloadedPackages);
     if (hint) throw new ProfkitError(ErrorCodes.NO_ADAPTER, hintText(hint), { file: path, format: hint.format, install: hint.command, rule: 'format must be installed' });
     const writable = this.formats().filter((f) => f.write);
     throw new ProfkitError(

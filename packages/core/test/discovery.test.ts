@@ -9,6 +9,8 @@ import {
   ErrorCodes,
   buildRegistry,
   discoverAdapterPackages,
+  findInstalledAdapterPackages,
+  nodeModulesFolders,
   findConfigFile,
   loadConfigFile,
   resolveModule,
@@ -222,60 +224,109 @@ export default defineAdapter({
   });
 });
 
-describe('opt-in discovery from package.json', () => {
+describe('zero-config discovery of installed adapter packages', () => {
+  /** A project with adapters installed in its node_modules and one in its parent's. */
   function discoveryProject() {
-    const dir = project();
-    write(join(dir, 'package.json'), {
-      name: 'app',
-      dependencies: { 'profkit-adapter-yes': '1.0.0', 'left-pad': '1.0.0' },
-      devDependencies: { 'profkit-adapter-nokeyword': '1.0.0', '@profkit/scoped': '1.0.0', 'profkit-adapter-missing': '1.0.0' },
-    });
+    const parent = project();
+    const dir = join(parent, 'app');
+    write(join(dir, 'package.json'), { name: 'app', dependencies: { 'profkit-adapter-yes': '1.0.0' } });
     installPackage(dir, 'profkit-adapter-yes', plainAdapter('yes'));
     installPackage(dir, 'profkit-adapter-nokeyword', plainAdapter('nokeyword'), { keywords: ['other'] });
     installPackage(dir, '@profkit/scoped', plainAdapter('scoped'));
-    installPackage(dir, 'left-pad', plainAdapter('leftpad'));
-    installPackage(dir, 'profkit-adapter-unlisted', plainAdapter('unlisted'));
+    installPackage(dir, '@profkit/not-an-adapter', 'throw new Error("must not be imported");', { keywords: [] });
+    installPackage(dir, 'unlisted-but-keyworded', plainAdapter('unlisted'));
+    write(join(dir, 'node_modules', 'broken-json', 'package.json'), '{ "keywords": ["profkit-adapter"');
+    installPackage(parent, 'profkit-adapter-above', plainAdapter('above'));
     return dir;
   }
+  const names = (r: Awaited<ReturnType<typeof buildRegistry>>) => r.registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier]);
 
-  it('is off by default', async () => {
+  it('finds every package with the keyword in the node_modules of the folder and its ancestors, reading only package.json', () => {
     const dir = discoveryProject();
-    expect((await buildRegistry({ cwd: dir })).registry.list()).toEqual([]);
+    expect(findInstalledAdapterPackages([dir]).map((p) => p.name)).toEqual(['@profkit/scoped', 'profkit-adapter-yes', 'unlisted-but-keyworded', 'profkit-adapter-above']);
+    expect(nodeModulesFolders([dir]).slice(0, 2)).toEqual([join(dir, 'node_modules'), join(dirname(dir), 'node_modules')]);
   });
 
-  it('loads listed candidates that carry the keyword, and only those', async () => {
+  it('is on without a config file: installed adapters are registered, nearest first', async () => {
     const dir = discoveryProject();
-    const found = discoverAdapterPackages(join(dir, 'package.json'));
-    expect(found.packages.map((p) => p.name)).toEqual(['@profkit/scoped', 'profkit-adapter-yes']);
-    expect(found.skipped).toEqual([
-      { name: 'profkit-adapter-missing', why: 'not installed' },
-      { name: 'profkit-adapter-nokeyword', why: 'no "profkit-adapter" keyword' },
-    ]);
-    const { registry } = await buildRegistry({ cwd: dir, discover: true });
-    expect(registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier])).toEqual([
+    const r = await buildRegistry({ cwd: dir });
+    expect(names(r)).toEqual([
       ['scoped', 'discovered', '@profkit/scoped'],
       ['yes', 'discovered', 'profkit-adapter-yes'],
+      ['unlisted', 'discovered', 'unlisted-but-keyworded'],
+      ['above', 'discovered', 'profkit-adapter-above'],
     ]);
+    expect(r.warnings).toEqual([]);
   });
 
-  it('is switched on by autoDiscover in the config, and skips packages the config already loaded', async () => {
+  it("searches the fallback folders' node_modules too (a global install of the CLI)", async () => {
+    const cwd = project();
+    const globalRoot = project();
+    const cliDir = installPackage(globalRoot, '@profkit/cli', 'export {};', { keywords: [] });
+    installPackage(globalRoot, '@profkit/beside', plainAdapter('beside'));
+    const r = await buildRegistry({ cwd, fallbackDirs: [cliDir] });
+    expect(names(r)).toEqual([['beside', 'discovered', '@profkit/beside']]);
+  });
+
+  it('takes a package found in several folders from the nearest one', async () => {
     const dir = discoveryProject();
-    write(join(dir, 'profkit.config.json'), { adapters: ['profkit-adapter-yes'], autoDiscover: true });
-    const { registry, warnings } = await buildRegistry({ cwd: dir });
-    expect(registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([
+    installPackage(dirname(dir), 'profkit-adapter-yes', plainAdapter('yes-from-parent'));
+    const r = await buildRegistry({ cwd: dir });
+    expect(names(r).map((n) => n[0])).toContain('yes');
+    expect(names(r).map((n) => n[0])).not.toContain('yes-from-parent');
+  });
+
+  it('adds to the config and --adapter, never shadowing them, and skips packages they already loaded', async () => {
+    const dir = discoveryProject();
+    write(join(dir, 'profkit.config.json'), { adapters: ['profkit-adapter-yes'] });
+    const r = await buildRegistry({ cwd: dir });
+    expect(names(r).map((n) => [n[0], n[1]])).toEqual([
       ['yes', 'config'],
       ['scoped', 'discovered'],
+      ['unlisted', 'discovered'],
+      ['above', 'discovered'],
     ]);
-    expect(warnings).toEqual([]);
+    expect(r.warnings).toEqual([]);
   });
 
-  it('turns a broken discovered package into a warning, not a failure', async () => {
+  it('is switched off by "autoDiscover": false or discover: false, and then hints say "installed but not loaded"', async () => {
+    const dir = discoveryProject();
+    installPackage(dir, '@profkit/pprof', plainAdapter('pprof'));
+    write(join(dir, 'profkit.config.json'), { adapters: [], autoDiscover: false });
+    const off = await buildRegistry({ cwd: dir });
+    expect(off.registry.list()).toEqual([]);
+    const e = await rejection(off.registry.read(new Uint8Array([1, 2, 3]), { fileName: 'x.pb.gz' }));
+    expect(e.message).toContain(`the pprof format is read by @profkit/pprof, which is installed in ${join(dir, 'node_modules', '@profkit', 'pprof')} but not loaded: "autoDiscover": false in ${join(dir, 'profkit.config.json')}`);
+    expect(e.message).not.toContain('not installed');
+    expect((await buildRegistry({ cwd: dir, discover: true })).registry.list().length).toBe(5);
+    const flagOff = await buildRegistry({ cwd: dir, config: false, discover: false });
+    expect(flagOff.registry.list()).toEqual([]);
+    expect(flagOff.registry.unloadedPackages.get('@profkit/pprof')).toContain('--no-discover');
+  });
+
+  it('says "not installed" only when no folder holds the package', async () => {
+    const r = await buildRegistry({ cwd: project() });
+    const e = await rejection(r.registry.read(new Uint8Array([1, 2, 3]), { fileName: 'x.pb.gz' }));
+    expect(e.message).toContain('@profkit/pprof, which is not installed');
+  });
+
+  it('turns a broken discovered package into a warning, and its hint says it could not be loaded', async () => {
     const dir = discoveryProject();
     installPackage(dir, 'profkit-adapter-yes', 'throw new Error("bad build");');
-    const { registry, warnings } = await buildRegistry({ cwd: dir, discover: true });
-    expect(registry.list().map((e) => e.adapter.name)).toEqual(['scoped']);
-    expect(warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_FAILED']);
-    expect(warnings[0]!.message).toContain('profkit-adapter-yes');
+    installPackage(dir, '@profkit/pprof', 'throw new Error("pprof build broken");');
+    const { registry, warnings } = await buildRegistry({ cwd: dir });
+    expect(registry.list().map((e) => e.adapter.name)).toEqual(['scoped', 'unlisted', 'above']);
+    expect(warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_FAILED', 'PROFKIT_W_DISCOVER_FAILED']);
+    expect(warnings[1]!.message).toContain('profkit-adapter-yes');
+    const e = await rejection(registry.read(new Uint8Array([1, 2, 3]), { fileName: 'x.pb.gz' }));
+    expect(e.message).toContain('which is installed in');
+    expect(e.message).toContain('but could not be loaded');
+    expect(e.message).toContain('pprof build broken');
+  });
+
+  it('still lists the candidates a package.json names (discoverAdapterPackages)', () => {
+    const dir = discoveryProject();
+    expect(discoverAdapterPackages(join(dir, 'package.json')).packages.map((p) => p.name)).toEqual(['profkit-adapter-yes']);
   });
 });
 

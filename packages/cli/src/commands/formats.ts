@@ -36,7 +36,7 @@ export const formats: CliCommand = {
             .map((f) => ({ id: f.format.id, title: f.format.title ?? null, extensions: f.format.extensions, binary: f.format.binary, read: f.read, write: f.write })),
           commands: (e.adapter.commands ?? []).map((c) => ({ name: c.name, summary: c.summary })),
         })),
-        notInstalled: firstPartyMissing(registry.formats().map((f) => f.format.id)),
+        notInstalled: firstPartyMissing(registry.formats().map((f) => f.format.id), registry.unloadedPackages),
       });
       return 0;
     }
@@ -62,23 +62,25 @@ export const formats: CliCommand = {
         for (const l of table(cmds.map((c) => [c.command.name, `${c.command.summary} (${c.adapter})`]), '  ')) out.line(l);
       }
     }
-    const missing = firstPartyMissing(registry.formats().map((f) => f.format.id));
+    const missing = firstPartyMissing(registry.formats().map((f) => f.format.id), registry.unloadedPackages);
     if (missing.length) {
       out.line();
-      out.line('Not installed (first-party):');
-      for (const l of table(missing.map((m) => [m.formats.join(', '), m.install]), '  ')) out.line(l);
-      out.line('  then list the package in profkit.config.json "adapters"');
+      out.line('Not loaded (first-party):');
+      for (const l of table(missing.map((m) => [m.formats.join(', '), m.notLoaded ? `${m.packageName} is ${m.notLoaded}` : `${m.install} (not installed)`]), '  ')) out.line(l);
+      out.line('  installed adapters are found in node_modules unless profkit.config.json says "autoDiscover": false;');
+      out.line('  then list the package in its "adapters"');
     }
     return 0;
   },
 };
 
-function firstPartyMissing(installed: string[]): { packageName: string; formats: string[]; install: string }[] {
+/** First-party packages whose formats are not registered; `notLoaded` says why when one is installed. */
+function firstPartyMissing(installed: string[], unloaded: ReadonlyMap<string, string>): { packageName: string; formats: string[]; install: string; notLoaded: string | null }[] {
   const have = new Set(installed);
   const byPkg = new Map<string, string[]>();
   for (const f of FIRST_PARTY_FORMATS) {
     if (have.has(f.format)) continue;
     byPkg.set(f.packageName, [...(byPkg.get(f.packageName) ?? []), f.format]);
   }
-  return [...byPkg].map(([packageName, formats]) => ({ packageName, formats, install: `npm install ${packageName}` }));
+  return [...byPkg].map(([packageName, formats]) => ({ packageName, formats, install: `npm install ${packageName}`, notLoaded: unloaded.get(packageName) ?? null }));
 }
