@@ -37,6 +37,13 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   maxSampleTypes: 10_000,
   /** Labels of one sample (`maxLabelsPerSample`). */
   maxLabelsPerSample: 1_000_000,
+  /**
+   * Bytes of one top-level field of a pprof profile other than a string-table entry: a sample,
+   * location, function, mapping, packed comment list or unknown field (`maxMessageBytes`). The
+   * streamed decoder holds one field whole, so this bounds its window (a sample of 1M frames is
+   * about 5 MB).
+   */
+  maxMessageBytes: 64 * 1024 * 1024,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -51,6 +58,7 @@ export interface ReadLimits extends Limits {
   maxTableEntries?: number;
   maxSampleTypes?: number;
   maxLabelsPerSample?: number;
+  maxMessageBytes?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

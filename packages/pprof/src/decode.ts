@@ -62,6 +62,7 @@ interface DecodeLimits {
   maxTable: number;
   maxSampleTypes: number;
   maxLabels: number;
+  maxMessage: number;
 }
 
 function decodeLimits(limits: ReadLimits | undefined): DecodeLimits {
@@ -72,6 +73,7 @@ function decodeLimits(limits: ReadLimits | undefined): DecodeLimits {
     maxTable: limitValue(limits, 'maxTableEntries'),
     maxSampleTypes: limitValue(limits, 'maxSampleTypes'),
     maxLabels: limitValue(limits, 'maxLabelsPerSample'),
+    maxMessage: limitValue(limits, 'maxMessageBytes'),
   };
 }
 
@@ -366,7 +368,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       case 5:
       case 11: {
         expectType(wt, 2, tagPos, fieldName(field));
-        const e = lengthEnd(end, tagPos);
+        const e = boundedEnd(end, tagPos, field);
         if (field === 1) {
           if (++c.sampleTypes > limits.maxSampleTypes) overLimit('maxSampleTypes', 'the number of sample types', limits.maxSampleTypes, tagPos);
         } else if (field === 3) {
@@ -381,7 +383,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       }
       case 2: {
         expectType(wt, 2, tagPos, 'sample');
-        const e = lengthEnd(end, tagPos);
+        const e = boundedEnd(end, tagPos, field);
         if (++c.samples > limits.maxSamples) overLimit('maxSamples', 'the number of samples', limits.maxSamples, tagPos);
         const locIdsBefore = c.locIds;
         let labels = 0;
@@ -424,7 +426,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       }
       case 4: {
         expectType(wt, 2, tagPos, 'location');
-        const e = lengthEnd(end, tagPos);
+        const e = boundedEnd(end, tagPos, field);
         c.locations++;
         countEntries(c, 1, 'location', tagPos);
         let lines = 0;
@@ -446,9 +448,8 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       }
       case 6: {
         expectType(wt, 2, tagPos, 'string_table');
-        const e = lengthEnd(end, tagPos);
+        const e = boundedEnd(end, tagPos, field);
         if (c.strs.length === 0 && e !== pos) fail(GoErrors.stringTable0, tagPos);
-        if (e - pos > limits.maxString) overLimit('maxStringLength', `a string of ${e - pos} bytes`, limits.maxString, tagPos);
         countEntries(c, 1, 'string_table', tagPos);
         c.strs.push(decodeString(pos, e));
         pos = e;
@@ -456,7 +457,7 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
       }
       case 13:
         if (wt === 2) {
-          const e = lengthEnd(end, tagPos);
+          const e = boundedEnd(end, tagPos, field);
           // A malformed varint in there is pass 2's error (its offset is that of the varint).
           countEntries(c, countVarintEnds(pos, e), 'comment', tagPos);
           pos = e;
@@ -483,9 +484,31 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
         varint(end);
         break;
       default:
-        skip(wt, end, tagPos);
+        if (wt === 2) pos = boundedEnd(end, tagPos, field);
+        else skip(wt, end, tagPos);
     }
   }
+}
+
+/** The limit on the length of top-level field `field`: `maxStringLength` for the string table. */
+function fieldLimit(field: number): number {
+  return field === 6 ? limits.maxString : limits.maxMessage;
+}
+
+/**
+ * Reads the length of top-level field `field` (wire type 2) and returns its end, after checking
+ * the length against the field's limit (before what is left, so that the streamed decoder can
+ * report it from the length alone, without holding the field: see `fieldComplete`).
+ */
+function boundedEnd(end: number, tagPos: number, field: number): number {
+  const n = pos < end && buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(end);
+  const max = fieldLimit(field);
+  if (n > max) {
+    if (field === 6) overLimit('maxStringLength', `a string of ${n} bytes`, max, tagPos);
+    overLimit('maxMessageBytes', `a ${fieldName(field)} field of ${n} bytes`, max, tagPos);
+  }
+  if (n > end - pos) fail(GoErrors.tooMuchData, tagPos);
+  return pos + n;
 }
 
 /**
@@ -496,10 +519,13 @@ function fieldComplete(end: number): boolean {
   let p = pos;
   if (p >= end) return false;
   const wt = buf[p]! & 7;
-  for (let n = 0; ; n++) {
+  let tag = 0;
+  for (let n = 0, scale = 1; ; n++, scale *= 128) {
     if (n === 10) return true;
     if (p >= end) return false;
-    if (buf[p++]! < 0x80) break;
+    const b = buf[p++]!;
+    tag += (b & 0x7f) * scale;
+    if (b < 0x80) break;
   }
   switch (wt) {
     case 0:
@@ -523,7 +549,9 @@ function fieldComplete(end: number): boolean {
         scale *= 128;
         if (b < 0x80) break;
       }
-      return p + len <= end;
+      // A length over the field's limit is an error whatever follows: decode it now rather than
+      // wait for (and hold) the whole field.
+      return p + len <= end || len > fieldLimit(Math.floor(tag / 8));
     }
     default:
       return true;

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, isProfkitError, parseLimitArgs, type ReadLimits } from '@profkit/core';
 import adapter, { decodeProfile, decodeProfileStream } from '../src/index.js';
-import { pb, type Field } from './helpers.js';
+import { pb, varint, type Field } from './helpers.js';
 
 // Issue 15, item 1: every repeated field of profile.proto has a count limit, checked in the
 // indexing pass as the count grows (a gzip of millions of 2-byte empty entries used to take
@@ -129,6 +129,29 @@ describe('pprof per-message and per-profile counts', () => {
   });
 });
 
+describe('maxMessageBytes: one top-level field (the streamed decoder holds one whole)', () => {
+  it('a sample, location or unknown field over the limit is PROFKIT_E_LIMIT (buffer and streamed); at the limit it reads', async () => {
+    const { bytes } = profileWith('line', 30); // the location with 30 lines is the last field
+    const locationBytes = pb([[1, 1], [2, 1], ...Array.from({ length: 30 }, () => [4, [[1, 1], [2, 7]]] as Field)]).length;
+    const r = await decodeBoth(bytes, { maxMessageBytes: locationBytes - 1 });
+    expectLimit(r, 'maxMessageBytes');
+    expect((r.detail as Record<string, unknown>).offset).toBe(bytes.length - locationBytes - 1 - varint(locationBytes).length);
+    expect(await decodeBoth(bytes, { maxMessageBytes: locationBytes })).toEqual({ samples: 1 });
+    const unknown = Uint8Array.from([...bytes, ...pb([[100, new Uint8Array(locationBytes + 1)]])]);
+    expectLimit(await decodeBoth(unknown, { maxMessageBytes: locationBytes }), 'maxMessageBytes');
+  });
+
+  it('is decided from the length alone: a truncated input claiming 2^40 bytes is the limit, not "too much data"', async () => {
+    const claim = [0x80, 0x80, 0x80, 0x80, 0x80, 0x20]; // varint 2^40
+    for (const [tagByte, option] of [[0x12, 'maxMessageBytes'], [0x22, 'maxMessageBytes'], [0x32, 'maxStringLength'], [0xa2, 'maxMessageBytes']] as const) {
+      const bytes = Uint8Array.from([0x32, 0, ...(tagByte === 0xa2 ? [0xa2, 0x06] : [tagByte]), ...claim, 1, 2, 3]);
+      const r = await decodeBoth(bytes, {});
+      expectLimit(r, option);
+      expect((r.detail as Record<string, unknown>).offset).toBe(2);
+    }
+  });
+});
+
 describe('gzip of many empty entries (the attack of issue 15) through the registry', () => {
   const registry = createRegistry([adapter]);
   // tag, 0-length: string_table, location, function, mapping; comment is a varint 0
@@ -158,7 +181,12 @@ describe('gzip of many empty entries (the attack of issue 15) through the regist
 });
 
 describe('--limit accepts the new limits', () => {
-  it('parseLimitArgs knows maxTableEntries, maxSampleTypes and maxLabelsPerSample', () => {
-    expect(parseLimitArgs(['maxTableEntries=2e7', 'maxSampleTypes=100', 'maxLabelsPerSample=1k'])).toEqual({ maxTableEntries: 2e7, maxSampleTypes: 100, maxLabelsPerSample: 1000 });
+  it('parseLimitArgs knows maxTableEntries, maxSampleTypes, maxLabelsPerSample and maxMessageBytes', () => {
+    expect(parseLimitArgs(['maxTableEntries=2e7', 'maxSampleTypes=100', 'maxLabelsPerSample=1k', 'maxMessageBytes=1GiB'])).toEqual({
+      maxTableEntries: 2e7,
+      maxSampleTypes: 100,
+      maxLabelsPerSample: 1000,
+      maxMessageBytes: 2 ** 30,
+    });
   });
 });
