@@ -95,7 +95,7 @@ export function gunzipHead(bytes: Uint8Array, max = 4096): Uint8Array {
 /** Reads a whole file (or stdin for `-`), bounded by `maxInputBytes`. */
 export async function readInput(path: string, limits: Limits = {}): Promise<Uint8Array> {
   const max = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
-  if (path === '-') return readStream(process.stdin, max, '-');
+  if (path === '-') return readStream(process.stdin, limits.maxInputBytes ?? DEFAULT_STREAM_INPUT_BYTES, '-');
   let size: number;
   try {
     const st = statSync(path);
@@ -110,7 +110,7 @@ export async function readInput(path: string, limits: Limits = {}): Promise<Uint
   }
   if (size === 0) {
     // Could be a FIFO or /proc file: stream it instead of trusting size.
-    return readStream(createReadStream(path), max, path);
+    return readStream(createReadStream(path), limits.maxInputBytes ?? DEFAULT_STREAM_INPUT_BYTES, path);
   }
   try {
     const buf = await fsp.readFile(path);
@@ -135,6 +135,136 @@ async function readStream(stream: NodeJS.ReadableStream, max: number, file: stri
   }
   const b = Buffer.concat(chunks, total);
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * `maxInputBytes` of an input whose size is not known before reading it (stdin, a FIFO,
+ * `/dev/fd/N`): 512 MiB rather than the 4 GiB of a file, because nothing but this limit ends an
+ * endless stream that a whole-buffer reader keeps in memory (twice, while it is joined).
+ */
+export const DEFAULT_STREAM_INPUT_BYTES = 512 * 1024 ** 2;
+
+/**
+ * Raw bytes of a stream input kept in memory so that a reader can read it again (pprof reads
+ * twice). A stream input is compressed or small in practice; past this the kept bytes are
+ * dropped, so a single-pass reader streams an endless input in bounded memory, and a second pass
+ * is a typed error that says to read from a file.
+ */
+export const STREAM_REPLAY_BYTES = 256 * 1024 ** 2;
+
+/**
+ * A non-seekable input (stdin, a FIFO, `/dev/fd/N`) read as it arrives, once: `head()` reads its
+ * first bytes for format detection, `chunks()` yields its raw bytes from the start (what was read
+ * before replayed from memory), and `maxInputBytes` fires as soon as the bytes read pass it, so a
+ * streaming reader of an endless input stops at the limit instead of buffering it first.
+ */
+export class StreamInput {
+  private readonly kept: Uint8Array[] = [];
+  /** Raw bytes read so far. */
+  private read = 0;
+  /** True once bytes at the start of the stream are no longer kept (no new pass can start). */
+  private dropped = false;
+  private ended = false;
+  private readonly source: AsyncIterator<Uint8Array>;
+  readonly max: number;
+
+  constructor(
+    stream: AsyncIterable<Uint8Array>,
+    readonly file: string,
+    limits: Limits = {},
+    private readonly replayBytes = STREAM_REPLAY_BYTES,
+  ) {
+    this.max = limits.maxInputBytes ?? DEFAULT_STREAM_INPUT_BYTES;
+    this.source = stream[Symbol.asyncIterator]();
+  }
+
+  /** Opens stdin (`-`) or a FIFO/device path as a stream input. */
+  static open(path: string, limits: Limits = {}): StreamInput {
+    const stream = path === '-' ? process.stdin : createReadStream(path);
+    return new StreamInput(stream as AsyncIterable<Uint8Array>, path, limits);
+  }
+
+  /** Reads one more chunk into memory; false at the end of the stream. */
+  private async pull(): Promise<boolean> {
+    if (this.ended) return false;
+    let r: IteratorResult<Uint8Array>;
+    try {
+      r = await this.source.next();
+    } catch (e) {
+      throw ioError(e, this.file, 'reading');
+    }
+    if (r.done) {
+      this.ended = true;
+      return false;
+    }
+    const c = r.value;
+    this.read += c.length;
+    if (this.read > this.max) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `input exceeds the limit of ${this.max} bytes (raise it with the option limits.maxInputBytes)`, {
+        file: this.file,
+        option: 'maxInputBytes',
+        offset: this.read - c.length,
+        rule: 'input size limit',
+      });
+    }
+    this.kept.push(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+    return true;
+  }
+
+  /** The first `n` bytes (fewer when the stream is shorter). */
+  async head(n = 64 * 1024): Promise<Uint8Array> {
+    if (this.dropped) throw this.onceError();
+    while (this.read < n && (await this.pull()));
+    const b = Buffer.concat(this.kept, Math.min(n, this.read));
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  /**
+   * The raw bytes from the start of the stream, in chunks. Several passes may run one after the
+   * other; once more than `replayBytes` were read, the bytes already passed are dropped (the
+   * current pass goes on) and a new pass is an error.
+   */
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    if (this.dropped) throw this.onceError();
+    for (let i = 0; ; ) {
+      if (i >= this.kept.length && !(await this.pull())) return;
+      const c = this.kept[i]!;
+      if (this.read > this.replayBytes) {
+        // Past the replay budget: stop keeping what this pass has consumed.
+        this.kept.splice(0, i + 1);
+        this.dropped = true;
+        i = 0;
+      } else i++;
+      yield c;
+    }
+  }
+
+  /** The whole input, bounded by `maxInputBytes` while it is read. */
+  async bytes(): Promise<Uint8Array> {
+    if (this.dropped) throw this.onceError();
+    while (await this.pull());
+    const b = this.kept.length === 1 ? this.kept[0]! : Buffer.concat(this.kept, this.read);
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  /** Stops reading: closes the source (a FIFO's writer then gets EPIPE instead of blocking) and drops what was kept. */
+  async close(): Promise<void> {
+    this.ended = true;
+    this.kept.length = 0;
+    try {
+      await this.source.return?.();
+    } catch {
+      // Closing a stream that already failed has nothing left to report.
+    }
+  }
+
+  private onceError(): ProfkitError {
+    return new ProfkitError(
+      ErrorCodes.UNSUPPORTED,
+      `${this.file} is a stream of more than ${this.replayBytes} bytes, and this reader reads its input twice: read it from a file instead`,
+      { file: this.file, rule: 'stream inputs are kept for a second pass up to 256 MiB' },
+    );
+  }
 }
 
 /** Reads the first `n` bytes of a file (for sniffing without loading a large file). */

@@ -7,7 +7,7 @@ import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js'
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { checkDigitRuns, clip, matchRow } from './heap.js';
 import { type RecordLimits, checkRecord } from './limits.js';
-import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
+import { RowStacks, Unrecognized, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
 
 const contentionSampleRE = /(\d+) *(\d+) @([ x0-9a-f]*)/;
 const contentionSampleAnchoredRE = /^(\d+) *(\d+) @([ x0-9a-f]*)/;
@@ -76,8 +76,9 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
         throw new Unrecognized(`contention attribute ${key}`);
     }
   }
-  const locs = new HexLocationTable(p);
+  const stacks = new RowStacks(new HexLocationTable(p));
   const raw: [bigint, bigint][] = [];
+  let totalFrames = 0;
   for (; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line.startsWith('---')) break;
@@ -89,8 +90,9 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
     let v1 = parseInt10(sd[1]!);
     let v2 = parseInt10(sd[2]!);
     if (v1 === undefined || v2 === undefined) throw parseError(`malformed sample: ${clip(line)}: value out of int64 range`, { line: lineNo, rule: 'contention values fit in int64' });
-    const sloc = decrementedLocations(sd[3]!, locs, { line: lineNo });
-    checkRecord(limits, p.samples.length, sloc.length, lineNo);
+    const sloc = stacks.get(sd[3]!, { line: lineNo });
+    totalFrames += sloc.length;
+    checkRecord(limits, p.samples.length, sloc.length, lineNo, totalFrames);
     raw.push([v1, v2]);
     if (p.period > 0n) {
       if (cpuHz > 0n) {

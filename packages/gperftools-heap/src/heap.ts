@@ -3,10 +3,11 @@
  * `heap/2R` (old v1 and Go's legacy heap), `growth`/`growthz`, `fragmentation[z]`.
  */
 
+import { GrowableBigInt64 } from '@profkit/core';
 import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { type RecordLimits, checkRecord } from './limits.js';
-import { Unrecognized, decrementedLocations, hasLongDigitRun, isSpaceOrComment, parseError, parseInt10, truncToInt64 } from './text.js';
+import { MAX_CACHED_ROWS, RowStacks, Unrecognized, hasLongDigitRun, isSpaceOrComment, parseError, parseInt10, truncToInt64 } from './text.js';
 
 const heapHeaderRE = /heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)\/?(\d*)/;
 const heapSampleRE = /(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)/;
@@ -47,8 +48,8 @@ export interface HeapHeaderInfo {
 export interface HeapParse {
   profile: LProfile;
   header: HeapHeaderInfo;
-  /** Per sample, the numbers of its row as written: inuse count, inuse bytes, alloc count, alloc bytes. */
-  raw: [bigint, bigint, bigint, bigint][];
+  /** The numbers of each sample's row as written, one column each: inuse count, inuse bytes, alloc count, alloc bytes. */
+  raw: [BigInt64Array, BigInt64Array, BigInt64Array, BigInt64Array];
 }
 
 /** google/pprof `scaleHeapSample`: the Poisson unsampling of one (count, size) pair. */
@@ -125,8 +126,14 @@ export function parseHeap(lines: string[], lineBase = 0, limits?: RecordLimits):
         { type: 'space', unit: 'bytes' },
       ];
 
-  const locs = new HexLocationTable(p);
-  const raw: [bigint, bigint, bigint, bigint][] = [];
+  const stacks = new RowStacks(new HexLocationTable(p));
+  // Columns, not a tuple per row: 32 bytes a row rather than about 150.
+  const raw = [new GrowableBigInt64(1024), new GrowableBigInt64(1024), new GrowableBigInt64(1024), new GrowableBigInt64(1024)] as const;
+  const pushRaw = (nums: readonly bigint[]) => nums.forEach((v, k) => raw[k]!.push(v));
+  // The values of a row's numbers, by their text: repeated rows share them (values are bigints,
+  // a dozen heap objects a row), so a row repeated a million times costs its sample object only.
+  const valuesByText = new Map<string, { values: bigint[]; bytes: bigint; nums: bigint[] }>();
+  let totalFrames = 0;
   let i = 1;
   for (; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -140,6 +147,16 @@ export function parseHeap(lines: string[], lineBase = 0, limits?: RecordLimits):
         line: lineNo,
         rule: 'heap rows are "<inuse_count>: <inuse_bytes> [<alloc_count>: <alloc_bytes>] @ <addresses>"',
       });
+    }
+    const sloc = stacks.get(sd[5]!, { line: lineNo });
+    totalFrames += sloc.length;
+    const numbers = `${sd[1]} ${sd[2]} ${sd[3]} ${sd[4]}`;
+    const known = valuesByText.get(numbers);
+    if (known) {
+      checkRecord(limits, p.samples.length, sloc.length, lineNo, totalFrames);
+      p.samples.push({ values: known.values, locs: sloc, bytes: known.bytes });
+      pushRaw(known.nums);
+      continue;
     }
     const values: bigint[] = [];
     let blocksize = 0n;
@@ -161,15 +178,15 @@ export function parseHeap(lines: string[], lineBase = 0, limits?: RecordLimits):
     };
     if (hasAlloc) addValues(nums[2]!, nums[3]!, 'allocation');
     addValues(nums[0]!, nums[1]!, 'inuse');
-    const sloc = decrementedLocations(sd[5]!, locs, { line: lineNo });
-    checkRecord(limits, p.samples.length, sloc.length, lineNo);
+    checkRecord(limits, p.samples.length, sloc.length, lineNo, totalFrames);
+    if (valuesByText.size < MAX_CACHED_ROWS) valuesByText.set(numbers, { values, bytes: blocksize, nums });
     p.samples.push({ values, locs: sloc, bytes: blocksize });
-    raw.push([nums[0]!, nums[1]!, nums[2]!, nums[3]!]);
+    pushRaw(nums);
   }
   // parseAdditionalSections: skip to the memory map sentinel, then parse the rest as mappings.
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));
-  return { profile: p, header, raw };
+  return { profile: p, header, raw: [raw[0].finish(), raw[1].finish(), raw[2].finish(), raw[3].finish()] };
 }
 
 export function clip(s: string, n = 120): string {

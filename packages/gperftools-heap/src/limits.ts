@@ -12,17 +12,22 @@ import { limitError } from '@profkit/core';
 export interface RecordLimits {
   maxSamples?: number;
   maxFramesPerStack?: number;
+  /** Frames of all samples together (the profile's location column). */
+  maxTotalFrames?: number;
 }
 
 /**
  * Throws the limit error when the sample about to be added (the parser has `kept` samples so far)
- * would be sample number `maxSamples + 1`, or when its stack keeps more than `maxFramesPerStack`
- * frames; `line` is the (1-based) line of its record.
+ * would be sample number `maxSamples + 1`, when its stack keeps more than `maxFramesPerStack`
+ * frames, or when the stacks so far and its own (`totalFrames`, when the parser counts them) have
+ * more than `maxTotalFrames` frames; `line` is the (1-based) line of its record.
  */
-export function checkRecord(limits: RecordLimits | undefined, kept: number, frames: number, line: number): void {
+export function checkRecord(limits: RecordLimits | undefined, kept: number, frames: number, line: number, totalFrames = 0): void {
   if (limits === undefined) return;
   const maxSamples = limits.maxSamples ?? Infinity;
   if (kept >= maxSamples) throw limitError('maxSamples', `more than ${maxSamples} samples`, maxSamples, { line });
   const maxFrames = limits.maxFramesPerStack ?? Infinity;
   if (frames > maxFrames) throw limitError('maxFramesPerStack', `sample ${kept + 1} with ${frames} frames`, maxFrames, { line });
+  const maxTotal = limits.maxTotalFrames ?? Infinity;
+  if (totalFrames > maxTotal) throw limitError('maxTotalFrames', `the stacks of samples 1 to ${kept + 1} together have ${totalFrames} frames, which`, maxTotal, { line });
 }

@@ -94,10 +94,10 @@ const textParsers: { formats: LegacyFormat[]; parse: TextParser }[] = [
           header_totals: h.header.totals.slice(),
         },
         samples: {
-          raw_inuse_count: column(h.raw, 0),
-          raw_inuse_bytes: column(h.raw, 1),
-          raw_alloc_count: column(h.raw, 2),
-          raw_alloc_bytes: column(h.raw, 3),
+          raw_inuse_count: h.raw[0],
+          raw_inuse_bytes: h.raw[1],
+          raw_alloc_count: h.raw[2],
+          raw_alloc_bytes: h.raw[3],
         },
       };
     },
@@ -157,7 +157,11 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
   const warnings: Warning[] = [];
   let parsed: Parsed | undefined;
   let warnLines: string[] = [];
-  const early: Required<RecordLimits> = { maxSamples: limitValue(options.limits, 'maxSamples'), maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack') };
+  const early: Required<RecordLimits> = {
+    maxSamples: limitValue(options.limits, 'maxSamples'),
+    maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack'),
+    maxTotalFrames: limitValue(options.limits, 'maxTotalFrames'),
+  };
   try {
     const cpu = parseCpuWithinLimits(bytes, options, early.maxSamples);
     if (!accepts(options, FORMAT_CPU)) {

@@ -88,6 +88,27 @@ export function decrementedLocations(s: string, table: { getDecremented(tok: str
   return out;
 }
 
+/** Distinct rows (stacks, value groups) a text parser remembers, bounding its caches. */
+export const MAX_CACHED_ROWS = 65536;
+
+/**
+ * The stacks of a text profile's rows, interned by their address text: rows repeat stacks (a
+ * heap profile has one row per allocation site and size), and a repeated stack then costs one
+ * shared array rather than a new one (samples never change their `locs` in place).
+ */
+export class RowStacks {
+  private readonly byText = new Map<string, import('./legacy-model.js').LLocation[]>();
+  constructor(private readonly table: { getDecremented(tok: string): import('./legacy-model.js').LLocation | undefined }) {}
+  get(addresses: string, where: { line: number }): import('./legacy-model.js').LLocation[] {
+    let locs = this.byText.get(addresses);
+    if (locs === undefined) {
+      locs = decrementedLocations(addresses, this.table, where);
+      if (this.byText.size < MAX_CACHED_ROWS) this.byText.set(addresses, locs);
+    }
+    return locs;
+  }
+}
+
 /** Refuses lines with a run of 64+ digits (no int64 or address has that many). Linear scan. */
 export function hasLongDigitRun(line: string): boolean {
   let run = 0;

@@ -15,7 +15,7 @@
  * line, another `"`, or a srcref followed by a space.
  */
 
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, limitError } from '@profkit/core';
 
 export const HEADER_RE = /^((?:memory profiling: |GC profiling: |line profiling: )*)sample\.interval=(\d+)[ \t]*$/;
 export const FILE_RE = /^#File (\d+): (.*)$/;
@@ -104,9 +104,11 @@ function toInt(s: string, what: string, file: string | undefined, line: number, 
 /**
  * Parses one trace line into `out`. Throws `PROFKIT_E_PARSE` for content R cannot have written;
  * reports a cut-off end of line (a name without its closing `" `, a srcref without the name it
- * belongs to) in `out.truncated` and drops that part.
+ * belongs to) in `out.truncated` and drops that part. Stops with the `maxFramesPerStack` limit
+ * error at frame `maxFrames + 1`, so a huge line costs no more than a legal one (the frames of a
+ * line cost about 40 bytes each until they are interned).
  */
-export function parseTraceLine(s: string, out: TraceLine, file: string | undefined, lineNo: number): void {
+export function parseTraceLine(s: string, out: TraceLine, file: string | undefined, lineNo: number, maxFrames = Infinity): void {
   out.hasMemory = false;
   out.gc = false;
   out.names.length = 0;
@@ -168,6 +170,9 @@ export function parseTraceLine(s: string, out: TraceLine, file: string | undefin
       }
       const name = s.slice(i + 1, end);
       if (name.length === 0) throw parseError('empty function name ""', file, lineNo, i, 'function names are non-empty');
+      if (out.names.length >= maxFrames) {
+        throw limitError('maxFramesPerStack', `line ${lineNo}: a stack of more than ${maxFrames} frames`, maxFrames, { file, line: lineNo, column: i + 1 });
+      }
       out.names.push(name);
       out.fileNos.push(pendingFile);
       out.lineNos.push(pendingLine);

@@ -4,7 +4,7 @@
  * error messages. Memory is bounded by the chunk size plus the longest line (`maxLineLength`).
  */
 
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, READ_LIMITS } from '@profkit/core';
 
 export interface LineSink {
   /** Called once per line (without its terminator); `lineNo` is 1-based. */
@@ -13,9 +13,18 @@ export interface LineSink {
 
 export interface LineSplitterOptions {
   file?: string;
-  /** Largest accepted line, in UTF-16 code units of decoded text (default 64 Mi). */
+  /** Largest accepted line, in UTF-16 code units of decoded text (default `DEFAULT_MAX_LINE_LENGTH`). */
   maxLineLength?: number;
 }
+
+/** Core's `READ_LIMITS.maxLineLength` (16 Mi; see there). */
+export const DEFAULT_MAX_LINE_LENGTH = READ_LIMITS.maxLineLength;
+
+/**
+ * Bytes of UTF-8 that one UTF-16 code unit can take (3: a character outside the BMP is 4 bytes
+ * and 2 code units), so a line's bytes are refused before decoding once over 3 × the limit.
+ */
+const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 const LF = 10;
 const CR = 13;
@@ -39,7 +48,7 @@ export class LineSplitter {
     private readonly sink: LineSink,
     private readonly options: LineSplitterOptions = {},
   ) {
-    this.maxLineLength = options.maxLineLength ?? 64 * 1024 * 1024;
+    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
   }
 
   push(chunk: Uint8Array): void {
@@ -55,7 +64,7 @@ export class LineSplitter {
     if (last === -1) {
       this.carry.push(chunk.slice());
       this.carryLength += n;
-      if (this.carryLength > this.maxLineLength * 4) this.tooLong(this.lineNo + 1);
+      if (this.carryLength > this.maxLineLength * MAX_UTF8_BYTES_PER_UNIT) this.tooLong(this.lineNo + 1);
       return;
     }
     let bytes = chunk.subarray(0, last + 1);
@@ -76,7 +85,7 @@ export class LineSplitter {
     if (last + 1 < n) {
       this.carry.push(chunk.slice(last + 1));
       this.carryLength = n - last - 1;
-      if (this.carryLength > this.maxLineLength * 4) this.tooLong(this.lineNo + 1);
+      if (this.carryLength > this.maxLineLength * MAX_UTF8_BYTES_PER_UNIT) this.tooLong(this.lineNo + 1);
     }
   }
 

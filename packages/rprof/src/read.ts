@@ -102,6 +102,9 @@ export class RprofParser {
   private readonly maxString: number;
   private readonly maxSamples: number;
   private readonly maxTotalFrames: number;
+  private readonly maxRunLines: number;
+  /** Header and #File lines so far (each an entry of facts.runs or facts.files). */
+  private runLines = 0;
 
   private readonly runs: RprofRun[] = [];
   private header: Header | undefined;
@@ -133,7 +136,8 @@ export class RprofParser {
   private totalFrames = 0;
   /** The first sample of each run (without `aggregate`). */
   private readonly runStarts: number[] = [];
-  // Per-sample values: summed counts and times only with `aggregate`; memory once a run has it.
+  // Summed values, only with `aggregate` (otherwise made in finish(): the memory value from the
+  // memory columns, which exist once a run has memory profiling).
   private readonly counts = new GrowableBigInt64(1024);
   private readonly times = new GrowableBigInt64(1024);
   private readonly mems = new GrowableBigInt64(1024);
@@ -168,6 +172,7 @@ export class RprofParser {
     this.maxString = limitValue(options.limits, 'maxStringLength');
     this.maxSamples = limitValue(options.limits, 'maxSamples');
     this.maxTotalFrames = limitValue(options.limits, 'maxTotalFrames');
+    this.maxRunLines = limitValue(options.limits, 'maxRunLines');
     this.stackOffsets.push(0);
   }
 
@@ -195,6 +200,7 @@ export class RprofParser {
         throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: #File number ${m[1]} is not a positive integer`, { file: this.file, line: lineNo, rule: '#File N: path' });
       }
       const path = m[2]!;
+      this.countRunLine(lineNo);
       this.fileTable.set(num, this.internPath(path));
       this.cache.clear();
       this.lastKey = undefined;
@@ -211,6 +217,12 @@ export class RprofParser {
     this.traceLine(text, lineNo);
   }
 
+  private countRunLine(lineNo: number): void {
+    if (++this.runLines > this.maxRunLines) {
+      throw limitError('maxRunLines', `line ${lineNo}: header and #File line ${this.runLines}`, this.maxRunLines, { file: this.file, line: lineNo });
+    }
+  }
+
   private startRun(h: Header, lineNo: number): void {
     if (h.intervalUs <= 0) {
       throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: sample.interval must be a positive number of microseconds`, {
@@ -219,6 +231,7 @@ export class RprofParser {
         rule: 'sample.interval > 0',
       });
     }
+    this.countRunLine(lineNo);
     this.header = h;
     this.runTime = BigInt(h.intervalUs) * 1000n;
     this.runs.push({ header: detach(h.text), interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
@@ -231,7 +244,6 @@ export class RprofParser {
     // (with `aggregate`, every sample has its summed memory value).
     if (h.memory && !this.anyMemory && !this.aggregate) {
       for (const c of [this.colSmall, this.colBig, this.colNodes, this.colDups]) for (let i = c.length; i < this.sampleStack.length; i++) c.push(0);
-      for (let i = this.mems.length; i < this.sampleStack.length; i++) this.mems.push(0n);
     }
     if (h.memory) this.anyMemory = true;
     if (h.gc) this.anyGc = true;
@@ -391,7 +403,7 @@ export class RprofParser {
 
   private record(stack: number, hasMemory: boolean): void {
     let mem = 0n;
-    if (hasMemory) {
+    if (hasMemory && this.aggregate) {
       const cur = { small: this.memSmall, big: this.memBig, nodes: this.memNodes };
       mem = memoryDelta(this.prevMem, cur);
       this.prevMem = cur;
@@ -421,7 +433,6 @@ export class RprofParser {
       this.times.push(time);
       this.mems.push(mem);
     } else if (this.anyMemory) {
-      this.mems.push(mem);
       this.colSmall.push(hasMemory ? this.memSmall : 0);
       this.colBig.push(hasMemory ? this.memBig : 0);
       this.colNodes.push(hasMemory ? this.memNodes : 0);
@@ -464,6 +475,27 @@ export class RprofParser {
       time.fill(BigInt(this.runs[r]!.interval_us) * 1000n, start, end);
     }
     return { run, time };
+  }
+
+  /**
+   * Each sample's `memory/bytes` value (see `memoryDelta`) from the memory columns: the change
+   * since the previous sample of its run; 0 for a run's first sample and in runs without memory
+   * profiling (every sample of a memory run has the memory prefix: the parser refuses others).
+   */
+  private memoryColumn(): BigInt64Array {
+    const n = this.sampleStack.length;
+    const out = new BigInt64Array(n);
+    const small = this.colSmall.view();
+    const big = this.colBig.view();
+    const nodes = this.colNodes.view();
+    for (let r = 0; r < this.runStarts.length; r++) {
+      if (!this.runs[r]!.memory_profiling) continue;
+      const end = r + 1 < this.runStarts.length ? this.runStarts[r + 1]! : n;
+      for (let s = this.runStarts[r]! + 1; s < end; s++) {
+        out[s] = memoryDelta({ small: small[s - 1]!, big: big[s - 1]!, nodes: nodes[s - 1]! }, { small: small[s]!, big: big[s]!, nodes: nodes[s]! });
+      }
+    }
+    return out;
   }
 
   private add(col: GrowableBigInt64, i: number, v: bigint): void {
@@ -533,7 +565,7 @@ export class RprofParser {
     if (this.anyMemory) {
       sampleTypes.type.push('memory');
       sampleTypes.unit.push('bytes');
-      values.push(this.mems.finish());
+      values.push(this.aggregate ? this.mems.finish() : this.memoryColumn());
     }
     if (this.anyGc) extSamples.gc = gc;
     if (this.anyMemory && !this.aggregate) {

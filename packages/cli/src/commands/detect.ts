@@ -1,4 +1,4 @@
-import { detectionError, readInput } from '@profkit/core';
+import { StreamInput, detectionError } from '@profkit/core';
 import { table } from '../output.js';
 import type { CliCommand } from '../types.js';
 
@@ -14,7 +14,8 @@ export const detect: CliCommand = {
   async run(ctx) {
     const file = ctx.positionals[0]!;
     const { registry, out } = ctx;
-    const source = file === '-' ? await readInput('-') : file;
+    // Detection needs only the head: an endless stdin is not read to its end.
+    const source = file === '-' ? await StreamInput.open('-').head(64 * 1024) : file;
     const d = await registry.detectFile(source, file);
     const explain = ctx.values.explain === true;
     if (ctx.json) {
