@@ -507,7 +507,7 @@ export class Registry {
    */
   async transform(name: string, profile: Profile, ctx: TransformContext): Promise<TransformResult & { adapter: string }> {
     const found = this.transforms().find((t) => t.transform.name === name);
-    if (!found) throw missingTransformError(name, this.transforms().map((t) => t.transform.name));
+    if (!found) throw missingTransformError(name, this.transforms().map((t) => t.transform.name), this.unloadedPackages);
     return { ...(await runTransform(found.transform, found.adapter, profile, ctx)), adapter: found.adapter };
   }
 

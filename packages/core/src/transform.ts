@@ -73,11 +73,18 @@ export function transformInstallHint(name: string): { packageName: string; comma
   return fp ? { packageName: fp.packageName, command: `npm install ${fp.packageName}` } : undefined;
 }
 
-/** The one-line error for a transform no installed adapter provides (exit code 4 in the CLI). */
-export function missingTransformError(name: string, installed: readonly string[]): ProfkitError {
+/**
+ * The one-line error for a transform no registered adapter provides (exit code 4 in the CLI).
+ * `unloaded` (the registry's `unloadedPackages`) names packages installed but not loaded, so that
+ * the message says "not installed" only when that is true.
+ */
+export function missingTransformError(name: string, installed: readonly string[], unloaded: ReadonlyMap<string, string> = new Map()): ProfkitError {
   const hint = transformInstallHint(name);
+  const notLoaded = hint ? unloaded.get(hint.packageName) : undefined;
   const msg = hint
-    ? `the ${name} transform is provided by ${hint.packageName}, which is not installed: run \`${hint.command}\` and add "${hint.packageName}" to profkit.config.json's "adapters"`
+    ? notLoaded !== undefined
+      ? `the ${name} transform is provided by ${hint.packageName}, which is ${notLoaded}`
+      : `the ${name} transform is provided by ${hint.packageName}, which is not installed: run \`${hint.command}\` and add "${hint.packageName}" to profkit.config.json's "adapters"`
     : `no installed adapter provides the transform "${name}" (installed transforms: ${installed.length ? installed.join(', ') : 'none'})`;
   return new ProfkitError(ErrorCodes.NO_ADAPTER, msg, { transform: name, install: hint?.command, rule: 'transform must be installed' });
 }

@@ -1,7 +1,9 @@
 /**
  * The adapter contract from the outside: the real `profkit` binary, in temporary project folders
  * outside the repository, loads this package by config-file path, by `--adapter`, and by
- * `--discover` from a project's package.json, then converts speedscope files and back.
+ * zero-config discovery from a project's node_modules, then converts speedscope files and back.
+ * The repository's CLI also discovers this package in its own node_modules tree (the workspace
+ * links it there), so the "without it" case switches discovery off with --no-discover.
  */
 
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -94,25 +96,25 @@ describe('loaded with --adapter', () => {
 
   it('without it, the format is unknown (exit 4)', async () => {
     const dir = folder();
-    const r = await run(['info', 'in.speedscope.json'], dir);
+    const r = await run(['info', 'in.speedscope.json', '--no-discover'], dir);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('ambiguous or unknown format');
   });
 });
 
-describe('discovered with --discover', () => {
-  it('finds the package through the project package.json and its profkit-adapter keyword', async () => {
+describe('discovered without a config file', () => {
+  it("finds the package in the project's node_modules by its profkit-adapter keyword", async () => {
     const dir = folder();
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, devDependencies: { 'profkit-adapter-speedscope': '^0.1.0' } }));
     mkdirSync(join(dir, 'node_modules'));
     symlinkSync(packageDir, join(dir, 'node_modules', 'profkit-adapter-speedscope'), 'dir');
-    const off = await run(['formats', '--json'], dir);
+    const off = await run(['formats', '--json', '--no-discover'], dir);
     expect(JSON.parse(off.stdout).adapters).toEqual([]);
-    const on = JSON.parse((await run(['formats', '--json', '--discover'], dir)).stdout);
-    expect(on.adapters.map((a: { name: string; source: { kind: string; specifier: string } }) => [a.name, a.source.kind, a.source.specifier])).toEqual([
-      ['speedscope', 'discovered', 'profkit-adapter-speedscope'],
-    ]);
-    const r = await run(['info', 'in.speedscope.json', '--discover'], dir);
+    const on = JSON.parse((await run(['formats', '--json'], dir)).stdout);
+    const speedscope = on.adapters.find((a: { name: string }) => a.name === 'speedscope');
+    // The project's copy is nearer than the one beside the CLI: it is the one loaded.
+    expect(speedscope.source).toMatchObject({ kind: 'discovered', specifier: 'profkit-adapter-speedscope', from: join(dir, 'node_modules', 'profkit-adapter-speedscope') });
+    const r = await run(['info', 'in.speedscope.json'], dir);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('format      speedscope (adapter speedscope)');
   });

@@ -47,7 +47,7 @@ export const convert: CliCommand = {
     // before reading a large input.
     ctx.registry.writerFor(output, ctx.values.to as string | undefined);
     if (symbolize && !ctx.registry.transforms().some((t) => t.transform.name === 'symbolize')) {
-      throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name));
+      throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name), ctx.registry.unloadedPackages);
     }
     const bar = ctx.progress(`reading ${input}`);
     const readOptions = parseFormatOptions(ctx.values['read-option'], 'read-option');
