@@ -301,7 +301,7 @@ function makeContext(discovery: BuildRegistryResult, io: RunIO, positionals: str
     progress: (label, total) => out.progress(label, total),
     readProfile: (path, options = {}) => registry.read(path, { format: options.format, signal: io.signal }),
     readProfileBytes: (bytes, options = {}) => registry.read(bytes, { format: options.format, fileName: options.fileName, signal: io.signal }),
-    writeProfile: async (profile, path, options = {}) => (await registry.write(profile, path, { format: options.format, inputs: options.inputs, signal: io.signal })).warnings,
+    writeProfile: async (profile, path, options = {}) => (await registry.write(profile, path, { format: options.format, inputs: options.inputs, signal: options.signal ?? io.signal })).warnings,
     transform: (name, profile, tv = {}) => registry.transform(name, profile, { values: tv, stderr: io.stderr, signal: io.signal, verbose: out.verbose, quiet: out.quiet || out.json }),
   };
 }

@@ -151,8 +151,12 @@ export interface CommandContext {
   readProfile(path: string, options?: { format?: string }): Promise<ReadResult>;
   /** Reads a profile from bytes already in memory (e.g. fetched over HTTP). */
   readProfileBytes(bytes: Uint8Array, options?: { format?: string; fileName?: string }): Promise<ReadResult>;
-  /** Writes a profile by `format` or by the path's extension, atomically; returns warnings. */
-  writeProfile(profile: Profile, path: string, options?: { format?: string; inputs?: string[] }): Promise<Warning[]>;
+  /**
+   * Writes a profile by `format` or by the path's extension, atomically; returns warnings.
+   * `signal` aborts the write (leaving the old file); default: the command's `signal`. A server
+   * that writes its last profiles *because* of SIGTERM passes one of its own.
+   */
+  writeProfile(profile: Profile, path: string, options?: { format?: string; inputs?: string[]; signal?: AbortSignal }): Promise<Warning[]>;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   json: boolean;

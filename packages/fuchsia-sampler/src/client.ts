@@ -2,13 +2,17 @@
  * A small client of the live collector: connects over TCP or a unix socket, sends the stream
  * header and then records (encoded calls, or raw records from a recording), with buffering and
  * back-pressure. Also `replayTo`, which sends a whole recording (binary or JSONL).
+ *
+ * The collector answers each connection with one line before closing it (server.ts, "Replies"):
+ * `close()` half-closes and waits for it, so a stream the collector refused (client limit) or
+ * cut (bad input, idle) is an error here rather than a silent success.
  */
 
 import { connect, type Socket } from 'node:net';
 import { ErrorCodes, ProfkitError } from '@profkit/core';
 import { encodeChannelMessage, encodeDatagram, type Generation, type SamplerCall } from './fidl/protocol.js';
 import { frameRecord, isRecording, parseJsonl, RecordKind, recordingHeader, RecordReader, type RecordKindValue } from './recording.js';
-import { parseAddress } from './server.js';
+import { MAX_REPLY_BYTES, parseAddress, parseReply, type CollectorReplyStatus } from './server.js';
 
 export interface ClientOptions {
   /** Protocol generation for encoded calls (default 2). */
@@ -17,6 +21,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Bytes buffered before a write (default 64 KiB). */
   batchBytes?: number;
+  /** How long `close()` waits for the collector's reply once the stream is sent (default 120 s: it answers after writing the final profile). */
+  replyTimeoutMs?: number;
 }
 
 export class SamplerClient {
@@ -24,14 +30,56 @@ export class SamplerClient {
   private size = 0;
   private socketSetUp = false;
   private error: Error | undefined;
+  /** Bytes of the collector's reply line received so far (bounded by MAX_REPLY_BYTES). */
+  private replyBytes: Buffer[] = [];
+  private replyLength = 0;
+  /** The collector's reply, once its line is complete. */
+  reply: { status: CollectorReplyStatus; message: string } | undefined;
   sentRecords = 0;
 
   constructor(
     private readonly socket: Socket,
     private readonly options: ClientOptions,
+    /** For messages. */
+    private readonly address = 'the collector',
   ) {
-    socket.on('error', (e) => (this.error = e));
+    // The first error wins: a refusal line explains the reset that may follow it.
+    socket.on('error', (e) => (this.error ??= networkError(e)));
+    socket.on('data', (chunk: Buffer) => this.onReplyData(chunk));
     this.enqueue(recordingHeader());
+  }
+
+  /** Collects the collector's reply line; anything but `ok` ends the connection with an error. */
+  private onReplyData(chunk: Buffer): void {
+    if (this.reply || this.error) return;
+    const nl = chunk.indexOf(0x0a);
+    const part = nl < 0 ? chunk : chunk.subarray(0, nl);
+    if (this.replyLength + part.length > MAX_REPLY_BYTES) {
+      this.fail(new ProfkitError(ErrorCodes.NETWORK, `${this.address} sent more than ${MAX_REPLY_BYTES} bytes without a reply line`, { address: this.address, rule: 'the collector answers one short line' }));
+      return;
+    }
+    this.replyBytes.push(part);
+    this.replyLength += part.length;
+    if (nl < 0) return;
+    const line = Buffer.concat(this.replyBytes).toString('utf8');
+    this.replyBytes = [];
+    const reply = parseReply(line);
+    if (!reply) {
+      this.fail(new ProfkitError(ErrorCodes.NETWORK, `${this.address} answered ${JSON.stringify(line.slice(0, 80))}, not a collector reply`, { address: this.address, rule: 'the collector answers "ok: …", "refused: …" or "error: …"' }));
+      return;
+    }
+    this.reply = reply;
+    if (reply.status === 'refused') {
+      this.fail(new ProfkitError(ErrorCodes.NETWORK, `${this.address} refused the connection: ${reply.message}`, { address: this.address, rule: 'the collector accepts the client' }));
+    } else if (reply.status === 'error') {
+      this.fail(new ProfkitError(ErrorCodes.NETWORK, `${this.address} ended the connection: ${reply.message}`, { address: this.address, rule: 'the collector takes the whole stream' }));
+    }
+  }
+
+  /** Records the error and drops the connection (sending more would be pointless). */
+  private fail(e: ProfkitError): void {
+    this.error ??= e;
+    this.socket.destroy();
   }
 
   private enqueue(b: Uint8Array): void {
@@ -68,7 +116,7 @@ export class SamplerClient {
   }
 
   async flush(): Promise<void> {
-    if (this.error) throw networkError(this.error);
+    if (this.error) throw this.error;
     if (this.size === 0) return;
     const data = Buffer.concat(this.chunks, this.size);
     this.chunks = [];
@@ -81,7 +129,7 @@ export class SamplerClient {
         };
         const onClose = () => {
           this.socket.off('drain', onDrain);
-          reject(networkError(this.error ?? new Error('connection closed by the collector')));
+          reject(this.error ?? networkError(new Error('connection closed by the collector')));
         };
         this.socket.once('drain', onDrain);
         this.socket.once('close', onClose);
@@ -89,12 +137,27 @@ export class SamplerClient {
     }
   }
 
-  /** Flushes and closes the connection (the collector then writes the final profile). */
+  /**
+   * Flushes, half-closes and waits for the collector's reply (it answers once the final profile
+   * is written). Rejects with `PROFKIT_E_NETWORK` when the collector refused or ended the stream,
+   * or closed without answering, and with `PROFKIT_E_TIMEOUT` after `replyTimeoutMs`.
+   */
   async close(): Promise<void> {
     await this.flush();
-    await new Promise<void>((resolve) => {
-      if (this.socket.destroyed) return resolve();
-      this.socket.once('close', () => resolve());
+    await new Promise<void>((resolve, reject) => {
+      const replyTimeoutMs = this.options.replyTimeoutMs ?? 120_000;
+      const timer = setTimeout(() => {
+        this.fail(new ProfkitError(ErrorCodes.TIMEOUT, `${this.address} did not answer within ${replyTimeoutMs} ms of the end of the stream`, { address: this.address, rule: 'reply timeout' }));
+      }, replyTimeoutMs);
+      const settle = () => {
+        clearTimeout(timer);
+        // "ok" means the profile is written: a reset after it changes nothing.
+        if (this.reply?.status === 'ok') resolve();
+        else if (this.error) reject(this.error);
+        else reject(new ProfkitError(ErrorCodes.NETWORK, `${this.address} closed the connection without acknowledging the stream`, { address: this.address, rule: 'the collector answers "ok" once the stream is taken' }));
+      };
+      if (this.socket.destroyed) return settle();
+      this.socket.once('close', settle);
       this.socket.end();
     });
   }
@@ -127,7 +190,7 @@ export async function connectSampler(address: string, options: ClientOptions = {
     });
   });
   socket.setNoDelay(true);
-  return new SamplerClient(socket, options);
+  return new SamplerClient(socket, options, address);
 }
 
 /**

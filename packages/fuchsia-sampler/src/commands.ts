@@ -3,10 +3,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCodes, ProfkitError, ioError, isProfkitError, type CommandContext, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, ioError, isLoopbackHost, isProfkitError, type CommandContext, type Warning } from '@profkit/core';
 import { replayRecording } from './codec.js';
 import { replayTo } from './client.js';
-import { startCollector, type CollectorOptions, type CollectorSummary } from './server.js';
+import { parseAddress, startCollector, type CollectorOptions, type CollectorSummary } from './server.js';
 
 // Errors are thrown as `ProfkitError`s (USAGE for bad arguments, IO, NETWORK, TIMEOUT, the
 // format's own codes): the CLI prints the one-line message with its code and chooses the exit
@@ -61,6 +61,19 @@ function summaryJson(s: CollectorSummary): Record<string, unknown> {
   return { reason: s.reason, connections: s.connections, refused: s.refused, events: s.events, files: s.files, errors: s.errors };
 }
 
+/** A collector reachable from other machines accepts anyone's records (the gperftools `serve` command warns the same way). */
+function exposureWarnings(listen: string, out: string): Warning[] {
+  const a = parseAddress(listen);
+  if (a.kind !== 'tcp' || isLoopbackHost(a.host!)) return [];
+  return [
+    {
+      code: 'PROFKIT_W_NON_LOOPBACK_LISTEN',
+      message: `listening on the non-loopback address ${a.host!.includes(':') ? `[${a.host}]` : a.host}: anyone who can reach it can send records to this collector and fill ${out} with profiles`,
+      detail: { address: listen, rule: 'listen on loopback (127.0.0.1, ::1) or a unix socket unless other machines must connect' },
+    },
+  ];
+}
+
 export async function serveCommand(ctx: CommandContext): Promise<number> {
   const C = 'serve';
   if (ctx.positionals.length > 0) throw usage(C, `takes no arguments, got ${ctx.positionals.map((x) => JSON.stringify(x)).join(' ')}`);
@@ -70,13 +83,17 @@ export async function serveCommand(ctx: CommandContext): Promise<number> {
   const format = str(ctx, C, 'format');
   const interval = num(ctx, C, 'partial-interval', 0);
   const timeout = num(ctx, C, 'timeout', 0);
+  const idle = num(ctx, C, 'idle-timeout', 0);
   const log = (line: string) => {
     if (!ctx.quiet && !ctx.json) ctx.stderr.write(`fuchsia-sampler: ${line}\n`);
   };
+  // SIGTERM/SIGINT (ctx.signal) stops the collector, which then writes the final profiles of the
+  // clients still connected: those writes must not be aborted by that same signal.
+  const writesSignal = new AbortController().signal;
   const options: CollectorOptions = {
     listen,
     outDir: out,
-    writeProfile: (p, path) => ctx.writeProfile(p, path, format ? { format } : undefined),
+    writeProfile: (p, path) => ctx.writeProfile(p, path, { ...(format ? { format } : {}), signal: writesSignal }),
     extension: str(ctx, C, 'extension'),
     unsample: !ctx.values.raw,
     samplingRate: num(ctx, C, 'sampling-rate', 1),
@@ -88,6 +105,7 @@ export async function serveCommand(ctx: CommandContext): Promise<number> {
     maxStacks: num(ctx, C, 'max-stacks', 1),
     maxConnections: num(ctx, C, 'max-connections', 0),
     timeoutMs: timeout === undefined ? undefined : timeout * 1000,
+    idleTimeoutMs: idle === undefined ? undefined : idle * 1000,
     signal: ctx.signal,
     log,
   };
@@ -102,10 +120,14 @@ export async function serveCommand(ctx: CommandContext): Promise<number> {
   } catch (e) {
     throw addressError(e, C, listen);
   }
+  const warnings = exposureWarnings(listen, out);
   // Machine-readable: the bound address on stdout first (port 0 → the real port); with --json
   // two documents (JSON lines): "event": "listening", then "event": "stopped" with the summary.
-  if (ctx.json) document(ctx, C, { event: 'listening', address: collector.address });
-  else ctx.stdout.write(`listening ${collector.address}\n`);
+  if (ctx.json) document(ctx, C, { event: 'listening', address: collector.address, ...(warnings.length ? { warnings: jsonWarnings(warnings) } : {}) });
+  else {
+    for (const w of warnings) if (!ctx.quiet) ctx.stderr.write(`warning: ${w.message}\n`);
+    ctx.stdout.write(`listening ${collector.address}\n`);
+  }
   const s = await collector.done;
   if (ctx.json) document(ctx, C, { event: 'stopped', address: collector.address, ...summaryJson(s) });
   else ctx.stdout.write(`stopped (${s.reason}): ${s.connections} connections, ${s.events} events, ${s.files.length} profiles written, ${s.errors.length} errors\n`);

@@ -136,6 +136,11 @@ export class RecordReader {
     if (this.partsLen !== 0) throw fuchsiaError(C.RECORDING, `recording ends inside a record (${this.partsLen} bytes left over)`, { file: this.file, offset: this.pos, rule: 'records are complete' });
   }
 
+  /** Whether the whole stream header has arrived (the collector's handshake timeout waits for it). */
+  get headerRead(): boolean {
+    return this.headerDone;
+  }
+
   /** Bytes buffered (for bounded-memory checks). */
   get buffered(): number {
     return this.partsLen;

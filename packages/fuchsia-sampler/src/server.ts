@@ -9,7 +9,16 @@
  * live allocations / stacks / frames / segments bounded: past a bound, events are consumed and
  * ignored, as upstream disables recording); a malformed message ends that client only (its final
  * profile is still written); profile writes are serialized and the client is paused while its
- * profiles are being written (back-pressure instead of an unbounded queue).
+ * profiles are being written (back-pressure instead of an unbounded queue). Idle clients are
+ * disconnected (`idleTimeoutMs`, default 60 s; the stream header must come within
+ * `handshakeTimeoutMs`, default 10 s), so connections that say nothing cannot hold the
+ * `maxClients` slots forever.
+ *
+ * Replies: the stream is one-way, except for one line the collector sends back before it closes
+ * a connection, so that a client can tell a stream that was taken from one that was not:
+ * `ok: …` once the client has half-closed and its final profile is written, `refused: …` for a
+ * client beyond `maxClients` (or while stopping), `error: …` when it ends a client (malformed
+ * input, idle, collector stopping, a write that failed). See `formatReply`/`parseReply`.
  */
 
 import { createServer, type Server, type Socket } from 'node:net';
@@ -59,8 +68,10 @@ export interface CollectorOptions extends Omit<SessionOptions, 'onProfile' | 'fi
   maxConnections?: number;
   /** Stop after this many milliseconds (0 = no limit). */
   timeoutMs?: number;
-  /** Disconnect a client idle this long (0 = never). */
+  /** Disconnect a client that sends nothing for this long (default 60 s; 0 = never). */
   idleTimeoutMs?: number;
+  /** Disconnect a client whose 16-byte stream header has not arrived this long after it connected (default 10 s; 0 = never). */
+  handshakeTimeoutMs?: number;
   maxRecordBytes?: number;
   /** Log lines (connections, errors, files written). */
   log?: (line: string) => void;
@@ -96,6 +107,32 @@ export const DEFAULT_CLIENT_LIMITS = {
   maxModuleSegments: 10_000,
 };
 
+/** Default `idleTimeoutMs`: long enough for a quiet process between allocations, short enough that idle sockets do not lock clients out for long. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Default `handshakeTimeoutMs`: a real client sends its stream header right after connecting. */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+/** How long a connection that was answered `refused`/`error` may stay open for the client to read the reply. */
+const REPLY_LINGER_MS = 2_000;
+/** Connections kept lingering at most; beyond this (a connection flood) refused sockets are dropped without a reply. */
+const MAX_LINGERING = 64;
+/** Longest reply line a client accepts, in bytes (the collector's are at most `MAX_REPLY_CHARS` UTF-16 units: at most 3 bytes each). */
+export const MAX_REPLY_BYTES = 4096;
+const MAX_REPLY_CHARS = 1000;
+
+export type CollectorReplyStatus = 'ok' | 'refused' | 'error';
+
+/** The one line the collector sends before closing a connection: `<status>: <message>\n`. */
+export function formatReply(status: CollectorReplyStatus, message: string): string {
+  const line = `${status}: ${message.replace(/[\r\n]+/g, ' ')}`;
+  return `${line.length > MAX_REPLY_CHARS ? line.slice(0, MAX_REPLY_CHARS - 1) + '…' : line}\n`;
+}
+
+/** Parses a reply line (without its newline); undefined when it is not one. */
+export function parseReply(line: string): { status: CollectorReplyStatus; message: string } | undefined {
+  const m = /^(ok|refused|error): ?(.*)$/s.exec(line);
+  return m ? { status: m[1] as CollectorReplyStatus, message: m[2]! } : undefined;
+}
+
 function sanitize(name: string): string {
   const s = name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
   return s === '' ? 'unknown' : s;
@@ -121,8 +158,8 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     return name;
   };
 
-  /** Serializes writes; resolves when this profile is on disk. */
-  const emit = (p: EmittedProfile): Promise<void> => {
+  /** Serializes writes; resolves when this profile is on disk (to the error message when writing failed). */
+  const emit = (p: EmittedProfile): Promise<string | undefined> => {
     const proc = sanitize(p.processName);
     let base: string;
     if (p.kind === 'final') {
@@ -139,14 +176,41 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
         await options.writeProfile(p.profile, path);
         summary.files.push(path);
         log(`wrote ${p.kind} profile ${path}`);
+        return undefined;
       } catch (e) {
         const msg = `writing ${path} failed: ${isProfkitError(e) ? e.describe() : (e as Error).message}`;
         summary.errors.push(msg);
         log(msg);
+        return msg;
       }
     });
-    writeChain = job;
+    writeChain = job.then(() => {});
     return job;
+  };
+
+  /**
+   * Sends the reply line and closes our side; what the client still sends is read and discarded
+   * (so it is not blocked writing before it reads the reply), and the connection is cut after
+   * `REPLY_LINGER_MS` if the client does not close it.
+   */
+  const lingering = new Set<Socket>();
+  const replyAndClose = (socket: Socket, status: CollectorReplyStatus, message: string): void => {
+    if (socket.destroyed) return;
+    if (status !== 'ok' && lingering.size >= MAX_LINGERING) {
+      socket.destroy();
+      return;
+    }
+    lingering.add(socket);
+    const timer = setTimeout(() => socket.destroy(), REPLY_LINGER_MS);
+    timer.unref();
+    socket.once('close', () => {
+      clearTimeout(timer);
+      lingering.delete(socket);
+    });
+    socket.on('error', () => {}); // a reset while answering is the client's business
+    socket.setTimeout(0);
+    socket.resume();
+    socket.end(formatReply(status, message));
   };
 
   class Client {
@@ -154,11 +218,13 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     readonly reader: RecordReader;
     private pending = 0;
     private finished = false;
+    private handshakeTimer: NodeJS.Timeout | undefined;
     readonly id: number;
 
     constructor(readonly socket: Socket) {
       this.id = ++summary.connections;
       const file = `client#${this.id}`;
+      log(`${file} connected${socket.remoteAddress ? ` from ${formatAddress({ kind: 'tcp', host: socket.remoteAddress, port: socket.remotePort })}` : ''}`);
       this.reader = new RecordReader(file, { maxRecordBytes: options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES });
       this.session = new Session({
         ...options,
@@ -173,15 +239,21 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
         },
       });
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
-      socket.on('end', () => this.finish('client closed the connection'));
+      socket.on('end', () => this.finish('client closed the connection', true));
       socket.on('close', () => this.finish('connection closed'));
       socket.on('error', (e) => this.finish(`socket error: ${e.message}`));
-      if (options.idleTimeoutMs) {
-        socket.setTimeout(options.idleTimeoutMs, () => this.fail(`idle for ${options.idleTimeoutMs} ms`));
+      const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+      if (idleMs > 0) socket.setTimeout(idleMs, () => this.fail(`idle for ${idleMs} ms (option idleTimeoutMs, CLI --idle-timeout)`));
+      const handshakeMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+      if (handshakeMs > 0) {
+        this.handshakeTimer = setTimeout(() => {
+          if (!this.reader.headerRead) this.fail(`no stream header within ${handshakeMs} ms of connecting (option handshakeTimeoutMs)`);
+        }, handshakeMs);
+        this.handshakeTimer.unref();
       }
     }
 
-    private track(p: Promise<void>): void {
+    private track(p: Promise<unknown>): void {
       this.pending++;
       this.socket.pause();
       void p.then(() => {
@@ -201,28 +273,43 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       }
     }
 
-    /** Ends this client because of bad input: the others are unaffected. */
+    /** Ends this client because of bad input (or idleness): the others are unaffected. */
     fail(message: string): void {
+      if (this.finished) return;
       const msg = `client#${this.id}: ${message}`;
       summary.errors.push(msg);
       log(msg);
       this.finish('error');
-      this.socket.destroy();
+      replyAndClose(this.socket, 'error', message);
     }
 
-    finish(reason: string): void {
+    /**
+     * Ends the session and writes its final profile. `clientEnded`: the client half-closed the
+     * connection (a finished stream), so it is answered once the profile is on disk.
+     */
+    finish(reason: string, clientEnded = false): void {
       if (this.finished) return;
       this.finished = true;
+      clearTimeout(this.handshakeTimer);
+      this.socket.setTimeout(0);
       clients.delete(this);
+      let dropped: string | undefined;
       if (reason !== 'error' && this.reader.buffered > 0) {
-        const msg = `client#${this.id}: disconnected inside a record (${this.reader.buffered} bytes dropped)`;
+        dropped = `disconnected inside a record (${this.reader.buffered} bytes dropped)`;
+        const msg = `client#${this.id}: ${dropped}`;
         summary.errors.push(msg);
         log(msg);
       }
       summary.events += this.session.sampler.events;
-      log(`client#${this.id} ${reason}: ${this.session.sampler.events} events, process ${JSON.stringify(this.session.sampler.processName)}`);
+      const events = this.session.sampler.events;
+      log(`client#${this.id} ${reason}: ${events} events, process ${JSON.stringify(this.session.sampler.processName)}`);
       const p = emit(this.session.finish());
-      void p.then(() => {
+      void p.then((writeError) => {
+        if (clientEnded) {
+          const problem = dropped ?? writeError;
+          if (problem) replyAndClose(this.socket, 'error', problem);
+          else replyAndClose(this.socket, 'ok', `${events} events, final profile written`);
+        }
         ended++;
         if (options.maxConnections && ended >= options.maxConnections) void stop(`${ended} connections served`);
       });
@@ -230,12 +317,14 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     }
   }
 
-  const finalWrites: Promise<void>[] = [];
-  const server: Server = createServer({ pauseOnConnect: false }, (socket) => {
+  const finalWrites: Promise<unknown>[] = [];
+  // allowHalfOpen: a client half-closes when its stream is complete and then waits for the reply.
+  const server: Server = createServer({ pauseOnConnect: false, allowHalfOpen: true }, (socket) => {
     if (stopping || clients.size >= (options.maxClients ?? 10)) {
       summary.refused++;
-      log(`refused a client (${stopping ? 'stopping' : `${clients.size} clients connected`})`);
-      socket.destroy();
+      const why = stopping ? 'the collector is stopping' : `${clients.size} clients connected (the limit, option maxClients, CLI --max-clients)`;
+      log(`refused a client (${why})`);
+      replyAndClose(socket, 'refused', why);
       return;
     }
     clients.add(new Client(socket));
@@ -254,7 +343,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     const closed = new Promise<void>((r) => server.close(() => r()));
     for (const c of [...clients]) {
       c.finish(`collector stopping (${reason})`);
-      c.socket.destroy();
+      replyAndClose(c.socket, 'error', `the collector stopped (${reason}) before the stream ended; its final profile is written`);
     }
     await closed;
     await Promise.all(finalWrites);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cliBin, haveCli, runCli } from '@profkit/test-utils';
+import { cliBin, haveCli, runCli, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core';
 import pprofAdapter from '@profkit/pprof';
@@ -73,6 +73,46 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     const doc = JSON.parse(r.stdout);
     expect(doc.schema).toBe('profkit.fuchsia-sampler.profiles/1');
     expect(doc.files).toEqual(readdirSync(join(dir, 'json-out')).map((f) => join(dir, 'json-out', f)));
+  });
+
+  it('issue 15: replay exits 5 when the collector refuses it; --idle-timeout frees the slot an idle connection held', async () => {
+    const out = join(dir, 'idle-profiles');
+    const server = spawn(process.execPath, [bin, 'fuchsia-sampler', 'serve', '--listen', '127.0.0.1:0', '--out', out, '--max-clients', '1', '--idle-timeout', '3', '--timeout', '30'], { cwd: dir });
+    let stdout = '';
+    let stderr = '';
+    server.stdout.on('data', (d) => (stdout += d));
+    server.stderr.on('data', (d) => (stderr += d));
+    try {
+      for (let i = 0; i < 500 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
+      const addr = /listening (\S+)/.exec(stdout)?.[1];
+      expect(addr, stderr).toBeTruthy();
+      const rec = join(dir, 'idle.fsrec');
+      writeFileSync(rec, callsToRecording([{ method: 'SetProcessInfo', processName: 'after_idle' }]));
+      // An idle connection (header sent, then nothing) takes the only slot.
+      const { connect } = await import('node:net');
+      const idle = connect({ host: '127.0.0.1', port: Number(addr!.split(':')[1]) });
+      idle.on('error', () => {});
+      idle.write(readFileSync(rec).subarray(0, 16));
+      const waitFor = async (re: RegExp) => {
+        for (let i = 0; i < 500 && !re.test(stderr); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(stderr).toMatch(re);
+      };
+      await waitFor(/client#1 connected/);
+      const refused = await runCliAsync(['fuchsia-sampler', 'replay', rec, '--to', addr!], { cwd: dir });
+      // The idle connection holds the slot for 3 s: the replay is refused (exit 5, no "sent").
+      expect(stderr).not.toMatch(/client#1: idle/);
+      expect(refused.code, refused.stderr).toBe(5);
+      expect(refused.stderr).toMatch(/^profkit: 127\.0\.0\.1:\d+ refused the connection: 1 clients connected .*\[PROFKIT_E_NETWORK\]\n$/);
+      expect(refused.stdout).toBe('');
+      await waitFor(/client#1: idle for 3000 ms/);
+      idle.destroy();
+      const served = await runCliAsync(['fuchsia-sampler', 'replay', rec, '--to', addr!], { cwd: dir });
+      expect(served.code, served.stderr).toBe(0);
+      expect(served.stdout).toBe(`sent 1 records to ${addr}\n`);
+      expect(readdirSync(out)).toContain('after_idle_final_0.pb.gz');
+    } finally {
+      server.kill('SIGKILL');
+    }
   });
 
   it('serve + replay as processes; SIGTERM writes the final profile of a connected client', async () => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import fuchsiaSampler, {
   connectSampler,
   recordingHeader,
   replayRecording,
+  replayTo,
   startCollector,
   type CollectorOptions,
   type SamplerCall,
@@ -177,7 +179,8 @@ describe('live collector over loopback TCP', () => {
     await c.send({ method: 'SetProcessInfo', processName: 'cut' });
     await c.send({ method: 'RecordAllocation', address: 1n, stackTrace: st(0x10), size: 5n });
     await c.sendRaw(Uint8Array.of(1, 0, 0, 0, 64, 0, 0, 0, 1, 2));
-    await c.close();
+    // The collector says so in its reply: the stream was not taken whole.
+    await expect(c.close()).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringMatching(/ended the connection: disconnected inside a record \(10 bytes dropped\)/) });
     const s = await col.done;
     expect(s.errors.some((e) => /inside a record/.test(e))).toBe(true);
     const p = await readOut(join(s.files[0]!, '..', 'cut_final_0.pb.gz'));
@@ -376,5 +379,106 @@ describe.skipIf(gorefMissing !== undefined)('interop: Go pprof reads the collect
     const goRows = dump.samples.map((x) => `${x.stack.map((f) => f[0]!.address).join(',')}=${x.values.join(',')}`).sort();
     const offline = replayRecording(callsToRecording(workload('gocheck', 40, 9)), { partialThreshold: 4 }).profiles.at(-1)!.profile;
     expect(goRows).toEqual(meaning(offline).rows);
+  });
+});
+
+/** A raw TCP connection to the collector that sends `bytes` (maybe none) and then stays silent. */
+async function silentSocket(address: string, bytes: Uint8Array = new Uint8Array(0)): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> {
+  const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+  const socket = connect({ host, port });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let received = '';
+  socket.on('data', (d) => (received += d));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  if (bytes.length) socket.write(bytes);
+  return { socket, received: () => received, closed };
+}
+
+describe('issue 15: idle clients cannot hold the client limit; refusals reach the client', () => {
+  it('idle connections are cut after idleTimeoutMs and a real client is then served (and refused before)', async () => {
+    const col = await startCollector(base({ maxClients: 2, idleTimeoutMs: 300, handshakeTimeoutMs: 0 }));
+    // Two connections that send the stream header and then nothing fill the limit.
+    const idle = await Promise.all([silentSocket(col.address, recordingHeader()), silentSocket(col.address, recordingHeader())]);
+    while (col.stats().clients < 2) await new Promise((r) => setTimeout(r, 10));
+    const calls = workload('after_idle', 20, 3);
+    // While they hold the slots, a replay is refused, and says so.
+    await expect(replayTo(callsToRecording(calls), col.address)).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringMatching(/refused the connection: 2 clients connected/) });
+    await Promise.all(idle.map((i) => i.closed));
+    for (const i of idle) expect(i.received()).toMatch(/^error: idle for 300 ms/);
+    expect(await replayTo(callsToRecording(calls), col.address)).toEqual({ records: calls.length });
+    const s = await col.close();
+    expect(s.refused).toBe(1);
+    expect(s.errors.filter((e) => /idle for 300 ms/.test(e))).toHaveLength(2);
+    expect(readdirSync(join(s.files[0]!, '..'))).toContain('after_idle_final_0.pb.gz');
+  });
+
+  it('a connection that never sends the stream header is cut after handshakeTimeoutMs, even with no idle timeout', async () => {
+    const col = await startCollector(base({ maxClients: 1, idleTimeoutMs: 0, handshakeTimeoutMs: 300 }));
+    const mute = await silentSocket(col.address, recordingHeader().subarray(0, 5));
+    await mute.closed;
+    expect(mute.received()).toMatch(/^error: no stream header within 300 ms/);
+    const calls = workload('after_mute', 5, 1);
+    expect(await replayTo(callsToRecording(calls), col.address)).toEqual({ records: calls.length });
+    await col.close();
+  });
+
+  it('replay fails with PROFKIT_E_NETWORK when the collector refuses it (client limit), and succeeds only on "ok"', async () => {
+    const col = await startCollector(base({ maxClients: 1 }));
+    const holder = await connectSampler(col.address);
+    await holder.send({ method: 'SetProcessInfo', processName: 'holder' });
+    await holder.flush();
+    while (col.stats().clients < 1) await new Promise((r) => setTimeout(r, 10));
+    const rec = join(tmp, 'refused.fsrec');
+    const calls = workload('refused', 30, 2);
+    writeFileSync(rec, callsToRecording(calls));
+    const rep = makeCtx([rec], { to: col.address });
+    const cmd = fuchsiaSampler.commands!.find((c) => c.name === 'fuchsia-sampler replay')!;
+    await expect(cmd.run(rep.ctx)).rejects.toMatchObject({
+      code: 'PROFKIT_E_NETWORK',
+      message: `${col.address} refused the connection: 1 clients connected (the limit, option maxClients, CLI --max-clients)`,
+    });
+    expect(rep.out()).toBe('');
+    await holder.close();
+    expect(holder.reply).toEqual({ status: 'ok', message: '1 events, final profile written' });
+    expect(await cmd.run(rep.ctx)).toBe(0);
+    expect(rep.out()).toBe(`sent ${calls.length} records to ${col.address}\n`);
+    const s = await col.close();
+    expect(s.refused).toBe(1);
+    expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['holder_final_0.pb.gz', 'refused_final_0.pb.gz']);
+  });
+
+  it('a client without the reply (collector gone before answering) is an error, not "sent"', async () => {
+    const ac = new AbortController();
+    const col = await startCollector(base({ signal: ac.signal }));
+    const c = await connectSampler(col.address);
+    await c.send({ method: 'SetProcessInfo', processName: 'cut_short' });
+    await c.flush();
+    while (col.stats().clients < 1) await new Promise((r) => setTimeout(r, 10));
+    ac.abort();
+    await col.done;
+    await expect(c.close()).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK', message: expect.stringMatching(/ended the connection: the collector stopped \(signal\)/) });
+  });
+
+  it('serve warns on a non-loopback --listen address (stderr, or in the --json document), not on loopback or unix sockets', async () => {
+    const cmd = fuchsiaSampler.commands!.find((c) => c.name === 'fuchsia-sampler serve')!;
+    const runServe = async (listen: string, json = false) => {
+      const out = freshDir();
+      const x = makeCtx([], { listen, out, timeout: '0.05' });
+      x.ctx.json = json;
+      expect(await cmd.run(x.ctx)).toBe(0);
+      return { ...x, dir: out };
+    };
+    const wild = await runServe('0.0.0.0:0');
+    expect(wild.err()).toContain(`warning: listening on the non-loopback address 0.0.0.0: anyone who can reach it can send records to this collector and fill ${wild.dir} with profiles\n`);
+    const wild6 = await runServe('[::]:0');
+    expect(wild6.err()).toMatch(/^warning: listening on the non-loopback address \[::\]: anyone/m);
+    const json = await runServe('0.0.0.0:0', true);
+    expect(json.err()).toBe('');
+    expect(JSON.parse(json.out().split('\n')[0]!).warnings).toEqual([{ code: 'PROFKIT_W_NON_LOOPBACK_LISTEN', message: expect.stringMatching(/^listening on the non-loopback address 0\.0\.0\.0: /) }]);
+    for (const local of ['127.0.0.1:0', '[::1]:0', `unix:${join(tmp, 'warn.sock')}`]) {
+      const r = await runServe(local);
+      expect(r.err(), local).not.toMatch(/warning/);
+    }
   });
 });
