@@ -20,6 +20,7 @@ export * from './validate.js';
 export * from './registry.js';
 export * from './discovery.js';
 export * from './sniff-util.js';
+export * from './known-formats.js';
 export * from './symbolz.js';
 export * from './redirects.js';
 export * from './net.js';

@@ -35,6 +35,7 @@ import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors
 import { DEFAULT_LIMITS, StreamInput, gunzipBounded, ioError, isGzip, readChunks, readHead, readInput, writeFileAtomic, type Limits } from './io.js';
 import type { Profile } from './model.js';
 import { inflateHead } from './sniff-util.js';
+import { recognizeKnownFormat, type RecognizedFormat } from './known-formats.js';
 import { validate, type ValidationMode, type ValidationResult } from './validate.js';
 import { missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
 
@@ -98,6 +99,8 @@ export interface Detection {
   encoding: 'gzip' | null;
   /** Install hint when a first-party format's extension matches and its adapter is missing. */
   installHint?: InstallHint;
+  /** With problem `unknown`: a format no installed adapter reads, recognized by its signature. */
+  recognized?: RecognizedFormat;
 }
 
 export interface InstallHint {
@@ -597,6 +600,13 @@ export class Registry {
     if (head.length === 0) d.problem = hints.encoding === 'gzip' || (hints.size ?? 0) > 0 ? 'truncated' : 'empty';
     else if (top && top.score >= SNIFF_LIKELY - EPSILON) d.problem = 'ambiguous';
     else d.problem = 'unknown';
+    if (d.problem === 'unknown') {
+      const known = recognizeKnownFormat(head);
+      if (known) {
+        d.recognized = known;
+        return d;
+      }
+    }
     if (d.problem === 'unknown' && hints.fileName) {
       const hint = firstPartyHint({ fileName: hints.fileName }, this.installedFormats(), this.unloadedPackages);
       if (hint) d.installHint = hint;
@@ -869,6 +879,15 @@ export function detectionError(d: Detection, file: string): ProfkitError {
     return new ProfkitError(ErrorCodes.TRUNCATED, 'ambiguous or unknown format: the input is truncated (a gzip stream that yields no data)', {
       file,
       rule: 'gzip head must inflate',
+    });
+  }
+  if (d.recognized) {
+    const r = d.recognized;
+    return new ProfkitError(ErrorCodes.UNKNOWN_FORMAT, `this looks like ${r.name}; no installed adapter reads it${r.note ? ` (${r.note})` : ''}`, {
+      file,
+      format: r.format,
+      rule: 'format detection: recognized by its signature, but no installed adapter reads this format',
+      scores: d.scores,
     });
   }
   const listed = d.scores.length
