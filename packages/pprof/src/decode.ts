@@ -504,8 +504,9 @@ function boundedEnd(end: number, tagPos: number, field: number): number {
   const n = pos < end && buf[pos]! < 0x80 ? buf[pos++]! : smallVarint(end);
   const max = fieldLimit(field);
   if (n > max) {
-    if (field === 6) overLimit('maxStringLength', `a string of ${n} bytes`, max, tagPos);
-    overLimit('maxMessageBytes', `a ${fieldName(field)} field of ${n} bytes`, max, tagPos);
+    const bytes = Number.isSafeInteger(n) ? String(n) : bigKey().toString(); // lo/hi: smallVarint's
+    if (field === 6) overLimit('maxStringLength', `a string of ${bytes} bytes`, max, tagPos);
+    overLimit('maxMessageBytes', `a ${fieldName(field)} field of ${bytes} bytes`, max, tagPos);
   }
   if (n > end - pos) fail(GoErrors.tooMuchData, tagPos);
   return pos + n;

@@ -100,6 +100,8 @@ function pprofTableFloods(n: number): SpecialInput[] {
     flood(`${n} labels over ${n / 1000} samples`, repeated(message(2, concat([oneValue, repeated(empty(3), 1000)])), n / 1000)),
     flood(`${n} lines over ${n / 1000} locations`, repeated(message(4, repeated(empty(4), 1000)), n / 1000)),
     flood(`${n} empty sample types`, repeated(empty(1), n)),
+    // One location of 20 MiB (over the fuzzer's maxMessageBytes): refused from its length.
+    flood('20 MiB location of empty lines', message(4, repeated(empty(4), 10 * 1024 * 1024))),
     // Just under the fuzzer's maxTableEntries and maxSamples: a valid-looking shape that fails
     // only after the columns are allocated (memory must stay what the limits allow).
     flood('1M-1 empty mappings (just under maxTableEntries)', repeated(empty(3), 1_000_000 - 2)),

@@ -44,6 +44,7 @@ export const FUZZ_LIMITS: ReadLimits & Record<string, number> = {
   maxStringLength: 1024 * 1024,
   maxSamples: 1_000_000,
   maxTableEntries: 1_000_000,
+  maxMessageBytes: 16 * 1024 * 1024,
   maxLineLength: 4 * 1024 * 1024,
   maxRecords: 1_000_000,
   maxRecordBytes: 8 * 1024 * 1024,
