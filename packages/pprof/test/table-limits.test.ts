@@ -104,29 +104,19 @@ describe('pprof table limits (maxTableEntries: the entries of all tables togethe
 });
 
 describe('pprof per-message and per-profile counts', () => {
-  it('maxSampleTypes: sample types over the limit (buffer and streamed); at the limit it reads', async () => {
-    const { bytes } = profileWith('sample_type', 30);
-    expectLimit(await decodeBoth(bytes, { maxSampleTypes: 29 }), 'maxSampleTypes');
-    expect(await decodeBoth(bytes, { maxSampleTypes: 30 })).toEqual({ samples: 1 });
-  });
-
-  it('maxLabelsPerSample: labels of one sample over the limit; at the limit it reads', async () => {
-    const { bytes } = profileWith('label', 30);
-    expectLimit(await decodeBoth(bytes, { maxLabelsPerSample: 29 }), 'maxLabelsPerSample');
-    expect(await decodeBoth(bytes, { maxLabelsPerSample: 30 })).toEqual({ samples: 1 });
-  });
-
-  it('maxFramesPerStack: the lines (inlined frames) of one location over the limit; at the limit it reads', async () => {
-    const { bytes } = profileWith('line', 30);
-    expectLimit(await decodeBoth(bytes, { maxFramesPerStack: 29 }), 'maxFramesPerStack');
-    expect(await decodeBoth(bytes, { maxFramesPerStack: 30 })).toEqual({ samples: 1 });
-  });
-
-  it('maxSamples: samples over the limit, buffer and streamed alike; at the limit it reads', async () => {
-    const { bytes } = profileWith('sample', 30);
-    expectLimit(await decodeBoth(bytes, { maxSamples: 29 }), 'maxSamples');
-    expect(await decodeBoth(bytes, { maxSamples: 30 })).toEqual({ samples: 30 });
-  });
+  const cases: [option: keyof ReadLimits, what: string, big: 'sample_type' | 'label' | 'line' | 'sample', samples: number][] = [
+    ['maxSampleTypes', 'sample types', 'sample_type', 1],
+    ['maxLabelsPerSample', 'labels of one sample', 'label', 1],
+    ['maxFramesPerStack', 'lines (inlined frames) of one location', 'line', 1],
+    ['maxSamples', 'samples', 'sample', 30],
+  ];
+  for (const [option, what, big, samples] of cases) {
+    it(`${option}: ${what} over the limit (buffer and streamed); at the limit it reads`, async () => {
+      const { bytes } = profileWith(big, 30);
+      expectLimit(await decodeBoth(bytes, { [option]: 29 }), option);
+      expect(await decodeBoth(bytes, { [option]: 30 })).toEqual({ samples });
+    });
+  }
 });
 
 describe('maxMessageBytes: one top-level field (the streamed decoder holds one whole)', () => {
