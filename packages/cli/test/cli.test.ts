@@ -125,7 +125,7 @@ describe('usage errors exit 2 with one line', () => {
     [['info', 'a', 'b'], 'info takes 1 argument, got 2'],
     [['info', '--frm', 'x', 'sample.lines'], "Unknown option '--frm'"],
     [['frobnicate'], 'unknown command "frobnicate"'],
-    [['lines', 'nope'], 'unknown command "lines"'],
+    [['lines', 'nope'], 'unknown lines subcommand "nope" (subcommands: echo, wait, total) (see `profkit help lines`)'],
     [['convert', 'sample.lines', '-'], 'writing to stdout needs an explicit format'],
   ])('%j', async (args, message) => {
     const r = await run(args, { cwd: project() });
