@@ -539,6 +539,12 @@ export function writeToStdout(chunk: Uint8Array | string): Promise<void> {
 export function stdoutError(e: unknown): ProfkitError {
   if (e instanceof ProfkitError) return e;
   const err = e as NodeJS.ErrnoException;
-  const why = err.code === 'ENOSPC' ? 'no space left on device' : err.code === 'EPIPE' ? 'the reader closed the pipe' : err.code === 'EIO' ? 'input/output error' : err.message;
+  const why =
+    err.code === 'ENOSPC' ? 'no space left on device'
+    : err.code === 'EPIPE' ? 'the reader closed the pipe'
+    : err.code === 'EIO' ? 'input/output error'
+    : err.code === 'EFBIG' ? 'file too large'
+    : err.code === 'EDQUOT' ? 'disk quota exceeded'
+    : err.message;
   return new ProfkitError(ErrorCodes.IO, `writing to standard output failed: ${why}${err.code ? ` (${err.code})` : ''}`, { file: '-', errno: err.code, rule: 'output must be written completely' }, { cause: e });
 }

@@ -827,7 +827,8 @@ export class Registry {
     const { adapter, format } = this.writerFor(path, options.format);
     const r = await this.serializeWith(adapter, format, profile, { ...options, fileName: path, streaming: true });
     try {
-      await writeFileAtomic(path, r.data, { inputs: options.inputs });
+      // The signal reaches the file write too: an interrupted write leaves the old file.
+      await writeFileAtomic(path, r.data, { inputs: options.inputs, signal: options.signal });
     } catch (e) {
       if (isProfkitError(e)) throw e.withDetail({ file: path });
       throw ioError(e, path, 'writing');
@@ -883,7 +884,7 @@ export function detectionError(d: Detection, file: string): ProfkitError {
   }
   if (d.recognized) {
     const r = d.recognized;
-    return new ProfkitError(ErrorCodes.UNKNOWN_FORMAT, `this looks like ${r.name}; no installed adapter reads it${r.note ? ` (${r.note})` : ''}`, {
+    return new ProfkitError(ErrorCodes.UNKNOWN_FORMAT, `this looks like ${r.name}; no installed adapter reads it${r.note ? `; ${r.note}` : ''}`, {
       file,
       format: r.format,
       rule: 'format detection: recognized by its signature, but no installed adapter reads this format',

@@ -125,7 +125,13 @@ export function sampleTypeIndexOf(ctx: CliContext, p: Profile): number {
   const name = ctx.values['sample-type'];
   if (typeof name !== 'string') {
     const d = defaultSampleTypeIndex(p);
-    if (d < 0) throw usage('the profile has no sample types', 'sample-type', 'a report needs a sample type');
+    // The data's fault, not the command line's: exit 1 (invalid profile), not 2 (usage).
+    if (d < 0) {
+      throw new ProfkitError(ErrorCodes.INVALID_PROFILE, 'the profile has no sample types, so there are no values to report', {
+        file: ctx.positionals.length === 1 ? ctx.positionals[0] : undefined,
+        rule: 'a report needs a sample type',
+      });
+    }
     return d;
   }
   const i = findSampleType(p, name);
