@@ -124,6 +124,35 @@ function matchAdapterCommand(cmds: { adapter: string; command: AdapterCommand }[
   return best;
 }
 
+/**
+ * A command group: the longest leading words of `positionals` that start the names of adapter
+ * commands (`fuchsia-sampler` for `fuchsia-sampler serve`, `… replay`, …), with those commands.
+ */
+function matchCommandGroup(cmds: { adapter: string; command: AdapterCommand }[], positionals: string[]) {
+  for (let n = positionals.length; n >= 1; n--) {
+    const name = positionals.slice(0, n).join(' ');
+    const members = cmds.filter((c) => c.command.name.startsWith(`${name} `));
+    if (members.length) return { name, words: n, members };
+  }
+  return undefined;
+}
+
+/** `profkit help GROUP`: the group's subcommands with their summaries. */
+function groupHelp(group: NonNullable<ReturnType<typeof matchCommandGroup>>): string {
+  const adapters = [...new Set(group.members.map((m) => m.adapter))].join(', ');
+  const lines = [
+    `profkit ${group.name}: commands of the ${adapters} adapter`,
+    '',
+    `Usage: profkit ${group.name} <subcommand> [arguments] [options]`,
+    '',
+    'Subcommands:',
+    ...table(group.members.map((m) => [m.command.name.slice(group.name.length + 1), m.command.summary]), '  '),
+    '',
+    `Run \`profkit help ${group.name} <subcommand>\` for a subcommand's options.`,
+  ];
+  return lines.join('\n') + '\n';
+}
+
 /** Runs `profkit` with `argv` (without the node and script paths); resolves to the exit code. */
 export async function main(argv: string[], io: MainIO = {}): Promise<number> {
   const stderr = io.stderr ?? process.stderr;
@@ -244,6 +273,17 @@ async function run(argv: string[], io: RunIO): Promise<number> {
   const words = helpRequested && positionals[0] === 'help' ? positionals.slice(1) : positionals;
   const match = matchAdapterCommand(discovery.registry.commands(), words);
   if (!match) {
+    // A group without (or with an unknown) subcommand lists the group's subcommands: on stdout
+    // with exit 0 when help was asked, else on stderr with exit 2 (docs/cli.md, "Command groups").
+    const group = matchCommandGroup(discovery.registry.commands(), words);
+    if (group && words.length === group.words) {
+      (helpRequested ? io.stdout : io.stderr).write(groupHelp(group));
+      return helpRequested ? ExitCode.OK : ExitCode.USAGE;
+    }
+    if (group) {
+      const subcommands = group.members.map((m) => m.command.name.slice(group.name.length + 1)).join(', ');
+      throw usageError(`unknown ${group.name} subcommand "${words[group.words]}" (subcommands: ${subcommands})`, group.name);
+    }
     const known = [...BUILTIN_COMMANDS.map((c) => c.name), ...discovery.registry.commands().map((c) => c.command.name), 'help'];
     throw usageError(`unknown command "${words[0]}" (commands: ${known.join(', ')})`);
   }
