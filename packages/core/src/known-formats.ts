@@ -106,7 +106,7 @@ const KNOWN_SIGNATURES: readonly KnownSignature[] = [
   {
     format: 'perf-data',
     name: 'a Linux perf.data file (binary)',
-    note: 'convert it with `perf script | stackcollapse-perf.pl > out.folded` (folded stacks, read by @profkit/rprof) or with `perf_to_profile` to pprof',
+    note: 'convert it to folded stacks (read by @profkit/rprof) with `perf script | stackcollapse-perf.pl`, or to pprof with `perf_to_profile`',
     matches: (h) => startsWithBytes(h, 'PERFILE2') || startsWithBytes(h, '2ELIFREP') || startsWithBytes(h, 'PERFFILE'),
   },
   {

@@ -27,6 +27,7 @@ export const detect: CliCommand = {
         encoding: d.encoding,
         problem: d.problem ?? null,
         install: d.installHint?.command ?? null,
+        recognized: d.recognized ?? null,
         scores: d.scores,
       });
       return d.format !== undefined ? 0 : 4;
