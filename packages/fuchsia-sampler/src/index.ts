@@ -40,4 +40,5 @@ export { replayRecording, replayRecordingChunks, sampledSize, profileToCalls, ca
 export type { ReplayOptions, ReplayResult, FuchsiaReadOptions, FuchsiaWriteOptions } from './codec.js';
 export * from './server.js';
 export * from './client.js';
-export * from './loadtest.js';
+// The collector load test (src/loadtest.ts) is a workspace tool, not part of the package: see
+// tools/bench/scripts/fuchsia-loadtest.mjs.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runLoadTest } from '../src/index.js';
+import { runLoadTest } from '../src/loadtest.js';
 
 // A bounded version of the load test (the 1M-event run is `npm run bench -- fuchsia`): checks that every
 // event of every client is accounted for and that each client gets its final profile. No timing

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Loopback load test of the fuchsia-sampler collector (build first: npx tsc -b packages/fuchsia-sampler).
-// Usage: node packages/fuchsia-sampler/bench/loadtest.mjs [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]
+// Usage: node tools/bench/scripts/fuchsia-loadtest.mjs [EVENTS] [CLIENTS] [channel1|channel2|socket] [tcp|unix] [pprof]
 // With "pprof", profiles are encoded and written as gzipped pprof through @profkit/pprof.
-import { runLoadTest } from '@profkit/fuchsia-sampler';
+// The load test is not exported by the published package (its tarball leaves it out): take it
+// from the workspace build.
+import { runLoadTest } from '../../../packages/fuchsia-sampler/dist/loadtest.js';
 
 const [events = '1000000', clients = '4', transport = 'channel2', net = 'tcp', write = ''] = process.argv.slice(2);
 let writeProfile;
