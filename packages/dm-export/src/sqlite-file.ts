@@ -211,7 +211,12 @@ async function prepare<T>(db: string, options: SqliteFileOptions, fill: (add: Ad
     } finally {
       handle.close();
     }
-    fsyncFile(tmp);
+    try {
+      fsyncFile(tmp);
+    } catch (e) {
+      // Delayed write errors (a full disk, EIO) surface here.
+      throw ioError(e, db, 'writing');
+    }
     return { result, tmp, lock };
   } catch (e) {
     rmSync(tmp, { force: true });

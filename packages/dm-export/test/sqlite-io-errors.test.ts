@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, isProfkitError, type ProfkitError } from '@profkit/core';
 import { insertProfile, openDatabase } from '../src/sqlite.js';
+import { cliBin, haveCli, repoRoot } from '@profkit/test-utils';
 import { richProfile, syntheticProfile } from './helpers.js';
 
 // A SQLite write that fails because of the disk or the file (full, I/O error, read-only, cannot
@@ -75,5 +77,25 @@ describe('SQLite failures of the disk or file are PROFKIT_E_IO', () => {
     const missing = thrown(() => openDatabase(join(dir, 'no-such-dir', 'x.sqlite'), 'x.sqlite'));
     expect(missing.code).toBe(ErrorCodes.IO);
     expect(missing.message).toContain('no such directory');
+  });
+});
+
+const havePrlimit = spawnSync('prlimit', ['--version']).status === 0;
+if (!havePrlimit) console.warn('sqlite-io-errors: prlimit (util-linux) is not installed; the CLI full-disk test is skipped');
+
+describe.skipIf(!havePrlimit || !haveCli('sqlite-io-errors'))('profkit dm-export append on a full disk', () => {
+  it('exits 3 with PROFKIT_E_IO (not 1, "breaks a constraint"), leaving no database and no temporary file', () => {
+    const db = tempDb();
+    const dir = join(db, '..');
+    const input = join(dir, 'big.folded');
+    const lines: string[] = [];
+    for (let i = 0; i < 20_000; i++) lines.push(`main;f${i % 300};g${i} ${(i % 13) + 1}`);
+    writeFileSync(input, lines.join('\n') + '\n');
+    // RLIMIT_FSIZE of 256 KiB: SQLite's writes beyond it fail as a full disk does (EFBIG -> SQLITE_IOERR_WRITE/SQLITE_FULL).
+    const r = spawnSync('prlimit', [`--fsize=${256 * 1024}`, '--', process.execPath, cliBin, 'dm-export', 'append', db, input], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/^profkit: .*profiles\.sqlite: writing the SQLite database failed: .*\(SQLITE_(IOERR_WRITE|FULL)\) \[PROFKIT_E_IO\]\n$/);
+    expect(existsSync(db)).toBe(false);
+    expect(readdirSync(dir).sort()).toEqual(['big.folded']);
   });
 });
