@@ -100,6 +100,14 @@ describe.skipIf(!haveNpm)('release: the packed packages, installed outside the r
     }
   });
 
+  it('npm publish --dry-run corrects nothing in any package.json (a corrected bin would be dropped)', () => {
+    const r = run('npm', ['publish', '--dry-run', '--ignore-scripts', ...published.flatMap((p) => ['-w', `packages/${p.folder}`])], repoRoot);
+    expect(r.status, r.stderr).toBe(0);
+    // Only the not-logged-in notice of a dry run is expected; "auto-corrected … errors" is not.
+    const warnings = r.stderr.split('\n').filter((l) => /\bwarn\b/i.test(l) && !/requires you to be logged in/.test(l));
+    expect(warnings).toEqual([]);
+  });
+
   it('npx profkit top reads a pprof file with no config file: the installed @profkit/pprof is found', () => {
     const r = run('npx', ['--no-install', 'profkit', 'top', 'x.pb.gz'], project);
     expect(r.stderr).toBe('');
