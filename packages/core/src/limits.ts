@@ -28,6 +28,11 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    */
   maxLineLength: 16 * 1024 * 1024,
   /**
+   * Header and `#File` lines of one Rprof file (`maxRunLines`): each is an object in the
+   * profile's facts (about 200 bytes), and a repeated one compresses to nothing.
+   */
+  maxRunLines: 100_000,
+  /**
    * Entries of a pprof profile's tables together: string-table entries, mappings, locations,
    * their lines, functions, the labels of all samples, comments (`maxTableEntries`). Each costs
    * columns (up to ~50 bytes) even when it is 2 bytes of input; real profiles have well under 1M.
@@ -55,6 +60,7 @@ export interface ReadLimits extends Limits {
   maxSamples?: number;
   maxTotalFrames?: number;
   maxLineLength?: number;
+  maxRunLines?: number;
   maxTableEntries?: number;
   maxSampleTypes?: number;
   maxLabelsPerSample?: number;

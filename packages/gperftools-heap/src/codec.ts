@@ -1,6 +1,6 @@
 /** The adapter's read/write implementation (loaded lazily by the adapter's `load`). */
 
-import { ErrorCodes, ProfkitError, type AdapterCodec, type Profile, type ReadInput, type ReadOptions, type ReadResult, type WriteOptions, type WriteResult } from '@profkit/core';
+import { ErrorCodes, ProfkitError, limitError, type AdapterCodec, type Profile, type ReadInput, type ReadOptions, type ReadResult, type WriteOptions, type WriteResult } from '@profkit/core';
 import { ADAPTER_NAME, FORMAT_CONTENTION, FORMAT_CPU, FORMAT_HEAP, FORMAT_THREAD, readLegacy } from './read.js';
 import { type HeapKind, writeCpuProfile, writeHeapText } from './write.js';
 
@@ -19,8 +19,36 @@ function boolOption(o: Record<string, unknown> | undefined, key: string): boolea
   return v === true || v === 'true' || v === '1';
 }
 
+/**
+ * Bytes a gzipped input may inflate to when the caller set no `maxDecompressedBytes` (core's
+ * default is 4 GiB): this reader holds the whole input, then its text and its lines (about 3
+ * times the bytes), so a gzip bomb of a few megabytes must stop long before that. Real gperftools,
+ * Go and Java legacy profiles are a few megabytes; `--limit maxDecompressedBytes=N` raises it.
+ */
+export const DEFAULT_MAX_INFLATED_BYTES = 32 * 1024 ** 2;
+
+/** The whole (inflated) input; a gzipped one is inflated as a stream and stopped at the limit. */
+async function wholeInput(input: ReadInput, limits: ReadOptions['limits']): Promise<Uint8Array> {
+  if (!input.gzipped || limits?.maxDecompressedBytes !== undefined) return input.bytes();
+  const max = DEFAULT_MAX_INFLATED_BYTES;
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for await (const c of input.chunks()) {
+    n += c.length;
+    if (n > max) throw limitError('maxDecompressedBytes', `the decompressed input (${n} bytes so far)`, max, { file: input.fileName, rule: 'decompressed size limit of whole-input readers' });
+    parts.push(c);
+  }
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const c of parts) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
 export async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult> {
-  const bytes = await input.bytes();
+  const bytes = await wholeInput(input, options.limits);
   const r = readLegacy(bytes, {
     format: options.format,
     fileName: input.fileName,

@@ -59,3 +59,31 @@ describe('repeated heap rows', () => {
     expect(stackOf(p, 1)).not.toEqual(stackOf(p, 0));
   });
 });
+
+describe('a gzipped input inflating without end', () => {
+  it('is read as a stream and stopped at 32 MiB when no maxDecompressedBytes is set', async () => {
+    const { codec } = await import('../src/codec.js');
+    const taken = { bytes: 0 };
+    const row = new TextEncoder().encode('1: 64 [1: 64] @ 0x4000\n'.repeat(2000));
+    const input = {
+      fileName: 'bomb.heap.gz',
+      gzipped: true,
+      bytes: () => Promise.reject(new Error('buffered the whole inflated input')),
+      async *chunks() {
+        yield new TextEncoder().encode(HEAP_HEAD);
+        for (;;) {
+          taken.bytes += row.length;
+          yield row;
+        }
+      },
+    };
+    let e: unknown;
+    try {
+      await codec.read(input, { limits: {} });
+    } catch (err) {
+      e = err;
+    }
+    expect(isProfkitError(e) && e.detail.option).toBe('maxDecompressedBytes');
+    expect(taken.bytes).toBeLessThan(32 * 1024 * 1024 + row.length);
+  });
+});

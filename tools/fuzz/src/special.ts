@@ -25,7 +25,11 @@ const enc = (s: string) => new TextEncoder().encode(s);
  * a full flush after each block), so building a 1 GiB bomb costs a few kilobytes of work.
  */
 export function gzipBomb(prefix: Uint8Array, fill: number, total: number): Uint8Array {
-  const block = new Uint8Array(1 << 20).fill(fill);
+  return repeatedBlockGzip(prefix, new Uint8Array(1 << 20).fill(fill), total);
+}
+
+/** The gzip member of `prefix` then `block` repeated until about `total` bytes (see `gzipBomb`). */
+function repeatedBlockGzip(prefix: Uint8Array, block: Uint8Array, total: number): Uint8Array {
   const head = deflateRawSync(prefix, { finishFlush: zc.Z_FULL_FLUSH });
   const body = deflateRawSync(block, { finishFlush: zc.Z_FULL_FLUSH });
   const end = deflateRawSync(new Uint8Array(0)); // final empty block
@@ -36,6 +40,14 @@ export function gzipBomb(prefix: Uint8Array, fill: number, total: number): Uint8
   // CRC32 and size trailer: a wrong CRC is fine, readers must stop at the size limit first.
   parts.push(new Uint8Array(8));
   return concat(parts);
+}
+
+/**
+ * Like `gzipBomb`, but the payload after `prefix` repeats the text `unit` (whole units, about
+ * `total` bytes): a bomb of records (Rprof sample lines, heap rows) rather than of one byte.
+ */
+export function gzipBombOf(prefix: string, unit: string, total: number): Uint8Array {
+  return repeatedBlockGzip(enc(prefix), enc(unit.repeat(Math.max(1, Math.floor((1 << 20) / unit.length)))), total);
 }
 
 /** `tag` of protobuf field `field` with wire type `wt`. */
@@ -138,6 +150,14 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'rprof: gzip bomb of samples', bytes: gzipBomb(enc(head), 0x0a, GZIP_OUT) });
       out.push({ name: 'rprof: 1M #File lines', bytes: enc(head + Array.from({ length: 200_000 }, (_, i) => `#File ${i + 1}: f${i}.R\n`).join('')) });
       out.push({ name: 'rprof: srcref to file 4294967296', bytes: enc('line profiling: sample.interval=20000\n"f" 4294967296#1 \n') });
+      // Issue 15: bombs of records, not bytes; each must stop at a structural limit while streaming.
+      out.push({ name: 'rprof: gzip bomb of sample lines', bytes: gzipBombOf(head, '"f" "g" \n', GZIP_OUT) });
+      out.push({ name: 'rprof: gzip bomb of memory sample lines', bytes: gzipBombOf('memory profiling: GC profiling: ' + head, ':1:2:3:4:"<GC>" "f" \n', GZIP_OUT) });
+      out.push({ name: 'rprof: gzip bomb of deep stacks (total frames)', bytes: gzipBombOf(head, '"f" '.repeat(1000) + '\n', GZIP_OUT) });
+      out.push({ name: 'rprof: gzip bomb of header lines', bytes: gzipBombOf(head, head, GZIP_OUT) });
+      out.push({ name: 'rprof: gzip bomb of #File lines', bytes: gzipBombOf('line profiling: ' + head, '#File 1: a.R\n', GZIP_OUT) });
+      out.push({ name: 'rprof: gzip bomb of one endless line', bytes: gzipBombOf(head, '"f" ', GZIP_OUT) });
+      out.push({ name: 'rprof: 8 MiB single line', bytes: enc(head + '"f" '.repeat(2 * 1024 * 1024) + '\n') });
       break;
     }
     case 'folded':
@@ -189,6 +209,9 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'heap: huge counts', bytes: enc(head + '99999999999999999999999: 18446744073709551616 [ 1: 1] @ 0x1\n') });
       out.push({ name: 'heap: 2 MiB maps line', bytes: enc(head + '1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n00400000-00452000 r-xp 00000000 08:02 1 /' + 'a'.repeat(BIG_STRING) + '\n') });
       out.push({ name: 'heap: gzip bomb', bytes: gzipBomb(enc(head), 0x20, GZIP_OUT) });
+      // Issue 15: endless-ish repetitive records (shared stacks and values) and deep rows (total frames).
+      out.push({ name: 'heap: gzip bomb of records', bytes: gzipBombOf(head, '     1:   64 [     1:   64] @ 0x4000 0x5000\n', GZIP_OUT) });
+      out.push({ name: 'heap: 1.1M records of deep stacks', bytes: gzipBombOf(head, '1: 64 [1: 64] @' + ' 0x1'.repeat(50) + '\n', SAMPLES * 160) });
       break;
     }
     case 'gperftools-cpu': {
@@ -212,6 +235,7 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
     case 'gperftools-contention':
       out.push({ name: 'contention: 150k frames', bytes: enc('--- contention:\nsampling period = 10\n3000 4 @' + ' 0x1'.repeat(FRAMES) + '\n') });
       out.push({ name: 'contention: 1.1M records', bytes: enc('--- contention:\nsampling period = 10\n' + '3000 4 @ 0x1\n'.repeat(SAMPLES)) });
+      out.push({ name: 'contention: gzip bomb of records', bytes: gzipBombOf('--- contention:\nsampling period = 10\n', '3000 4 @ 0x1 0x2\n', GZIP_OUT) });
       break;
     case 'gperftools-thread':
       out.push({ name: 'thread: 150k frames', bytes: enc('--- threadz 1 ---\n\n--- Thread 7f794ab90940 (name: main/14748) stack: ---\n' + '  0x0040be31: main\n'.repeat(FRAMES)) });
