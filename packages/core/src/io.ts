@@ -350,29 +350,61 @@ type WriteTarget =
   | { kind: 'stream'; path: string };
 
 async function resolveWriteTarget(path: string): Promise<WriteTarget> {
-  let current = path;
-  for (let hops = 0; ; hops++) {
-    let st: Stats;
+  let st: Stats | undefined;
+  try {
+    // stat follows links, including /proc's (`/dev/stdout` -> /proc/self/fd/1 -> a pipe), which
+    // readlink cannot name.
+    st = await fsp.stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw symlinkLoop(path);
+    if (code !== 'ENOENT') throw ioError(e, path, 'writing');
+  }
+  if (st === undefined) return { kind: 'file', path: await danglingLinkTarget(path) };
+  if (st.isFIFO() || st.isCharacterDevice()) return { kind: 'stream', path };
+  if (st.isFile()) {
+    // The rename must replace the file the links name, not the last link.
+    let real: string;
     try {
-      st = await fsp.lstat(current);
+      real = await fsp.realpath(path);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'file', path: current };
       throw ioError(e, path, 'writing');
     }
-    if (st.isSymbolicLink()) {
-      if (hops >= MAX_SYMLINK_HOPS) throw new ProfkitError(ErrorCodes.IO, `writing ${path} failed: more than ${MAX_SYMLINK_HOPS} symbolic links to follow`, { file: path, rule: 'symbolic links are followed to a file' });
-      // A dangling link is followed too: the file it names is created, as an editor would.
-      current = resolve(dirname(current), await fsp.readlink(current));
-      continue;
-    }
-    if (st.isFile()) return { kind: 'file', path: current, existing: { mode: st.mode & 0o777, uid: st.uid, gid: st.gid } };
-    if (st.isFIFO() || st.isCharacterDevice()) return { kind: 'stream', path: current };
-    const what = st.isDirectory() ? 'a directory' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
-    throw new ProfkitError(ErrorCodes.IO, `writing ${path} failed: it is ${what} (profkit writes regular files, FIFOs, character devices and - for stdout)`, {
-      file: path,
-      rule: 'output is a file, a FIFO or a character device',
-    });
+    return { kind: 'file', path: real, existing: { mode: st.mode & 0o777, uid: st.uid, gid: st.gid } };
   }
+  const what = st.isDirectory() ? 'a directory' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
+  throw new ProfkitError(ErrorCodes.IO, `writing ${path} failed: it is ${what} (profkit writes regular files, FIFOs, character devices and - for stdout)`, {
+    file: path,
+    rule: 'output is a file, a FIFO or a character device',
+  });
+}
+
+/**
+ * The file a path that does not resolve to anything names: itself, or, through symbolic links
+ * that dangle, the missing file at their end (created, as an editor would).
+ */
+async function danglingLinkTarget(path: string): Promise<string> {
+  let current = path;
+  for (let hops = 0; hops <= MAX_SYMLINK_HOPS; hops++) {
+    let link: string;
+    try {
+      link = await fsp.readlink(current);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Not a link (EINVAL) or not there (ENOENT): this is the file to create.
+      if (code === 'EINVAL' || code === 'ENOENT') return current;
+      throw ioError(e, path, 'writing');
+    }
+    current = resolve(dirname(current), link);
+  }
+  throw symlinkLoop(path);
+}
+
+function symlinkLoop(path: string): ProfkitError {
+  return new ProfkitError(ErrorCodes.IO, `writing ${path} failed: more than ${MAX_SYMLINK_HOPS} symbolic links to follow (a loop?)`, {
+    file: path,
+    rule: 'symbolic links are followed to a file',
+  });
 }
 
 /** Writes all of `chunk` at the handle's position: `write(2)` may write less than asked (a full disk does). */

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, createReadStream, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfkitError, isProfkitError, writeFileAtomic } from '../src/index.js';
 
@@ -30,6 +31,7 @@ async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
   return e;
 }
 
+const coreDist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 const isRoot = process.getuid?.() === 0;
 const haveMkfifo = spawnSync('mkfifo', ['--version']).status === 0;
 
@@ -93,6 +95,41 @@ describe('writeFileAtomic on special files', () => {
     const after = lstatSync(dev);
     expect(after.isCharacterDevice()).toBe(true);
     expect(after.ino).toBe(before.ino);
+  });
+
+  it.skipIf(!haveMkfifo)('a symbolic link to a FIFO: written through, the link and the FIFO stay', async () => {
+    const dir = tempDir();
+    const fifo = join(dir, 'real.fifo');
+    execFileSync('mkfifo', [fifo]);
+    symlinkSync('real.fifo', join(dir, 'link'));
+    const received: Buffer[] = [];
+    const reader = new Promise<void>((ok, fail) => {
+      const s = createReadStream(fifo);
+      s.on('data', (d) => received.push(d as Buffer));
+      s.on('end', ok);
+      s.on('error', fail);
+    });
+    await writeFileAtomic(join(dir, 'link'), new TextEncoder().encode('through the link'));
+    await reader;
+    expect(Buffer.concat(received).toString()).toBe('through the link');
+    expect(lstatSync(join(dir, 'link')).isSymbolicLink()).toBe(true);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it.skipIf(!existsSync(coreDist) || !existsSync('/proc/self/fd/1'))('a link to /proc/self/fd/1 (what /dev/stdout is) on a pipe is written through, not replaced', () => {
+    // Our own link rather than /dev/stdout: a regression must not be able to replace a /dev node.
+    const dir = tempDir();
+    const link = join(dir, 'stdout');
+    symlinkSync('/proc/self/fd/1', link);
+    const child = `import { writeFileAtomic } from ${JSON.stringify(coreDist)};
+await writeFileAtomic(${JSON.stringify(link)}, new TextEncoder().encode('to the pipe\\n'));`;
+    // Node's own child stdio are sockets; \`| cat\` makes the child's stdout a real pipe.
+    const r = spawnSync('sh', ['-c', '"$NODE" --input-type=module -e "$CHILD" | cat'], { encoding: 'utf8', env: { ...process.env, NODE: process.execPath, CHILD: child } });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('to the pipe\n');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readdirSync(dir)).toEqual(['stdout']);
   });
 
   it('follows a symbolic link: the file it names is replaced, the link stays', async () => {
