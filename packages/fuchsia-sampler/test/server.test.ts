@@ -448,6 +448,27 @@ describe('issue 15: idle clients cannot hold the client limit; refusals reach th
     expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['holder_final_0.pb.gz', 'refused_final_0.pb.gz']);
   });
 
+  it('a refused client that never reads does not keep its connection: it is closed after the reply linger', async () => {
+    for (const listen of ['127.0.0.1:0', `unix:${join(tmp, 'linger.sock')}`]) {
+      const logged: string[] = [];
+      const col = await startCollector(base({ listen, maxClients: 1, log: (l) => logged.push(l) }));
+      const holder = await connectSampler(col.address);
+      await holder.flush();
+      while (col.stats().clients < 1) await new Promise((r) => setTimeout(r, 10));
+      const path = col.address.startsWith('unix:') ? col.address.slice(5) : undefined;
+      const mute = path ? connect({ path }) : connect({ host: '127.0.0.1', port: Number(col.address.split(':').pop()) });
+      mute.on('error', () => {});
+      mute.pause(); // never reads: the reply line stays unread and the client never closes
+      while (!logged.some((l) => l.startsWith('refused a client'))) await new Promise((r) => setTimeout(r, 10));
+      holder.destroy();
+      // close() resolves only once every connection is gone, the refused one included: it would
+      // wait forever if the collector kept the connection until the client closes it.
+      const s = await col.close();
+      expect(s.refused, listen).toBe(1);
+      mute.destroy();
+    }
+  });
+
   it('a client without the reply (collector gone before answering) is an error, not "sent"', async () => {
     const ac = new AbortController();
     const col = await startCollector(base({ signal: ac.signal }));

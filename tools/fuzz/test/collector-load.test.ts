@@ -42,6 +42,8 @@ function rawClient(port: number, script: (s: import('node:net').Socket) => Promi
   return new Promise((ok) => {
     const s = connect(port, '127.0.0.1');
     s.on('error', () => undefined);
+    // Read (and ignore) the collector's reply line: a socket whose data is never read never sees its end.
+    s.resume();
     s.on('close', () => ok());
     s.once('connect', () => void script(s).catch(() => s.destroy()));
   });
