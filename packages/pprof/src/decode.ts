@@ -48,7 +48,7 @@ export interface DecodeOptions {
   file?: string;
   /**
    * `maxFramesPerStack` (also the lines of one location: its inlined frames), `maxStringLength`,
-   * `maxSamples`, `maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample` (core's
+   * `maxSamples`, `maxTotalFrames`, `maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample` (core's
    * `READ_LIMITS` by default).
    */
   limits?: ReadLimits;
@@ -59,6 +59,7 @@ interface DecodeLimits {
   maxFrames: number;
   maxString: number;
   maxSamples: number;
+  maxTotalFrames: number;
   maxTable: number;
   maxSampleTypes: number;
   maxLabels: number;
@@ -70,6 +71,7 @@ function decodeLimits(limits: ReadLimits | undefined): DecodeLimits {
     maxFrames: limitValue(limits, 'maxFramesPerStack'),
     maxString: limitValue(limits, 'maxStringLength'),
     maxSamples: limitValue(limits, 'maxSamples'),
+    maxTotalFrames: limitValue(limits, 'maxTotalFrames'),
     maxTable: limitValue(limits, 'maxTableEntries'),
     maxSampleTypes: limitValue(limits, 'maxSampleTypes'),
     maxLabels: limitValue(limits, 'maxLabelsPerSample'),
@@ -422,6 +424,8 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
           } else skip(w, e, tp);
         }
         if (c.locIds - locIdsBefore > limits.maxFrames) overLimit('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, limits.maxFrames, tagPos);
+        // 4 bytes each in the profile, for as little as one byte of input that compresses to nothing.
+        if (c.locIds > limits.maxTotalFrames) overLimit('maxTotalFrames', `the location ids of samples 1 to ${c.samples} (${c.locIds})`, limits.maxTotalFrames, tagPos);
         break;
       }
       case 4: {

@@ -109,6 +109,7 @@ describe('pprof per-message and per-profile counts', () => {
     ['maxLabelsPerSample', 'labels of one sample', 'label', 1],
     ['maxFramesPerStack', 'lines (inlined frames) of one location', 'line', 1],
     ['maxSamples', 'samples', 'sample', 30],
+    ['maxTotalFrames', 'location ids of all samples (one each)', 'sample', 30],
   ];
   for (const [option, what, big, samples] of cases) {
     it(`${option}: ${what} over the limit (buffer and streamed); at the limit it reads`, async () => {
