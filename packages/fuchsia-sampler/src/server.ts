@@ -219,6 +219,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     private pending = 0;
     private finished = false;
     private handshakeTimer: NodeJS.Timeout | undefined;
+    private readonly idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     readonly id: number;
 
     constructor(readonly socket: Socket) {
@@ -242,8 +243,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       socket.on('end', () => this.finish('client closed the connection', true));
       socket.on('close', () => this.finish('connection closed'));
       socket.on('error', (e) => this.finish(`socket error: ${e.message}`));
-      const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-      if (idleMs > 0) socket.setTimeout(idleMs, () => this.fail(`idle for ${idleMs} ms (option idleTimeoutMs, CLI --idle-timeout)`));
+      if (this.idleMs > 0) socket.setTimeout(this.idleMs, () => this.fail(`idle for ${this.idleMs} ms (option idleTimeoutMs, CLI --idle-timeout)`));
       const handshakeMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
       if (handshakeMs > 0) {
         this.handshakeTimer = setTimeout(() => {
@@ -256,8 +256,13 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     private track(p: Promise<unknown>): void {
       this.pending++;
       this.socket.pause();
+      // Not idle while we hold it back: the idle clock restarts when reading resumes.
+      this.socket.setTimeout(0);
       void p.then(() => {
-        if (--this.pending === 0 && !this.finished) this.socket.resume();
+        if (--this.pending === 0 && !this.finished) {
+          this.socket.resume();
+          if (this.idleMs > 0) this.socket.setTimeout(this.idleMs);
+        }
       });
     }
 
@@ -343,7 +348,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     const closed = new Promise<void>((r) => server.close(() => r()));
     for (const c of [...clients]) {
       c.finish(`collector stopping (${reason})`);
-      replyAndClose(c.socket, 'error', `the collector stopped (${reason}) before the stream ended; its final profile is written`);
+      replyAndClose(c.socket, 'error', `the collector stopped (${reason}) before the stream ended; its final profile is being written`);
     }
     await closed;
     await Promise.all(finalWrites);

@@ -448,6 +448,32 @@ describe('issue 15: idle clients cannot hold the client limit; refusals reach th
     expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['holder_final_0.pb.gz', 'refused_final_0.pb.gz']);
   });
 
+  it('a client held back while its partial profile is written (slower than the idle timeout) is not cut as idle', async () => {
+    // The first partial profile takes 1.5 s to write; meanwhile the collector does not read the
+    // client, whose stream (megabytes, sent at once) waits in the socket buffers: it is not idle.
+    let first = true;
+    const slowFirstWrite = async (p: Profile, path: string) => {
+      if (first) await new Promise((r) => setTimeout(r, 1500));
+      first = false;
+      return writeProfile(p, path);
+    };
+    // A clock the test moves: one partial profile, at the first event after the jump.
+    let clock = 0;
+    const col = await startCollector(base({ maxConnections: 1, idleTimeoutMs: 500, partialThreshold: 0, partialIntervalMs: 1000, now: () => clock, writeProfile: slowFirstWrite }));
+    const c = await connectSampler(col.address);
+    await c.send({ method: 'SetProcessInfo', processName: 'held_back' });
+    await c.flush();
+    while (col.stats().events < 1) await new Promise((r) => setTimeout(r, 10));
+    clock = 5000;
+    const calls: SamplerCall[] = [];
+    for (let i = 0; i < 60_000; i++) calls.push({ method: 'RecordAllocation', address: BigInt(i + 1), stackTrace: st(0x1000 + (i % 50)), size: 16n });
+    await c.sendRaw(callsToRecording(calls).subarray(16)); // without its header: the client sent it
+    await c.close();
+    const s = await col.done;
+    expect(s.errors).toEqual([]);
+    expect(readdirSync(join(s.files[0]!, '..')).sort()).toEqual(['held_back_final_0.pb.gz', 'held_back_partial_2.pb.gz']);
+  });
+
   it('a refused client that never reads does not keep its connection: it is closed after the reply linger', async () => {
     for (const listen of ['127.0.0.1:0', `unix:${join(tmp, 'linger.sock')}`]) {
       const logged: string[] = [];
