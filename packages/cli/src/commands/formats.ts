@@ -67,8 +67,8 @@ export const formats: CliCommand = {
       out.line();
       out.line('Not loaded (first-party):');
       for (const l of table(missing.map((m) => [m.formats.join(', '), m.notLoaded ? `${m.packageName} is ${m.notLoaded}` : `${m.install} (not installed)`]), '  ')) out.line(l);
-      out.line('  installed adapters are found in node_modules unless profkit.config.json says "autoDiscover": false;');
-      out.line('  then list the package in its "adapters"');
+      out.line('  installed adapter packages are found without configuration, unless profkit.config.json says');
+      out.line('  "autoDiscover": false (then name them in its "adapters")');
     }
     return 0;
   },
