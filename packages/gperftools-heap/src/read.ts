@@ -18,6 +18,9 @@ import type { RecordLimits } from './limits.js';
 
 export const ADAPTER_NAME = 'gperftools-heap';
 
+/** V8's longest string (2^29 - 24 characters): text decoded whole cannot be longer. */
+const MAX_TEXT_BYTES = 0x1fffffe8;
+
 export const FORMAT_HEAP = 'gperftools-heap';
 export const FORMAT_CPU = 'gperftools-cpu';
 export const FORMAT_CONTENTION = 'gperftools-contention';
@@ -188,6 +191,11 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
     if (!(e instanceof Unrecognized)) throw e;
   }
   if (!parsed) {
+    if (bytes.length > MAX_TEXT_BYTES) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `a ${bytes.length}-byte text profile is longer than the longest string JavaScript can hold (${MAX_TEXT_BYTES} characters)`, {
+        rule: 'text profiles are decoded whole',
+      });
+    }
     const text = new TextDecoder('utf-8').decode(bytes);
     let lines = splitLines(text);
     // Perl pprof skipped `%warn …` (and other `%…`) lines before the header; tcmalloc writes them
