@@ -11,11 +11,13 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, writeFileAtomic, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import {
   DM_ERRORS,
+  checkReferences,
   checkSchema,
   chooseProfileId,
   encodeValue,
   listIds,
   profileToTables,
+  referenceKeyColumns,
   tablesToProfile,
   type DbValue,
   type RowSource,
@@ -197,6 +199,16 @@ function duckRowSource(conn: DuckDBConnection, dir: string, format: DirectoryFor
       throw new ProfkitError(DM_ERRORS.DATA, `${what} ${fileOf(table)} failed: ${(e as Error).message}`, { file: fileOf(table), table, rule: `a readable ${format} file of the dm-export schema` }, { cause: e });
     }
   };
+  /** Like `wrap` for a query over several tables: the error names the table whose file DuckDB names. */
+  const wrapAmong = async <T>(what: string, tables: string[], f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (e) {
+      if (e instanceof ProfkitError) throw e;
+      const msg = (e as Error).message ?? '';
+      return wrap(what, tables.find((t) => msg.includes(fileOf(t))) ?? tables[0]!, () => Promise.reject(e));
+    }
+  };
   /** Columns of each table holding text (VARCHAR): the schema's for CSV, the file's for Parquet. */
   const textColumns = new Map<string, Set<string>>();
   const len = (table: string, c: string) => {
@@ -332,6 +344,25 @@ function duckRowSource(conn: DuckDBConnection, dir: string, format: DirectoryFor
         return r.getRows() as DbValue[][];
       });
     },
+    async orphanProfileId(table) {
+      return wrapAmong('checking the references of', [table.name, 'profiles'], async () => {
+        const sql = `SELECT profile_id FROM ${rel(table.name)} WHERE profile_id IS NULL OR profile_id NOT IN (SELECT profile_id FROM ${rel('profiles')} WHERE profile_id IS NOT NULL) LIMIT 1`;
+        const row = (await conn.runAndReadAll(sql)).getRows()[0];
+        return row ? (row[0] as DbValue) : undefined;
+      });
+    },
+    async danglingReference(table, fk, profileId) {
+      return wrapAmong('checking the references of', [table.name, fk.table], async () => {
+        const own = fk.columns.filter((c) => c !== 'profile_id');
+        const sql =
+          `SELECT ${referenceKeyColumns(table, fk).map((c) => `c.${q(c)}`).join(', ')} FROM ${rel(table.name)} AS c WHERE c.profile_id = ${Number(profileId)} ` +
+          own.map((c) => `AND c.${q(c)} IS NOT NULL `).join('') +
+          `AND NOT EXISTS (SELECT 1 FROM ${rel(fk.table)} AS p WHERE ${fk.columns.map((c, i) => `p.${q(fk.refColumns[i]!)} = c.${q(c)}`).join(' AND ')}) ` +
+          `ORDER BY ${table.primaryKey.map((c) => `c.${q(c)}`).join(', ')} LIMIT 1`;
+        const row = (await conn.runAndReadAll(sql)).getRows()[0];
+        return row as DbValue[] | undefined;
+      });
+    },
   };
 }
 
@@ -380,6 +411,7 @@ export async function readDirectory(dir: string, options: DirectoryReadOptions =
     const src = duckRowSource(options.connection ?? own!.conn, dir, format);
     await checkSchema(src);
     const { profileId, all } = await chooseProfileId(src, options.profileId, options.limits);
+    await checkReferences(src, profileId);
     const { profile, name } = await tablesToProfile(src, profileId, options.limits);
     // Rules the rows cannot express (e.g. non-empty function names) are the validator's.
     assertValid(profile, dir);

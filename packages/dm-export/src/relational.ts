@@ -19,7 +19,7 @@ import {
   type FormatExtension,
   type Profile,
 } from '@profkit/core';
-import { TABLES, tableDef, type ColumnType, type TableDef } from './schema.js';
+import { TABLES, tableDef, type ColumnType, type ForeignKeyDef, type TableDef } from './schema.js';
 
 /** A value as stored in or read from a database. */
 export type DbValue = number | bigint | string | boolean | null;
@@ -373,6 +373,55 @@ export interface RowSource {
    * primary key. Integers may come as numbers unless `bigints` (the columns hold 64-bit values).
    */
   rows(table: string, columns: string[], profileId: number, bigints: boolean): Promise<DbValue[][]>;
+  /**
+   * A `profile_id` of `table` that has no `profiles` row (undefined when there is none): rows of
+   * a missing profile. Optional: sources without it skip `checkReferences`.
+   */
+  orphanProfileId?(table: TableDef): Promise<DbValue | undefined>;
+  /**
+   * The first row of `table` of profile `profileId` (by primary key) whose foreign key `fk` has
+   * no parent row, as the values of `referenceKeyColumns(table, fk)`; undefined when there is none.
+   * A key with a NULL column references nothing (SQL's rule).
+   */
+  danglingReference?(table: TableDef, fk: ForeignKeyDef, profileId: number): Promise<DbValue[] | undefined>;
+}
+
+/** The columns that name a row in a reference error: its primary key, then the foreign key's other columns. */
+export function referenceKeyColumns(table: TableDef, fk: ForeignKeyDef): string[] {
+  return [...table.primaryKey, ...fk.columns.filter((c) => !table.primaryKey.includes(c))];
+}
+
+const TO_PROFILES: ForeignKeyDef = { columns: ['profile_id'], table: 'profiles', refColumns: ['profile_id'] };
+
+/**
+ * Checks every foreign key of the relational model (schema.ts) with one query each, not row by
+ * row: no table has rows of a profile missing from `profiles` (anywhere in the input: such rows
+ * would otherwise be ignored silently), and every other reference of profile `profileId` (a sample
+ * value's sample type, a stack's location, a location's function and mapping, a line's location
+ * and function, a label's sample, an extension value's column) has its parent row. The other
+ * profiles' references are checked when they are read. A broken reference is `PROFKIT_E_DM_DATA`
+ * naming the table, the row and the foreign key.
+ */
+export async function checkReferences(src: RowSource, profileId: number): Promise<void> {
+  if (!src.orphanProfileId || !src.danglingReference) return;
+  for (const t of TABLES) {
+    if (t.name === 'profiles') continue;
+    const orphan = await src.orphanProfileId(t);
+    if (orphan !== undefined) throw referenceError(src.file, t, TO_PROFILES, ['profile_id'], [orphan]);
+    for (const fk of t.foreignKeys) {
+      if (fk.table === 'profiles') continue; // the orphan check above
+      const row = await src.danglingReference(t, fk, profileId);
+      if (row !== undefined) throw referenceError(src.file, t, fk, referenceKeyColumns(t, fk), row);
+    }
+  }
+}
+
+function referenceError(file: string, table: TableDef, fk: ForeignKeyDef, keyColumns: string[], values: DbValue[]): ProfkitError {
+  const value = (c: string) => String(values[keyColumns.indexOf(c)]);
+  const key = keyColumns.map((c) => `${c}=${value(c)}`).join(', ');
+  const rule = `foreign key ${table.name}(${fk.columns.join(', ')}) references ${fk.table}(${fk.refColumns.join(', ')})`;
+  const parent = fk.refColumns.map((c, i) => `${c}=${value(fk.columns[i]!)}`).join(', ');
+  return new ProfkitError(DM_ERRORS.DATA, `${table.name} row (${key}): no ${fk.table} row (${parent}) [${rule}]`, { file, table: table.name, key, rule, references: fk.table });
 }
 
 function dataError(file: string, table: string, key: string, rule: string): ProfkitError {

@@ -198,9 +198,10 @@ describe('errors name the file, the table, the row and the rule', () => {
 
   const cases: [string, string, RegExp][] = [
     ['a gap in stack positions', 'UPDATE sample_locations SET position = 7 WHERE sample_id = 2 AND position = 1', /positions of a sample/],
-    ['a dangling location in a stack', 'UPDATE sample_locations SET location_id = 4000 WHERE sample_id = 1 AND position = 0', /references a location/],
-    ['a dangling function', 'UPDATE locations SET function_id = 999 WHERE location_id = 1', /references a function/],
-    ['an id out of range', 'UPDATE functions SET function_id = 0 WHERE function_id = 6', /not in 1\.\./],
+    // dangling references are found by the foreign-key queries before the rows are read
+    ['a dangling location in a stack', 'UPDATE sample_locations SET location_id = 4000 WHERE sample_id = 1 AND position = 0', /^foreign key sample_locations\(profile_id, location_id\) references locations/],
+    ['a dangling function', 'UPDATE locations SET function_id = 999 WHERE location_id = 1', /^foreign key locations\(profile_id, function_id\) references functions/],
+    ['an id out of range', 'UPDATE functions SET function_id = 0 WHERE function_id = 6; UPDATE locations SET function_id = 0 WHERE function_id = 6; UPDATE location_lines SET function_id = 0 WHERE function_id = 6', /not in 1\.\./],
     ['a missing sample value', 'DELETE FROM sample_values WHERE sample_id = 3 AND sample_type_id = 2', /one value per sample type/],
     ['a sample_id gap', 'DELETE FROM sample_values WHERE sample_id = 6; DELETE FROM sample_locations WHERE sample_id = 6; UPDATE samples SET sample_id = 9 WHERE sample_id = 6', /1, 2, 3/],
     ['a line that is not an integer', "UPDATE locations SET line = 'x' WHERE location_id = 1", /line is not an integer/],
