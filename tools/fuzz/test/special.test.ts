@@ -12,7 +12,7 @@ const expected: [TargetName, string, string][] = [
   // issue 15: gzips of millions of empty entries of each repeated field
   ...(['string-table entries', 'locations', 'functions', 'mappings'] as const).map((t): [TargetName, string, string] => ['pprof', `pprof: 3000000 empty ${t}`, 'maxTableEntries']),
   ...(['comments', 'packed comments', 'labels of one sample', 'labels over 3000 samples', 'lines over 3000 locations'] as const).map((t): [TargetName, string, string] => ['pprof', `pprof: 3000000 ${t}`, 'maxTableEntries']),
-  ['pprof', 'pprof: 3000000 empty string-table entries (raw)', 'maxTableEntries'],
+  ['pprof', 'pprof: 1.1M empty string-table entries (raw)', 'maxTableEntries'],
   ['pprof', 'pprof: 3000000 lines of one location', 'maxFramesPerStack'],
   ['pprof', 'pprof: 3000000 empty sample types', 'maxSampleTypes'],
   ['pprof', 'pprof: 20 MiB location of empty lines', 'maxMessageBytes'],
