@@ -642,9 +642,12 @@ export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterab
   return { profile: parser.finish(), warnings: parser.warnings };
 }
 
-/** Reads a whole Rprof file from memory (gzip-compressed or not). */
+/**
+ * Reads a whole Rprof file from memory (gzip-compressed or not). A gzip input is inflated whole,
+ * bounded by `limits.maxDecompressedBytes`; `readRprofChunks` keeps only a chunk of it at a time.
+ */
 export function readRprofBytes(bytes: Uint8Array, options: RprofReadOptions = {}): RprofReadResult {
-  const data = isGzip(bytes) ? gunzipBounded(bytes, {}, options.fileName) : bytes;
+  const data = isGzip(bytes) ? gunzipBounded(bytes, options.limits ?? {}, options.fileName) : bytes;
   const parser = new RprofParser(options);
   const splitter = new LineSplitter(parser, { file: options.fileName, maxLineLength: options.maxLineLength });
   splitter.push(data);

@@ -158,3 +158,16 @@ describe.skipIf(!existsSync(bin))('the CLI on a gzip bomb, default limits', () =
     expect(r.rss).toBeLessThan(1024 ** 3);
   }, 120_000);
 });
+
+describe('readRprofBytes of a gzip', () => {
+  it('honours maxDecompressedBytes from its limits', () => {
+    const gz = gzipBomb('sample.interval=20000\n', '"f" \n', 10_000, 100); // 5 MB inflated
+    let e: ProfkitError | undefined;
+    try {
+      readRprofBytes(gz, { limits: { maxDecompressedBytes: 1 << 20 } });
+    } catch (err) {
+      e = err as ProfkitError;
+    }
+    expect(e?.detail.option).toBe('maxDecompressedBytes');
+  });
+});
