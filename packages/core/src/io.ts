@@ -301,9 +301,24 @@ export async function* readChunks(path: string, options: { chunkSize?: number; g
 
 export function ioError(e: unknown, file: string, doing: string): ProfkitError {
   const err = e as NodeJS.ErrnoException;
-  const why =
-    err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
-  return new ProfkitError(ErrorCodes.IO, `${doing} ${file} failed: ${why}`, { file, errno: err.code }, { cause: e });
+  return new ProfkitError(ErrorCodes.IO, `${doing} ${file} failed: ${errnoText(err)}`, { file, errno: err.code }, { cause: e });
+}
+
+/** What a failed system call's errno means, in words (Node's message otherwise). */
+const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'is a directory',
+  ENOSPC: 'no space left on device (ENOSPC)',
+  EDQUOT: 'disk quota exceeded (EDQUOT)',
+  EFBIG: 'file too large (EFBIG)',
+  EIO: 'input/output error (EIO)',
+  EROFS: 'read-only file system (EROFS)',
+  EPIPE: 'the reader closed the pipe (EPIPE)',
+};
+
+function errnoText(err: NodeJS.ErrnoException): string {
+  return (err.code !== undefined ? ERRNO_TEXT[err.code] : undefined) ?? err.message;
 }
 
 function sameFile(a: string, b: string): boolean {
@@ -571,12 +586,5 @@ export function writeToStdout(chunk: Uint8Array | string): Promise<void> {
 export function stdoutError(e: unknown): ProfkitError {
   if (e instanceof ProfkitError) return e;
   const err = e as NodeJS.ErrnoException;
-  const why =
-    err.code === 'ENOSPC' ? 'no space left on device'
-    : err.code === 'EPIPE' ? 'the reader closed the pipe'
-    : err.code === 'EIO' ? 'input/output error'
-    : err.code === 'EFBIG' ? 'file too large'
-    : err.code === 'EDQUOT' ? 'disk quota exceeded'
-    : err.message;
-  return new ProfkitError(ErrorCodes.IO, `writing to standard output failed: ${why}${err.code ? ` (${err.code})` : ''}`, { file: '-', errno: err.code, rule: 'output must be written completely' }, { cause: e });
+  return new ProfkitError(ErrorCodes.IO, `writing to standard output failed: ${errnoText(err)}`, { file: '-', errno: err.code, rule: 'output must be written completely' }, { cause: e });
 }
