@@ -13,6 +13,7 @@ import { filterSamples } from './filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
+import { buildStackTable, subtreeTotals, walkDepthFirst, type StackTable, type StackValues } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 
 export interface CallGraphOptions {
@@ -116,20 +117,16 @@ interface BuiltGraph {
   residual: boolean[];
 }
 
-/** The graph input as flat arrays: node ids per location row, location rows per sample. */
+/** The graph input: node ids per location row, and the stack table of the sample type. */
 interface GraphInput {
   nNodes: number;
   /** Node ids of location row r: `locNodeIds[locNodeOffsets[r] .. locNodeOffsets[r+1]]`, innermost first. */
   locNodeOffsets: Uint32Array;
   locNodeIds: Int32Array;
-  /** Sample stacks as location rows (-1 = unknown id), innermost first. */
-  stackOffsets: Uint32Array;
-  stackRows: Int32Array;
-  /** Only calls into these nodes are kept (all when undefined). */
-  callees: Uint8Array | undefined;
-  /** The sample values; as doubles too when every sum is exact in them (faster than bigints). */
-  values: BigInt64Array;
-  exact: Float64Array | undefined;
+  /** The distinct stacks of the samples with a nonzero value. */
+  stacks: StackTable;
+  /** Per stack, the sum of the samples through it (doubles when exact, see `StackTable`). */
+  totals: StackValues;
 }
 
 /**
@@ -191,27 +188,50 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
 }
 
 /**
- * pprof `newGraph` restricted to `kept` nodes (all when undefined): cum once per node per sample,
- * flat on the leaf node, calls (parent -> node) counted once per sample, inline only when every
- * counted occurrence is an inlined line, residual when they skip nodes that are not kept.
- * Sums in doubles when `g.exact` (every sum fits in 2^53), in bigints otherwise.
+ * pprof `newGraph` restricted to `kept` nodes (all when undefined), over the stack table: cum
+ * once per node per sample (a stack adds its total to a node only where the node is not already
+ * on its caller path, pprof's rule for recursion), flat on the leaf node, calls (parent -> node)
+ * counted once per sample the same way, inline only when every counted occurrence is an inlined
+ * line, residual when they skip nodes that are not kept. Calls are only collected into nodes
+ * marked in `callees` from nodes marked in `callers` (no calls when `callees` is undefined: the
+ * trimming passes need flat and cum only), and
+ * are listed in the order the samples first reach them, as pprof's graph lists them.
  */
-function buildNodes(g: GraphInput, kept: Uint8Array | undefined): BuiltGraph {
-  return g.exact ? buildNodesOf(g, g.exact, 0, kept) : buildNodesOf(g, g.values, 0n, kept);
+function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees: Uint8Array | undefined, callers: Uint8Array | undefined): BuiltGraph {
+  const { self } = g.stacks;
+  return self instanceof Float64Array
+    ? buildNodesOf(g, self, g.totals as Float64Array, 0, kept, callees, callers)
+    : buildNodesOf(g, self, g.totals as bigint[], 0n, kept, callees, callers);
 }
 
-function buildNodesOf<V extends number | bigint>(g: GraphInput, weights: ArrayLike<V>, zero: V, kept: Uint8Array | undefined): BuiltGraph {
+function buildNodesOf<V extends number | bigint>(
+  g: GraphInput,
+  self: ArrayLike<V>,
+  totals: ArrayLike<V>,
+  zero: V,
+  kept: Uint8Array | undefined,
+  callees: Uint8Array | undefined,
+  callers: Uint8Array | undefined,
+): BuiltGraph {
   const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
   const flat = new Array<V>(g.nNodes).fill(zero);
   const cum = new Array<V>(g.nNodes).fill(zero);
-  const seen = new Int32Array(g.nNodes).fill(-1);
-  const { locNodeOffsets, locNodeIds, stackOffsets, stackRows, callees } = g;
+  // How many times each node (and call) is on the current path of the depth-first walk.
+  const onPath = new Int32Array(g.nNodes);
+  const { locNodeOffsets, locNodeIds, stacks } = g;
+  const { prefix, frame } = stacks;
+  // The last kept node after each stack (-1: none yet), and whether nodes were skipped since.
+  const parentAfter = new Int32Array(stacks.length);
+  const residualAfter = new Uint8Array(stacks.length);
   const eSrc: number[] = [];
   const eDst: number[] = [];
   const eWeight: V[] = [];
   const eInline: boolean[] = [];
   const eResidual: boolean[] = [];
-  const eStamp: number[] = [];
+  const eOnPath: number[] = [];
+  /** Where the samples first reach the call: stack row, then position in the location. */
+  const eFirstStack: number[] = [];
+  const eFirstPos: number[] = [];
   // Open-addressing hash table of (src, dst) -> edge index.
   let mask = (1 << 12) - 1;
   let hSrc = new Int32Array(mask + 1).fill(-1);
@@ -240,57 +260,83 @@ function buildNodesOf<V extends number | bigint>(g: GraphInput, weights: ArrayLi
       hEdge[h] = oEdge[i]!;
     }
   };
-  for (let i = 0; i < weights.length; i++) {
-    const w = weights[i]!;
-    if (w == 0) continue;
-    let parent = -1;
-    let residual = false;
-    for (let k = stackOffsets[i + 1]! - 1; k >= stackOffsets[i]!; k--) {
-      const r = stackRows[k]!;
-      if (r < 0) continue;
-      const b = locNodeOffsets[r]!;
-      const last = locNodeOffsets[r + 1]! - 1;
-      for (let ni = last; ni >= b; ni--) {
-        const n = locNodeIds[ni]!;
-        if (kept && !kept[n]) {
-          residual = true;
-          continue;
-        }
-        if (seen[n] !== i) {
-          seen[n] = i;
-          cum[n] = add(cum[n]!, w);
-        }
-        if (parent >= 0 && parent !== n && (!callees || callees[n])) {
-          const inl = ni !== last;
-          const h = slot(parent, n);
-          if (hSrc[h] === -1) {
-            hSrc[h] = parent;
-            hDst[h] = n;
-            hEdge[h] = eSrc.length;
-            eSrc.push(parent);
-            eDst.push(n);
-            eWeight.push(w);
-            eInline.push(inl);
-            eResidual.push(residual);
-            eStamp.push(i);
-            if (eSrc.length * 2 > mask) grow();
-          } else {
-            const e = hEdge[h]!;
-            if (eStamp[e] !== i) {
-              eStamp[e] = i;
+  /**
+   * The nodes of stack `s`'s leaf location, outermost line first: on `enter`, counts them (and
+   * the calls into them) where they are not yet on the path; on exit, takes them off the path.
+   */
+  const visit = (s: number, entering: boolean) => {
+    const pre = prefix[s]!;
+    let parent = pre < 0 ? -1 : parentAfter[pre]!;
+    let residual = pre < 0 ? false : residualAfter[pre] === 1;
+    const w = totals[s]!;
+    const r = frame[s]!;
+    const b = locNodeOffsets[r]!;
+    const last = locNodeOffsets[r + 1]! - 1;
+    for (let ni = last; ni >= b; ni--) {
+      const n = locNodeIds[ni]!;
+      if (kept && !kept[n]) {
+        residual = true;
+        continue;
+      }
+      if (!entering) onPath[n]!--;
+      else if (onPath[n]!++ === 0) cum[n] = add(cum[n]!, w);
+      if (parent >= 0 && parent !== n && callees && callees[n] && (!callers || callers[parent])) {
+        const inl = ni !== last;
+        const h = slot(parent, n);
+        if (hSrc[h] === -1) {
+          hSrc[h] = parent;
+          hDst[h] = n;
+          hEdge[h] = eSrc.length;
+          eSrc.push(parent);
+          eDst.push(n);
+          eWeight.push(w);
+          eInline.push(inl);
+          eResidual.push(residual);
+          eOnPath.push(1);
+          eFirstStack.push(s);
+          eFirstPos.push(last - ni);
+          if (eSrc.length * 2 > mask) grow();
+        } else {
+          const e = hEdge[h]!;
+          if (!entering) eOnPath[e]!--;
+          else {
+            if (s < eFirstStack[e]! || (s === eFirstStack[e] && last - ni < eFirstPos[e]!)) {
+              eFirstStack[e] = s;
+              eFirstPos[e] = last - ni;
+            }
+            if (eOnPath[e]!++ === 0) {
               eWeight[e] = add(eWeight[e]!, w);
               if (residual) eResidual[e] = true;
               if (!inl) eInline[e] = false;
             }
           }
         }
-        parent = n;
-        residual = false;
       }
+      parent = n;
+      residual = false;
     }
-    if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, w);
-  }
-  return { flat: flat.map((v) => BigInt(v)), cum: cum.map((v) => BigInt(v)), src: eSrc, dst: eDst, weight: eWeight, inline: eInline, residual: eResidual };
+    if (entering) {
+      parentAfter[s] = parent;
+      residualAfter[s] = residual ? 1 : 0;
+      if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
+    }
+  };
+  walkDepthFirst(
+    stacks,
+    (s) => visit(s, true),
+    (s) => visit(s, false),
+  );
+  // First-reached order: stack rows are numbered in sample order, root first.
+  const order = eSrc.map((_, e) => e).sort((a, b) => eFirstStack[a]! - eFirstStack[b]! || eFirstPos[a]! - eFirstPos[b]!);
+  return {
+    flat: flat.map((v) => BigInt(v)),
+    cum: cum.map((v) => BigInt(v)),
+    src: order.map((e) => eSrc[e]!),
+    dst: order.map((e) => eDst[e]!),
+    weight: order.map((e) => eWeight[e]!),
+    inline: order.map((e) => eInline[e]!),
+    residual: order.map((e) => eResidual[e]!),
+  };
 }
 
 /**
@@ -310,33 +356,20 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
 function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean): CallGraph {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkSampleType(p, t);
-  const col = p.samples['.values'][t]!;
   const index = new ProfileIndex(p);
   const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
   const locNodeOffsets = new Uint32Array(locNodes.length + 1);
   for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
   const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
   for (let r = 0; r < locNodes.length; r++) locNodeIds.set(locNodes[r]!, locNodeOffsets[r]!);
-  const { offsets: stackOffsets, location_id: stackIds } = p.samples.locations;
-  const stackRows = new Int32Array(stackIds.length);
-  for (let k = 0; k < stackIds.length; k++) stackRows[k] = index.locations.get(stackIds[k]!);
-  let callees: Uint8Array | undefined;
+  // Top needs only the calls into inlined frames (for its inline markers).
+  let inlinedNodes: Uint8Array | undefined;
   if (!allCalls) {
-    callees = new Uint8Array(names.length);
-    for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) callees[locNodeIds[k]!] = 1;
+    inlinedNodes = new Uint8Array(names.length);
+    for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlinedNodes[locNodeIds[k]!] = 1;
   }
-  let sumAbs = 0n;
-  for (let i = 0; i < col.length; i++) sumAbs += abs(col[i]!);
-  const g: GraphInput = {
-    nNodes: names.length,
-    locNodeOffsets,
-    locNodeIds,
-    stackOffsets,
-    stackRows,
-    callees,
-    values: col,
-    exact: sumAbs <= 2n ** 53n ? Float64Array.from(col, (v) => Number(v)) : undefined,
-  };
+  const stacks = buildStackTable(p, index, t);
+  const g: GraphInput = { nNodes: names.length, locNodeOffsets, locNodeIds, stacks, totals: subtreeTotals(stacks) };
   const keep = (list: number[]): Uint8Array => {
     const kept = new Uint8Array(names.length);
     for (const n of list) kept[n] = 1;
@@ -347,7 +380,9 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     for (let i = 0; i < names.length; i++) if (b.flat[i] !== 0n || b.cum[i] !== 0n) ids.push(i);
     return ids;
   };
-  let nodes = buildNodes(g, undefined);
+  // The trimming passes need flat and cum only; the calls are collected once the shown nodes are known.
+  let kept: Uint8Array | undefined;
+  let nodes = buildNodes(g, kept, undefined, undefined);
   let ids = live(nodes);
   let flatSum = 0n;
   for (const i of ids) flatSum += nodes.flat[i]!;
@@ -356,10 +391,11 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   const edgeCutoff = cutoff(options.edgeFraction ?? 0.001);
   let droppedNodes = 0;
   if (nodeCutoff > 0n) {
-    const kept = ids.filter((i) => abs(nodes.cum[i]!) >= nodeCutoff);
-    if (kept.length !== ids.length) {
-      droppedNodes = ids.length - kept.length;
-      nodes = buildNodes(g, keep(kept));
+    const aboveCutoff = ids.filter((i) => abs(nodes.cum[i]!) >= nodeCutoff);
+    if (aboveCutoff.length !== ids.length) {
+      droppedNodes = ids.length - aboveCutoff.length;
+      kept = keep(aboveCutoff);
+      nodes = buildNodes(g, kept, undefined, undefined);
       ids = live(nodes);
     }
   }
@@ -377,11 +413,20 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   sort(ids);
   const nodeCount = options.nodeCount ?? 0;
   if (nodeCount > 0 && ids.length > nodeCount) {
-    nodes = buildNodes(g, keep(ids.slice(0, nodeCount)));
+    kept = keep(ids.slice(0, nodeCount));
+    nodes = buildNodes(g, kept, undefined, undefined);
     ids = sort(live(nodes));
   }
   const pos = new Int32Array(names.length).fill(-1);
   ids.forEach((id, k) => (pos[id] = k));
+  // The same graph again, now with the calls between the shown nodes.
+  const shownNodes = keep(ids);
+  let callees = shownNodes;
+  if (inlinedNodes) {
+    callees = shownNodes.slice();
+    for (let n = 0; n < callees.length; n++) callees[n] = shownNodes[n]! & inlinedNodes[n]!;
+  }
+  nodes = buildNodes(g, kept, callees, shownNodes);
   const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: nodes.flat[id]!, cum: nodes.cum[id]!, in: [], out: [] }));
   // The calls between shown nodes at or above the edge cutoff, grouped by caller in node order
   // and in first-seen order within a caller (the order ties keep in the sorts below).
