@@ -144,7 +144,7 @@ const exportCommand: AdapterCommand = {
           yield c;
         }
         bar.done();
-      })(), { inputs: [input] });
+      })(), { inputs: [input], signal: ctx.signal });
     } else {
       const d = await import('./directory.js');
       const onTable = tableProgress(ctx, `exporting ${input} to ${out}`);
@@ -219,7 +219,7 @@ const diagramCommand: AdapterCommand = {
     const { diagram } = await import('./diagram.js');
     const text = diagram(format, { view });
     const out = str(ctx.values.out);
-    if (out) await writeFileAtomic(out, new TextEncoder().encode(text));
+    if (out) await writeFileAtomic(out, new TextEncoder().encode(text), { signal: ctx.signal });
     else ctx.stdout.write(text);
     return 0;
   },

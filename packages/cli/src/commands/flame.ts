@@ -52,7 +52,7 @@ export const flame: CliCommand = {
       icicle: ctx.values.icicle === true,
       width,
     }));
-    await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file] });
+    await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
     if (ctx.json && output !== '-') {
       ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes: Buffer.byteLength(text), warnings: r.warnings });
       return 0;

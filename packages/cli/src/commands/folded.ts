@@ -47,7 +47,7 @@ export const folded: CliCommand = {
     }
     ctx.out.warnings(r.warnings);
     const out = stringOption(ctx, 'output');
-    if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text), { inputs: [file] });
+    if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
     else ctx.stdout.write(text);
     return 0;
   },
