@@ -76,7 +76,8 @@ function writeTo(stream: NodeJS.WritableStream, chunk: Buffer): Promise<void> {
 
 /**
  * Whether `e` says that the reader of stdout went away (`profkit top x | head -1`). Like other
- * Unix tools, profkit then stops quietly: no message, and the exit code the command would have had.
+ * Unix tools, profkit then stops quietly: no message, exit 0. (C tools die of SIGPIPE, which the
+ * shell shows as 141; Node ignores SIGPIPE, and the reader chose to stop reading.)
  */
 export function isStdoutClosed(e: unknown): boolean {
   return isProfkitError(e) && e.code === ErrorCodes.IO && e.detail.file === '-' && e.detail.errno === 'EPIPE';
