@@ -33,6 +33,17 @@ async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
 
 const coreDist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 const isRoot = process.getuid?.() === 0;
+
+/** Everything a reader of the FIFO `path` gets until the writer closes it. */
+function readAll(path: string): Promise<Buffer> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    const s = createReadStream(path);
+    s.on('data', (d) => chunks.push(d as Buffer));
+    s.on('end', () => ok(Buffer.concat(chunks)));
+    s.on('error', fail);
+  });
+}
 const haveMkfifo = spawnSync('mkfifo', ['--version']).status === 0;
 
 /**
@@ -56,16 +67,9 @@ describe('writeFileAtomic on special files', () => {
     const fifo = join(dir, 'out.fifo');
     execFileSync('mkfifo', [fifo]);
     const data = new Uint8Array(3 << 20).map((_, i) => (i * 7) & 0xff);
-    const received: Buffer[] = [];
-    const reader = new Promise<void>((ok, fail) => {
-      const s = createReadStream(fifo);
-      s.on('data', (d) => received.push(d as Buffer));
-      s.on('end', ok);
-      s.on('error', fail);
-    });
+    const reader = readAll(fifo);
     await writeFileAtomic(fifo, data);
-    await reader;
-    expect(Buffer.concat(received).equals(Buffer.from(data))).toBe(true);
+    expect((await reader).equals(Buffer.from(data))).toBe(true);
     expect(lstatSync(fifo).isFIFO()).toBe(true);
     expect(readdirSync(dir)).toEqual(['out.fifo']);
   });
@@ -102,16 +106,9 @@ describe('writeFileAtomic on special files', () => {
     const fifo = join(dir, 'real.fifo');
     execFileSync('mkfifo', [fifo]);
     symlinkSync('real.fifo', join(dir, 'link'));
-    const received: Buffer[] = [];
-    const reader = new Promise<void>((ok, fail) => {
-      const s = createReadStream(fifo);
-      s.on('data', (d) => received.push(d as Buffer));
-      s.on('end', ok);
-      s.on('error', fail);
-    });
+    const reader = readAll(fifo);
     await writeFileAtomic(join(dir, 'link'), new TextEncoder().encode('through the link'));
-    await reader;
-    expect(Buffer.concat(received).toString()).toBe('through the link');
+    expect((await reader).toString()).toBe('through the link');
     expect(lstatSync(join(dir, 'link')).isSymbolicLink()).toBe(true);
     expect(lstatSync(fifo).isFIFO()).toBe(true);
   });
