@@ -15,6 +15,8 @@ export const flame: CliCommand = {
     'expression and sums them, tooltips show the value, the share of the total and self value.',
     'SVG: a static image (tooltips through <title>), for docs and issue trackers; --icicle draws',
     'the root at the top. Samples with negative values (diffs) are left out.',
+    'Frames narrower than --min-width of the total (default 0.1%) are left out, so that the output',
+    'stays small for any profile; the subtitle says how many. --min-width 0 keeps every frame.',
     '',
     'Examples:',
     '  profkit flame cpu.pb.gz -o cpu.html && xdg-open cpu.html',
@@ -28,6 +30,7 @@ export const flame: CliCommand = {
     title: { type: 'string', valueName: 'TEXT', description: 'title above the graph (default: the input file name)' },
     icicle: { type: 'boolean', description: 'SVG: root at the top' },
     width: { type: 'string', valueName: 'PX', description: 'SVG width in pixels (default 1200)' },
+    'min-width': { type: 'string', valueName: 'FRACTION', description: 'leave out frames narrower than this fraction of the total (default 0.001, i.e. 0.1%; 0 keeps every frame)' },
   },
   positionals: 1,
   json: true,
@@ -43,6 +46,7 @@ export const flame: CliCommand = {
     }
     if (format !== 'html' && format !== 'svg') throw new ProfkitError(ErrorCodes.USAGE, `--format ${format}: expected html or svg`, { option: 'format', rule: '--format is html or svg' });
     const width = numberOption(ctx, 'width', { integer: true, min: 100, max: 100000 });
+    const minWidth = numberOption(ctx, 'min-width', { max: 1 });
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
     const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, r.profile), {
@@ -51,6 +55,7 @@ export const flame: CliCommand = {
       title: stringOption(ctx, 'title') ?? (file === '-' ? 'Flame graph' : basename(file)),
       icicle: ctx.values.icicle === true,
       width,
+      minWidth,
     }));
     await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
     if (ctx.json && output !== '-') {

@@ -9,6 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
+import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeSums } from '../ops/stack-table.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -32,13 +33,11 @@ export interface FlameGraphOptions {
   width?: number;
   /** SVG: draw the root at the top (icicle) instead of the bottom. */
   icicle?: boolean;
-}
-
-interface Building {
-  name: string;
-  value: bigint;
-  self: bigint;
-  children: Map<string, Building>;
+  /**
+   * Leave out frames narrower than this fraction of the total (default `DEFAULT_FLAME_MIN_WIDTH`,
+   * 0.001; 0 keeps every frame). The subtitle says how many frames were left out.
+   */
+  minWidth?: number;
 }
 
 function checkType(p: Profile, t: number): BigInt64Array {
@@ -53,57 +52,101 @@ function checkType(p: Profile, t: number): BigInt64Array {
 }
 
 /**
+ * The default of `FlameGraphOptions.minWidth`: frames narrower than 0.1% of the total (about
+ * one pixel of a 1000-pixel graph) are left out, as pprof's and speedscope's viewers leave out
+ * what they cannot draw. Bounds the output: at most 1000 frames per depth level.
+ */
+export const DEFAULT_FLAME_MIN_WIDTH = 0.001;
+
+export interface FlameTreeOptions {
+  /** Leave out frames whose value is below this fraction of the total (default 0: keep all). */
+  minWidth?: number;
+}
+
+/** A flame tree with the count of frames `minWidth` left out. */
+export interface BoundedFlameTree {
+  tree: FlameNode;
+  /** Frames of the complete tree (the root included). */
+  frames: number;
+  /** Frames left out because they (or a caller) were narrower than `minWidth`. */
+  elided: number;
+}
+
+/**
  * The call tree of one sample type with the root `all` (the total), inline frames expanded
  * (outermost first). Frames are function names, `0x<address>` for unsymbolized locations, or
  * `[unknown]`. Samples with a value <= 0 are left out (a flame graph cannot draw negative
  * widths; see `diff` for differences).
  */
-export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): FlameNode {
-  const col = checkType(p, sampleTypeIndex);
+export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p), options: FlameTreeOptions = {}): FlameNode {
+  return boundedFlameTree(p, sampleTypeIndex, options.minWidth ?? 0).tree;
+}
+
+/**
+ * `flameTree` without the frames narrower than `minWidth` of the total. Built from the stack
+ * table: the flame tree's rows are (caller frame, name) pairs interned in typed arrays, and
+ * objects are made only for the frames shown.
+ */
+export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: number): BoundedFlameTree {
+  checkType(p, sampleTypeIndex);
   const index = new ProfileIndex(p);
-  const names = new Map<number, string[]>();
-  const framesOf = (id: number): string[] => {
-    let s = names.get(id);
-    if (!s) {
-      const r = index.locations.get(id);
-      s = r < 0 ? [] : locationFrames(p, index, r).map((f) => f.name || '[unknown]').reverse();
-      names.set(id, s);
+  const stacks = buildStackTable(p, index, sampleTypeIndex, (v) => v > 0n);
+  const names: string[] = ['all'];
+  const nameIds = new Map<string, number>();
+  const nameId = (name: string): number => {
+    let id = nameIds.get(name);
+    if (id === undefined) {
+      id = names.length;
+      names.push(name);
+      nameIds.set(name, id);
     }
-    return s;
+    return id;
   };
-  const root: Building = { name: 'all', value: 0n, self: 0n, children: new Map() };
-  const { offsets, location_id } = p.samples.locations;
-  for (let i = 0; i < col.length; i++) {
-    const v = col[i]!;
-    if (v <= 0n) continue;
-    root.value += v;
-    let node = root;
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      for (const name of framesOf(location_id[k]!)) {
-        let c = node.children.get(name);
-        if (!c) {
-          c = { name, value: 0n, self: 0n, children: new Map() };
-          node.children.set(name, c);
-        }
-        c.value += v;
-        node = c;
-      }
+  // Name ids of each location row's frames, outermost first.
+  const locNames = new Map<number, number[]>();
+  const namesOf = (r: number): number[] => {
+    let ids = locNames.get(r);
+    if (!ids) {
+      ids = locationFrames(p, index, r).map((f) => nameId(f.name || '[unknown]')).reverse();
+      locNames.set(r, ids);
     }
-    node.self += v;
+    return ids;
+  };
+  const rows = new PrefixTreeBuilder();
+  const root = rows.intern(-1, 0);
+  const self = new RowSums(stacks.self instanceof Float64Array);
+  const leafOf = new Int32Array(stacks.length);
+  for (let s = 0; s < stacks.length; s++) {
+    const pre = stacks.prefix[s]!;
+    let row = pre < 0 ? root : leafOf[pre]!;
+    for (const id of namesOf(stacks.frame[s]!)) row = rows.intern(row, id);
+    leafOf[s] = row;
+    const v = stacks.self[s]!;
+    if (v) self.add(row, v);
   }
+  const { prefix, frame: rowName } = rows.finish();
+  const selfs = self.finish(rows.length);
+  const values = subtreeSums(prefix, selfs);
+  const { firstChild, nextSibling } = childLists(prefix);
+  const threshold = minWidth * Number(values[root]!);
+  const node = (row: number): FlameNode => ({ name: names[rowName[row]!]!, value: BigInt(values[row]!), self: BigInt(selfs[row]!), children: [] });
+  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+  const tree = node(root);
+  let shown = 1;
   // Iterative (stacks can be thousands of frames deep).
-  const byName = (x: Building, y: Building) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
-  const out: FlameNode = { name: root.name, value: root.value, self: root.self, children: [] };
-  const work: [Building, FlameNode][] = [[root, out]];
+  const work: [number, FlameNode][] = [[root, tree]];
   while (work.length) {
-    const [b, n] = work.pop()!;
-    for (const c of [...b.children.values()].sort(byName)) {
-      const m: FlameNode = { name: c.name, value: c.value, self: c.self, children: [] };
+    const [row, n] = work.pop()!;
+    for (let c = firstChild[row + 1]!; c >= 0; c = nextSibling[c]!) {
+      if (Number(values[c]!) < threshold) continue;
+      const m = node(c);
       n.children.push(m);
       work.push([c, m]);
+      shown++;
     }
+    n.children.sort(byName);
   }
-  return out;
+  return { tree, frames: rows.length, elided: rows.length - shown };
 }
 
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */
@@ -377,16 +420,19 @@ h1 { font-size: 18px; margin: 0 0 2px; }
  * A flame graph of one sample type as a self-contained document: `html` embeds the data and a
  * small viewer (flame/icicle toggle, regular-expression search, click to zoom, tooltips with
  * value and percentage of the total); `svg` is a static image with one `<g class="frame">` per
- * frame (a `<title>` tooltip each), frames narrower than 0.1 px left out.
+ * frame (a `<title>` tooltip each), frames narrower than 0.1 px left out. Either way frames
+ * narrower than `minWidth` of the total are left out, so the output stays small for any input.
  */
 export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): string {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
-  const tree = flameTree(p, t);
+  const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
+  const { tree, frames, elided } = boundedFlameTree(p, t, minWidth);
   const type = p.sample_types.type[t]!;
   const unit = p.sample_types.unit[t]!;
   const title = options.title ?? 'Flame graph';
-  const subtitle = `${type}/${unit}, total ${formatValue(tree.value, unit)}`;
+  let subtitle = `${type}/${unit}, total ${formatValue(tree.value, unit)}`;
+  if (elided > 0) subtitle += `; ${elided} of ${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
   if ((options.format ?? 'html') === 'svg') return renderSvg(tree, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit });
   return renderHtml(tree, { title, subtitle, unit });
 }

@@ -49,94 +49,145 @@ function grown<T extends Int32Array | Float64Array>(a: T, n: number): T {
 }
 
 /**
+ * Interns (prefix, frame) pairs of non-negative frames: the rows of a prefix tree, numbered in
+ * first-use order (so a row's prefix always has a smaller number). An open-addressing hash table
+ * over typed arrays: no object per row.
+ */
+export class PrefixTreeBuilder {
+  length = 0;
+  private prefixes = new Int32Array(1024);
+  private frames = new Int32Array(1024);
+  private mask = (1 << 12) - 1;
+  /** Row per hash slot, -1 = empty. */
+  private slots = new Int32Array(this.mask + 1).fill(-1);
+
+  private slotOf(prefix: number, frame: number): number {
+    let h = Math.imul(prefix, 0x9e3779b1) ^ frame;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h = (h ^ (h >>> 16)) & this.mask;
+    for (;;) {
+      const row = this.slots[h]!;
+      if (row === -1 || (this.prefixes[row] === prefix && this.frames[row] === frame)) return h;
+      h = (h + 1) & this.mask;
+    }
+  }
+
+  /** The row (prefix, frame), added when new. */
+  intern(prefix: number, frame: number): number {
+    const h = this.slotOf(prefix, frame);
+    const hit = this.slots[h]!;
+    if (hit !== -1) return hit;
+    const row = this.length++;
+    this.prefixes = grown(this.prefixes, this.length);
+    this.frames = grown(this.frames, this.length);
+    this.prefixes[row] = prefix;
+    this.frames[row] = frame;
+    this.slots[h] = row;
+    if (this.length * 2 > this.mask) this.rehash();
+    return row;
+  }
+
+  private rehash(): void {
+    this.mask = this.mask * 2 + 1;
+    this.slots = new Int32Array(this.mask + 1).fill(-1);
+    for (let row = 0; row < this.length; row++) this.slots[this.slotOf(this.prefixes[row]!, this.frames[row]!)] = row;
+  }
+
+  /** Exact-length copies of the prefix and frame columns. */
+  finish(): { prefix: Int32Array; frame: Int32Array } {
+    return { prefix: this.prefixes.slice(0, this.length), frame: this.frames.slice(0, this.length) };
+  }
+}
+
+/** A growable per-row sum: doubles (exact when `exact`) or bigints. */
+export class RowSums {
+  private numbers: Float64Array | undefined;
+  private readonly bigints: bigint[] = [];
+  constructor(exact: boolean) {
+    if (exact) this.numbers = new Float64Array(1024);
+  }
+  add(row: number, v: bigint | number): void {
+    if (this.numbers) {
+      this.numbers = grown(this.numbers, row + 1);
+      this.numbers[row]! += Number(v);
+    } else {
+      while (this.bigints.length <= row) this.bigints.push(0n);
+      this.bigints[row]! += BigInt(v);
+    }
+  }
+  /** The sums of rows 0..length-1. */
+  finish(length: number): StackValues {
+    if (this.numbers) return grown(this.numbers, length).slice(0, length);
+    while (this.bigints.length < length) this.bigints.push(0n);
+    return this.bigints.slice(0, length);
+  }
+}
+
+/** Whether the sums of the values passing `keep` of `col` are exact in doubles (sum of |v| <= 2^53). */
+export function sumsExactInDoubles(col: BigInt64Array, keep: (v: bigint) => boolean): boolean {
+  let sumAbs = 0n;
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i]!;
+    if (keep(v)) sumAbs += v < 0n ? -v : v;
+  }
+  return sumAbs <= EXACT_LIMIT;
+}
+
+/**
  * Builds the stack table of sample type `sampleTypeIndex` from the samples whose value passes
  * `keep` (default: nonzero). Location ids that name no location are skipped, as the views do.
  */
 export function buildStackTable(p: Profile, index: ProfileIndex, sampleTypeIndex: number, keep: (v: bigint) => boolean = (v) => v !== 0n): StackTable {
   const col = p.samples['.values'][sampleTypeIndex]!;
   const { offsets, location_id } = p.samples.locations;
-  const nSamples = col.length;
-  let sumAbs = 0n;
-  for (let i = 0; i < nSamples; i++) {
-    const v = col[i]!;
-    if (keep(v)) sumAbs += v < 0n ? -v : v;
-  }
-  const exact = sumAbs <= EXACT_LIMIT;
-  let prefix = new Int32Array(1024);
-  let frame = new Int32Array(1024);
-  let selfNumber = exact ? new Float64Array(1024) : undefined;
-  const selfBig: bigint[] = [];
-  let length = 0;
-  // Open-addressing hash table of (prefix, frame) -> stack; -1 = empty.
-  let mask = (1 << 12) - 1;
-  let slots = new Int32Array(mask + 1).fill(-1);
-  const hash = (pre: number, fr: number): number => {
-    let h = Math.imul(pre, 0x9e3779b1) ^ fr;
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    return (h ^ (h >>> 16)) & mask;
-  };
-  const rehash = () => {
-    mask = mask * 2 + 1;
-    slots = new Int32Array(mask + 1).fill(-1);
-    for (let s = 0; s < length; s++) {
-      let h = hash(prefix[s]!, frame[s]!);
-      while (slots[h] !== -1) h = (h + 1) & mask;
-      slots[h] = s;
-    }
-  };
-  const sampleStack = new Int32Array(nSamples).fill(-1);
-  for (let i = 0; i < nSamples; i++) {
+  const tree = new PrefixTreeBuilder();
+  const self = new RowSums(sumsExactInDoubles(col, keep));
+  const sampleStack = new Int32Array(col.length).fill(-1);
+  for (let i = 0; i < col.length; i++) {
     const v = col[i]!;
     if (!keep(v)) continue;
     let s = -1;
     for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
       const r = index.locations.get(location_id[k]!);
-      if (r < 0) continue;
-      let h = hash(s, r);
-      let hit = slots[h]!;
-      while (hit !== -1 && (prefix[hit] !== s || frame[hit] !== r)) {
-        h = (h + 1) & mask;
-        hit = slots[h]!;
-      }
-      if (hit === -1) {
-        hit = length++;
-        prefix = grown(prefix, length);
-        frame = grown(frame, length);
-        prefix[hit] = s;
-        frame[hit] = r;
-        if (selfNumber) selfNumber = grown(selfNumber, length);
-        else selfBig.push(0n);
-        slots[h] = hit;
-        if (length * 2 > mask) rehash();
-      }
-      s = hit;
+      if (r >= 0) s = tree.intern(s, r);
     }
     if (s < 0) continue;
     sampleStack[i] = s;
-    if (selfNumber) selfNumber[s]! += Number(v);
-    else selfBig[s]! += v;
+    self.add(s, v);
   }
-  return {
-    length,
-    prefix: prefix.slice(0, length),
-    frame: frame.slice(0, length),
-    self: selfNumber ? selfNumber.slice(0, length) : selfBig,
-    sampleStack,
-  };
+  return { length: tree.length, ...tree.finish(), self: self.finish(tree.length), sampleStack };
 }
 
 /** Per-stack totals: each stack's self value plus its callees' totals (the samples through it). */
 export function subtreeTotals(t: StackTable): StackValues {
-  const { prefix, self } = t;
-  if (self instanceof Float64Array) {
-    const total = self.slice();
-    for (let s = t.length - 1; s >= 0; s--) if (prefix[s]! >= 0) total[prefix[s]!]! += total[s]!;
-    return total;
-  }
+  return subtreeSums(t.prefix, t.self);
+}
+
+/** Sums of a prefix tree's rows over their subtrees (rows numbered callers first). */
+export function subtreeSums(prefix: Int32Array, self: StackValues): StackValues {
   const total = self.slice();
-  for (let s = t.length - 1; s >= 0; s--) if (prefix[s]! >= 0) total[prefix[s]!]! += total[s]!;
+  // One loop for both representations: `+` is exact on either.
+  const sums = total as unknown as number[];
+  for (let s = prefix.length - 1; s >= 0; s--) if (prefix[s]! >= 0) sums[prefix[s]!]! += sums[s]!;
   return total;
+}
+
+/**
+ * The callees of every row of a prefix tree, in row order: `firstChild[s + 1]` (slot 0 lists
+ * the roots) and `nextSibling[s]`, -1 ending a list.
+ */
+export function childLists(prefix: Int32Array): { firstChild: Int32Array; nextSibling: Int32Array } {
+  const n = prefix.length;
+  const firstChild = new Int32Array(n + 1).fill(-1);
+  const nextSibling = new Int32Array(n).fill(-1);
+  // Built backwards so that the lists run in row order.
+  for (let s = n - 1; s >= 0; s--) {
+    const parent = prefix[s]! + 1;
+    nextSibling[s] = firstChild[parent]!;
+    firstChild[parent] = s;
+  }
+  return { firstChild, nextSibling };
 }
 
 /**
@@ -145,17 +196,8 @@ export function subtreeTotals(t: StackTable): StackValues {
  * `s` was exited. Iterative: stacks thousands of frames deep are fine.
  */
 export function walkDepthFirst(t: StackTable, enter: (s: number) => void, exit: (s: number) => void): void {
-  const n = t.length;
-  const { prefix } = t;
-  // Children lists (first child, next sibling), built backwards so that they run in row order.
-  const firstChild = new Int32Array(n + 1).fill(-1);
-  const nextSibling = new Int32Array(n).fill(-1);
-  for (let s = n - 1; s >= 0; s--) {
-    const parent = prefix[s]! + 1; // slot 0 holds the roots
-    nextSibling[s] = firstChild[parent]!;
-    firstChild[parent] = s;
-  }
-  const path = new Int32Array(n);
+  const { firstChild, nextSibling } = childLists(t.prefix);
+  const path = new Int32Array(t.length);
   let depth = 0;
   let next = firstChild[0]!;
   for (;;) {
