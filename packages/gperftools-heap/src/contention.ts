@@ -7,7 +7,7 @@ import { HexLocationTable, type LProfile, newLProfile } from './legacy-model.js'
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { checkDigitRuns, clip, matchRow } from './heap.js';
 import { type RecordLimits, checkRecord } from './limits.js';
-import { RowStacks, Unrecognized, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
+import { MAX_CACHED_ROWS, RowStacks, Unrecognized, isSpaceOrComment, parseError, parseInt0, parseInt10, truncToInt64 } from './text.js';
 
 const contentionSampleRE = /(\d+) *(\d+) @([ x0-9a-f]*)/;
 const contentionSampleAnchoredRE = /^(\d+) *(\d+) @([ x0-9a-f]*)/;
@@ -78,6 +78,8 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
   }
   const stacks = new RowStacks(new HexLocationTable(p));
   const raw: [bigint, bigint][] = [];
+  // Repeated rows share their stack, values and raw numbers (see parseHeap).
+  const rowsByNumbers = new Map<string, { values: bigint[]; raw: [bigint, bigint] }>();
   let totalFrames = 0;
   for (; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -87,11 +89,19 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
     checkDigitRuns(line, lineNo);
     const sd = matchRow(line, contentionSampleAnchoredRE, contentionSampleRE);
     if (!sd) throw parseError(`malformed contention row "${clip(line)}"`, { line: lineNo, rule: 'contention rows are "<delay_cycles> <count> @ <addresses>"' });
+    const sloc = stacks.get(sd[3]!, { line: lineNo });
+    totalFrames += sloc.length;
+    const numbers = `${sd[1]} ${sd[2]}`;
+    const known = rowsByNumbers.get(numbers);
+    if (known) {
+      checkRecord(limits, p.samples.length, sloc.length, lineNo, totalFrames);
+      raw.push(known.raw);
+      p.samples.push({ values: known.values, locs: sloc });
+      continue;
+    }
     let v1 = parseInt10(sd[1]!);
     let v2 = parseInt10(sd[2]!);
     if (v1 === undefined || v2 === undefined) throw parseError(`malformed sample: ${clip(line)}: value out of int64 range`, { line: lineNo, rule: 'contention values fit in int64' });
-    const sloc = stacks.get(sd[3]!, { line: lineNo });
-    totalFrames += sloc.length;
     checkRecord(limits, p.samples.length, sloc.length, lineNo, totalFrames);
     raw.push([v1, v2]);
     if (p.period > 0n) {
@@ -101,7 +111,9 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
       }
       v2 = BigInt.asIntN(64, v2 * p.period);
     }
-    p.samples.push({ values: [v2, v1], locs: sloc });
+    const values = [v2, v1];
+    if (rowsByNumbers.size < MAX_CACHED_ROWS) rowsByNumbers.set(numbers, { values, raw: raw[raw.length - 1]! });
+    p.samples.push({ values, locs: sloc });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));

@@ -6,7 +6,7 @@
 import { HexLocationTable, LocationTable, type LProfile, dec, newLProfile } from './legacy-model.js';
 import { isMemoryMapSentinel, parseMemoryMap } from './mappings.js';
 import { clip } from './heap.js';
-import { Unrecognized, decrementedLocations, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
+import { MAX_CACHED_ROWS, RowStacks, Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
 import { cleanupDuplicateLocations, hasDuplicateLeaf } from './cpu.js';
 import { type RecordLimits, checkRecord } from './limits.js';
 
@@ -25,19 +25,30 @@ export function parseGoCount(lines: string[], lineBase = 0, limits?: RecordLimit
   if (!m) throw new Unrecognized('no count profile header');
   const type = m[1]!;
   const p = newLProfile([{ type, unit: 'count' }], { type, unit: 'count' }, 1n);
-  const locs = new HexLocationTable(p);
+  const stacks = new RowStacks(new HexLocationTable(p));
+  // Repeated rows share their stack and their values (see parseHeap).
+  const valuesByCount = new Map<string, bigint[]>();
+  let totalFrames = 0;
   for (i++; i < lines.length; i++) {
     const line = lines[i]!;
     if (isSpaceOrComment(line)) continue;
     if (line.startsWith('---')) break;
     const c = countRE.exec(line);
-    const n = c ? parseInt0(c[1]!) : undefined;
-    if (!c || n === undefined) {
+    let values = c ? valuesByCount.get(c[1]!) : undefined;
+    if (c && values === undefined) {
+      const n = parseInt0(c[1]!);
+      if (n !== undefined) {
+        values = [n];
+        if (valuesByCount.size < MAX_CACHED_ROWS) valuesByCount.set(c[1]!, values);
+      }
+    }
+    if (!c || values === undefined) {
       throw parseError(`malformed profile format: "${clip(line)}"`, { line: lineBase + i + 1, rule: 'count rows are "<count> @ 0x… 0x…"' });
     }
-    const sloc = decrementedLocations(c[2]!, locs, { line: lineBase + i + 1 });
-    checkRecord(limits, p.samples.length, sloc.length, lineBase + i + 1);
-    p.samples.push({ values: [n], locs: sloc });
+    const sloc = stacks.get(c[2]!, { line: lineBase + i + 1 });
+    totalFrames += sloc.length;
+    checkRecord(limits, p.samples.length, sloc.length, lineBase + i + 1, totalFrames);
+    p.samples.push({ values, locs: sloc });
   }
   while (i < lines.length && !isMemoryMapSentinel(lines[i]!)) i++;
   parseMemoryMap(p, lines.slice(i + 1));

@@ -40,6 +40,23 @@ describe('maxTotalFrames in the text parsers', () => {
   });
 });
 
+describe('maxTotalFrames and shared rows in Go count profiles', () => {
+  it('stops at the record whose stack passes the total', () => {
+    const text = 'goroutine profile: total 1000\n' + '1 @ 0x1000 0x2000\n'.repeat(1000);
+    const e = limitOf(() => readLegacy(bytes(text), { limits: { maxTotalFrames: 100 } }));
+    expect(e.detail.option).toBe('maxTotalFrames');
+    expect(e.detail.line).toBe(52);
+  });
+
+  it('repeated rows share their stack and values and read as before', async () => {
+    const { parseGoCount } = await import('../src/thread.js');
+    const p = parseGoCount(splitLines('goroutine profile: total 5\n2 @ 0x1000\n2 @ 0x1000\n3 @ 0x1000\n'));
+    expect(p.samples[1]!.locs).toBe(p.samples[0]!.locs);
+    expect(p.samples[1]!.values).toBe(p.samples[0]!.values);
+    expect(p.samples.map((s) => s.values[0])).toEqual([2n, 2n, 3n]);
+  });
+});
+
 describe('repeated heap rows', () => {
   it('share one stack and one set of values, and read as before', () => {
     const rows = ['1: 64 [1: 64] @ 0x1000 0x2000\n', '2: 256 [2: 256] @ 0x1000 0x3000\n'];
