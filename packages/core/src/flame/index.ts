@@ -124,6 +124,9 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     const v = stacks.self[s]!;
     if (v) self.add(row, v);
   }
+  // Samples without a known frame are the root's own (as wide as they are, drawn as `all`).
+  const col = p.samples['.values'][sampleTypeIndex]!;
+  for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) self.add(root, col[i]!);
   const { prefix, frame: rowName } = rows.finish();
   const selfs = self.finish(rows.length);
   const values = subtreeSums(prefix, selfs);

@@ -3,6 +3,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
+import { buildStackTable } from './stack-table.js';
 
 /** A frame name made safe for the folded format: `;` would split frames, line breaks lines. */
 function foldedName(name: string): string {
@@ -26,30 +27,28 @@ export function toFolded(p: Profile, sampleTypeIndex: number = defaultSampleType
     });
   }
   const index = new ProfileIndex(p);
+  const stacks = buildStackTable(p, index, sampleTypeIndex);
   // Frames of each location, root-most first, joined.
   const locText = new Map<number, string>();
-  const textOf = (id: number): string => {
-    let s = locText.get(id);
+  const textOf = (r: number): string => {
+    let s = locText.get(r);
     if (s === undefined) {
-      const r = index.locations.get(id);
-      s = r < 0 ? '' : locationFrames(p, index, r).map((f) => foldedName(f.name || '[unknown]')).reverse().join(';');
-      locText.set(id, s);
+      s = locationFrames(p, index, r).map((f) => foldedName(f.name || '[unknown]')).reverse().join(';');
+      locText.set(r, s);
     }
     return s;
   };
+  // One line per stack with samples of its own; distinct stacks can print alike (equal names).
   const sums = new Map<string, bigint>();
-  const { offsets, location_id } = p.samples.locations;
-  for (let i = 0; i < col.length; i++) {
-    const v = col[i]!;
-    if (v === 0n) continue;
-    const parts: string[] = [];
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      const t = textOf(location_id[k]!);
-      if (t !== '') parts.push(t);
-    }
-    if (parts.length === 0) continue;
-    const key = parts.join(';');
-    sums.set(key, (sums.get(key) ?? 0n) + v);
+  const { prefix, frame, self } = stacks;
+  const parts: string[] = [];
+  for (let s = 0; s < stacks.length; s++) {
+    const v = self[s]!;
+    if (!v) continue;
+    parts.length = 0;
+    for (let a = s; a >= 0; a = prefix[a]!) parts.push(textOf(frame[a]!));
+    const key = parts.reverse().join(';');
+    sums.set(key, (sums.get(key) ?? 0n) + BigInt(v));
   }
   const keys = [...sums.keys()].filter((k) => sums.get(k) !== 0n).sort();
   return keys.map((k) => `${k} ${sums.get(k)}\n`).join('');
