@@ -103,15 +103,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     return id;
   };
   // Name ids of each location row's frames, outermost first.
-  const locNames = new Map<number, number[]>();
-  const namesOf = (r: number): number[] => {
-    let ids = locNames.get(r);
-    if (!ids) {
-      ids = locationFrames(p, index, r).map((f) => nameId(f.name || '[unknown]')).reverse();
-      locNames.set(r, ids);
-    }
-    return ids;
-  };
+  const locNames: (number[] | undefined)[] = new Array(p.locations.location_id.length);
+  const namesOf = (r: number): number[] => (locNames[r] ??= locationFrames(p, index, r).map((f) => nameId(f.name || '[unknown]')).reverse());
   const rows = new PrefixTreeBuilder();
   const root = rows.intern(-1, 0);
   const self = new RowSums(stacks.self instanceof Float64Array);
@@ -119,7 +112,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   for (let s = 0; s < stacks.length; s++) {
     const pre = stacks.prefix[s]!;
     let row = pre < 0 ? root : leafOf[pre]!;
-    for (const id of namesOf(stacks.frame[s]!)) row = rows.intern(row, id);
+    const ids = namesOf(stacks.frame[s]!);
+    for (let k = 0; k < ids.length; k++) row = rows.intern(row, ids[k]!);
     leafOf[s] = row;
     const v = stacks.self[s]!;
     if (v) self.add(row, v);

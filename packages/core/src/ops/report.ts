@@ -13,7 +13,7 @@ import { filterSamples } from './filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
-import { buildStackTable, subtreeTotals, walkDepthFirst, type StackTable, type StackValues } from './stack-table.js';
+import { buildStackTable, preorder, subtreeTotals, type StackTable, type StackValues } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 
 export interface CallGraphOptions {
@@ -127,6 +127,10 @@ interface GraphInput {
   stacks: StackTable;
   /** Per stack, the sum of the samples through it (doubles when exact, see `StackTable`). */
   totals: StackValues;
+  /** The stacks in depth-first pre-order, and where each stack's subtree ends in it (see `preorder`). */
+  order: Int32Array;
+  position: Int32Array;
+  subtreeEnd: Int32Array;
 }
 
 /**
@@ -194,8 +198,8 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
  * counted once per sample the same way, inline only when every counted occurrence is an inlined
  * line, residual when they skip nodes that are not kept. Calls are only collected into nodes
  * marked in `callees` from nodes marked in `callers` (no calls when `callees` is undefined: the
- * trimming passes need flat and cum only), and
- * are listed in the order the samples first reach them, as pprof's graph lists them.
+ * trimming passes need flat and cum only), listed in the order the samples first reach them, as
+ * pprof's graph lists them.
  */
 function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees: Uint8Array | undefined, callers: Uint8Array | undefined): BuiltGraph {
   const { self } = g.stacks;
@@ -216,9 +220,10 @@ function buildNodesOf<V extends number | bigint>(
   const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
   const flat = new Array<V>(g.nNodes).fill(zero);
   const cum = new Array<V>(g.nNodes).fill(zero);
-  // How many times each node (and call) is on the current path of the depth-first walk.
-  const onPath = new Int32Array(g.nNodes);
-  const { locNodeOffsets, locNodeIds, stacks } = g;
+  // A node (or call) counts for a stack unless it counted higher up the same path: up to the
+  // end of the subtree (in pre-order) of the stack where it last counted.
+  const countedUntil = new Int32Array(g.nNodes);
+  const { locNodeOffsets, locNodeIds, stacks, order, position, subtreeEnd } = g;
   const { prefix, frame } = stacks;
   // The last kept node after each stack (-1: none yet), and whether nodes were skipped since.
   const parentAfter = new Int32Array(stacks.length);
@@ -228,7 +233,7 @@ function buildNodesOf<V extends number | bigint>(
   const eWeight: V[] = [];
   const eInline: boolean[] = [];
   const eResidual: boolean[] = [];
-  const eOnPath: number[] = [];
+  const eCountedUntil: number[] = [];
   /** Where the samples first reach the call: stack row, then position in the location. */
   const eFirstStack: number[] = [];
   const eFirstPos: number[] = [];
@@ -260,26 +265,28 @@ function buildNodesOf<V extends number | bigint>(
       hEdge[h] = oEdge[i]!;
     }
   };
-  /**
-   * The nodes of stack `s`'s leaf location, outermost line first: on `enter`, counts them (and
-   * the calls into them) where they are not yet on the path; on exit, takes them off the path.
-   */
-  const visit = (s: number, entering: boolean) => {
+  for (let k = 0; k < order.length; k++) {
+    const s = order[k]!;
     const pre = prefix[s]!;
     let parent = pre < 0 ? -1 : parentAfter[pre]!;
     let residual = pre < 0 ? false : residualAfter[pre] === 1;
     const w = totals[s]!;
+    const here = position[s]!;
+    const until = subtreeEnd[s]!;
     const r = frame[s]!;
     const b = locNodeOffsets[r]!;
     const last = locNodeOffsets[r + 1]! - 1;
+    // The location's nodes, outermost line first.
     for (let ni = last; ni >= b; ni--) {
       const n = locNodeIds[ni]!;
       if (kept && !kept[n]) {
         residual = true;
         continue;
       }
-      if (!entering) onPath[n]!--;
-      else if (onPath[n]!++ === 0) cum[n] = add(cum[n]!, w);
+      if (here >= countedUntil[n]!) {
+        countedUntil[n] = until;
+        cum[n] = add(cum[n]!, w);
+      }
       if (parent >= 0 && parent !== n && callees && callees[n] && (!callers || callers[parent])) {
         const inl = ni !== last;
         const h = slot(parent, n);
@@ -292,50 +299,41 @@ function buildNodesOf<V extends number | bigint>(
           eWeight.push(w);
           eInline.push(inl);
           eResidual.push(residual);
-          eOnPath.push(1);
+          eCountedUntil.push(until);
           eFirstStack.push(s);
           eFirstPos.push(last - ni);
           if (eSrc.length * 2 > mask) grow();
         } else {
           const e = hEdge[h]!;
-          if (!entering) eOnPath[e]!--;
-          else {
-            if (s < eFirstStack[e]! || (s === eFirstStack[e] && last - ni < eFirstPos[e]!)) {
-              eFirstStack[e] = s;
-              eFirstPos[e] = last - ni;
-            }
-            if (eOnPath[e]!++ === 0) {
-              eWeight[e] = add(eWeight[e]!, w);
-              if (residual) eResidual[e] = true;
-              if (!inl) eInline[e] = false;
-            }
+          if (s < eFirstStack[e]! || (s === eFirstStack[e] && last - ni < eFirstPos[e]!)) {
+            eFirstStack[e] = s;
+            eFirstPos[e] = last - ni;
+          }
+          if (here >= eCountedUntil[e]!) {
+            eCountedUntil[e] = until;
+            eWeight[e] = add(eWeight[e]!, w);
+            if (residual) eResidual[e] = true;
+            if (!inl) eInline[e] = false;
           }
         }
       }
       parent = n;
       residual = false;
     }
-    if (entering) {
-      parentAfter[s] = parent;
-      residualAfter[s] = residual ? 1 : 0;
-      if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
-    }
-  };
-  walkDepthFirst(
-    stacks,
-    (s) => visit(s, true),
-    (s) => visit(s, false),
-  );
+    parentAfter[s] = parent;
+    residualAfter[s] = residual ? 1 : 0;
+    if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
+  }
   // First-reached order: stack rows are numbered in sample order, root first.
-  const order = eSrc.map((_, e) => e).sort((a, b) => eFirstStack[a]! - eFirstStack[b]! || eFirstPos[a]! - eFirstPos[b]!);
+  const firstReached = eSrc.map((_, e) => e).sort((a, b) => eFirstStack[a]! - eFirstStack[b]! || eFirstPos[a]! - eFirstPos[b]!);
   return {
     flat: flat.map((v) => BigInt(v)),
     cum: cum.map((v) => BigInt(v)),
-    src: order.map((e) => eSrc[e]!),
-    dst: order.map((e) => eDst[e]!),
-    weight: order.map((e) => eWeight[e]!),
-    inline: order.map((e) => eInline[e]!),
-    residual: order.map((e) => eResidual[e]!),
+    src: firstReached.map((e) => eSrc[e]!),
+    dst: firstReached.map((e) => eDst[e]!),
+    weight: firstReached.map((e) => eWeight[e]!),
+    inline: firstReached.map((e) => eInline[e]!),
+    residual: firstReached.map((e) => eResidual[e]!),
   };
 }
 
@@ -369,7 +367,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlinedNodes[locNodeIds[k]!] = 1;
   }
   const stacks = buildStackTable(p, index, t);
-  const g: GraphInput = { nNodes: names.length, locNodeOffsets, locNodeIds, stacks, totals: subtreeTotals(stacks) };
+  const g: GraphInput = { nNodes: names.length, locNodeOffsets, locNodeIds, stacks, totals: subtreeTotals(stacks), ...preorder(stacks) };
   const keep = (list: number[]): Uint8Array => {
     const kept = new Uint8Array(names.length);
     for (const n of list) kept[n] = 1;

@@ -55,20 +55,22 @@ function grown<T extends Int32Array | Float64Array>(a: T, n: number): T {
  */
 export class PrefixTreeBuilder {
   length = 0;
-  private prefixes = new Int32Array(1024);
-  private frames = new Int32Array(1024);
+  /** Row r's prefix at 2r and frame at 2r+1: a probe that finds the row reads one cache line. */
+  private pairs = new Int32Array(2048);
   private mask = (1 << 12) - 1;
-  /** Row per hash slot, -1 = empty. */
+  /** Row per hash slot, -1 = empty (4 bytes a slot: the table stays small next to the rows). */
   private slots = new Int32Array(this.mask + 1).fill(-1);
 
+  /** The slot holding row (prefix, frame), or the empty slot where it goes. */
   private slotOf(prefix: number, frame: number): number {
     let h = Math.imul(prefix, 0x9e3779b1) ^ frame;
     h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
     h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
     h = (h ^ (h >>> 16)) & this.mask;
+    const { slots, pairs } = this;
     for (;;) {
-      const row = this.slots[h]!;
-      if (row === -1 || (this.prefixes[row] === prefix && this.frames[row] === frame)) return h;
+      const row = slots[h]!;
+      if (row === -1 || (pairs[2 * row + 1] === frame && pairs[2 * row] === prefix)) return h;
       h = (h + 1) & this.mask;
     }
   }
@@ -79,10 +81,9 @@ export class PrefixTreeBuilder {
     const hit = this.slots[h]!;
     if (hit !== -1) return hit;
     const row = this.length++;
-    this.prefixes = grown(this.prefixes, this.length);
-    this.frames = grown(this.frames, this.length);
-    this.prefixes[row] = prefix;
-    this.frames[row] = frame;
+    if (2 * row + 2 > this.pairs.length) this.pairs = grown(this.pairs, 2 * row + 2);
+    this.pairs[2 * row] = prefix;
+    this.pairs[2 * row + 1] = frame;
     this.slots[h] = row;
     if (this.length * 2 > this.mask) this.rehash();
     return row;
@@ -91,12 +92,18 @@ export class PrefixTreeBuilder {
   private rehash(): void {
     this.mask = this.mask * 2 + 1;
     this.slots = new Int32Array(this.mask + 1).fill(-1);
-    for (let row = 0; row < this.length; row++) this.slots[this.slotOf(this.prefixes[row]!, this.frames[row]!)] = row;
+    for (let row = 0; row < this.length; row++) this.slots[this.slotOf(this.pairs[2 * row]!, this.pairs[2 * row + 1]!)] = row;
   }
 
-  /** Exact-length copies of the prefix and frame columns. */
+  /** Exact-length prefix and frame columns. */
   finish(): { prefix: Int32Array; frame: Int32Array } {
-    return { prefix: this.prefixes.slice(0, this.length), frame: this.frames.slice(0, this.length) };
+    const prefix = new Int32Array(this.length);
+    const frame = new Int32Array(this.length);
+    for (let row = 0; row < this.length; row++) {
+      prefix[row] = this.pairs[2 * row]!;
+      frame[row] = this.pairs[2 * row + 1]!;
+    }
+    return { prefix, frame };
   }
 }
 
@@ -191,25 +198,33 @@ export function childLists(prefix: Int32Array): { firstChild: Int32Array; nextSi
 }
 
 /**
- * Visits the stacks depth first (callers before callees, callees in row order, i.e. in the
- * order samples first reached them): `enter(s)` on the way down, `exit(s)` once every callee of
- * `s` was exited. Iterative: stacks thousands of frames deep are fine.
+ * The stacks in depth-first pre-order (callers before callees, callees in row order, i.e. in
+ * the order samples first reached them), and for each stack the end of its subtree in that
+ * order: stack `a` is on the caller path of stack `s` (or is `s`) exactly when
+ * `position[a] <= position[s] < subtreeEnd[a]`. A view that walks `order` can thus tell whether
+ * a node was already counted higher up the same path from the last place it counted it, with no
+ * per-path state to undo. Iterative: stacks thousands of frames deep are fine.
  */
-export function walkDepthFirst(t: StackTable, enter: (s: number) => void, exit: (s: number) => void): void {
+export function preorder(t: StackTable): { order: Int32Array; position: Int32Array; subtreeEnd: Int32Array } {
   const { firstChild, nextSibling } = childLists(t.prefix);
+  const order = new Int32Array(t.length);
+  const position = new Int32Array(t.length);
+  const subtreeEnd = new Int32Array(t.length);
   const path = new Int32Array(t.length);
   let depth = 0;
+  let k = 0;
   let next = firstChild[0]!;
   for (;;) {
     if (next >= 0) {
-      enter(next);
+      position[next] = k;
+      order[k++] = next;
       path[depth++] = next;
       next = firstChild[next + 1]!;
       continue;
     }
-    if (depth === 0) return;
+    if (depth === 0) return { order, position, subtreeEnd };
     const done = path[--depth]!;
-    exit(done);
+    subtreeEnd[done] = k;
     next = nextSibling[done]!;
   }
 }
