@@ -8,7 +8,7 @@
 
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, writeFileAtomic, type Profile, type ReadLimits, type Warning } from '@profkit/core';
+import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, writeFileAtomic, type Profile, type ReadLimits, type Warning } from '@profkit/core/node';
 import {
   DM_ERRORS,
   checkReferences,
@@ -23,6 +23,7 @@ import {
   type RowSource,
   type TableMeasure,
 } from './relational.js';
+import { loadDuckDB } from './engines.js';
 import { TABLES, q, sqlType, type ColumnType, type TableDef } from './schema.js';
 import { tableCsv } from './text.js';
 
@@ -40,14 +41,7 @@ export interface DirectoryWriteOptions {
 export type DuckDBConnection = import('@duckdb/node-api').DuckDBConnection;
 
 async function duckdb(): Promise<{ connect(settings?: Record<string, string>): Promise<{ conn: DuckDBConnection; close(): void }> }> {
-  let mod: typeof import('@duckdb/node-api');
-  try {
-    mod = await import('@duckdb/node-api');
-  } catch (e) {
-    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the DuckDB engine (npm package @duckdb/node-api) cannot be loaded: ${(e as Error).message}`, {
-      rule: '@duckdb/node-api is installed',
-    });
-  }
+  const mod = await loadDuckDB();
   return {
     async connect(settings = {}) {
       const inst = await mod.DuckDBInstance.create(':memory:', { threads: '2', ...settings });
@@ -120,9 +114,7 @@ const CHUNK_ROWS = 2048;
  */
 export async function writeParquetDir(profile: Profile, dir: string, options: DirectoryWriteOptions = {}): Promise<{ files: string[]; warnings: Warning[] }> {
   ensureDir(dir);
-  const mod = await import('@duckdb/node-api').catch((e: Error) => {
-    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the DuckDB engine (npm package @duckdb/node-api) cannot be loaded: ${e.message}`, { rule: '@duckdb/node-api is installed' });
-  });
+  const mod = await loadDuckDB();
   const duckType: Record<string, import('@duckdb/node-api').DuckDBType> = { BIGINT: mod.BIGINT, INTEGER: mod.INTEGER, VARCHAR: mod.VARCHAR, BOOLEAN: mod.BOOLEAN, 'DOUBLE PRECISION': mod.DOUBLE };
   const db = await (await duckdb()).connect();
   const files: string[] = [];

@@ -5,10 +5,9 @@
  * its primary key and rebuilds the profile (`relational.ts`).
  */
 
-import { createRequire } from 'node:module';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, type Profile, type ReadLimits, type Warning } from '@profkit/core';
+import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, assertValid, ioError, limitError, type Profile, type ReadLimits, type Warning } from '@profkit/core/node';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   DM_ERRORS,
@@ -24,26 +23,10 @@ import {
   type RowSource,
   type TableData,
 } from './relational.js';
+import { loadSqlite } from './engines.js';
 import { SCHEMA_VERSION, SQLITE_APPLICATION_ID, TABLES, createIndexStatements, createTableStatements, q } from './schema.js';
 
 type Database = BetterSqlite3.Database;
-type DatabaseCtor = typeof BetterSqlite3;
-
-let ctor: DatabaseCtor | undefined;
-/** Loads better-sqlite3 on first use (a native module; kept out of `sniff`). */
-export function sqlite(): DatabaseCtor {
-  if (!ctor) {
-    const require = createRequire(import.meta.url);
-    try {
-      ctor = require('better-sqlite3') as DatabaseCtor;
-    } catch (e) {
-      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the SQLite engine (npm package better-sqlite3) cannot be loaded: ${(e as Error).message}`, {
-        rule: 'better-sqlite3 is installed and built',
-      }, { cause: e });
-    }
-  }
-  return ctor;
-}
 
 /** Rows per multi-row INSERT statement (SQLite allows 32766 bound parameters). */
 const ROWS_PER_STATEMENT = 256;
@@ -101,7 +84,7 @@ function insertTable(db: Database, data: TableData, progress?: (rows: number) =>
  * path (on disk, never loaded whole), or a new empty in-memory one (`undefined`).
  */
 export function openDatabase(source: Uint8Array | string | undefined, file: string, readonly = false): Database {
-  const Db = sqlite();
+  const Db = loadSqlite(); // better-sqlite3 is an optional peer, loaded only here (engines.ts)
   let db: Database;
   try {
     db =
