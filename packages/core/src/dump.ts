@@ -111,13 +111,22 @@ function sampleLabelLines(p: Profile, i: number): string[] {
   return out;
 }
 
+export interface PprofDumpOptions {
+  /**
+   * Print `file:line:column` as current google/pprof does (default), or `file:line` as pprof
+   * before `Line.Column` existed does (for example the pprof vendored in Go 1.19's `go tool pprof`).
+   */
+  columns?: boolean;
+}
+
 /**
  * The google/pprof `Profile.String()` dump of `p`, byte for byte, with one documented
  * difference: `Time:` is printed in UTC (Go prints the local time zone; both agree when
  * `TZ=UTC`). Numeric labels print with units (`key:[5 bytes]`) when any value of the key has a
  * unit, as the Go model does after decoding.
  */
-export function formatPprofDump(p: Profile): string {
+export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): string {
+  const columns = options.columns ?? true;
   const f = p['.profile'];
   const ss: string[] = [];
   for (const c of f.comments) ss.push('Comment: ' + c);
@@ -152,7 +161,7 @@ export function formatPprofDump(p: Profile): string {
   const lineText = (functionId: number, line: number, column: number): string => {
     const r = index.functions.get(functionId);
     if (r < 0) return '??';
-    let s = `${fn.name[r]} ${fn.filename[r]}:${line}:${column} s=${fn.start_line[r]}`;
+    let s = `${fn.name[r]} ${fn.filename[r]}:${line}${columns ? `:${column}` : ''} s=${fn.start_line[r]}`;
     if (fn.name[r] !== fn.system_name[r]) s += `(${fn.system_name[r]})`;
     return s;
   };

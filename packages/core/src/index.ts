@@ -15,6 +15,7 @@ export * from './ops/index.js';
 export * from './ops/report.js';
 export * from './flame/index.js';
 export * from './dump.js';
+export * from './pprof-text.js';
 export * from './schema.js';
 export * from './validate.js';
 export * from './registry.js';

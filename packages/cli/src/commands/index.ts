@@ -18,5 +18,8 @@ import { diff } from './diff.js';
 import { filter } from './filter.js';
 import { flame } from './flame.js';
 import { completion } from './completion.js';
+import { raw } from './raw.js';
+import { traces } from './traces.js';
+import { tags } from './tags.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, completion];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, raw, traces, tags, completion];

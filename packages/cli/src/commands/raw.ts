@@ -1,0 +1,35 @@
+import { rawReport } from '@profkit/core';
+import type { CliCommand } from '../types.js';
+import { FROM_OPTION } from './shared.js';
+import { readAsGoPprof } from './go-load.js';
+
+export const raw: CliCommand = {
+  name: 'raw',
+  summary: 'Print the profile as `go tool pprof -raw` does (google/pprof Profile.String())',
+  usage: [
+    'profkit raw FILE [--columns]',
+    '',
+    'The samples, locations and mappings of the profile as `go tool pprof` holds it after loading',
+    '(merged with itself: all-zero samples dropped, equal samples summed, ids renumbered; the',
+    "profile's drop_frames applied; samples without a stack dropped), byte for byte as",
+    '`go tool pprof -raw` prints it for any format profkit reads. Differences: Time: is in UTC',
+    '(pprof prints the local zone), and profkit does not symbolize (compare with pprof',
+    '-symbolize=none, or run `profkit convert --symbolize` first).',
+    '',
+    'Examples:',
+    '  profkit raw cpu.pb.gz',
+    '  profkit raw Rprof.out | less',
+  ].join('\n'),
+  options: {
+    ...FROM_OPTION,
+    columns: { type: 'boolean', description: 'print file:line:column as current google/pprof does (Go 1.19\'s go tool pprof prints file:line)' },
+  },
+  positionals: 1,
+  json: false,
+  async run(ctx) {
+    const r = await readAsGoPprof(ctx, ctx.positionals[0]!);
+    ctx.out.warnings(r.warnings);
+    ctx.stdout.write(rawReport(r.loaded, { columns: ctx.values.columns === true }));
+    return 0;
+  },
+};

@@ -1,0 +1,330 @@
+/**
+ * The text reports of `go tool pprof` that print the samples themselves rather than a call graph:
+ * `-raw` (`Profile.String()` of the loaded profile), `-traces` (`printTraces`) and `-tags`
+ * (`printTags`), byte for byte, from the profile as `go tool pprof` loads it (`goPprofLoad`).
+ *
+ * Documented differences (the tests normalise nothing else): `Time:` headers are printed in UTC
+ * (pprof prints the local zone; equal under `TZ=UTC`); profkit does not symbolize on load (pprof
+ * does when it finds the binaries: compare with `-symbolize=none`, or symbolize first with
+ * `profkit convert --symbolize`); pprof's search for binaries in `$PPROF_BINARY_PATH` (which
+ * renames mappings) is not done.
+ */
+
+import type { Profile } from './model.js';
+import { formatPprofDump } from './dump.js';
+import { compact } from './ops/compact.js';
+import { applyDropFrames } from './ops/prune.js';
+import { numLabelUnits } from './ops/filter.js';
+import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
+import { baseName, compareGoStrings, readLocations, rebuildSamplewise } from './ops/internal.js';
+import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
+import { profileLabels, reportTotal } from './ops/report.js';
+import type { Warning } from './errors.js';
+
+/**
+ * `go tool pprof`'s `locateBinaries` fallback: a profile without mappings gets one empty mapping
+ * (id 1) that every location refers to.
+ */
+function withPlaceholderMapping(p: Profile): Profile {
+  if (p['.mappings'].mapping_id.length > 0) return p;
+  const one = () => new BigUint64Array(1);
+  return {
+    ...p,
+    '.mappings': {
+      mapping_id: Uint32Array.of(1),
+      memory_start: one(),
+      memory_limit: one(),
+      file_offset: one(),
+      filename: [''],
+      build_id: [''],
+      has_functions: new Uint8Array(1),
+      has_filenames: new Uint8Array(1),
+      has_line_numbers: new Uint8Array(1),
+      has_inline_frames: new Uint8Array(1),
+    },
+    locations: { ...p.locations, '.mapping_id': new Uint32Array(p.locations.location_id.length).fill(1) },
+  };
+}
+
+/**
+ * Whether Go's `url.Parse(s)` succeeds with a scheme (`IsAbs`): a scheme `[A-Za-z][A-Za-z0-9+.-]*:`
+ * and nothing Go rejects after it (control characters, a `%` not followed by two hex digits).
+ */
+function isAbsoluteGoURL(s: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(s)) return false;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(s)) return false;
+  return !/%(?![0-9A-Fa-f]{2})/.test(s);
+}
+
+/** `go tool pprof`'s `unsourceMappings`: mappings without a build id lose a file name that is a URL. */
+function withoutURLMappingFiles(p: Profile): Profile {
+  const m = p['.mappings'];
+  if (!m.filename.some((f, r) => m.build_id[r] === '' && isAbsoluteGoURL(f))) return p;
+  return { ...p, '.mappings': { ...m, filename: m.filename.map((f, r) => (m.build_id[r] === '' && isAbsoluteGoURL(f) ? '' : f)) } };
+}
+
+/** Samples with an empty stack removed (pprof's `FilterSamplesByName` drops them on every report). */
+function withoutEmptyStacks(p: Profile): Profile {
+  const { offsets } = p.samples.locations;
+  let any = false;
+  for (let i = 0; i + 1 < offsets.length; i++) if (offsets[i] === offsets[i + 1]) any = true;
+  if (!any) return p;
+  const index = new ProfileIndex(p);
+  return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => (rows.length === 0 ? undefined : rows));
+}
+
+export interface GoPprofLoaded {
+  /** The profile as `go tool pprof` holds it after loading. */
+  profile: Profile;
+  /** An invalid `drop_frames`/`keep_frames` (the frames are then not pruned, as in pprof). */
+  warnings: Warning[];
+}
+
+/**
+ * The profile as `go tool pprof FILE` holds it before any report: an empty mapping when it has
+ * none (`locateBinaries`), merged with itself (`Merge`: all-zero samples dropped, equal samples
+ * summed, ids renumbered in first-use order), `drop_frames`/`keep_frames` applied
+ * (`RemoveUninteresting`), mapping files that are URLs cleared (`unsourceMappings`).
+ */
+export async function goPprofLoad(p: Profile): Promise<GoPprofLoaded> {
+  const merged = compact(withPlaceholderMapping(p));
+  const pruned = await applyDropFrames(merged);
+  return { profile: withoutURLMappingFiles(pruned.profile), warnings: pruned.warnings };
+}
+
+export interface RawReportOptions {
+  /** Print `file:line:column` (current google/pprof) instead of `file:line` (Go 1.19's `go tool pprof`). Default false. */
+  columns?: boolean;
+}
+
+/** `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`). */
+export function rawReport(loaded: Profile, options: RawReportOptions = {}): string {
+  return formatPprofDump(withoutEmptyStacks(loaded), { columns: options.columns ?? false });
+}
+
+export interface SampleReportOptions {
+  /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
+  sampleTypeIndex?: number;
+}
+
+/** Go's `%Ns` (pads by runes). */
+function padRunes(s: string, width: number): string {
+  const n = [...s].length;
+  return n >= width ? s : ' '.repeat(width - n) + s;
+}
+
+/** A sample's labels grouped by key, values in order: string and numeric separately. */
+function sampleLabels(p: Profile, i: number): { str: Map<string, string[]>; num: Map<string, bigint[]> } {
+  const str = new Map<string, string[]>();
+  const num = new Map<string, bigint[]>();
+  const offsets = p.samples['.label_offsets'];
+  if (!offsets) return { str, num };
+  const t = p['.labels'];
+  for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
+    const key = t.key[j]!;
+    if (t.is_num[j]) {
+      const v = num.get(key);
+      if (v) v.push(t.num[j]!);
+      else num.set(key, [t.num[j]!]);
+    } else {
+      const v = str.get(key);
+      if (v) v.push(t.str[j]!);
+      else str.set(key, [t.str[j]!]);
+    }
+  }
+  return { str, num };
+}
+
+function sampleTypeOf(p: Profile, options: SampleReportOptions): number {
+  return options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+}
+
+export interface TraceFrame {
+  /** The function name (pprof `functions` granularity), or `[binary]` / `<unknown>` without one. */
+  name: string;
+  /** Inlined into the next frame (same location). */
+  inline: boolean;
+}
+
+export interface TraceSample {
+  /** The sample's value of the reported sample type. */
+  value: bigint;
+  /** String labels: key, values. */
+  labels: [string, string[]][];
+  /** Numeric labels: key, values, and the key's unit (pprof's `NumLabelUnits`). */
+  numLabels: [string, bigint[], string][];
+  /** Innermost first. */
+  frames: TraceFrame[];
+}
+
+export interface TracesReport {
+  /** pprof's header lines (`File:`, `Type:`, `Time:`, `Duration:`). */
+  header: string[];
+  sampleTypeIndex: number;
+  unit: string;
+  /** The samples with a stack, in profile order. */
+  samples: TraceSample[];
+  /** The report as `go tool pprof -traces` prints it. */
+  text: string;
+}
+
+const TRACES_SEPARATOR = '-----------+-------------------------------------------------------';
+
+/**
+ * `go tool pprof -traces` (`printTraces`, default `functions` granularity): the header lines,
+ * then every sample with a stack, its labels and its frames innermost first (inlined frames
+ * marked), between separator lines. `loaded` is a `goPprofLoad` result.
+ */
+export function tracesReport(loaded: Profile, options: SampleReportOptions = {}): TracesReport {
+  const t = sampleTypeOf(loaded, options);
+  // pprof computes the total before dropping samples with an empty stack.
+  const total = reportTotal(loaded, t);
+  const p = withoutEmptyStacks(loaded);
+  const unit = p.sample_types.unit[t] ?? '';
+  const header = profileLabels(p, t, total);
+  const index = new ProfileIndex(p);
+  const locs = readLocations(p, index);
+  const fnName = p.functions.name;
+  const mapFile = p['.mappings'].filename;
+  // Each location's frames, innermost first, as pprof's graph nodes print at `functions` granularity.
+  const locationFrames = locs.map((loc): TraceFrame[] => {
+    const objName = () => (loc.mapping >= 0 && mapFile[loc.mapping] !== '' ? `[${baseName(mapFile[loc.mapping]!)}]` : '<unknown>');
+    if (loc.lines.length === 0) return [{ name: objName(), inline: false }];
+    return loc.lines.map((ln, k) => ({ name: fnName[ln.fn] !== '' ? fnName[ln.fn]! : objName(), inline: k !== loc.lines.length - 1 }));
+  });
+  const units = numLabelUnits(p);
+  const values = p.samples['.values'][t]!;
+  const { offsets, location_id } = p.samples.locations;
+  const samples: TraceSample[] = [];
+  const out: string[] = [header.join('\n') + '\n'];
+  for (let i = 0; i < values.length; i++) {
+    const frames: TraceFrame[] = [];
+    for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
+      const r = index.locations.get(location_id[k]!);
+      if (r >= 0) frames.push(...locationFrames[r]!);
+    }
+    const labels = sampleLabels(p, i);
+    const sample: TraceSample = {
+      value: values[i]!,
+      labels: [...labels.str],
+      numLabels: [...labels.num].map(([k, vs]) => [k, vs, units.get(k) ?? k]),
+      frames,
+    };
+    samples.push(sample);
+    out.push(TRACES_SEPARATOR + '\n');
+    out.push(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join(''));
+    out.push(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join(''));
+    frames.forEach((f, k) => out.push(`${padRunes(k === 0 ? formatValue(sample.value, unit) : '', 10)}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
+  }
+  out.push(TRACES_SEPARATOR + '\n');
+  return { header, sampleTypeIndex: t, unit, samples, text: out.join('') };
+}
+
+/**
+ * Go's `text/tabwriter` with `minwidth 0, tabwidth 0, padding 1, padchar ' ', AlignRight`: cells
+ * end at tabs, a column's width is its widest cell in a block of consecutive lines that have that
+ * column, plus 1; text is right-aligned in its cell; a line's last cell is not in a column.
+ */
+function alignRight(text: string): string {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const cells = lines.map((l) => l.split('\t'));
+  const width = (s: string) => [...s].length;
+  const out: string[] = new Array(cells.length);
+  const widths: number[] = [];
+  const write = (from: number, to: number) => {
+    for (let l = from; l < to; l++) {
+      out[l] = cells[l]!.map((c, j) => (j < widths.length && j < cells[l]!.length - 1 ? ' '.repeat(widths[j]! - width(c)) + c : c)).join('');
+    }
+  };
+  const format = (line0: number, line1: number) => {
+    const column = widths.length;
+    let l = line0;
+    while (l < line1) {
+      if (column >= cells[l]!.length - 1) {
+        l++;
+        continue;
+      }
+      write(line0, l);
+      const begin = l;
+      let w = 0;
+      for (; l < line1 && column < cells[l]!.length - 1; l++) w = Math.max(w, width(cells[l]![column]!) + 1);
+      widths.push(w);
+      format(begin, l);
+      widths.pop();
+      line0 = l;
+    }
+    write(line0, line1);
+  };
+  format(0, cells.length);
+  return out.map((l) => l + '\n').join('');
+}
+
+export interface TagValue {
+  /** The label value (numeric values scaled as pprof prints them, e.g. `512kB`). */
+  value: string;
+  /** The sum of the reported sample type over the samples with this value. */
+  amount: bigint;
+}
+
+export interface TagKey {
+  key: string;
+  total: bigint;
+  /** Largest amount first, then by value. */
+  values: TagValue[];
+}
+
+export interface TagsReport {
+  sampleTypeIndex: number;
+  unit: string;
+  /** Sorted by key. */
+  keys: TagKey[];
+  /** The report as `go tool pprof -tags` prints it. */
+  text: string;
+}
+
+/**
+ * `go tool pprof -tags` (`printTags`): per label key (sorted), the total of the reported sample
+ * type over the samples carrying it, then each value (numeric values scaled like pprof) with its
+ * share, largest first. `loaded` is a `goPprofLoad` result.
+ */
+export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): TagsReport {
+  const t = sampleTypeOf(loaded, options);
+  const p = withoutEmptyStacks(loaded);
+  const unit = p.sample_types.unit[t] ?? '';
+  const units = numLabelUnits(p);
+  const values = p.samples['.values'][t]!;
+  const tagMap = new Map<string, Map<string, bigint>>();
+  const add = (key: string, val: string, v: bigint) => {
+    let m = tagMap.get(key);
+    if (!m) tagMap.set(key, (m = new Map()));
+    m.set(val, (m.get(val) ?? 0n) + v);
+  };
+  for (let i = 0; i < values.length; i++) {
+    const labels = sampleLabels(p, i);
+    for (const [k, vs] of labels.str) for (const v of vs) add(k, v, values[i]!);
+    for (const [k, vs] of labels.num) for (const v of vs) add(k, formatValue(v, units.get(k) ?? k, 'minimum'), values[i]!);
+  }
+  const abs = (v: bigint) => (v < 0n ? -v : v);
+  const keys: TagKey[] = [...tagMap.keys()].sort(compareGoStrings).map((key) => {
+    const tagValues = [...tagMap.get(key)!].map(([value, amount]) => ({ value, amount }));
+    let total = 0n;
+    for (const v of tagValues) total += v.amount;
+    tagValues.sort((a, b) => (abs(a.amount) !== abs(b.amount) ? (abs(a.amount) > abs(b.amount) ? -1 : 1) : compareGoStrings(a.value, b.value)));
+    return { key, total, values: tagValues };
+  });
+  const scaled = (v: bigint) => {
+    const [f, u] = scaleMeasurement(Number(v), unit, 'minimum');
+    return goFormatF(f, 1) + u;
+  };
+  let text = '';
+  for (const k of keys) {
+    text += `${k.key}:\t Total ${scaled(k.total)}\n`;
+    for (const v of k.values) {
+      text += k.total > 0n ? ` \t${scaled(v.amount)} (${formatPercentage(v.amount, k.total)}):\t ${v.value}\n` : ` \t${scaled(v.amount)}:\t ${v.value}\n`;
+    }
+    text += '\n';
+  }
+  return { sampleTypeIndex: t, unit, keys, text: alignRight(text) };
+}
