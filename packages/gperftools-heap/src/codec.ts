@@ -3,6 +3,8 @@
 import { ErrorCodes, ProfkitError, limitError, type AdapterCodec, type Profile, type ReadInput, type ReadOptions, type ReadResult, type WriteOptions, type WriteResult } from '@profkit/core';
 import { ADAPTER_NAME, FORMAT_CONTENTION, FORMAT_CPU, FORMAT_HEAP, FORMAT_THREAD, readLegacy } from './read.js';
 import { type HeapKind, writeCpuProfile, writeHeapText } from './write.js';
+import { writeContentionText } from './contention.js';
+import { type ThreadWriteKind, writeThreadText } from './thread.js';
 
 function numberOption(o: Record<string, unknown> | undefined, key: string): number | undefined {
   const v = o?.[key];
@@ -63,7 +65,7 @@ export async function read(input: ReadInput, options: ReadOptions): Promise<Read
 /** Picks the format to write when the caller did not say. */
 export function defaultWriteFormat(p: Profile): string {
   const f = p['.extensions'][ADAPTER_NAME]?.facts?.format;
-  if (f === FORMAT_HEAP || f === FORMAT_CPU) return f;
+  if (f === FORMAT_HEAP || f === FORMAT_CPU || f === FORMAT_CONTENTION || f === FORMAT_THREAD) return f;
   const types = p.sample_types.type;
   if (types.includes('inuse_space') || types.includes('space')) return FORMAT_HEAP;
   return FORMAT_CPU;
@@ -88,8 +90,17 @@ export async function write(p: Profile, options: WriteOptions): Promise<WriteRes
     const r = writeCpuProfile(p, { wordSize: ws as 4 | 8 | undefined, littleEndian: !be, periodMicros: numberOption(o, 'periodMicros') });
     return { data: r.bytes, warnings: r.warnings };
   }
-  if (format === FORMAT_CONTENTION || format === FORMAT_THREAD) {
-    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the gperftools-heap adapter reads ${format} but does not write it`, { rule: 'writable formats: gperftools-heap, gperftools-cpu' });
+  if (format === FORMAT_CONTENTION) {
+    const r = writeContentionText(p);
+    return { data: new TextEncoder().encode(r.text), warnings: r.warnings };
+  }
+  if (format === FORMAT_THREAD) {
+    const kind = o?.kind;
+    if (kind !== undefined && kind !== 'threadz' && kind !== 'count') {
+      throw new ProfkitError(ErrorCodes.USAGE, `option kind must be threadz or count, got ${String(kind)}`, { option: 'kind' });
+    }
+    const r = writeThreadText(p, { kind: kind as ThreadWriteKind | undefined });
+    return { data: new TextEncoder().encode(r.text), warnings: r.warnings };
   }
   throw new ProfkitError(ErrorCodes.NO_ADAPTER, `the gperftools-heap adapter has no format ${format}`, { rule: 'known formats' });
 }

@@ -20,12 +20,15 @@ export { detectCpuHeader, WORD_FORMATS } from './cpu-header.js';
 export type { CpuHeader, WordFormat } from './cpu-header.js';
 export { parseMappingEntry, parseProcMaps, isMemoryMapSentinel, removeLoggingInfo } from './mappings.js';
 export { scaleHeapSample } from './heap.js';
+export { writeContentionText, contentionValues } from './contention.js';
+export { writeThreadText, MAX_THREADZ_SECTIONS } from './thread.js';
+export type { ThreadWriteKind, ThreadWriteOptions } from './thread.js';
 export { ALLOC_DROP_FRAMES, ALLOC_KEEP_FRAMES, CPU_DROP_FRAMES, LOCK_DROP_FRAMES } from './frameinfo.js';
 export { symbolUrlFor, formatSymbolRequest, parseSymbolRequest, parseSymbolReply, parseNumSymbols, isUnsymbolizableMapping, locationsToSymbolize, applySymbolReply, symbolizeRemote, symbolizeRemoteCounted, SymbolTable } from './remote/symbolz.js';
 export type { SymbolReplyEntry, SymbolizeRemoteOptions, SymbolizeRemoteResult } from './remote/symbolz.js';
 export { planFetch, fetchProfile, programFromCmdline, withRemoteFacts, DEFAULT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from './remote/client.js';
 export type { FetchPlan, FetchOptions, FetchResult } from './remote/client.js';
-export { createProfileServer, isLoopbackHost, writeContentionText } from './remote/server.js';
+export { createProfileServer, isLoopbackHost } from './remote/server.js';
 export type { ProfileKind, ProfileRequest, ProfileCallback, ProfileServerOptions, ProfileServer } from './remote/server.js';
 export { fetchCommand, serveCommand, remoteCommands, profileKindOf } from './remote/commands.js';
 
@@ -39,8 +42,8 @@ export const gperftoolsHeapAdapter = defineAdapter({
   formats: [
     { id: 'gperftools-heap', title: 'gperftools heap profile (heapprofile, heap_v2, growth; Go legacy heap; Java heapz)', extensions: ['.heap', '.growth'], binary: false, read: true, write: true, mediaTypes: ['text/plain'] },
     { id: 'gperftools-cpu', title: 'gperftools legacy binary CPU profile', extensions: ['.cpu', '.prof'], binary: true, read: true, write: true, mediaTypes: ['application/octet-stream'] },
-    { id: 'gperftools-contention', title: 'gperftools/Go legacy contention profile', extensions: ['.contention'], binary: false, read: true, write: false },
-    { id: 'gperftools-thread', title: 'threadz and Go legacy count profiles (goroutine, threadcreate)', extensions: ['.thread', '.threadz'], binary: false, read: true, write: false },
+    { id: 'gperftools-contention', title: 'gperftools/Go legacy contention profile', extensions: ['.contention'], binary: false, read: true, write: true, mediaTypes: ['text/plain'] },
+    { id: 'gperftools-thread', title: 'threadz and Go legacy count profiles (goroutine, threadcreate)', extensions: ['.thread', '.threadz'], binary: false, read: true, write: true, mediaTypes: ['text/plain'] },
   ],
   sniff,
   commands: remoteCommands,

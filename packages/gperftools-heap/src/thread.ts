@@ -9,6 +9,9 @@ import { clip } from './heap.js';
 import { MAX_CACHED_ROWS, RowStacks, Unrecognized, isSpaceOrComment, parseError, parseHexAddresses, parseInt0 } from './text.js';
 import { cleanupDuplicateLocations, hasDuplicateLeaf } from './cpu.js';
 import { type RecordLimits, checkRecord } from './limits.js';
+import { ErrorCodes, ProfkitError, ProfileIndex, stackOf, type Profile, type Warning } from '@profkit/core';
+import { ADAPTER_NAME } from './read.js';
+import { formatMappedLibraries, locationAddresses, lossWarnings } from './write.js';
 
 const countStartRE = /^([^\t\n\f\r ]+) profile: total \d+$/;
 // google/pprof requires at least one address; Go's runtime writes `4 @` for stackless threadcreate
@@ -133,4 +136,84 @@ export function parseThread(lines: string[], lineBase = 0, limits?: RecordLimits
   parseMemoryMap(p, lines.slice(s.idx + 1));
   cleanupDuplicateLocations(p);
   return p;
+}
+
+export type ThreadWriteKind = 'threadz' | 'count';
+
+export interface ThreadWriteOptions {
+  /**
+   * `threadz` (`--- threadz 1 ---`, one `--- Thread` section per thread, repeats as "[same as
+   * previous thread]") or `count` (Go's `<type> profile: total N` with `<count> @ <pcs>` rows).
+   * Default: the variant the profile was read from, else `threadz` for a `thread` sample type and
+   * `count` otherwise.
+   */
+  kind?: ThreadWriteKind;
+}
+
+/** threadz sections a write may produce (a count of N is N sections). */
+export const MAX_THREADZ_SECTIONS = 10_000_000;
+
+/**
+ * Writes a thread profile google/pprof reads back to the same samples (`parseThread` /
+ * `parseGoCount`): the first sample type's values are the thread counts. threadz has no place
+ * for samples without a stack or with a count below 1 (count profiles: without a stack); those
+ * are left out with a warning.
+ */
+export function writeThreadText(p: Profile, options: ThreadWriteOptions = {}): { text: string; warnings: Warning[] } {
+  if (p.sample_types.type.length === 0) {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, 'a thread profile needs a count sample type; this profile has none', { rule: 'thread rows hold a count' });
+  }
+  const variant = (p['.extensions'][ADAPTER_NAME]?.facts as Record<string, unknown> | undefined)?.variant;
+  const type = p.sample_types.type[0]!;
+  const kind: ThreadWriteKind = options.kind ?? (variant === 'threadz' || variant === 'count' ? variant : type === 'thread' ? 'threadz' : 'count');
+  if (kind === 'count' && !/^[^\t\n\f\r ]+$/.test(type)) {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `a Go count profile is named by its sample type, which must be one word; got "${type}"`, { rule: 'the header is "<type> profile: total N"' });
+  }
+  // (lossWarnings' 'cpu' kind: every label is lost.)
+  const warnings = lossWarnings(p, 'cpu');
+  if (p.sample_types.type.length > 1) warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_TYPES_DROPPED', message: `only the first sample type (${type}) was written` });
+  const { addresses, synthesized } = locationAddresses(p);
+  if (synthesized > 0) warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_SYNTHETIC_ADDRESSES', message: `${synthesized} locations had no address; wrote synthetic addresses` });
+  const index = new ProfileIndex(p);
+  const counts = p.samples['.values'][0]!;
+  const pcs = (i: number, leafAsIs: boolean) =>
+    Array.from(stackOf(p, i), (id, k) => {
+      const row = index.locations.get(id);
+      const a = row >= 0 ? addresses[row]! : 0n;
+      return '0x' + (leafAsIs && k === 0 ? a : (a + 1n) & 0xffffffffffffffffn).toString(16);
+    });
+  const parts: string[] = [];
+  let skipped = 0;
+  if (kind === 'count') {
+    let total = 0n;
+    for (let i = 0; i < counts.length; i++) {
+      if (stackOf(p, i).length === 0 || counts[i]! < 0n) skipped++;
+      else total += counts[i]!;
+    }
+    parts.push(`${type} profile: total ${total}\n`);
+    for (let i = 0; i < counts.length; i++) if (stackOf(p, i).length > 0 && counts[i]! >= 0n) parts.push(`${counts[i]} @ ${pcs(i, false).join(' ')}\n`);
+  } else {
+    let sections = 0n;
+    for (let i = 0; i < counts.length; i++) if (stackOf(p, i).length > 0 && counts[i]! > 0n) sections += counts[i]!;
+    if (sections > BigInt(MAX_THREADZ_SECTIONS)) {
+      throw new ProfkitError(ErrorCodes.UNSUPPORTED, `threadz needs one section per thread: ${sections} threads is more than ${MAX_THREADZ_SECTIONS}; write kind=count instead`, {
+        option: 'kind',
+        rule: 'threadz writes each thread',
+      });
+    }
+    parts.push('--- threadz 1 ---\n\n');
+    let thread = 0;
+    for (let i = 0; i < counts.length; i++) {
+      if (stackOf(p, i).length === 0 || counts[i]! <= 0n) {
+        skipped++;
+        continue;
+      }
+      const header = () => `--- Thread ${(++thread).toString(16)} (name: thread/${thread}) stack: ---\n`;
+      parts.push(header(), ...pcs(i, true).map((pc) => `  ${pc}\n`));
+      for (let k = 1n; k < counts[i]!; k++) parts.push(header(), '  [same as previous thread]\n');
+    }
+  }
+  if (skipped > 0) warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_DROPPED_RECORDS', message: `${skipped} samples without a stack${kind === 'threadz' ? ' or with a count below 1' : ' or with a negative count'} were left out` });
+  parts.push('--- Memory map: ---\n', formatMappedLibraries(p));
+  return { text: parts.join(''), warnings };
 }

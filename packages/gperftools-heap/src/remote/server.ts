@@ -16,6 +16,9 @@ import { isIP } from 'node:net';
 import { ErrorCodes, ProfkitError, isLoopbackHost, stackOf, ProfileIndex, type Profile, type Warning } from '@profkit/core';
 import { formatMappedLibraries, locationAddresses, writeCpuProfile, writeHeapText } from '../write.js';
 import { SymbolTable } from './symbolz.js';
+import { writeContentionText } from '../contention.js';
+
+export { writeContentionText };
 
 /** The kinds of profile a server hands out. */
 export type ProfileKind = 'heap' | 'growth' | 'profile' | 'contention';
@@ -436,40 +439,3 @@ function readBody(req: IncomingMessage, max: number, signal: AbortSignal): Promi
   });
 }
 
-/**
- * A contention profile as Kudu's `/pprof/contention` writes it: `--- contention:`, attribute
- * lines, `<delay> <count> @ <pcs>` rows, `--- Memory map: ---` and the maps. Written with
- * `cycles/second = 1000000000` and `sampling period = 1` so that delays are the profile's
- * nanoseconds and counts its contentions, exactly (readers multiply by 1).
- */
-export function writeContentionText(p: Profile): { text: string; warnings: Warning[] } {
-  const types = p.sample_types.type;
-  const iCount = types.indexOf('contentions');
-  const iDelay = types.indexOf('delay');
-  if (iCount < 0 || iDelay < 0) {
-    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `a contention profile needs contentions and delay sample types; this profile has ${types.join(', ') || 'none'}`, {
-      rule: 'contention rows hold a delay and a count',
-    });
-  }
-  const warnings: Warning[] = [];
-  const { addresses, synthesized } = locationAddresses(p);
-  if (synthesized > 0) {
-    warnings.push({ code: 'PROFKIT_W_GPERFTOOLS_SYNTHETIC_ADDRESSES', message: `${synthesized} locations had no address; wrote synthetic addresses` });
-  }
-  const index = new ProfileIndex(p);
-  const parts = ['--- contention:\n', 'cycles/second = 1000000000\n', 'sampling period = 1\n'];
-  const dur = p['.profile'].duration_nanos;
-  if (dur > 0n) parts.push(`ms since reset = ${dur / 1_000_000n}\n`);
-  const counts = p.samples['.values'][iCount]!;
-  const delays = p.samples['.values'][iDelay]!;
-  for (let i = 0; i < counts.length; i++) {
-    let line = `${delays[i]} ${counts[i]} @`;
-    for (const id of stackOf(p, i)) {
-      const row = index.locations.get(id);
-      line += ' 0x' + (((row >= 0 ? addresses[row]! : 0n) + 1n) & 0xffffffffffffffffn).toString(16);
-    }
-    parts.push(line + '\n');
-  }
-  parts.push('--- Memory map: ---\n', formatMappedLibraries(p));
-  return { text: parts.join(''), warnings };
-}
