@@ -76,7 +76,9 @@ export function engineUnavailable(engine: Engine, cause: unknown, installed: boo
 type DatabaseCtor = typeof BetterSqlite3;
 let sqliteCtor: DatabaseCtor | undefined;
 
-/** better-sqlite3's `Database` constructor, loaded on first use (synchronously: it is CommonJS). */
+/** better-sqlite3's `Database` constructor, loaded on first use (synchronously: it is CommonJS).
+ * @internal
+ */
 export function loadSqlite(): DatabaseCtor {
   if (!sqliteCtor) {
     try {
@@ -91,7 +93,9 @@ export function loadSqlite(): DatabaseCtor {
 type DuckDBModule = typeof import('@duckdb/node-api');
 let duckdbModule: Promise<DuckDBModule> | undefined;
 
-/** `@duckdb/node-api`, imported on first use. */
+/** `@duckdb/node-api`, imported on first use.
+ * @internal
+ */
 export function loadDuckDB(): Promise<DuckDBModule> {
   duckdbModule ??= import('@duckdb/node-api').catch((e: unknown) => {
     duckdbModule = undefined; // let a later call retry (e.g. after installing it in a long-lived process)

@@ -82,6 +82,7 @@ function insertTable(db: Database, data: TableData, progress?: (rows: number) =>
 /**
  * Opens a database with foreign keys enforced: from bytes (deserialized in memory), from a file
  * path (on disk, never loaded whole), or a new empty in-memory one (`undefined`).
+ * @internal (its type is better-sqlite3's: kept out of the published .d.ts, see tsconfig stripInternal)
  */
 export function openDatabase(source: Uint8Array | string | undefined, file: string, readonly = false): Database {
   const Db = loadSqlite(); // better-sqlite3 is an optional peer, loaded only here (engines.ts)
@@ -159,6 +160,7 @@ export function writeSqlite(profile: Profile, options: SqliteWriteOptions = {}):
  * transaction; returns the profile_id used. `nonEmpty`: the database came from an existing file
  * (so tables that are not ours make it foreign). `onRows` (progress) is called with the rows
  * loaded so far and the profile's total, every 16,384 rows and at the end of each table.
+ * @internal
  */
 export function insertProfile(
   db: Database,
@@ -251,6 +253,7 @@ function checkSchemaSync(db: Database, file: string): void {
 /**
  * A `RowSource` over an open SQLite database. Only real tables count (not views, which could
  * compute endless rows, nor virtual tables): a view named like one of ours is a missing table.
+ * @internal
  */
 export function sqliteRowSource(db: Database, file: string): RowSource {
   let columnsOf: BetterSqlite3.Statement | undefined;

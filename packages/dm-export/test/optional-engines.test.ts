@@ -8,7 +8,7 @@
  * fail for both packages exactly as it does for a missing package, and reports each attempt.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,6 +55,13 @@ describe('package.json: the native engines are optional peers', () => {
       expect(manifest.peerDependenciesMeta?.[pkg]?.optional, `${pkg} optional`).toBe(true);
       expect(manifest.devDependencies?.[pkg], `${pkg} dev range`).toBe(manifest.peerDependencies?.[pkg]);
     }
+  });
+
+  it('the built type declarations never import better-sqlite3 (a user needs no @types/better-sqlite3)', () => {
+    const dist = join(here, '../dist');
+    const declarations = readdirSync(dist).filter((f) => f.endsWith('.d.ts'));
+    expect(declarations).toContain('index.d.ts');
+    for (const f of declarations) expect(readFileSync(join(dist, f), 'utf8'), f).not.toMatch(/from ['"]better-sqlite3['"]|import\(['"]better-sqlite3['"]\)/);
   });
 });
 
