@@ -69,11 +69,17 @@ function usageError(message: string, command?: string): ProfkitError {
   return new ProfkitError(ErrorCodes.USAGE, `${message} (see \`profkit help${command ? ' ' + command : ''}\`)`, { rule: 'command-line usage' });
 }
 
+/** ` [pprof -nodecount=…]` after an option's help unless its description already names the pprof flag. */
+function pprofSpellingNote(option: string, description: string): string {
+  const spellings = pprofSpellingOf(option).filter((s) => !description.includes(`pprof ${s.replace(/=…$/, '')}`));
+  return spellings.length ? ` [pprof ${spellings.join(', ')}]` : '';
+}
+
 function optionHelp(opts: Record<string, CommandOption>): string[] {
   return table(
     Object.entries(opts).map(([k, o]) => [
       `${o.short ? `-${o.short}, ` : '    '}--${k}${o.type === 'string' ? ` ${o.valueName ?? 'VALUE'}` : ''}`,
-      o.description + (o.multiple ? ' (repeatable)' : ''),
+      o.description + (o.multiple ? ' (repeatable)' : '') + pprofSpellingNote(k, o.description),
     ]),
     '  ',
   );
@@ -107,7 +113,10 @@ function mainHelp(adapterCommands: { adapter: string; command: AdapterCommand }[
 
 function commandHelp(c: { name: string; summary: string; usage: string; options?: Record<string, CommandOption> }, adapter?: string): string {
   const lines = [`profkit ${c.name}: ${c.summary}${adapter ? ` (from the ${adapter} adapter)` : ''}`, '', ...c.usage.split('\n')];
-  if (c.options && Object.keys(c.options).length) lines.push('', 'Options:', ...optionHelp(c.options));
+  if (c.options && Object.keys(c.options).length) {
+    lines.push('', 'Options:', ...optionHelp(c.options));
+    lines.push('  (go tool pprof spellings work too: -name=VALUE or -name VALUE for --name, and the [pprof …] names)');
+  }
   lines.push('', 'Global options:', ...optionHelp(GLOBAL_OPTIONS));
   return lines.join('\n') + '\n';
 }
@@ -209,8 +218,11 @@ interface RunIO {
 }
 
 async function run(argv: string[], io: RunIO): Promise<number> {
-  // First pass: global flags only, to find the command words.
-  const first = parseArgs({ args: argv, options: toParseArgsOptions(GLOBAL_OPTIONS), strict: false, allowPositionals: true });
+  // pprof's `-top FILE` is `top FILE` (go-flags.ts).
+  argv = goModeCommand(argv, new Set([...BUILTIN_COMMANDS.map((c) => c.name), 'help']));
+  // First pass: global flags only, to find the command words. Single-dash long options
+  // (`-show=x`, pprof's spelling) are scanned as long ones, not as clusters of -s -h -o -w.
+  const first = parseArgs({ args: asLongOptionsForScan(argv), options: toParseArgsOptions(GLOBAL_OPTIONS), strict: false, allowPositionals: true });
   const g = first.values as Record<string, unknown>;
   const positionals = first.positionals;
   const flags = {
@@ -309,7 +321,7 @@ function strictParse(args: string[], command: string, options: Record<string, Co
     if (o.short && globalShorts.has(o.short)) throw new ProfkitError(ErrorCodes.USAGE, `command ${command} redefines the global option -${o.short}`, { rule: 'command options' });
   }
   try {
-    return parseArgs({ args, options: toParseArgsOptions({ ...GLOBAL_OPTIONS, ...options }), strict: true, allowPositionals: true });
+    return parseArgs({ args: normalizeGoFlags(args, { ...GLOBAL_OPTIONS, ...options }), options: toParseArgsOptions({ ...GLOBAL_OPTIONS, ...options }), strict: true, allowPositionals: true });
   } catch (e) {
     const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
     throw usageError(`${command}: ${msg}`, command);
