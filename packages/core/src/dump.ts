@@ -117,6 +117,11 @@ export interface PprofDumpOptions {
    * before `Line.Column` existed does (for example the pprof vendored in Go 1.19's `go tool pprof`).
    */
   columns?: boolean;
+  /**
+   * Print function names equal to this placeholder as empty (the model has no empty names: readers
+   * such as the pprof adapter's read "" as `<?>`, as R's profile package does).
+   */
+  emptyNamePlaceholder?: string;
 }
 
 /**
@@ -127,6 +132,7 @@ export interface PprofDumpOptions {
  */
 export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): string {
   const columns = options.columns ?? true;
+  const shown = (name: string) => (name === options.emptyNamePlaceholder ? '' : name);
   const f = p['.profile'];
   const ss: string[] = [];
   for (const c of f.comments) ss.push('Comment: ' + c);
@@ -161,8 +167,10 @@ export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): str
   const lineText = (functionId: number, line: number, column: number): string => {
     const r = index.functions.get(functionId);
     if (r < 0) return '??';
-    let s = `${fn.name[r]} ${fn.filename[r]}:${line}${columns ? `:${column}` : ''} s=${fn.start_line[r]}`;
-    if (fn.name[r] !== fn.system_name[r]) s += `(${fn.system_name[r]})`;
+    const name = shown(fn.name[r]!);
+    const systemName = shown(fn.system_name[r]!);
+    let s = `${name} ${fn.filename[r]}:${line}${columns ? `:${column}` : ''} s=${fn.start_line[r]}`;
+    if (name !== systemName) s += `(${systemName})`;
     return s;
   };
   for (let r = 0; r < l.location_id.length; r++) {

@@ -74,6 +74,14 @@ function withoutEmptyStacks(p: Profile): Profile {
   return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => (rows.length === 0 ? undefined : rows));
 }
 
+/**
+ * The name readers give a function whose name is empty (the model has none): pprof's reports
+ * treat such a function as nameless (`[binary]` / `<unknown>` in traces, "" in raw).
+ */
+export const EMPTY_NAME_PLACEHOLDER = '<?>';
+
+const hasName = (name: string) => name !== '' && name !== EMPTY_NAME_PLACEHOLDER;
+
 export interface GoPprofLoaded {
   /** The profile as `go tool pprof` holds it after loading. */
   profile: Profile;
@@ -100,7 +108,7 @@ export interface RawReportOptions {
 
 /** `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`). */
 export function rawReport(loaded: Profile, options: RawReportOptions = {}): string {
-  return formatPprofDump(withoutEmptyStacks(loaded), { columns: options.columns ?? false });
+  return formatPprofDump(withoutEmptyStacks(loaded), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
 }
 
 export interface SampleReportOptions {
@@ -191,7 +199,7 @@ export function tracesReport(loaded: Profile, options: SampleReportOptions = {})
   const locationFrames = locs.map((loc): TraceFrame[] => {
     const objName = () => (loc.mapping >= 0 && mapFile[loc.mapping] !== '' ? `[${baseName(mapFile[loc.mapping]!)}]` : '<unknown>');
     if (loc.lines.length === 0) return [{ name: objName(), inline: false }];
-    return loc.lines.map((ln, k) => ({ name: fnName[ln.fn] !== '' ? fnName[ln.fn]! : objName(), inline: k !== loc.lines.length - 1 }));
+    return loc.lines.map((ln, k) => ({ name: hasName(fnName[ln.fn]!) ? fnName[ln.fn]! : objName(), inline: k !== loc.lines.length - 1 }));
   });
   const units = numLabelUnits(p);
   const values = p.samples['.values'][t]!;
