@@ -111,4 +111,14 @@ describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime wr
   it.each(['heap.pb.gz', 'mutex.contention', 'goroutine.thread'])('%s', async (name) => {
     for (const mode of MODES) await expectSameAsPprof(mode, join(dir, name));
   });
+
+  it.each([
+    ['mutex.contention', 'gperftools-contention'],
+    ['goroutine.thread', 'gperftools-thread'],
+  ])('%s written back by profkit convert --to %s reads in pprof as the original', async (name, format) => {
+    const out = join(tmp, `rt-${name}`);
+    const c = await profkit(['convert', join(dir, name), out, '--to', format, '--quiet']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(goPprof(['-raw', out]).stdout).toBe(goPprof(['-raw', join(dir, name)]).stdout);
+  });
 });
