@@ -70,6 +70,16 @@ export function goModeCommand(argv: string[], commands: ReadonlySet<string>): st
   return m![1] === 'peek' ? [command, ...rest, m![2]!.slice(1)] : [command, ...rest];
 }
 
+/** Whether `-name` is a cluster of short options (`-qn5`: -q, then -n with the value 5). */
+function isShortCluster(name: string, shorts: ReadonlyMap<string, CommandOption>): boolean {
+  for (const c of name) {
+    const o = shorts.get(c);
+    if (!o) return false;
+    if (o.type === 'string') return true;
+  }
+  return true;
+}
+
 /**
  * Rewrites pprof-style single-dash long options of a command to profkit's: `-nodecount=5` →
  * `--nodecount=5`, `-sample_index alloc_space` → `--sample-type alloc_space`, `-lines` → `--by
@@ -91,7 +101,7 @@ export function normalizeGoFlags(args: string[], options: Record<string, Command
     const m = SINGLE_DASH_LONG.exec(a);
     const name = m?.[1];
     const mapped = name === undefined ? undefined : name in options && !name.includes('_') ? { option: name } : PPROF_FLAGS[name] ?? (name.replace(/_/g, '-') in options ? { option: name.replace(/_/g, '-') } : undefined);
-    if (m && (!mapped || !(mapped.option in options)) && ![...name!].every((c) => shorts.has(c))) {
+    if (m && (!mapped || !(mapped.option in options)) && !isShortCluster(name!, shorts)) {
       // Not a cluster of this command's short options: a long option it does not have.
       const flag = name!.split('=')[0]!;
       const pprof = PPROF_FLAGS[flag] ?? (PPROF_ONLY.has(flag) ? { option: '' } : undefined);
