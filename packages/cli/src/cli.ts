@@ -18,7 +18,7 @@ import {
   type BuildRegistryResult,
   type CommandContext,
   type CommandOption,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import { BUILTIN_COMMANDS } from './commands/index.js';
 import { loadRegistry } from './config.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';

@@ -9,7 +9,7 @@
 
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildRegistry, type BuildRegistryResult } from '@profkit/core';
+import { buildRegistry, type BuildRegistryResult } from '@profkit/core/node';
 
 /** The folder of the CLI package (resolution falls back to it). */
 export function cliInstallDir(): string {

@@ -1,6 +1,6 @@
 /** Process exit codes of `profkit` (documented in docs/cli.md). */
 
-import { ErrorCodes, DiscoveryErrorCodes } from '@profkit/core';
+import { ErrorCodes, DiscoveryErrorCodes } from '@profkit/core/node';
 
 export const ExitCode = {
   OK: 0,

@@ -3,7 +3,7 @@
  * format, and the TTY-only progress bar on stderr.
  */
 
-import { isProfkitError, type ProfkitError, type Warning } from '@profkit/core';
+import { isProfkitError, type ProfkitError, type Warning } from '@profkit/core/node';
 
 /** JSON with bigint as decimal strings and typed arrays as arrays. */
 export function toJson(value: unknown, indent = 2): string {

@@ -9,7 +9,7 @@
 
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { ErrorCodes, isProfkitError, stdoutError, writeToStdout, type ProfkitError } from '@profkit/core';
+import { ErrorCodes, isProfkitError, stdoutError, writeToStdout, type ProfkitError } from '@profkit/core/node';
 
 export class CommandStdout extends Writable {
   /** The first failed write, as the error the command ends with. */

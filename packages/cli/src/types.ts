@@ -3,7 +3,7 @@
  * `commands/` exporting a `CliCommand`, plus one line in `commands/index.ts`.
  */
 
-import type { BuildRegistryResult, CommandContext, CommandOption, Registry } from '@profkit/core';
+import type { BuildRegistryResult, CommandContext, CommandOption, Registry } from '@profkit/core/node';
 import type { Output } from './output.js';
 
 /** The context of a built-in command: the adapter command context plus the registry. */

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, type LineInput, type Profile } from '@profkit/core';
+import { ProfileBuilder, type LineInput, type Profile } from '@profkit/core/node';
 import { loadRegistry } from '../src/config.js';
 import { fromShowing, goAvailable, parseTop, pprof, profkit, repoRoot } from './views-helpers.js';
 

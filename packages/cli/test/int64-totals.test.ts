@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder } from '@profkit/core';
+import { ProfileBuilder } from '@profkit/core/node';
 import { loadRegistry } from '../src/config.js';
 import { parseTop, profkit, repoRoot } from './views-helpers.js';
 

@@ -143,6 +143,14 @@ export interface CommandOption {
   valueName?: string;
 }
 
+/**
+ * Where a command writes (the `write` of Node's `process.stdout`/`stderr`, by shape, so the
+ * contract needs no Node types). The callback, when given, is called once the chunk is out.
+ */
+export interface OutputStream {
+  write(chunk: string | Uint8Array, callback?: (err?: Error | null) => void): unknown;
+}
+
 /** What the CLI hands an adapter command: parsed arguments and format-neutral services. */
 export interface CommandContext {
   positionals: string[];
@@ -157,8 +165,8 @@ export interface CommandContext {
    * that writes its last profiles *because* of SIGTERM passes one of its own.
    */
   writeProfile(profile: Profile, path: string, options?: { format?: string; inputs?: string[]; signal?: AbortSignal }): Promise<Warning[]>;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  stdout: OutputStream;
+  stderr: OutputStream;
   json: boolean;
   quiet: boolean;
   verbose: boolean;

@@ -31,6 +31,7 @@ import { z } from 'zod';
 import type { Adapter } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
 import { Registry, type AdapterSource, type RegistryOptions } from './registry.js';
+import { nodeFileAccess } from './node/files.js';
 import { jsonSyntaxErrorAt } from './sniff-util.js';
 
 /** Error codes of discovery (beyond `ErrorCodes.CONFIG`). */
@@ -532,7 +533,7 @@ export interface BuildRegistryResult {
  */
 export async function buildRegistry(options: BuildRegistryOptions = {}): Promise<BuildRegistryResult> {
   const cwd = resolve(options.cwd ?? process.cwd());
-  const registry = new Registry([], { validator: options.validator });
+  const registry = new Registry([], { validator: options.validator, files: nodeFileAccess });
   const warnings: BuildRegistryResult['warnings'] = [];
   const fallbacks = (options.fallbackDirs ?? []).map((d) => resolve(d));
   const loadedFiles = new Set<string>();

@@ -1,6 +1,8 @@
 /**
  * @profkit/core: the profile data model, builder, views, validator, operations, the adapter
- * contract and registry, and shared I/O. The only public entry of the package.
+ * contract and registry, and shared I/O (bytes, Blobs and streams; gzip through the seam in
+ * `gzip.ts`). Platform-neutral: nothing here imports Node. Files, stdin, atomic writes and adapter
+ * discovery are in `@profkit/core/node` (`node/index.ts`).
  */
 export * from './model.js';
 export * from './errors.js';
@@ -9,6 +11,9 @@ export * from './create.js';
 export * from './builder.js';
 export * from './views.js';
 export * from './io.js';
+/** Byte helpers that are native on Node (`Buffer`, node:zlib) and portable elsewhere: the `#native` seam. */
+export { utf8Decoder, utf8Length, crc32, allocUninitialized, latin1String } from '#native';
+export { GZIP_IMPLEMENTATION, gunzipChunks, gzipBytes, gzipChunks, gzipStream, gzipBound } from './gzip.js';
 export * from './limits.js';
 export * from './adapter.js';
 export * from './ops/index.js';
@@ -19,7 +24,6 @@ export * from './pprof-text.js';
 export * from './schema.js';
 export * from './validate.js';
 export * from './registry.js';
-export * from './discovery.js';
 export * from './sniff-util.js';
 export * from './known-formats.js';
 export * from './symbolz.js';

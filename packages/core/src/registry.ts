@@ -11,12 +11,11 @@
  * - `read` hands the adapter a lazy `ReadInput` (whole decompressed bytes, or decompressed
  *   chunks), then validates what the adapter produced. `write` validates what it gets, picks the
  *   writer by format id or by the longest matching file extension, and writes atomically.
+ * - Sources are bytes, a `Blob`, a `ReadableStream` or an `AsyncIterable` of bytes on every
+ *   platform. File paths (and `-` for stdin) need a `FileAccess`, which `@profkit/core/node`'s
+ *   `createRegistry` supplies; this module imports nothing of Node.
  */
 
-import { readFileSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
-import { Readable, pipeline } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { z } from 'zod';
 import {
   ADAPTER_API_VERSION,
@@ -32,7 +31,9 @@ import {
   type WriteResult,
 } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
-import { DEFAULT_LIMITS, StreamInput, gunzipBounded, ioError, isGzip, readChunks, readHead, readInput, writeFileAtomic, type Limits } from './io.js';
+import { DEFAULT_LIMITS, StreamInput, gunzipBounded, ioError, isGzip, type Limits } from './io.js';
+import { gunzipChunks } from './gzip.js';
+import { CORE_VERSION } from './version.js';
 import type { Profile } from './model.js';
 import { inflateHead } from './sniff-util.js';
 import { recognizeKnownFormat, type RecognizedFormat } from './known-formats.js';
@@ -165,7 +166,33 @@ export interface RegistryWriteResult {
   warnings: Warning[];
 }
 
+/**
+ * What the registry needs of a file system to read and write paths: supplied by
+ * `@profkit/core/node` (`nodeFileAccess`), absent in a browser (paths are then a usage error).
+ */
+export interface FileAccess {
+  /** True for a regular file (read from its start as often as needed); false for stdin (`-`), FIFOs, devices. */
+  isRegularFile(path: string): boolean;
+  /** The size of a regular file, when known. */
+  size(path: string): number | undefined;
+  /** The first `n` bytes of a file. */
+  head(path: string, n: number): Promise<Uint8Array>;
+  /** The whole file, bounded by `limits.maxInputBytes`. */
+  readAll(path: string, limits: Limits): Promise<Uint8Array>;
+  /** The file's bytes in chunks, gunzipped on the fly when it is gzip. */
+  chunks(path: string, options: { chunkSize: number }): AsyncIterable<Uint8Array>;
+  /** Opens a non-seekable input (stdin, a FIFO) to read once, as it arrives. */
+  openStream(path: string, limits: Limits): StreamInput;
+  /** Writes atomically (see `writeFileAtomic`); `-` is stdout. */
+  writeAtomic(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: { inputs?: string[]; signal?: AbortSignal }): Promise<void>;
+}
+
+/** What `Registry.read` reads: bytes, a Blob (a `File`), a stream of bytes, or (with `FileAccess`) a path. */
+export type ReadSource = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
 export interface RegistryOptions {
+  /** File-system access for paths (`@profkit/core/node` passes Node's); without it, only in-memory and stream sources are read. */
+  files?: FileAccess;
   /**
    * The validator used by `read` (after reading) and `write` (before writing). Defaults to core's
    * `validate`; pass `null` to switch validation off entirely.
@@ -228,17 +255,9 @@ export const adapterSchema = z
     message: 'an adapter needs read, write or load',
   });
 
-let coreVersionCache: string | undefined;
 /** The npm version of this @profkit/core (for messages). */
 export function coreVersion(): string {
-  if (coreVersionCache === undefined) {
-    try {
-      coreVersionCache = String(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
-    } catch {
-      coreVersionCache = 'unknown';
-    }
-  }
-  return coreVersionCache;
+  return CORE_VERSION;
 }
 
 function describeValue(v: unknown): string {
@@ -305,7 +324,7 @@ function formatScore(s: number): string {
 
 /** Longest `extensions` entry of `formats` that `fileName` ends with (case-insensitive). */
 export function matchExtension(fileName: string, extensions: readonly string[]): string | undefined {
-  const lower = basename(fileName).toLowerCase();
+  const lower = baseName(fileName).toLowerCase();
   let best: string | undefined;
   for (const e of extensions) {
     const el = e.toLowerCase();
@@ -382,6 +401,34 @@ function wrapAdapterError(e: unknown, adapter: string, file: string, doing: stri
   return new ProfkitError('PROFKIT_E_ADAPTER_FAILED', `the ${adapter} adapter failed ${doing} ${file}: ${msg}`, { file, adapter, rule: 'adapters throw ProfkitError' }, { cause: e });
 }
 
+/** The last component of a path (either separator), without node:path. */
+function baseName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+}
+
+/** The `Blob` class when the platform has one (Node ≥ 18 and browsers do). */
+function isBlob(v: unknown): v is Blob {
+  return typeof Blob !== 'undefined' && v instanceof Blob;
+}
+
+/** A web `ReadableStream` as an async iterable (Safari's and older Chromium's are not iterable). */
+async function* readableChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function streamSource(source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  return Symbol.asyncIterator in source ? (source as AsyncIterable<Uint8Array>) : readableChunks(source as ReadableStream<Uint8Array>);
+}
+
 export class Registry {
   private readonly entries: RegisteredAdapter[] = [];
   /**
@@ -394,9 +441,12 @@ export class Registry {
   private counter = 0;
   private readonly validatorOption: ValidatorFn | null | undefined;
   private defaultLimits: Limits & Record<string, number | undefined> = {};
+  /** File-system access for path sources and `write` (absent: bytes and streams only). */
+  readonly files: FileAccess | undefined;
 
   constructor(adapters: Iterable<Adapter> = [], options: RegistryOptions = {}) {
     this.validatorOption = options.validator;
+    this.files = options.files;
     for (const a of adapters) this.register(a);
   }
 
@@ -626,13 +676,9 @@ export class Registry {
     let raw: Uint8Array;
     let size: number | undefined;
     if (typeof source === 'string') {
-      raw = await readHead(source, GZIP_HEAD_INPUT_BYTES);
-      try {
-        const st = statSync(source);
-        size = st.isFile() ? st.size : undefined;
-      } catch {
-        size = undefined;
-      }
+      const files = this.requireFiles(source);
+      raw = await files.head(source, GZIP_HEAD_INPUT_BYTES);
+      size = files.size(source);
     } else {
       raw = source;
       size = source.length;
@@ -677,43 +723,71 @@ export class Registry {
     return this.validatorOption ?? validate;
   }
 
+  /** The file access for reading or writing `path`; a usage error when the registry has none (a browser). */
+  private requireFiles(path: string): FileAccess {
+    if (this.files) return this.files;
+    throw new ProfkitError(
+      ErrorCodes.USAGE,
+      `cannot open ${path}: this registry reads bytes, Blobs and streams; file paths need the registry of @profkit/core/node (createRegistry there) on Node`,
+      { file: path, rule: 'file paths need FileAccess' },
+    );
+  }
+
   /**
-   * Reads a profile from a path (`-` = stdin) or from bytes: detects the format (unless
-   * `options.format`), loads the adapter's codec, reads, then validates the result.
+   * Reads a profile from bytes, a `Blob`/`File`, a `ReadableStream` or `AsyncIterable` of bytes,
+   * or a path (`-` = stdin; needs `FileAccess`, see `@profkit/core/node`): detects the format
+   * (unless `options.format`), loads the adapter's codec, reads, then validates the result.
    */
-  async read(source: string | Uint8Array, options: RegistryReadOptions = {}): Promise<RegistryReadResult> {
+  async read(source: ReadSource, options: RegistryReadOptions = {}): Promise<RegistryReadResult> {
     const limits = { ...this.defaultLimits, ...(options.limits ?? {}) };
     if (typeof source === 'string') {
+      const files = this.requireFiles(source);
       // stdin and other non-seekable inputs (FIFOs, /dev/fd/N) are read once, as they arrive:
       // detection reads their head, then a streaming reader gets the rest as it comes (the same
       // route as a file), so limits fire while streaming; whole-buffer readers get it bounded.
-      if (source === '-' || !isRegularFile(source)) {
-        const opened = StreamInput.open(source, limits);
-        try {
-          return await this.readFrom(source, options, limits, { stream: opened });
-        } finally {
-          // Closes a FIFO whose reader stopped early (a limit, an error), so its writer is not left blocked.
-          await opened.close();
-        }
-      }
+      if (source === '-' || !files.isRegularFile(source)) return this.readStream(files.openStream(source, limits), source, options, limits);
       return this.readFrom(source, options, limits, { path: source });
     }
-    return this.readFrom(source, options, limits, { bytes: source });
+    if (source instanceof Uint8Array) return this.readFrom(source, options, limits, { bytes: source });
+    if (isBlob(source)) {
+      const name = options.fileName ?? (source as { name?: unknown }).name;
+      const fileName = typeof name === 'string' && name !== '' ? name : '<blob>';
+      const maxIn = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
+      if (source.size > maxIn) {
+        throw new ProfkitError(ErrorCodes.LIMIT, `input is ${source.size} bytes, above the limit of ${maxIn} (raise it with the option limits.maxInputBytes)`, { file: fileName, option: 'maxInputBytes' });
+      }
+      return this.readFrom(source, { ...options, fileName }, limits, { blob: source });
+    }
+    const fileName = options.fileName ?? '<stream>';
+    return this.readStream(new StreamInput(streamSource(source), fileName, limits), source, { ...options, fileName }, limits);
+  }
+
+  private async readStream(opened: StreamInput, source: ReadSource, options: RegistryReadOptions, limits: Limits & Record<string, number | undefined>): Promise<RegistryReadResult> {
+    try {
+      return await this.readFrom(source, options, limits, { stream: opened });
+    } finally {
+      // Closes a FIFO whose reader stopped early (a limit, an error), so its writer is not left blocked.
+      await opened.close();
+    }
   }
 
   private async readFrom(
-    source: string | Uint8Array,
+    source: ReadSource,
     options: RegistryReadOptions,
     limits: Limits & Record<string, number | undefined>,
-    from: { path?: string; bytes?: Uint8Array; stream?: StreamInput },
+    from: { path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: Blob },
   ): Promise<RegistryReadResult> {
-    const { path, bytes, stream } = from;
+    const { path, bytes, stream, blob } = from;
     const fileName = typeof source === 'string' ? source : (options.fileName ?? '<bytes>');
     const maxIn = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
     if (bytes && bytes.length > maxIn) {
       throw new ProfkitError(ErrorCodes.LIMIT, `input is ${bytes.length} bytes, above the limit of ${maxIn} (raise it with the option limits.maxInputBytes)`, { file: fileName, option: 'maxInputBytes' });
     }
-    const h = stream ? await sniffHead(await stream.head(GZIP_HEAD_INPUT_BYTES), { fileName }) : await this.head(bytes ?? path!);
+    const h = stream
+      ? await sniffHead(await stream.head(GZIP_HEAD_INPUT_BYTES), { fileName })
+      : blob
+        ? await sniffHead(new Uint8Array(await blob.slice(0, GZIP_HEAD_INPUT_BYTES).arrayBuffer()), { fileName, size: blob.size })
+        : await this.head(bytes ?? path!);
     if (stream) h.hints.size = h.raw.length;
     const hints: SniffHints = { ...h.hints, fileName: typeof source === 'string' ? source : options.fileName };
     const gzipped = hints.encoding === 'gzip';
@@ -731,7 +805,7 @@ export class Registry {
     }
     const codec = await this.codec(adapter);
     if (!codec.read) throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${adapter.name} adapter cannot read`, { file: fileName });
-    const input = makeReadInput({ fileName, path, bytes, stream, gzipped, limits });
+    const input = makeReadInput({ fileName, path, bytes, stream, blob, files: this.files, gzipped, limits });
     let result: ReadResult;
     try {
       result = await codec.read(input, {
@@ -784,7 +858,7 @@ export class Registry {
     const writable = this.formats().filter((f) => f.write);
     throw new ProfkitError(
       ErrorCodes.UNKNOWN_FORMAT,
-      `no installed adapter writes files named like ${basename(path)}; pick a format with --to (writable: ${writable.length ? writable.map((f) => `${f.format.id} ${f.format.extensions.join(' ')}`).join(', ') : 'none'})`,
+      `no installed adapter writes files named like ${baseName(path)}; pick a format with --to (writable: ${writable.length ? writable.map((f) => `${f.format.id} ${f.format.extensions.join(' ')}`).join(', ') : 'none'})`,
       { file: path, rule: 'output format by extension' },
     );
   }
@@ -824,24 +898,17 @@ export class Registry {
    * refuses to overwrite `options.inputs`. Returns the writer's warnings (information lost).
    */
   async write(profile: Profile, path: string, options: RegistryWriteOptions = {}): Promise<RegistryWriteResult> {
+    const files = this.requireFiles(path);
     const { adapter, format } = this.writerFor(path, options.format);
     const r = await this.serializeWith(adapter, format, profile, { ...options, fileName: path, streaming: true });
     try {
       // The signal reaches the file write too: an interrupted write leaves the old file.
-      await writeFileAtomic(path, r.data, { inputs: options.inputs, signal: options.signal });
+      await files.writeAtomic(path, r.data, { inputs: options.inputs, signal: options.signal });
     } catch (e) {
       if (isProfkitError(e)) throw e.withDetail({ file: path });
       throw ioError(e, path, 'writing');
     }
     return { format: r.format, adapter: r.adapter, warnings: r.warnings };
-  }
-}
-
-function isRegularFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return true; // let the read report the real error (no such file, permission...)
   }
 }
 
@@ -906,14 +973,14 @@ export function detectionError(d: Detection, file: string): ProfkitError {
   });
 }
 
-function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; gzipped: boolean; limits: Limits }): ReadInput {
+function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: Blob; files: FileAccess | undefined; gzipped: boolean; limits: Limits }): ReadInput {
   let cached: Promise<Uint8Array> | undefined;
   return {
     fileName: o.fileName,
     gzipped: o.gzipped,
     bytes() {
       cached ??= (async () => {
-        const raw = o.bytes ?? (o.stream ? await o.stream.bytes() : await readInput(o.path!, o.limits));
+        const raw = o.bytes ?? (o.stream ? await o.stream.bytes() : o.blob ? new Uint8Array(await o.blob.arrayBuffer()) : await o.files!.readAll(o.path!, o.limits));
         return o.gzipped ? gunzipBounded(raw, o.limits, o.fileName) : raw;
       })();
       return cached;
@@ -922,28 +989,15 @@ function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array;
       // 256 KiB reads rather than readChunks' 1 MiB: every read is a new buffer that lives until
       // the next GC, and a two-pass reader (pprof) reads the file twice (measured: 5 MB less peak
       // RSS for a 14 MB gzipped profile, no measurable time cost).
-      if (o.path !== undefined) return boundedChunks(readChunks(o.path, { gunzip: true, chunkSize: 1 << 18 }), o.limits, o.fileName, o.gzipped);
-      const raw = o.stream ? o.stream.chunks() : memoryChunks(o.bytes!);
-      return boundedChunks(o.gzipped ? gunzipStream(raw, o.fileName) : raw, o.limits, o.fileName, o.gzipped);
+      if (o.path !== undefined) return boundedChunks(o.files!.chunks(o.path, { chunkSize: 1 << 18 }), o.limits, o.fileName, o.gzipped);
+      const raw = o.stream ? o.stream.chunks() : o.blob ? streamSource(o.blob.stream()) : memoryChunks(o.bytes!);
+      return boundedChunks(o.gzipped ? gunzipChunks(raw, o.fileName) : raw, o.limits, o.fileName, o.gzipped);
     },
   };
 }
 
 async function* memoryChunks(bytes: Uint8Array, size = 1 << 20): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, Math.min(bytes.length, i + size));
-}
-
-/** Inflates a stream of gzip chunks; an error of the source (a limit) comes out as it is. */
-async function* gunzipStream(raw: AsyncIterable<Uint8Array>, file: string): AsyncGenerator<Uint8Array> {
-  const gunzip = createGunzip({ chunkSize: 1 << 16 });
-  // pipeline, not pipe: it hands an error of the source on to the gunzip stream.
-  pipeline(Readable.from(raw, { objectMode: false }), gunzip, () => undefined);
-  try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  } catch (e) {
-    if (isProfkitError(e)) throw e;
-    throw new ProfkitError(ErrorCodes.DECOMPRESS, `decompressing ${file} failed: ${(e as Error).message}`, { file, rule: 'gzip stream' }, { cause: e });
-  }
 }
 
 /** Enforces `maxDecompressedBytes` on a stream of (decompressed) chunks. */

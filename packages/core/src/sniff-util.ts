@@ -3,38 +3,7 @@
  * adapters' `sniff` functions commonly need.
  */
 
-import { createGunzip } from 'node:zlib';
-
-/**
- * Inflates at most `max` bytes from the start of gzip data, tolerating truncation and corrupt
- * tails (detection only needs the head). Output is bounded whatever the compression ratio: the
- * stream is stopped as soon as `max` bytes came out.
- */
-export function inflateHead(raw: Uint8Array, max = 4096): Promise<Uint8Array> {
-  return new Promise((resolve) => {
-    const gunzip = createGunzip({ chunkSize: Math.max(1024, Math.min(max, 64 * 1024)) });
-    const parts: Buffer[] = [];
-    let total = 0;
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      const all = Buffer.concat(parts, total);
-      gunzip.destroy();
-      resolve(new Uint8Array(all.buffer, all.byteOffset, Math.min(all.byteLength, max)));
-    };
-    gunzip.on('data', (chunk: Buffer) => {
-      if (finished) return;
-      parts.push(chunk);
-      total += chunk.length;
-      if (total >= max) finish();
-    });
-    gunzip.on('end', finish);
-    gunzip.on('error', finish);
-    gunzip.on('close', finish);
-    gunzip.end(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
-  });
-}
+export { inflateHead } from './gzip.js';
 
 const latin1 = new TextDecoder('latin1');
 

@@ -10,7 +10,7 @@
  */
 
 import { z } from 'zod';
-import type { CommandOption } from './adapter.js';
+import type { CommandOption, OutputStream } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
 import type { Profile } from './model.js';
 
@@ -22,7 +22,7 @@ export interface TransformContext {
   /** Option values, keyed by the transform's option names. */
   values: TransformValues;
   /** Where to report progress or per-item notes for people (not warnings: return those). */
-  stderr: NodeJS.WritableStream;
+  stderr: OutputStream;
   signal: AbortSignal;
   verbose: boolean;
   /** The user asked for no notes (`--quiet`/`--json`). */

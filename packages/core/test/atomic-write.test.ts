@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, isProfkitError, writeFileAtomic } from '../src/index.js';
+import { ErrorCodes, isProfkitError, writeFileAtomic } from '../src/node/index.js';
 
 // Crash safety of writeFileAtomic: a child process writes a big file over an existing one and is
 // SIGKILLed at several points of the write. Afterwards the target must be the old file or the
@@ -13,7 +13,7 @@ import { ErrorCodes, isProfkitError, writeFileAtomic } from '../src/index.js';
 // the write that was in progress (named `.profkit-tmp-<target>-<pid>-…`, see docs/security.md).
 
 const here = dirname(fileURLToPath(import.meta.url));
-const coreDist = resolve(here, '../dist/index.js');
+const coreDist = resolve(here, '../dist/node/index.js');
 const CHUNKS = 96;
 const CHUNK = 1 << 20;
 

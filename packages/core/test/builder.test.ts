@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, ProfileIndex, resolveStack, sampleRow, locationRow, ErrorCodes, ProfkitError } from '../src/index.js';
+import { ProfileBuilder, ProfileIndex, resolveStack, sampleRow, locationRow, ErrorCodes, ProfkitError } from '../src/node/index.js';
 
 describe('ProfileBuilder', () => {
   it('interns functions and locations and resolves stacks innermost first, inline frames expanded', () => {

@@ -15,7 +15,7 @@ import {
   loadConfigFile,
   resolveModule,
   type ProfkitError,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 const coreDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = mkdtempSync(join(tmpdir(), 'profkit-discovery-'));
@@ -209,7 +209,7 @@ describe('--adapter flag', () => {
     const pkgDir = installPackage(
       dir,
       'profkit-adapter-real',
-      `import { defineAdapter, ProfileBuilder } from '@profkit/core';
+      `import { defineAdapter, ProfileBuilder } from '@profkit/core/node';
 export default defineAdapter({
   name: 'real', formats: [{ id: 'real', extensions: ['.real'], binary: false }],
   sniff: () => 0,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { haveSharedFixtures, sharedFixturePath } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, formatPprofDump, goDurationString, goTimeStringUTC, type Profile } from '../src/index.js';
+import { ProfileBuilder, formatPprofDump, goDurationString, goTimeStringUTC, type Profile } from '../src/node/index.js';
 
 function build(): Profile {
   const b = new ProfileBuilder({

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, gunzipBounded, gunzipHead, gzipAnnouncedSize, isGzip, writeFileAtomic } from '../src/index.js';
+import { ErrorCodes, ProfkitError, gunzipBounded, gunzipHead, gzipAnnouncedSize, isGzip, writeFileAtomic } from '../src/node/index.js';
 
 describe('gunzipHead', () => {
   it('returns exactly the requested head of highly compressible data', () => {

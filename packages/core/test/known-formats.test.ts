@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { rejectionOf } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, createProfile, createRegistry, defineAdapter, recognizeKnownFormat } from '../src/index.js';
+import { ErrorCodes, ProfkitError, createProfile, createRegistry, defineAdapter, recognizeKnownFormat } from '../src/node/index.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-known-'));

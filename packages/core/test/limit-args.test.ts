@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, isProfkitError, parseLimitArgs } from '../src/index.js';
+import { ErrorCodes, isProfkitError, parseLimitArgs } from '../src/node/index.js';
 
 describe('parseLimitArgs (--limit NAME=N of the CLI and of adapter commands)', () => {
   it('reads plain numbers, exponents and size suffixes', () => {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost } from '../src/index.js';
+import { isLoopbackHost } from '../src/node/index.js';
 
 describe('isLoopbackHost', () => {
   it('accepts localhost, 127.0.0.0/8, ::1 in any spelling and IPv4-mapped loopback', () => {

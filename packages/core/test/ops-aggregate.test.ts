@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, ProfileIndex, aggregateBy, aggregateStacks, locationRow, mappingRow, resolveStack, sampleRow, validate, type Profile } from '../src/index.js';
+import { ProfileBuilder, ProfileIndex, aggregateBy, aggregateStacks, locationRow, mappingRow, resolveStack, sampleRow, validate, type Profile } from '../src/node/index.js';
 
 function sampleMeaning(p: Profile) {
   const idx = new ProfileIndex(p);

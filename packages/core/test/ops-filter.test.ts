@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfileIndex, ProfkitError, filterSamples, resolveStack, selectSampleTypes, type LabelInput, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfileIndex, ProfkitError, filterSamples, resolveStack, selectSampleTypes, type LabelInput, type Profile } from '../src/node/index.js';
 
 /** Frames are `name` or `name@file`; `inner>outer` for inlined lines; `lib:name` maps to /lib/<lib>.so. */
 function build(samples: [string[], number, LabelInput[]?][]): Profile {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfkitError, toFolded } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, toFolded } from '../src/node/index.js';
 
 describe('toFolded', () => {
   it('writes root;...;leaf value lines, inline frames expanded, identical stacks summed, sorted', () => {

@@ -20,7 +20,7 @@ import {
   totalValue,
   treeReport,
   type Profile,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 const INT64_MAX = (1n << 63n) - 1n;
 const BIG = INT64_MAX - 4096n;

@@ -31,7 +31,7 @@ import {
   type LabelInput,
   type Profile,
   type TopOptions,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 const PPROF_SRC = '/usr/share/gocode/src/github.com/google/pprof/profile';
 const haveGo = haveTool('go', 'golang-go', 'ops-interop-go');

@@ -13,7 +13,7 @@ import {
   sampleRow,
   validate,
   type Profile,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 const TYPES = [
   { type: 'samples', unit: 'count' },

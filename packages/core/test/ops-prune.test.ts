@@ -12,7 +12,7 @@ import {
   simplifyFunctionName,
   type LineInput,
   type Profile,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 /** Each frame is a function name, or `inner>outer` for a location with an inlined line. */
 function build(stacks: string[][], facts: { drop_frames?: string; keep_frames?: string } = {}): Profile {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, compilePattern } from '../src/index.js';
+import { ErrorCodes, ProfkitError, compilePattern } from '../src/node/index.js';
 
 describe('compilePattern', () => {
   it('accepts the Go spellings pprof users write', () => {

@@ -1,6 +1,6 @@
 import { errorCodeOf } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfileIndex, diff, normalize, resolveStack, sampleRow, scale, topTable, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfileIndex, diff, normalize, resolveStack, sampleRow, scale, topTable, type Profile } from '../src/node/index.js';
 
 const TYPES = [
   { type: 'samples', unit: 'count' },

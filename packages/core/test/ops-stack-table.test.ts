@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, type Profile } from '../src/index.js';
+import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, type Profile } from '../src/node/index.js';
 import { buildStackTable, subtreeTotals } from '../src/ops/stack-table.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ErrorCodes, ProfileBuilder, ProfkitError, callGraph, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, callGraph, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/node/index.js';
 
 const MS = 1_000_000n;
 

@@ -1,6 +1,6 @@
 import { seededRandom } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { MAX_REDIRECTS, isFollowedRedirect, nextRedirect, parseAllowedRedirectHosts } from '../src/index.js';
+import { MAX_REDIRECTS, isFollowedRedirect, nextRedirect, parseAllowedRedirectHosts } from '../src/node/index.js';
 
 const ORIGIN = 'http://127.0.0.1:8080/pprof/heap';
 

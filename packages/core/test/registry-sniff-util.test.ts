@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { hasExtension, headText, inflateHead, jsonSyntaxErrorAt, startsWithBytes } from '../src/index.js';
+import { hasExtension, headText, inflateHead, jsonSyntaxErrorAt, startsWithBytes } from '../src/node/index.js';
 
 describe('inflateHead', () => {
   it('returns exactly the first max bytes, however well the data compresses', async () => {

@@ -17,7 +17,7 @@ import {
   type Adapter,
   type Profile,
   type SniffHints,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-registry-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StreamInput, createRegistry, defineAdapter, createProfile, ErrorCodes, isProfkitError, type ReadInput } from '../src/index.js';
+import { StreamInput, createRegistry, defineAdapter, createProfile, ErrorCodes, isProfkitError, type ReadInput } from '../src/node/index.js';
 
 /** An endless source of `chunk`-byte chunks that counts what was taken from it. */
 function endless(chunk = 64 * 1024) {

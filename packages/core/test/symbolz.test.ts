@@ -21,7 +21,7 @@ import {
   symbolizeWithServer,
   validate,
   type Profile,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 // google/pprof internal/symbolz/symbolz_test.go TestSymbolzURL: every entry of its table.
 const UPSTREAM_TABLE: [string, string][] = [

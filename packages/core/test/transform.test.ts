@@ -15,7 +15,7 @@ import {
   type AdapterTransform,
   type Profile,
   type TransformContext,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 /** A transform that renames every function to upper case (and says how many it renamed). */
 function upperTransform(name = 'upper'): AdapterTransform {

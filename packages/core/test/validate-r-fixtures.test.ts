@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { haveSharedFixtures, sharedFixturePath } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { createProfile, validate, type Profile } from '../src/index.js';
+import { createProfile, validate, type Profile } from '../src/node/index.js';
 
 const derived = sharedFixturePath('r-profile/derived');
 const FILES = ['read_rprof-1.out.json', 'read_rprof-incomplete.out.json', 'read_pprof-1.out.prof.pb.gz.json'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_FORMAT_VERSION, createProfile, validate, type Profile } from '../src/index.js';
+import { DATA_FORMAT_VERSION, createProfile, validate, type Profile } from '../src/node/index.js';
 
 /**
  * A profile with `n` samples built directly as typed arrays (no builder, no per-row objects):

@@ -11,7 +11,7 @@ import {
   type Profile,
   type ValidationMode,
   type ValidationResult,
-} from '../src/index.js';
+} from '../src/node/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Base profiles. Rows are listed in comments because the cases below break specific rows.

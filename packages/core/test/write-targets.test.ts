@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, isProfkitError, writeFileAtomic } from '../src/index.js';
+import { ErrorCodes, ProfkitError, isProfkitError, writeFileAtomic } from '../src/node/index.js';
 
 // What writeFileAtomic does with targets that are not plain files (issue 15, item 7): the
 // temp-file-and-rename step must not turn a FIFO, a device node or a symbolic link into a
@@ -31,7 +31,7 @@ async function rejection(p: Promise<unknown>): Promise<ProfkitError> {
   return e;
 }
 
-const coreDist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
+const coreDist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/node/index.js');
 const isRoot = process.getuid?.() === 0;
 
 /** Everything a reader of the FIFO `path` gets until the writer closes it. */

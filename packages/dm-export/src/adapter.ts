@@ -1,4 +1,4 @@
-import { defineAdapter } from '@profkit/core';
+import { defineAdapter } from '@profkit/core/node';
 import { commands } from './commands.js';
 import { sniffDm } from './sniff.js';
 

@@ -4,7 +4,7 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { ErrorCodes, ProfkitError, type AdapterCodec, type ReadInput, type ReadResult, type WriteResult } from '@profkit/core';
+import { ErrorCodes, ProfkitError, type AdapterCodec, type ReadInput, type ReadResult, type WriteResult } from '@profkit/core/node';
 import { appendSqliteStream } from './sqlite-file.js';
 import { readSqlite, writeSqlite } from './sqlite.js';
 import { postgresScript } from './text.js';

@@ -4,7 +4,7 @@
  */
 
 import { basename, join } from 'node:path';
-import { ErrorCodes, ProfkitError, parseLimitArgs, writeFileAtomic, type AdapterCommand, type CommandContext, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, parseLimitArgs, writeFileAtomic, type AdapterCommand, type CommandContext, type Warning } from '@profkit/core/node';
 import { TABLES } from './schema.js';
 
 // Errors are thrown as `ProfkitError`s: the CLI prints the one-line message with its code and

@@ -18,7 +18,7 @@ import {
   type FactValue,
   type FormatExtension,
   type Profile,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import { TABLES, tableDef, type ColumnType, type ForeignKeyDef, type TableDef } from './schema.js';
 
 /** A value as stored in or read from a database. */

@@ -4,7 +4,7 @@
  * names of our tables in the schema page. No imports of the SQLite engine.
  */
 
-import type { SniffHints, SniffResult } from '@profkit/core';
+import type { SniffHints, SniffResult } from '@profkit/core/node';
 import { SQLITE_APPLICATION_ID } from './schema.js';
 
 const MAGIC = 'SQLite format 3\u0000';

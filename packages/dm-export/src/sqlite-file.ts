@@ -12,7 +12,7 @@
 import { closeSync, constants, copyFileSync, existsSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ErrorCodes, ProfkitError, ioError, type Profile } from '@profkit/core';
+import { ErrorCodes, ProfkitError, ioError, type Profile } from '@profkit/core/node';
 import { insertProfile, openDatabase } from './sqlite.js';
 
 export interface LockOptions {

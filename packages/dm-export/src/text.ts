@@ -3,7 +3,7 @@
  * Both are produced as streams of chunks so a large profile never becomes one giant string.
  */
 
-import { type Profile, type Warning } from '@profkit/core';
+import { type Profile, type Warning } from '@profkit/core/node';
 import { encodeValue, profileToTables, type DbValue, type TableData } from './relational.js';
 import { createIndexStatements, createTableStatements, q } from './schema.js';
 

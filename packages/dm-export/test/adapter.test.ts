@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkAdapter, createRegistry, readInput, type CommandContext, type Profile } from '@profkit/core';
+import { checkAdapter, createRegistry, readInput, type CommandContext, type Profile } from '@profkit/core/node';
 import dmDefault, { TABLES, dmExportAdapter, listProfiles, profileToTables, readSqlite, writeSqlite } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRegistry, readInput, type Adapter } from '@profkit/core';
+import { createRegistry, readInput, type Adapter } from '@profkit/core/node';
 import { diagramMermaid, dmExportAdapter, listProfiles } from '../src/index.js';
 import { cliBin as bin } from '@profkit/test-utils';
 import { fixturesDir, haveFixtures, meaning, repoRoot } from './helpers.js';

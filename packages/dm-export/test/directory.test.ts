@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import { DM_ERRORS, TABLES, exampleQueries, profileToTables, readDirectory, writeCsvDir, writeParquetDir } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
 import { modelTopSelf, tuples } from './model-queries.js';
@@ -76,7 +76,7 @@ describe('Parquet directory', () => {
 
 describe('empty tables', () => {
   it('writes and reads back a profile whose tables are mostly empty, in both formats', async () => {
-    const { createProfile } = await import('@profkit/core');
+    const { createProfile } = await import('@profkit/core/node');
     const empty = createProfile({ sample_types: { type: ['samples'], unit: ['count'] } });
     for (const format of ['parquet', 'csv'] as const) {
       const d = join(tmp, `empty-${format}`);

@@ -6,7 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertValid, createRegistry, type Adapter, type Profile } from '@profkit/core';
+import { assertValid, createRegistry, type Adapter, type Profile } from '@profkit/core/node';
 import { dmExportAdapter, readSqlite, writeSqlite } from '../src/index.js';
 import { fixturesDir, haveFixtures, meaning, meaningText } from './helpers.js';
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, assertValid } from '@profkit/core';
+import { ProfileBuilder, assertValid } from '@profkit/core/node';
 import type BetterSqlite3 from 'better-sqlite3';
 import { readSqlite, sniffDm } from '../src/index.js';
 import { meaning } from './helpers.js';

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { ProfileBuilder, ProfileIndex, locationFrames, mappingRow, sampleRow, type Profile } from '@profkit/core';
+import { ProfileBuilder, ProfileIndex, locationFrames, mappingRow, sampleRow, type Profile } from '@profkit/core/node';
 import { repoRoot, sharedDir as sharedDirOf, sharedFixturesDir } from '@profkit/test-utils';
 
 export { repoRoot };

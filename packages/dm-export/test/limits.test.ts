@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ProfileBuilder, createRegistry, isProfkitError, type Profile, type ReadLimits } from '@profkit/core';
+import { ProfileBuilder, createRegistry, isProfkitError, type Profile, type ReadLimits } from '@profkit/core/node';
 import { DM_ERRORS, dmExportAdapter, openDuckDB, profileToTables, readDirectory, readSqlite, writeCsvDir, writeParquetDir, writeSqlite } from '../src/index.js';
 import { haveCli, runCli } from '@profkit/test-utils';
 import { meaning } from './helpers.js';

@@ -2,7 +2,7 @@
  * The answers of the example queries computed from the in-memory model (resolved stacks), to
  * check the SQL against: independent of the relational export.
  */
-import { ProfileIndex, findSampleType, resolveStack, type Profile } from '@profkit/core';
+import { ProfileIndex, findSampleType, resolveStack, type Profile } from '@profkit/core/node';
 
 export type Row = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import { readSqlite, writeSqlite } from '../src/index.js';
 import { meaning, richProfile } from './helpers.js';
 

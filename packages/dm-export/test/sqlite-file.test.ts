@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRegistry } from '@profkit/core';
+import { createRegistry } from '@profkit/core/node';
 import { dmExportAdapter, listProfiles, lockDatabase, readSqlite, writeSqlite, writeSqliteFile } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, isProfkitError, type ProfkitError } from '@profkit/core';
+import { ErrorCodes, isProfkitError, type ProfkitError } from '@profkit/core/node';
 import { insertProfile, openDatabase } from '../src/sqlite.js';
 import { cliBin, haveCli, repoRoot } from '@profkit/test-utils';
 import { richProfile, syntheticProfile } from './helpers.js';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DM_ERRORS, TABLES, readDirectory, readSqlite, writeCsvDir, writeSqlite } from '../src/index.js';
 import { meaning, richProfile } from './helpers.js';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, assertValid, createProfile, isProfkitError, type Profile } from '@profkit/core';
+import { ProfileBuilder, assertValid, createProfile, isProfkitError, type Profile } from '@profkit/core/node';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DM_ERRORS, SQLITE_APPLICATION_ID, TABLES, listProfiles, readSqlite, sniffDm, writeSqlite } from '../src/index.js';
 import { meaning, richProfile, syntheticProfile } from './helpers.js';

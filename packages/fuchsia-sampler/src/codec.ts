@@ -13,6 +13,7 @@ import {
   type Warning,
   type WriteOptions,
   type WriteResult,
+  utf8Length,
 } from '@profkit/core';
 import { fuchsiaError, FuchsiaErrorCodes as C } from './errors.js';
 import { BUILD_ID_BYTES, encodeChannelMessage, encodeDatagram, hexToBytes, MAX_NAME_LEN, type Generation, type ModuleMap, type SamplerCall } from './fidl/protocol.js';
@@ -262,7 +263,7 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
     mm.executableSegments!.push({ startAddress: start, size: limit >= start ? limit - start : 0n, relativeAddress: m.file_offset[i]! });
   }
   let name = typeof facts.process_name === 'string' ? facts.process_name : commentName ?? '';
-  while (Buffer.byteLength(name, 'utf8') > MAX_NAME_LEN) name = [...name].slice(0, -1).join('');
+  while (utf8Length(name) > MAX_NAME_LEN) name = [...name].slice(0, -1).join('');
   const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: name, moduleMap: [...modules.values()] }];
 
   // Location → address (synthetic for locations without one).

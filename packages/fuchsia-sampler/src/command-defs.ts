@@ -56,7 +56,7 @@ export const commands: AdapterCommand[] = [
       format: { type: 'string', description: 'profile format of the written files (default: by extension, pprof .pb.gz)', valueName: 'FMT' },
       extension: EXTENSION,
     },
-    run: async (ctx: CommandContext) => (await import('./commands.js')).serveCommand(ctx),
+    run: async (ctx: CommandContext) => (await import('#node-commands')).serveCommand(ctx),
   },
   {
     name: 'fuchsia-sampler replay',
@@ -80,7 +80,7 @@ export const commands: AdapterCommand[] = [
       to: { type: 'string', description: 'collector address', valueName: 'ADDR' },
       generation: { type: 'string', description: 'protocol generation for JSONL calls (default 2)', valueName: 'G' },
     },
-    run: async (ctx: CommandContext) => (await import('./commands.js')).replayCommand(ctx),
+    run: async (ctx: CommandContext) => (await import('#node-commands')).replayCommand(ctx),
   },
   {
     name: 'fuchsia-sampler profiles',
@@ -104,6 +104,6 @@ export const commands: AdapterCommand[] = [
       peak: PEAK,
       extension: EXTENSION,
     },
-    run: async (ctx: CommandContext) => (await import('./commands.js')).profilesCommand(ctx),
+    run: async (ctx: CommandContext) => (await import('#node-commands')).profilesCommand(ctx),
   },
 ];

@@ -38,7 +38,5 @@ export * from './recording.js';
 export * from './session.js';
 export { replayRecording, replayRecordingChunks, sampledSize, profileToCalls, callsToRecording, callsToJsonl, FORMAT_BINARY, FORMAT_JSONL } from './codec.js';
 export type { ReplayOptions, ReplayResult, FuchsiaReadOptions, FuchsiaWriteOptions } from './codec.js';
-export * from './server.js';
-export * from './client.js';
 // The collector load test (src/loadtest.ts) is a workspace tool, not part of the package: see
 // tools/bench/scripts/fuchsia-loadtest.mjs.

@@ -15,6 +15,7 @@
  * The same byte stream (header, then records) is what the live collector accepts on a socket.
  */
 
+import { utf8Length } from '@profkit/core';
 import { fuchsiaError, FuchsiaErrorCodes as C } from './errors.js';
 import { hexToBytes, buildIdHex, BUILD_ID_BYTES, MAX_NAME_LEN, type Generation, type ModuleMap, type SamplerCall } from './fidl/protocol.js';
 
@@ -253,7 +254,7 @@ export function parseJsonlLine(raw: string, line: number, file?: string): JsonlE
       if (r.process_name !== undefined && r.process_name !== null) {
         if (typeof r.process_name !== 'string') fail('process_name must be a string', 'process_name is a string');
         processName = r.process_name as string;
-        if (Buffer.byteLength(processName, 'utf8') > MAX_NAME_LEN) fail(`process_name is longer than ${MAX_NAME_LEN} bytes`, `process_name is string:${MAX_NAME_LEN}`);
+        if (utf8Length(processName) > MAX_NAME_LEN) fail(`process_name is longer than ${MAX_NAME_LEN} bytes`, `process_name is string:${MAX_NAME_LEN}`);
       }
       let moduleMap: ModuleMap[] | undefined;
       if (r.module_map !== undefined && r.module_map !== null) {

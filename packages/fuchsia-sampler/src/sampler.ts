@@ -15,6 +15,7 @@
  *   either kind of profile.
  */
 
+import { latin1String, utf8Length } from '@profkit/core';
 import { fuchsiaError, FuchsiaErrorCodes as C } from './errors.js';
 import { buildIdHex, BUILD_ID_BYTES, MAX_NAME_LEN, type ModuleMap, type SamplerCall } from './fidl/protocol.js';
 
@@ -195,7 +196,7 @@ export class Sampler {
 
   setProcessInfo(name: string | undefined, moduleMap: ModuleMap[] | undefined): void {
     if (name !== undefined) {
-      if (Buffer.byteLength(name, 'utf8') > MAX_NAME_LEN) throw fuchsiaError(C.BOUNDS, `process name longer than ${MAX_NAME_LEN} bytes`, { rule: `process_name is string:${MAX_NAME_LEN}` });
+      if (utf8Length(name) > MAX_NAME_LEN) throw fuchsiaError(C.BOUNDS, `process name longer than ${MAX_NAME_LEN} bytes`, { rule: `process_name is string:${MAX_NAME_LEN}` });
       this.processName = name;
     }
     for (const m of moduleMap ?? []) {
@@ -280,7 +281,7 @@ export class Sampler {
   }
 
   private intern(frames: BigUint64Array): Stack | undefined {
-    const key = Buffer.from(frames.buffer, frames.byteOffset, frames.byteLength).toString('latin1');
+    const key = latin1String(frames);
     let s = this.stacks.get(key);
     if (!s) {
       if (this.stacks.size >= this.limits.maxStacks || this.frameCount + frames.length > this.limits.maxFrames) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { assertValid, createRegistry, locationRows, mappingRows, resolveStack, sampleRows, validate, type Profile } from '@profkit/core';
+import { assertValid, createRegistry, locationRows, mappingRows, resolveStack, sampleRows, validate, type Profile } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
 import fuchsiaSampler, {
   callsToJsonl,
@@ -15,7 +15,7 @@ import fuchsiaSampler, {
   replayRecording,
   replayRecordingChunks,
   type SamplerCall,
-} from '../src/index.js';
+} from '../src/node.js';
 import { expectError, expectRejects } from './helpers.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));

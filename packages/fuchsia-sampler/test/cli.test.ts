@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cliBin, haveCli, runCli, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core';
+import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
-import fuchsiaSampler, { callsToRecording, replayRecording, type SamplerCall } from '../src/index.js';
+import fuchsiaSampler, { callsToRecording, replayRecording, type SamplerCall } from '../src/node.js';
 
 const bin = cliBin;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -134,7 +134,7 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
       expect(rep.code, rep.stderr).toBe(0);
       for (let i = 0; i < 500 && !existsSync(join(out, 'spawned_final_0.pb.gz')); i++) await new Promise((r) => setTimeout(r, 20));
       // A client that stays connected: its profile is written when the collector is terminated.
-      const { connectSampler } = await import('../src/index.js');
+      const { connectSampler } = await import('../src/node.js');
       const c = await connectSampler(addr!);
       await c.send({ method: 'SetProcessInfo', processName: 'lingering' });
       await c.send({ method: 'RecordAllocation', address: 7n, stackTrace: { stackFrames: BigUint64Array.of(0x999n) }, size: 9n });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
-import { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, fastPathStats, replayRecording, type SamplerCall } from '../src/index.js';
+import { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, fastPathStats, replayRecording, type SamplerCall } from '../src/node.js';
 
 const rng = seededRandom;
 

@@ -1,4 +1,4 @@
-import { ProfkitError } from '@profkit/core';
+import { ProfkitError } from '@profkit/core/node';
 import { expect } from 'vitest';
 
 /** Parses the spec's hex tables: rows of "offset | bytes | meaning"; only the bytes matter. */

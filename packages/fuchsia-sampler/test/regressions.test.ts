@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core';
-import adapter, { FuchsiaErrorCodes as C, callsToRecording, parseJsonlLine, profileToCalls, type SamplerCall } from '../src/index.js';
+import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core/node';
+import adapter, { FuchsiaErrorCodes as C, callsToRecording, parseJsonlLine, profileToCalls, type SamplerCall } from '../src/node.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '../dist/index.js');
 
@@ -61,7 +61,7 @@ describe('fuchsia-sampler writer regressions', () => {
   for (const size of [3242592831218384896n, 7599824371187776n, 4503599627370504n, 9007199254740993n]) {
     it.skipIf(!existsSync(dist))(`writing back a profile with a ${size}-byte allocation ends, with the same size`, () => {
       const script = `
-        import { createRegistry } from '@profkit/core';
+        import { createRegistry } from '@profkit/core/node';
         import fuchsia, { callsToRecording } from ${JSON.stringify(pathToFileURL(dist).href)};
         const reg = createRegistry([fuchsia]);
         const rec = callsToRecording([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertValid, mappingRows, locationRows, sampleRows, type Profile } from '@profkit/core';
+import { assertValid, mappingRows, locationRows, sampleRows, type Profile } from '@profkit/core/node';
 import {
   buildProfile,
   callsToJsonl,
@@ -10,7 +10,7 @@ import {
   Sampler,
   FuchsiaErrorCodes as C,
   type SamplerCall,
-} from '../src/index.js';
+} from '../src/node.js';
 import { expectError } from './helpers.js';
 
 const st = (...f: number[]) => ({ stackFrames: BigUint64Array.from(f.map(BigInt)) });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { gorefBinary, gorefMissing as gorefMissingReason } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertValid, createRegistry, locationRows, mappingRows, sampleRows, type CommandContext, type Profile } from '@profkit/core';
+import { assertValid, createRegistry, locationRows, mappingRows, sampleRows, type CommandContext, type Profile } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
 import fuchsiaSampler, {
   callsToRecording,
@@ -17,7 +17,7 @@ import fuchsiaSampler, {
   startCollector,
   type CollectorOptions,
   type SamplerCall,
-} from '../src/index.js';
+} from '../src/node.js';
 
 const registry = createRegistry([pprofAdapter, fuchsiaSampler]);
 const tmp = mkdtempSync(join(tmpdir(), 'fuchsia-sampler-test-'));

@@ -11,7 +11,7 @@ import {
   ORDINALS,
   type FidlType,
   type SamplerCall,
-} from '../src/index.js';
+} from '../src/node.js';
 import { expectError, hex } from './helpers.js';
 import { VECTOR_A, VECTOR_B, VECTOR_C, VECTOR_D } from './vectors.js';
 

@@ -9,7 +9,7 @@
 
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
 import { sniff } from './sniff.js';
-import { remoteCommands } from './remote/commands.js';
+import { remoteCommands } from './remote/command-defs.js';
 
 export { sniff as sniffGperftools } from './sniff.js';
 export { ADAPTER_NAME, FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD, LEGACY_FORMATS, readLegacy } from './read.js';
@@ -24,13 +24,13 @@ export { writeContentionText, contentionValues } from './contention.js';
 export { writeThreadText, MAX_THREADZ_SECTIONS } from './thread.js';
 export type { ThreadWriteKind, ThreadWriteOptions } from './thread.js';
 export { ALLOC_DROP_FRAMES, ALLOC_KEEP_FRAMES, CPU_DROP_FRAMES, LOCK_DROP_FRAMES } from './frameinfo.js';
-export { symbolUrlFor, formatSymbolRequest, parseSymbolRequest, parseSymbolReply, parseNumSymbols, isUnsymbolizableMapping, locationsToSymbolize, applySymbolReply, symbolizeRemote, symbolizeRemoteCounted, SymbolTable } from './remote/symbolz.js';
-export type { SymbolReplyEntry, SymbolizeRemoteOptions, SymbolizeRemoteResult } from './remote/symbolz.js';
-export { planFetch, fetchProfile, programFromCmdline, withRemoteFacts, DEFAULT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from './remote/client.js';
+export { symbolUrlFor, formatSymbolRequest, parseSymbolRequest, parseSymbolReply, parseNumSymbols, isUnsymbolizableMapping, locationsToSymbolize, applySymbolReply, SymbolTable } from './remote/symbolz.js';
+export type { SymbolReplyEntry } from './remote/symbolz.js';
+export { planFetch, programFromCmdline, withRemoteFacts, DEFAULT_SECONDS, DEFAULT_TIMEOUT_SECONDS } from './remote/client.js';
 export type { FetchPlan, FetchOptions, FetchResult } from './remote/client.js';
-export { createProfileServer, isLoopbackHost } from './remote/server.js';
-export type { ProfileKind, ProfileRequest, ProfileCallback, ProfileServerOptions, ProfileServer } from './remote/server.js';
-export { fetchCommand, serveCommand, remoteCommands, profileKindOf } from './remote/commands.js';
+export { isLoopbackHost } from '@profkit/core';
+export type { ProfileKind, ProfileRequest, ProfileCallback, ProfileServerOptions } from './remote/server-types.js';
+export { fetchCommand, serveCommand, remoteCommands, profileKindOf } from './remote/command-defs.js';
 
 let codecPromise: Promise<AdapterCodec> | undefined;
 

@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { createRegistry, formatPprofDump } from '@profkit/core';
-import gperftoolsHeapAdapter, { gperftoolsHeapAdapter as named, sniffGperftools as sniff } from '../src/index.js';
+import { createRegistry, formatPprofDump } from '@profkit/core/node';
+import gperftoolsHeapAdapter, { gperftoolsHeapAdapter as named, sniffGperftools as sniff } from '../src/node.js';
 import { haveCli, runCli } from '@profkit/test-utils';
 import { bytes, haveShared, localFixture, pprofTestdata, sharedFixture } from './helpers.js';
-import { readLegacy } from '../src/index.js';
+import { readLegacy } from '../src/node.js';
 
 function score(head: Uint8Array): { score: number; format?: string } {
   const r = sniff(head);

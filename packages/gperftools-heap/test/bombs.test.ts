@@ -4,8 +4,8 @@
  * (memory follows the distinct rows, not the records) with the same profile as before.
  */
 import { describe, expect, it } from 'vitest';
-import { isProfkitError, sampleCount, stackOf, type ProfkitError } from '@profkit/core';
-import { readLegacy } from '../src/index.js';
+import { isProfkitError, sampleCount, stackOf, type ProfkitError } from '@profkit/core/node';
+import { readLegacy } from '../src/node.js';
 import { parseHeap } from '../src/heap.js';
 import { splitLines } from '../src/text.js';
 import { bytes } from './helpers.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, isProfkitError, sampleCount, stackOf, type ReadLimits } from '@profkit/core';
-import { readLegacy } from '../src/index.js';
+import { ErrorCodes, isProfkitError, sampleCount, stackOf, type ReadLimits } from '@profkit/core/node';
+import { readLegacy } from '../src/node.js';
 import { bytes } from './helpers.js';
 
 // maxSamples and maxFramesPerStack are checked while the input is read (each text parser checks

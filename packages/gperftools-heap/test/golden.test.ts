@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertValid, formatPprofDump, isProfkitError } from '@profkit/core';
-import { readLegacy } from '../src/index.js';
+import { assertValid, formatPprofDump, isProfkitError } from '@profkit/core/node';
+import { readLegacy } from '../src/node.js';
 import { haveShared, pprofTestdata, sharedFixture } from './helpers.js';
 
 /** Every legacy fixture of google/pprof's profile/testdata, with the format we report for it. */

@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertValid, formatPprofDump, totalValue } from '@profkit/core';
-import { readLegacy, writeCpuProfile, writeHeapText } from '../src/index.js';
+import { assertValid, formatPprofDump, totalValue } from '@profkit/core/node';
+import { readLegacy, writeCpuProfile, writeHeapText } from '../src/node.js';
 import { haveCommand, haveShared, sharedFixture } from './helpers.js';
 
 const haveGo = haveCommand('go');

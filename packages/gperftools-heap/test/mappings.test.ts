@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseProcMaps, removeLoggingInfo } from '../src/index.js';
+import { parseProcMaps, removeLoggingInfo } from '../src/node.js';
 
 /** google/pprof profile/legacy_profile_test.go TestParseMappingEntry, all 14 cases. */
 const CASES: [string, null | { start: bigint; limit: bigint; offset?: bigint; file?: string; buildId?: string }][] = [

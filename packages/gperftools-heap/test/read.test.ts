@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assertValid, resolveStack, labelsOf, stackOf, type Profile } from '@profkit/core';
-import { readLegacy, scaleHeapSample } from '../src/index.js';
+import { assertValid, resolveStack, labelsOf, stackOf, type Profile } from '@profkit/core/node';
+import { readLegacy, scaleHeapSample } from '../src/node.js';
 import { bytes, catchError, localFixture } from './helpers.js';
 
 /** Builds a binary CPU profile from slot values, independently of the writer. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
-import adapter from '../src/index.js';
+import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core/node';
+import adapter from '../src/node.js';
 
 // Read limits of issue 10 for the legacy formats (inputs of tools/fuzz's special set).
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliBin, haveCli as haveCliBuilt, runCliAsync, type CliRun } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLegacy } from '../src/index.js';
+import { readLegacy } from '../src/node.js';
 import { pprofTestdata, repoRoot } from './helpers.js';
 import { fixtureProfile, haveFixtures, stacksByMeaning } from './remote-helpers.js';
 

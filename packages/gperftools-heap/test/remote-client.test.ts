@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, resolveStack, type Profile } from '@profkit/core';
-import { createProfileServer, fetchProfile, planFetch, programFromCmdline, readLegacy, type ProfileKind, type ProfileServer } from '../src/index.js';
+import { ProfileBuilder, resolveStack, type Profile } from '@profkit/core/node';
+import { createProfileServer, fetchProfile, planFetch, programFromCmdline, readLegacy, type ProfileKind, type ProfileServer } from '../src/node.js';
 import { fixtureProfile, haveFixtures, stacksByMeaning } from './remote-helpers.js';
 
 const decodeLegacy = async (bytes: Uint8Array, fileName: string) => {
@@ -192,7 +192,7 @@ describe('symbol lookups of our server', () => {
     const server = await createProfileServer({ profiles: () => p });
     try {
       const r = await fetchProfile(`${server.url}/pprof/heap`, { decode: decodeLegacy });
-      const { symbolizeRemote } = await import('../src/index.js');
+      const { symbolizeRemote } = await import('../src/node.js');
       const q = await symbolizeRemote(r.profile!, `${server.url}/pprof/heap`);
       expect(resolveStack(q, 0).map((fr) => fr.name)).toEqual(['make_widget', 'main']);
       expect(Array.from(q.samples['.values'], (c) => c[0])).toEqual([2n, 64n]);

@@ -1,8 +1,8 @@
 import { haveTool } from '@profkit/test-utils';
 import { join } from 'node:path';
-import { ProfileIndex, resolveStack, type Profile, type Registry } from '@profkit/core';
-import { buildRegistry } from '@profkit/core';
-import { readLegacy } from '../src/index.js';
+import { ProfileIndex, resolveStack, type Profile, type Registry } from '@profkit/core/node';
+import { buildRegistry } from '@profkit/core/node';
+import { readLegacy } from '../src/node.js';
 import { haveShared, repoRoot, sharedFixture } from './helpers.js';
 
 /** Reads a shared legacy fixture. */

@@ -11,10 +11,10 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseSymbolReply } from '../src/index.js';
+import { parseSymbolReply } from '../src/node.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const haveDist = existsSync(join(pkgDir, 'dist/index.js'));
+const haveDist = existsSync(join(pkgDir, 'dist/node.js'));
 if (!haveDist) console.warn('remote load test: packages/gperftools-heap/dist is not built (npx tsc -b packages/gperftools-heap); skipped');
 
 /**
@@ -23,8 +23,8 @@ if (!haveDist) console.warn('remote load test: packages/gperftools-heap/dist is 
  * peak RSS and how many in-flight requests saw their signal abort, then exits.
  */
 const SERVER_SCRIPT = `
-import { createProfileServer } from ${JSON.stringify(pathToFileURL(join(pkgDir, 'dist/index.js')).href)};
-import { ProfileBuilder } from '@profkit/core';
+import { createProfileServer } from ${JSON.stringify(pathToFileURL(join(pkgDir, 'dist/node.js')).href)};
+import { ProfileBuilder } from '@profkit/core/node';
 const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_objects', unit: 'count' }, { type: 'inuse_space', unit: 'bytes' }] });
 const fns = Array.from({ length: 200 }, (_, i) => b.internFunction({ name: 'fn_' + i }));
 const locs = fns.map((f, i) => b.addLocation({ address: 0x400000n + BigInt(i) * 0x40n, functionId: f }));

@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { haveCli as haveCliBuilt, haveTool, runCliAsync, startRedirectTestServer, type CliRun, type RedirectTestServer } from '@profkit/test-utils';
-import { ProfileIndex, resolveStack, type Profile } from '@profkit/core';
+import { ProfileIndex, resolveStack, type Profile } from '@profkit/core/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchProfile, readLegacy, symbolizeRemote } from '../src/index.js';
+import { fetchProfile, readLegacy, symbolizeRemote } from '../src/node.js';
 import { repoRoot } from './helpers.js';
 
 const HEAP = 'heap profile:      1:      100 [     1:      100] @ heapprofile\n     1:      100 [     1:      100] @ 0x1001\n';

@@ -13,13 +13,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cliBin, haveCli } from '@profkit/test-utils';
-import { ProfileBuilder, type Profile } from '@profkit/core';
+import { ProfileBuilder, type Profile } from '@profkit/core/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createProfileServer, writeHeapText, type ProfileServer } from '../src/index.js';
+import { createProfileServer, writeHeapText, type ProfileServer } from '../src/node.js';
 import { repoRoot } from './helpers.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const haveDist = existsSync(join(pkgDir, 'dist/index.js'));
+const haveDist = existsSync(join(pkgDir, 'dist/node.js'));
 if (!haveDist) console.warn('serve hardening: packages/gperftools-heap/dist is not built (npx tsc -b packages/gperftools-heap); the heap-growth test is skipped');
 
 /** A heap profile whose text is several MiB: more than loopback buffers take from a client that does not read. */
@@ -182,8 +182,8 @@ describe('answers are encoded once per profile', () => {
  * forcing garbage collection around N requests; it prints the heap growth.
  */
 const GROWTH_SCRIPT = (n: number) => `
-import { createProfileServer } from ${JSON.stringify(pathToFileURL(join(pkgDir, 'dist/index.js')).href)};
-import { ProfileBuilder } from '@profkit/core';
+import { createProfileServer } from ${JSON.stringify(pathToFileURL(join(pkgDir, 'dist/node.js')).href)};
+import { ProfileBuilder } from '@profkit/core/node';
 import { Agent, request } from 'node:http';
 const b = new ProfileBuilder({ sampleTypes: [{ type: 'inuse_objects', unit: 'count' }, { type: 'inuse_space', unit: 'bytes' }] });
 b.addSample([b.addLocation({ address: 0x4010n, functionId: b.internFunction({ name: 'grow' }) })], [1, 64]);

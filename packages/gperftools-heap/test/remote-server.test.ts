@@ -2,8 +2,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, type Profile, type Registry } from '@profkit/core';
-import { createProfileServer, isLoopbackHost, parseSymbolReply, profileKindOf, readLegacy, writeContentionText } from '../src/index.js';
+import { ProfileBuilder, type Profile, type Registry } from '@profkit/core/node';
+import { createProfileServer, isLoopbackHost, parseSymbolReply, profileKindOf, readLegacy, writeContentionText } from '../src/node.js';
 import { fixtureProfile, haveFixtures, repoRegistry, stacksByMeaning } from './remote-helpers.js';
 
 function heapProfile(): Profile {

@@ -7,10 +7,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import * as core from '@profkit/core';
-import { ProfileBuilder, resolveStack, type Profile } from '@profkit/core';
-import * as pkg from '../src/index.js';
-import { SymbolTable, applySymbolReply, locationsToSymbolize, parseSymbolReply, symbolizeRemote } from '../src/index.js';
+import * as core from '@profkit/core/node';
+import { ProfileBuilder, resolveStack, type Profile } from '@profkit/core/node';
+import * as pkg from '../src/node.js';
+import { SymbolTable, applySymbolReply, locationsToSymbolize, parseSymbolReply, symbolizeRemote } from '../src/node.js';
 
 describe('the protocol functions are core\'s, still exported by this package', () => {
   it.each(['symbolUrlFor', 'formatSymbolRequest', 'parseSymbolRequest', 'parseSymbolReply', 'parseNumSymbols', 'isUnsymbolizableMapping', 'locationsToSymbolize', 'applySymbolReply'] as const)('%s', (name) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isProfkitError, validate } from '@profkit/core';
+import { isProfkitError, validate } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
-import { readLegacy } from '../src/index.js';
+import { readLegacy } from '../src/node.js';
 import { bytes, haveShared, localFixture, sharedFixture } from './helpers.js';
 
 /** Reading must either give a valid profile or throw a ProfkitError: never anything else. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, assertValid, formatPprofDump, resolveStack, sampleTypes, type Profile } from '@profkit/core';
-import gperftoolsHeapAdapter, { readLegacy, writeCpuProfile, writeHeapText, formatMapsLine } from '../src/index.js';
+import { ProfileBuilder, assertValid, formatPprofDump, resolveStack, sampleTypes, type Profile } from '@profkit/core/node';
+import gperftoolsHeapAdapter, { readLegacy, writeCpuProfile, writeHeapText, formatMapsLine } from '../src/node.js';
 import { catchError, haveShared, sharedFixture } from './helpers.js';
 
 function heapProfile(types: [string, string][]): Profile {

@@ -25,11 +25,12 @@ import {
   MAX_ID,
   ProfkitError,
   createProfile,
+  crc32,
+  utf8Decoder,
   type ErrorCode,
   type Profile,
   type Warning,
 } from '@profkit/core';
-import { crc32 } from 'node:zlib';
 
 /** Error strings of google/pprof's decoder (kept verbatim: users search for them). */
 export const GoErrors = {
@@ -240,13 +241,13 @@ function safeNumber(what: string, at: number): number {
   return n;
 }
 
-/** The input as a Buffer (no copy), for Node's native UTF-8 slicing. */
-let nodeBuf: Buffer | undefined;
+/** UTF-8 slices of the input (no copy; Node's native `Buffer` slicing on Node, `TextDecoder` elsewhere). */
+let decodeUtf8: ((start: number, end: number) => string) | undefined;
 
 function decodeString(start: number, end: number): string {
   if (end === start) return '';
   // Invalid UTF-8 becomes U+FFFD (Go keeps raw bytes; documented).
-  return nodeBuf!.toString('utf8', start, end);
+  return decodeUtf8!(start, end);
 }
 
 interface Counts {
@@ -590,7 +591,7 @@ export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): D
   fileName = options.file;
   limits = decodeLimits(options.limits);
   setBuf(bytes);
-  nodeBuf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  decodeUtf8 = utf8Decoder(bytes);
   base = 0;
   try {
     return decodeInner();
@@ -602,7 +603,7 @@ export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): D
 /** Drops the module-level references of the decode in progress. */
 function releaseState(): void {
   setBuf(new Uint8Array(0));
-  nodeBuf = undefined;
+  decodeUtf8 = undefined;
   base = 0;
   strings = [];
   C = EMPTY_COLS;
@@ -624,7 +625,7 @@ interface StreamState {
 
 function enter(st: StreamState, window: Uint8Array, start: number): void {
   setBuf(window);
-  nodeBuf = Buffer.from(window.buffer, window.byteOffset, window.byteLength);
+  decodeUtf8 = utf8Decoder(window);
   base = start;
   pos = 0;
   fileName = st.fileName;

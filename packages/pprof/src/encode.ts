@@ -12,7 +12,7 @@
  * The profile's ids are written as they are (validated first: non-zero and unique).
  */
 
-import { ErrorCodes, IdIndex, ProfkitError, type FunctionsTable, type InlineLinesTable, type LocationsTable, type MappingsTable, type Profile } from '@profkit/core';
+import { ErrorCodes, IdIndex, allocUninitialized, utf8Length, ProfkitError, type FunctionsTable, type InlineLinesTable, type LocationsTable, type MappingsTable, type Profile } from '@profkit/core';
 import { EMPTY_NAME } from './decode.js';
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -136,8 +136,7 @@ export function encodeProfile(p: Profile, options: EncodeOptions = {}): Uint8Arr
     const plan = planEncoding(p, options.file);
     // Uninitialized: every byte is written (checked: the written size equals the computed one),
     // so zero-filling the buffer first would be wasted work.
-    const dest = Buffer.allocUnsafeSlow(plan.total);
-    out = new Uint8Array(dest.buffer, dest.byteOffset, plan.total);
+    out = allocUninitialized(plan.total);
     w = 0;
     limit = Infinity;
     // With no limit the writer never pauses: one step writes everything.
@@ -535,7 +534,7 @@ function measureStrings(strBytes: (Uint8Array | undefined)[], strLen: Uint32Arra
     const s = strs[i]!;
     // A string is ASCII exactly when its UTF-8 length equals its UTF-16 length (any other code
     // unit takes at least 2 bytes); the native count is faster than a charCodeAt loop.
-    const n = Buffer.byteLength(s, 'utf8');
+    const n = utf8Length(s);
     if (n === s.length) strLen[i] = n;
     else {
       const bytes = textEncoder.encode(s);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, checkAdapter, createRegistry, isProfkitError, type Profile } from '@profkit/core';
+import { ErrorCodes, ProfileBuilder, checkAdapter, createRegistry, isProfkitError, type Profile } from '@profkit/core/node';
 import adapter, { pprofAdapter, sniffPprof } from '../src/index.js';
 import { encodeProfile, gzipLikeGo, kernelRelocationSymbol, serializePprof } from '../src/codec.js';
 import { PROTO_FIXTURES, fixture, hasFixtures, meaning, pb, str } from './helpers.js';

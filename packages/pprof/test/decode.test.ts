@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, assertValid, labelsOf, resolveStack, stackOf } from '@profkit/core';
+import { ErrorCodes, ProfkitError, assertValid, labelsOf, resolveStack, stackOf } from '@profkit/core/node';
 import { decodeProfile, encodeProfile, parsePprof } from '../src/codec.js';
 import { pb, str, meaning, type Field } from './helpers.js';
 

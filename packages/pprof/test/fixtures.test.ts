@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfkitError, assertValid, resolveStack, totalValue } from '@profkit/core';
+import { ErrorCodes, ProfkitError, assertValid, resolveStack, totalValue } from '@profkit/core/node';
 import { encodeProfile, parsePprof } from '../src/codec.js';
 import { sniffPprof } from '../src/sniff.js';
 import { LEGACY_FIXTURES, PROTO_FIXTURES, fixture, hasFixtures, meaning, readFixture } from './helpers.js';

@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as core from '@profkit/core';
-import type { Profile } from '@profkit/core';
+import * as core from '@profkit/core/node';
+import type { Profile } from '@profkit/core/node';
 import { encodeProfile, parsePprof, serializePprof } from '../src/codec.js';
 import { PROTO_FIXTURES, buildGoTools, fixture, goMissing, hasFixtures } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError, type Profile } from '@profkit/core';
+import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError, type Profile } from '@profkit/core/node';
 import adapter from '../src/index.js';
 import { encodeProfile, encodeProfileChunks, parsePprof, serializePprof } from '../src/codec.js';
 import { gunzipExact, gzipAnnouncedSize, gzipChunks, gzipOneBuffer } from '../src/gzip.js';

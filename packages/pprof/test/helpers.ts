@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProfileIndex, resolveStack, labelsOf, type Profile } from '@profkit/core';
+import { ProfileIndex, resolveStack, labelsOf, type Profile } from '@profkit/core/node';
 
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = resolve(packageDir, '../..');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { assertValid, type Profile } from '@profkit/core';
+import { assertValid, type Profile } from '@profkit/core/node';
 import { decodeProfile, encodeProfile } from '../src/codec.js';
 import { packageDir } from './helpers.js';
 import { seededRandom as rng } from '@profkit/test-utils';

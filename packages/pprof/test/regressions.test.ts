@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
+import { ErrorCodes, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core/node';
 import adapter, { decodeProfile, decodeProfileStream } from '../src/index.js';
 
 // Regressions found by tools/fuzz (special inputs) and the read limits of issue 10: exceeding a

@@ -4,7 +4,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core';
+import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
 import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
 import { PROTO_FIXTURES, hasFixtures, meaning, pb, readFixture, str } from './helpers.js';

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError, parseLimitArgs, type ReadLimits } from '@profkit/core';
+import { ErrorCodes, createRegistry, isProfkitError, parseLimitArgs, type ReadLimits } from '@profkit/core/node';
 import adapter, { decodeProfile, decodeProfileStream } from '../src/index.js';
 import { pb, varint, type Field } from './helpers.js';
 

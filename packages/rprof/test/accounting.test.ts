@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSampleType, topReport } from '@profkit/core';
+import { findSampleType, topReport } from '@profkit/core/node';
 import { GC_FRAME, rAccounting, rAccountingTransform, readRprofBytes, summarizeRprof } from '../src/index.js';
 import { fixturesDir } from './helpers.js';
 

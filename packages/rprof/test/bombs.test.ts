@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import * as zlib from 'node:zlib';
 import { constants as zc, deflateRawSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isProfkitError, type ProfkitError } from '@profkit/core';
+import { isProfkitError, type ProfkitError } from '@profkit/core/node';
 import { readRprofBytes, readRprofChunks } from '../src/index.js';
 import { fixturesDir } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProfileIndex, resolveStack, type Profile } from '@profkit/core';
+import { ProfileIndex, resolveStack, type Profile } from '@profkit/core/node';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const fixturesDir = join(here, 'fixtures');

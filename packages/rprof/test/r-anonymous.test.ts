@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, type Adapter, type Profile } from '@profkit/core';
+import { createRegistry, type Adapter, type Profile } from '@profkit/core/node';
 import { haveGoPprof, haveTool } from '@profkit/test-utils';
 import rprofAdapter, { readRprofBytes, summarizeRprof, writeRprofText } from '../src/index.js';
 import { stacks } from './helpers.js';

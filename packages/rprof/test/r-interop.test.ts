@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertValid, createRegistry, type Adapter, type Profile } from '@profkit/core';
+import { assertValid, createRegistry, type Adapter, type Profile } from '@profkit/core/node';
 import rprofAdapter, { readRprofBytes, summarizeRprof, writeRprofText, type RprofSummary } from '../src/index.js';
 import { rDir, stacks } from './helpers.js';
 

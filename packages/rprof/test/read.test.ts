@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { assertValid, ProfileIndex, resolveStack, type ReadInput } from '@profkit/core';
+import { assertValid, ProfileIndex, resolveStack, type ReadInput } from '@profkit/core/node';
 import { readRprofBytes, readRprofChunks, readRprofInput } from '../src/index.js';
 import { chunked, extCol, fixturesDir, haveShared, sharedFixture, stacks, values } from './helpers.js';
 

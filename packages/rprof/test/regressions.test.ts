@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, assertValid, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core';
+import { ErrorCodes, assertValid, createRegistry, isProfkitError, type ReadLimits } from '@profkit/core/node';
 import adapter, { readRprofBytes } from '../src/index.js';
 import { pprofRewritesName } from '../src/names.js';
 import { stacks } from './helpers.js';

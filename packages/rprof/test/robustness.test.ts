@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isProfkitError, validate } from '@profkit/core';
+import { isProfkitError, validate } from '@profkit/core/node';
 import { readFoldedChunks, readRprofBytes, writeRprofText } from '../src/index.js';
 import { chunked, fixturesDir } from './helpers.js';
 import { seededRandom as rng } from '@profkit/test-utils';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { assertValid, createRegistry, ProfileBuilder, type Profile } from '@profkit/core';
+import { assertValid, createRegistry, ProfileBuilder, type Profile } from '@profkit/core/node';
 import rprofAdapter, { readFoldedChunks, readRprofBytes, sniffRprof, writeFolded, writeRprofText } from '../src/index.js';
 import { extCol, fixturesDir, haveShared, sharedFixture, stacks, values } from './helpers.js';
 

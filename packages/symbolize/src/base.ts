@@ -13,7 +13,7 @@
  * All arithmetic is modulo 2^64, as in Go.
  */
 
-import { ProfkitError } from '@profkit/core';
+import { ProfkitError } from '@profkit/core/node';
 import { ET_DYN, ET_EXEC, ET_REL, PT_LOAD, elfTypeName, findTextProgramHeader, type ElfFile, type ElfProgramHeader } from './elf.js';
 
 const U64 = (1n << 64n) - 1n;

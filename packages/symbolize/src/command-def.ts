@@ -3,7 +3,7 @@
  * first use, so listing commands stays cheap.
  */
 
-import type { AdapterCommand, CommandContext } from '@profkit/core';
+import type { AdapterCommand, CommandContext } from '@profkit/core/node';
 
 export const symbolizeCommand: AdapterCommand = {
   name: 'symbolize',

@@ -1,6 +1,6 @@
 /** Implementation of `profkit symbolize IN OUT` (see `command-def.ts`). */
 
-import { ErrorCodes, ProfkitError, parseAllowedRedirectHosts, type CommandContext } from '@profkit/core';
+import { ErrorCodes, ProfkitError, parseAllowedRedirectHosts, type CommandContext } from '@profkit/core/node';
 import type { DemangleMode } from './demangle.js';
 import { symbolize, type MappingReport, type SymbolizeMode, type SymbolizerTool } from './symbolize.js';
 

@@ -8,7 +8,7 @@
  */
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { ErrorCodes, ProfkitError, ioError, type ErrorCode } from '@profkit/core';
+import { ErrorCodes, ProfkitError, ioError, type ErrorCode } from '@profkit/core/node';
 
 export const ET_REL = 1;
 export const ET_EXEC = 2;

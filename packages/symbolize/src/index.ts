@@ -8,7 +8,7 @@
  * command and transform to the CLI.
  */
 
-import { ErrorCodes, ProfkitError, defineAdapter, parseAllowedRedirectHosts, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, defineAdapter, parseAllowedRedirectHosts, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core/node';
 import { symbolizeCommand } from './command-def.js';
 
 export { symbolize } from './symbolize.js';

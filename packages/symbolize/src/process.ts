@@ -6,7 +6,7 @@
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError } from '@profkit/core/node';
 
 /** Longest reply line accepted (bounded memory on a misbehaving tool). */
 const MAX_LINE = 16 << 20;

@@ -20,7 +20,7 @@ import {
   parseSymbolReply as parseSymbolReplyEntries,
   resolveSymbolUrl,
   symbolReplyMap,
-} from '@profkit/core';
+} from '@profkit/core/node';
 
 /**
  * The symbol endpoint for what the user gave (`--remote`): core's `resolveSymbolUrl`

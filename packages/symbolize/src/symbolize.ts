@@ -20,7 +20,7 @@ import {
   isProfkitError,
   type Profile,
   type Warning,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import { getBase } from './base.js';
 import { displayName, demangleAll, type DemangleMode, DEMANGLE_MODES } from './demangle.js';
 import { elfTypeName, readElf, type ElfFile } from './elf.js';

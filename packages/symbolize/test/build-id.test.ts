@@ -14,7 +14,7 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, ProfileIndex, assertValid, resolveStack, type Profile } from '@profkit/core';
+import { ProfileBuilder, ProfileIndex, assertValid, resolveStack, type Profile } from '@profkit/core/node';
 import { haveCli as cliBuilt, runCli } from '@profkit/test-utils';
 import { readElf, symbolize, unsymbolizableReason } from '../src/index.js';
 import { C_DIR, addr2lineOracle, compile, haveTool, loadSegments, nmSymbols, readelfBuildId, tmp } from './helpers.js';

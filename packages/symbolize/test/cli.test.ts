@@ -4,7 +4,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { haveCli as cliBuilt, runCli } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, createRegistry } from '@profkit/core';
+import { ProfileBuilder, createRegistry } from '@profkit/core/node';
 import { writeCpuProfile } from '@profkit/gperftools-heap';
 import symbolizeAdapter from '../src/index.js';
 import { C_DIR, compile, execMapping, haveTool, nmSymbols, readelfBuildId, tmp } from './helpers.js';

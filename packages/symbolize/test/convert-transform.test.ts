@@ -10,7 +10,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, createRegistry, stackOf } from '@profkit/core';
+import { ProfileBuilder, createRegistry, stackOf } from '@profkit/core/node';
 import { readLegacy, writeCpuProfile } from '@profkit/gperftools-heap';
 import symbolizeAdapter, { symbolizeTransform } from '../src/index.js';
 import { C_DIR, compile, haveTool, nmSymbols, tmp } from './helpers.js';

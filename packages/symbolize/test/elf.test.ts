@@ -6,7 +6,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import { ET_DYN, ET_EXEC, PT_LOAD, PT_NOTE, findTextProgramHeader, parseElf, readElf } from '../src/index.js';
 import { C_DIR, compile, haveTool, loadSegments, readelfBuildId, readelfType, tmp } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, resolveStack } from '@profkit/core';
+import { ProfileBuilder, resolveStack } from '@profkit/core/node';
 import { ET_EXEC, PT_LOAD, readElf, symbolize } from '../src/index.js';
 import { C_DIR, addr2lineOracle, execMapping, haveTool, loadSegments, markers, nmSymbols, readelfBuildId, tmp, which } from './helpers.js';
 

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, ProfileIndex, assertValid, locationRow, resolveStack, type Profile } from '@profkit/core';
+import { ProfileBuilder, ProfileIndex, assertValid, locationRow, resolveStack, type Profile } from '@profkit/core/node';
 import { symbolize, type SymbolizeOptions } from '../src/index.js';
 import { C_DIR, addr2lineOracle, compile, execMapping, haveTool, markers, nmSymbols, readelfBuildId, tmp } from './helpers.js';
 import { rmSync } from 'node:fs';

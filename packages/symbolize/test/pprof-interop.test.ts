@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileIndex, assertValid, locationFrames, type Profile } from '@profkit/core';
+import { ProfileIndex, assertValid, locationFrames, type Profile } from '@profkit/core/node';
 import { readLegacy } from '@profkit/gperftools-heap';
 import { symbolize, type SymbolizeOptions } from '../src/index.js';
 import { C_DIR, compile, haveTool, tmp, which } from './helpers.js';

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, assertValid, resolveStack } from '@profkit/core';
+import { ProfileBuilder, assertValid, resolveStack } from '@profkit/core/node';
 import { parseSymbolReply, symbolize, symbolizeRemoteAddresses, symbolzURL } from '../src/index.js';
 
 // Expected endpoints are literals from google/pprof's rules (internal/symbolz `symbolz()` and its

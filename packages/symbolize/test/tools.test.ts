@@ -6,7 +6,7 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder, resolveStack } from '@profkit/core';
+import { ProfileBuilder, resolveStack } from '@profkit/core/node';
 import { parseAddr2LineFrame, parseLlvmJson, symbolize } from '../src/index.js';
 import { C_DIR, compile, execMapping, haveTool, nmSymbols, tmp } from './helpers.js';
 

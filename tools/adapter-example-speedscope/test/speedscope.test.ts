@@ -12,7 +12,7 @@ import {
   validate,
   type Profile,
   type ReadInput,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import { MAX_JSON_BYTES, readSpeedscope, speedscopeToProfile, writeSpeedscope } from '../src/codec.js';
 import speedscopeAdapter, { sniffSpeedscope } from '../src/index.js';
 

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProfileBuilder } from '@profkit/core';
+import { ProfileBuilder } from '@profkit/core/node';
 import { spawnSync } from 'node:child_process';
 import { TABLES, listProfiles, postgresScript, profileToTables, readDirectory, readSqlite, sqlType, writeCsvDir, writeParquetDir, writeSqlite, writeSqliteFile } from '@profkit/dm-export';
 

@@ -9,7 +9,7 @@ import { runLoadTest } from '../../../packages/fuchsia-sampler/dist/loadtest.js'
 const [events = '1000000', clients = '4', transport = 'channel2', net = 'tcp', write = ''] = process.argv.slice(2);
 let writeProfile;
 if (write === 'pprof') {
-  const { createRegistry } = await import('@profkit/core');
+  const { createRegistry } = await import('@profkit/core/node');
   const pprof = (await import('@profkit/pprof')).default;
   const registry = createRegistry([pprof]);
   writeProfile = (p, path) => registry.write(p, path, { validate: false });

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { createRegistry, isGzip } from '@profkit/core';
+import { createRegistry, isGzip } from '@profkit/core/node';
 import pprof from '@profkit/pprof';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));

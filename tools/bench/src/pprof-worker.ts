@@ -89,7 +89,7 @@ async function main(): Promise<void> {
       // write. The read is streamed (the file is inflated twice) unless `-whole`
       // (`--read-option stream=false`: inflated once into one buffer).
       const readOptions = contender === 'profkit-registry-whole' ? { options: { stream: false } } : {};
-      const { createRegistry } = await import('@profkit/core');
+      const { createRegistry } = await import('@profkit/core/node');
       const { pprofAdapter } = await import('@profkit/pprof');
       const registry = createRegistry([pprofAdapter]);
       const target = join(tmpdir(), `profkit-bench-${process.pid}.pb.gz`);
@@ -174,7 +174,7 @@ async function rssOnce(contender: string, file: string): Promise<void> {
   } else if (contender === 'profkit-registry' || contender === 'profkit-registry-whole') {
     // The CLI's convert: the file is read by the registry (not the `gz` above, kept only so that
     // the idle baseline is comparable), validated, re-encoded, gzipped and written.
-    const { createRegistry } = await import('@profkit/core');
+    const { createRegistry } = await import('@profkit/core/node');
     const { pprofAdapter } = await import('@profkit/pprof');
     const registry = createRegistry([pprofAdapter]);
     const target = join(tmpdir(), `profkit-bench-${process.pid}.pb.gz`);

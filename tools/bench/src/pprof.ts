@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { ProfileBuilder } from '@profkit/core';
+import { ProfileBuilder } from '@profkit/core/node';
 import { serializePprof } from '@profkit/pprof';
 
 const here = dirname(fileURLToPath(import.meta.url));

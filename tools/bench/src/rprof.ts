@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createRegistry, readChunks, writeFileAtomic } from '@profkit/core';
+import { createRegistry, readChunks, writeFileAtomic } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
 import rprofAdapter, { readRprofBytes, readRprofChunks, writeFolded, writeRprofText } from '@profkit/rprof';
 import { seededRandom as rng } from '@profkit/test-utils';

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ProfileBuilder } from '@profkit/core';
+import { ProfileBuilder } from '@profkit/core/node';
 import { symbolize, type SymbolizeOptions } from '@profkit/symbolize';
 import { seededRandom as rng } from '@profkit/test-utils';
 

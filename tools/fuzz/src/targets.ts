@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { applyDropFrames, createRegistry, isGzip, isProfkitError, sampleCount, topReport, type Profile, type ReadLimits, type Registry } from '@profkit/core';
+import { applyDropFrames, createRegistry, isGzip, isProfkitError, sampleCount, topReport, type Profile, type ReadLimits, type Registry } from '@profkit/core/node';
 import pprofAdapter, { decodeProfile, decodeProfileStream, serializePprof } from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';

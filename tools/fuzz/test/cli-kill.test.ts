@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRegistry, sampleCount, type Profile } from '@profkit/core';
+import { createRegistry, sampleCount, type Profile } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import { repoRoot } from '../src/targets.js';

@@ -3,9 +3,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core';
+import { createRegistry, locationRows, sampleRows, type Profile } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
-import fuchsiaSampler, { callsToRecording, connectSampler, recordingHeader, replayRecording, startCollector, type SamplerCall } from '@profkit/fuchsia-sampler';
+import fuchsiaSampler, { callsToRecording, connectSampler, recordingHeader, replayRecording, startCollector, type SamplerCall } from '@profkit/fuchsia-sampler/node';
 
 // The Fuchsia collector under mixed load on loopback, all at once: concurrent well-behaved
 // clients, a client trickling its bytes, clients that disconnect inside a message, a client

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fuzz, mutate, rng, throwSite, memoryBound, gzipBomb } from '../src/index.js';
-import { gunzipBounded, isProfkitError } from '@profkit/core';
+import { gunzipBounded, isProfkitError } from '@profkit/core/node';
 
 // The harness itself must catch every kind of failure: the `harness-check` target misbehaves on
 // purpose (typed error, untyped exception, hang, heap growth, process exit, limit error without

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isProfkitError } from '@profkit/core';
+import { isProfkitError } from '@profkit/core/node';
 import { makeTarget, specialInputs, type TargetName } from '../src/index.js';
 
 // The hostile inputs that must hit a specific limit under the fuzzer's limits (FUZZ_LIMITS):

@@ -1,4 +1,4 @@
-import { ErrorCodes, ProfkitError, type CommandOption } from '@profkit/core';
+import { ErrorCodes, ProfkitError, type CommandOption } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 
 interface Spec {

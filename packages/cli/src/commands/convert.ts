@@ -1,4 +1,4 @@
-import { ErrorCodes, ProfkitError, missingTransformError, type TransformValues } from '@profkit/core';
+import { ErrorCodes, ProfkitError, missingTransformError, type TransformValues } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { parseFormatOptions } from './shared.js';
 

@@ -1,4 +1,4 @@
-import { StreamInput, detectionError } from '@profkit/core';
+import { detectionError, openStreamInput } from '@profkit/core/node';
 import { table } from '../output.js';
 import type { CliCommand } from '../types.js';
 
@@ -15,7 +15,7 @@ export const detect: CliCommand = {
     const file = ctx.positionals[0]!;
     const { registry, out } = ctx;
     // Detection needs only the head: an endless stdin is not read to its end.
-    const source = file === '-' ? await StreamInput.open('-').head(64 * 1024) : file;
+    const source = file === '-' ? await openStreamInput('-').head(64 * 1024) : file;
     const d = await registry.detectFile(source, file);
     const explain = ctx.values.explain === true;
     if (ctx.json) {

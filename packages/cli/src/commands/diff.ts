@@ -1,4 +1,4 @@
-import { diff as diffProfiles, topReport } from '@profkit/core';
+import { diff as diffProfiles, topReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { REPORT_OPTIONS, asViewed, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 

@@ -1,4 +1,4 @@
-import { filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core';
+import { filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
 import { FOCUS_OPTIONS, FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput, sampleTypeIndexOf, stringOption } from './shared.js';
 

@@ -1,4 +1,4 @@
-import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@profkit/core';
+import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@profkit/core/node';
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';

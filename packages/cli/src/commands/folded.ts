@@ -1,4 +1,4 @@
-import { toFolded, writeFileAtomic } from '@profkit/core';
+import { toFolded, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { VIEW_OPTIONS, readForView, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';

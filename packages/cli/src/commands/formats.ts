@@ -1,4 +1,4 @@
-import { FIRST_PARTY_FORMATS, type AdapterSource } from '@profkit/core';
+import { FIRST_PARTY_FORMATS, type AdapterSource } from '@profkit/core/node';
 import { table } from '../output.js';
 import type { CliCommand } from '../types.js';
 

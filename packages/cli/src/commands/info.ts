@@ -6,7 +6,7 @@ import {
   sampleCount,
   sampleTypes,
   totalValue,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import { formatNanos, isoFromNanos, table } from '../output.js';
 import type { CliCommand } from '../types.js';
 import { READ_OPTION, readOptionsOf } from './shared.js';

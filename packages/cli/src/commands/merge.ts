@@ -1,4 +1,4 @@
-import { merge as mergeProfiles } from '@profkit/core';
+import { merge as mergeProfiles } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput } from './shared.js';
 

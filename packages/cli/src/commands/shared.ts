@@ -14,7 +14,7 @@ import {
   type Profile,
   type RegistryReadResult,
   type Warning,
-} from '@profkit/core';
+} from '@profkit/core/node';
 import type { CliContext } from '../types.js';
 
 /** Options shared by the view commands (top, tree, peek, diff, flame). */

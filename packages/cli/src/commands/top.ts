@@ -1,4 +1,4 @@
-import { ErrorCodes, ProfkitError, formatTopTable, topReport, type TopReport } from '@profkit/core';
+import { ErrorCodes, ProfkitError, formatTopTable, topReport, type TopReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
 import { REPORT_OPTIONS, byOf, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 

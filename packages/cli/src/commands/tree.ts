@@ -1,4 +1,4 @@
-import { treeReport, type TreeReport } from '@profkit/core';
+import { treeReport, type TreeReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
 import { REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 

@@ -1,4 +1,4 @@
-import { validate as validateProfile, type ValidationMode } from '@profkit/core';
+import { validate as validateProfile, type ValidationMode } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { READ_OPTION, readOptionsOf } from './shared.js';
 

@@ -4,8 +4,8 @@
  * persisted wire-metadata headers (8 bytes, RFC-0120) and the message-level codec.
  */
 
-import { createHash } from 'node:crypto';
 import { fuchsiaError, FuchsiaErrorCodes as C } from '../errors.js';
+import { sha256 } from './sha256.js';
 import { decodeBody, encodeBody, type DecodeContext, type FidlType, type FidlValue, type UnionValue } from './wire.js';
 
 export const LIBRARY = 'fuchsia.memory.sampler';
@@ -26,8 +26,8 @@ export const MAGIC_NUMBER_INITIAL = 0x01;
  * the first 8 bytes as a little-endian u64, with the most significant bit cleared.
  */
 export function methodOrdinal(selector: string): bigint {
-  const h = createHash('sha256').update(selector, 'utf8').digest();
-  return h.readBigUInt64LE(0) & 0x7fff_ffff_ffff_ffffn;
+  const h = sha256(new TextEncoder().encode(selector));
+  return new DataView(h.buffer).getBigUint64(0, true) & 0x7fff_ffff_ffff_ffffn;
 }
 
 export type MethodName = 'RecordAllocation' | 'RecordDeallocation' | 'SetProcessInfo' | 'SetSharedSocket';

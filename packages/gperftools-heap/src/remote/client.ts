@@ -5,7 +5,6 @@
  */
 
 import { ErrorCodes, ProfkitError, type Profile, type Warning } from '@profkit/core';
-import { httpRequest } from './symbolz.js';
 
 /** The default profiling duration of CPU-like pages (gperftools' Perl pprof: 30 s). */
 export const DEFAULT_SECONDS = 30;
@@ -124,61 +123,6 @@ export interface FetchResult {
 export function programFromCmdline(text: string): string {
   const first = text.split('\n')[0] ?? '';
   return first.split('\0')[0]!.trim();
-}
-
-/**
- * Fetches a profile from a pprof-protocol server (gperftools-style `/pprof/*` or Go's
- * `/debug/pprof/*`), bounded in time and size. With `decode`, also decodes it and records the
- * source URL and program name (see `withRemoteFacts`).
- */
-export async function fetchProfile(url: string, options: FetchOptions = {}): Promise<FetchResult> {
-  const plan = planFetch(url, options);
-  const warnings: Warning[] = [];
-  const started = Date.now();
-  let ticker: ReturnType<typeof setInterval> | undefined;
-  if (plan.seconds > 0 && options.onWait) {
-    const cb = options.onWait;
-    cb(0, plan.seconds);
-    ticker = setInterval(() => cb(Math.min((Date.now() - started) / 1000, plan.seconds), plan.seconds), 250);
-  }
-  let got: Awaited<ReturnType<typeof httpRequest>>;
-  try {
-    got = await httpRequest(plan.url, {
-      timeoutMs: (plan.timeoutSeconds + (options.deadlineGraceSeconds ?? DEADLINE_GRACE_SECONDS)) * 1000,
-      maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
-      allowRedirectHosts: options.allowRedirectHosts,
-      signal: options.signal,
-      onBytes: (n, total) => {
-        if (ticker) {
-          clearInterval(ticker);
-          ticker = undefined;
-        }
-        options.onBytes?.(n, total);
-      },
-    });
-  } finally {
-    if (ticker) clearInterval(ticker);
-  }
-  if (got.bytes.length === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `${plan.url} answered with an empty body`, { url: plan.url, rule: 'a profile is not empty' });
-  let program = '';
-  if (plan.cmdlineUrl && options.cmdline !== false) {
-    try {
-      const c = await httpRequest(plan.cmdlineUrl, { timeoutMs: 10_000, maxBytes: 1 << 20, allowRedirectHosts: options.allowRedirectHosts, signal: options.signal });
-      program = programFromCmdline(c.text);
-    } catch (e) {
-      warnings.push({
-        code: 'PROFKIT_W_REMOTE_NO_CMDLINE',
-        message: `could not get the program name from ${plan.cmdlineUrl}: ${e instanceof ProfkitError ? e.message : String(e)}`,
-      });
-    }
-  }
-  const result: FetchResult = { bytes: got.bytes, warnings, plan, program, contentType: String(got.headers['content-type'] ?? '') };
-  if (options.decode) {
-    const r = await options.decode(got.bytes, plan.url);
-    result.profile = withRemoteFacts(r.profile, plan.url, program);
-    warnings.push(...r.warnings);
-  }
-  return result;
 }
 
 /**

@@ -1,0 +1,74 @@
+/**
+ * What both gzip implementations (`gzip-node.ts`, `gzip-browser.ts`) share: the limits, the
+ * errors (so that a limit or corrupt data reads the same on Node and in a browser) and byte helpers.
+ */
+
+import { ErrorCodes, ProfkitError } from './errors.js';
+
+/** Safe defaults; every one can be raised by the option named in its error. */
+export const DEFAULT_LIMITS = {
+  /** Largest compressed or raw input read into memory (`maxInputBytes`). */
+  maxInputBytes: 4 * 1024 ** 3,
+  /** Largest decompressed size of a gzip input (`maxDecompressedBytes`). */
+  maxDecompressedBytes: 4 * 1024 ** 3,
+} as const;
+
+export interface Limits {
+  maxInputBytes?: number;
+  maxDecompressedBytes?: number;
+}
+
+/** The decompressed-size limit of a whole-buffer inflation (zlib cannot return more than 4 GiB at once). */
+export function maxDecompressed(limits: Limits): number {
+  return Math.min(limits.maxDecompressedBytes ?? DEFAULT_LIMITS.maxDecompressedBytes, 2 ** 32);
+}
+
+export function decompressedLimitError(max: number, file?: string): ProfkitError {
+  return new ProfkitError(ErrorCodes.LIMIT, `decompressed input exceeds ${max} bytes (raise it with the option limits.maxDecompressedBytes)`, {
+    file,
+    option: 'maxDecompressedBytes',
+    rule: 'decompressed size limit',
+  });
+}
+
+/** Corrupt gzip data; `subject` names what was inflated in the message (the file, or `gzip data`). */
+export function decompressError(subject: string, message: string, file?: string, cause?: unknown): ProfkitError {
+  return new ProfkitError(ErrorCodes.DECOMPRESS, `decompressing ${subject} failed: ${message}`, { file, rule: 'gzip stream' }, cause === undefined ? undefined : { cause });
+}
+
+/** Inflate never expands data more than this. */
+const MAX_INFLATE_RATIO = 1032;
+
+/**
+ * The decompressed size a gzip buffer announces in its (last) trailer, when it is plausible:
+ * ISIZE (size mod 2^32), non-zero and no more than the compressed size can expand to.
+ * `undefined` when it cannot be trusted.
+ */
+export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
+  if (gz.length < 18) return undefined;
+  const n = (gz[gz.length - 4]! | (gz[gz.length - 3]! << 8) | (gz[gz.length - 2]! << 16) | (gz[gz.length - 1]! << 24)) >>> 0;
+  if (n === 0 || n > gz.length * MAX_INFLATE_RATIO) return undefined;
+  return n;
+}
+
+/**
+ * zlib's deflateBound (stored-block worst case), plus the gzip header and trailer. A bound that
+ * is ever too small only costs a second chunk and a concatenation, never wrong output.
+ */
+export function gzipBound(n: number): number {
+  return Math.max(n + (n >>> 12) + (n >>> 14) + (n >>> 25) + 13 + 18 + 64, 64);
+}
+
+/** Joins byte chunks into one array (the neutral `Buffer.concat`); one chunk is returned as it is. */
+export function concatBytes(chunks: readonly Uint8Array[], total = chunks.reduce((n, c) => n + c.length, 0)): Uint8Array {
+  if (chunks.length === 1 && chunks[0]!.length === total) return chunks[0]!;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    const take = Math.min(c.length, total - at);
+    out.set(take === c.length ? c : c.subarray(0, take), at);
+    at += take;
+    if (at === total) break;
+  }
+  return out;
+}

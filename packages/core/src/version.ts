@@ -1,0 +1,6 @@
+/**
+ * The npm version of this @profkit/core, as a constant so that no platform needs to read
+ * package.json at run time (a browser bundle cannot). `test/version.test.ts` fails when it differs
+ * from package.json: update it with the version (`changeset version` does not).
+ */
+export const CORE_VERSION = '0.1.0';
