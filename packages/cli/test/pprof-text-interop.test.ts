@@ -106,6 +106,13 @@ describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime wr
     const traces = await expectSameAsPprof('traces', cpu);
     expect(traces).toMatch(/^ +worker: +(fast|slow)$/m);
     await expectSameAsPprof('raw', cpu);
+    const j = JSON.parse((await profkit(['tags', cpu, '--json'])).stdout);
+    expect(j.schema).toBe('profkit.tags/1');
+    expect(j.keys.map((k: { key: string }) => k.key)).toEqual(['phase', 'worker']);
+    for (const k of j.keys) expect(k.values.reduce((s: bigint, v: { amount: string }) => s + BigInt(v.amount), 0n)).toBe(BigInt(k.total));
+    const t = JSON.parse((await profkit(['traces', cpu, '--json'])).stdout);
+    expect(t.samples.length).toBe(traces.split('-----------+').length - 2);
+    expect(t.samples.some((s: { labels: Record<string, string[]> }) => s.labels.worker?.[0] === 'slow')).toBe(true);
   });
 
   it.each(['heap.pb.gz', 'mutex.contention', 'goroutine.thread'])('%s', async (name) => {

@@ -1,6 +1,6 @@
 import { goPprofLoad, type Profile, type RegistryReadResult } from '@profkit/core';
 import type { CliContext } from '../types.js';
-import { phase, readWithProgress } from './shared.js';
+import { phase, readWithProgress, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 /**
  * Reads FILE and loads it as `go tool pprof` does before a report (`goPprofLoad`: merged with
@@ -10,4 +10,26 @@ export async function readAsGoPprof(ctx: CliContext, file: string): Promise<Regi
   const r = await readWithProgress(ctx, file);
   const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile));
   return { ...r, loaded: l.profile, warnings: [...r.warnings, ...l.warnings] };
+}
+
+/**
+ * The run of a report over the samples (traces, tags): read FILE as pprof loads it, compute the
+ * report for `--sample-type`, print its text, or with `--json` the document `name` with `data`.
+ */
+export async function runSampleReport<R extends { sampleTypeIndex: number; text: string }>(
+  ctx: CliContext,
+  name: string,
+  report: (loaded: Profile, options: { sampleTypeIndex: number }) => R,
+  data: (rep: R) => Record<string, unknown>,
+): Promise<number> {
+  const file = ctx.positionals[0]!;
+  const r = await readAsGoPprof(ctx, file);
+  const rep = report(r.loaded, { sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) });
+  if (ctx.json) {
+    ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex), ...data(rep), warnings: r.warnings });
+    return 0;
+  }
+  ctx.out.warnings(r.warnings);
+  ctx.stdout.write(rep.text);
+  return 0;
 }

@@ -1,7 +1,7 @@
 import { tagsReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, SAMPLE_TYPE_OPTION, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
-import { readAsGoPprof } from './go-load.js';
+import { FROM_OPTION, SAMPLE_TYPE_OPTION } from './shared.js';
+import { runSampleReport } from './go-load.js';
 
 export const tags: CliCommand = {
   name: 'tags',
@@ -21,16 +21,5 @@ export const tags: CliCommand = {
   options: { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION },
   positionals: 1,
   json: true,
-  async run(ctx) {
-    const file = ctx.positionals[0]!;
-    const r = await readAsGoPprof(ctx, file);
-    const rep = tagsReport(r.loaded, { sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) });
-    if (ctx.json) {
-      ctx.out.document('tags', { file, format: r.format, sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex), keys: rep.keys, warnings: r.warnings });
-      return 0;
-    }
-    ctx.out.warnings(r.warnings);
-    ctx.stdout.write(rep.text);
-    return 0;
-  },
+  run: (ctx) => runSampleReport(ctx, 'tags', tagsReport, (rep) => ({ keys: rep.keys })),
 };

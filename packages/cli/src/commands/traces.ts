@@ -1,7 +1,7 @@
 import { tracesReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, SAMPLE_TYPE_OPTION, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
-import { readAsGoPprof } from './go-load.js';
+import { FROM_OPTION, SAMPLE_TYPE_OPTION } from './shared.js';
+import { runSampleReport } from './go-load.js';
 
 export const traces: CliCommand = {
   name: 'traces',
@@ -22,28 +22,14 @@ export const traces: CliCommand = {
   options: { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION },
   positionals: 1,
   json: true,
-  async run(ctx) {
-    const file = ctx.positionals[0]!;
-    const r = await readAsGoPprof(ctx, file);
-    const rep = tracesReport(r.loaded, { sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) });
-    if (ctx.json) {
-      ctx.out.document('traces', {
-        file,
-        format: r.format,
-        sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex),
-        header: rep.header,
-        samples: rep.samples.map((s) => ({
-          value: s.value,
-          labels: Object.fromEntries(s.labels),
-          numLabels: Object.fromEntries(s.numLabels.map(([k, v, unit]) => [k, { values: v, unit }])),
-          frames: s.frames,
-        })),
-        warnings: r.warnings,
-      });
-      return 0;
-    }
-    ctx.out.warnings(r.warnings);
-    ctx.stdout.write(rep.text);
-    return 0;
-  },
+  run: (ctx) =>
+    runSampleReport(ctx, 'traces', tracesReport, (rep) => ({
+      header: rep.header,
+      samples: rep.samples.map((s) => ({
+        value: s.value,
+        labels: Object.fromEntries(s.labels),
+        numLabels: Object.fromEntries(s.numLabels.map(([k, v, unit]) => [k, { values: v, unit }])),
+        frames: s.frames,
+      })),
+    })),
 };
