@@ -151,7 +151,7 @@ export interface ThreadWriteOptions {
 }
 
 /** threadz sections a write may produce (a count of N is N sections). */
-export const MAX_THREADZ_SECTIONS = 10_000_000;
+export const MAX_THREADZ_SECTIONS = 1_000_000;
 
 /**
  * Writes a thread profile google/pprof reads back to the same samples (`parseThread` /

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileBuilder, goPprofLoad, rawReport, scale, type Profile } from '@profkit/core';
-import gperftoolsHeapAdapter, { readLegacy } from '../src/index.js';
+import gperftoolsHeapAdapter, { MAX_THREADZ_SECTIONS, readLegacy } from '../src/index.js';
 import { codec } from '../src/codec.js';
 import { catchError, haveCommand, haveShared, sharedFixture } from './helpers.js';
 
@@ -63,6 +63,17 @@ describe('contention and thread formats are writable', () => {
     const back = readLegacy(new TextEncoder().encode(text)).profile;
     expect(Array.from(back.samples['.values'][0]!)).toEqual([3n]);
     expect(Array.from(back.locations['.address'])).toEqual([0x401000n, 0x402000n]);
+  });
+
+  it('threadz refuses more than MAX_THREADZ_SECTIONS threads (bounded output); kind=count writes them as one row', async () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'thread', unit: 'count' }] });
+    b.addSample([b.internLocation({ address: 0x401000n })], [BigInt(MAX_THREADZ_SECTIONS) + 1n]);
+    const p = b.build();
+    const e = await catchAsync(() => written(p, 'gperftools-thread'));
+    expect(e.code).toBe('PROFKIT_E_UNSUPPORTED');
+    expect(e.detail.option).toBe('kind');
+    const { text } = await written(p, 'gperftools-thread', { kind: 'count' });
+    expect(text).toBe(`thread profile: total ${MAX_THREADZ_SECTIONS + 1}\n${MAX_THREADZ_SECTIONS + 1} @ 0x401001\n--- Memory map: ---\n`);
   });
 
   it('a profile without contention types or with a non-time delay is refused with a typed error', async () => {
