@@ -10,7 +10,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,5 +127,35 @@ describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime wr
     const c = await profkit(['convert', join(dir, name), out, '--to', format, '--quiet']);
     expect(c.code, c.stderr).toBe(0);
     expect(goPprof(['-raw', out]).stdout).toBe(goPprof(['-raw', join(dir, name)]).stdout);
+  });
+});
+
+const haveGperftools =
+  spawnSync('gcc', ['--version']).status === 0 &&
+  existsSync('/usr/include/gperftools/heap-profiler.h') &&
+  ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
+if (!haveGperftools) console.warn('pprof-text interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped');
+
+describe.skipIf(!goAvailable || !haveGperftools)('raw / traces / tags on profiles gperftools writes now', () => {
+  const dir = join(tmp, 'gperftools');
+  let files: string[] = [];
+  beforeAll(() => {
+    mkdirSync(dir, { recursive: true });
+    const binary = join(dir, 'workload');
+    const cc = spawnSync('gcc', ['-O0', '-g', '-o', binary, join(repoRoot, 'packages/gperftools-heap/test/c/workload.c'), '-ltcmalloc_and_profiler'], { encoding: 'utf8' });
+    expect(cc.status, cc.stderr).toBe(0);
+    const run = spawnSync(binary, ['30000000'], {
+      encoding: 'utf8',
+      env: { ...process.env, HEAPPROFILE: join(dir, 'hp'), CPUPROFILE: join(dir, 'cpu.prof'), CPUPROFILE_FREQUENCY: '1000' },
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    files = readdirSync(dir).filter((f) => /^hp\.\d{4}\.heap$/.test(f) || f === 'cpu.prof');
+  }, 120_000);
+
+  it('heap dumps and the CPU profile', async () => {
+    expect(files).toContain('cpu.prof');
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const f of files) for (const mode of MODES) await expectSameAsPprof(mode, join(dir, f));
   });
 });
