@@ -1,0 +1,43 @@
+/**
+ * The main entries of core and the adapters bundle for the browser: esbuild with
+ * `--platform=browser` fails on any `node:` (or bare built-in) import it cannot resolve, and the
+ * bundle uses no Node global. Sizes are printed (the numbers in docs/browser.md).
+ */
+
+import { describe, expect, it } from 'vitest';
+import { CORE_PPROF, CORE_PPROF_BUDGET_BYTES, CORE_PPROF_VIEWER, PLATFORM_NEUTRAL_PACKAGES, bundleForBrowser, findNodeGlobals, reexportAll } from '../src/bundle.js';
+
+const kb = (n: number) => `${(n / 1000).toFixed(1)} KB`;
+
+describe('the Node-global scan', () => {
+  it('finds Buffer, process and require as code uses them, not in names or messages', () => {
+    expect(findNodeGlobals('let a=Buffer.from(x);if(b instanceof Buffer)process.exit(1);const m=require("fs")').map((s) => s.split(' at ')[0])).toEqual(['Buffer', 'Buffer', 'process.', 'require(']);
+    expect(findNodeGlobals('const myBuffer=1;x.process.y;o.require(z);throw Error("a Buffer larger than")')).toEqual([]);
+  });
+});
+
+describe('main entries bundled for the browser', () => {
+  it.each(PLATFORM_NEUTRAL_PACKAGES)('%s: no Node built-in, no Node global', async (pkg) => {
+    const b = await bundleForBrowser({ source: reexportAll([pkg]) });
+    expect(b.errors, `esbuild --platform=browser could not bundle ${pkg}`).toEqual([]);
+    expect(b.nodeGlobals, `Node globals in the browser bundle of ${pkg}`).toEqual([]);
+    console.log(`${pkg}: ${kb(b.bytes)} minified (largest parts: ${b.bytesByPackage.slice(0, 4).map((i) => `${i.name} ${kb(i.bytes)}`).join(', ')})`);
+  });
+
+  it('core + pprof (everything pprof exports, with the core it imports): sizes', async () => {
+    const b = await bundleForBrowser({ source: CORE_PPROF });
+    expect(b.errors).toEqual([]);
+    const viewer = await bundleForBrowser({ source: CORE_PPROF_VIEWER });
+    expect(viewer.errors).toEqual([]);
+    console.log(`core + pprof: ${kb(b.bytes)} minified (budget ${kb(CORE_PPROF_BUDGET_BYTES)}, not yet asserted); parts: ${b.bytesByPackage.map((i) => `${i.name} ${kb(i.bytes)}`).join(', ')}`);
+    console.log(`a pprof viewer (+ Registry, applyDropFrames, topReport): ${kb(viewer.bytes)} minified (not budgeted)`);
+  });
+
+  it('everything core and every adapter export, together: no Node built-in, no Node global', async () => {
+    const b = await bundleForBrowser({ source: reexportAll(PLATFORM_NEUTRAL_PACKAGES) });
+    expect(b.errors).toEqual([]);
+    expect(b.nodeGlobals).toEqual([]);
+    const core = await bundleForBrowser({ source: reexportAll(['@profkit/core']) });
+    console.log(`everything core exports: ${kb(core.bytes)}; core + all adapters: ${kb(b.bytes)} minified (not budgeted)`);
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * profkit in a real browser (headless Chromium from Debian's `chromium`, driven by
+ * playwright-core): a page served from loopback loads one browser bundle of core and every
+ * platform-neutral adapter (src/page.ts), fetches each fixture's bytes and reads them there. For
+ * every format (pprof gzip and raw, Rprof, gperftools heap/CPU/contention/thread, folded, Fuchsia
+ * recordings, speedscope) the page's `top` document must equal `profkit top FILE --json` run by
+ * the CLI on Node, and the page logs no error.
+ */
+
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import type { Browser, Page } from 'playwright-core';
+import { haveCli, haveSharedFixtures, repoRoot, runCliAsync, sharedFixturePath, sharedFixturesDir } from '@profkit/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleForBrowser } from '../src/bundle.js';
+
+const CHROMIUM = process.env.PROFKIT_CHROMIUM ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`browser-check: chromium not found at ${CHROMIUM} (apt-get install -y chromium, or set PROFKIT_CHROMIUM); the browser tests are skipped`);
+const ready = hasChromium && haveCli('browser-check') && haveSharedFixtures('browser-check', '', 'the browser tests are skipped');
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-browser-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const shared = (rel: string) => sharedFixturePath(rel);
+const own = (rel: string) => join(repoRoot, rel);
+const derived = (name: string) => join(tmp, name);
+
+/** [format the CLI detects, path], by format. Derived files are made in beforeAll. */
+const FIXTURES: [string, string][] = [
+  ['pprof', shared('pprof/internal/report/testdata/sample.cpu')],
+  ['pprof', shared('pprof/internal/proftest/testdata/large.cpu')],
+  ['pprof', shared('r-profile/inst/samples/proto/1.out.prof.pb.gz')],
+  ['pprof', derived('sample.cpu.pb')],
+  ['pprof', derived('1.out.prof.pb')],
+  ['rprof', shared('r-profile/inst/samples/rprof/1.out')],
+  ['rprof', shared('r-profile/inst/samples/rprof/incomplete.out')],
+  ['rprof', own('packages/rprof/test/fixtures/grammar.out')],
+  ['rprof', own('packages/rprof/test/fixtures/append.out')],
+  ['gperftools-heap', shared('pprof/profile/testdata/cppbench.heap')],
+  ['gperftools-heap', shared('pprof/profile/testdata/cppbench.growth')],
+  ['gperftools-heap', shared('pprof/profile/testdata/java.heap')],
+  ['gperftools-heap', shared('pprof/profile/testdata/gobench.heap')],
+  ['gperftools-heap', own('packages/gperftools-heap/test/fixtures/warn.heap')],
+  ['gperftools-cpu', shared('pprof/profile/testdata/cppbench.cpu')],
+  ['gperftools-cpu', shared('pprof/profile/testdata/java.cpu')],
+  ['gperftools-cpu', shared('pprof/profile/testdata/gobench.cpu')],
+  ['gperftools-contention', shared('pprof/profile/testdata/cppbench.contention')],
+  ['gperftools-contention', shared('pprof/profile/testdata/java.contention')],
+  ['gperftools-thread', shared('pprof/profile/testdata/cppbench.thread')],
+  ['gperftools-thread', shared('pprof/profile/testdata/go.godoc.thread')],
+  ['folded', derived('1.out.folded')],
+  ['folded', derived('java.cpu.folded')],
+  ['fuchsia-sampler', own('packages/fuchsia-sampler/test/fixtures/upstream-example.fsrec')],
+  ['fuchsia-sampler', own('packages/fuchsia-sampler/test/fixtures/socket-mixed.fsrec')],
+  ['fuchsia-sampler-jsonl', own('packages/fuchsia-sampler/test/fixtures/upstream-example.fsrec.jsonl')],
+  ['speedscope', own('tools/adapter-example-speedscope/test/fixtures/sampled.speedscope.json')],
+  ['speedscope', own('tools/adapter-example-speedscope/test/fixtures/evented.speedscope.json')],
+];
+
+/** A fixture's name in the test titles: under the shared fixtures, the repository, or derived. */
+function labelOf(path: string): string {
+  for (const [prefix, root] of [['shared', sharedFixturesDir()], ['', repoRoot], ['derived', tmp]] as const) {
+    const rel = relative(root, path);
+    if (!rel.startsWith('..')) return prefix ? `${prefix} ${rel}` : rel;
+  }
+  return path;
+}
+
+/** Raw (uncompressed) pprof from the gzip fixtures, folded stacks written by the CLI. */
+async function makeDerivedFixtures(): Promise<void> {
+  writeFileSync(derived('sample.cpu.pb'), gunzipSync(readFileSync(shared('pprof/internal/report/testdata/sample.cpu'))));
+  writeFileSync(derived('1.out.prof.pb'), gunzipSync(readFileSync(shared('r-profile/inst/samples/proto/1.out.prof.pb.gz'))));
+  for (const [source, out] of [
+    [shared('r-profile/inst/samples/rprof/1.out'), derived('1.out.folded')],
+    [shared('pprof/profile/testdata/java.cpu'), derived('java.cpu.folded')],
+  ] as const) {
+    const r = await runCliAsync(['folded', source]);
+    if (r.code !== 0) throw new Error(`profkit folded ${source} failed: ${r.stderr}`);
+    writeFileSync(out, r.stdout);
+  }
+}
+
+/** `profkit top FILE --json` without `file` (the page has only the bytes and the name). */
+async function cliTop(path: string): Promise<Record<string, unknown>> {
+  const r = await runCliAsync(['top', path, '--json']);
+  if (r.code !== 0) throw new Error(`profkit top ${path} exited ${r.code}: ${r.stderr}`);
+  const { file: _file, ...doc } = JSON.parse(r.stdout) as Record<string, unknown>;
+  return doc;
+}
+
+/** Serves the page, its bundle and the fixtures (`/fixture?path=…`, only the listed ones) on loopback. */
+function startServer(bundle: string): Promise<{ server: Server; origin: string }> {
+  const allowed = new Set(FIXTURES.map(([, path]) => path));
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><meta charset="utf-8"><title>profkit browser check</title><link rel="icon" href="data:,"><script type="module" src="/profkit.js"></script>');
+    } else if (url.pathname === '/profkit.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      res.end(bundle);
+    } else if (url.pathname === '/fixture' && allowed.has(url.searchParams.get('path') ?? '')) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(readFileSync(url.searchParams.get('path')!));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+}
+
+describe.skipIf(!ready)('profkit in headless Chromium', () => {
+  let browser: Browser | undefined;
+  let server: Server | undefined;
+  let page: Page;
+  let origin: string;
+  const problems: string[] = [];
+  const requests: string[] = [];
+  const expected = new Map<string, Promise<Record<string, unknown>>>();
+
+  beforeAll(async () => {
+    await makeDerivedFixtures();
+    // Started now, two at a time, awaited per test: the CLI runs while the browser starts.
+    let previous: [Promise<unknown>, Promise<unknown>] = [Promise.resolve(), Promise.resolve()];
+    FIXTURES.forEach(([, path], i) => {
+      const run = previous[i % 2]!.then(() => cliTop(path));
+      previous[i % 2] = run.catch(() => {});
+      expected.set(path, run);
+    });
+    const b = await bundleForBrowser({ entryFile: fileURLToPath(new URL('../src/page.ts', import.meta.url)) });
+    if (b.errors.length > 0) throw new Error(`the page bundle does not build for the browser:\n${b.errors.join('\n')}`);
+    ({ server, origin } = await startServer(b.code));
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${String(e)}`));
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto(origin + '/');
+    try {
+      await page.waitForFunction(() => 'profkitTop' in globalThis, undefined, { timeout: 10_000 });
+    } catch (e) {
+      throw new Error(`the page bundle did not load: ${String(e)}\n${problems.join('\n')}`);
+    }
+  }, 60_000);
+
+  /** The page's top document for the fixture at `path`, handed to the registry as `kind`. */
+  function profkitTop(path: string, kind: 'bytes' | 'blob' | 'stream'): Promise<string> {
+    type PageGlobals = { profkitTop(url: string, fileName: string, kind: string): Promise<string> };
+    return page.evaluate(([url, name, k]) => (globalThis as unknown as PageGlobals).profkitTop(url, name, k), [`${origin}/fixture?path=${encodeURIComponent(path)}`, path, kind] as const);
+  }
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  });
+
+  it.each(FIXTURES.map(([format, path]) => [format, labelOf(path), path]))(
+    '%s %s: the page reads the bytes and its top table equals the CLI\'s',
+    async (format, _label, path) => {
+      const want = await expected.get(path)!;
+      expect(want.format).toBe(format);
+      expect(JSON.parse(await profkitTop(path, 'bytes'))).toEqual(want);
+      expect(problems).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['blob', shared('r-profile/inst/samples/proto/1.out.prof.pb.gz')],
+    ['stream', shared('pprof/internal/proftest/testdata/large.cpu')],
+    ['stream', shared('r-profile/inst/samples/rprof/1.out')],
+    ['stream', derived('java.cpu.folded')],
+  ].map(([kind, path]) => [kind, labelOf(path!), path] as ['blob' | 'stream', string, string]))('from a %s (%s): the same top table', async (kind, _label, path) => {
+    const want = await expected.get(path)!;
+    expect(JSON.parse(await profkitTop(path, kind))).toEqual(want);
+    expect(problems).toEqual([]);
+  });
+
+  it("core's gzip seam picked pako in the browser", async () => {
+    expect(await page.evaluate(() => (globalThis as unknown as { profkitGzip: string }).profkitGzip)).toBe('pako');
+  });
+
+  it('the page asked nothing of the network but its loopback server', () => {
+    expect(requests.length).toBeGreaterThan(FIXTURES.length);
+    expect(requests.filter((u) => !u.startsWith(origin + '/'))).toEqual([]);
+  });
+});
