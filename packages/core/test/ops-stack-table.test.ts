@@ -11,20 +11,20 @@ import { buildStackTable, subtreeTotals } from '../src/ops/stack-table.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
-function randomProfile(seed: number, bigValues = false): Profile {
+function randomProfile(seed: number, bigValues = false, { samples = 300, functions = 6, locations = 10, maxDepth = 7 } = {}): Profile {
   const r = seededRandom(seed);
   const int = (n: number) => Math.floor(r() * n);
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-  const fns = Array.from({ length: 6 }, (_, i) => b.internFunction({ name: `f${i}`, filename: `file${i % 3}.go` }));
-  const locs = Array.from({ length: 10 }, () =>
+  const fns = Array.from({ length: functions }, (_, i) => b.internFunction({ name: `f${i}`, filename: `file${i % 3}.go` }));
+  const locs = Array.from({ length: locations }, () =>
     b.internLocation({
       functionId: fns[int(fns.length)]!,
       line: 1 + int(3),
       inlinedInto: r() < 0.4 ? [{ functionId: fns[int(fns.length)]!, line: 1 + int(3) }] : [],
     }),
   );
-  for (let i = 0; i < 300; i++) {
-    const depth = int(7);
+  for (let i = 0; i < samples; i++) {
+    const depth = int(maxDepth);
     const stack = Array.from({ length: depth }, () => locs[int(locs.length)]!);
     const value = bigValues ? (1n << 61n) + BigInt(int(1000)) : BigInt(int(5) - 1); // -1..3, zeros too
     b.addSample(stack, [value]);
@@ -123,9 +123,12 @@ describe('stack table', () => {
 });
 
 describe('views from the stack table', () => {
-  for (const seed of [3, 4, 5, 6]) {
+  // The last two grow the stack table past its first allocations (thousands of stacks, wide callers).
+  const shapes = [{}, {}, {}, {}, { samples: 3000, functions: 40, locations: 300, maxDepth: 14 }, { samples: 4000, functions: 200, locations: 2000, maxDepth: 6 }];
+  shapes.forEach((shape, k) => {
+    const seed = 3 + k;
     it(`seed ${seed}: callGraph has the per-sample flat, cum (once per sample under recursion) and call weights`, () => {
-      const p = randomProfile(seed);
+      const p = randomProfile(seed, false, shape);
       const ref = referenceGraph(p);
       const g = callGraph(p, { nodeFraction: 0, edgeFraction: 0 });
       const live = [...ref.cum.keys()].filter((k) => ref.cum.get(k) !== 0n || (ref.flat.get(k) ?? 0n) !== 0n).sort();
@@ -140,7 +143,7 @@ describe('views from the stack table', () => {
     });
 
     it(`seed ${seed}: flameTree and toFolded match the per-sample trees`, () => {
-      const p = randomProfile(seed);
+      const p = randomProfile(seed, false, shape);
       const index = new ProfileIndex(p);
       const col = p.samples['.values'][0]!;
       const folded = new Map<string, bigint>();
@@ -171,7 +174,7 @@ describe('views from the stack table', () => {
       });
       expect(flameTree(p)).toEqual(plain('all', root));
     });
-  }
+  });
 
   it('leaves out the frames narrower than minWidth, counts them, and says so in the output', () => {
     const p = randomProfile(7);

@@ -50,16 +50,26 @@ function grown<T extends Int32Array | Float64Array>(a: T, n: number): T {
 
 /**
  * Interns (prefix, frame) pairs of non-negative frames: the rows of a prefix tree, numbered in
- * first-use order (so a row's prefix always has a smaller number). An open-addressing hash table
- * over typed arrays: no object per row.
+ * first-use order (so a row's prefix always has a smaller number). Typed arrays only, no object
+ * per row. A row's callees are found in its list of children while it has few (most rows have
+ * one or none: a new row then costs no hash probe, which is what makes profiles whose stacks
+ * share little cheap), and through a hash table of (prefix, frame) once it has many.
  */
 export class PrefixTreeBuilder {
   length = 0;
-  /** Row r's prefix at 2r and frame at 2r+1: a probe that finds the row reads one cache line. */
+  /** Row r's prefix at 2r and frame at 2r+1. */
   private pairs = new Int32Array(2048);
-  private mask = (1 << 12) - 1;
-  /** Row per hash slot, -1 = empty (4 bytes a slot: the table stays small next to the rows). */
+  /** First child of row r at r+1 (slot 0: the roots), -1 = none; children are prepended. */
+  private firstChild = new Int32Array(1025).fill(-1);
+  private nextSibling = new Int32Array(1024);
+  /** Number of children of row r at r+1. */
+  private childCount = new Int32Array(1025);
+  /** Rows with more children than this look them up in `slots`. */
+  private static readonly LIST_LIMIT = 8;
+  private mask = (1 << 10) - 1;
+  /** Row per hash slot, -1 = empty: the children of rows with many children. */
   private slots = new Int32Array(this.mask + 1).fill(-1);
+  private hashed = 0;
 
   /** The slot holding row (prefix, frame), or the empty slot where it goes. */
   private slotOf(prefix: number, frame: number): number {
@@ -75,24 +85,47 @@ export class PrefixTreeBuilder {
     }
   }
 
-  /** The row (prefix, frame), added when new. */
-  intern(prefix: number, frame: number): number {
-    const h = this.slotOf(prefix, frame);
-    const hit = this.slots[h]!;
-    if (hit !== -1) return hit;
-    const row = this.length++;
-    if (2 * row + 2 > this.pairs.length) this.pairs = grown(this.pairs, 2 * row + 2);
-    this.pairs[2 * row] = prefix;
-    this.pairs[2 * row + 1] = frame;
-    this.slots[h] = row;
-    if (this.length * 2 > this.mask) this.rehash();
-    return row;
+  private hashRow(row: number): void {
+    this.slots[this.slotOf(this.pairs[2 * row]!, this.pairs[2 * row + 1]!)] = row;
+    if (++this.hashed * 2 > this.mask) {
+      const old = this.slots;
+      this.mask = this.mask * 2 + 1;
+      this.slots = new Int32Array(this.mask + 1).fill(-1);
+      for (let i = 0; i < old.length; i++) {
+        const r = old[i]!;
+        if (r !== -1) this.slots[this.slotOf(this.pairs[2 * r]!, this.pairs[2 * r + 1]!)] = r;
+      }
+    }
   }
 
-  private rehash(): void {
-    this.mask = this.mask * 2 + 1;
-    this.slots = new Int32Array(this.mask + 1).fill(-1);
-    for (let row = 0; row < this.length; row++) this.slots[this.slotOf(this.pairs[2 * row]!, this.pairs[2 * row + 1]!)] = row;
+  /** The row (prefix, frame), added when new. */
+  intern(prefix: number, frame: number): number {
+    const parent = prefix + 1;
+    const wide = this.childCount[parent]! > PrefixTreeBuilder.LIST_LIMIT;
+    if (wide) {
+      const hit = this.slots[this.slotOf(prefix, frame)]!;
+      if (hit !== -1) return hit;
+    } else {
+      for (let c = this.firstChild[parent]!; c !== -1; c = this.nextSibling[c]!) if (this.pairs[2 * c + 1] === frame) return c;
+    }
+    const row = this.length++;
+    // Each column grows on its own (their lengths are not kept in step).
+    this.pairs = grown(this.pairs, 2 * row + 2);
+    this.nextSibling = grown(this.nextSibling, row + 1);
+    this.childCount = grown(this.childCount, row + 2);
+    if (row + 2 > this.firstChild.length) {
+      const filled = this.firstChild.length;
+      this.firstChild = grown(this.firstChild, row + 2);
+      this.firstChild.fill(-1, filled);
+    }
+    this.pairs[2 * row] = prefix;
+    this.pairs[2 * row + 1] = frame;
+    this.nextSibling[row] = this.firstChild[parent]!;
+    this.firstChild[parent] = row;
+    const count = ++this.childCount[parent]!;
+    if (wide) this.hashRow(row);
+    else if (count > PrefixTreeBuilder.LIST_LIMIT) for (let c = row; c !== -1; c = this.nextSibling[c]!) this.hashRow(c);
+    return row;
   }
 
   /** Exact-length prefix and frame columns. */
