@@ -20,6 +20,7 @@ import {
   type CommandOption,
 } from '@profkit/core/node';
 import { BUILTIN_COMMANDS } from './commands/index.js';
+import { asLongOptionsForScan, goModeCommand, normalizeGoFlags, pprofSpellingOf } from './go-flags.js';
 import { loadRegistry } from './config.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { createOutput, formatError, table, type Output } from './output.js';
