@@ -16,7 +16,8 @@
  *   `createRegistry` supplies; this module imports nothing of Node.
  */
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { zodMessages } from './zod-messages.js';
 import {
   ADAPTER_API_VERSION,
   FIRST_PARTY_FORMATS,
@@ -38,7 +39,7 @@ import type { Profile } from './model.js';
 import { inflateHead } from './sniff-util.js';
 import { recognizeKnownFormat, type RecognizedFormat } from './known-formats.js';
 import { validate, type ValidationMode, type ValidationResult } from './validate.js';
-import { missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
+import { commandOptionSchema, missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
 
 /** Bytes handed to `sniff` (file-type uses 4100, the Firefox Profiler 4096). */
 export const SNIFF_HEAD_BYTES = 4096;
@@ -203,57 +204,50 @@ export interface RegistryOptions {
 // ---------------------------------------------------------------------------------------------
 // Shape of an adapter (checked when it is registered; adapters come from arbitrary modules).
 
+zodMessages();
+
 const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
 
 const formatSchema = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'format id: letters, digits, ".", "_" or "-"'),
-  title: z.string().optional(),
-  extensions: z.array(z.string().regex(/^\.[^/\\\s]+$/, 'extension must start with "." and contain no slash or space')),
+  id: z.string().check(z.regex(/^[a-z0-9][a-z0-9._-]*$/i, 'format id: letters, digits, ".", "_" or "-"')),
+  title: z.optional(z.string()),
+  extensions: z.array(z.string().check(z.regex(/^\.[^/\\\s]+$/, 'extension must start with "." and contain no slash or space'))),
   binary: z.boolean(),
-  read: z.boolean().optional(),
-  write: z.boolean().optional(),
-  mediaTypes: z.array(z.string()).optional(),
+  read: z.optional(z.boolean()),
+  write: z.optional(z.boolean()),
+  mediaTypes: z.optional(z.array(z.string())),
 });
 
 const commandSchema = z.object({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]*( [a-z0-9][a-z0-9-]*)*$/, 'command name: lower-case words separated by single spaces'),
+  name: z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*( [a-z0-9][a-z0-9-]*)*$/, 'command name: lower-case words separated by single spaces')),
   summary: z.string(),
   usage: z.string(),
-  options: z
-    .record(
-      z.string(),
-      z.object({
-        type: z.enum(['string', 'boolean']),
-        short: z.string().length(1).optional(),
-        multiple: z.boolean().optional(),
-        description: z.string(),
-        valueName: z.string().optional(),
-      }),
-    )
-    .optional(),
+  options: z.optional(z.record(z.string(), commandOptionSchema)),
   run: fn,
 });
 
-/** The zod schema of an adapter object (contract version 1). */
+/** The zod schema (zod/mini) of an adapter object (contract version 1). */
 export const adapterSchema = z
   .object({
-    apiVersion: z.number().int(),
-    name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'adapter name: letters, digits, ".", "_" or "-"'),
-    packageName: z.string().optional(),
-    version: z.string().optional(),
-    description: z.string().optional(),
-    formats: z.array(formatSchema).min(1, 'an adapter needs at least one format'),
+    apiVersion: z.int(),
+    name: z.string().check(z.regex(/^[a-z0-9][a-z0-9._-]*$/i, 'adapter name: letters, digits, ".", "_" or "-"')),
+    packageName: z.optional(z.string()),
+    version: z.optional(z.string()),
+    description: z.optional(z.string()),
+    formats: z.array(formatSchema).check(z.minLength(1, 'an adapter needs at least one format')),
     sniff: fn,
-    read: fn.optional(),
-    write: fn.optional(),
-    load: fn.optional(),
-    priority: z.number().finite().optional(),
-    commands: z.array(commandSchema).optional(),
-    transforms: z.array(transformSchema).optional(),
+    read: z.optional(fn),
+    write: z.optional(fn),
+    load: z.optional(fn),
+    priority: z.optional(z.number()),
+    commands: z.optional(z.array(commandSchema)),
+    transforms: z.optional(z.array(transformSchema)),
   })
-  .refine((a) => a.read !== undefined || a.write !== undefined || a.load !== undefined, {
-    message: 'an adapter needs read, write or load',
-  });
+  .check(
+    z.refine((a) => a.read !== undefined || a.write !== undefined || a.load !== undefined, {
+      message: 'an adapter needs read, write or load',
+    }),
+  );
 
 /** The npm version of this @profkit/core (for messages). */
 export function coreVersion(): string {

@@ -13,7 +13,10 @@
  * `SCHEMA_*` code that `validate()` reports as is.
  */
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { zodMessages } from './zod-messages.js';
+
+zodMessages();
 import type { Column, FactValue } from './model.js';
 
 /** Stable codes of the structural (schema) problems. */
@@ -61,7 +64,7 @@ export const bigUint64ColumnSchema = z.instanceof(BigUint64Array);
 export const stringColumnSchema = z.custom<string[]>(isStringColumn, { message: 'Invalid input: expected an array of strings' });
 
 /** Any column a table may hold (`Column` in model.ts). */
-export const columnSchema: z.ZodType<Column> = z.union([
+export const columnSchema: z.ZodMiniType<Column> = z.union([
   uint8ColumnSchema,
   uint32ColumnSchema,
   int32ColumnSchema,
@@ -147,32 +150,32 @@ function tableShape(reference: string, columns: readonly string[], offsets: read
 
 export const MetaTableSchema = z
   .looseObject({ key: stringColumnSchema, value: stringColumnSchema })
-  .superRefine(tableShape('key', ['value']));
+  .check(z.superRefine(tableShape('key', ['value'])));
 
 export const SampleTypesTableSchema = z
   .looseObject({ type: stringColumnSchema, unit: stringColumnSchema })
-  .superRefine(tableShape('type', ['unit']));
+  .check(z.superRefine(tableShape('type', ['unit'])));
 
 /** The stack list column of `samples` in CSR form. */
 export const StackColumnSchema = z
   .looseObject({ offsets: uint32ColumnSchema, location_id: uint32ColumnSchema })
-  .superRefine((s, ctx) => {
+  .check(z.superRefine((s, ctx) => {
     const o = s.offsets;
     if (o.length === 0) issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], 'offsets column locations.offsets is empty; it must have rows + 1 entries');
     else if (o[0] !== 0) issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], `offsets column locations.offsets must start at 0, starts at ${o[0]}`);
     else if (o[o.length - 1] !== s.location_id.length) {
       issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], `offsets column locations.offsets ends at ${o[o.length - 1]} but locations.location_id has ${s.location_id.length} entries`);
     }
-  });
+  }));
 
 export const SamplesTableSchema = z
   .looseObject({
     value: bigInt64ColumnSchema,
     locations: StackColumnSchema,
     '.values': z.array(bigInt64ColumnSchema),
-    '.label_offsets': uint32ColumnSchema.optional(),
+    '.label_offsets': z.optional(uint32ColumnSchema),
   })
-  .superRefine((t, ctx) => {
+  .check(z.superRefine((t, ctx) => {
     const n = t.value.length;
     if (t.locations.offsets.length !== n + 1) {
       issue(ctx, SchemaCodes.CSR_SHAPE, ['locations', 'offsets'], `offsets column locations.offsets has ${t.locations.offsets.length} entries but must have rows + 1 = ${n + 1}`);
@@ -180,7 +183,7 @@ export const SamplesTableSchema = z
     // `.values` lengths are checked by validate() (pprof CheckValid rule 3); `locations` is a
     // list column with its own shape.
     tableShape('value', [], ['.label_offsets'])(withoutKeys(t, ['locations', '.values']), ctx);
-  });
+  }));
 
 export const LocationsTableSchema = z
   .looseObject({
@@ -193,7 +196,7 @@ export const LocationsTableSchema = z
     '.is_folded': uint8ColumnSchema,
     '.inline_offsets': uint32ColumnSchema,
   })
-  .superRefine(tableShape('location_id', ['function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded'], ['.inline_offsets']));
+  .check(z.superRefine(tableShape('location_id', ['function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded'], ['.inline_offsets'])));
 
 export const FunctionsTableSchema = z
   .looseObject({
@@ -203,11 +206,11 @@ export const FunctionsTableSchema = z
     filename: stringColumnSchema,
     start_line: float64ColumnSchema,
   })
-  .superRefine(tableShape('function_id', ['name', 'system_name', 'filename', 'start_line']));
+  .check(z.superRefine(tableShape('function_id', ['name', 'system_name', 'filename', 'start_line'])));
 
 export const InlineLinesTableSchema = z
   .looseObject({ function_id: uint32ColumnSchema, line: float64ColumnSchema, column: float64ColumnSchema })
-  .superRefine(tableShape('function_id', ['line', 'column']));
+  .check(z.superRefine(tableShape('function_id', ['line', 'column'])));
 
 export const MappingsTableSchema = z
   .looseObject({
@@ -222,22 +225,22 @@ export const MappingsTableSchema = z
     has_line_numbers: uint8ColumnSchema,
     has_inline_frames: uint8ColumnSchema,
   })
-  .superRefine(
+  .check(z.superRefine(
     tableShape('mapping_id', KNOWN_COLUMNS['.mappings']!.slice(1)),
-  );
+  ));
 
 export const LabelsTableSchema = z
   .looseObject({ key: stringColumnSchema, str: stringColumnSchema, num: bigInt64ColumnSchema, num_unit: stringColumnSchema, is_num: uint8ColumnSchema })
-  .superRefine(tableShape('key', ['str', 'num', 'num_unit', 'is_num']));
+  .check(z.superRefine(tableShape('key', ['str', 'num', 'num_unit', 'is_num'])));
 
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
-const int64 = z.bigint().min(INT64_MIN).max(INT64_MAX);
+const int64 = z.bigint().check(z.gte(INT64_MIN), z.lte(INT64_MAX));
 
 export const ValueTypeSchema = z.object({ type: z.string(), unit: z.string() });
 
 export const ProfileFactsSchema = z.object({
-  period_type: ValueTypeSchema.optional(),
+  period_type: z.optional(ValueTypeSchema),
   period: int64,
   time_nanos: int64,
   duration_nanos: int64,
@@ -273,19 +276,19 @@ export const factValueSchema = z.custom<FactValue>((v) => isFactValue(v), {
 });
 
 /** A free-standing extension table: columns of equal length. */
-export const ExtensionTableSchema = z.record(z.string(), columnSchema).superRefine((t, ctx) => {
+export const ExtensionTableSchema = z.record(z.string(), columnSchema).check(z.superRefine((t, ctx) => {
   const keys = Object.keys(t);
   if (keys.length === 0) return;
   const n = t[keys[0]!]!.length;
   for (const k of keys.slice(1)) {
     if (t[k]!.length !== n) issue(ctx, SchemaCodes.COLUMN_LENGTH, [k], `column ${k} has ${t[k]!.length} rows but ${keys[0]} has ${n}`);
   }
-});
+}));
 
 export const FormatExtensionSchema = z.object({
-  facts: z.record(z.string(), factValueSchema).optional(),
-  samples: z.record(z.string(), columnSchema).optional(),
-  tables: z.record(z.string(), ExtensionTableSchema).optional(),
+  facts: z.optional(z.record(z.string(), factValueSchema)),
+  samples: z.optional(z.record(z.string(), columnSchema)),
+  tables: z.optional(z.record(z.string(), ExtensionTableSchema)),
 });
 
 /** True for `{}`-like objects (not arrays, typed arrays, class instances). */
@@ -296,8 +299,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 export const ExtensionsSchema = z.record(
-  z.string().min(1),
-  z.custom<Record<string, unknown>>(isPlainObject, { message: 'Invalid input: a format extension must be a plain object' }).pipe(FormatExtensionSchema),
+  z.string().check(z.minLength(1)),
+  z.pipe(z.custom<Record<string, unknown>>(isPlainObject, { message: 'Invalid input: a format extension must be a plain object' }), FormatExtensionSchema),
 );
 
 /** Schema of every component of a profile, by component name. */

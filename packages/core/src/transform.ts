@@ -9,7 +9,8 @@
  * one). When a first-party transform is not installed, the error names the `npm install` command.
  */
 
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { zodMessages } from './zod-messages.js';
 import type { CommandOption, OutputStream } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
 import type { Profile } from './model.js';
@@ -51,19 +52,22 @@ export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: 
   { transform: 'r-accounting', packageName: '@profkit/rprof' },
 ];
 
-const optionSchema = z.object({
+zodMessages();
+
+/** The zod schema of a command-line option (of an adapter command or a transform). */
+export const commandOptionSchema = z.object({
   type: z.enum(['string', 'boolean']),
-  short: z.string().length(1).optional(),
-  multiple: z.boolean().optional(),
+  short: z.optional(z.string().check(z.length(1))),
+  multiple: z.optional(z.boolean()),
   description: z.string(),
-  valueName: z.string().optional(),
+  valueName: z.optional(z.string()),
 });
 
 /** The zod schema of one entry of an adapter's `transforms`. */
 export const transformSchema = z.object({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'transform name: a lower-case word (letters, digits, "-")'),
+  name: z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*$/, 'transform name: a lower-case word (letters, digits, "-")')),
   summary: z.string(),
-  options: z.record(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'option name: lower-case letters, digits, "-"'), optionSchema).optional(),
+  options: z.optional(z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*$/, 'option name: lower-case letters, digits, "-"')), commandOptionSchema)),
   apply: z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' }),
 });
 

@@ -14,7 +14,7 @@
  * costs time linear in the size of the profile.
  */
 
-import { z } from 'zod';
+import type * as z from 'zod/mini';
 import { ErrorCodes, ProfkitError } from './errors.js';
 import { R_TABLES, type Profile } from './model.js';
 import { COMPONENT_SCHEMAS, KNOWN_COLUMNS, PROFILE_COMPONENTS, SchemaCodes, isColumn, type ComponentName } from './schema.js';
@@ -291,7 +291,7 @@ export function validate(profile: unknown, options: ValidateOptions = {}): Valid
         c.error(C.UNKNOWN_COLUMN, R_NAMES_RULE[name] ?? 'profkit.schema', name, key, undefined, `${name} has a column ${q(key)} that is not one of ${known.filter((k) => !k.startsWith('.')).join(', ')}; extension columns must start with "."`);
       }
     }
-    const parsed = (COMPONENT_SCHEMAS[name] as z.ZodType).safeParse(v);
+    const parsed = (COMPONENT_SCHEMAS[name] as z.ZodMiniType).safeParse(v);
     if (parsed.success) shapeOk.add(name);
     else for (const issue of parsed.error.issues) reportSchemaIssue(c, name, v, issue);
   }
