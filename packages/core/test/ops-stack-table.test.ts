@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, treeReport, type Profile } from '../src/node/index.js';
 import { buildStackTable, subtreeTotals } from '../src/ops/stack-table.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
@@ -174,6 +174,23 @@ describe('views from the stack table', () => {
       });
       expect(flameTree(p)).toEqual(plain('all', root));
     });
+  });
+
+  it('peek collects only the calls of the printed nodes, each as in the full graph', () => {
+    const p = randomProfile(9, false, { samples: 2000, functions: 30, locations: 200, maxDepth: 10 });
+    const full = callGraph(p, { nodeFraction: 0, edgeFraction: 0 });
+    const calls = (g: typeof full, n: (typeof full.nodes)[number]) => ({
+      in: n.in.map((e) => [g.nodes[e.src]!.name, e.weight, e.inline, e.residual]),
+      out: n.out.map((e) => [g.nodes[e.dst]!.name, e.weight, e.inline, e.residual]),
+    });
+    const rep = treeReport(p, { symbol: /^f1\d?$/ });
+    expect(rep.printed.length).toBeGreaterThan(1);
+    for (const k of rep.printed) {
+      const n = rep.graph.nodes[k]!;
+      expect(calls(rep.graph, n)).toEqual(calls(full, full.nodes.find((m) => m.name === n.name)!));
+    }
+    const others = rep.graph.nodes.filter((_, k) => !rep.printed.includes(k));
+    for (const n of others) for (const e of [...n.in, ...n.out]) expect(rep.printed).toContain(n.in.includes(e) ? e.src : e.dst);
   });
 
   it('leaves out the frames narrower than minWidth, counts them, and says so in the output', () => {

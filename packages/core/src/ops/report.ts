@@ -197,15 +197,16 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
  * on its caller path, pprof's rule for recursion), flat on the leaf node, calls (parent -> node)
  * counted once per sample the same way, inline only when every counted occurrence is an inlined
  * line, residual when they skip nodes that are not kept. Calls are only collected into nodes
- * marked in `callees` from nodes marked in `callers` (no calls when `callees` is undefined: the
+ * marked in `callees` from nodes marked in `callers`, from or to a node marked in `touching`
+ * when given (no calls when `callees` is undefined: the
  * trimming passes need flat and cum only), listed in the order the samples first reach them, as
  * pprof's graph lists them.
  */
-function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees: Uint8Array | undefined, callers: Uint8Array | undefined): BuiltGraph {
+function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   const { self } = g.stacks;
   return self instanceof Float64Array
-    ? buildNodesOf(g, self, g.totals as Float64Array, 0, kept, callees, callers)
-    : buildNodesOf(g, self, g.totals as bigint[], 0n, kept, callees, callers);
+    ? buildNodesOf(g, self, g.totals as Float64Array, 0, kept, callees, callers, touching)
+    : buildNodesOf(g, self, g.totals as bigint[], 0n, kept, callees, callers, touching);
 }
 
 function buildNodesOf<V extends number | bigint>(
@@ -216,6 +217,7 @@ function buildNodesOf<V extends number | bigint>(
   kept: Uint8Array | undefined,
   callees: Uint8Array | undefined,
   callers: Uint8Array | undefined,
+  touching: Uint8Array | undefined,
 ): BuiltGraph {
   const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
   const flat = new Array<V>(g.nNodes).fill(zero);
@@ -287,7 +289,7 @@ function buildNodesOf<V extends number | bigint>(
         countedUntil[n] = until;
         cum[n] = add(cum[n]!, w);
       }
-      if (parent >= 0 && parent !== n && callees && callees[n] && (!callers || callers[parent])) {
+      if (parent >= 0 && parent !== n && callees && callees[n] && (!callers || callers[parent]) && (!touching || touching[parent] || touching[n])) {
         const inl = ni !== last;
         const h = slot(parent, n);
         if (hSrc[h] === -1) {
@@ -349,9 +351,10 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
 
 /**
  * `callGraph`; with `allCalls` false only the calls into inlined frames are kept (all `-top`
- * needs for its inline markers; much less work on large profiles).
+ * needs for its inline markers; much less work on large profiles); with `callsOf`, only the
+ * calls from or to the nodes whose name it accepts (all `-peek` prints).
  */
-function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean): CallGraph {
+function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean, callsOf?: (name: string) => boolean): CallGraph {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkSampleType(p, t);
   const index = new ProfileIndex(p);
@@ -380,7 +383,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   };
   // The trimming passes need flat and cum only; the calls are collected once the shown nodes are known.
   let kept: Uint8Array | undefined;
-  let nodes = buildNodes(g, kept, undefined, undefined);
+  let nodes = buildNodes(g, kept);
   let ids = live(nodes);
   let flatSum = 0n;
   for (const i of ids) flatSum += nodes.flat[i]!;
@@ -393,7 +396,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     if (aboveCutoff.length !== ids.length) {
       droppedNodes = ids.length - aboveCutoff.length;
       kept = keep(aboveCutoff);
-      nodes = buildNodes(g, kept, undefined, undefined);
+      nodes = buildNodes(g, kept);
       ids = live(nodes);
     }
   }
@@ -412,7 +415,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   const nodeCount = options.nodeCount ?? 0;
   if (nodeCount > 0 && ids.length > nodeCount) {
     kept = keep(ids.slice(0, nodeCount));
-    nodes = buildNodes(g, kept, undefined, undefined);
+    nodes = buildNodes(g, kept);
     ids = sort(live(nodes));
   }
   const pos = new Int32Array(names.length).fill(-1);
@@ -424,7 +427,12 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     callees = shownNodes.slice();
     for (let n = 0; n < callees.length; n++) callees[n] = shownNodes[n]! & inlinedNodes[n]!;
   }
-  nodes = buildNodes(g, kept, callees, shownNodes);
+  let touching: Uint8Array | undefined;
+  if (callsOf) {
+    touching = new Uint8Array(names.length);
+    for (const id of ids) if (callsOf(names[id]!)) touching[id] = 1;
+  }
+  nodes = buildNodes(g, kept, callees, shownNodes, touching);
   const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: nodes.flat[id]!, cum: nodes.cum[id]!, in: [], out: [] }));
   // The calls between shown nodes at or above the edge cutoff, grouped by caller in node order
   // and in first-seen order within a caller (the order ties keep in the sorts below).
@@ -579,13 +587,14 @@ function textReport(
   options: TopReportOptions,
   defaults: { nodeFraction: number; edgeFraction: number; nodeCount: number },
   allCalls: boolean,
+  callsOf?: (name: string) => boolean,
 ): { t: number; g: CallGraph; header: string[] } {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   const total = reportTotal(p, t);
   const q = applyFilters(p, options);
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
-  const g = buildCallGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount }, allCalls);
+  const g = buildCallGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount }, allCalls, callsOf);
   g.total = total;
   g.outputUnit = outputUnitFor(g.nodes, total, g.unit);
   let shownFlat = 0n;
@@ -663,6 +672,7 @@ export interface TreeReportOptions extends ReportFilters {
 
 export interface TreeReport {
   header: string[];
+  /** The call graph; with `symbol`, only the calls of the printed nodes are in it. */
   graph: CallGraph;
   /** Indices of the printed nodes (all, or those matching `symbol`). */
   printed: number[];
@@ -678,7 +688,13 @@ export interface TreeReport {
 export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeReport {
   const peek = options.symbol !== undefined;
   const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
-  const { g, header } = textReport(p, options, peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 }, true);
+  const { g, header } = textReport(
+    p,
+    options,
+    peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 },
+    true,
+    rx ? (name) => rx.test(name) : undefined,
+  );
   const total = g.total;
   const fv = (v: bigint) => formatValue(v, g.unit, g.outputUnit);
   const sep = '----------------------------------------------------------+-------------';
