@@ -35,7 +35,7 @@ export interface FlameGraphOptions {
   icicle?: boolean;
   /**
    * Leave out frames narrower than this fraction of the total (default `DEFAULT_FLAME_MIN_WIDTH`,
-   * 0.001; 0 keeps every frame). The subtitle says how many frames were left out.
+   * 0.0001; 0 keeps every frame). The subtitle says how many frames were left out.
    */
   minWidth?: number;
 }
@@ -52,11 +52,13 @@ function checkType(p: Profile, t: number): BigInt64Array {
 }
 
 /**
- * The default of `FlameGraphOptions.minWidth`: frames narrower than 0.1% of the total (about
- * one pixel of a 1000-pixel graph) are left out, as pprof's and speedscope's viewers leave out
- * what they cannot draw. Bounds the output: at most 1000 frames per depth level.
+ * The default of `FlameGraphOptions.minWidth`: frames narrower than 0.01% of the total are left
+ * out. One pixel of a 1000-pixel graph is 0.1%, but the HTML viewer zooms: at 0.1% a real
+ * profile with a wide fan-out (pprof's `large.cpu`) kept 6 of its 425,052 frames, at 0.01% it keeps
+ * 2,838 (a 100 KB page) and the random 200k-sample profile a 97 KB page. Bounds the output: at
+ * most 10,000 frames per depth level.
  */
-export const DEFAULT_FLAME_MIN_WIDTH = 0.001;
+export const DEFAULT_FLAME_MIN_WIDTH = 0.0001;
 
 export interface FlameTreeOptions {
   /** Leave out frames whose value is below this fraction of the total (default 0: keep all). */
