@@ -1,6 +1,7 @@
 /**
  * The npm version of this @profkit/core, as a constant so that no platform needs to read
  * package.json at run time (a browser bundle cannot). `test/version.test.ts` fails when it differs
- * from package.json: update it with the version (`changeset version` does not).
+ * from package.json; `npm run version-packages` (changeset version, then
+ * tools/scripts/sync-core-version.mjs) keeps it in step.
  */
 export const CORE_VERSION = '0.1.0';
