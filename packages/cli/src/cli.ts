@@ -19,13 +19,13 @@ import {
   type CommandContext,
   type CommandOption,
 } from '@profkit/core/node';
-import { BUILTIN_COMMANDS } from './commands/index.js';
+import { BUILTIN_COMMAND_NAMES, loadBuiltinCommand, loadBuiltinCommands } from './commands/lazy.js';
 import { asLongOptionsForScan, goModeCommand, normalizeGoFlags, pprofSpellingOf } from './go-flags.js';
 import { loadRegistry } from './config.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { createOutput, formatError, table, type Output } from './output.js';
 import { CommandStdout, isStdoutClosed } from './stdout.js';
-import type { CliContext } from './types.js';
+import type { CliCommand, CliContext } from './types.js';
 
 /** Options every command accepts. */
 export const GLOBAL_OPTIONS: Record<string, CommandOption> = {
@@ -86,7 +86,7 @@ function optionHelp(opts: Record<string, CommandOption>): string[] {
   );
 }
 
-function mainHelp(adapterCommands: { adapter: string; command: AdapterCommand }[], note?: string): string {
+function mainHelp(builtins: readonly CliCommand[], adapterCommands: { adapter: string; command: AdapterCommand }[], note?: string): string {
   const lines = [
     'profkit: read, convert, validate and inspect profiler data',
     '',
@@ -95,7 +95,7 @@ function mainHelp(adapterCommands: { adapter: string; command: AdapterCommand }[
     'Commands:',
     ...table(
       [
-        ...BUILTIN_COMMANDS.map((c) => [c.name, c.summary]),
+        ...builtins.map((c) => [c.name, c.summary]),
         ['help [COMMAND]', 'Show help for profkit or for a command'],
       ],
       '  ',
@@ -220,7 +220,7 @@ interface RunIO {
 
 async function run(argv: string[], io: RunIO): Promise<number> {
   // pprof's `-top FILE` is `top FILE` (go-flags.ts).
-  argv = goModeCommand(argv, new Set([...BUILTIN_COMMANDS.map((c) => c.name), 'help']));
+  argv = goModeCommand(argv, new Set([...BUILTIN_COMMAND_NAMES, 'help']));
   // First pass: global flags only, to find the command words. Single-dash long options
   // (`-show=x`, pprof's spelling) are scanned as long ones, not as clusters of -s -h -o -w.
   const first = parseArgs({ args: asLongOptionsForScan(argv), options: toParseArgsOptions(GLOBAL_OPTIONS), strict: false, allowPositionals: true });
@@ -238,7 +238,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
   if (positionals.length === 0) {
     if (g.version === true) return printVersion(bare);
     const { cmds, note } = await adapterCommandsForHelp(flags);
-    (g.help === true ? io.stdout : io.stderr).write(mainHelp(cmds, note));
+    (g.help === true ? io.stdout : io.stderr).write(mainHelp(await loadBuiltinCommands(), cmds, note));
     return g.help === true ? ExitCode.OK : ExitCode.USAGE;
   }
 
@@ -251,13 +251,14 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     rest = [...argv.slice(0, i), ...argv.slice(i + 1)];
     if (positionals.length === 1) {
       const { cmds, note } = await adapterCommandsForHelp(flags);
-      io.stdout.write(mainHelp(cmds, note));
+      io.stdout.write(mainHelp(await loadBuiltinCommands(), cmds, note));
       return ExitCode.OK;
     }
     name = positionals[1]!;
   }
 
-  const builtin = BUILTIN_COMMANDS.find((c) => c.name === name);
+  // Only the command that runs is imported (start-up time is module loading).
+  const builtin = await loadBuiltinCommand(name);
   if (builtin) {
     if (helpRequested) {
       io.stdout.write(commandHelp(builtin));
@@ -273,7 +274,8 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     const values = parsed.values as CommandContext['values'];
     io.setVerbose(values.verbose === true);
     if (values.json === true && !builtin.json) throw usageError(`${builtin.name} has no --json output`, builtin.name);
-    const discovery = await loadRegistry(flags);
+    // Discovered adapters stay lazy stand-ins unless the command lists adapter commands/transforms.
+    const discovery = await loadRegistry({ ...flags, lazy: builtin.allAdapters !== true });
     discovery.registry.setDefaultLimits(limits);
     const ctx = makeContext(discovery, io, args, values);
     for (const w of discovery.warnings) ctx.out.note(`warning: ${w.message} [${w.code}]`);
@@ -297,7 +299,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
       const subcommands = group.members.map((m) => m.command.name.slice(group.name.length + 1)).join(', ');
       throw usageError(`unknown ${group.name} subcommand "${words[group.words]}" (subcommands: ${subcommands})`, group.name);
     }
-    const known = [...BUILTIN_COMMANDS.map((c) => c.name), ...discovery.registry.commands().map((c) => c.command.name), 'help'];
+    const known = [...BUILTIN_COMMAND_NAMES, ...discovery.registry.commands().map((c) => c.command.name), 'help'];
     throw usageError(`unknown command "${words[0]}" (commands: ${known.join(', ')})`);
   }
   if (helpRequested) {

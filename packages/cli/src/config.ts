@@ -23,6 +23,8 @@ export interface RegistryFlags {
   adapters: string[];
   /** `--discover` (true), `--no-discover` (false), neither (undefined: the config decides, default on). */
   discover?: boolean;
+  /** Register discovered adapters that declare themselves in package.json lazily (core's `lazy`). */
+  lazy?: boolean;
 }
 
 export function loadRegistry(flags: RegistryFlags): Promise<BuildRegistryResult> {
@@ -31,6 +33,7 @@ export function loadRegistry(flags: RegistryFlags): Promise<BuildRegistryResult>
     config: flags.config,
     adapterSpecifiers: flags.adapters,
     discover: flags.discover,
+    lazy: flags.lazy,
     fallbackDirs: [cliInstallDir()],
   });
 }

@@ -28,5 +28,11 @@ export interface CliCommand {
   positionals: number | [number, number];
   /** Whether the command supports `--json` (read-only commands do). */
   json: boolean;
+  /**
+   * The command lists adapters' commands or transforms, so every adapter is imported before it
+   * runs. Otherwise discovered adapters that declare themselves in package.json stay lazy
+   * stand-ins (only the adapter a file needs is imported).
+   */
+  allAdapters?: boolean;
   run(ctx: CliContext): Promise<number>;
 }

@@ -19,18 +19,22 @@
  * export (as default, or as `adapter`/`adapters`) an adapter, an array of adapters, or a factory
  * function returning either; nested `default`s (CommonJS interop) are unwrapped.
  *
- * Not yet lazy: every discovered adapter is imported when the registry is built (package.json
- * metadata declaring formats, extensions and magic so that only the adapter a file needs is
- * imported is a follow-up, issue 16 item 4).
+ * Lazy loading (`lazy: true`, what the CLI's file commands use): a discovered package whose
+ * package.json has a `"profkit"` field declaring its adapters statically (name, formats and the
+ * module and export of its sniff function, see `StaticAdapterMetadata` and
+ * docs/writing-an-adapter.md) is registered as lazy stand-ins: only the small sniff module is
+ * imported when the registry is built, the adapter's main module when a file of its format is
+ * read or written (or `registry.loadLazyAdapters()` asks for commands and transforms). Packages
+ * without the field, and adapters named by the config file or `--adapter`, are imported eagerly.
  */
 
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { z } from 'zod';
-import type { Adapter } from './adapter.js';
+import * as z from 'zod/mini';
+import { defineAdapter, type Adapter, type FormatInfo, type SniffHints, type SniffResult } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { Registry, type AdapterSource, type RegistryOptions } from './registry.js';
+import { Registry, checkAdapter, type AdapterSource, type RegistryOptions } from './registry.js';
 import { nodeFileAccess } from './node/files.js';
 import { jsonSyntaxErrorAt } from './sniff-util.js';
 
@@ -59,13 +63,11 @@ export interface LoadedConfig extends ProfkitConfig {
   path: string;
 }
 
-const configSchema = z
-  .object({
-    $schema: z.string().optional(),
-    adapters: z.array(z.unknown()).optional(),
-    autoDiscover: z.boolean().optional(),
-  })
-  .strict();
+const configSchema = z.strictObject({
+  $schema: z.optional(z.string()),
+  adapters: z.optional(z.array(z.unknown())),
+  autoDiscover: z.optional(z.boolean()),
+});
 
 /** Finds the nearest config file from `startDir` upwards; undefined when there is none. */
 export function findConfigFile(startDir: string): string | undefined {
@@ -500,7 +502,96 @@ export function findInstalledAdapterPackages(startDirs: string[]): DiscoveredPac
   return [...found.values()];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Static adapter metadata (package.json `"profkit"`), for lazy loading.
+
+/** One adapter as its package.json declares it: `{"profkit": {"adapters": [this, ...]}}`. */
+export interface StaticAdapterMetadata {
+  /** The adapter's `name`. */
+  name: string;
+  description?: string;
+  priority?: number;
+  /** The adapter's `formats`, exactly as its module declares them. */
+  formats: FormatInfo[];
+  /**
+   * `"./dist/sniff.js#sniffPprof"`: a module of the package (a path inside it) and the named
+   * export that is the adapter's `sniff`. Absent: the adapter never sniffs (score 0).
+   */
+  sniff?: string;
+}
+
+/** The `"profkit"` field's adapters; undefined when the field is absent or not of this shape. */
+export function staticAdapterMetadata(pkg: Record<string, unknown>): StaticAdapterMetadata[] | undefined {
+  const field = pkg.profkit as { adapters?: unknown } | undefined;
+  if (!field || typeof field !== 'object' || !Array.isArray(field.adapters) || field.adapters.length === 0) return undefined;
+  for (const a of field.adapters as Partial<StaticAdapterMetadata>[]) {
+    if (!a || typeof a !== 'object' || typeof a.name !== 'string' || !Array.isArray(a.formats)) return undefined;
+    if (a.sniff !== undefined && (typeof a.sniff !== 'string' || !/^\.\/[^#]+#[A-Za-z_$][\w$]*$/.test(a.sniff))) return undefined;
+  }
+  return field.adapters as StaticAdapterMetadata[];
+}
+
+/** Imports the sniff function a static entry names (`./path#export`, inside `pkgDir`). */
+async function importStaticSniff(pkgDir: string, spec: string): Promise<(head: Uint8Array, hints: SniffHints) => SniffResult> {
+  const [path, name] = spec.split('#') as [string, string];
+  const file = resolve(pkgDir, path);
+  if (!file.startsWith(resolve(pkgDir) + '/')) throw new Error(`sniff module ${path} is outside the package`);
+  const mod = (await import(pathToFileURL(realpathSync(file)).href)) as Record<string, unknown>;
+  const fn = mod[name];
+  if (typeof fn !== 'function') throw new Error(`${path} exports no function ${name}`);
+  return fn as (head: Uint8Array, hints: SniffHints) => SniffResult;
+}
+
+/**
+ * Lazy stand-ins for the adapters a package declares statically: their formats, description and
+ * priority from package.json, `sniff` from the small sniff module, `load` importing the package's
+ * main module (once per package) for the real adapter's codec. Each comes with `loadReal`, which
+ * the registry calls to swap the stand-in for the real adapter.
+ */
+async function lazyStandIns(p: DiscoveredPackage, pkg: Record<string, unknown>, entries: StaticAdapterMetadata[]): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter> }[]> {
+  let moduleValues: Promise<{ values: unknown[]; resolved: string }> | undefined;
+  const realAdapter = async (name: string): Promise<Adapter> => {
+    moduleValues ??= loadAdapterModule(p.name, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
+    const { values, resolved } = await moduleValues;
+    const found = values.find((v) => v && typeof v === 'object' && (v as { name?: unknown }).name === name);
+    if (!found) {
+      throw new ProfkitError(ErrorCodes.ADAPTER_SHAPE, `${p.name}'s package.json declares adapter "${name}" but its module (${resolved}) exports no adapter of that name`, {
+        file: join(p.dir, 'package.json'),
+        rule: 'static adapter metadata matches the module',
+      });
+    }
+    return checkAdapter(found, p.name);
+  };
+  const out: { standIn: Adapter; loadReal: () => Promise<Adapter> }[] = [];
+  for (const e of entries) {
+    const sniff = e.sniff ? await importStaticSniff(p.dir, e.sniff) : () => 0;
+    let real: Promise<Adapter> | undefined;
+    const loadReal = () => (real ??= realAdapter(e.name));
+    const standIn = defineAdapter({
+      name: e.name,
+      packageName: typeof pkg.name === 'string' ? pkg.name : p.name,
+      version: typeof pkg.version === 'string' ? pkg.version : undefined,
+      description: e.description,
+      priority: e.priority,
+      formats: e.formats,
+      sniff,
+      load: async () => {
+        const a = await loadReal();
+        return a.load ? await a.load() : { read: a.read!, write: a.write };
+      },
+    });
+    out.push({ standIn, loadReal });
+  }
+  return out;
+}
+
 export interface BuildRegistryOptions extends RegistryOptions {
+  /**
+   * Register discovered packages that declare their adapters in package.json (`"profkit"`) as
+   * lazy stand-ins instead of importing them (see the file comment). Default false: every
+   * adapter is imported, so `commands()` and `transforms()` are complete at once.
+   */
+  lazy?: boolean;
   /** Working directory (config search start, `--adapter` resolution); default `process.cwd()`. */
   cwd?: string;
   /** An explicit config file; `false` skips config files entirely. */
@@ -578,6 +669,20 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
     }
     if (loadedNames.has(p.name)) continue;
     try {
+      const pkg = options.lazy ? readPackageJson(p.dir) : undefined;
+      const declared = pkg ? staticAdapterMetadata(pkg) : undefined;
+      if (pkg && declared) {
+        for (const { standIn, loadReal } of await lazyStandIns(p, pkg, declared)) {
+          const existing = registry.get(standIn.name);
+          if (existing) {
+            // As for imported adapters: the same adapter configured from another copy is no news.
+            if (existing.packageName !== p.name) warnings.push({ code: 'PROFKIT_W_DISCOVER_SHADOWED', message: `discovered adapter ${standIn.name} from ${p.name} (${p.dir}) is shadowed by an adapter of the same name registered earlier` });
+            continue;
+          }
+          registry.register(standIn, { source: { kind: 'discovered', specifier: p.name, from: p.dir }, loadReal });
+        }
+        continue;
+      }
       const { values, resolved } = await loadAdapterModule(p.name, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
       const real = realpathSync(resolved);
       if (loadedFiles.has(real)) continue;

@@ -67,6 +67,12 @@ export interface RegisterOptions {
   /** Replace an adapter of the same name (and any adapter owning one of its format ids). */
   override?: boolean;
   source?: AdapterSource;
+  /**
+   * Marks the adapter as a lazy stand-in (built by discovery from a package's static `"profkit"`
+   * metadata: formats and a sniff function, no commands or transforms) and imports the real
+   * adapter it stands for. `loadLazyAdapters()` swaps stand-ins for real adapters.
+   */
+  loadReal?: () => Promise<Adapter>;
 }
 
 export interface RegisteredAdapter {
@@ -432,6 +438,8 @@ export class Registry {
    */
   readonly unloadedPackages = new Map<string, string>();
   private readonly codecs = new Map<string, Promise<AdapterCodec>>();
+  /** Lazy stand-ins by adapter name: how to import the real adapter (see `RegisterOptions.loadReal`). */
+  private readonly lazy = new Map<string, () => Promise<Adapter>>();
   private counter = 0;
   private readonly validatorOption: ValidatorFn | null | undefined;
   private defaultLimits: Limits & Record<string, number | undefined> = {};
@@ -500,9 +508,48 @@ export class Registry {
     for (const e of toRemove) {
       this.entries.splice(this.entries.indexOf(e), 1);
       this.codecs.delete(e.adapter.name);
+      this.lazy.delete(e.adapter.name);
     }
     this.entries.push({ adapter, source, order: this.counter++ });
+    if (options.loadReal) this.lazy.set(adapter.name, options.loadReal);
     return adapter;
+  }
+
+  /** True while some adapters are lazy stand-ins whose commands and transforms are not known yet. */
+  hasLazyAdapters(): boolean {
+    return this.lazy.size > 0;
+  }
+
+  /**
+   * Imports the real adapter behind every lazy stand-in and registers it in the stand-in's place
+   * (same source and listing order), so that `commands()` and `transforms()` list everything. An
+   * adapter whose module fails to load is dropped and reported like discovery reports it (its
+   * package in `unloadedPackages`); the failures are returned.
+   */
+  async loadLazyAdapters(): Promise<{ adapter: string; error: unknown }[]> {
+    const failures: { adapter: string; error: unknown }[] = [];
+    for (const [name, loadReal] of [...this.lazy]) {
+      this.lazy.delete(name);
+      const entry = this.entries.find((e) => e.adapter.name === name);
+      if (!entry) continue;
+      const at = this.entries.indexOf(entry);
+      this.entries.splice(at, 1);
+      try {
+        const real = await loadReal();
+        this.register(real, { source: entry.source });
+        // register appended it: put it back where the stand-in was.
+        const added = this.entries.pop()!;
+        added.order = entry.order;
+        this.entries.splice(at, 0, added);
+        // A codec the stand-in loaded stays valid: it is the real adapter's.
+      } catch (error) {
+        this.codecs.delete(name);
+        const pkg = entry.adapter.packageName ?? name;
+        this.unloadedPackages.set(pkg, `installed but could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+        failures.push({ adapter: name, error });
+      }
+    }
+    return failures;
   }
 
   /** The registered adapters in registration order, with their sources. */
@@ -538,12 +585,18 @@ export class Registry {
     return out;
   }
 
-  /** Commands contributed by adapters, with the adapter that contributed each. */
+  /**
+   * Commands contributed by adapters, with the adapter that contributed each (lazy stand-ins
+   * contribute none until `loadLazyAdapters()`).
+   */
   commands(): { adapter: string; command: AdapterCommand }[] {
     return this.entries.flatMap((e) => (e.adapter.commands ?? []).map((command) => ({ adapter: e.adapter.name, command })));
   }
 
-  /** Transforms contributed by adapters, with the adapter that contributed each. */
+  /**
+   * Transforms contributed by adapters, with the adapter that contributed each (lazy stand-ins
+   * contribute none until `loadLazyAdapters()`; `transform()` loads them when a name is missing).
+   */
   transforms(): { adapter: string; transform: AdapterTransform }[] {
     return this.entries.flatMap((e) => (e.adapter.transforms ?? []).map((transform) => ({ adapter: e.adapter.name, transform })));
   }
@@ -553,6 +606,7 @@ export class Registry {
    * `PROFKIT_E_NO_ADAPTER` naming the `npm install` command when no adapter provides it.
    */
   async transform(name: string, profile: Profile, ctx: TransformContext): Promise<TransformResult & { adapter: string }> {
+    if (this.lazy.size > 0 && !this.transforms().some((t) => t.transform.name === name)) await this.loadLazyAdapters();
     const found = this.transforms().find((t) => t.transform.name === name);
     if (!found) throw missingTransformError(name, this.transforms().map((t) => t.transform.name), this.unloadedPackages);
     return { ...(await runTransform(found.transform, found.adapter, profile, ctx)), adapter: found.adapter };

@@ -354,3 +354,70 @@ describe('module resolution', () => {
     expect(resolveModule('nothing', deep)).toBeUndefined();
   });
 });
+
+describe('lazy stand-ins from package.json metadata (lazy: true)', () => {
+  /**
+   * A package declaring adapter `lz` statically; its main module records that it was imported
+   * (globalThis.__profkitLazyImports) and contributes a command; its sniff lives in sniff.js.
+   */
+  function lazyProject(metadata: Record<string, unknown> = {}) {
+    const dir = project();
+    const tag = `lz${n}`;
+    const formats = [{ id: tag, extensions: [`.${tag}`], binary: false }];
+    const pkgDir = installPackage(
+      dir,
+      `profkit-adapter-${tag}`,
+      `import { sniff } from './sniff.js';
+(globalThis.__profkitLazyImports ??= []).push(${JSON.stringify(tag)});
+export default {
+  apiVersion: 1, name: ${JSON.stringify(tag)}, formats: ${JSON.stringify(formats)}, sniff,
+  read: async (input) => ({ profile: { text: new TextDecoder().decode(await input.bytes()) }, warnings: [] }),
+  commands: [{ name: '${tag}-cmd', summary: 's', usage: 'u', run: async () => 0 }],
+};\n`,
+      { profkit: { adapters: [{ name: tag, formats, sniff: './dist/sniff.js#sniff', ...metadata }] } },
+    );
+    write(join(pkgDir, 'dist', 'sniff.js'), `export const sniff = (head) => new TextDecoder().decode(head).startsWith('#${tag}') ? 1 : 0;\n`);
+    installPackage(dir, 'profkit-adapter-eager', plainAdapter('eager'));
+    write(join(dir, 'in.txt'), `#${tag} hello`);
+    return { dir, tag, imported: () => ((globalThis as { __profkitLazyImports?: string[] }).__profkitLazyImports ?? []).includes(tag) };
+  }
+
+  it('registers a stand-in without importing the main module, and imports it when a file of its format is read', async () => {
+    const { dir, tag, imported } = lazyProject();
+    const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+    expect(r.registry.list().map((e) => e.adapter.name)).toEqual(['eager', tag]);
+    expect(r.registry.hasLazyAdapters()).toBe(true);
+    expect(imported()).toBe(false);
+    expect(r.registry.detect(new TextEncoder().encode(`#${tag} x`)).adapter).toBe(tag);
+    expect(imported()).toBe(false);
+    const read = await r.registry.read(join(dir, 'in.txt'));
+    expect(read.profile).toEqual({ text: `#${tag} hello` });
+    expect(imported()).toBe(true);
+  });
+
+  it('swaps stand-ins for the real adapters (commands, transforms) on loadLazyAdapters, keeping their order', async () => {
+    const { dir, tag } = lazyProject();
+    const r = await buildRegistry({ cwd: dir, lazy: true });
+    expect(r.registry.commands()).toEqual([]);
+    expect(await r.registry.loadLazyAdapters()).toEqual([]);
+    expect(r.registry.hasLazyAdapters()).toBe(false);
+    expect(r.registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([['eager', 'discovered'], [tag, 'discovered']]);
+    expect(r.registry.commands().map((c) => c.command.name)).toEqual([`${tag}-cmd`]);
+  });
+
+  it('imports every adapter without lazy: true (the default)', async () => {
+    const { dir, tag, imported } = lazyProject();
+    const r = await buildRegistry({ cwd: dir });
+    expect(imported()).toBe(true);
+    expect(r.registry.hasLazyAdapters()).toBe(false);
+    expect(r.registry.commands().map((c) => c.command.name)).toEqual([`${tag}-cmd`]);
+  });
+
+  it('fails the read naming the package when the metadata declares an adapter its module does not export', async () => {
+    const { dir } = lazyProject({ name: 'other-name' });
+    const r = await buildRegistry({ cwd: dir, lazy: true });
+    const e = await rejection(r.registry.read(join(dir, 'in.txt')));
+    expect(e.code).toBe('PROFKIT_E_ADAPTER_LOAD');
+    expect(e.message).toMatch(/declares adapter "other-name" but its module .* exports no adapter of that name/);
+  });
+});

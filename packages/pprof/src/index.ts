@@ -4,7 +4,7 @@
  */
 
 import { defineAdapter } from '@profkit/core';
-import { sniffPprof } from './sniff.js';
+import { sniff } from './sniff.js';
 
 export const pprofAdapter = defineAdapter({
   name: 'pprof',
@@ -23,13 +23,8 @@ export const pprofAdapter = defineAdapter({
       mediaTypes: ['application/vnd.google.protobuf', 'application/octet-stream'],
     },
   ],
-  sniff: (head, hints) => {
-    try {
-      return sniffPprof(head, hints);
-    } catch {
-      return 0;
-    }
-  },
+  // Also named by package.json's "profkit" metadata, which discovery loads without this module.
+  sniff,
   load: async () => (await import('./codec.js')).codec,
 });
 

@@ -99,3 +99,12 @@ export function sniffPprof(head: Uint8Array, hints: SniffHints = {}): SniffResul
   if (fields >= 3) return { score: 0.8, format: 'pprof', reason: `${fields} profile.proto fields` };
   return { score: 0.3, format: 'pprof', reason: 'few bytes of plausible profile.proto' };
 }
+
+/** The adapter's `sniff`: `sniffPprof`, with an exception (a malformed head) scoring 0. */
+export function sniff(head: Uint8Array, hints: SniffHints): SniffResult {
+  try {
+    return sniffPprof(head, hints);
+  } catch {
+    return 0;
+  }
+}

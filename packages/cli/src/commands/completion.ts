@@ -143,6 +143,7 @@ export const completion: CliCommand = {
   ].join('\n'),
   positionals: 1,
   json: false,
+  allAdapters: true,
   async run(ctx) {
     const shell = ctx.positionals[0]!;
     // Loaded lazily: the command table imports this file.

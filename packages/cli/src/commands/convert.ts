@@ -46,6 +46,8 @@ export const convert: CliCommand = {
     // Fail on the output side (unknown extension, missing adapter) and on a missing transform
     // before reading a large input.
     ctx.registry.writerFor(output, ctx.values.to as string | undefined);
+    // Transforms of lazily loaded adapters are known once their modules are imported.
+    if (symbolize && ctx.registry.hasLazyAdapters()) await ctx.registry.loadLazyAdapters();
     if (symbolize && !ctx.registry.transforms().some((t) => t.transform.name === 'symbolize')) {
       throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name), ctx.registry.unloadedPackages);
     }

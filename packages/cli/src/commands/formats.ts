@@ -19,6 +19,7 @@ export const formats: CliCommand = {
   usage: 'profkit formats [--json]\n\nExample:\n  profkit formats',
   positionals: 0,
   json: true,
+  allAdapters: true,
   async run(ctx) {
     const { registry, out } = ctx;
     const adapters = registry.list();
