@@ -1,0 +1,92 @@
+/**
+ * Fast start (issue 16 item 4): `profkit top FILE` imports only the command that runs and the
+ * adapter the file needs; the static adapter metadata in each first-party package.json (what
+ * discovery registers lazily) matches what the adapter module declares, so the two cannot drift.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cliBin } from '@profkit/test-utils';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BUILTIN_COMMANDS } from '../src/commands/index.js';
+import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const packagesDir = resolve(here, '../..');
+const ADAPTER_PACKAGES = ['pprof', 'rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize'];
+const root = mkdtempSync(join(tmpdir(), 'profkit-fast-start-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface StaticEntry {
+  name: string;
+  description?: string;
+  priority?: number;
+  formats: unknown[];
+  sniff?: string;
+}
+
+describe('static adapter metadata (package.json "profkit")', () => {
+  for (const pkgName of ADAPTER_PACKAGES) {
+    it(`@profkit/${pkgName}: name, description, priority, formats and sniff are the adapter module's`, async () => {
+      const pkgDir = join(packagesDir, pkgName);
+      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { profkit?: { adapters?: StaticEntry[] } };
+      const declared = pkg.profkit?.adapters ?? [];
+      const mod = (await import(pathToFileURL(join(pkgDir, 'dist', 'index.js')).href)) as { default: unknown };
+      const adapters = (Array.isArray(mod.default) ? mod.default : [mod.default]) as { name: string; description?: string; priority?: number; formats: unknown[]; sniff: unknown }[];
+      expect(declared.map((d) => d.name)).toEqual(adapters.map((a) => a.name));
+      for (const [i, a] of adapters.entries()) {
+        const d = declared[i]!;
+        expect({ description: d.description, priority: d.priority, formats: d.formats }).toEqual({ description: a.description, priority: a.priority, formats: a.formats });
+        if (d.sniff === undefined) {
+          // "never sniffs": the adapter's sniff scores nothing, whatever the bytes.
+          expect(a.sniff.toString()).toMatch(/^\(\) => 0$/);
+        } else {
+          const [path, name] = d.sniff.split('#') as [string, string];
+          const sniffModule = (await import(pathToFileURL(join(pkgDir, path)).href)) as Record<string, unknown>;
+          expect(sniffModule[name]).toBe(a.sniff);
+        }
+      }
+    });
+  }
+});
+
+describe('the CLI entry', () => {
+  it('lists the built-in commands in the lazy table as commands/index.ts does', () => {
+    expect(BUILTIN_COMMAND_NAMES).toEqual(BUILTIN_COMMANDS.map((c) => c.name));
+  });
+
+  /** Runs the CLI under a module hook that logs every URL loaded; returns exit code and the URLs. */
+  function loadedModules(args: string[], cwd: string): { status: number | null; stderr: string; urls: string[] } {
+    const log = join(root, `modules-${Math.random().toString(36).slice(2)}.log`);
+    const hooks = join(root, 'log-hooks.mjs');
+    writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.PROFKIT_MODULE_LOG, url + '\\n');\n  return next(url, context);\n}\n");
+    const register = join(root, 'log-register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, cliBin, ...args], { cwd, env: { ...process.env, PROFKIT_MODULE_LOG: log }, encoding: 'utf8' });
+    const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    return { status: r.status, stderr: r.stderr, urls };
+  }
+
+  it('`top` on a pprof file imports the pprof adapter and the top command only', () => {
+    const profile = join(root, 'fib.pb.gz');
+    const made = spawnSync(process.execPath, [cliBin, 'convert', resolve(packagesDir, '../examples/r/fib.Rprof.out'), profile, '--quiet'], { cwd: root, encoding: 'utf8' });
+    expect(made.stderr).toBe('');
+    const { status, stderr, urls } = loadedModules(['top', profile], root);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const mainModule = (pkg: string) => pathToFileURL(join(packagesDir, pkg, 'dist', 'index.js')).href;
+    expect(urls).toContain(mainModule('pprof'));
+    for (const other of ['rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize']) expect(urls).not.toContain(mainModule(other));
+    const commandModules = urls.filter((u) => u.includes('/packages/cli/dist/commands/')).map((u) => u.slice(u.lastIndexOf('/') + 1));
+    expect(commandModules.filter((m) => m !== 'lazy.js' && m !== 'shared.js')).toEqual(['top.js']);
+  });
+
+  it('`formats` still imports every adapter and lists their commands', () => {
+    const { status, urls } = loadedModules(['formats'], root);
+    expect(status).toBe(0);
+    for (const pkg of ADAPTER_PACKAGES) expect(urls).toContain(pathToFileURL(join(packagesDir, pkg, 'dist', 'index.js')).href);
+  });
+});
