@@ -4,6 +4,7 @@
  *
  *   pprof  [--sizes 10000,200000] [--reps 5] [--json FILE] [--no-go]   pprof codecs (pprof.ts)
  *   rprof  read|stream [...]                                            Rprof reader (rprof.ts)
+ *   startup [--runs 5] [--lines 166000] [--json FILE]                  CLI start-up vs node -e 0 and R (startup.ts)
  *   symbolize [--functions N --addresses M --tools ...]                 symbolizer (symbolize.ts)
  *   dm-export [SAMPLES] [--json]                                        SQLite/Parquet/CSV/SQL export (scripts/dm-export.mjs)
  *   model [FILE...]                                                     model size vs raw pprof (scripts/model-size.mjs)
@@ -36,6 +37,11 @@ async function main(): Promise<number> {
       await runRprofBench(rest);
       return 0;
     }
+    case 'startup': {
+      const { runStartupBench } = await import('./startup.js');
+      await runStartupBench(rest);
+      return 0;
+    }
     case 'symbolize':
       return runScript('./symbolize.js');
     case 'dm-export':
@@ -48,6 +54,7 @@ async function main(): Promise<number> {
       process.stderr.write(
         'usage: npm run bench -- pprof [--sizes N,N] [--reps N] [--json FILE] [--no-go]\n' +
           '       npm run bench -- rprof read|stream [...]\n' +
+          '       npm run bench -- startup [--runs N] [--lines N] [--json FILE]\n' +
           '       npm run bench -- symbolize [--functions N] [--addresses M] [--tools ...]\n' +
           '       npm run bench -- dm-export [SAMPLES] [--json]\n' +
           '       npm run bench -- model [FILE...]\n' +

@@ -1,0 +1,94 @@
+/**
+ * Start-up benchmark (issue 16 item 4), whole processes, CPU time (user + system, from
+ * `/usr/bin/time`) and elapsed, median of `--runs` (default 5):
+ *
+ *   node -e 0                                   the floor: Node itself
+ *   profkit top SMALL.pb.gz                     a ~1 KB pprof profile (start-up is the whole cost)
+ *   profkit convert RPROF.out OUT.pb.gz         the 166,000-line Rprof file of the rprof suite
+ *   Rscript -e 'summaryRprof("RPROF.out")'      R reading the same file (when Rscript is installed)
+ *
+ * Targets: top ≤ 2× `node -e 0`; convert ≤ 0.15× summaryRprof. `--cli PATH` times another build
+ * of the CLI's bin.js (e.g. an older commit's, for before/after numbers). Prints one JSON line (and
+ * writes it to `--json PATH`); docs/performance.md ("Start-up") quotes the numbers.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createRegistry, writeFileAtomic } from '@profkit/core/node';
+import pprofAdapter from '@profkit/pprof';
+import rprofAdapter from '@profkit/rprof';
+import { generate } from './rprof.js';
+
+const TIME = '/usr/bin/time';
+const defaultCliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
+
+interface ProcessTime {
+  cpuMs: number;
+  elapsedMs: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Median CPU and elapsed milliseconds of running `argv` `runs` times (after one warm-up run). */
+function timeProcess(argv: string[], runs: number, cwd: string): ProcessTime {
+  const cpu: number[] = [];
+  const elapsed: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const r = spawnSync(TIME, ['-f', '%U %S %e', ...argv], { cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+    const [user, sys, wall] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
+    if (i === 0) continue; // warm-up: file cache
+    cpu.push(Math.round((user + sys) * 1000));
+    elapsed.push(Math.round(wall * 1000));
+  }
+  return { cpuMs: median(cpu), elapsedMs: median(elapsed) };
+}
+
+/** Writes a pprof profile of about 1 KB (150 Rprof samples converted) to `path`. */
+async function smallPprof(path: string): Promise<number> {
+  const registry = createRegistry([pprofAdapter, rprofAdapter]);
+  const text = new TextEncoder().encode(Array.from(generate(150)).join(''));
+  const { profile } = await registry.read(text, { format: 'rprof' });
+  await registry.write(profile, path, { format: 'pprof' });
+  return statSync(path).size;
+}
+
+export async function runStartupBench(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { runs: { type: 'string', default: '5' }, lines: { type: 'string', default: '166000' }, json: { type: 'string' }, cli: { type: 'string' } } });
+  const cliBin = values.cli ?? defaultCliBin;
+  if (!existsSync(TIME)) throw new Error(`${TIME} is needed to measure the CPU time of whole processes (apt-get install time)`);
+  const runs = Number(values.runs);
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-startup-'));
+  try {
+    const small = join(dir, 'small.pb.gz');
+    const smallBytes = await smallPprof(small);
+    const rprofFile = join(dir, 'bench.Rprof.out');
+    await writeFileAtomic(rprofFile, new TextEncoder().encode(Array.from(generate(Number(values.lines))).join('')));
+    const node = process.execPath;
+    const result: Record<string, unknown> = { suite: 'startup', node: process.versions.node, runs, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
+    const floor = timeProcess([node, '-e', '0'], runs, dir);
+    const top = timeProcess([node, cliBin, 'top', small], runs, dir);
+    const convert = timeProcess([node, cliBin, 'convert', rprofFile, join(dir, 'out.pb.gz'), '--quiet'], runs, dir);
+    Object.assign(result, {
+      node_e0: floor,
+      top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100 },
+      convert_rprof: { ...convert, lines: Number(values.lines), fileBytes: statSync(rprofFile).size },
+    });
+    const hasR = spawnSync('Rscript', ['--version']).status === 0;
+    if (hasR) {
+      const r = timeProcess(['Rscript', '--vanilla', '-e', `invisible(summaryRprof("${rprofFile}"))`], runs, dir);
+      result.r_summaryRprof = r;
+      (result.convert_rprof as Record<string, unknown>).cpuVsR = Math.round((convert.cpuMs / r.cpuMs) * 100) / 100;
+      (result.convert_rprof as Record<string, unknown>).elapsedVsR = Math.round((convert.elapsedMs / r.elapsedMs) * 100) / 100;
+    } else result.r_summaryRprof = 'Rscript not installed';
+    const line = JSON.stringify(result);
+    process.stdout.write(line + '\n');
+    if (values.json) await writeFileAtomic(values.json, new TextEncoder().encode(line + '\n'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
