@@ -671,8 +671,17 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
     try {
       const pkg = options.lazy ? readPackageJson(p.dir) : undefined;
       const declared = pkg ? staticAdapterMetadata(pkg) : undefined;
+      let standIns: Awaited<ReturnType<typeof lazyStandIns>> | undefined;
       if (pkg && declared) {
-        for (const { standIn, loadReal } of await lazyStandIns(p, pkg, declared)) {
+        try {
+          standIns = await lazyStandIns(p, pkg, declared);
+        } catch (e) {
+          // A broken sniff declaration must not cost the adapter: import it as without the field.
+          warnings.push({ code: 'PROFKIT_W_DISCOVER_STATIC', message: `the "profkit" field of ${join(p.dir, 'package.json')} cannot be used (${(e as Error)?.message ?? String(e)}); the adapter is imported instead` });
+        }
+      }
+      if (standIns) {
+        for (const { standIn, loadReal } of standIns) {
           const existing = registry.get(standIn.name);
           if (existing) {
             // As for imported adapters: the same adapter configured from another copy is no news.

@@ -413,6 +413,16 @@ export default {
     expect(r.registry.commands().map((c) => c.command.name)).toEqual([`${tag}-cmd`]);
   });
 
+  it('imports the adapter, with a warning, when the declared sniff module cannot be imported', async () => {
+    const { dir, tag, imported } = lazyProject({ sniff: './dist/missing.js#sniff' });
+    const r = await buildRegistry({ cwd: dir, lazy: true });
+    expect(imported()).toBe(true);
+    expect(r.registry.hasLazyAdapters()).toBe(false);
+    expect(r.registry.get(tag)?.commands?.map((c) => c.name)).toEqual([`${tag}-cmd`]);
+    expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_STATIC']);
+    expect(r.warnings[0]!.message).toContain('missing.js');
+  });
+
   it('fails the read naming the package when the metadata declares an adapter its module does not export', async () => {
     const { dir } = lazyProject({ name: 'other-name' });
     const r = await buildRegistry({ cwd: dir, lazy: true });
