@@ -32,11 +32,13 @@ describe('static adapter metadata (package.json "profkit")', () => {
   for (const pkgName of ADAPTER_PACKAGES) {
     it(`@profkit/${pkgName}: name, description, priority, formats and sniff are the adapter module's`, async () => {
       const pkgDir = join(packagesDir, pkgName);
-      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { profkit?: { adapters?: StaticEntry[] } };
+      const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { name: string; profkit?: { adapters?: StaticEntry[] } };
       const declared = pkg.profkit?.adapters ?? [];
       const mod = (await import(pathToFileURL(join(pkgDir, 'dist', 'index.js')).href)) as { default: unknown };
-      const adapters = (Array.isArray(mod.default) ? mod.default : [mod.default]) as { name: string; description?: string; priority?: number; formats: unknown[]; sniff: unknown }[];
+      const adapters = (Array.isArray(mod.default) ? mod.default : [mod.default]) as { name: string; packageName?: string; description?: string; priority?: number; formats: unknown[]; sniff: unknown }[];
       expect(declared.map((d) => d.name)).toEqual(adapters.map((a) => a.name));
+      // The stand-in takes its packageName from package.json's name.
+      for (const a of adapters) expect(a.packageName).toBe(pkg.name);
       for (const [i, a] of adapters.entries()) {
         const d = declared[i]!;
         expect({ description: d.description, priority: d.priority, formats: d.formats }).toEqual({ description: a.description, priority: a.priority, formats: a.formats });
