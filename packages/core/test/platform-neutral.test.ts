@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from '@profkit/test-utils';
 import * as browserGzip from '../src/gzip-browser.js';
 import * as nodeGzip from '../src/gzip-node.js';
 import { createRegistry as createNeutralRegistry, defineAdapter, createProfile, ErrorCodes, isProfkitError, GZIP_IMPLEMENTATION } from '../src/index.js';
@@ -15,15 +16,6 @@ function text(n: number): Uint8Array {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = 97 + ((i * 7) % 13);
   return out;
-}
-
-function errorOf(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error');
 }
 
 /** Byte equality (vitest's deep equality walks a 300 KB array element by element: seconds). */
@@ -63,7 +55,7 @@ describe('the gzip seam', () => {
       });
 
       it('stops at maxDecompressedBytes with PROFKIT_E_LIMIT naming the option', () => {
-        const e = errorOf(() => gz.gunzipBounded(gzipSync(raw), { maxDecompressedBytes: 100_000 }, 'bomb.gz'));
+        const e = thrownBy(() => gz.gunzipBounded(gzipSync(raw), { maxDecompressedBytes: 100_000 }, 'bomb.gz'));
         expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
         expect(isProfkitError(e) && e.detail).toMatchObject({ option: 'maxDecompressedBytes', file: 'bomb.gz' });
       });
@@ -73,7 +65,7 @@ describe('the gzip seam', () => {
         const corrupt = Uint8Array.from(good);
         corrupt.fill(0xff, 20, 60);
         for (const bad of [corrupt, good.subarray(0, good.length - 9)]) {
-          const e = errorOf(() => gz.gunzipBounded(bad, {}, 'x.gz'));
+          const e = thrownBy(() => gz.gunzipBounded(bad, {}, 'x.gz'));
           expect(isProfkitError(e) && e.code).toBe(ErrorCodes.DECOMPRESS);
           async function* one(): AsyncGenerator<Uint8Array> {
             yield bad;

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { rejectionOf } from '@profkit/test-utils';
 import { StreamInput, createRegistry, defineAdapter, createProfile, ErrorCodes, isProfkitError, type ReadInput } from '../src/node/index.js';
 
 /** An endless source of `chunk`-byte chunks that counts what was taken from it. */
@@ -22,15 +23,6 @@ function endless(chunk = 64 * 1024) {
   return { counter, source: gen() };
 }
 
-async function errorOf(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error');
-}
-
 async function drain(it: AsyncIterable<Uint8Array>): Promise<number> {
   let n = 0;
   for await (const c of it) n += c.length;
@@ -41,7 +33,7 @@ describe('StreamInput', () => {
   it('stops an endless stream at maxInputBytes while streaming it to a reader', async () => {
     const { counter, source } = endless();
     const input = new StreamInput(source, '-', { maxInputBytes: 1 << 20 });
-    const e = await errorOf(drain(input.chunks()));
+    const e = await rejectionOf(drain(input.chunks()));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
     expect((e as { detail: { option?: string } }).detail.option).toBe('maxInputBytes');
     // It read one chunk past the limit, not the stream to its end.
@@ -50,7 +42,7 @@ describe('StreamInput', () => {
 
   it('stops an endless stream at maxInputBytes while buffering it for a whole-buffer reader', async () => {
     const { counter, source } = endless();
-    const e = await errorOf(new StreamInput(source, '-', { maxInputBytes: 1 << 20 }).bytes());
+    const e = await rejectionOf(new StreamInput(source, '-', { maxInputBytes: 1 << 20 }).bytes());
     expect((e as { detail: { option?: string } }).detail.option).toBe('maxInputBytes');
     expect(counter.bytes).toBe((1 << 20) + 64 * 1024);
   });
@@ -85,7 +77,7 @@ describe('StreamInput', () => {
       expect((input as unknown as { kept: Uint8Array[] }).kept.length).toBeLessThanOrEqual(11);
     }
     expect(kept).toBe(100_000);
-    const e = await errorOf(drain(input.chunks()));
+    const e = await rejectionOf(drain(input.chunks()));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.UNSUPPORTED);
   });
 });
@@ -118,7 +110,7 @@ describe('registry.read of a FIFO', () => {
       },
     });
     const registry = createRegistry([adapter]);
-    const e = await errorOf(registry.read(fifo));
+    const e = await rejectionOf(registry.read(fifo));
     expect(String((e as Error).message)).toContain('reader limit');
     await exited;
     // Before, the FIFO was read whole (up to maxInputBytes) before the reader saw a byte.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from '@profkit/test-utils';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError, type Profile } from '@profkit/core/node';
 import adapter from '../src/index.js';
@@ -17,15 +18,6 @@ function bytes(n: number, seed: number): Uint8Array {
     out[i] = (a >>> 24) % 40;
   }
   return out;
-}
-
-function errorOf(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no error');
 }
 
 /** A profile large enough for many chunks: labels, inline lines, mappings, varied ids. */
@@ -80,15 +72,15 @@ describe('gunzipExact', () => {
     lying.writeUInt32LE(data.length - 5, lying.length - 4);
     const truncated = gz.subarray(0, gz.length - 100);
     for (const bad of [lying, truncated]) {
-      const e = errorOf(() => gunzipExact(bad, {}, 'bad.pb.gz'));
-      const ref = errorOf(() => gunzipBounded(bad, {}, 'bad.pb.gz'));
+      const e = thrownBy(() => gunzipExact(bad, {}, 'bad.pb.gz'));
+      const ref = thrownBy(() => gunzipBounded(bad, {}, 'bad.pb.gz'));
       expect(isProfkitError(e) && isProfkitError(ref)).toBe(true);
       if (isProfkitError(e) && isProfkitError(ref)) {
         expect(e.code).toBe(ref.code);
         expect(e.detail.file).toBe('bad.pb.gz');
       }
     }
-    const limited = errorOf(() => gunzipExact(gz, { maxDecompressedBytes: data.length - 1 }));
+    const limited = thrownBy(() => gunzipExact(gz, { maxDecompressedBytes: data.length - 1 }));
     expect(isProfkitError(limited) && limited.code).toBe(ErrorCodes.LIMIT);
     expect(Buffer.compare(gunzipExact(gz, { maxDecompressedBytes: data.length }), data)).toBe(0);
   });
@@ -97,7 +89,7 @@ describe('gunzipExact', () => {
     const huge = Buffer.from(gz);
     huge.writeUInt32LE(0xffffffff, huge.length - 4);
     expect(gzipAnnouncedSize(huge)).toBeUndefined();
-    expect(isProfkitError(errorOf(() => gunzipExact(huge)))).toBe(true);
+    expect(isProfkitError(thrownBy(() => gunzipExact(huge)))).toBe(true);
   });
 });
 
