@@ -1,18 +1,11 @@
-import { seededRandom } from '@profkit/test-utils';
+import { seededRandom, thrownBy } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { MAX_REDIRECTS, isFollowedRedirect, nextRedirect, parseAllowedRedirectHosts } from '../src/node/index.js';
 
 const ORIGIN = 'http://127.0.0.1:8080/pprof/heap';
 
 /** The error `nextRedirect` throws, for assertions on its code and detail. */
-function refusal(f: () => unknown): { code: string; message: string; detail: Record<string, unknown> } {
-  try {
-    f();
-  } catch (e) {
-    return e as never;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (f: () => unknown) => thrownBy<{ code: string; message: string; detail: Record<string, unknown> }>(f);
 
 describe('nextRedirect: the redirect rules of profkit\'s HTTP clients', () => {
   it('follows only 301, 302, 303, 307 and 308 with a Location (Go\'s client)', () => {
