@@ -105,9 +105,10 @@ export function parseLimitArgs(raw: unknown): ReadLimits & Record<string, number
   for (const item of list) {
     const m = /^([A-Za-z]+)=([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-zA-Z]*)$/.exec(String(item));
     const suffix = m?.[3]?.toLowerCase() ?? '';
-    if (!m || !(suffix in SIZE_SUFFIX)) throw usage(`--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${String(item)}"`);
+    // Own keys only: `in` would also accept Object.prototype's (`constructor`, `toString`).
+    if (!m || !Object.hasOwn(SIZE_SUFFIX, suffix)) throw usage(`--limit takes NAME=N (e.g. maxSamples=1e9, maxDecompressedBytes=8GiB), got "${String(item)}"`);
     const name = m[1]!;
-    if (!(name in READ_LIMITS)) throw usage(`--limit ${name}: unknown limit (limits: ${Object.keys(READ_LIMITS).join(', ')})`);
+    if (!Object.hasOwn(READ_LIMITS, name)) throw usage(`--limit ${name}: unknown limit (limits: ${Object.keys(READ_LIMITS).join(', ')})`);
     const value = Math.floor(Number(m[2]) * SIZE_SUFFIX[suffix]!);
     if (!Number.isSafeInteger(value) || value < 1) throw usage(`--limit ${name}=${m[2]}${m[3]}: expected a positive whole number`);
     out[name] = value;

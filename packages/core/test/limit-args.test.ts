@@ -14,7 +14,7 @@ describe('parseLimitArgs (--limit NAME=N of the CLI and of adapter commands)', (
   });
 
   it('refuses malformed pairs, unknown names and values below 1 with a usage error naming --limit', () => {
-    for (const bad of ['maxSamples', 'maxWidgets=3', 'maxSamples=0', 'maxSamples=5parsecs', 'maxSamples=-1']) {
+    for (const bad of ['maxSamples', 'maxWidgets=3', 'maxSamples=0', 'maxSamples=5parsecs', 'maxSamples=-1', 'constructor=5', 'toString=5', 'maxSamples=5constructor']) {
       let error: unknown;
       try {
         parseLimitArgs([bad]);
