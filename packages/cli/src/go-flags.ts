@@ -62,13 +62,16 @@ export function goModeCommand(argv: string[], commands: ReadonlySet<string>): st
   if (scan.some((a) => commands.has(a))) return argv;
   const modes = scan
     .map((a, i) => ({ i, m: SINGLE_DASH_LONG.exec(a) }))
-    .filter((x) => x.m && x.m[1]! in PPROF_MODES && (x.m[2] === undefined) === (x.m[1] !== 'peek'));
+    .filter((x) => x.m && Object.hasOwn(PPROF_MODES, x.m[1]!) && (x.m[2] === undefined) === (x.m[1] !== 'peek'));
   if (modes.length !== 1) return argv;
   const { i, m } = modes[0]!;
   const command = PPROF_MODES[m![1]!]!;
   const rest = [...argv.slice(0, i), ...argv.slice(i + 1)];
   return m![1] === 'peek' ? [command, ...rest, m![2]!.slice(1)] : [command, ...rest];
 }
+
+/** Own keys only: `-constructor` or `-toString` must not find Object.prototype's members. */
+const has = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
 /** Whether `-name` is a cluster of short options (`-qn5`: -q, then -n with the value 5). */
 function isShortCluster(name: string, shorts: ReadonlyMap<string, CommandOption>): boolean {
@@ -100,11 +103,11 @@ export function normalizeGoFlags(args: string[], options: Record<string, Command
     }
     const m = SINGLE_DASH_LONG.exec(a);
     const name = m?.[1];
-    const mapped = name === undefined ? undefined : name in options && !name.includes('_') ? { option: name } : PPROF_FLAGS[name] ?? (name.replace(/_/g, '-') in options ? { option: name.replace(/_/g, '-') } : undefined);
-    if (m && (!mapped || !(mapped.option in options)) && !isShortCluster(name!, shorts)) {
+    const mapped = name === undefined ? undefined : has(options, name) && !name.includes('_') ? { option: name } : (has(PPROF_FLAGS, name) ? PPROF_FLAGS[name] : undefined) ?? (has(options, name.replace(/_/g, '-')) ? { option: name.replace(/_/g, '-') } : undefined);
+    if (m && (!mapped || !has(options, mapped.option)) && !isShortCluster(name!, shorts)) {
       // Not a cluster of this command's short options: a long option it does not have.
       const flag = name!.split('=')[0]!;
-      const pprof = PPROF_FLAGS[flag] ?? (PPROF_ONLY.has(flag) ? { option: '' } : undefined);
+      const pprof = (has(PPROF_FLAGS, flag) ? PPROF_FLAGS[flag] : undefined) ?? (PPROF_ONLY.has(flag) ? { option: '' } : undefined);
       throw new ProfkitError(
         ErrorCodes.USAGE,
         pprof
@@ -113,7 +116,7 @@ export function normalizeGoFlags(args: string[], options: Record<string, Command
         { option: flag, rule: 'command-line usage' },
       );
     }
-    if (!m || !mapped || !(mapped.option in options)) {
+    if (!m || !mapped || !has(options, mapped.option)) {
       out.push(a);
       // The value of `--opt VALUE` or `-o VALUE` is not an option, whatever it looks like.
       const long = /^--([^=]+)$/.exec(a)?.[1];

@@ -46,6 +46,14 @@ describe('normalizeGoFlags', () => {
     expect(() => normalizeGoFlags(['-bogus'], OPTIONS)).toThrow(/^Unknown option '-bogus'$/);
   });
 
+  it("names of Object.prototype's members are unknown options, not options or pprof flags", () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect(() => normalizeGoFlags([`-${name}`], OPTIONS)).toThrow(new RegExp(`^Unknown option '-${name}'$`));
+    }
+    const commands = new Set(['top']);
+    for (const argv of [['-constructor', 'f'], ['-toString', 'f']]) expect(goModeCommand(argv, commands)).toEqual(argv);
+  });
+
   it('pprof output modes as flags become the command', () => {
     const commands = new Set(['top', 'peek', 'raw', 'traces']);
     expect(goModeCommand(['-top', 'f.pb.gz', '-n', '3'], commands)).toEqual(['top', 'f.pb.gz', '-n', '3']);
