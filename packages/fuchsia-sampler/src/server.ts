@@ -248,7 +248,7 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
       if (handshakeMs > 0) {
         this.handshakeTimer = setTimeout(() => {
           if (!this.reader.headerRead) this.fail(`no stream header within ${handshakeMs} ms of connecting (option handshakeTimeoutMs)`);
-        }, handshakeMs);
+        }, Math.min(handshakeMs, 0x7fff_ffff));
         this.handshakeTimer.unref();
       }
     }
@@ -380,7 +380,8 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
   const a = server.address();
   if (a && typeof a === 'object') bound = formatAddress({ kind: 'tcp', host: a.address, port: a.port });
   log(`listening on ${bound}`);
-  if (options.timeoutMs) timer = setTimeout(() => void stop(`timeout after ${options.timeoutMs} ms`), options.timeoutMs);
+  // A timer holds at most 2^31-1 ms (~24.8 days); a longer one would fire at once.
+  if (options.timeoutMs) timer = setTimeout(() => void stop(`timeout after ${options.timeoutMs} ms`), Math.min(options.timeoutMs, 0x7fff_ffff));
   if (options.signal) {
     if (options.signal.aborted) void stop('aborted');
     else options.signal.addEventListener('abort', () => void stop('signal'), { once: true });

@@ -216,6 +216,14 @@ describe('live collector over loopback TCP', () => {
     a.destroy();
     b.destroy();
   });
+
+  it('takes a timeout beyond what a timer holds (2^31 ms, ~24.8 days, e.g. --timeout 3000000) as a long one, not an instant stop', async () => {
+    const col = await startCollector(base({ timeoutMs: 3_000_000_000 }));
+    await new Promise((ok) => setTimeout(ok, 100));
+    expect(col.stats().clients).toBe(0);
+    await col.close('test over');
+    expect((await col.done).reason).toBe('test over');
+  });
 });
 
 describe('unix socket', () => {

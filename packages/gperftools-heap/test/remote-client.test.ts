@@ -171,6 +171,10 @@ describe('fetchProfile against misbehaving servers', () => {
     expect(r2.program).toBe('/bin/named');
     expect(resolveStack(r2.profile!, 0).map((f) => f.address)).toEqual([0x1000n]);
   });
+  it('takes a --timeout beyond what a timer holds (2^31 ms, ~24.8 days) as a long timeout, not an instant one', async () => {
+    const r = await fetchProfile(`${base}/named/pprof/heap`, { timeoutSeconds: 3_000_000, cmdline: false });
+    expect(r.bytes.length).toBeGreaterThan(0);
+  });
   it('reports a refused connection as PROFKIT_E_NETWORK', async () => {
     const s = createServer();
     await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));

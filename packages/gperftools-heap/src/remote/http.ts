@@ -144,7 +144,8 @@ async function requestOnce(url: string, o: HttpRequestOptions, deadline: number)
         reject(err);
       } else resolve(value!);
     };
-    const remaining = Math.max(0, deadline - Date.now());
+    // A timer holds at most 2^31-1 ms (~24.8 days); a longer one would fire at once.
+    const remaining = Math.min(Math.max(0, deadline - Date.now()), 0x7fff_ffff);
     const timer = setTimeout(
       () => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${url}: no complete answer within ${(o.timeoutMs / 1000).toFixed(1)} s`, { url, option: 'timeout', rule: 'fetch deadline' })),
       remaining,
