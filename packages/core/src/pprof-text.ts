@@ -16,7 +16,7 @@ import { compact } from './ops/compact.js';
 import { applyDropFrames } from './ops/prune.js';
 import { numLabelUnits } from './ops/filter.js';
 import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
-import { baseName, compareGoStrings, readLocations, rebuildSamplewise } from './ops/internal.js';
+import { abs, baseName, compareGoStrings, readLocations, rebuildSamplewise } from './ops/internal.js';
 import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
 import { profileLabels, reportTotal } from './ops/report.js';
 import type { Warning } from './errors.js';
@@ -314,7 +314,6 @@ export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): 
     for (const [k, vs] of labels.str) for (const v of vs) add(k, v, values[i]!);
     for (const [k, vs] of labels.num) for (const v of vs) add(k, formatValue(v, units.get(k) ?? k, 'minimum'), values[i]!);
   }
-  const abs = (v: bigint) => (v < 0n ? -v : v);
   const keys: TagKey[] = [...tagMap.keys()].sort(compareGoStrings).map((key) => {
     const tagValues = [...tagMap.get(key)!].map(([value, amount]) => ({ value, amount }));
     let total = 0n;
