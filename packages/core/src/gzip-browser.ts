@@ -133,14 +133,21 @@ export async function* gunzipChunks(raw: AsyncIterable<Uint8Array>, file?: strin
     }
   };
   for await (const chunk of raw) {
-    push(chunk, false);
-    const ready = out;
-    out = [];
-    yield* ready;
+    // In slices: inflating a whole chunk before yielding would hold up to 1032 times its size
+    // (a gzip bomb in one large chunk) before the caller's limit sees a byte of it.
+    for (let at = 0; at < chunk.length; at += INFLATE_SLICE_BYTES) {
+      push(chunk.subarray(at, Math.min(chunk.length, at + INFLATE_SLICE_BYTES)), false);
+      const ready = out;
+      out = [];
+      yield* ready;
+    }
   }
   push(new Uint8Array(0), true);
   yield* out;
 }
+
+/** Compressed bytes inflated at a time by `gunzipChunks` (at most ~16 MiB of output). */
+const INFLATE_SLICE_BYTES = 16 * 1024;
 
 function deflater(level: number, chunkSize: number, onData: (chunk: Uint8Array) => void): Deflate {
   // memLevel 9 as on Node: the same standard deflate stream, a larger hash table.

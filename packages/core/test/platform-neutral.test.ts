@@ -4,7 +4,8 @@
  * registry of the main entry reads bytes, Blobs and streams and refuses paths with a usage error.
  */
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { Inflate } from 'pako';
 import { thrownBy } from '@profkit/test-utils';
 import * as browserGzip from '../src/gzip-browser.js';
 import * as nodeGzip from '../src/gzip-node.js';
@@ -84,6 +85,27 @@ describe('the gzip seam', () => {
       });
     });
   }
+});
+
+describe('pako gunzipChunks', () => {
+  it('inflates a large input chunk in slices, so a gzip bomb in one chunk is not inflated whole before the first output', async () => {
+    const bomb = gzipSync(new Uint8Array(64 << 20)); // 64 MiB of zeros in ~64 KiB
+    async function* oneChunk(): AsyncGenerator<Uint8Array> {
+      yield bomb;
+    }
+    const push = vi.spyOn(Inflate.prototype, 'push');
+    try {
+      for await (const piece of browserGzip.gunzipChunks(oneChunk(), 'bomb.gz')) {
+        expect(piece.length).toBeGreaterThan(0);
+        break;
+      }
+      const pushed = push.mock.calls.reduce((n, [data]) => n + (data as Uint8Array).length, 0);
+      // Before: the whole chunk went in at once (and all 64 MiB came out) before the first output.
+      expect(pushed).toBeLessThan(bomb.length / 2);
+    } finally {
+      push.mockRestore();
+    }
+  });
 });
 
 describe('a registry of the main entry (no file access)', () => {
