@@ -18,7 +18,7 @@ import { numLabelUnits } from './ops/filter.js';
 import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
 import { abs, baseName, compareGoStrings, readLocations, rebuildSamplewise } from './ops/internal.js';
 import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
-import { profileLabels, reportTotal } from './ops/report.js';
+import { checkSampleType, profileLabels, reportTotal } from './ops/report.js';
 import type { Warning } from './errors.js';
 
 /**
@@ -145,7 +145,9 @@ function sampleLabels(p: Profile, i: number): { str: Map<string, string[]>; num:
 }
 
 function sampleTypeOf(p: Profile, options: SampleReportOptions): number {
-  return options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  checkSampleType(p, t);
+  return t;
 }
 
 export interface TraceFrame {

@@ -78,7 +78,8 @@ export interface CallGraph {
 /** R's `<?>`: the name the adapters give functions without one (pprof's empty name). */
 const UNKNOWN_NAME = '<?>';
 
-function checkSampleType(p: Profile, t: number): void {
+/** A `PROFKIT_E_USAGE` error unless `t` names a sample type of `p`. */
+export function checkSampleType(p: Profile, t: number): void {
   if (!p.samples['.values'][t]) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
       option: 'sampleTypeIndex',
