@@ -174,7 +174,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
     if (interrupted) process.exit(ExitCode.INTERRUPTED);
     interrupted = true;
     stderr.write(`profkit: interrupted by ${sig}\n`);
-    controller.abort(new ProfkitError('PROFKIT_E_ABORTED', `interrupted by ${sig}`));
+    controller.abort(new ProfkitError(ErrorCodes.ABORTED, `interrupted by ${sig}`));
   };
   if (io.handleSignals) {
     process.on('SIGINT', onSignal);
@@ -197,7 +197,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
     const e = stdout.failure && !interrupted ? stdout.failure : thrown;
     if (isStdoutClosed(e)) return ExitCode.OK;
     if (interrupted) {
-      stderr.write(formatError(isProfkitError(e) ? e : new ProfkitError('PROFKIT_E_ABORTED', 'interrupted'), verbose));
+      stderr.write(formatError(isProfkitError(e) ? e : new ProfkitError(ErrorCodes.ABORTED, 'interrupted'), verbose));
       return ExitCode.INTERRUPTED;
     }
     stderr.write(formatError(e, verbose));

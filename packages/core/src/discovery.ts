@@ -29,7 +29,7 @@
  */
 
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod/mini';
 import { defineAdapter, type Adapter, type FormatInfo, type SniffHints, type SniffResult } from './adapter.js';
@@ -535,7 +535,7 @@ export function staticAdapterMetadata(pkg: Record<string, unknown>): StaticAdapt
 async function importStaticSniff(pkgDir: string, spec: string): Promise<(head: Uint8Array, hints: SniffHints) => SniffResult> {
   const [path, name] = spec.split('#') as [string, string];
   const file = resolve(pkgDir, path);
-  if (!file.startsWith(resolve(pkgDir) + '/')) throw new Error(`sniff module ${path} is outside the package`);
+  if (!file.startsWith(resolve(pkgDir) + sep)) throw new Error(`sniff module ${path} is outside the package`);
   const mod = (await import(pathToFileURL(realpathSync(file)).href)) as Record<string, unknown>;
   const fn = mod[name];
   if (typeof fn !== 'function') throw new Error(`${path} exports no function ${name}`);

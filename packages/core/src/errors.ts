@@ -46,6 +46,8 @@ export const ErrorCodes = {
   NETWORK: 'PROFKIT_E_NETWORK',
   /** An operation exceeded its time bound. */
   TIMEOUT: 'PROFKIT_E_TIMEOUT',
+  /** The operation was interrupted (SIGINT/SIGTERM or an AbortSignal); a write left the old file. */
+  ABORTED: 'PROFKIT_E_ABORTED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes] | `PROFKIT_E_${string}`;

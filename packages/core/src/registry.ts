@@ -395,7 +395,7 @@ function applyValidation(result: ReturnType<ValidatorFn>, file: string, doing: '
 function wrapAdapterError(e: unknown, adapter: string, file: string, doing: string): ProfkitError {
   if (isProfkitError(e)) return e.withDetail({ file });
   if ((e as Error)?.name === 'AbortError') {
-    return new ProfkitError('PROFKIT_E_ABORTED', `${doing} ${file} was interrupted`, { file }, { cause: e });
+    return new ProfkitError(ErrorCodes.ABORTED, `${doing} ${file} was interrupted`, { file }, { cause: e });
   }
   const msg = e instanceof Error ? e.message : String(e);
   return new ProfkitError('PROFKIT_E_ADAPTER_FAILED', `the ${adapter} adapter failed ${doing} ${file}: ${msg}`, { file, adapter, rule: 'adapters throw ProfkitError' }, { cause: e });

@@ -132,7 +132,7 @@ export async function runTransform(t: AdapterTransform, adapter: string, profile
     r = await t.apply(profile, ctx);
   } catch (e) {
     if (isProfkitError(e)) throw e;
-    if ((e as Error)?.name === 'AbortError') throw new ProfkitError('PROFKIT_E_ABORTED', `the ${t.name} transform was interrupted`, { transform: t.name }, { cause: e });
+    if ((e as Error)?.name === 'AbortError') throw new ProfkitError(ErrorCodes.ABORTED, `the ${t.name} transform was interrupted`, { transform: t.name }, { cause: e });
     throw new ProfkitError('PROFKIT_E_ADAPTER_FAILED', `the ${t.name} transform of the ${adapter} adapter failed: ${e instanceof Error ? e.message : String(e)}`, {
       adapter,
       transform: t.name,

@@ -213,7 +213,7 @@ async function writeData(fh: fsp.FileHandle, data: Uint8Array | AsyncIterable<Ui
 /** The error of an aborted write: the signal's reason when it is a `ProfkitError`. */
 function abortReason(signal: AbortSignal): ProfkitError {
   const r: unknown = signal.reason;
-  return r instanceof ProfkitError ? r : new ProfkitError('PROFKIT_E_ABORTED', 'the write was aborted');
+  return r instanceof ProfkitError ? r : new ProfkitError(ErrorCodes.ABORTED, 'the write was aborted');
 }
 
 /**

@@ -150,7 +150,7 @@ async function requestOnce(url: string, o: HttpRequestOptions, deadline: number)
       () => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${url}: no complete answer within ${(o.timeoutMs / 1000).toFixed(1)} s`, { url, option: 'timeout', rule: 'fetch deadline' })),
       remaining,
     );
-    const onAbort = () => finish(new ProfkitError('PROFKIT_E_ABORTED', `${url}: interrupted`, { url, rule: 'aborted by the caller' }));
+    const onAbort = () => finish(new ProfkitError(ErrorCodes.ABORTED, `${url}: interrupted`, { url, rule: 'aborted by the caller' }));
     if (o.signal?.aborted) {
       queueMicrotask(onAbort);
     } else o.signal?.addEventListener('abort', onAbort, { once: true });
