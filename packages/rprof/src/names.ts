@@ -9,10 +9,16 @@
  */
 const EMPTY_SYSTEM_NAME = '<?>';
 
-/** Removes the nested `start … end` pairs from `name`, as pprof's `removeMatching` does. */
+/**
+ * Removes the nested `start … end` pairs from `name`, as pprof's `removeMatching` does. pprof
+ * cuts each pair out and rescans from the cut, which costs a copy of the name per pair (hours
+ * for a 16 Mi-character name of many pairs); this one pass keeps the parts between the pairs.
+ */
 function removeMatching(name: string, start: string, end: string): string {
   let nesting = 0;
   let first = 0;
+  let kept = '';
+  let keptFrom = 0;
   for (let i = 0; i < name.length; i++) {
     const c = name[i];
     if (c === start) {
@@ -20,14 +26,15 @@ function removeMatching(name: string, start: string, end: string): string {
       if (nesting === 1) first = i;
     } else if (c === end) {
       nesting--;
-      if (nesting < 0) return name; // mismatch: pprof gives up
+      if (nesting < 0) break; // mismatch: pprof gives up (with the pairs before it removed)
       if (nesting === 0) {
-        name = name.slice(0, first) + name.slice(i + 1);
-        i = first - 1;
+        kept += name.slice(keptFrom, first);
+        keptFrom = i + 1;
       }
     }
   }
-  return name;
+  // An unclosed pair stays, as in pprof.
+  return kept + name.slice(keptFrom);
 }
 
 /**

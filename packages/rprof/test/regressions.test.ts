@@ -61,6 +61,34 @@ describe('names pprof would rewrite, and names of calls', () => {
     expect(kept.filter((n) => pprofRewritesName(n))).toEqual([]);
   });
 
+  it('pprofRewritesName agrees with pprof’s cut-and-rescan removeMatching, in linear time', () => {
+    // google/pprof's removeMatching, verbatim: cut each outermost pair out, rescan from the cut.
+    const goRemoveMatching = (name: string, start: string, end: string): string => {
+      let nesting = 0;
+      let first = 0;
+      for (let i = 0; i < name.length; i++) {
+        if (name[i] === start) {
+          if (++nesting === 1) first = i;
+        } else if (name[i] === end) {
+          if (--nesting < 0) return name;
+          if (nesting === 0) {
+            name = name.slice(0, first) + name.slice(i + 1);
+            i = first - 1;
+          }
+        }
+      }
+      return name;
+    };
+    const goRewrites = (n: string) => /[<>[\]]/.test(n) && !n.includes('.<') && goRemoveMatching(goRemoveMatching(n, '(', ')'), '<', '>') !== n;
+    const differing: string[] = [];
+    const alphabet = ['<', '>', '(', ')', 'x'];
+    const all = (len: number): string[] => (len === 0 ? [''] : all(len - 1).flatMap((s) => alphabet.map((c) => s + c)));
+    for (let len = 1; len <= 6; len++) for (const n of all(len)) if (pprofRewritesName(n) !== goRewrites(n)) differing.push(n);
+    expect(differing).toEqual([]);
+    // 2 Mi characters of pairs: the cut-and-rescan way copies the name once per pair (minutes).
+    expect(pprofRewritesName('x<>'.repeat(700_000))).toBe(true);
+  });
+
   it('<Anonymous> gets an empty system name (<?>); every other R name keeps its own', () => {
     const text = HEAD + '"<Anonymous>" "lapply" "[[<-.data.frame" "pkg::f" "main" \n';
     const { profile: p } = readRprofBytes(enc(text));
