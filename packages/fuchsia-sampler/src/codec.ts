@@ -263,7 +263,15 @@ export function profileToCalls(p: Profile, options: FuchsiaWriteOptions = {}): {
     mm.executableSegments!.push({ startAddress: start, size: limit >= start ? limit - start : 0n, relativeAddress: m.file_offset[i]! });
   }
   let name = typeof facts.process_name === 'string' ? facts.process_name : commentName ?? '';
-  while (utf8Length(name) > MAX_NAME_LEN) name = [...name].slice(0, -1).join('');
+  // Only the first MAX_NAME_LEN code points can fit (each takes at least one byte): keep those,
+  // then drop from the end until the UTF-8 fits, so a huge name costs one pass, not one per character.
+  const points: string[] = [];
+  for (const c of name) {
+    if (points.length === MAX_NAME_LEN) break;
+    points.push(c);
+  }
+  while (utf8Length(points.join('')) > MAX_NAME_LEN) points.pop();
+  name = points.join('');
   const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: name, moduleMap: [...modules.values()] }];
 
   // Location → address (synthetic for locations without one).

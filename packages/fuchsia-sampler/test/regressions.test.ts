@@ -96,4 +96,12 @@ describe('fuchsia-sampler writer regressions', () => {
     expect(isProfkitError(err) && err.detail.option).toBe('maxAllocations');
     expect((err as Error).message).toContain('maxAllocations');
   });
+
+  it('a process name of a million characters is cut to its first 32 bytes in one pass (was: one pass per dropped character, hours)', async () => {
+    const r = await registry.read(callsToRecording(calls), { format: 'fuchsia-sampler', fileName: 'x.fsrec' });
+    const p = r.profile;
+    p['.extensions']['fuchsia-sampler']!.facts!.process_name = 'é' + 'x'.repeat(1_000_000);
+    const first = profileToCalls(p).calls[0]!;
+    expect(first.method === 'SetProcessInfo' && first.processName).toBe('é' + 'x'.repeat(30));
+  });
 });
