@@ -212,7 +212,8 @@ export function tracesReport(loaded: Profile, options: SampleReportOptions = {})
     const frames: TraceFrame[] = [];
     for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
       const r = index.locations.get(location_id[k]!);
-      if (r >= 0) frames.push(...locationFrames[r]!);
+      // A loop, not push(...): a location can hold more inline lines than a call takes arguments.
+      if (r >= 0) for (const f of locationFrames[r]!) frames.push(f);
     }
     const labels = sampleLabels(p, i);
     const sample: TraceSample = {

@@ -27,4 +27,15 @@ describe('traces and tags reports', () => {
       expect((thrown as ProfkitError).code).toBe(ErrorCodes.USAGE);
     }
   });
+
+  it('traces: a location with 300,000 inline lines (more than a call takes arguments) is listed, not a RangeError', () => {
+    const deep = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const g = deep.internFunction({ name: 'g' });
+    const inlinedInto = Array.from({ length: 300_000 }, (_, i) => ({ functionId: g, line: i + 2 }));
+    deep.addSample([deep.internLocation({ functionId: deep.internFunction({ name: 'f' }), line: 1, inlinedInto })], [1n]);
+    const frames = tracesReport(deep.build()).samples[0]!.frames;
+    expect(frames.length).toBe(300_001);
+    expect(frames[0]).toEqual({ name: 'f', inline: true });
+    expect(frames.at(-1)).toEqual({ name: 'g', inline: false });
+  });
 });
