@@ -209,7 +209,9 @@ export function writeThreadText(p: Profile, options: ThreadWriteOptions = {}): {
         continue;
       }
       const header = () => `--- Thread ${(++thread).toString(16)} (name: thread/${thread}) stack: ---\n`;
-      parts.push(header(), ...pcs(i, true).map((pc) => `  ${pc}\n`));
+      // One line per frame (a loop, not a spread: a deep stack would overflow the call stack).
+      parts.push(header());
+      for (const pc of pcs(i, true)) parts.push(`  ${pc}\n`);
       for (let k = 1n; k < counts[i]!; k++) parts.push(header(), '  [same as previous thread]\n');
     }
   }

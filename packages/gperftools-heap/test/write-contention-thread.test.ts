@@ -65,6 +65,14 @@ describe('contention and thread formats are writable', () => {
     expect(Array.from(back.locations['.address'])).toEqual([0x401000n, 0x402000n]);
   });
 
+  it('threadz writes a stack of 500 000 frames (one line each, no call-stack overflow)', async () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'thread', unit: 'count' }] });
+    const loc = b.internLocation({ address: 0x401000n });
+    b.addSample(new Array<number>(500_000).fill(loc), [1n]);
+    const { text } = await written(b.build(), 'gperftools-thread', { kind: 'threadz' });
+    expect(text.match(/^ {2}0x40100[01]$/gm)!.length).toBe(500_000);
+  });
+
   it('threadz refuses more than MAX_THREADZ_SECTIONS threads (bounded output); kind=count writes them as one row', async () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'thread', unit: 'count' }] });
     b.addSample([b.internLocation({ address: 0x401000n })], [BigInt(MAX_THREADZ_SECTIONS) + 1n]);
