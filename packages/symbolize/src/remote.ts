@@ -59,6 +59,8 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
   const maxReply = options.maxReplyBytes ?? 64 << 20;
   const per = options.maxAddressesPerRequest ?? 8192;
   const result = new Map<bigint, string>();
+  // Only the names asked for are kept: a server answering other addresses cannot grow the result.
+  const asked = new Set(addresses);
   for (const body of chunkSymbolRequests(addresses, per)) {
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(new ProfkitError(ErrorCodes.TIMEOUT, `${endpoint} did not answer within ${timeoutMs} ms`, { url: endpoint, option: 'timeoutMs' })), timeoutMs);
@@ -75,7 +77,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
         });
       }
       const text = await readBounded(res, maxReply, endpoint);
-      for (const [a, n] of parseSymbolReply(text)) result.set(a, n);
+      for (const [a, n] of parseSymbolReply(text)) if (asked.has(a)) result.set(a, n);
     } catch (e) {
       const reason = ctl.signal.reason;
       if (reason instanceof ProfkitError && !(e instanceof ProfkitError)) throw reason;

@@ -139,6 +139,13 @@ describe('against a /pprof/symbol server', () => {
     await expect(symbolizeRemoteAddresses(`${base}/slow/pprof/symbol`, [0x1n], { timeoutMs: 300 })).rejects.toMatchObject({ code: 'PROFKIT_E_TIMEOUT' });
   });
 
+  it('keeps only the names of the addresses asked (a server answering others cannot grow the result)', async () => {
+    const reply = Array.from({ length: 1000 }, (_, i) => `0x${(0x900000 + i).toString(16)}\tjunk_${i}\n`).join('') + '0x10\tasked\n';
+    const fakeFetch = (async () => new Response(reply, { status: 200 })) as typeof fetch;
+    const got = await symbolizeRemoteAddresses('http://127.0.0.1:1/pprof/symbol', [0x10n, 0x20n], { fetch: fakeFetch });
+    expect([...got]).toEqual([[0x10n, 'asked']]);
+  });
+
   it('a refused connection is PROFKIT_E_NETWORK', async () => {
     await expect(symbolizeRemoteAddresses('http://127.0.0.1:1/pprof/symbol', [0x1n], { timeoutMs: 2000 })).rejects.toMatchObject({ code: 'PROFKIT_E_NETWORK' });
   });
