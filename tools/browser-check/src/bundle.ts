@@ -34,8 +34,15 @@ export const CORE_PPROF = "export * from '@profkit/pprof';";
  */
 export const CORE_PPROF_VIEWER = [CORE_PPROF, "export { Registry, applyDropFrames, defaultSampleTypeIndex, topReport } from '@profkit/core';"].join('\n');
 
-/** Size budget of `CORE_PPROF`, minified, in bytes (the issue's 120 KB). */
+/** Size budget of `CORE_PPROF`, minified, in bytes (the issue's 120 KB; not met yet: 139.9 KB). */
 export const CORE_PPROF_BUDGET_BYTES = 120_000;
+
+/**
+ * What `CORE_PPROF` may not grow beyond while the budget is not met: the 139.9 KB measured when
+ * the entries became platform-neutral, plus 5 KB. Lower it as the bundle shrinks (pako's deflate,
+ * needed only by the synchronous pprof writer, is the next 20+ KB); the budget above is the goal.
+ */
+export const CORE_PPROF_CEILING_BYTES = 145_000;
 
 /**
  * Node globals that a browser does not have, as code uses them. The look-behind leaves out
