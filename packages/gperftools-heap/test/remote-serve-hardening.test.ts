@@ -69,6 +69,17 @@ async function until(test: () => boolean | Promise<boolean>, ms: number): Promis
 }
 
 describe('serve under clients that do not read', () => {
+  it('takes a responseTimeoutMs beyond what a timer holds (2^31 ms) as a long one, not a cut after 1 ms', async () => {
+    const s = await createProfileServer({ profiles: () => big, responseTimeoutMs: 3_000_000_000 });
+    try {
+      const r = await get(`${s.url}/pprof/heap`);
+      expect(r.status).toBe(200);
+      expect(r.body.length).toBe(bigBytes);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('keeps serving others while 20 clients never read a multi-MiB answer', async () => {
     let answered = 0;
     const s = await createProfileServer({ profiles: () => big, onRequest: () => answered++ });

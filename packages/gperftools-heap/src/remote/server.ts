@@ -83,7 +83,8 @@ export async function createProfileServer(options: ProfileServerOptions): Promis
     symbols.add(p);
   };
   for (const p of options.symbolProfiles ?? []) addSymbols(p);
-  const deliveries = new Deliveries(responseTimeoutMs, options.maxDeliveries ?? 64);
+  // A timer holds at most 2^31-1 ms (~24.8 days); a longer one would fire at once.
+  const deliveries = new Deliveries(Math.min(responseTimeoutMs, 0x7fff_ffff), options.maxDeliveries ?? 64);
   const send = (res: ServerResponse, status: number, type: string, body: string | Uint8Array, headOnly = false, headers: Record<string, string> = {}): void => {
     if (res.headersSent || res.destroyed) return;
     const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
