@@ -6,7 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ProfileBuilder } from '@profkit/core/node';
 import { parseFormatOptions } from '../src/commands/shared.js';
+import { loadRegistry } from '../src/config.js';
 import { profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-convert-options-'));
@@ -116,5 +118,21 @@ describe('--limit', () => {
     const ok = await profkit(['info', example, '--limit', 'maxSamples=100000', '--json']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).samples).toBeGreaterThan(10);
+  });
+});
+
+describe('convert validates the profile once', () => {
+  it('a validation warning of the input is reported once (the read validated it; the write does not again)', async () => {
+    // A mapping that starts after its limit: a warning of the validator, not an error.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const mappingId = b.internMapping({ memoryStart: 0x9000n, memoryLimit: 0x1000n, filename: '/bin/app' });
+    b.addSample([b.addLocation({ address: 0x9100n, mappingId, functionId: b.internFunction({ name: 'main' }), line: 1 })], [1n]);
+    const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
+    const input = join(tmp, 'bad-mapping.pb.gz');
+    await registry.write(b.build(), input, { validate: false });
+    const r = await profkit(['convert', input, join(tmp, 'bad-mapping-out.pb.gz'), '--json']);
+    expect(r.code).toBe(0);
+    const codes = (JSON.parse(r.stdout).warnings as { code: string }[]).map((w) => w.code);
+    expect(codes.filter((c) => c === 'PROFKIT_MAPPING_RANGE')).toHaveLength(1);
   });
 });

@@ -1,0 +1,77 @@
+/**
+ * Issue 17: on Node, `gzipStream`/`gzipChunks` deflate independent 1 MiB blocks on several
+ * thread-pool threads (pigz's scheme). The output must stay one ordinary gzip stream that any
+ * reader inflates to the input, about as small as one zlib stream, and every block must end on a
+ * byte-aligned sync point (what lets the blocks be deflated apart and joined).
+ */
+import { constants as zc, gunzipSync, inflateRawSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { rejectionOf, seededRandom } from '@profkit/test-utils';
+import { DEFLATE_BLOCK_BYTES, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
+
+/** Compressible but not trivially (varint-like bytes and repeated names, as in profile.proto). */
+function profileLike(n: number, seed: number): Uint8Array {
+  const random = seededRandom(seed);
+  const out = new Uint8Array(n);
+  const words = Array.from({ length: 64 }, (_, i) => Buffer.from(`pkg${i}.(*Type${i % 7}).Method${i * 31}`));
+  for (let at = 0; at < n; ) {
+    if (random() < 0.5) {
+      const w = words[Math.floor(random() * words.length)]!;
+      out.set(w.subarray(0, Math.min(w.length, n - at)), at);
+      at += w.length;
+    } else {
+      out[at++] = Math.floor(random() * 256);
+    }
+  }
+  return out;
+}
+
+async function pieces(it: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for await (const p of it) out.push(p);
+  return out;
+}
+
+describe('parallel gzip on Node', () => {
+  const input = profileLike(5 * DEFLATE_BLOCK_BYTES + 12_345, 17);
+  // Handed over in odd-sized chunks: blocks are cut from the stream, not from the chunks.
+  const chunks = () => Array.from({ length: Math.ceil(input.length / 300_000) }, (_, i) => input.subarray(i * 300_000, (i + 1) * 300_000));
+
+  it('writes one gzip stream that inflates to the input, within 0.1 % of one zlib stream', async () => {
+    const streamed = Buffer.concat(await pieces(gzipStream(chunks(), 6)));
+    expect(gunzipSync(streamed).equals(input)).toBe(true);
+    const single = gzipBytes(input, 6);
+    expect(Math.abs(streamed.length - single.length) / single.length).toBeLessThan(0.001);
+    const whole = await gzipChunks(input.length, chunks(), 6);
+    expect(Buffer.from(whole).equals(streamed)).toBe(true);
+    // The blocks are cut from the bytes, not from the chunks: other chunks, same output.
+    const rechunked = Buffer.concat(await pieces(gzipStream([input.subarray(0, 7), input.subarray(7, 2_500_000), input.subarray(2_500_000)], 6)));
+    expect(rechunked.equals(streamed)).toBe(true);
+  });
+
+  it('ends every block on a byte-aligned sync point: the stream cut after block k inflates to k blocks', async () => {
+    const out = await pieces(gzipStream(chunks(), 6));
+    // The 10-byte header, one piece per block, the 8-byte trailer.
+    expect(out).toHaveLength(2 + Math.ceil(input.length / DEFLATE_BLOCK_BYTES));
+    const deflate = out.slice(1, -1);
+    for (let k = 1; k < deflate.length; k++) {
+      const prefix = inflateRawSync(Buffer.concat(deflate.slice(0, k)), { finishFlush: zc.Z_SYNC_FLUSH });
+      expect(prefix.equals(input.subarray(0, k * DEFLATE_BLOCK_BYTES))).toBe(true);
+    }
+  });
+
+  it('below one block, gzipChunks gives the bytes of gzipBytes (one zlib stream)', async () => {
+    const small = input.subarray(0, 700_000);
+    const whole = await gzipChunks(small.length, [small.subarray(0, 1), small.subarray(1, 65_537), small.subarray(65_537)], 6);
+    expect(Buffer.from(whole).equals(gzipBytes(small, 6))).toBe(true);
+    expect(Buffer.from(await gzipChunks(0, [], 6)).equals(gzipBytes(new Uint8Array(0), 6))).toBe(true);
+  });
+
+  it("an error of the producer ends the stream with that error", async () => {
+    function* failing(): Generator<Uint8Array> {
+      yield input.subarray(0, 3 * DEFLATE_BLOCK_BYTES);
+      throw new Error('encoder failed');
+    }
+    expect(((await rejectionOf(pieces(gzipStream(failing(), 6)))) as Error).message).toBe('encoder failed');
+  });
+});
