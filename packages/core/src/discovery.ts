@@ -31,12 +31,12 @@
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import * as z from 'zod/mini';
 import { defineAdapter, type Adapter, type FormatInfo, type SniffHints, type SniffResult } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
 import { Registry, checkAdapter, type AdapterSource, type RegistryOptions } from './registry.js';
 import { nodeFileAccess } from './node/files.js';
 import { jsonSyntaxErrorAt } from './sniff-util.js';
+import * as s from './shape.js';
 
 /** Error codes of discovery (beyond `ErrorCodes.CONFIG`). */
 export const DiscoveryErrorCodes = {
@@ -63,11 +63,14 @@ export interface LoadedConfig extends ProfkitConfig {
   path: string;
 }
 
-const configSchema = z.strictObject({
-  $schema: z.optional(z.string()),
-  adapters: z.optional(z.array(z.unknown())),
-  autoDiscover: z.optional(z.boolean()),
-});
+const configSchema = s.object(
+  {
+    $schema: s.optional(s.string()),
+    adapters: s.optional(s.array(s.unknown())),
+    autoDiscover: s.optional(s.boolean()),
+  },
+  { strict: true },
+);
 
 /** Finds the nearest config file from `startDir` upwards; undefined when there is none. */
 export function findConfigFile(startDir: string): string | undefined {

@@ -22,6 +22,7 @@ export * from './flame/index.js';
 export * from './dump.js';
 export * from './pprof-text.js';
 export * from './schema.js';
+export type { Shape, ShapeIssue, ShapeResult } from './shape.js';
 export * from './validate.js';
 export * from './registry.js';
 export * from './sniff-util.js';

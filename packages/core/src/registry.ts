@@ -2,7 +2,7 @@
  * The adapter registry: holds the installed adapters, detects the format of an input from its
  * head, and reads and writes profiles through the right adapter.
  *
- * - `register` checks an adapter's shape (zod) and its `apiVersion`, and refuses duplicate
+ * - `register` checks an adapter's shape (`shape.ts`) and its `apiVersion`, and refuses duplicate
  *   adapter names, format ids and command names.
  * - Detection reads a 4 KiB head (the inflated head when the input is gzip), asks every adapter's
  *   `sniff` for a score in [0, 1] and picks a clear winner: the top score when it is ≥ 0.9, or
@@ -16,8 +16,7 @@
  *   `createRegistry` supplies; this module imports nothing of Node.
  */
 
-import * as z from 'zod/mini';
-import { zodMessages } from './zod-messages.js';
+import * as s from './shape.js';
 import {
   ADAPTER_API_VERSION,
   FIRST_PARTY_FORMATS,
@@ -39,7 +38,7 @@ import type { Profile } from './model.js';
 import { inflateHead } from './sniff-util.js';
 import { recognizeKnownFormat, type RecognizedFormat } from './known-formats.js';
 import { validate, type ValidationMode, type ValidationResult } from './validate.js';
-import { commandOptionSchema, missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
+import { commandOptionSchema, functionShape, missingTransformError, runTransform, transformSchema, type AdapterTransform, type TransformContext, type TransformResult } from './transform.js';
 
 /** Bytes handed to `sniff` (file-type uses 4100, the Firefox Profiler 4096). */
 export const SNIFF_HEAD_BYTES = 4096;
@@ -210,50 +209,45 @@ export interface RegistryOptions {
 // ---------------------------------------------------------------------------------------------
 // Shape of an adapter (checked when it is registered; adapters come from arbitrary modules).
 
-zodMessages();
-
-const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
-
-const formatSchema = z.object({
-  id: z.string().check(z.regex(/^[a-z0-9][a-z0-9._-]*$/i, 'format id: letters, digits, ".", "_" or "-"')),
-  title: z.optional(z.string()),
-  extensions: z.array(z.string().check(z.regex(/^\.[^/\\\s]+$/, 'extension must start with "." and contain no slash or space'))),
-  binary: z.boolean(),
-  read: z.optional(z.boolean()),
-  write: z.optional(z.boolean()),
-  mediaTypes: z.optional(z.array(z.string())),
+const formatSchema = s.object({
+  id: s.string(/^[a-z0-9][a-z0-9._-]*$/i, 'format id: letters, digits, ".", "_" or "-"'),
+  title: s.optional(s.string()),
+  extensions: s.array(s.string(/^\.[^/\\\s]+$/, 'extension must start with "." and contain no slash or space')),
+  binary: s.boolean(),
+  read: s.optional(s.boolean()),
+  write: s.optional(s.boolean()),
+  mediaTypes: s.optional(s.array(s.string())),
 });
 
-const commandSchema = z.object({
-  name: z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*( [a-z0-9][a-z0-9-]*)*$/, 'command name: lower-case words separated by single spaces')),
-  summary: z.string(),
-  usage: z.string(),
-  options: z.optional(z.record(z.string(), commandOptionSchema)),
-  run: fn,
+const commandSchema = s.object({
+  name: s.string(/^[a-z0-9][a-z0-9-]*( [a-z0-9][a-z0-9-]*)*$/, 'command name: lower-case words separated by single spaces'),
+  summary: s.string(),
+  usage: s.string(),
+  options: s.optional(s.record(commandOptionSchema)),
+  run: functionShape,
 });
 
-/** The zod schema (zod/mini) of an adapter object (contract version 1). */
-export const adapterSchema = z
-  .object({
-    apiVersion: z.int(),
-    name: z.string().check(z.regex(/^[a-z0-9][a-z0-9._-]*$/i, 'adapter name: letters, digits, ".", "_" or "-"')),
-    packageName: z.optional(z.string()),
-    version: z.optional(z.string()),
-    description: z.optional(z.string()),
-    formats: z.array(formatSchema).check(z.minLength(1, 'an adapter needs at least one format')),
-    sniff: fn,
-    read: z.optional(fn),
-    write: z.optional(fn),
-    load: z.optional(fn),
-    priority: z.optional(z.number()),
-    commands: z.optional(z.array(commandSchema)),
-    transforms: z.optional(z.array(transformSchema)),
-  })
-  .check(
-    z.refine((a) => a.read !== undefined || a.write !== undefined || a.load !== undefined, {
-      message: 'an adapter needs read, write or load',
-    }),
-  );
+/** The shape of an adapter object (contract version 1). */
+export const adapterSchema = s.refine(
+  s.object({
+    apiVersion: s.int(),
+    name: s.string(/^[a-z0-9][a-z0-9._-]*$/i, 'adapter name: letters, digits, ".", "_" or "-"'),
+    packageName: s.optional(s.string()),
+    version: s.optional(s.string()),
+    description: s.optional(s.string()),
+    formats: s.array(formatSchema, { length: 1, message: 'an adapter needs at least one format' }),
+    sniff: functionShape,
+    read: s.optional(functionShape),
+    write: s.optional(functionShape),
+    load: s.optional(functionShape),
+    priority: s.optional(s.number()),
+    commands: s.optional(s.array(commandSchema)),
+    transforms: s.optional(s.array(transformSchema)),
+  }),
+  (a, addIssue) => {
+    if (a.read === undefined && a.write === undefined && a.load === undefined) addIssue({ message: 'an adapter needs read, write or load' });
+  },
+);
 
 /** The npm version of this @profkit/core (for messages). */
 export function coreVersion(): string {

@@ -1,23 +1,20 @@
 /**
- * zod shapes of the profile tables (see `model.ts` and docs/data-model.md).
+ * Shapes of the profile tables (see `model.ts`, `shape.ts` and docs/data-model.md).
  *
  * The shapes work at column level: a column is checked to be the right typed array (or an array
- * of strings) with `z.instanceof`, never row by row with zod objects, so checking the shape of a
+ * of strings) with `instanceOf`, never row by row with objects, so checking the shape of a
  * table with millions of rows costs a handful of type tests. Each table schema also checks, in a
  * refinement that runs once its columns have the right types, that its columns are equally long
  * and that its compressed-sparse-row offset columns have the right shape (`rows + 1` entries,
  * starting at 0). Value and reference rules (unique ids, existing referenced rows, monotone
- * offsets, ...) are not zod's job: `validate()` runs them as tight loops over the typed arrays.
+ * offsets, ...) are not the shapes' job: `validate()` runs them as tight loops over the typed arrays.
  *
  * Custom issues raised by the refinements carry `params: { code, column }` with a stable
  * `SCHEMA_*` code that `validate()` reports as is.
  */
 
-import * as z from 'zod/mini';
-import { zodMessages } from './zod-messages.js';
-
-zodMessages();
 import type { Column, FactValue } from './model.js';
+import * as s from './shape.js';
 
 /** Stable codes of the structural (schema) problems. */
 export const SchemaCodes = {
@@ -47,7 +44,7 @@ export const SchemaCodes = {
 
 export type SchemaCode = (typeof SchemaCodes)[keyof typeof SchemaCodes];
 
-/** True when `v` is an array whose every element is a string (one tight loop, no zod per row). */
+/** True when `v` is an array whose every element is a string (one tight loop, no shape per row). */
 export function isStringColumn(v: unknown): v is string[] {
   if (!Array.isArray(v)) return false;
   for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'string') return false;
@@ -55,16 +52,16 @@ export function isStringColumn(v: unknown): v is string[] {
 }
 
 /** Column schemas, one per column type of the model. */
-export const uint8ColumnSchema = z.instanceof(Uint8Array);
-export const uint32ColumnSchema = z.instanceof(Uint32Array);
-export const int32ColumnSchema = z.instanceof(Int32Array);
-export const float64ColumnSchema = z.instanceof(Float64Array);
-export const bigInt64ColumnSchema = z.instanceof(BigInt64Array);
-export const bigUint64ColumnSchema = z.instanceof(BigUint64Array);
-export const stringColumnSchema = z.custom<string[]>(isStringColumn, { message: 'Invalid input: expected an array of strings' });
+export const uint8ColumnSchema = s.instanceOf(Uint8Array);
+export const uint32ColumnSchema = s.instanceOf(Uint32Array);
+export const int32ColumnSchema = s.instanceOf(Int32Array);
+export const float64ColumnSchema = s.instanceOf(Float64Array);
+export const bigInt64ColumnSchema = s.instanceOf(BigInt64Array);
+export const bigUint64ColumnSchema = s.instanceOf(BigUint64Array);
+export const stringColumnSchema = s.custom<string[]>(isStringColumn, 'Invalid input: expected an array of strings');
 
 /** Any column a table may hold (`Column` in model.ts). */
-export const columnSchema: z.ZodMiniType<Column> = z.union([
+export const columnSchema: s.Shape<Column> = s.union<Column>([
   uint8ColumnSchema,
   uint32ColumnSchema,
   int32ColumnSchema,
@@ -87,14 +84,12 @@ export function isColumn(v: unknown): v is Column {
   );
 }
 
-type RefineCtx = z.core.$RefinementCtx<Record<string, unknown>>;
-
 function lengthOf(v: unknown): number {
   return (v as { length: number }).length;
 }
 
-function issue(ctx: RefineCtx, code: SchemaCode, path: (string | number)[], message: string): void {
-  ctx.addIssue({ code: 'custom', path, message, params: { code, column: path.join('.') } });
+function issue(addIssue: s.AddIssue, code: SchemaCode, path: (string | number)[], message: string): void {
+  addIssue({ path, message, params: { code, column: path.join('.') } });
 }
 
 
@@ -127,7 +122,7 @@ export const KNOWN_COLUMNS: Readonly<Record<string, readonly string[]>> = {
  */
 function tableShape(reference: string, columns: readonly string[], offsets: readonly string[] = []) {
   const known = new Set([reference, ...columns, ...offsets]);
-  return (t: Record<string, unknown>, ctx: RefineCtx): void => {
+  return (t: Record<string, unknown>, ctx: s.AddIssue): void => {
     const n = lengthOf(t[reference]);
     for (const c of columns) {
       const len = lengthOf(t[c]);
@@ -148,34 +143,37 @@ function tableShape(reference: string, columns: readonly string[], offsets: read
   };
 }
 
-export const MetaTableSchema = z
-  .looseObject({ key: stringColumnSchema, value: stringColumnSchema })
-  .check(z.superRefine(tableShape('key', ['value'])));
+export const MetaTableSchema = s.refine(
+  s.object({ key: stringColumnSchema, value: stringColumnSchema }),
+  tableShape('key', ['value']),
+);
 
-export const SampleTypesTableSchema = z
-  .looseObject({ type: stringColumnSchema, unit: stringColumnSchema })
-  .check(z.superRefine(tableShape('type', ['unit'])));
+export const SampleTypesTableSchema = s.refine(
+  s.object({ type: stringColumnSchema, unit: stringColumnSchema }),
+  tableShape('type', ['unit']),
+);
 
 /** The stack list column of `samples` in CSR form. */
-export const StackColumnSchema = z
-  .looseObject({ offsets: uint32ColumnSchema, location_id: uint32ColumnSchema })
-  .check(z.superRefine((s, ctx) => {
-    const o = s.offsets;
+export const StackColumnSchema = s.refine(
+  s.object({ offsets: uint32ColumnSchema, location_id: uint32ColumnSchema }),
+  (stack, ctx) => {
+    const o = stack.offsets;
     if (o.length === 0) issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], 'offsets column locations.offsets is empty; it must have rows + 1 entries');
     else if (o[0] !== 0) issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], `offsets column locations.offsets must start at 0, starts at ${o[0]}`);
-    else if (o[o.length - 1] !== s.location_id.length) {
-      issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], `offsets column locations.offsets ends at ${o[o.length - 1]} but locations.location_id has ${s.location_id.length} entries`);
+    else if (o[o.length - 1] !== stack.location_id.length) {
+      issue(ctx, SchemaCodes.CSR_SHAPE, ['offsets'], `offsets column locations.offsets ends at ${o[o.length - 1]} but locations.location_id has ${stack.location_id.length} entries`);
     }
-  }));
+  },
+);
 
-export const SamplesTableSchema = z
-  .looseObject({
+export const SamplesTableSchema = s.refine(
+  s.object({
     value: bigInt64ColumnSchema,
     locations: StackColumnSchema,
-    '.values': z.array(bigInt64ColumnSchema),
-    '.label_offsets': z.optional(uint32ColumnSchema),
-  })
-  .check(z.superRefine((t, ctx) => {
+    '.values': s.array(bigInt64ColumnSchema),
+    '.label_offsets': s.optional(uint32ColumnSchema),
+  }),
+  (t, ctx) => {
     const n = t.value.length;
     if (t.locations.offsets.length !== n + 1) {
       issue(ctx, SchemaCodes.CSR_SHAPE, ['locations', 'offsets'], `offsets column locations.offsets has ${t.locations.offsets.length} entries but must have rows + 1 = ${n + 1}`);
@@ -183,10 +181,11 @@ export const SamplesTableSchema = z
     // `.values` lengths are checked by validate() (pprof CheckValid rule 3); `locations` is a
     // list column with its own shape.
     tableShape('value', [], ['.label_offsets'])(withoutKeys(t, ['locations', '.values']), ctx);
-  }));
+  },
+);
 
-export const LocationsTableSchema = z
-  .looseObject({
+export const LocationsTableSchema = s.refine(
+  s.object({
     location_id: uint32ColumnSchema,
     function_id: uint32ColumnSchema,
     line: float64ColumnSchema,
@@ -195,25 +194,28 @@ export const LocationsTableSchema = z
     '.mapping_id': uint32ColumnSchema,
     '.is_folded': uint8ColumnSchema,
     '.inline_offsets': uint32ColumnSchema,
-  })
-  .check(z.superRefine(tableShape('location_id', ['function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded'], ['.inline_offsets'])));
+  }),
+  tableShape('location_id', ['function_id', 'line', '.column', '.address', '.mapping_id', '.is_folded'], ['.inline_offsets']),
+);
 
-export const FunctionsTableSchema = z
-  .looseObject({
+export const FunctionsTableSchema = s.refine(
+  s.object({
     function_id: uint32ColumnSchema,
     name: stringColumnSchema,
     system_name: stringColumnSchema,
     filename: stringColumnSchema,
     start_line: float64ColumnSchema,
-  })
-  .check(z.superRefine(tableShape('function_id', ['name', 'system_name', 'filename', 'start_line'])));
+  }),
+  tableShape('function_id', ['name', 'system_name', 'filename', 'start_line']),
+);
 
-export const InlineLinesTableSchema = z
-  .looseObject({ function_id: uint32ColumnSchema, line: float64ColumnSchema, column: float64ColumnSchema })
-  .check(z.superRefine(tableShape('function_id', ['line', 'column'])));
+export const InlineLinesTableSchema = s.refine(
+  s.object({ function_id: uint32ColumnSchema, line: float64ColumnSchema, column: float64ColumnSchema }),
+  tableShape('function_id', ['line', 'column']),
+);
 
-export const MappingsTableSchema = z
-  .looseObject({
+export const MappingsTableSchema = s.refine(
+  s.object({
     mapping_id: uint32ColumnSchema,
     memory_start: bigUint64ColumnSchema,
     memory_limit: bigUint64ColumnSchema,
@@ -224,31 +226,31 @@ export const MappingsTableSchema = z
     has_filenames: uint8ColumnSchema,
     has_line_numbers: uint8ColumnSchema,
     has_inline_frames: uint8ColumnSchema,
-  })
-  .check(z.superRefine(
-    tableShape('mapping_id', KNOWN_COLUMNS['.mappings']!.slice(1)),
-  ));
+  }),
+  tableShape('mapping_id', KNOWN_COLUMNS['.mappings']!.slice(1)),
+);
 
-export const LabelsTableSchema = z
-  .looseObject({ key: stringColumnSchema, str: stringColumnSchema, num: bigInt64ColumnSchema, num_unit: stringColumnSchema, is_num: uint8ColumnSchema })
-  .check(z.superRefine(tableShape('key', ['str', 'num', 'num_unit', 'is_num'])));
+export const LabelsTableSchema = s.refine(
+  s.object({ key: stringColumnSchema, str: stringColumnSchema, num: bigInt64ColumnSchema, num_unit: stringColumnSchema, is_num: uint8ColumnSchema }),
+  tableShape('key', ['str', 'num', 'num_unit', 'is_num']),
+);
 
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
-const int64 = z.bigint().check(z.gte(INT64_MIN), z.lte(INT64_MAX));
+const int64 = s.bigintIn(INT64_MIN, INT64_MAX);
 
-export const ValueTypeSchema = z.object({ type: z.string(), unit: z.string() });
+export const ValueTypeSchema = s.object({ type: s.string(), unit: s.string() });
 
-export const ProfileFactsSchema = z.object({
-  period_type: z.optional(ValueTypeSchema),
+export const ProfileFactsSchema = s.object({
+  period_type: s.optional(ValueTypeSchema),
   period: int64,
   time_nanos: int64,
   duration_nanos: int64,
   comments: stringColumnSchema,
-  drop_frames: z.string(),
-  keep_frames: z.string(),
-  default_sample_type: z.string(),
-  doc_url: z.string(),
+  drop_frames: s.string(),
+  keep_frames: s.string(),
+  default_sample_type: s.string(),
+  doc_url: s.string(),
 });
 
 /** Deepest nesting accepted in extension facts (guards against cycles and runaway recursion). */
@@ -271,24 +273,25 @@ export function isFactValue(v: unknown, depth = 0, seen: WeakSet<object> = new W
   return true;
 }
 
-export const factValueSchema = z.custom<FactValue>((v) => isFactValue(v), {
-  message: `Invalid input: expected JSON-compatible data (bigint allowed), finite numbers, no cycles, at most ${MAX_FACT_DEPTH} levels`,
-});
+export const factValueSchema = s.custom<FactValue>(
+  (v) => isFactValue(v),
+  `Invalid input: expected JSON-compatible data (bigint allowed), finite numbers, no cycles, at most ${MAX_FACT_DEPTH} levels`,
+);
 
 /** A free-standing extension table: columns of equal length. */
-export const ExtensionTableSchema = z.record(z.string(), columnSchema).check(z.superRefine((t, ctx) => {
+export const ExtensionTableSchema = s.refine(s.record(columnSchema), (t, ctx) => {
   const keys = Object.keys(t);
   if (keys.length === 0) return;
   const n = t[keys[0]!]!.length;
   for (const k of keys.slice(1)) {
     if (t[k]!.length !== n) issue(ctx, SchemaCodes.COLUMN_LENGTH, [k], `column ${k} has ${t[k]!.length} rows but ${keys[0]} has ${n}`);
   }
-}));
+});
 
-export const FormatExtensionSchema = z.object({
-  facts: z.optional(z.record(z.string(), factValueSchema)),
-  samples: z.optional(z.record(z.string(), columnSchema)),
-  tables: z.optional(z.record(z.string(), ExtensionTableSchema)),
+export const FormatExtensionSchema = s.object({
+  facts: s.optional(s.record(factValueSchema)),
+  samples: s.optional(s.record(columnSchema)),
+  tables: s.optional(s.record(ExtensionTableSchema)),
 });
 
 /** True for `{}`-like objects (not arrays, typed arrays, class instances). */
@@ -298,9 +301,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-export const ExtensionsSchema = z.record(
-  z.string().check(z.minLength(1)),
-  z.pipe(z.custom<Record<string, unknown>>(isPlainObject, { message: 'Invalid input: a format extension must be a plain object' }), FormatExtensionSchema),
+export const ExtensionsSchema = s.record(
+  s.pipe(s.custom<Record<string, unknown>>(isPlainObject, 'Invalid input: a format extension must be a plain object'), FormatExtensionSchema),
+  s.string(/^./su, 'a format name is not empty'),
 );
 
 /** Schema of every component of a profile, by component name. */
@@ -326,7 +329,7 @@ export const PROFILE_COMPONENTS = Object.keys(COMPONENT_SCHEMAS) as ComponentNam
  * The shape of a whole profile (types and table-local lengths only). `validate()` adds the value
  * and reference rules; use it rather than this schema to check a profile.
  */
-export const ProfileSchema = z.looseObject(COMPONENT_SCHEMAS);
+export const ProfileSchema = s.object(COMPONENT_SCHEMAS);
 
 function withoutKeys(t: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};

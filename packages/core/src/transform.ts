@@ -9,11 +9,10 @@
  * one). When a first-party transform is not installed, the error names the `npm install` command.
  */
 
-import * as z from 'zod/mini';
-import { zodMessages } from './zod-messages.js';
 import type { CommandOption, OutputStream } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
 import type { Profile } from './model.js';
+import * as s from './shape.js';
 
 /** Option values handed to a transform (the shape of node:util `parseArgs` values). */
 export type TransformValues = Record<string, string | boolean | string[] | undefined>;
@@ -52,23 +51,24 @@ export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: 
   { transform: 'r-accounting', packageName: '@profkit/rprof' },
 ];
 
-zodMessages();
-
-/** The zod schema of a command-line option (of an adapter command or a transform). */
-export const commandOptionSchema = z.object({
-  type: z.enum(['string', 'boolean']),
-  short: z.optional(z.string().check(z.length(1))),
-  multiple: z.optional(z.boolean()),
-  description: z.string(),
-  valueName: z.optional(z.string()),
+/** The shape of a command-line option (of an adapter command or a transform). */
+export const commandOptionSchema = s.object({
+  type: s.oneOf(['string', 'boolean']),
+  short: s.optional(s.stringOfLength(1)),
+  multiple: s.optional(s.boolean()),
+  description: s.string(),
+  valueName: s.optional(s.string()),
 });
 
-/** The zod schema of one entry of an adapter's `transforms`. */
-export const transformSchema = z.object({
-  name: z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*$/, 'transform name: a lower-case word (letters, digits, "-")')),
-  summary: z.string(),
-  options: z.optional(z.record(z.string().check(z.regex(/^[a-z0-9][a-z0-9-]*$/, 'option name: lower-case letters, digits, "-"')), commandOptionSchema)),
-  apply: z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' }),
+/** A function (adapter and transform members). */
+export const functionShape = s.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', 'expected a function');
+
+/** The shape of one entry of an adapter's `transforms`. */
+export const transformSchema = s.object({
+  name: s.string(/^[a-z0-9][a-z0-9-]*$/, 'transform name: a lower-case word (letters, digits, "-")'),
+  summary: s.string(),
+  options: s.optional(s.record(commandOptionSchema, s.string(/^[a-z0-9][a-z0-9-]*$/, 'option name: lower-case letters, digits, "-"'))),
+  apply: functionShape,
 });
 
 /** The `npm install` hint for a first-party transform, or undefined. */

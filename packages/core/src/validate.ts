@@ -9,15 +9,15 @@
  * a million objects, at most `maxRowsPerRule` rows are listed per code, table and column,
  * followed by one summary problem with the count of the rest.
  *
- * Structural rules (types, column names, equal lengths) are checked with the zod shapes of
+ * Structural rules (types, column names, equal lengths) are checked with the shapes of
  * `schema.ts`; value and reference rules run as tight loops over the typed arrays, so validating
  * costs time linear in the size of the profile.
  */
 
-import type * as z from 'zod/mini';
 import { ErrorCodes, ProfkitError } from './errors.js';
 import { R_TABLES, type Profile } from './model.js';
 import { COMPONENT_SCHEMAS, KNOWN_COLUMNS, PROFILE_COMPONENTS, SchemaCodes, isColumn, type ComponentName } from './schema.js';
+import type { Shape, ShapeIssue } from './shape.js';
 import { IdIndex } from './views.js';
 
 /**
@@ -271,7 +271,7 @@ export function validate(profile: unknown, options: ValidateOptions = {}): Valid
     return c.result();
   }
 
-  // Components: presence, kind, shape (zod), unknown names.
+  // Components: presence, kind, shape, unknown names.
   const shapeOk = new Set<ComponentName>();
   for (const name of PROFILE_COMPONENTS) {
     const rTable = R_TABLE_SET.has(name);
@@ -291,7 +291,7 @@ export function validate(profile: unknown, options: ValidateOptions = {}): Valid
         c.error(C.UNKNOWN_COLUMN, R_NAMES_RULE[name] ?? 'profkit.schema', name, key, undefined, `${name} has a column ${q(key)} that is not one of ${known.filter((k) => !k.startsWith('.')).join(', ')}; extension columns must start with "."`);
       }
     }
-    const parsed = (COMPONENT_SCHEMAS[name] as z.ZodMiniType).safeParse(v);
+    const parsed = (COMPONENT_SCHEMAS[name] as Shape<unknown>).safeParse(v);
     if (parsed.success) shapeOk.add(name);
     else for (const issue of parsed.error.issues) reportSchemaIssue(c, name, v, issue);
   }
@@ -356,7 +356,7 @@ function valueAt(obj: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-function reportSchemaIssue(c: Collector, table: ComponentName, value: unknown, issue: z.core.$ZodIssue): void {
+function reportSchemaIssue(c: Collector, table: ComponentName, value: unknown, issue: ShapeIssue): void {
   const column = issue.path.length ? issue.path.map(String).join('.') : undefined;
   const params = issue.code === 'custom' ? (issue.params as { code?: string } | undefined) : undefined;
   const rTable = R_TABLE_SET.has(table);
