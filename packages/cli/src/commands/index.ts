@@ -21,5 +21,8 @@ import { completion } from './completion.js';
 import { raw } from './raw.js';
 import { traces } from './traces.js';
 import { tags } from './tags.js';
+import { list } from './list.js';
+import { callgrind } from './callgrind.js';
+import { topproto } from './topproto.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, raw, traces, tags, completion];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, raw, traces, tags, list, callgrind, topproto, completion];

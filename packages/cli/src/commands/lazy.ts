@@ -24,6 +24,9 @@ const LOADERS: Record<string, () => Promise<CliCommand>> = {
   raw: async () => (await import('./raw.js')).raw,
   traces: async () => (await import('./traces.js')).traces,
   tags: async () => (await import('./tags.js')).tags,
+  list: async () => (await import('./list.js')).list,
+  callgrind: async () => (await import('./callgrind.js')).callgrind,
+  topproto: async () => (await import('./topproto.js')).topproto,
   completion: async () => (await import('./completion.js')).completion,
 };
 

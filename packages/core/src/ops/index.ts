@@ -11,3 +11,7 @@ export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, ty
 export { formatValue, formatPercentage, scaleMeasurement } from './format.js';
 export { toFolded } from './folded.js';
 export { compilePattern, compileGoPattern, type Pattern, type PatternMatcher } from './regex.js';
+export { goGraph, goTrimPath, printableName, sortGoNodes, type GoGraph, type GoGraphNode, type GoGraphCall, type GoNodeInfo, type GoGranularity, type GoGraphOptions } from './pprof-graph.js';
+export { listReport, type ListReportOptions, type ListReport, type ListRoutine, type ListLine, type SourceLines } from './source.js';
+export { callgrindReport, type CallgrindOptions } from './callgrind.js';
+export { topProtoReport, type TopProtoOptions } from './topproto.js';

@@ -107,7 +107,7 @@ export function reportTotal(p: Profile, sampleTypeIndex: number): bigint {
 }
 
 /** A built graph: flat and cum per node id, and the calls (node ids) in first-seen order. */
-interface BuiltGraph {
+export interface BuiltGraph {
   flat: bigint[];
   cum: bigint[];
   src: number[];
@@ -119,7 +119,7 @@ interface BuiltGraph {
 }
 
 /** The graph input: node ids per location row, and the stack table of the sample type. */
-interface GraphInput {
+export interface GraphInput {
   nNodes: number;
   /** Node ids of location row r: `locNodeIds[locNodeOffsets[r] .. locNodeOffsets[r+1]]`, innermost first. */
   locNodeOffsets: Uint32Array;
@@ -203,7 +203,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
  * trimming passes need flat and cum only), listed in the order the samples first reach them, as
  * pprof's graph lists them.
  */
-function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
+export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   const { self } = g.stacks;
   return self instanceof Float64Array
     ? buildNodesOf(g, self, g.totals as Float64Array, 0, kept, callees, callers, touching)
@@ -340,6 +340,24 @@ function buildNodesOf<V extends number | bigint>(
   };
 }
 
+/** The node ids of every location row in one array, with each row's start offset. */
+function flattenLocationNodes(locNodes: readonly (readonly number[])[]): { locNodeOffsets: Uint32Array; locNodeIds: Int32Array } {
+  const locNodeOffsets = new Uint32Array(locNodes.length + 1);
+  for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
+  const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
+  for (let r = 0; r < locNodes.length; r++) locNodeIds.set(locNodes[r]!, locNodeOffsets[r]!);
+  return { locNodeOffsets, locNodeIds };
+}
+
+/**
+ * The input of `buildNodes` for sample type `t`: `locNodes[r]` are the node ids (0..nNodes-1) of
+ * location row r, innermost line first (how a report groups frames into nodes).
+ */
+export function graphInputOf(p: Profile, index: ProfileIndex, t: number, locNodes: readonly (readonly number[])[], nNodes: number): GraphInput {
+  const stacks = buildStackTable(p, index, t);
+  return { nNodes, ...flattenLocationNodes(locNodes), stacks, totals: subtreeTotals(stacks), ...preorder(stacks) };
+}
+
 /**
  * pprof's call graph for text reports, trimmed like `newTrimmedGraph`: nodes whose |cum| is
  * below `nodeFraction` of the flat sum are dropped (the graph is rebuilt without them, so calls
@@ -360,18 +378,14 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   checkSampleType(p, t);
   const index = new ProfileIndex(p);
   const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
-  const locNodeOffsets = new Uint32Array(locNodes.length + 1);
-  for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
-  const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
-  for (let r = 0; r < locNodes.length; r++) locNodeIds.set(locNodes[r]!, locNodeOffsets[r]!);
+  const g = graphInputOf(p, index, t, locNodes, names.length);
+  const { locNodeOffsets, locNodeIds } = g;
   // Top needs only the calls into inlined frames (for its inline markers).
   let inlinedNodes: Uint8Array | undefined;
   if (!allCalls) {
     inlinedNodes = new Uint8Array(names.length);
     for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlinedNodes[locNodeIds[k]!] = 1;
   }
-  const stacks = buildStackTable(p, index, t);
-  const g: GraphInput = { nNodes: names.length, locNodeOffsets, locNodeIds, stacks, totals: subtreeTotals(stacks), ...preorder(stacks) };
   const keep = (list: number[]): Uint8Array => {
     const kept = new Uint8Array(names.length);
     for (const n of list) kept[n] = 1;
@@ -472,8 +486,11 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges };
 }
 
-/** pprof report's `selectOutputUnit` for the "minimum" output unit. */
-function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, unit: string): string {
+/**
+ * pprof report's `selectOutputUnit` for the "minimum" output unit; `fractions` false for reports
+ * of integers (callgrind), where pprof does not pick a larger unit to show 0.01s.
+ */
+export function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, unit: string, fractions = true): string {
   if (nodes.length === 0) return 'minimum';
   let minValue = 0n;
   for (const n of nodes) {
@@ -485,7 +502,7 @@ function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, un
   const minUnit = scaleMeasurement(Number(minValue), unit, 'minimum')[1];
   const maxUnit = scaleMeasurement(Number(total), unit, 'minimum')[1];
   let u = minUnit;
-  if (minUnit !== maxUnit && minValue * 100n < total) u = scaleMeasurement(Number(100n * minValue), unit, 'minimum')[1];
+  if (fractions && minUnit !== maxUnit && minValue * 100n < total) u = scaleMeasurement(Number(100n * minValue), unit, 'minimum')[1];
   return u !== '' ? u : unit;
 }
 

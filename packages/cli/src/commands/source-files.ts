@@ -1,0 +1,90 @@
+/**
+ * Reading the source files a profile names, as `go tool pprof -list` finds them
+ * (`openSourceFile`): the file name trimmed (`-trim_path`, or the base name of a source-path
+ * directory), an absolute name opened as it is, a relative one looked up under each source-path
+ * directory and each of its parents. Errors are pprof's texts, shown in the listing.
+ */
+
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { goTrimPath, type SourceLines } from '@profkit/core/node';
+
+/** Go's `syscall.Errno` texts of the errors opening a file can give. */
+const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  ENOTDIR: 'not a directory',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'file name too long',
+  EPERM: 'operation not permitted',
+};
+
+/** A source file larger than this is reported, not read (a listing shows a few lines of it). */
+export const MAX_SOURCE_FILE_BYTES = 256 << 20;
+
+/** Go's `bufio.Scanner` default limit: a longer line ends the scan (pprof then lists the lines before it). */
+const MAX_SCANNED_LINE_BYTES = 64 * 1024;
+
+/** The lines as Go's `bufio.ScanLines` gives them: split at \n, a trailing \r removed, no empty last line. */
+function scanLines(bytes: Uint8Array): string[] {
+  const lines: string[] = [];
+  const decoder = new TextDecoder();
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    const last = end < 0;
+    if (last) end = bytes.length;
+    if (end - start >= MAX_SCANNED_LINE_BYTES) break;
+    const cut = end > start && bytes[end - 1] === 0x0d ? end - 1 : end;
+    lines.push(decoder.decode(bytes.subarray(start, cut)));
+    start = end + 1;
+  }
+  return lines;
+}
+
+type Opened = { bytes: Uint8Array } | { directory: true } | { errno: string };
+
+function open(path: string): Opened {
+  try {
+    const st = statSync(path);
+    // Go opens a directory, then reads nothing from it: no lines and no error.
+    if (st.isDirectory()) return { directory: true };
+    if (st.size > MAX_SOURCE_FILE_BYTES) return { errno: `larger than ${MAX_SOURCE_FILE_BYTES} bytes` };
+    return { bytes: readFileSync(path) };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+    return { errno: ERRNO_TEXT[code] ?? code };
+  }
+}
+
+/**
+ * A `readSource` for `listReport`: files looked up like pprof (see above) under `searchPath`
+ * (':'-separated; pprof's default is the working directory), each file read once.
+ */
+export function sourceFileReader(searchPath: string, trim: string): (file: string) => SourceLines {
+  const cache = new Map<string, SourceLines>();
+  const read = (file: string): SourceLines => {
+    const path = goTrimPath(file, trim, searchPath);
+    const linesOf = (o: Opened & ({ bytes: Uint8Array } | { directory: true })) => ({ lines: 'bytes' in o ? scanLines(o.bytes) : [] });
+    if (isAbsolute(path)) {
+      const o = open(path);
+      return 'errno' in o ? { error: `open ${path}: ${o.errno}` } : linesOf(o);
+    }
+    for (const root of searchPath === '' ? [] : searchPath.split(':')) {
+      // The directory and each of its parents, up to the root.
+      for (let dir = root; ; ) {
+        const o = open(join(dir, path));
+        if (!('errno' in o)) return linesOf(o);
+        const parent = dirname(dir);
+        if (parent === dir) break;
+        dir = parent;
+      }
+    }
+    return { error: `could not find file ${path} on path ${searchPath}` };
+  };
+  return (file) => {
+    let r = cache.get(file);
+    if (!r) cache.set(file, (r = read(file)));
+    return r;
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * `go tool pprof -list`: the source of every function matching a regexp, each line with its flat
+ * and cumulative value (pprof `printSource`, graph at `lines` granularity). Platform-neutral:
+ * the caller reads the source files (`readSource`; the CLI searches `--source-path` as pprof's
+ * `openSourceFile` does), so a missing file is reported in the listing, as pprof reports it.
+ */
+
+import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { Profile } from '../model.js';
+import { formatPercentage, formatValue } from './format.js';
+import { compareGoStrings } from './internal.js';
+import { goGraph, type GoGraphNode } from './pprof-graph.js';
+
+/** A source file's lines (without line ends), or why it could not be read (pprof's error text). */
+export type SourceLines = { lines: readonly string[] } | { error: string };
+
+export interface ListReportOptions {
+  /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
+  sampleTypeIndex?: number;
+  /** Whether a function name is listed (pprof's symbol regexp, `MatchString`). */
+  symbol: (name: string) => boolean;
+  /** The regexp as typed, for the "no matches" error. */
+  symbolText: string;
+  /** pprof `-source_path` as given ('' or absent: none; it feeds the trim heuristic). */
+  sourcePath?: string;
+  /** pprof `-trim_path`. */
+  trimPath?: string;
+  /** Count inlined frames as their own lines (default true; pprof `-noinlines` turns it off). */
+  inlines?: boolean;
+  /** The lines of a file named as in the profile (after trimming and `filepath.Clean`). */
+  readSource: (file: string) => SourceLines;
+}
+
+export interface ListLine {
+  line: number;
+  flat: bigint;
+  cum: bigint;
+  text: string;
+}
+
+export interface ListRoutine {
+  /** The function name. */
+  name: string;
+  /** The source file ('' when the function has no source information). */
+  file: string;
+  flat: bigint;
+  cum: bigint;
+  /** The listed lines (empty when the file could not be read). */
+  lines: ListLine[];
+  /** Why the source is not shown: the file could not be read, or the function has no file. */
+  error?: string;
+}
+
+export interface ListReport {
+  sampleTypeIndex: number;
+  unit: string;
+  total: bigint;
+  /** Functions by name, then their files by name. */
+  routines: ListRoutine[];
+  /** The report as `go tool pprof -list` prints it. */
+  text: string;
+}
+
+/** Lines shown before the first and after the last line with samples (pprof's margin). */
+const MARGIN = 5;
+
+/**
+ * The lines pprof shows of one function in one file (`getSourceFromFile`): from the function's
+ * start line (or 5 before its first sampled line) to 5 after its last sampled line, stopping at
+ * the end of the file. `nodes` are in graph order: pprof seeds the range with the first one.
+ */
+function listedLines(nodes: GoGraphNode[], source: readonly string[]): ListLine[] {
+  const byLine = new Map<number, { flat: bigint; cum: bigint }>();
+  const first = nodes[0]!.info;
+  let start = first.startLine !== 0 ? first.startLine : first.lineno - MARGIN;
+  let end = first.lineno + MARGIN;
+  for (const n of nodes) {
+    const nodeStart = n.info.startLine !== 0 ? n.info.startLine : n.info.lineno - MARGIN;
+    const nodeEnd = n.info.lineno + MARGIN;
+    // pprof's rule, kept as it is: a node that lowers the start does not raise the end.
+    if (nodeStart < start) start = nodeStart;
+    else if (nodeEnd > end) end = nodeEnd;
+    const sum = byLine.get(n.info.lineno) ?? { flat: 0n, cum: 0n };
+    sum.flat += n.flat;
+    sum.cum += n.cum;
+    byLine.set(n.info.lineno, sum);
+  }
+  if (start < 1) start = 1;
+  const out: ListLine[] = [];
+  for (let line = start; line <= end && line <= source.length; line++) {
+    const sum = byLine.get(line);
+    out.push({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source[line - 1]! });
+  }
+  return out;
+}
+
+/** Groups `nodes` by `key`, keeping the first-seen order of the groups and of each group's nodes. */
+function groupBy(nodes: GoGraphNode[], key: (n: GoGraphNode) => string): Map<string, GoGraphNode[]> {
+  const groups = new Map<string, GoGraphNode[]>();
+  for (const n of nodes) {
+    const k = key(n);
+    const g = groups.get(k);
+    if (g) g.push(n);
+    else groups.set(k, [n]);
+  }
+  return groups;
+}
+
+const sum = (nodes: GoGraphNode[], value: (n: GoGraphNode) => bigint) => nodes.reduce((s, n) => s + value(n), 0n);
+
+/**
+ * `go tool pprof -list REGEX`: for each function whose name matches (by name), for each of its
+ * source files (by name), the function's flat and cum and its source lines with theirs.
+ * `loaded` is a `goPprofLoad` result. No matching function with samples is a
+ * `PROFKIT_E_USAGE` error, as in pprof.
+ */
+export function listReport(loaded: Profile, options: ListReportOptions): ListReport {
+  const g = goGraph(loaded, {
+    sampleTypeIndex: options.sampleTypeIndex,
+    granularity: 'lines',
+    inlines: options.inlines,
+    objNames: true,
+    trimPath: options.trimPath,
+    sourcePath: options.sourcePath,
+  });
+  const functions = groupBy(
+    g.nodes.filter((n) => options.symbol(n.info.name)),
+    (n) => n.info.name,
+  );
+  if (functions.size === 0) {
+    throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${options.symbolText}`, { option: 'symbol', rule: 'the regexp must match a function with samples' });
+  }
+  const value = (v: bigint) => formatValue(v, g.unit);
+  const dot = (v: bigint) => (v === 0n ? '.' : value(v));
+  const routines: ListRoutine[] = [];
+  const out: string[] = [`Total: ${value(g.total)}\n`];
+  for (const name of [...functions.keys()].sort(compareGoStrings)) {
+    const files = groupBy(
+      functions.get(name)!.filter((n) => n.info.file !== ''),
+      (n) => n.info.file,
+    );
+    if (files.size === 0) {
+      const fnNodes = functions.get(name)!;
+      routines.push({ name, file: '', flat: sum(fnNodes, (n) => n.flat), cum: sum(fnNodes, (n) => n.cum), lines: [], error: 'no source information' });
+      out.push(`No source information for ${name}\n`);
+      continue;
+    }
+    for (const file of [...files.keys()].sort(compareGoStrings)) {
+      const nodes = files.get(file)!;
+      const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
+      out.push(`ROUTINE ======================== ${name} in ${file}\n`);
+      out.push(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
+      const source = options.readSource(file);
+      if ('error' in source) {
+        routine.error = source.error;
+        out.push(` Error: ${source.error}\n`);
+      } else {
+        routine.lines = listedLines(nodes, source.lines);
+        for (const l of routine.lines) out.push(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
+      }
+      routines.push(routine);
+    }
+  }
+  return { sampleTypeIndex: g.sampleTypeIndex, unit: g.unit, total: g.total, routines, text: out.join('') };
+}
