@@ -1,0 +1,223 @@
+/**
+ * `.heapprofile` (V8 sampling heap profile, `node --heap-prof`, DevTools "Allocation sampling")
+ * read and write.
+ *
+ * - One profkit sample per V8 sample (a sampled allocation still alive when the profile was
+ *   taken), with the sample types `objects`/`count` (1) and `space`/`bytes` (its `size`), the
+ *   types pprof-nodejs uses for heap profiles. V8 does not scale samples up: the values are the
+ *   sampled bytes, as DevTools shows them.
+ * - Its stack is the walk from its node (`nodeId`) up to `(root)`; its `ordinal` (allocation
+ *   order) is kept in the per-sample column `.extensions.v8.samples.ordinal`.
+ * - A profile without `samples` (older producers) has only each node's `selfSize`: each node
+ *   with bytes becomes one sample of 0 objects and `selfSize` bytes, with a warning.
+ */
+
+import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, checkLimit, type Profile, type ReadLimits, type Warning, type WriteResult } from '@profkit/core';
+import { CallFrameTable, readCallFrame } from './frames.js';
+import { ADAPTER_NAME, ROOT_NAME } from './format.js';
+import { JsonChunks, callFrameJson } from './json-out.js';
+import { arrayAt, integerAt, numberAt, objectAt, parseJsonBytes, schemaError, type JsonSource } from './json.js';
+import { ROOT_CALL_FRAME, buildCallTree } from './stacks.js';
+import { bytesTypeIndex, countTypeIndex } from './values.js';
+
+export interface HeapProfileReadOptions {
+  fileName?: string;
+  limits?: ReadLimits;
+  signal?: AbortSignal;
+}
+
+export const HEAP_SAMPLE_TYPES = [
+  { type: 'objects', unit: 'count' },
+  { type: 'space', unit: 'bytes' },
+];
+
+export function readHeapProfileBytes(bytes: Uint8Array, options: HeapProfileReadOptions = {}): { profile: Profile; warnings: Warning[] } {
+  const src: JsonSource = { file: options.fileName ?? '<input>', format: '.heapprofile' };
+  return heapProfileToProfile(parseJsonBytes(bytes, src), options);
+}
+
+/** Converts a parsed `.heapprofile` object (checked field by field) into a profile. */
+export function heapProfileToProfile(json: unknown, options: HeapProfileReadOptions = {}): { profile: Profile; warnings: Warning[] } {
+  const src: JsonSource = { file: options.fileName ?? '<input>', format: '.heapprofile' };
+  const limits = options.limits;
+  const warnings: Warning[] = [];
+  const top = objectAt(src, json, '$');
+  const builder = new ProfileBuilder({ sampleTypes: HEAP_SAMPLE_TYPES });
+  const frames = new CallFrameTable(builder);
+
+  // The nested tree, walked without recursion (it may be deep). Paths are rebuilt from the
+  // parent links only for messages.
+  const parent: number[] = [];
+  const childPos: number[] = [];
+  const location: number[] = [];
+  const selfSize: number[] = [];
+  const idToNode = new Map<number, number>();
+  const pathOf = (v: number): string => {
+    const parts: string[] = [];
+    for (; v > 0; v = parent[v]!) parts.push(`.children[${childPos[v]}]`);
+    return 'head' + parts.reverse().join('');
+  };
+  const depth: number[] = [];
+  const todo: { json: unknown; parent: number; pos: number }[] = [{ json: top.head, parent: -1, pos: 0 }];
+  let rootIsFrame = false;
+  while (todo.length > 0) {
+    const { json: raw, parent: p, pos } = todo.pop()!;
+    const v = parent.length;
+    parent.push(p);
+    childPos.push(pos);
+    depth.push(p < 0 ? 0 : depth[p]! + 1);
+    checkLimit(limits, 'maxTableEntries', v + 1, 'nodes', { file: src.file });
+    checkLimit(limits, 'maxFramesPerStack', depth[v]!, 'depth of the node tree', { file: src.file, path: pathOf(v) });
+    const o = objectAt(src, raw, pathOf(v));
+    const id = integerAt(src, o.id, `${pathOf(v)}.id`, 0);
+    if (idToNode.has(id)) throw schemaError(src, `${pathOf(v)}.id`, `node id ${id} is also the id of ${pathOf(idToNode.get(id)!)}`, 'node ids are unique');
+    idToNode.set(id, v);
+    const cf = readCallFrame(src, o.callFrame, `${pathOf(v)}.callFrame`, limits);
+    if (p < 0) rootIsFrame = cf.functionName !== ROOT_NAME;
+    location.push(p < 0 && !rootIsFrame ? 0 : frames.locationOf(cf));
+    selfSize.push(integerAt(src, o.selfSize ?? 0, `${pathOf(v)}.selfSize`, 0));
+    const children = arrayAt(src, o.children ?? [], `${pathOf(v)}.children`);
+    for (let j = children.length - 1; j >= 0; j--) todo.push({ json: children[j], parent: v, pos: j });
+  }
+
+  const stack: number[] = [];
+  const stackOf = (v: number): number[] => {
+    stack.length = 0;
+    for (; v > 0; v = parent[v]!) stack.push(location[v]!);
+    if (rootIsFrame) stack.push(location[0]!);
+    return stack;
+  };
+  const samples = top.samples === undefined ? undefined : arrayAt(src, top.samples, 'samples');
+  const ordinals: number[] = [];
+  const sampledBytes = new Float64Array(parent.length);
+  let totalFrames = 0;
+  if (samples && samples.length > 0) {
+    checkLimit(limits, 'maxSamples', samples.length, 'samples', { file: src.file, path: 'samples' });
+    for (let i = 0; i < samples.length; i++) {
+      if ((i & 0xffff) === 0xffff) options.signal?.throwIfAborted();
+      const path = `samples[${i}]`;
+      const s = objectAt(src, samples[i], path);
+      const size = integerAt(src, s.size, `${path}.size`, 0);
+      const v = idToNode.get(integerAt(src, s.nodeId, `${path}.nodeId`, 0));
+      if (v === undefined) throw schemaError(src, `${path}.nodeId`, `node id ${s.nodeId} is not the id of any node`, 'samples name existing node ids');
+      const ordinal = s.ordinal === undefined ? i + 1 : numberAt(src, s.ordinal, `${path}.ordinal`);
+      const st = stackOf(v);
+      totalFrames += st.length;
+      checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path });
+      builder.addSample(st, [1n, BigInt(size)]);
+      ordinals.push(ordinal);
+      sampledBytes[v]! += size;
+    }
+    let differ = 0;
+    for (let v = 0; v < parent.length; v++) if (sampledBytes[v] !== selfSize[v]) differ++;
+    if (differ > 0) {
+      warnings.push({
+        code: 'PROFKIT_W_V8_SELF_SIZE',
+        message: `${differ} node(s) have a selfSize other than the sum of their samples' sizes; the samples were used`,
+        detail: { file: src.file, nodes: differ },
+      });
+    }
+  } else {
+    let nodesWithBytes = 0;
+    for (let v = 0; v < parent.length; v++) {
+      if (selfSize[v]! === 0) continue;
+      const st = stackOf(v);
+      totalFrames += st.length;
+      checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path: pathOf(v) });
+      builder.addSample(st, [0n, BigInt(selfSize[v]!)]);
+      ordinals.push(0);
+      nodesWithBytes++;
+    }
+    if (nodesWithBytes > 0) {
+      warnings.push({
+        code: 'PROFKIT_W_V8_NO_HEAP_SAMPLES',
+        message: `the profile has no samples: the selfSize of ${nodesWithBytes} node(s) became one sample each (objects unknown: 0)`,
+        detail: { file: src.file, nodes: nodesWithBytes },
+      });
+    }
+  }
+  const ext = builder.extension(ADAPTER_NAME);
+  ext.facts = { format: 'heapprofile' };
+  ext.samples = { ordinal: Float64Array.from(ordinals) };
+  ext.tables = { call_frames: frames.table() };
+  builder.facts.default_sample_type = 'space';
+  return { profile: builder.build(), warnings };
+}
+
+export interface HeapProfileWriteOptions {
+  streaming?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * profkit profile → `.heapprofile`: each sample with bytes > 0 in the bytes sample type (`space`,
+ * else the default or first type in bytes) becomes one V8 sample of that size at its stack's node;
+ * each node's `selfSize` is the sum of its samples. Ordinals are the kept ones, else 1, 2, 3….
+ */
+export function writeHeapProfile(profile: Profile, options: HeapProfileWriteOptions = {}): WriteResult {
+  const bytesIdx = bytesTypeIndex(profile);
+  if (bytesIdx < 0) {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `a .heapprofile needs a sample type in bytes; this profile has ${profile.sample_types.type.map((t, i) => `${t}/${profile.sample_types.unit[i]}`).join(', ') || 'none'}`, {
+      rule: '.heapprofile samples are sizes in bytes',
+    });
+  }
+  const { tree, leafOfSample, warnings } = buildCallTree(profile);
+  const n = leafOfSample.length;
+  const bytes = profile.samples['.values'][bytesIdx]!;
+  const countIdx = countTypeIndex(profile);
+  const keptOrdinal = profile['.extensions']?.[ADAPTER_NAME]?.samples?.ordinal;
+  const ordinal = keptOrdinal instanceof Float64Array && keptOrdinal.length === n ? keptOrdinal : undefined;
+  const selfSize = new Float64Array(tree.size);
+  const { order, children } = tree.preorder();
+  const idOf = new Uint32Array(tree.size);
+  order.forEach((v, k) => (idOf[v] = k + 1));
+  const out = new JsonChunks();
+  const sampleParts: string[] = [];
+  let skipped = 0;
+  let notOne = 0;
+  if (n > READ_LIMITS.maxSamples) checkLimit(undefined, 'maxSamples', n, 'samples to write');
+  for (let i = 0; i < n; i++) {
+    const size = bytes[i]!;
+    if (size <= 0n) {
+      skipped++;
+      continue;
+    }
+    if (countIdx >= 0 && countIdx !== bytesIdx && profile.samples['.values'][countIdx]![i] !== 1n) notOne++;
+    selfSize[leafOfSample[i]!]! += Number(size);
+    sampleParts.push(`{"size":${size},"nodeId":${idOf[leafOfSample[i]!]},"ordinal":${ordinal ? ordinal[i] : i + 1}}`);
+  }
+  // Nested nodes, written without recursion: "close" entries end a node's children list.
+  out.push('{"head":');
+  const todo: number[] = [0];
+  const CLOSE = -1;
+  let first = true;
+  while (todo.length > 0) {
+    const v = todo.pop()!;
+    if (v === CLOSE) {
+      out.push(']}');
+      first = false;
+      continue;
+    }
+    options.signal?.throwIfAborted();
+    const cf = v === 0 ? ROOT_CALL_FRAME : tree.frames[tree.frameOf[v]!]!.callFrame;
+    out.push(`${first ? '' : ','}{"callFrame":${callFrameJson(cf)},"selfSize":${selfSize[v]},"id":${idOf[v]},"children":[`);
+    first = true;
+    todo.push(CLOSE);
+    const c = children[v]!;
+    for (let k = c.length - 1; k >= 0; k--) todo.push(c[k]!);
+  }
+  out.push(',"samples":[');
+  for (let k = 0; k < sampleParts.length; k += 4096) out.push((k ? ',' : '') + sampleParts.slice(k, k + 4096).join(','));
+  out.push(']}');
+  if (skipped > 0) warnings.push({ code: 'PROFKIT_W_V8_NEGATIVE_VALUES', message: `${skipped} sample(s) with ${profile.sample_types.type[bytesIdx]} ≤ 0 bytes were not written`, detail: { samples: skipped } });
+  if (notOne > 0) {
+    warnings.push({
+      code: 'PROFKIT_W_V8_SAMPLE_COUNTS',
+      message: `${notOne} sample(s) count other than 1 object: each is written as one V8 sample of its bytes`,
+      detail: { samples: notOne },
+    });
+  }
+  const dropped = profile.sample_types.type.filter((_, i) => i !== bytesIdx && i !== countIdx);
+  if (dropped.length > 0) warnings.push({ code: 'PROFKIT_W_V8_SAMPLE_TYPES', message: `a .heapprofile holds sampled bytes only: ${dropped.join(', ')} not written`, detail: { sampleTypes: dropped } });
+  return { data: out.result(options.streaming), warnings };
+}
