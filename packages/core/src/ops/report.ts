@@ -13,7 +13,8 @@ import { filterSamples } from './filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
-import { buildStackTable, preorder, subtreeTotals, type StackTable, type StackValues } from './stack-table.js';
+import { walkCallGraph } from './call-graph-walk.js';
+import { buildStackTable, type StackTable } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 
 export interface CallGraphOptions {
@@ -126,12 +127,6 @@ export interface GraphInput {
   locNodeIds: Int32Array;
   /** The distinct stacks of the samples with a nonzero value. */
   stacks: StackTable;
-  /** Per stack, the sum of the samples through it (doubles when exact, see `StackTable`). */
-  totals: StackValues;
-  /** The stacks in depth-first pre-order, and where each stack's subtree ends in it (see `preorder`). */
-  order: Int32Array;
-  position: Int32Array;
-  subtreeEnd: Int32Array;
 }
 
 /**
@@ -205,139 +200,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
  */
 export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   const { self } = g.stacks;
-  return self instanceof Float64Array
-    ? buildNodesOf(g, self, g.totals as Float64Array, 0, kept, callees, callers, touching)
-    : buildNodesOf(g, self, g.totals as bigint[], 0n, kept, callees, callers, touching);
-}
-
-function buildNodesOf<V extends number | bigint>(
-  g: GraphInput,
-  self: ArrayLike<V>,
-  totals: ArrayLike<V>,
-  zero: V,
-  kept: Uint8Array | undefined,
-  callees: Uint8Array | undefined,
-  callers: Uint8Array | undefined,
-  touching: Uint8Array | undefined,
-): BuiltGraph {
-  const add = (a: V, b: V): V => ((a as number) + (b as number)) as V;
-  const flat = new Array<V>(g.nNodes).fill(zero);
-  const cum = new Array<V>(g.nNodes).fill(zero);
-  // A node (or call) counts for a stack unless it counted higher up the same path: up to the
-  // end of the subtree (in pre-order) of the stack where it last counted.
-  const countedUntil = new Int32Array(g.nNodes);
-  const { locNodeOffsets, locNodeIds, stacks, order, position, subtreeEnd } = g;
-  const { prefix, frame } = stacks;
-  // The last kept node after each stack (-1: none yet), and whether nodes were skipped since.
-  const parentAfter = new Int32Array(stacks.length);
-  const residualAfter = new Uint8Array(stacks.length);
-  const eSrc: number[] = [];
-  const eDst: number[] = [];
-  const eWeight: V[] = [];
-  const eInline: boolean[] = [];
-  const eResidual: boolean[] = [];
-  const eCountedUntil: number[] = [];
-  /** Where the samples first reach the call: stack row, then position in the location. */
-  const eFirstStack: number[] = [];
-  const eFirstPos: number[] = [];
-  // Open-addressing hash table of (src, dst) -> edge index.
-  let mask = (1 << 12) - 1;
-  let hSrc = new Int32Array(mask + 1).fill(-1);
-  let hDst = new Int32Array(mask + 1);
-  let hEdge = new Int32Array(mask + 1);
-  const slot = (src: number, dst: number): number => {
-    // murmur3's 32-bit finalizer over the pair
-    let h = Math.imul(src, 0x9e3779b1) ^ dst;
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    h = (h ^ (h >>> 16)) & mask;
-    while (hSrc[h] !== -1 && (hSrc[h] !== src || hDst[h] !== dst)) h = (h + 1) & mask;
-    return h;
-  };
-  const grow = () => {
-    const [oSrc, oDst, oEdge] = [hSrc, hDst, hEdge];
-    mask = mask * 2 + 1;
-    hSrc = new Int32Array(mask + 1).fill(-1);
-    hDst = new Int32Array(mask + 1);
-    hEdge = new Int32Array(mask + 1);
-    for (let i = 0; i < oSrc.length; i++) {
-      if (oSrc[i] === -1) continue;
-      const h = slot(oSrc[i]!, oDst[i]!);
-      hSrc[h] = oSrc[i]!;
-      hDst[h] = oDst[i]!;
-      hEdge[h] = oEdge[i]!;
-    }
-  };
-  for (let k = 0; k < order.length; k++) {
-    const s = order[k]!;
-    const pre = prefix[s]!;
-    let parent = pre < 0 ? -1 : parentAfter[pre]!;
-    let residual = pre < 0 ? false : residualAfter[pre] === 1;
-    const w = totals[s]!;
-    const here = position[s]!;
-    const until = subtreeEnd[s]!;
-    const r = frame[s]!;
-    const b = locNodeOffsets[r]!;
-    const last = locNodeOffsets[r + 1]! - 1;
-    // The location's nodes, outermost line first.
-    for (let ni = last; ni >= b; ni--) {
-      const n = locNodeIds[ni]!;
-      if (kept && !kept[n]) {
-        residual = true;
-        continue;
-      }
-      if (here >= countedUntil[n]!) {
-        countedUntil[n] = until;
-        cum[n] = add(cum[n]!, w);
-      }
-      if (parent >= 0 && parent !== n && callees && callees[n] && (!callers || callers[parent]) && (!touching || touching[parent] || touching[n])) {
-        const inl = ni !== last;
-        const h = slot(parent, n);
-        if (hSrc[h] === -1) {
-          hSrc[h] = parent;
-          hDst[h] = n;
-          hEdge[h] = eSrc.length;
-          eSrc.push(parent);
-          eDst.push(n);
-          eWeight.push(w);
-          eInline.push(inl);
-          eResidual.push(residual);
-          eCountedUntil.push(until);
-          eFirstStack.push(s);
-          eFirstPos.push(last - ni);
-          if (eSrc.length * 2 > mask) grow();
-        } else {
-          const e = hEdge[h]!;
-          if (s < eFirstStack[e]! || (s === eFirstStack[e] && last - ni < eFirstPos[e]!)) {
-            eFirstStack[e] = s;
-            eFirstPos[e] = last - ni;
-          }
-          if (here >= eCountedUntil[e]!) {
-            eCountedUntil[e] = until;
-            eWeight[e] = add(eWeight[e]!, w);
-            if (residual) eResidual[e] = true;
-            if (!inl) eInline[e] = false;
-          }
-        }
-      }
-      parent = n;
-      residual = false;
-    }
-    parentAfter[s] = parent;
-    residualAfter[s] = residual ? 1 : 0;
-    if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
-  }
-  // First-reached order: stack rows are numbered in sample order, root first.
-  const firstReached = eSrc.map((_, e) => e).sort((a, b) => eFirstStack[a]! - eFirstStack[b]! || eFirstPos[a]! - eFirstPos[b]!);
-  return {
-    flat: flat.map((v) => BigInt(v)),
-    cum: cum.map((v) => BigInt(v)),
-    src: firstReached.map((e) => eSrc[e]!),
-    dst: firstReached.map((e) => eDst[e]!),
-    weight: firstReached.map((e) => eWeight[e]!),
-    inline: firstReached.map((e) => eInline[e]!),
-    residual: firstReached.map((e) => eResidual[e]!),
-  };
+  return self instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
 }
 
 /** The node ids of every location row in one array, with each row's start offset. */
@@ -355,7 +218,7 @@ function flattenLocationNodes(locNodes: readonly (readonly number[])[]): { locNo
  */
 export function graphInputOf(p: Profile, index: ProfileIndex, t: number, locNodes: readonly (readonly number[])[], nNodes: number): GraphInput {
   const stacks = buildStackTable(p, index, t);
-  return { nNodes, ...flattenLocationNodes(locNodes), stacks, totals: subtreeTotals(stacks), ...preorder(stacks) };
+  return { nNodes, ...flattenLocationNodes(locNodes), stacks };
 }
 
 /**
@@ -411,8 +274,9 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     if (aboveCutoff.length !== ids.length) {
       droppedNodes = ids.length - aboveCutoff.length;
       kept = keep(aboveCutoff);
-      nodes = buildNodes(g, kept);
-      ids = live(nodes);
+      // pprof rebuilds the graph without the dropped nodes; the kept ones would get the same flat
+      // and cum (a node counts once per sample wherever it is, flat only on a kept leaf), so no pass.
+      ids = aboveCutoff;
     }
   }
   const origCount = ids.length;
@@ -429,9 +293,9 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   sort(ids);
   const nodeCount = options.nodeCount ?? 0;
   if (nodeCount > 0 && ids.length > nodeCount) {
-    kept = keep(ids.slice(0, nodeCount));
-    nodes = buildNodes(g, kept);
-    ids = sort(live(nodes));
+    // As above: the graph without the other nodes has the same numbers for these.
+    ids = ids.slice(0, nodeCount);
+    kept = keep(ids);
   }
   const pos = new Int32Array(names.length).fill(-1);
   ids.forEach((id, k) => (pos[id] = k));

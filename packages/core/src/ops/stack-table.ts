@@ -34,15 +34,36 @@ export interface StackTable {
   self: StackValues;
   /** The stack of each sample, -1 for samples left out (value filtered, or no known frame). */
   sampleStack: Int32Array;
+  /**
+   * The callees of every stack as the builder linked them (see `childLists` for the layout; here
+   * in no particular order). Absent: `stackChildren` derives them from `prefix`.
+   */
+  children?: ChildLists;
+}
+
+/** Callee lists of a prefix tree: `firstChild[s + 1]` (slot 0 lists the roots), `nextSibling[s]`, -1 ending a list. */
+export interface ChildLists {
+  firstChild: Int32Array;
+  nextSibling: Int32Array;
+}
+
+/** The callees of every stack of `t`: the builder's lists when it kept them, else derived from `prefix`. */
+export function stackChildren(t: StackTable): ChildLists {
+  return t.children ?? childLists(t.prefix);
 }
 
 const EXACT_LIMIT = 2n ** 53n;
 
-/** Grows a typed array to at least `n` elements, keeping its contents. */
-function grown<T extends Int32Array | Float64Array>(a: T, n: number): T {
+/**
+ * Grows a typed array to at least `n` elements, keeping its contents: doubling, but never past
+ * `limit` (a known bound on the final length, e.g. the number of frames for the stacks of a
+ * table), so that a table of millions of rows does not end up in twice the memory it needs.
+ */
+function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number, limit = Infinity): T {
   if (n <= a.length) return a;
-  let cap = a.length * 2;
+  let cap = Math.max(a.length * 2, 16);
   while (cap < n) cap *= 2;
+  cap = Math.max(n, Math.min(cap, limit));
   const next = new (a.constructor as new (n: number) => T)(cap);
   next.set(a);
   return next;
@@ -54,16 +75,21 @@ function grown<T extends Int32Array | Float64Array>(a: T, n: number): T {
  * per row. A row's callees are found in its list of children while it has few (most rows have
  * one or none: a new row then costs no hash probe, which is what makes profiles whose stacks
  * share little cheap), and through a hash table of (prefix, frame) once it has many.
+ *
+ * `maxRows`, when known (the number of frames of the samples), bounds the growth of the columns:
+ * when stacks share little the table has nearly one row per frame, and doubling past that bound
+ * would cost up to twice the memory. The child lists are handed over by `finish` (the views walk
+ * them), so the table costs about 25 bytes a row in all.
  */
 export class PrefixTreeBuilder {
   length = 0;
-  /** Row r's prefix at 2r and frame at 2r+1. */
-  private pairs = new Int32Array(2048);
+  private prefixes: Int32Array;
+  private frames: Int32Array;
   /** First child of row r at r+1 (slot 0: the roots), -1 = none; children are prepended. */
-  private firstChild = new Int32Array(1025).fill(-1);
-  private nextSibling = new Int32Array(1024);
-  /** Number of children of row r at r+1. */
-  private childCount = new Int32Array(1025);
+  private firstChild: Int32Array;
+  private nextSibling: Int32Array;
+  /** Number of children of row r at r+1, counted up to 255 (only "more than LIST_LIMIT" matters). */
+  private childCount: Uint8Array;
   /** Rows with more children than this look them up in `slots`. */
   private static readonly LIST_LIMIT = 8;
   private mask = (1 << 10) - 1;
@@ -71,29 +97,38 @@ export class PrefixTreeBuilder {
   private slots = new Int32Array(this.mask + 1).fill(-1);
   private hashed = 0;
 
+  constructor(private readonly maxRows = Infinity) {
+    const cap = Math.min(1024, Math.max(maxRows, 1));
+    this.prefixes = new Int32Array(cap);
+    this.frames = new Int32Array(cap);
+    this.firstChild = new Int32Array(cap + 1).fill(-1);
+    this.nextSibling = new Int32Array(cap);
+    this.childCount = new Uint8Array(cap + 1);
+  }
+
   /** The slot holding row (prefix, frame), or the empty slot where it goes. */
   private slotOf(prefix: number, frame: number): number {
     let h = Math.imul(prefix, 0x9e3779b1) ^ frame;
     h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
     h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
     h = (h ^ (h >>> 16)) & this.mask;
-    const { slots, pairs } = this;
+    const { slots, prefixes, frames } = this;
     for (;;) {
       const row = slots[h]!;
-      if (row === -1 || (pairs[2 * row + 1] === frame && pairs[2 * row] === prefix)) return h;
+      if (row === -1 || (frames[row] === frame && prefixes[row] === prefix)) return h;
       h = (h + 1) & this.mask;
     }
   }
 
   private hashRow(row: number): void {
-    this.slots[this.slotOf(this.pairs[2 * row]!, this.pairs[2 * row + 1]!)] = row;
+    this.slots[this.slotOf(this.prefixes[row]!, this.frames[row]!)] = row;
     if (++this.hashed * 2 > this.mask) {
       const old = this.slots;
       this.mask = this.mask * 2 + 1;
       this.slots = new Int32Array(this.mask + 1).fill(-1);
       for (let i = 0; i < old.length; i++) {
         const r = old[i]!;
-        if (r !== -1) this.slots[this.slotOf(this.pairs[2 * r]!, this.pairs[2 * r + 1]!)] = r;
+        if (r !== -1) this.slots[this.slotOf(this.prefixes[r]!, this.frames[r]!)] = r;
       }
     }
   }
@@ -106,50 +141,59 @@ export class PrefixTreeBuilder {
       const hit = this.slots[this.slotOf(prefix, frame)]!;
       if (hit !== -1) return hit;
     } else {
-      for (let c = this.firstChild[parent]!; c !== -1; c = this.nextSibling[c]!) if (this.pairs[2 * c + 1] === frame) return c;
+      for (let c = this.firstChild[parent]!; c !== -1; c = this.nextSibling[c]!) if (this.frames[c] === frame) return c;
     }
     const row = this.length++;
-    // Each column grows on its own (their lengths are not kept in step).
-    this.pairs = grown(this.pairs, 2 * row + 2);
-    this.nextSibling = grown(this.nextSibling, row + 1);
-    this.childCount = grown(this.childCount, row + 2);
-    if (row + 2 > this.firstChild.length) {
-      const filled = this.firstChild.length;
-      this.firstChild = grown(this.firstChild, row + 2);
-      this.firstChild.fill(-1, filled);
-    }
-    this.pairs[2 * row] = prefix;
-    this.pairs[2 * row + 1] = frame;
+    if (row === this.prefixes.length) this.grow(row + 1);
+    this.prefixes[row] = prefix;
+    this.frames[row] = frame;
     this.nextSibling[row] = this.firstChild[parent]!;
     this.firstChild[parent] = row;
-    const count = ++this.childCount[parent]!;
+    const count = this.childCount[parent]!;
+    if (count < 255) this.childCount[parent] = count + 1;
     if (wide) this.hashRow(row);
-    else if (count > PrefixTreeBuilder.LIST_LIMIT) for (let c = row; c !== -1; c = this.nextSibling[c]!) this.hashRow(c);
+    else if (count + 1 > PrefixTreeBuilder.LIST_LIMIT) for (let c = row; c !== -1; c = this.nextSibling[c]!) this.hashRow(c);
     return row;
   }
 
-  /** Exact-length prefix and frame columns. */
-  finish(): { prefix: Int32Array; frame: Int32Array } {
-    const prefix = new Int32Array(this.length);
-    const frame = new Int32Array(this.length);
-    for (let row = 0; row < this.length; row++) {
-      prefix[row] = this.pairs[2 * row]!;
-      frame[row] = this.pairs[2 * row + 1]!;
-    }
-    return { prefix, frame };
+  private grow(rows: number): void {
+    const limit = this.maxRows;
+    this.prefixes = grown(this.prefixes, rows, limit);
+    this.frames = grown(this.frames, rows, limit);
+    this.nextSibling = grown(this.nextSibling, rows, limit);
+    const slots = this.prefixes.length + 1;
+    this.childCount = grown(this.childCount, slots, slots);
+    const filled = this.firstChild.length;
+    this.firstChild = grown(this.firstChild, slots, slots);
+    this.firstChild.fill(-1, filled);
+  }
+
+  /** The prefix and frame columns, and the child lists (views of the builder's arrays: use it no further). */
+  finish(): { prefix: Int32Array; frame: Int32Array; children: ChildLists } {
+    const n = this.length;
+    return {
+      prefix: exactLength(this.prefixes, n),
+      frame: exactLength(this.frames, n),
+      children: { firstChild: exactLength(this.firstChild, n + 1), nextSibling: exactLength(this.nextSibling, n) },
+    };
   }
 }
 
-/** A growable per-row sum: doubles (exact when `exact`) or bigints. */
+/** `a` cut to `n` elements: a view when little would be wasted, else a copy (the rest freed). */
+function exactLength<T extends Int32Array | Float64Array>(a: T, n: number): T {
+  return (a.length - n > n / 4 ? a.slice(0, n) : a.subarray(0, n)) as T;
+}
+
+/** A growable per-row sum: doubles (exact when `exact`) or bigints; `maxRows` as for `PrefixTreeBuilder`. */
 export class RowSums {
   private numbers: Float64Array | undefined;
   private readonly bigints: bigint[] = [];
-  constructor(exact: boolean) {
-    if (exact) this.numbers = new Float64Array(1024);
+  constructor(exact: boolean, private readonly maxRows = Infinity) {
+    if (exact) this.numbers = new Float64Array(Math.min(1024, Math.max(maxRows, 1)));
   }
   add(row: number, v: bigint | number): void {
     if (this.numbers) {
-      this.numbers = grown(this.numbers, row + 1);
+      this.numbers = grown(this.numbers, row + 1, this.maxRows);
       this.numbers[row]! += Number(v);
     } else {
       while (this.bigints.length <= row) this.bigints.push(0n);
@@ -158,7 +202,7 @@ export class RowSums {
   }
   /** The sums of rows 0..length-1. */
   finish(length: number): StackValues {
-    if (this.numbers) return grown(this.numbers, length).slice(0, length);
+    if (this.numbers) return exactLength(grown(this.numbers, length, length), length);
     while (this.bigints.length < length) this.bigints.push(0n);
     return this.bigints.slice(0, length);
   }
@@ -181,8 +225,9 @@ export function sumsExactInDoubles(col: BigInt64Array, keep: (v: bigint) => bool
 export function buildStackTable(p: Profile, index: ProfileIndex, sampleTypeIndex: number, keep: (v: bigint) => boolean = (v) => v !== 0n): StackTable {
   const col = p.samples['.values'][sampleTypeIndex]!;
   const { offsets, location_id } = p.samples.locations;
-  const tree = new PrefixTreeBuilder();
-  const self = new RowSums(sumsExactInDoubles(col, keep));
+  // At most one row per frame: the bound of the columns' growth.
+  const tree = new PrefixTreeBuilder(location_id.length);
+  const self = new RowSums(sumsExactInDoubles(col, keep), location_id.length);
   const sampleStack = new Int32Array(col.length).fill(-1);
   for (let i = 0; i < col.length; i++) {
     const v = col[i]!;
