@@ -129,17 +129,27 @@ export interface GraphInput {
   stacks: StackTable;
 }
 
+/** The parts of a node's name (pprof `NodeInfo` as the graph labels print it); '' / 0 = absent. */
+export interface NodeFields {
+  name: string;
+  file: string;
+  lineno: number;
+  /** The mapping's file, kept for nodes without a function name. */
+  obj: string;
+}
+
 /**
  * Node ids of every location row (innermost line first), the node names (pprof
  * `NodeInfo.PrintableName`) and `fmt.Sprint(NodeInfo)` of each node (pprof's last-resort sort key).
  */
-function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean, columns: boolean, index: ProfileIndex) {
+export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean, columns: boolean, index: ProfileIndex) {
   const locs = readLocations(p, index);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const keys = new Map<string, number>();
   const names: string[] = [];
   const infos: string[] = [];
+  const fields: NodeFields[] = [];
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
@@ -172,6 +182,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
         // the function name says it all
       } else if (obj !== '') parts.push(`[${baseName(obj)}]`);
       else parts.push('<unknown>');
+      fields.push({ name, file, lineno, obj });
       id = names.length;
       names.push(parts.join(' '));
       infos.push(`{${name}  0 ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
@@ -184,7 +195,7 @@ function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean
     if (!inline && lines.length > 1) lines = lines.slice(lines.length - 1);
     return lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => nodeOf(loc, ln));
   });
-  return { locNodes, names, infos };
+  return { locNodes, names, infos, fields };
 }
 
 /**

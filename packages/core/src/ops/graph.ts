@@ -1,0 +1,495 @@
+/**
+ * The call graph of `go tool pprof -dot` (google/pprof `internal/graph` and `report`'s
+ * `newTrimmedGraph` in visual mode): nodes with flat/cum values and their tags (string labels
+ * and `bytes` numeric labels, drawn as "nodelets"), calls as edges (residual when they skip
+ * dropped nodes, inline when every occurrence is an inlined call), trimmed like pprof: nodes
+ * below the node fraction dropped, nodes sorted by pprof's entropy score, the first `nodeCount`
+ * kept (tags counted as nodes), light tags and edges dropped, redundant residual edges removed.
+ * With `callTree` every node is a path (pprof `-call_tree`), trimmed by re-parenting.
+ *
+ * Flat, cum and edge weights come from the shared stack table (`buildNodes`); tags need each
+ * sample's labels, so they are summed in one pass over the samples, only when the profile has
+ * labels. Objects are made only for the graph's nodes, never per sample.
+ */
+
+import type { Profile } from '../model.js';
+import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
+import { numLabelUnits } from './filter.js';
+import { formatValue } from './format.js';
+import { abs, compareGoStrings } from './internal.js';
+import { buildNodes, checkSampleType, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
+import { PrefixTreeBuilder, subtreeTotals } from './stack-table.js';
+
+/** A sample annotation summed on a node (pprof `graph.Tag`). */
+export interface GraphTag {
+  /** `key:value` string labels joined by `\n` (as two characters), or a formatted number (`512kB`). */
+  name: string;
+  /** Unit of a numeric tag, '' for string labels. */
+  unit: string;
+  /** Value of a numeric tag. */
+  value: bigint;
+  flat: bigint;
+  cum: bigint;
+}
+
+export interface GraphEdge {
+  src: GraphNode;
+  dest: GraphNode;
+  weight: bigint;
+  /** The call skips nodes that were dropped (drawn dotted). */
+  residual: boolean;
+  /** Every counted occurrence is a call inlined into the caller. */
+  inline: boolean;
+}
+
+export interface GraphNode {
+  /** The node table row of its info (a call tree has several nodes per row). */
+  id: number;
+  /** What the node stands for (pprof `NodeInfo`). */
+  info: NodeFields;
+  /** pprof `PrintableName()`. */
+  name: string;
+  /** `fmt.Sprint(NodeInfo)`: pprof's last-resort sort key. */
+  sortKey: string;
+  flat: bigint;
+  cum: bigint;
+  /** Callers by caller node, callees by callee node. */
+  in: Map<GraphNode, GraphEdge>;
+  out: Map<GraphNode, GraphEdge>;
+  /** String-label tags by name. */
+  labelTags: Map<string, GraphTag>;
+  /** Numeric tags by the string labels of their samples ('' = none), then by name. */
+  numericTags: Map<string, Map<string, GraphTag>>;
+}
+
+export interface VisualGraphOptions extends Pick<CallGraphOptions, 'by' | 'inline'> {
+  sampleTypeIndex?: number;
+  /** Keep at most this many nodes, tags counted (pprof `-nodecount`; 0: all). Default 80. */
+  nodeCount?: number;
+  /** Drop nodes whose |cum| is below this fraction of the sum of flat values (default 0.005). */
+  nodeFraction?: number;
+  /** Drop edges (and tags) below this fraction (default 0.001; tags use the node fraction). */
+  edgeFraction?: number;
+  /** One node per call path instead of per function (pprof `-call_tree`). */
+  callTree?: boolean;
+}
+
+export interface VisualGraph {
+  /** In pprof's order (entropy score), which numbers them in the DOT output. */
+  nodes: GraphNode[];
+  sampleTypeIndex: number;
+  unit: string;
+  /** Nodes left after the node-fraction cut, before `nodeCount`. */
+  origCount: number;
+  droppedNodes: number;
+  droppedEdges: number;
+}
+
+/** pprof `maxNodelets`: tags shown per node (and counted per node when selecting nodes). */
+export const MAX_NODELETS = 4;
+
+/** The label tags of pprof's graph leave out the diff-base marker (report `newGraph`). */
+const DIFF_BASE_KEY = 'pprof::base';
+
+/**
+ * Per sample, the tag pprof's graph attaches: the string labels as one name, and the values of
+ * the `bytes` numeric label (the only numeric label graph reports keep) formatted in the key's
+ * unit. Undefined when no sample has either.
+ */
+function sampleTagsOf(p: Profile): { labels: string[]; bytes: bigint[][]; unit: string } | undefined {
+  const offsets = p.samples['.label_offsets'];
+  if (!offsets) return undefined;
+  const t = p['.labels'];
+  const n = offsets.length - 1;
+  const labels = new Array<string>(n).fill('');
+  const bytes: bigint[][] = new Array(n);
+  let any = false;
+  for (let i = 0; i < n; i++) {
+    const strs: string[] = [];
+    const nums: bigint[] = [];
+    for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
+      if (t.is_num[j]) {
+        if (t.key[j] === 'bytes') nums.push(t.num[j]!);
+      } else if (t.key[j] !== DIFF_BASE_KEY) strs.push(t.key[j]! + ':' + t.str[j]!);
+    }
+    if (strs.length > 0) labels[i] = strs.sort(compareGoStrings).join('\\n');
+    bytes[i] = nums;
+    any ||= strs.length > 0 || nums.length > 0;
+  }
+  if (!any) return undefined;
+  return { labels, bytes, unit: numLabelUnits(p).get('bytes') ?? 'bytes' };
+}
+
+function newNode(src: GraphSource, id: number): GraphNode {
+  return { id, info: src.fields[id]!, name: src.names[id]!, sortKey: src.infos[id]!, flat: 0n, cum: 0n, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
+}
+
+function findOrAddTag(m: Map<string, GraphTag>, name: string, unit: string, value: bigint): GraphTag {
+  let t = m.get(name);
+  if (!t) m.set(name, (t = { name, unit, value, flat: 0n, cum: 0n }));
+  return t;
+}
+
+/** pprof `Node.addSample` for the tags only (the values come from the stack table). */
+function addSampleTags(n: GraphNode, w: bigint, labels: string, bytes: readonly bigint[], unit: string, flat: boolean): void {
+  const add = (t: GraphTag) => (flat ? (t.flat += w) : (t.cum += w));
+  if (labels !== '') add(findOrAddTag(n.labelTags, labels, '', 0n));
+  if (bytes.length === 0) return;
+  let numeric = n.numericTags.get(labels);
+  if (!numeric) n.numericTags.set(labels, (numeric = new Map()));
+  for (const v of bytes) add(findOrAddTag(numeric, formatValue(v, unit, 'minimum'), unit, v));
+}
+
+/** The node table and stack table of one sample type: what every graph build of a report starts from. */
+interface GraphSource {
+  p: Profile;
+  t: number;
+  input: GraphInput;
+  fields: NodeFields[];
+  names: string[];
+  infos: string[];
+  tags: ReturnType<typeof sampleTagsOf>;
+}
+
+/**
+ * The tags of the samples, summed on graph nodes: `pathOf(stack)` lists a stack's nodes
+ * (undefined entries for dropped ones), innermost first; flat tags go to the innermost node
+ * when it is kept (as pprof's flat values), cum tags once per node per sample.
+ */
+function addTags(src: GraphSource, pathOf: (stack: number, visit: (node: GraphNode | undefined) => void) => void): void {
+  const tags = src.tags;
+  if (!tags) return;
+  const col = src.p.samples['.values'][src.t]!;
+  const { sampleStack } = src.input.stacks;
+  const seen = new Set<GraphNode>();
+  for (let i = 0; i < col.length; i++) {
+    const s = sampleStack[i]!;
+    if (s < 0 || (tags.labels[i] === '' && tags.bytes[i]!.length === 0)) continue;
+    const w = col[i]!;
+    seen.clear();
+    let innermost = true;
+    pathOf(s, (n) => {
+      if (n && !seen.has(n)) {
+        seen.add(n);
+        addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, false);
+        if (innermost) addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, true);
+      }
+      innermost = false;
+    });
+  }
+}
+
+/** Visits the node ids of stack `s`, innermost first (a location's lines innermost first). */
+function forEachNodeId(input: GraphInput, s: number, visit: (id: number, inlined: boolean) => void): void {
+  const { prefix, frame } = input.stacks;
+  for (let k = s; k >= 0; k = prefix[k]!) {
+    const r = frame[k]!;
+    const last = input.locNodeOffsets[r + 1]! - 1;
+    for (let ni = input.locNodeOffsets[r]!; ni <= last; ni++) visit(input.locNodeIds[ni]!, ni !== last);
+  }
+}
+
+/** pprof `newGraph` with `KeptNodes` = `kept` (all nodes when undefined). */
+function newGraph(src: GraphSource, kept: Uint8Array | undefined): GraphNode[] {
+  const all = new Uint8Array(src.input.nNodes).fill(1);
+  const b = buildNodes(src.input, kept, kept ?? all);
+  const byId: (GraphNode | undefined)[] = new Array(src.input.nNodes);
+  const nodes: GraphNode[] = [];
+  for (let id = 0; id < src.input.nNodes; id++) {
+    if (b.flat[id] === 0n && b.cum[id] === 0n) continue;
+    const n = newNode(src, id);
+    n.flat = b.flat[id]!;
+    n.cum = b.cum[id]!;
+    byId[id] = n;
+    nodes.push(n);
+  }
+  for (let e = 0; e < b.src.length; e++) {
+    const s = byId[b.src[e]!];
+    const d = byId[b.dst[e]!];
+    if (!s || !d) continue;
+    const edge: GraphEdge = { src: s, dest: d, weight: BigInt(b.weight[e]!), residual: b.residual[e]!, inline: b.inline[e]! };
+    s.out.set(d, edge);
+    d.in.set(s, edge);
+  }
+  addTags(src, (s, visit) => forEachNodeId(src.input, s, (id) => visit(kept && !kept[id] ? undefined : byId[id])));
+  return nodes;
+}
+
+/**
+ * pprof `newTree`: a node per (caller node, node info), i.e. per call path, interned over the
+ * stack table's rows in row order (callers first). Edges run from a path to its extensions.
+ */
+function newTree(src: GraphSource): GraphNode[] {
+  const { input } = src;
+  const { prefix, frame, self, length } = input.stacks;
+  const totals = subtreeTotals(input.stacks);
+  const tree = new PrefixTreeBuilder();
+  /** Innermost tree node of each stack. */
+  const treeOf = new Int32Array(length);
+  const flat: bigint[] = [];
+  const cum: bigint[] = [];
+  /** Per tree node: its info's node id, and whether every step into it is an inlined call. */
+  const idOf: number[] = [];
+  const inlined: boolean[] = [];
+  for (let s = 0; s < length; s++) {
+    let parent = prefix[s]! < 0 ? -1 : treeOf[prefix[s]!]!;
+    const r = frame[s]!;
+    const first = input.locNodeOffsets[r]!;
+    const last = input.locNodeOffsets[r + 1]! - 1;
+    const w = BigInt(totals[s]!);
+    for (let ni = last; ni >= first; ni--) {
+      const t = tree.intern(parent, input.locNodeIds[ni]!);
+      if (t === idOf.length) {
+        idOf.push(input.locNodeIds[ni]!);
+        inlined.push(ni !== last);
+        flat.push(0n);
+        cum.push(0n);
+      } else if (ni === last) inlined[t] = false;
+      cum[t]! += w;
+      parent = t;
+    }
+    treeOf[s] = parent;
+    flat[parent]! += BigInt(self[s]!);
+  }
+  const parents = tree.finish().prefix;
+  const nodes: GraphNode[] = idOf.map((id, t) => {
+    const n = newNode(src, id);
+    n.flat = flat[t]!;
+    n.cum = cum[t]!;
+    return n;
+  });
+  nodes.forEach((n, t) => {
+    const p = parents[t]!;
+    if (p < 0) return;
+    const edge: GraphEdge = { src: nodes[p]!, dest: n, weight: n.cum, residual: false, inline: inlined[t]! };
+    nodes[p]!.out.set(n, edge);
+    n.in.set(nodes[p]!, edge);
+  });
+  addTags(src, (s, visit) => {
+    for (let t = treeOf[s]!; t >= 0; t = parents[t]!) visit(nodes[t]);
+  });
+  return nodes.filter((n) => n.flat !== 0n || n.cum !== 0n);
+}
+
+/** pprof `EdgeMap.Sort`: |weight| descending, then caller and callee names. */
+export function compareEdges(a: GraphEdge, b: GraphEdge): number {
+  if (a.weight !== b.weight) {
+    const x = abs(a.weight);
+    const y = abs(b.weight);
+    return x > y ? -1 : x < y ? 1 : 0;
+  }
+  return compareGoStrings(a.src.name, b.src.name) || compareGoStrings(a.dest.name, b.dest.name);
+}
+
+/** pprof `edgeEntropyScore`. */
+function edgeEntropyScore(edges: Map<GraphNode, GraphEdge>, self: bigint): number {
+  let score = 0;
+  let total = self;
+  for (const e of edges.values()) if (e.weight > 0n) total += abs(e.weight);
+  if (total !== 0n) {
+    const t = Number(total);
+    for (const e of edges.values()) {
+      const frac = Number(abs(e.weight)) / t;
+      score += -frac * Math.log2(frac);
+    }
+    if (self > 0n) {
+      const frac = Number(abs(self)) / t;
+      score += -frac * Math.log2(frac);
+    }
+  }
+  return score;
+}
+
+/** pprof `entropyScore`: favours entry and leaf nodes and nodes whose calls fan in or out. */
+function entropyScore(n: GraphNode): bigint {
+  let score = 0;
+  score += n.in.size === 0 ? 1 : edgeEntropyScore(n.in, 0n);
+  score += n.out.size === 0 ? 1 : edgeEntropyScore(n.out, n.flat);
+  // Go's int64(float64): truncation toward zero.
+  return BigInt(Math.trunc(score * Number(n.cum))) + n.flat;
+}
+
+/** pprof `SortNodes(_, visualMode=true)`: `EntropyOrder`, ties by name, |flat|, `fmt.Sprint(Info)`. */
+function sortByEntropy(nodes: GraphNode[]): void {
+  const score = new Map<GraphNode, bigint>();
+  for (const n of nodes) score.set(n, abs(entropyScore(n)));
+  const byAbs = (x: bigint, y: bigint) => (x > y ? -1 : x < y ? 1 : 0);
+  nodes.sort((l, r) => byAbs(score.get(l)!, score.get(r)!) || compareGoStrings(l.name, r.name) || byAbs(abs(l.flat), abs(r.flat)) || compareGoStrings(l.sortKey, r.sortKey));
+}
+
+/** pprof `countTags`: tags with a flat value. */
+function countTags(n: GraphNode): number {
+  let count = 0;
+  for (const t of n.labelTags.values()) if (t.flat !== 0n) count++;
+  for (const m of n.numericTags.values()) for (const t of m.values()) if (t.flat !== 0n) count++;
+  return count;
+}
+
+/** pprof `selectTopNodes(maxNodes, visualMode=true)`: tags (up to 4 a node) count as nodes. */
+function selectTopNodes(nodes: GraphNode[], maxNodes: number): GraphNode[] {
+  if (maxNodes > 0) {
+    let count = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      count += Math.min(countTags(nodes[i]!), MAX_NODELETS) + 1;
+      if (count >= maxNodes) {
+        maxNodes = i + 1;
+        break;
+      }
+    }
+  }
+  return nodes.slice(0, Math.min(maxNodes, nodes.length));
+}
+
+/** pprof `TrimLowFrequencyTags`. */
+function trimLowFrequencyTags(nodes: GraphNode[], cutoff: bigint): void {
+  const trim = (m: Map<string, GraphTag>) => {
+    for (const [k, t] of m) if (abs(t.flat) < cutoff && abs(t.cum) < cutoff) m.delete(k);
+  };
+  for (const n of nodes) {
+    trim(n.labelTags);
+    for (const m of n.numericTags.values()) trim(m);
+  }
+}
+
+/** pprof `TrimLowFrequencyEdges`: the number of edges removed. */
+function trimLowFrequencyEdges(nodes: GraphNode[], cutoff: bigint): number {
+  let dropped = 0;
+  for (const n of nodes) {
+    for (const [src, e] of n.in) {
+      if (abs(e.weight) < cutoff) {
+        n.in.delete(src);
+        src.out.delete(n);
+        dropped++;
+      }
+    }
+  }
+  return dropped;
+}
+
+/** pprof `isRedundantEdge`: whether `e.src` reaches `e.dest` another way (breadth-first over callers). */
+function isRedundantEdge(e: GraphEdge): boolean {
+  const seen = new Set<GraphNode>([e.dest]);
+  const queue: GraphNode[] = [e.dest];
+  for (let q = 0; q < queue.length; q++) {
+    for (const ie of queue[q]!.in.values()) {
+      if (ie === e || seen.has(ie.src)) continue;
+      if (ie.src === e.src) return true;
+      seen.add(ie.src);
+      queue.push(ie.src);
+    }
+  }
+  return false;
+}
+
+/**
+ * pprof `RemoveRedundantEdges`: residual edges whose destination is reached another way, the
+ * lightest first, stopping at a node's first non-residual edge.
+ */
+function removeRedundantEdges(nodes: GraphNode[]): void {
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const inEdges = [...nodes[i]!.in.values()].sort(compareEdges);
+    for (let j = inEdges.length - 1; j >= 0; j--) {
+      const e = inEdges[j]!;
+      if (!e.residual) break;
+      if (isRedundantEdge(e)) {
+        e.src.out.delete(e.dest);
+        e.dest.in.delete(e.src);
+      }
+    }
+  }
+}
+
+/**
+ * pprof `TrimTree`: keeps the `kept` nodes of a forest; a dropped node's callees move to its
+ * caller (residual edges, inline when both steps were), or become roots.
+ */
+function trimTree(nodes: GraphNode[], kept: Set<GraphNode>): GraphNode[] {
+  const out: GraphNode[] = [];
+  for (const cur of nodes) {
+    if (kept.has(cur)) {
+      out.push(cur);
+      continue;
+    }
+    const parentEdge = cur.in.values().next().value as GraphEdge | undefined;
+    if (!parentEdge) {
+      for (const e of cur.out.values()) e.dest.in.delete(cur);
+      continue;
+    }
+    const parent = parentEdge.src;
+    parent.out.delete(cur);
+    for (const e of cur.out.values()) {
+      const child = e.dest;
+      child.in.delete(cur);
+      child.in.set(parent, e);
+      parent.out.set(child, e);
+      e.src = parent;
+      e.residual = true;
+      e.inline = parentEdge.inline && e.inline;
+    }
+  }
+  removeRedundantEdges(out);
+  return out;
+}
+
+function flatSum(nodes: GraphNode[]): bigint {
+  let s = 0n;
+  for (const n of nodes) s += n.flat;
+  return s;
+}
+
+/**
+ * `go tool pprof -dot`'s graph (report `newTrimmedGraph` with the `Dot` output format): built,
+ * trimmed by node fraction, sorted by entropy, cut to `nodeCount` nodes (tags counted), light
+ * tags and edges dropped and redundant residual edges removed. Focus/ignore are applied by the
+ * caller (they change the samples, not the report total).
+ */
+export function visualGraph(p: Profile, options: VisualGraphOptions = {}): VisualGraph {
+  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
+  checkSampleType(p, t);
+  const index = new ProfileIndex(p);
+  const table = nodeTable(p, options.by ?? 'function', options.inline ?? true, false, index);
+  const src: GraphSource = {
+    p,
+    t,
+    input: graphInputOf(p, index, t, table.locNodes, table.names.length),
+    fields: table.fields,
+    names: table.names,
+    infos: table.infos,
+    tags: sampleTagsOf(p),
+  };
+  const callTree = options.callTree ?? false;
+  const keptIds = (list: GraphNode[]) => {
+    const kept = new Uint8Array(src.input.nNodes);
+    for (const n of list) kept[n.id] = 1;
+    return kept;
+  };
+  let g = callTree ? newTree(src) : newGraph(src, undefined);
+  const total = flatSum(g);
+  const cutoff = (fraction: number) => abs(BigInt(Math.trunc(Number(total) * fraction)));
+  const nodeCutoff = cutoff(options.nodeFraction ?? 0.005);
+  const edgeCutoff = cutoff(options.edgeFraction ?? 0.001);
+  let droppedNodes = 0;
+  if (nodeCutoff > 0n) {
+    const above = g.filter((n) => abs(n.cum) >= nodeCutoff);
+    if (above.length !== g.length) {
+      droppedNodes = g.length - above.length;
+      g = callTree ? trimTree(g, new Set(above)) : newGraph(src, keptIds(above));
+    }
+  }
+  const origCount = g.length;
+  sortByEntropy(g);
+  const nodeCount = options.nodeCount ?? 80;
+  if (nodeCount > 0) {
+    trimLowFrequencyTags(g, nodeCutoff);
+    trimLowFrequencyEdges(g, edgeCutoff);
+    const top = selectTopNodes(g, nodeCount);
+    if (top.length !== g.length) {
+      g = callTree ? trimTree(g, new Set(top)) : newGraph(src, keptIds(top));
+      sortByEntropy(g);
+    }
+  }
+  trimLowFrequencyTags(g, nodeCutoff);
+  const droppedEdges = trimLowFrequencyEdges(g, edgeCutoff);
+  removeRedundantEdges(g);
+  return { nodes: g, sampleTypeIndex: t, unit: p.sample_types.unit[t]!, origCount, droppedNodes, droppedEdges };
+}
