@@ -17,6 +17,7 @@ import { merge } from './merge.js';
 import { diff } from './diff.js';
 import { filter } from './filter.js';
 import { flame } from './flame.js';
+import { graph } from './graph.js';
 import { completion } from './completion.js';
 import { raw } from './raw.js';
 import { traces } from './traces.js';
@@ -25,4 +26,4 @@ import { list } from './list.js';
 import { callgrind } from './callgrind.js';
 import { topproto } from './topproto.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, raw, traces, tags, list, callgrind, topproto, completion];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, graph, raw, traces, tags, list, callgrind, topproto, completion];

@@ -21,6 +21,7 @@ const LOADERS: Record<string, () => Promise<CliCommand>> = {
   merge: async () => (await import('./merge.js')).merge,
   filter: async () => (await import('./filter.js')).filter,
   flame: async () => (await import('./flame.js')).flame,
+  graph: async () => (await import('./graph.js')).graph,
   raw: async () => (await import('./raw.js')).raw,
   traces: async () => (await import('./traces.js')).traces,
   tags: async () => (await import('./tags.js')).tags,
