@@ -5,6 +5,8 @@
  *   pprof  [--sizes 10000,200000] [--reps 5] [--json FILE] [--no-go]   pprof codecs (pprof.ts)
  *   rprof  read|stream [...]                                            Rprof reader (rprof.ts)
  *   startup [--runs 5] [--lines 166000] [--json FILE]                  CLI start-up vs node -e 0 and R (startup.ts)
+ *   views  [--sizes 20000,200000] [--1m] [--runs 1] [--json FILE] [--markdown FILE] [--no-go] [--no-browser] [--only ...]
+ *                                                                       whole-process views vs go tool pprof (views.ts)
  *   symbolize [--functions N --addresses M --tools ...]                 symbolizer (symbolize.ts)
  *   dm-export [SAMPLES] [--json]                                        SQLite/Parquet/CSV/SQL export (scripts/dm-export.mjs)
  *   model [FILE...]                                                     model size vs raw pprof (scripts/model-size.mjs)
@@ -42,6 +44,10 @@ async function main(): Promise<number> {
       await runStartupBench(rest);
       return 0;
     }
+    case 'views': {
+      const { runViewsBench } = await import('./views.js');
+      return runViewsBench(rest);
+    }
     case 'symbolize':
       return runScript('./symbolize.js');
     case 'dm-export':
@@ -55,6 +61,7 @@ async function main(): Promise<number> {
         'usage: npm run bench -- pprof [--sizes N,N] [--reps N] [--json FILE] [--no-go]\n' +
           '       npm run bench -- rprof read|stream [...]\n' +
           '       npm run bench -- startup [--runs N] [--lines N] [--json FILE]\n' +
+          '       npm run bench -- views [--sizes N,N] [--1m] [--runs N] [--json FILE] [--markdown FILE] [--no-go] [--no-browser] [--only convert,top,...]\n' +
           '       npm run bench -- symbolize [--functions N] [--addresses M] [--tools ...]\n' +
           '       npm run bench -- dm-export [SAMPLES] [--json]\n' +
           '       npm run bench -- model [FILE...]\n' +

@@ -33,7 +33,7 @@ interface WorkerResult {
   maxRSS: number;
 }
 
-function machine(): Record<string, string | number> {
+export function machine(): Record<string, string | number> {
   let cpu = cpus()[0]?.model ?? 'unknown';
   try {
     const m = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'));
@@ -50,7 +50,7 @@ function machine(): Record<string, string | number> {
   return { nproc, cpu, memoryBytes: totalmem(), node: process.version, platform: `${process.platform} ${process.arch}` };
 }
 
-function buildGoref(): string | undefined {
+export function buildGoref(): string | undefined {
   const haveGo = spawnSync('sh', ['-c', 'command -v go'], { stdio: 'ignore' }).status === 0;
   const script = join(sharedTools, 'goref', 'build.sh');
   if (!haveGo || !existsSync(script)) {
