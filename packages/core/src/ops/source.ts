@@ -68,8 +68,10 @@ const MARGIN = 5;
  * The lines pprof shows of one function in one file (`getSourceFromFile`): from the function's
  * start line (or 5 before its first sampled line) to 5 after its last sampled line, stopping at
  * the end of the file. `nodes` are in graph order: pprof seeds the range with the first one.
+ * The file is read only when the range is not empty (as in pprof: a start line after the
+ * sampled lines shows nothing, and no error).
  */
-function listedLines(nodes: GoGraphNode[], source: readonly string[]): ListLine[] {
+function listedLines(nodes: GoGraphNode[], read: () => SourceLines): { listed: ListLine[] } | { error: string } {
   const byLine = new Map<number, { flat: bigint; cum: bigint }>();
   const first = nodes[0]!.info;
   let start = first.startLine !== 0 ? first.startLine : first.lineno - MARGIN;
@@ -86,12 +88,15 @@ function listedLines(nodes: GoGraphNode[], source: readonly string[]): ListLine[
     byLine.set(n.info.lineno, sum);
   }
   if (start < 1) start = 1;
-  const out: ListLine[] = [];
-  for (let line = start; line <= end && line <= source.length; line++) {
+  if (start > end) return { listed: [] };
+  const source = read();
+  if ('error' in source) return source;
+  const listed: ListLine[] = [];
+  for (let line = start; line <= end && line <= source.lines.length; line++) {
     const sum = byLine.get(line);
-    out.push({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source[line - 1]! });
+    listed.push({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source.lines[line - 1]! });
   }
-  return out;
+  return { listed };
 }
 
 /** Groups `nodes` by `key`, keeping the first-seen order of the groups and of each group's nodes. */
@@ -150,12 +155,12 @@ export function listReport(loaded: Profile, options: ListReportOptions): ListRep
       const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
       out.push(`ROUTINE ======================== ${name} in ${file}\n`);
       out.push(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
-      const source = options.readSource(file);
+      const source = listedLines(nodes, () => options.readSource(file));
       if ('error' in source) {
         routine.error = source.error;
         out.push(` Error: ${source.error}\n`);
       } else {
-        routine.lines = listedLines(nodes, source.lines);
+        routine.lines = source.listed;
         for (const l of routine.lines) out.push(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
       }
       routines.push(routine);
