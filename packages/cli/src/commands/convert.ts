@@ -13,13 +13,17 @@ export const convert: CliCommand = {
   summary: 'Convert a profile between formats (output format by --to or by the output extension)',
   usage:
     'profkit convert IN OUT [--from FORMAT] [--to FORMAT] [--read-option K=V]... [--write-option K=V]...\n' +
-    '                       [--symbolize [--binary PATH] [--search-path DIRS] [--symbol-server URL] [--symbolize-mode full|names]]\n\n' +
+    '                       [--symbolize [--binary PATH] [--search-path DIRS] [--symbol-server URL] [--symbolize-mode full|names]]\n' +
+    '                       [--source-maps]\n\n' +
     'IN may be - for stdin and OUT - for stdout (then --to is required).\nThe output is written atomically and never overwrites IN.\n' +
     '--symbolize applies the symbolize transform (from @profkit/symbolize) between reading and writing:\n' +
     'addresses become functions, files and lines from local binaries, and what is left is named by\n' +
-    '--symbol-server (a /pprof/symbol server) when given.\n\n' +
+    '--symbol-server (a /pprof/symbol server) when given.\n' +
+    '--source-maps applies the source-maps transform (from @profkit/v8): generated JavaScript positions\n' +
+    'become original ones through the scripts\' source maps (inline, or .map files beside them).\n\n' +
     'Examples:\n  profkit convert cpu.pb.gz cpu.speedscope.json\n  cat cpu.pb.gz | profkit convert - - --to speedscope > cpu.json\n' +
-    '  profkit convert prog.cpu prog.pb.gz --symbolize --binary ./prog',
+    '  profkit convert prog.cpu prog.pb.gz --symbolize --binary ./prog\n' +
+    '  profkit convert app.cpuprofile app.pb.gz --source-maps',
   options: {
     from: { type: 'string', valueName: 'FORMAT', description: 'read IN as FORMAT instead of detecting it' },
     to: { type: 'string', valueName: 'FORMAT', description: 'write OUT as FORMAT instead of choosing by its extension' },
@@ -28,6 +32,7 @@ export const convert: CliCommand = {
     'search-path': { type: 'string', valueName: 'DIRS', description: 'with --symbolize: directories to search for binaries, separated by ":"' },
     'symbol-server': { type: 'string', valueName: 'URL', description: 'with --symbolize: profile or symbol URL of a /pprof/symbol server, for what local symbolization left' },
     'symbolize-mode': { type: 'string', valueName: 'MODE', description: 'with --symbolize: full (functions, files, lines; default) or names' },
+    'source-maps': { type: 'boolean', description: 'apply the source-maps transform between read and write: JavaScript positions → original sources (needs @profkit/v8)' },
     'read-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the input format's reader (see docs/formats/<format>.md), e.g. aggregate=true" },
     'write-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the output format's writer, e.g. compress=false or append=true" },
   },
@@ -36,6 +41,7 @@ export const convert: CliCommand = {
   async run(ctx) {
     const [input, output] = ctx.positionals as [string, string];
     const symbolize = ctx.values.symbolize === true;
+    const sourceMaps = ctx.values['source-maps'] === true;
     const transformValues: TransformValues = {};
     for (const [opt, to] of Object.entries(SYMBOLIZE_OPTIONS)) {
       const v = ctx.values[opt];
@@ -47,9 +53,11 @@ export const convert: CliCommand = {
     // before reading a large input.
     ctx.registry.writerFor(output, ctx.values.to as string | undefined);
     // Transforms of lazily loaded adapters are known once their modules are imported.
-    if (symbolize && ctx.registry.hasLazyAdapters()) await ctx.registry.loadLazyAdapters();
-    if (symbolize && !ctx.registry.transforms().some((t) => t.transform.name === 'symbolize')) {
-      throw missingTransformError('symbolize', ctx.registry.transforms().map((t) => t.transform.name), ctx.registry.unloadedPackages);
+    if ((symbolize || sourceMaps) && ctx.registry.hasLazyAdapters()) await ctx.registry.loadLazyAdapters();
+    for (const [wanted, name] of [[symbolize, 'symbolize'], [sourceMaps, 'source-maps']] as const) {
+      if (wanted && !ctx.registry.transforms().some((t) => t.transform.name === name)) {
+        throw missingTransformError(name, ctx.registry.transforms().map((t) => t.transform.name), ctx.registry.unloadedPackages);
+      }
     }
     const bar = ctx.progress(`reading ${input}`);
     const readOptions = parseFormatOptions(ctx.values['read-option'], 'read-option');
@@ -71,6 +79,11 @@ export const convert: CliCommand = {
       warnings.push(...t.warnings);
       transformedBy = t.adapter;
     }
+    if (sourceMaps) {
+      const t = await ctx.registry.transform('source-maps', profile, { values: {}, stderr: ctx.stderr, signal: ctx.signal, verbose: ctx.verbose, quiet: ctx.quiet || ctx.json });
+      profile = t.profile;
+      warnings.push(...t.warnings);
+    }
     const wbar = ctx.progress(`writing ${output}`);
     const w = await ctx.registry.write(profile, output, {
       format: ctx.values.to as string | undefined,
@@ -86,11 +99,11 @@ export const convert: CliCommand = {
     wbar.done();
     warnings.push(...w.warnings);
     if (ctx.json && output !== '-') {
-      ctx.out.document('convert', { input, output, from: r.format, to: w.format, ...(transformedBy ? { transforms: ['symbolize'] } : {}), warnings });
+      ctx.out.document('convert', { input, output, from: r.format, to: w.format, ...(transformedBy || sourceMaps ? { transforms: [...(transformedBy ? ['symbolize'] : []), ...(sourceMaps ? ['source-maps'] : [])] } : {}), warnings });
       return 0;
     }
     ctx.out.warnings(warnings);
-    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}) -> ${output} (${w.format})${transformedBy ? ' symbolized' : ''}`);
+    if (output !== '-' && !ctx.quiet) ctx.out.line(`${input} (${r.format}) -> ${output} (${w.format})${transformedBy ? ' symbolized' : ''}${sourceMaps ? ' source-mapped' : ''}`);
     return 0;
   },
 };
