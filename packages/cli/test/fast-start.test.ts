@@ -16,7 +16,7 @@ import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packagesDir = resolve(here, '../..');
-const ADAPTER_PACKAGES = ['pprof', 'rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize'];
+const ADAPTER_PACKAGES = ['pprof', 'rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize', 'v8'];
 const root = mkdtempSync(join(tmpdir(), 'profkit-fast-start-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -81,7 +81,7 @@ describe('the CLI entry', () => {
     expect(status).toBe(0);
     const mainModule = (pkg: string) => pathToFileURL(join(packagesDir, pkg, 'dist', 'index.js')).href;
     expect(urls).toContain(mainModule('pprof'));
-    for (const other of ['rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize']) expect(urls).not.toContain(mainModule(other));
+    for (const other of ['rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize', 'v8']) expect(urls).not.toContain(mainModule(other));
     const commandModules = urls.filter((u) => u.includes('/packages/cli/dist/commands/')).map((u) => u.slice(u.lastIndexOf('/') + 1));
     expect(commandModules.filter((m) => m !== 'lazy.js' && m !== 'shared.js')).toEqual(['top.js']);
   });
