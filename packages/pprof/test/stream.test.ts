@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
 import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
+import { codec } from '../src/codec.js';
 import { PROTO_FIXTURES, hasFixtures, meaning, pb, readFixture, str } from './helpers.js';
 
 /** A re-openable stream of `bytes` in pieces of `size` bytes. */
@@ -197,5 +198,24 @@ describe('decodeProfileStream', () => {
     expect(meaning(streamed.profile)).toEqual(meaning(whole.profile));
     const bad = await registry.read(bytes, { fileName: 'x.pb', options: { stream: 'yes' } }).catch((x: unknown) => x);
     expect(isProfkitError(bad) && bad.detail.option).toBe('stream');
+  });
+});
+
+describe('the adapter\'s streamed read', () => {
+  it('reads and inflates its input once: the second pass replays the chunks the first one kept', async () => {
+    const bytes = sample();
+    let opened = 0;
+    const input = {
+      fileName: 'x.pb',
+      gzipped: false,
+      bytes: async () => bytes,
+      chunks: () => {
+        opened++;
+        return chunked(bytes, 7)();
+      },
+    };
+    const r = await codec.read!(input, { format: 'pprof' });
+    expect(opened).toBe(1);
+    expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
   });
 });
