@@ -9,26 +9,17 @@
  * `-symbolize=none` (profkit does not symbolize on load); nothing else.
  */
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, goAvailable, hasFixtures, profkit, repoRoot } from './views-helpers.js';
+import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
+import { goPprofAsCompared, haveGperftools, runGoProducer, runGperftoolsProducer } from './producers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-text-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** `go tool pprof ARGS` as the comparisons run it (UTC, no symbolization, no binary search). */
-function goPprof(args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    maxBuffer: 256 << 20,
-    env: { ...process.env, TZ: 'UTC', PPROF_TMPDIR: tmp, PPROF_BINARY_PATH: tmp, HOME: tmp, GOFLAGS: '' },
-  });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
+const goPprof = (args: string[]) => goPprofAsCompared(args, tmp);
 
 const T = 'pprof/profile/testdata/';
 /** Fixtures of different producers that `go tool pprof` reads as they are. */
@@ -87,13 +78,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('raw / traces / tags = go tool ppr
 describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime writes now', () => {
   const dir = join(tmp, 'go');
   beforeAll(() => {
-    spawnSync('mkdir', ['-p', dir]);
-    const r = spawnSync('go', ['run', 'main.go', dir], {
-      cwd: join(repoRoot, 'packages/cli/test/fixtures/goprof'),
-      encoding: 'utf8',
-      timeout: 300_000,
-      env: { ...process.env, GO111MODULE: 'off', GOFLAGS: '', GOCACHE: join(tmp, 'gocache'), HOME: tmp },
-    });
+    const r = runGoProducer(dir, tmp);
     expect(r.status, r.stderr).toBe(0);
   }, 300_000);
 
@@ -130,27 +115,15 @@ describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime wr
   });
 });
 
-const haveGperftools =
-  spawnSync('gcc', ['--version']).status === 0 &&
-  existsSync('/usr/include/gperftools/heap-profiler.h') &&
-  ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
 if (!haveGperftools) console.warn('pprof-text interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped');
 
 describe.skipIf(!goAvailable || !haveGperftools)('raw / traces / tags on profiles gperftools writes now', () => {
   const dir = join(tmp, 'gperftools');
   let files: string[] = [];
   beforeAll(() => {
-    mkdirSync(dir, { recursive: true });
-    const binary = join(dir, 'workload');
-    const cc = spawnSync('gcc', ['-O0', '-g', '-o', binary, join(repoRoot, 'packages/gperftools-heap/test/c/workload.c'), '-ltcmalloc_and_profiler'], { encoding: 'utf8' });
-    expect(cc.status, cc.stderr).toBe(0);
-    const run = spawnSync(binary, ['30000000'], {
-      encoding: 'utf8',
-      env: { ...process.env, HEAPPROFILE: join(dir, 'hp'), CPUPROFILE: join(dir, 'cpu.prof'), CPUPROFILE_FREQUENCY: '1000' },
-      timeout: 60_000,
-    });
-    expect(run.status, run.stderr).toBe(0);
-    files = readdirSync(dir).filter((f) => /^hp\.\d{4}\.heap$/.test(f) || f === 'cpu.prof');
+    const r = runGperftoolsProducer(dir);
+    expect(r.status, r.stderr).toBe(0);
+    files = r.files;
   }, 120_000);
 
   it('heap dumps and the CPU profile', async () => {

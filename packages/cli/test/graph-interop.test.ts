@@ -1,0 +1,222 @@
+/**
+ * `profkit graph` against `go tool pprof -dot` on profiles of different producers: the Go runtime
+ * (google/pprof's sample.cpu, the legacy heap fixture, and CPU (with pprof labels) and heap
+ * profiles made here by `fixtures/goprof/main.go`), gperftools (heap and CPU fixtures, and heap
+ * dumps and a CPU profile of a C program run here), Java, R (the profile.proto fixture, and an
+ * Rprof file read directly, compared with pprof on its profkit conversion), and pprof's large.cpu;
+ * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore and -call_tree variants.
+ *
+ * Normalisation (documented in docs/cli.md): pprof runs with TZ=UTC and -symbolize=none. DOT texts
+ * are compared as sets: every node line (nodes and tag nodelets) with all its attributes (label,
+ * font size, shape, tooltip, colours) except its `id="…"`, every edge line with its endpoints
+ * replaced by their node lines and all its attributes (label, weight, penwidth, colour, tooltips,
+ * style, minlen), and every other line (header, legend) as it is. Without -call_tree the texts are
+ * also byte-identical (asserted); with it, nodes with the same name are in no defined order in
+ * pprof (a Go sort of equal keys), so only the sets compare.
+ * `svg`/`png`: the SVG is well-formed XML holding every node's name; the PNG has the PNG signature,
+ * an IHDR of a plausible size and decodes (IEND present).
+ */
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
+import { goPprofAsCompared, haveGperftools, runGoProducer, runGperftoolsProducer } from './producers.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-graph-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A DOT text as sets of node and edge descriptions (see the file comment). */
+function dotSets(text: string): { other: string[]; nodes: string[]; edges: string[] } {
+  const described = new Map<string, string>();
+  const other: string[] = [];
+  const nodes: string[] = [];
+  const edges: [string, string, string][] = [];
+  for (const line of text.split('\n')) {
+    const edge = /^(N\w+) -> (N\w+) \[(.*)\]$/.exec(line);
+    if (edge) {
+      edges.push([edge[1]!, edge[2]!, edge[3]!]);
+      continue;
+    }
+    const node = /^(N\w+) \[(.*)\]$/.exec(line);
+    if (node) {
+      const d = node[2]!.replace(/ ?id="[^"]*"/, '');
+      described.set(node[1]!, d);
+      nodes.push(d);
+      continue;
+    }
+    other.push(line);
+  }
+  return {
+    other,
+    nodes: nodes.sort(),
+    edges: edges.map(([a, b, attrs]) => `${described.get(a) ?? a} -> ${described.get(b) ?? b} [${attrs}]`).sort(),
+  };
+}
+
+/** pprof flag spellings of the variants (profkit takes them too, through its go-flags layer). */
+const VARIANTS: string[][] = [[], ['-nodecount=12'], ['-nodefraction=0', '-edgefraction=0']];
+
+/** `go tool pprof -dot ARGS THEIRS` and `profkit graph OURS ARGS` give the same graph; returns ours. */
+async function expectSameGraph(ours: string, args: string[] = [], theirs = ours): Promise<string> {
+  const g = goPprofAsCompared(['-dot', ...args, theirs], tmp);
+  expect(g.code, g.stderr).toBe(0);
+  const r = await profkit(['graph', ours, ...args, '--quiet']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(dotSets(r.stdout)).toEqual(dotSets(g.stdout));
+  if (!args.includes('-call_tree')) expect(r.stdout).toBe(g.stdout);
+  // Not a trivial graph: the legend and at least one node.
+  expect(r.stdout).toMatch(/^N1 \[label=/m);
+  return r.stdout;
+}
+
+const T = 'pprof/profile/testdata/';
+
+describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool pprof -dot (shared fixtures)', () => {
+  it.each([
+    ['pprof/internal/report/testdata/sample.cpu', '-focus=mapassign', true], // Go runtime CPU (profile.proto)
+    [T + 'gobench.heap', '-ignore=nothing', true], // Go legacy heap (bytes nodelets)
+    [T + 'cppbench.heap', '-focus=libpthread', false], // gperftools heap
+    [T + 'cppbench.cpu', '-ignore=libc', true], // gperftools CPU
+    [T + 'java.cpu', '-focus=function1[d-f]', true], // Java CPU (no mappings)
+    [T + 'java.heap', '-ignore=String', true], // Java heapz
+    ['r-profile/inst/samples/proto/1.out.prof.pb.gz', '-focus=sqlite', false], // R (Rprof via profile.proto)
+  ])('%s', async (rel, filter, callTreeDeterministic) => {
+    const f = fixture(rel);
+    for (const v of VARIANTS) await expectSameGraph(f, v);
+    await expectSameGraph(f, [filter, '-nodecount=20']);
+    // Where many call-tree nodes share a name (R, unsymbolized gperftools), pprof's own order of
+    // them (a Go sort of equal keys, different from run to run) decides which survive the cut of
+    // 80: a smaller -nodecount keeps the comparison to nodes pprof always picks.
+    await expectSameGraph(f, callTreeDeterministic ? ['-call_tree'] : ['-call_tree', '-nodecount=10']);
+  });
+
+  it('large.cpu (23k functions): the node-fraction cut', async () => {
+    const out = await expectSameGraph(fixture('pprof/internal/proftest/testdata/large.cpu'), ['-nodecount=40']);
+    expect(out).toMatch(/Dropped \d+ nodes \(cum <= /);
+  });
+
+  it('an Rprof profile read directly draws the graph pprof draws for its profile.proto conversion', async () => {
+    const src = fixture('r-profile/inst/samples/rprof/1.out');
+    const pb = join(tmp, 'rprof-1.pb.gz');
+    const c = await profkit(['convert', src, pb, '--quiet']);
+    expect(c.code, c.stderr).toBe(0);
+    for (const v of [[], ['-nodecount=5'], ['-call_tree', '-nodecount=8']]) await expectSameGraph(src, v, pb);
+  });
+});
+
+describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go runtime writes now', () => {
+  const dir = join(tmp, 'go');
+  beforeAll(() => {
+    const r = runGoProducer(dir, tmp);
+    expect(r.status, r.stderr).toBe(0);
+  }, 300_000);
+
+  it('CPU profile with pprof labels: label nodelets', async () => {
+    const cpu = join(dir, 'cpu.pb.gz');
+    const out = await expectSameGraph(cpu);
+    expect(out).toMatch(/\[label = "phase:\w+\\nworker:(fast|slow)" id="N\d+_0" fontsize=8 shape=box3d/);
+    await expectSameGraph(cpu, ['-focus=spin', '-nodecount=6']);
+    await expectSameGraph(cpu, ['-call_tree']);
+  });
+
+  it('heap profile: bytes nodelets, each sample type', async () => {
+    const heap = join(dir, 'heap.pb.gz');
+    for (const t of ['alloc_space', 'alloc_objects', 'inuse_space']) {
+      const out = await expectSameGraph(heap, [`-sample_index=${t}`]);
+      expect(out).toMatch(/\[label = "\d+(\.\d+)?[kM]?B(\.\.\d+(\.\d+)?[kM]?B)?" id="NN\d+_0"/);
+    }
+  });
+});
+
+if (!haveGperftools) console.warn('graph interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped');
+
+describe.skipIf(!goAvailable || !haveGperftools)('graph = go tool pprof -dot on profiles gperftools writes now', () => {
+  const dir = join(tmp, 'gperftools');
+  let files: string[] = [];
+  beforeAll(() => {
+    const r = runGperftoolsProducer(dir);
+    expect(r.status, r.stderr).toBe(0);
+    files = r.files;
+  }, 120_000);
+
+  it('heap dumps and the CPU profile', async () => {
+    expect(files).toContain('cpu.prof');
+    for (const f of files) {
+      await expectSameGraph(join(dir, f));
+      await expectSameGraph(join(dir, f), ['-nodecount=3']);
+    }
+  });
+});
+
+/** The names in a DOT text's node tooltips (`tooltip="NAME (VALUE)"`). */
+const nodeNames = (dot: string) => [...dot.matchAll(/^N\d+ \[label=.* tooltip="(.*) \([^)]*\)" color=/gm)].map((m) => m[1]!.replaceAll('\\"', '"'));
+
+/** XML attribute escaping as Graphviz writes it (`-` as `&#45;` too). */
+const svgAttr = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll('-', '&#45;');
+
+describe.skipIf(!hasFixtures)('graph --format svg / png without Graphviz', () => {
+  const f = () => fixture('pprof/internal/report/testdata/sample.cpu');
+
+  it('svg: well-formed, every node of the DOT graph drawn with its name', async () => {
+    const dot = (await profkit(['graph', f(), '--quiet'])).stdout;
+    const out = join(tmp, 'g.svg');
+    const r = await profkit(['graph', f(), '-o', out, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const svg = readFileSync(out, 'utf8');
+    expect(svg).toMatch(/^<\?xml [^>]*\?>\s*<!DOCTYPE svg[^>]*>\s*(<!--[\s\S]*?-->\s*)*<svg[\s>]/);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    // Balanced elements (a cheap well-formedness check: every opened tag is closed in order).
+    const stack: string[] = [];
+    for (const m of svg.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!DOCTYPE[^>]*>/g, '').matchAll(/<(\/?)([\w:-]+)[^>]*?(\/?)>/g)) {
+      if (m[3] === '/') continue;
+      if (m[1] === '/') expect(stack.pop()).toBe(m[2]);
+      else stack.push(m[2]!);
+    }
+    expect(stack).toEqual([]);
+    const names = nodeNames(dot);
+    expect(names.length).toBeGreaterThan(5);
+    // Each node's tooltip (its full name) and the last part of its label.
+    for (const name of names) {
+      expect(svg).toContain(`xlink:title="${svgAttr(name)} (`);
+      expect(svg).toContain(`>${name.split('.').pop()}</text>`);
+    }
+    // The edge labels too (1.76s from runtime.main).
+    expect(svg).toContain('> 1.76s</text>');
+  });
+
+  it('png: PNG signature, IHDR size of the laid out graph, IEND', async () => {
+    const out = join(tmp, 'g.png');
+    const r = await profkit(['graph', f(), '--format', 'png', '-o', out, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const png = readFileSync(out);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect(png.subarray(12, 16).toString('latin1')).toBe('IHDR');
+    const width = png.readUInt32BE(16);
+    const height = png.readUInt32BE(20);
+    expect(width).toBeGreaterThan(200);
+    expect(height).toBeGreaterThan(200);
+    expect(png.subarray(png.length - 8, png.length - 4).toString('latin1')).toBe('IEND');
+    // Decodes: the IDAT chunks inflate to one filter byte plus width x 4 bytes (8-bit RGBA, IHDR
+    // bit depth 8, colour type 6) per row.
+    expect([png[24], png[25]]).toEqual([8, 6]);
+    const idat: Buffer[] = [];
+    for (let at = 8; at < png.length; ) {
+      const len = png.readUInt32BE(at);
+      if (png.subarray(at + 4, at + 8).toString('latin1') === 'IDAT') idat.push(png.subarray(at + 8, at + 8 + len));
+      at += 12 + len;
+    }
+    expect(inflateSync(Buffer.concat(idat)).length).toBe(height * (1 + width * 4));
+  }, 60_000);
+
+  it('the format comes from OUT, an unknown --format is a usage error', async () => {
+    const out = join(tmp, 'by-ext.svg');
+    expect((await profkit(['graph', f(), '-o', out, '--quiet'])).code).toBe(0);
+    expect(readFileSync(out, 'utf8')).toContain('<svg');
+    const bad = await profkit(['graph', f(), '--format', 'pdf']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--format pdf: expected dot, svg or png');
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * Real profile producers for the interop tests: the Go runtime (`fixtures/goprof/main.go`: a CPU
+ * profile with pprof labels, a heap profile, legacy mutex and goroutine text) and gperftools (a C
+ * workload linked with libtcmalloc_and_profiler: heap dumps and a CPU profile). Each writes its
+ * profiles into a folder of the test's temporary directory.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './views-helpers.js';
+
+/**
+ * `go tool pprof ARGS` as the interop comparisons run it: `TZ=UTC` (profkit prints times in UTC),
+ * `-symbolize=none` (profkit does not symbolize on load), no search for binaries (`tmp` as
+ * PPROF_BINARY_PATH and HOME).
+ */
+export function goPprofAsCompared(args: string[], tmp: string): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    maxBuffer: 256 << 20,
+    env: { ...process.env, TZ: 'UTC', PPROF_TMPDIR: tmp, PPROF_BINARY_PATH: tmp, HOME: tmp, GOFLAGS: '' },
+  });
+  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Runs `fixtures/goprof/main.go`, writing cpu.pb.gz, heap.pb.gz, mutex.contention and goroutine.thread into `dir`. */
+export function runGoProducer(dir: string, tmp: string): { status: number | null; stderr: string } {
+  mkdirSync(dir, { recursive: true });
+  const r = spawnSync('go', ['run', 'main.go', dir], {
+    cwd: join(repoRoot, 'packages/cli/test/fixtures/goprof'),
+    encoding: 'utf8',
+    timeout: 300_000,
+    env: { ...process.env, GO111MODULE: 'off', GOFLAGS: '', GOCACHE: join(tmp, 'gocache'), HOME: tmp },
+  });
+  return { status: r.status, stderr: r.stderr ?? '' };
+}
+
+/** Whether gcc and gperftools (headers and libtcmalloc_and_profiler) are installed. */
+export const haveGperftools =
+  spawnSync('gcc', ['--version']).status === 0 &&
+  existsSync('/usr/include/gperftools/heap-profiler.h') &&
+  ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
+
+/**
+ * Builds gperftools-heap's C workload into `dir` and runs it with HEAPPROFILE and CPUPROFILE set;
+ * the profiles it wrote (`hp.NNNN.heap` dumps, `cpu.prof`), by file name, and the compiler's or
+ * the run's exit status and error text.
+ */
+export function runGperftoolsProducer(dir: string): { files: string[]; status: number | null; stderr: string } {
+  mkdirSync(dir, { recursive: true });
+  const binary = join(dir, 'workload');
+  const cc = spawnSync('gcc', ['-O0', '-g', '-o', binary, join(repoRoot, 'packages/gperftools-heap/test/c/workload.c'), '-ltcmalloc_and_profiler'], { encoding: 'utf8' });
+  if (cc.status !== 0) return { files: [], status: cc.status, stderr: cc.stderr };
+  const run = spawnSync(binary, ['30000000'], {
+    encoding: 'utf8',
+    env: { ...process.env, HEAPPROFILE: join(dir, 'hp'), CPUPROFILE: join(dir, 'cpu.prof'), CPUPROFILE_FREQUENCY: '1000' },
+    timeout: 60_000,
+  });
+  const files = readdirSync(dir).filter((f) => /^hp\.\d{4}\.heap$/.test(f) || f === 'cpu.prof');
+  return { files, status: run.status, stderr: run.stderr ?? '' };
+}
