@@ -10,6 +10,7 @@ import type { Limits } from './io.js';
 import type { Warning } from './errors.js';
 import type { Profile } from './model.js';
 import type { AdapterTransform, TransformResult, TransformValues } from './transform.js';
+import type { PlatformAbortSignal } from './web-types.js';
 
 export const ADAPTER_API_VERSION = 1;
 /** Contract versions this core can load. */
@@ -65,7 +66,7 @@ export interface ReadOptions {
   options?: Record<string, unknown>;
   /** Called with progress (bytes consumed so far, total when known). */
   onProgress?: (done: number, total?: number) => void;
-  signal?: AbortSignal;
+  signal?: PlatformAbortSignal;
 }
 
 export interface ReadResult {
@@ -88,7 +89,7 @@ export interface WriteOptions {
   streaming?: boolean;
   options?: Record<string, unknown>;
   onProgress?: (done: number, total?: number) => void;
-  signal?: AbortSignal;
+  signal?: PlatformAbortSignal;
 }
 
 export interface WriteResult {
@@ -164,7 +165,7 @@ export interface CommandContext {
    * `signal` aborts the write (leaving the old file); default: the command's `signal`. A server
    * that writes its last profiles *because* of SIGTERM passes one of its own.
    */
-  writeProfile(profile: Profile, path: string, options?: { format?: string; inputs?: string[]; signal?: AbortSignal }): Promise<Warning[]>;
+  writeProfile(profile: Profile, path: string, options?: { format?: string; inputs?: string[]; signal?: PlatformAbortSignal }): Promise<Warning[]>;
   stdout: OutputStream;
   stderr: OutputStream;
   json: boolean;
@@ -173,7 +174,7 @@ export interface CommandContext {
   /** A progress indicator on stderr when it is a TTY (a no-op otherwise or with --quiet/--json). */
   progress(label: string, total?: number): { update(done: number, total?: number): void; done(): void };
   /** Aborted on SIGINT/SIGTERM. */
-  signal: AbortSignal;
+  signal: PlatformAbortSignal;
   /**
    * Applies a transform contributed by any installed adapter (e.g. `symbolize`), by name; throws
    * `PROFKIT_E_NO_ADAPTER` (with the install command) when none provides it. Absent in CLIs
@@ -221,6 +222,4 @@ export const FIRST_PARTY_FORMATS: readonly { format: string; packageName: string
   { format: 'gperftools-thread', packageName: '@profkit/gperftools-heap', extensions: ['.thread'] },
   { format: 'fuchsia-sampler', packageName: '@profkit/fuchsia-sampler', extensions: ['.fsrec', '.fsrec.jsonl'] },
   { format: 'sqlite', packageName: '@profkit/dm-export', extensions: ['.sqlite', '.db'] },
-  { format: 'v8-cpuprofile', packageName: '@profkit/v8', extensions: ['.cpuprofile'] },
-  { format: 'v8-heapprofile', packageName: '@profkit/v8', extensions: ['.heapprofile'] },
 ];

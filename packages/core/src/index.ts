@@ -24,6 +24,7 @@ export * from './pprof-text.js';
 export * from './dot.js';
 export * from './schema.js';
 export type { Shape, ShapeIssue, ShapeResult } from './shape.js';
+export type { AbortSignalLike, BlobLike, PlatformAbortSignal, PlatformURLSearchParams, ReadableStreamLike, URLSearchParamsLike } from './web-types.js';
 export * from './validate.js';
 export * from './registry.js';
 export * from './sniff-util.js';

@@ -17,6 +17,7 @@
  */
 
 import * as s from './shape.js';
+import { isBlobLike, type BlobLike, type PlatformAbortSignal, type ReadableStreamLike } from './web-types.js';
 import {
   ADAPTER_API_VERSION,
   FIRST_PARTY_FORMATS,
@@ -141,7 +142,7 @@ export interface RegistryReadOptions {
   limits?: Limits & Record<string, number | undefined>;
   options?: Record<string, unknown>;
   onProgress?: (done: number, total?: number) => void;
-  signal?: AbortSignal;
+  signal?: PlatformAbortSignal;
   /** Validate the profile the adapter produced (default true). */
   validate?: boolean;
 }
@@ -161,7 +162,7 @@ export interface RegistryWriteOptions {
   inputs?: string[];
   options?: Record<string, unknown>;
   onProgress?: (done: number, total?: number) => void;
-  signal?: AbortSignal;
+  signal?: PlatformAbortSignal;
   /** Validate the profile before writing (default true). */
   validate?: boolean;
 }
@@ -190,11 +191,11 @@ export interface FileAccess {
   /** Opens a non-seekable input (stdin, a FIFO) to read once, as it arrives. */
   openStream(path: string, limits: Limits): StreamInput;
   /** Writes atomically (see `writeFileAtomic`); `-` is stdout. */
-  writeAtomic(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: { inputs?: string[]; signal?: AbortSignal }): Promise<void>;
+  writeAtomic(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: { inputs?: string[]; signal?: PlatformAbortSignal }): Promise<void>;
 }
 
 /** What `Registry.read` reads: bytes, a Blob (a `File`), a stream of bytes, or (with `FileAccess`) a path. */
-export type ReadSource = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+export type ReadSource = string | Uint8Array | BlobLike | ReadableStreamLike<Uint8Array> | AsyncIterable<Uint8Array>;
 
 export interface RegistryOptions {
   /** File-system access for paths (`@profkit/core/node` passes Node's); without it, only in-memory and stream sources are read. */
@@ -400,13 +401,8 @@ function baseName(path: string): string {
   return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }
 
-/** The `Blob` class when the platform has one (Node ≥ 18 and browsers do). */
-function isBlob(v: unknown): v is Blob {
-  return typeof Blob !== 'undefined' && v instanceof Blob;
-}
-
 /** A web `ReadableStream` as an async iterable (Safari's and older Chromium's are not iterable). */
-async function* readableChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+async function* readableChunks(stream: ReadableStreamLike<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -419,8 +415,8 @@ async function* readableChunks(stream: ReadableStream<Uint8Array>): AsyncGenerat
   }
 }
 
-function streamSource(source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  return Symbol.asyncIterator in source ? (source as AsyncIterable<Uint8Array>) : readableChunks(source as ReadableStream<Uint8Array>);
+function streamSource(source: ReadableStreamLike<Uint8Array> | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  return Symbol.asyncIterator in source ? (source as AsyncIterable<Uint8Array>) : readableChunks(source as ReadableStreamLike<Uint8Array>);
 }
 
 export class Registry {
@@ -791,7 +787,7 @@ export class Registry {
       return this.readFrom(source, options, limits, { path: source });
     }
     if (source instanceof Uint8Array) return this.readFrom(source, options, limits, { bytes: source });
-    if (isBlob(source)) {
+    if (isBlobLike(source)) {
       const name = options.fileName ?? (source as { name?: unknown }).name;
       const fileName = typeof name === 'string' && name !== '' ? name : '<blob>';
       const maxIn = limits.maxInputBytes ?? DEFAULT_LIMITS.maxInputBytes;
@@ -817,7 +813,7 @@ export class Registry {
     source: ReadSource,
     options: RegistryReadOptions,
     limits: Limits & Record<string, number | undefined>,
-    from: { path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: Blob },
+    from: { path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: BlobLike },
   ): Promise<RegistryReadResult> {
     const { path, bytes, stream, blob } = from;
     const fileName = typeof source === 'string' ? source : (options.fileName ?? '<bytes>');
@@ -906,7 +902,7 @@ export class Registry {
   }
 
   /** Serializes a profile with the chosen adapter without writing it anywhere. */
-  async serialize(profile: Profile, options: { format: string; fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean }): Promise<WriteResult & { format: string; adapter: string }> {
+  async serialize(profile: Profile, options: { format: string; fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: PlatformAbortSignal; validate?: boolean }): Promise<WriteResult & { format: string; adapter: string }> {
     const { adapter, format } = this.requireFormat(options.format, options.fileName, 'write');
     return this.serializeWith(adapter, format, profile, options);
   }
@@ -915,7 +911,7 @@ export class Registry {
     adapter: Adapter,
     format: FormatInfo,
     profile: Profile,
-    options: { fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: AbortSignal; validate?: boolean; streaming?: boolean },
+    options: { fileName?: string; options?: Record<string, unknown>; onProgress?: (done: number, total?: number) => void; signal?: PlatformAbortSignal; validate?: boolean; streaming?: boolean },
   ): Promise<WriteResult & { format: string; adapter: string }> {
     const file = options.fileName ?? '-';
     const warnings: Warning[] = [];
@@ -1015,7 +1011,7 @@ export function detectionError(d: Detection, file: string): ProfkitError {
   });
 }
 
-function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: Blob; files: FileAccess | undefined; gzipped: boolean; limits: Limits }): ReadInput {
+function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: BlobLike; files: FileAccess | undefined; gzipped: boolean; limits: Limits }): ReadInput {
   let cached: Promise<Uint8Array> | undefined;
   return {
     fileName: o.fileName,

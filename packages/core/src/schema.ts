@@ -52,12 +52,12 @@ export function isStringColumn(v: unknown): v is string[] {
 }
 
 /** Column schemas, one per column type of the model. */
-export const uint8ColumnSchema = s.instanceOf(Uint8Array);
-export const uint32ColumnSchema = s.instanceOf(Uint32Array);
-export const int32ColumnSchema = s.instanceOf(Int32Array);
-export const float64ColumnSchema = s.instanceOf(Float64Array);
-export const bigInt64ColumnSchema = s.instanceOf(BigInt64Array);
-export const bigUint64ColumnSchema = s.instanceOf(BigUint64Array);
+export const uint8ColumnSchema = s.instanceOf<Uint8Array>(Uint8Array);
+export const uint32ColumnSchema = s.instanceOf<Uint32Array>(Uint32Array);
+export const int32ColumnSchema = s.instanceOf<Int32Array>(Int32Array);
+export const float64ColumnSchema = s.instanceOf<Float64Array>(Float64Array);
+export const bigInt64ColumnSchema = s.instanceOf<BigInt64Array>(BigInt64Array);
+export const bigUint64ColumnSchema = s.instanceOf<BigUint64Array>(BigUint64Array);
 export const stringColumnSchema = s.custom<string[]>(isStringColumn, 'Invalid input: expected an array of strings');
 
 /** Any column a table may hold (`Column` in model.ts). */

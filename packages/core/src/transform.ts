@@ -13,6 +13,7 @@ import type { CommandOption, OutputStream } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
 import type { Profile } from './model.js';
 import * as s from './shape.js';
+import type { PlatformAbortSignal } from './web-types.js';
 
 /** Option values handed to a transform (the shape of node:util `parseArgs` values). */
 export type TransformValues = Record<string, string | boolean | string[] | undefined>;
@@ -23,7 +24,7 @@ export interface TransformContext {
   values: TransformValues;
   /** Where to report progress or per-item notes for people (not warnings: return those). */
   stderr: OutputStream;
-  signal: AbortSignal;
+  signal: PlatformAbortSignal;
   verbose: boolean;
   /** The user asked for no notes (`--quiet`/`--json`). */
   quiet?: boolean;
@@ -49,7 +50,6 @@ export interface AdapterTransform {
 export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: string }[] = [
   { transform: 'symbolize', packageName: '@profkit/symbolize' },
   { transform: 'r-accounting', packageName: '@profkit/rprof' },
-  { transform: 'source-maps', packageName: '@profkit/v8' },
 ];
 
 /** The shape of a command-line option (of an adapter command or a transform). */

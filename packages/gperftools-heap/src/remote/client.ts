@@ -4,7 +4,7 @@
  * (google/pprof's timeouts), the program name from `/pprof/cmdline`, and a bounded download.
  */
 
-import { ErrorCodes, ProfkitError, type Profile, type Warning } from '@profkit/core';
+import { ErrorCodes, ProfkitError, type PlatformAbortSignal, type Profile, type Warning } from '@profkit/core';
 
 /** The default profiling duration of CPU-like pages (gperftools' Perl pprof: 30 s). */
 export const DEFAULT_SECONDS = 30;
@@ -105,7 +105,7 @@ export interface FetchOptions {
   onBytes?: (received: number, total?: number) => void;
   /** Decodes the fetched bytes (e.g. `ctx.readProfileBytes` or a registry's `read`). */
   decode?: (bytes: Uint8Array, fileName: string) => Promise<{ profile: Profile; warnings: Warning[] }>;
-  signal?: AbortSignal;
+  signal?: PlatformAbortSignal;
 }
 
 export interface FetchResult {

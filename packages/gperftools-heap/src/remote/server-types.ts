@@ -3,7 +3,7 @@
  * Node types, so the main entry can name them; the server itself is `server.ts` (Node).
  */
 
-import type { Profile, Warning } from '@profkit/core';
+import type { PlatformAbortSignal, PlatformURLSearchParams, Profile, Warning } from '@profkit/core';
 
 /** The kinds of profile a server hands out. */
 export type ProfileKind = 'heap' | 'growth' | 'profile' | 'contention';
@@ -13,9 +13,9 @@ export interface ProfileRequest {
   /** For `profile`: the requested duration in seconds (`seconds` parameter, default 30). */
   seconds: number;
   /** Aborted when the client goes away or the server closes. */
-  signal: AbortSignal;
+  signal: PlatformAbortSignal;
   /** The request's query parameters. */
-  query: URLSearchParams;
+  query: PlatformURLSearchParams;
 }
 
 export type ProfileCallback = (req: ProfileRequest) => Profile | undefined | Promise<Profile | undefined>;
