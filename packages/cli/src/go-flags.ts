@@ -40,7 +40,10 @@ const PPROF_ONLY = new Set([
 ]);
 
 /** pprof output modes given as flags (`-top FILE`) → the profkit command (`peek` takes `-peek=RE`). */
-const PPROF_MODES: Record<string, string> = { top: 'top', text: 'top', tree: 'tree', peek: 'peek', raw: 'raw', traces: 'traces', tags: 'tags' };
+const PPROF_MODES: Record<string, string> = { top: 'top', text: 'top', tree: 'tree', peek: 'peek', raw: 'raw', traces: 'traces', tags: 'tags', dot: 'graph', svg: 'graph', png: 'graph' };
+
+/** Modes that are one format of their command: `-svg FILE` is `graph FILE --format=svg`. */
+const PPROF_FORMAT_MODES = new Set(['dot', 'svg', 'png']);
 
 const SINGLE_DASH_LONG = /^-([A-Za-z][A-Za-z0-9_-]+)(=[\s\S]*)?$/;
 
@@ -67,6 +70,7 @@ export function goModeCommand(argv: string[], commands: ReadonlySet<string>): st
   const { i, m } = modes[0]!;
   const command = PPROF_MODES[m![1]!]!;
   const rest = [...argv.slice(0, i), ...argv.slice(i + 1)];
+  if (PPROF_FORMAT_MODES.has(m![1]!)) return [command, ...rest, `--format=${m![1]}`];
   return m![1] === 'peek' ? [command, ...rest, m![2]!.slice(1)] : [command, ...rest];
 }
 

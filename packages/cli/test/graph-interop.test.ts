@@ -211,6 +211,18 @@ describe.skipIf(!hasFixtures)('graph --format svg / png without Graphviz', () =>
     expect(inflateSync(Buffer.concat(idat)).length).toBe(height * (1 + width * 4));
   }, 60_000);
 
+  it("pprof's spellings: -dot/-svg/-png as the mode, -nodecount=, -call_tree, -output=", async () => {
+    const dot = await profkit(['graph', f(), '--nodecount', '7', '--call-tree', '--quiet']);
+    expect(dot.code, dot.stderr).toBe(0);
+    const goStyle = await profkit(['-dot', '-nodecount=7', '-call_tree', f(), '--quiet']);
+    expect(goStyle.code, goStyle.stderr).toBe(0);
+    expect(goStyle.stdout).toBe(dot.stdout);
+    const out = join(tmp, 'go-style.svg');
+    const svg = await profkit(['-svg', '-output=' + out, f(), '--quiet']);
+    expect(svg.code, svg.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8')).toContain('<svg');
+  });
+
   it('the format comes from OUT, an unknown --format is a usage error', async () => {
     const out = join(tmp, 'by-ext.svg');
     expect((await profkit(['graph', f(), '-o', out, '--quiet'])).code).toBe(0);
