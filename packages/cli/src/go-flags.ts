@@ -27,15 +27,22 @@ const PPROF_FLAGS: Record<string, { option: string; value?: string }> = {
   total_delay: { option: 'sample-type', value: 'delay' },
   contentions: { option: 'sample-type', value: 'contentions' },
   functions: { option: 'by', value: 'function' },
+  filefunctions: { option: 'by', value: 'filefunctions' },
   files: { option: 'by', value: 'file' },
   lines: { option: 'by', value: 'line' },
+  addresses: { option: 'by', value: 'address' },
+  granularity: { option: 'by' },
+  tagshow: { option: 'tag-show' },
+  taghide: { option: 'tag-hide' },
+  tagroot: { option: 'tag-root' },
+  tagleaf: { option: 'tag-leaf' },
 };
 
 /** pprof flags that have no row above and are not profkit options of any built-in command. */
 const PPROF_ONLY = new Set([
   'http', 'no_browser', 'tools', 'symbolize', 'buildid', 'timeout', 'add_comment', 'diff_base', 'base', 'normalize', 'mean_delay', 'mean',
-  'call_tree', 'relative_percentages', 'unit', 'compact_labels', 'intel_syntax', 'sort', 'tagroot', 'tagleaf', 'drop_negative', 'trim',
-  'show_from', 'tagshow', 'taghide', 'noinlines', 'granularity', 'divide_by', 'source_path', 'trim_path', 'flat', 'filefunctions', 'addresses',
+  'call_tree', 'relative_percentages', 'unit', 'compact_labels', 'intel_syntax', 'sort', 'drop_negative', 'trim',
+  'show_from', 'noinlines', 'divide_by', 'source_path', 'trim_path', 'flat',
   'list', 'disasm', 'weblist', 'dot', 'svg', 'png', 'pdf', 'gif', 'ps', 'eog', 'evince', 'gv', 'web', 'callgrind', 'kcachegrind', 'proto', 'topproto', 'comments',
 ]);
 

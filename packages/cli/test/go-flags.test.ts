@@ -91,9 +91,11 @@ describe.skipIf(!hasFixtures)('profkit accepts the spellings pprof users type', 
   });
 
   it('-show=x is not read as -s -h -o -w (help); -http names docs/cli.md', async () => {
-    const r = await profkit(['top', f(), '-show_from=main']);
+    const r = await profkit(['top', f(), '-compact_labels']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/-show_from \(go tool pprof\) has no equivalent/);
+    expect(r.stderr).toMatch(/-compact_labels \(go tool pprof\) has no equivalent/);
+    // -show=x is --show (pprof -show) now that every report has the filters.
+    await same(['top', f(), '-show=mapassign'], ['top', f(), '--show', 'mapassign']);
     const h = await profkit(['top', f(), '-http=:8080']);
     expect(h.code).toBe(2);
     expect(h.stderr).toMatch(/-http \(go tool pprof\) has no equivalent for this command; see docs\/cli\.md/);
@@ -103,7 +105,7 @@ describe.skipIf(!hasFixtures)('profkit accepts the spellings pprof users type', 
     const r = await profkit(['help', 'top']);
     expect(r.stdout).toMatch(/--sample-type TYPE .*\[pprof -sample_index=…, -inuse_space/);
     expect(r.stdout).toMatch(/--nodecount N .*pprof -nodecount/);
-    expect(r.stdout).toMatch(/--by function\|file\|line .*\[pprof -functions, -files, -lines\]/);
+    expect(r.stdout).toMatch(/--by function\|filefunctions\|file\|line\|address .*\[pprof -functions, -filefunctions, -files, -lines, -addresses, -granularity=…\]/);
     expect(r.stdout).toContain('go tool pprof spellings work too');
   });
 });

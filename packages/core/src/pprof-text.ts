@@ -15,10 +15,13 @@ import { formatPprofDump } from './dump.js';
 import { compact } from './ops/compact.js';
 import { applyDropFrames } from './ops/prune.js';
 import { numLabelUnits } from './ops/filter.js';
+import { withoutEmptyStacks } from './ops/report-filters.js';
 import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
-import { abs, baseName, compareGoStrings, readLocations, rebuildSamplewise } from './ops/internal.js';
+import { abs, compareGoStrings } from './ops/internal.js';
 import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
-import { checkSampleType, profileLabels, reportTotal } from './ops/report.js';
+import { checkSampleType, nodeTable, prepareReport, profileLabels, reportValue, type ReportFilters } from './ops/report.js';
+import type { ReportGranularity } from './ops/granularity.js';
+import { meanOf } from './ops/mean.js';
 import type { Warning } from './errors.js';
 
 /**
@@ -64,23 +67,11 @@ function withoutURLMappingFiles(p: Profile): Profile {
   return { ...p, '.mappings': { ...m, filename: m.filename.map((f, r) => (m.build_id[r] === '' && isAbsoluteGoURL(f) ? '' : f)) } };
 }
 
-/** Samples with an empty stack removed (pprof's `FilterSamplesByName` drops them on every report). */
-function withoutEmptyStacks(p: Profile): Profile {
-  const { offsets } = p.samples.locations;
-  let any = false;
-  for (let i = 0; i + 1 < offsets.length; i++) if (offsets[i] === offsets[i + 1]) any = true;
-  if (!any) return p;
-  const index = new ProfileIndex(p);
-  return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => (rows.length === 0 ? undefined : rows));
-}
-
 /**
  * The name readers give a function whose name is empty (the model has none): pprof's reports
  * treat such a function as nameless (`[binary]` / `<unknown>` in traces, "" in raw).
  */
 export const EMPTY_NAME_PLACEHOLDER = '<?>';
-
-const hasName = (name: string) => name !== '' && name !== EMPTY_NAME_PLACEHOLDER;
 
 export interface GoPprofLoaded {
   /** The profile as `go tool pprof` holds it after loading. */
@@ -111,9 +102,13 @@ export function rawReport(loaded: Profile, options: RawReportOptions = {}): stri
   return formatPprofDump(withoutEmptyStacks(loaded), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
 }
 
-export interface SampleReportOptions {
+export interface SampleReportOptions extends ReportFilters {
   /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
   sampleTypeIndex?: number;
+  /** `traces`: the frames' granularity (pprof `-granularity`; default `function`). */
+  by?: ReportGranularity;
+  /** `traces`: false prints only each location's outermost line (pprof `-noinlines`). */
+  inline?: boolean;
 }
 
 /** Go's `%Ns` (pads by runes). */
@@ -189,22 +184,18 @@ const TRACES_SEPARATOR = '-----------+------------------------------------------
 export function tracesReport(loaded: Profile, options: SampleReportOptions = {}): TracesReport {
   const t = sampleTypeOf(loaded, options);
   // pprof computes the total before dropping samples with an empty stack.
-  const total = reportTotal(loaded, t);
-  const p = withoutEmptyStacks(loaded);
+  const prepared = prepareReport(loaded, t, options);
+  const p = withoutEmptyStacks(prepared.profile);
   const unit = p.sample_types.unit[t] ?? '';
-  const header = profileLabels(p, t, total);
+  const outputUnit = options.outputUnit ?? 'minimum';
+  const header = profileLabels(p, t, prepared.total, outputUnit, prepared);
   const index = new ProfileIndex(p);
-  const locs = readLocations(p, index);
-  const fnName = p.functions.name;
-  const mapFile = p['.mappings'].filename;
-  // Each location's frames, innermost first, as pprof's graph nodes print at `functions` granularity.
-  const locationFrames = locs.map((loc): TraceFrame[] => {
-    const objName = () => (loc.mapping >= 0 && mapFile[loc.mapping] !== '' ? `[${baseName(mapFile[loc.mapping]!)}]` : '<unknown>');
-    if (loc.lines.length === 0) return [{ name: objName(), inline: false }];
-    return loc.lines.map((ln, k) => ({ name: hasName(fnName[ln.fn]!) ? fnName[ln.fn]! : objName(), inline: k !== loc.lines.length - 1 }));
-  });
+  // Each location's frames, innermost first, as pprof's graph nodes print them at the granularity.
+  const { locNodes, names } = nodeTable(p, options.by ?? 'function', options.inline ?? true, false, index);
+  const locationFrames = locNodes.map((nodes): TraceFrame[] => nodes.map((n, k) => ({ name: names[n]!, inline: k !== nodes.length - 1 })));
   const units = numLabelUnits(p);
   const values = p.samples['.values'][t]!;
+  const divisors = prepared.meanDivisorIndex === undefined ? undefined : p.samples['.values'][prepared.meanDivisorIndex]!;
   const { offsets, location_id } = p.samples.locations;
   const samples: TraceSample[] = [];
   const out: string[] = [header.join('\n') + '\n'];
@@ -217,7 +208,8 @@ export function tracesReport(loaded: Profile, options: SampleReportOptions = {})
     }
     const labels = sampleLabels(p, i);
     const sample: TraceSample = {
-      value: values[i]!,
+      // pprof -mean: each sample's value over its count
+      value: divisors ? meanOf(values[i]!, divisors[i]!) : values[i]!,
       labels: [...labels.str],
       numLabels: [...labels.num].map(([k, vs]) => [k, vs, units.get(k) ?? k]),
       frames,
@@ -226,7 +218,7 @@ export function tracesReport(loaded: Profile, options: SampleReportOptions = {})
     out.push(TRACES_SEPARATOR + '\n');
     out.push(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join(''));
     out.push(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join(''));
-    frames.forEach((f, k) => out.push(`${padRunes(k === 0 ? formatValue(sample.value, unit) : '', 10)}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
+    frames.forEach((f, k) => out.push(`${padRunes(k === 0 ? reportValue(sample.value, unit, outputUnit, prepared.ratio) : '', 10)}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
   }
   out.push(TRACES_SEPARATOR + '\n');
   return { header, sampleTypeIndex: t, unit, samples, text: out.join('') };
@@ -302,8 +294,10 @@ export interface TagsReport {
  */
 export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): TagsReport {
   const t = sampleTypeOf(loaded, options);
-  const p = withoutEmptyStacks(loaded);
+  // The filters and label frames apply; pprof's tags sum plain values (no -mean, no -divide_by).
+  const p = withoutEmptyStacks(prepareReport(loaded, t, options).profile);
   const unit = p.sample_types.unit[t] ?? '';
+  const outputUnit = options.outputUnit ?? 'minimum';
   const units = numLabelUnits(p);
   const values = p.samples['.values'][t]!;
   const tagMap = new Map<string, Map<string, bigint>>();
@@ -315,7 +309,7 @@ export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): 
   for (let i = 0; i < values.length; i++) {
     const labels = sampleLabels(p, i);
     for (const [k, vs] of labels.str) for (const v of vs) add(k, v, values[i]!);
-    for (const [k, vs] of labels.num) for (const v of vs) add(k, formatValue(v, units.get(k) ?? k, 'minimum'), values[i]!);
+    for (const [k, vs] of labels.num) for (const v of vs) add(k, formatValue(v, units.get(k) ?? k, outputUnit), values[i]!);
   }
   const keys: TagKey[] = [...tagMap.keys()].sort(compareGoStrings).map((key) => {
     const tagValues = [...tagMap.get(key)!].map(([value, amount]) => ({ value, amount }));
@@ -325,7 +319,7 @@ export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): 
     return { key, total, values: tagValues };
   });
   const scaled = (v: bigint) => {
-    const [f, u] = scaleMeasurement(Number(v), unit, 'minimum');
+    const [f, u] = scaleMeasurement(Number(v), unit, outputUnit);
     return goFormatF(f, 1) + u;
   };
   let text = '';

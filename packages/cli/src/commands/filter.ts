@@ -1,17 +1,14 @@
-import { filterSamples, prune, pruneFrom, selectSampleTypes, type Profile } from '@profkit/core/node';
+import { applyReportFilters, prune, selectSampleTypes, type Profile } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput, sampleTypeIndexOf, stringOption } from './shared.js';
+import { FILTER_OPTIONS, FOCUS_OPTIONS, FROM_OPTION, TO_OPTION, filterOptionsOf, readWithProgress, reportWritten, requiredOutput, sampleTypeIndexOf, stringOption } from './shared.js';
 
-/** --focus/--ignore/--hide/--show/--tag-focus/--tag-ignore/--prune-from/--drop-frames/--keep-frames, in that order. */
+/**
+ * The filters of the command line in pprof's order (--focus/--ignore/--hide/--show, --show-from,
+ * --tag-focus/--tag-ignore, --tag-show/--tag-hide, --prune-from), then --drop-frames/--keep-frames.
+ */
 export function applyFilterOptions(ctx: CliContext, p: Profile): Profile {
   const s = (k: string) => stringOption(ctx, k);
-  let q = p;
-  const f = { focus: s('focus'), ignore: s('ignore'), hide: s('hide'), show: s('show'), tagFocus: s('tag-focus'), tagIgnore: s('tag-ignore') };
-  if (Object.values(f).some((v) => v !== undefined)) {
-    q = filterSamples(q, Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)));
-  }
-  const from = s('prune-from');
-  if (from !== undefined) q = pruneFrom(q, from);
+  let q = applyReportFilters(p, filterOptionsOf(ctx));
   const drop = s('drop-frames');
   if (drop !== undefined) q = prune(q, { dropFrames: drop, keepFrames: s('keep-frames') });
   return q;
@@ -21,12 +18,14 @@ export const filter: CliCommand = {
   name: 'filter',
   summary: 'Write a new profile keeping, dropping or pruning samples and frames (pprof -focus/-ignore/-hide/-show/-prune_from)',
   usage: [
-    'profkit filter IN -o OUT [--focus RE] [--ignore RE] [--hide RE] [--show RE] [--tag-focus K=RE] [--tag-ignore K=RE]',
-    '                         [--prune-from RE] [--drop-frames RE [--keep-frames RE]] [--sample-type T] [--to FORMAT]',
+    'profkit filter IN -o OUT [--focus RE] [--ignore RE] [--hide RE] [--show RE] [--show-from RE] [--tag-focus K=RE]',
+    '                         [--tag-ignore K=RE] [--tag-show RE] [--tag-hide RE] [--prune-from RE]',
+    '                         [--drop-frames RE [--keep-frames RE]] [--sample-type T] [--to FORMAT]',
     '',
-    'Applied in this order: sample filters (--focus, --ignore: a frame\'s function, file or mapping',
+    'Applied in pprof\'s order: sample filters (--focus, --ignore: a frame\'s function, file or mapping',
     'matches RE anywhere), frame filters (--hide removes matching frames, --show keeps only them),',
-    'label filters, --prune-from (the first matching frame from the leaf becomes the leaf),',
+    '--show-from (frames above the outermost match removed), label filters, label keys (--tag-show,',
+    '--tag-hide), --prune-from (the first matching frame from the leaf becomes the leaf),',
     '--drop-frames (pprof drop_frames: frames from the first full match down to the leaf removed,',
     'unless --keep-frames matches), then --sample-type keeps just that sample type. OUT is written',
     'through its format\'s adapter (by extension or --to), atomically, never over IN.',
@@ -41,11 +40,7 @@ export const filter: CliCommand = {
     ...TO_OPTION,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --to)' },
     ...FOCUS_OPTIONS,
-    hide: { type: 'string', valueName: 'RE', description: 'remove frames matching RE from stacks (pprof -hide)' },
-    show: { type: 'string', valueName: 'RE', description: 'keep only frames matching RE in stacks (pprof -show)' },
-    'tag-focus': { type: 'string', valueName: 'KEY=RE', description: 'keep only samples with a string label KEY matching RE (pprof -tagfocus)' },
-    'tag-ignore': { type: 'string', valueName: 'KEY=RE', description: 'drop samples with a string label KEY matching RE (pprof -tagignore)' },
-    'prune-from': { type: 'string', valueName: 'RE', description: 'cut stacks below the first frame (from the leaf) matching RE (pprof -prune_from)' },
+    ...FILTER_OPTIONS,
     'drop-frames': { type: 'string', valueName: 'RE', description: 'remove the first fully matching frame and everything beneath it (pprof drop_frames)' },
     'keep-frames': { type: 'string', valueName: 'RE', description: 'frames matching --drop-frames that are kept anyway (pprof keep_frames)' },
     'sample-type': { type: 'string', valueName: 'TYPE', description: 'keep only this sample type (name or index)' },

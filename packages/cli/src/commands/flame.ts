@@ -2,7 +2,7 @@ import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@pr
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
-import { phase, VIEW_OPTIONS, numberOption, readForView, sampleTypeIndexOf, stringOption } from './shared.js';
+import { TAG_FRAME_OPTIONS, phase, VIEW_OPTIONS, numberOption, withTagFramesOf, readForView, sampleTypeIndexOf, stringOption } from './shared.js';
 
 export const flame: CliCommand = {
   name: 'flame',
@@ -25,6 +25,7 @@ export const flame: CliCommand = {
   ].join('\n'),
   options: {
     ...VIEW_OPTIONS,
+    ...TAG_FRAME_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --format)' },
     format: { type: 'string', valueName: 'html|svg', description: 'output format (default: by the extension of OUT, .html/.htm or .svg; html for -)' },
     title: { type: 'string', valueName: 'TEXT', description: 'title above the graph (default: the input file name)' },
@@ -49,7 +50,7 @@ export const flame: CliCommand = {
     const minWidth = numberOption(ctx, 'min-width', { max: 1 });
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, r.profile), {
+    const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), {
       sampleTypeIndex: t,
       format,
       title: stringOption(ctx, 'title') ?? (file === '-' ? 'Flame graph' : basename(file)),

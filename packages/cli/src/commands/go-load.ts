@@ -1,13 +1,13 @@
-import { goPprofLoad, type Profile, type RegistryReadResult } from '@profkit/core';
+import { goPprofLoad, type Profile, type RegistryReadResult, type SampleReportOptions } from '@profkit/core';
 import type { CliContext } from '../types.js';
-import { phase, readWithProgress, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { byOf, filterOptionsOf, phase, readWithBase, sampleTypeIndexOf, sampleTypeJson, textOptionsOf } from './shared.js';
 
 /**
  * Reads FILE and loads it as `go tool pprof` does before a report (`goPprofLoad`: merged with
  * itself, drop_frames applied, URL mapping files cleared): how raw, traces and tags read.
  */
 export async function readAsGoPprof(ctx: CliContext, file: string): Promise<RegistryReadResult & { loaded: Profile }> {
-  const r = await readWithProgress(ctx, file);
+  const r = await readWithBase(ctx, file);
   const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile));
   return { ...r, loaded: l.profile, warnings: [...r.warnings, ...l.warnings] };
 }
@@ -19,12 +19,13 @@ export async function readAsGoPprof(ctx: CliContext, file: string): Promise<Regi
 export async function runSampleReport<R extends { sampleTypeIndex: number; text: string }>(
   ctx: CliContext,
   name: string,
-  report: (loaded: Profile, options: { sampleTypeIndex: number }) => R,
+  report: (loaded: Profile, options: SampleReportOptions) => R,
   data: (rep: R) => Record<string, unknown>,
 ): Promise<number> {
   const file = ctx.positionals[0]!;
   const r = await readAsGoPprof(ctx, file);
-  const rep = report(r.loaded, { sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) });
+  const options: SampleReportOptions = { ...filterOptionsOf(ctx), ...textOptionsOf(ctx), by: byOf(ctx), sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) };
+  const rep = phase(ctx, 'computing the report', () => report(r.loaded, options));
   if (ctx.json) {
     ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex), ...data(rep), warnings: r.warnings });
     return 0;

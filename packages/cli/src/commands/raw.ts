@@ -1,6 +1,6 @@
 import { rawReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION } from './shared.js';
+import { BASE_OPTIONS, FROM_OPTION } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
 
 export const raw: CliCommand = {
@@ -22,6 +22,7 @@ export const raw: CliCommand = {
   ].join('\n'),
   options: {
     ...FROM_OPTION,
+    ...BASE_OPTIONS,
     columns: { type: 'boolean', description: 'print file:line:column as current google/pprof does (Go 1.19\'s go tool pprof prints file:line)' },
   },
   positionals: 1,

@@ -7,6 +7,11 @@ import {
   ErrorCodes,
   ProfkitError,
   applyDropFrames,
+  diff as diffProfiles,
+  parseGranularity,
+  withTagFrames,
+  type ReportFilterOptions,
+  type ReportGranularity,
   defaultSampleTypeIndex,
   findSampleType,
   type CommandOption,
@@ -32,8 +37,53 @@ export const FOCUS_OPTIONS: Record<string, CommandOption> = {
   focus: { type: 'string', valueName: 'RE', description: 'keep only samples with a frame (function, file or mapping) matching RE (pprof -focus)' },
   ignore: { type: 'string', valueName: 'RE', description: 'drop samples with a frame matching RE (pprof -ignore)' },
 };
+/** The filters pprof applies before every report (driver `applyFocus`), besides --focus/--ignore. */
+export const FILTER_OPTIONS: Record<string, CommandOption> = {
+  hide: { type: 'string', valueName: 'RE', description: 'remove frames matching RE from stacks (pprof -hide)' },
+  show: { type: 'string', valueName: 'RE', description: 'keep only frames matching RE in stacks (pprof -show)' },
+  'show-from': { type: 'string', valueName: 'RE', description: 'drop the frames above the outermost frame matching RE, and samples without one (pprof -show_from)' },
+  'tag-focus': { type: 'string', valueName: 'KEY=RE', description: 'keep only samples with a label KEY matching RE, or a numeric range such as 1kb:64kb (pprof -tagfocus)' },
+  'tag-ignore': { type: 'string', valueName: 'KEY=RE', description: 'drop samples with a label KEY matching RE (pprof -tagignore)' },
+  'tag-show': { type: 'string', valueName: 'RE', description: 'keep only the label keys matching RE (pprof -tagshow)' },
+  'tag-hide': { type: 'string', valueName: 'RE', description: 'remove the label keys matching RE (pprof -taghide)' },
+  'prune-from': { type: 'string', valueName: 'RE', description: 'cut stacks below the first frame (from the leaf) matching RE (pprof -prune_from)' },
+};
+/** pprof -tagroot/-tagleaf: label values as pseudo frames. */
+export const TAG_FRAME_OPTIONS: Record<string, CommandOption> = {
+  'tag-root': { type: 'string', valueName: 'KEYS', description: 'comma-separated label keys whose values become frames above the root (pprof -tagroot)' },
+  'tag-leaf': { type: 'string', valueName: 'KEYS', description: 'comma-separated label keys whose values become frames below the leaf (pprof -tagleaf)' },
+};
+/** `--base FILE` / `--diff-base FILE`: report FILE minus a base profile, as pprof -base / -diff_base. */
+export const BASE_OPTIONS: Record<string, CommandOption> = {
+  base: { type: 'string', valueName: 'FILE', description: 'subtract the profile FILE (pprof -base: samples that cancel out disappear)' },
+  'diff-base': { type: 'string', valueName: 'FILE', description: 'compare with the profile FILE (pprof -diff_base: percentages of the base total)' },
+};
+/** How the text reports print values (pprof's text options). */
+export const TEXT_OPTIONS: Record<string, CommandOption> = {
+  unit: { type: 'string', valueName: 'UNIT', description: 'print values in UNIT (ms, s, kb, MB, …; default minimum: pprof\'s choice) (pprof -unit)' },
+  'relative-percentages': { type: 'boolean', description: 'percentages of the total after the filters, not before (pprof -relative_percentages)' },
+  noinlines: { type: 'boolean', description: 'attribute inlined frames to the function they were inlined into (pprof -noinlines)' },
+  mean: { type: 'boolean', description: 'print values divided by the first sample type (the count) of the same samples (pprof -mean)' },
+  'divide-by': { type: 'string', valueName: 'N', description: 'print values divided by N (pprof -divide_by)' },
+  'drop-negative': { type: 'boolean', description: 'leave out entries with negative values (pprof -drop_negative)' },
+  ...TAG_FRAME_OPTIONS,
+};
+/** The options of `traces` (pprof applies these to -traces; -drop_negative and the trimming do not apply). */
+export const TRACES_OPTIONS: Record<string, CommandOption> = {
+  ...FOCUS_OPTIONS,
+  ...FILTER_OPTIONS,
+  ...TAG_FRAME_OPTIONS,
+  ...BASE_OPTIONS,
+  unit: TEXT_OPTIONS.unit!,
+  'relative-percentages': TEXT_OPTIONS['relative-percentages']!,
+  noinlines: TEXT_OPTIONS.noinlines!,
+  mean: TEXT_OPTIONS.mean!,
+  'divide-by': TEXT_OPTIONS['divide-by']!,
+};
+/** The options of `tags` (pprof's -tags sums plain values: no -mean, -divide_by or granularity). */
+export const TAGS_OPTIONS: Record<string, CommandOption> = { ...FOCUS_OPTIONS, ...FILTER_OPTIONS, ...TAG_FRAME_OPTIONS, ...BASE_OPTIONS, unit: TEXT_OPTIONS.unit! };
 export const GRAPH_OPTIONS: Record<string, CommandOption> = {
-  by: { type: 'string', valueName: 'function|file|line', description: 'granularity of the entries (default function)' },
+  by: { type: 'string', valueName: 'function|filefunctions|file|line|address', description: 'granularity of the entries (default function; pprof\'s plural spellings work too)' },
   cum: { type: 'boolean', description: 'sort by cumulative value instead of flat' },
   'node-fraction': { type: 'string', valueName: 'F', description: 'hide entries whose cum is below F of the total (pprof -nodefraction, default 0.005)' },
   'edge-fraction': { type: 'string', valueName: 'F', description: 'hide calls below F of the total (pprof -edgefraction, default 0.001)' },
@@ -43,10 +93,10 @@ export const DROP_FRAMES_OPTION: Record<string, CommandOption> = {
   'no-drop-frames': { type: 'boolean', description: "show every frame: do not apply the profile's drop_frames/keep_frames (go tool pprof always applies them)" },
 };
 
-/** The options of the commands that look at one sample type of a profile: --from, --sample-type, --focus, --ignore, --no-drop-frames. */
-export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...FOCUS_OPTIONS, ...DROP_FRAMES_OPTION };
-/** `VIEW_OPTIONS` and the graph options: the options of top, tree, peek and diff. */
-export const REPORT_OPTIONS: Record<string, CommandOption> = { ...VIEW_OPTIONS, ...GRAPH_OPTIONS };
+/** The options of the commands that look at one sample type of a profile: --from, --sample-type, the filters, --no-drop-frames. */
+export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...FOCUS_OPTIONS, ...FILTER_OPTIONS, ...DROP_FRAMES_OPTION };
+/** `VIEW_OPTIONS`, the graph and the text options: the options of top, tree, peek and diff. */
+export const REPORT_OPTIONS: Record<string, CommandOption> = { ...VIEW_OPTIONS, ...GRAPH_OPTIONS, ...TEXT_OPTIONS };
 
 /** Reads a profile with the TTY progress bar. */
 export async function readWithProgress(ctx: CliContext, file: string): Promise<RegistryReadResult> {
@@ -80,7 +130,25 @@ export async function asViewed<R extends { profile: Profile; warnings: Warning[]
 
 /** `readWithProgress` then `asViewed`: how the view commands (top, tree, peek, folded, flame) read their input. */
 export async function readForView(ctx: CliContext, file: string): Promise<RegistryReadResult> {
-  return asViewed(ctx, await readWithProgress(ctx, file));
+  const r = await readWithBase(ctx, file);
+  // pprof prunes the merged profile with its first source's drop_frames.
+  return asViewed(ctx, r, r.patterns);
+}
+
+/**
+ * Reads FILE, minus the profile of `--base` / `--diff-base` when given (pprof -base / -diff_base:
+ * the base negated and merged in, labelled pprof::base=true for -diff_base); `patterns` are
+ * FILE's drop_frames/keep_frames, which pprof applies to the result.
+ */
+export async function readWithBase(ctx: CliContext, file: string): Promise<RegistryReadResult & { patterns?: DropFramesPatterns }> {
+  const r = await readWithProgress(ctx, file);
+  const base = stringOption(ctx, 'base');
+  const diffBase = stringOption(ctx, 'diff-base');
+  if (base === undefined && diffBase === undefined) return r;
+  if (base !== undefined && diffBase !== undefined) throw usage('--base and --diff-base exclude each other', 'base', 'one base profile');
+  const b = await readWithProgress(ctx, (base ?? diffBase)!);
+  const profile = diffProfiles(b.profile, r.profile, { labelBase: diffBase !== undefined });
+  return { ...r, profile, warnings: [...r.warnings, ...b.warnings], patterns: r.profile['.profile'] };
 }
 
 /** `--read-option KEY=VALUE`s as the reader's options. */
@@ -142,11 +210,56 @@ export function sampleTypeIndexOf(ctx: CliContext, p: Profile): number {
   return i;
 }
 
-export function byOf(ctx: CliContext): 'function' | 'file' | 'line' | undefined {
+export function byOf(ctx: CliContext): ReportGranularity | undefined {
   const by = ctx.values.by;
   if (by === undefined) return undefined;
-  if (by === 'function' || by === 'file' || by === 'line') return by;
-  throw usage(`--by ${String(by)}: expected function, file or line`, 'by', '--by is function, file or line');
+  return parseGranularity(String(by), 'by');
+}
+
+/** The filters of the command line (--focus … --prune-from) as core's `ReportFilterOptions`. */
+export function filterOptionsOf(ctx: CliContext): ReportFilterOptions {
+  const s = (k: string) => stringOption(ctx, k);
+  return {
+    focus: s('focus'),
+    ignore: s('ignore'),
+    hide: s('hide'),
+    show: s('show'),
+    showFrom: s('show-from'),
+    tagFocus: s('tag-focus'),
+    tagIgnore: s('tag-ignore'),
+    tagShow: s('tag-show'),
+    tagHide: s('tag-hide'),
+    pruneFrom: s('prune-from'),
+  };
+}
+
+/** The label keys of `--tag-root` / `--tag-leaf` (comma-separated, as pprof splits them). */
+function keysOf(ctx: CliContext, name: string): string[] | undefined {
+  const v = stringOption(ctx, name);
+  return v === undefined ? undefined : v.split(',').filter((k) => k !== '');
+}
+
+/** `p` with the pseudo frames of `--tag-root` / `--tag-leaf` (pprof -tagroot/-tagleaf; numeric values in --unit). */
+export function withTagFramesOf(ctx: CliContext, p: Profile): Profile {
+  return withTagFrames(p, { tagRoot: keysOf(ctx, 'tag-root'), tagLeaf: keysOf(ctx, 'tag-leaf'), outputUnit: stringOption(ctx, 'unit') });
+}
+
+/** The text options (pprof -unit, -relative_percentages, -noinlines, -mean, -divide_by, -drop_negative, -tagroot, -tagleaf). */
+export function textOptionsOf(ctx: CliContext) {
+  const divideBy = ctx.values['divide-by'] === undefined ? undefined : Number(ctx.values['divide-by']);
+  if (divideBy !== undefined && (!Number.isFinite(divideBy) || divideBy === 0 || String(ctx.values['divide-by']).trim() === '')) {
+    throw usage(`--divide-by ${String(ctx.values['divide-by'])}: expected a nonzero number`, 'divide-by', '--divide-by is a nonzero number');
+  }
+  return {
+    outputUnit: stringOption(ctx, 'unit'),
+    relativePercentages: ctx.values['relative-percentages'] === true,
+    inline: ctx.values.noinlines === true ? false : undefined,
+    mean: ctx.values.mean === true,
+    divideBy,
+    dropNegative: ctx.values['drop-negative'] === true,
+    tagRoot: keysOf(ctx, 'tag-root'),
+    tagLeaf: keysOf(ctx, 'tag-leaf'),
+  };
 }
 
 export function numberOption(ctx: CliContext, name: string, { integer = false, min = 0, max = Infinity } = {}): number | undefined {
@@ -172,11 +285,11 @@ export function pct(v: bigint, total: bigint): number {
 /** The options of the `top`-like reports (top, tree, peek, diff) as `topReport`/`treeReport` options. */
 export function reportOptionsOf(ctx: CliContext, sampleTypeIndex: number, nodeCountMin: number) {
   return {
+    ...filterOptionsOf(ctx),
+    ...textOptionsOf(ctx),
     sampleTypeIndex,
     by: byOf(ctx),
     cum: ctx.values.cum === true,
-    focus: stringOption(ctx, 'focus'),
-    ignore: stringOption(ctx, 'ignore'),
     nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
     edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
     nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: nodeCountMin }),

@@ -1,6 +1,6 @@
 import { ErrorCodes, ProfkitError, formatTopTable, topReport, type TopReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
-import { REPORT_OPTIONS, byOf, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { BASE_OPTIONS, REPORT_OPTIONS, byOf, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 /** Whose numbers `top` shows: pprof's (default) or R's `summaryRprof`'s. */
 type Accounting = 'pprof' | 'r';
@@ -53,6 +53,7 @@ export const top: CliCommand = {
   ].join('\n'),
   options: {
     ...REPORT_OPTIONS,
+    ...BASE_OPTIONS,
     nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N entries (pprof -nodecount; default all)' },
     accounting: { type: 'string', valueName: 'pprof|r', description: "whose numbers: pprof's (default) or R's summaryRprof (<GC> as the innermost function; needs @profkit/rprof)" },
   },

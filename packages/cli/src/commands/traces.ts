@@ -1,13 +1,13 @@
 import { tracesReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, SAMPLE_TYPE_OPTION } from './shared.js';
+import { FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, TRACES_OPTIONS } from './shared.js';
 import { runSampleReport } from './go-load.js';
 
 export const traces: CliCommand = {
   name: 'traces',
   summary: 'Print every sample with its labels and stack, like `go tool pprof -traces`',
   usage: [
-    'profkit traces FILE [--sample-type T]',
+    'profkit traces FILE [--sample-type T] [--by G] [--focus RE] [--hide RE] [--tag-root KEYS] [--unit U] [--mean] …',
     '',
     "pprof's header lines, then each sample that has a stack: its string and numeric labels, its",
     'value and its frames innermost first (inlined frames marked "(inline)"), byte for byte as',
@@ -19,7 +19,7 @@ export const traces: CliCommand = {
     '  profkit traces heap.pb.gz --sample-type inuse_space',
     '  profkit traces cpu.pb.gz --json | jq \'.samples[0].frames\'',
   ].join('\n'),
-  options: { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION },
+  options: { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...TRACES_OPTIONS, by: GRAPH_OPTIONS.by! },
   positionals: 1,
   json: true,
   run: (ctx) =>

@@ -1,6 +1,6 @@
 import { treeReport, type TreeReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
-import { REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { BASE_OPTIONS, REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
@@ -44,7 +44,7 @@ export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: stri
   return 0;
 }
 
-export const TREE_OPTIONS = REPORT_OPTIONS;
+export const TREE_OPTIONS = { ...REPORT_OPTIONS, ...BASE_OPTIONS };
 
 export const tree: CliCommand = {
   name: 'tree',

@@ -208,6 +208,11 @@ export function formatValue(value: bigint | number, unit: string, toUnit = 'mini
   return sv + u;
 }
 
+/** pprof's `-divide_by` applied to a printed value (`Report.formatValue`): `int64(float64(v) * ratio)` when ratio is positive and not 1. */
+export function applyRatio(v: bigint, ratio: number): bigint {
+  return ratio > 0 && ratio !== 1 ? BigInt(Math.trunc(Number(v) * ratio)) : v;
+}
+
 /**
  * pprof `measurement.Percentage`: `  100%` near 100, `%5.2f%%` from 1%, `%5.2g%%` below
  * (0 when the total is 0).

@@ -15,3 +15,6 @@ export { goGraph, goTrimPath, printableName, sortGoNodes, type GoGraph, type GoG
 export { listReport, type ListReportOptions, type ListReport, type ListRoutine, type ListLine, type SourceLines } from './source.js';
 export { callgrindReport, type CallgrindOptions } from './callgrind.js';
 export { topProtoReport, type TopProtoOptions } from './topproto.js';
+export { applyReportFilters, activeFilterLabels, showFrom, filterTagsByName, type ReportFilterOptions } from './report-filters.js';
+export { addTagFrames, type TagFramesResult } from './tag-frames.js';
+export { parseGranularity, granularityFields, type ReportGranularity } from './granularity.js';

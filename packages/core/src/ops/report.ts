@@ -9,19 +9,22 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, labelsOf } from '../views.js';
 import { DIFF_BASE_LABEL } from './diff.js';
-import { filterSamples } from './filter.js';
-import { formatPercentage, formatValue, scaleMeasurement } from './format.js';
+import { applyRatio, formatPercentage, formatValue, scaleMeasurement } from './format.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
 import { walkCallGraph } from './call-graph-walk.js';
-import { buildStackTable, type StackTable } from './stack-table.js';
+import { buildStackTable, type StackTable, type StackValues } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
+import { granularityFields, type ReportGranularity } from './granularity.js';
+import { meanOf, meanStackTables } from './mean.js';
+import { activeFilterLabels, applyReportFilters, withoutEmptyStacks, type ReportFilterOptions } from './report-filters.js';
+import { addTagFrames } from './tag-frames.js';
 
 export interface CallGraphOptions {
   /** Sample type to report; default: the profile's default sample type. */
   sampleTypeIndex?: number;
-  /** Node granularity (pprof `-functions`, `-files`, `-lines`); default `function`. */
-  by?: 'function' | 'file' | 'line';
+  /** Node granularity (pprof `-functions`, `-files`, `-lines`, `-addresses`, `-filefunctions`); default `function`. */
+  by?: ReportGranularity;
   /** Expand inline frames (default true). */
   inline?: boolean;
   /** Show columns in `line` nodes (pprof `-show_columns`). */
@@ -34,6 +37,10 @@ export interface CallGraphOptions {
   nodeCount?: number;
   /** Sort nodes by cumulative value (pprof `-cum`). */
   cum?: boolean;
+  /** pprof `-mean`: print each node's values divided by the sums of this sample type (pprof: 0, the count) over the same samples. */
+  meanDivisorIndex?: number;
+  /** pprof `-drop_negative`: leave out nodes whose flat (or, at flat 0, cum) is negative. */
+  dropNegative?: boolean;
 }
 
 export interface CallGraphEdge {
@@ -74,6 +81,8 @@ export interface CallGraph {
   droppedNodes: number;
   /** Edges dropped by the edge-fraction cut. */
   droppedEdges: number;
+  /** pprof `-divide_by`: values are printed times this ratio (absent: 1). */
+  ratio?: number;
 }
 
 /** R's `<?>`: the name the adapters give functions without one (pprof's empty name). */
@@ -93,18 +102,27 @@ export function checkSampleType(p: Profile, t: number): void {
  * pprof `computeTotal`: the sum of |value| of one sample type, or of the diff-base samples only
  * (label `pprof::base=true`) when there are any.
  */
-export function reportTotal(p: Profile, sampleTypeIndex: number): bigint {
+export function reportTotal(p: Profile, sampleTypeIndex: number, meanDivisorIndex?: number): bigint {
   checkSampleType(p, sampleTypeIndex);
   const col = p.samples['.values'][sampleTypeIndex]!;
+  const divCol = meanDivisorIndex === undefined ? undefined : p.samples['.values'][meanDivisorIndex];
   const offsets = p.samples['.label_offsets'];
   let total = 0n;
   let diffTotal = 0n;
+  let div = 0n;
+  let diffDiv = 0n;
   for (let i = 0; i < col.length; i++) {
     const a = abs(col[i]!);
+    const d = divCol ? divCol[i]! : 0n;
     total += a;
-    if (offsets && offsets[i + 1]! > offsets[i]! && labelsOf(p, i).some((l) => l.key === DIFF_BASE_LABEL && l.str === 'true')) diffTotal += a;
+    div += d;
+    if (offsets && offsets[i + 1]! > offsets[i]! && labelsOf(p, i).some((l) => l.key === DIFF_BASE_LABEL && l.str === 'true')) {
+      diffTotal += a;
+      diffDiv += d;
+    }
   }
-  return diffTotal > 0n ? diffTotal : total;
+  // pprof -mean: the total over the sum of the divisor (Go integer division)
+  return diffTotal > 0n ? meanOf(diffTotal, diffDiv) : meanOf(total, div);
 }
 
 /** A built graph: flat and cum per node id, and the calls (node ids) in first-seen order. */
@@ -127,6 +145,8 @@ export interface GraphInput {
   locNodeIds: Int32Array;
   /** The distinct stacks of the samples with a nonzero value. */
   stacks: StackTable;
+  /** With pprof `-mean`: per stack, the sums of the divisor (see mean.ts); nodes and calls are then divided by them. */
+  divisor?: { self: StackValues };
 }
 
 /** The parts of a node's name (pprof `NodeInfo` as the graph labels print it); '' / 0 = absent. */
@@ -142,7 +162,8 @@ export interface NodeFields {
  * Node ids of every location row (innermost line first), the node names (pprof
  * `NodeInfo.PrintableName`) and `fmt.Sprint(NodeInfo)` of each node (pprof's last-resort sort key).
  */
-export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: boolean, columns: boolean, index: ProfileIndex) {
+export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, columns: boolean, index: ProfileIndex) {
+  const { withName, withFile, withLine, withAddress } = granularityFields(by);
   const locs = readLocations(p, index);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
@@ -158,11 +179,12 @@ export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: 
     let column = 0;
     let startLine = 0;
     let obj = '';
+    const address = withAddress ? loc.address : 0n;
     if (ln) {
       // R's placeholder for a missing name (how the adapters read an empty name) is no name.
-      if (by !== 'file' && f.name[ln.fn] !== UNKNOWN_NAME) name = f.name[ln.fn]!;
-      if (by !== 'function' && f.filename[ln.fn] !== '') file = cleanPath(f.filename[ln.fn]!);
-      if (by === 'line') {
+      if (withName && f.name[ln.fn] !== UNKNOWN_NAME) name = f.name[ln.fn]!;
+      if (withFile && f.filename[ln.fn] !== '') file = cleanPath(f.filename[ln.fn]!);
+      if (withLine) {
         lineno = ln.line;
         if (columns) column = ln.column;
       }
@@ -171,10 +193,11 @@ export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: 
         startLine = f.start_line[ln.fn]!;
       }
     } else obj = objfile;
-    const key = JSON.stringify([name, file, lineno, column, startLine, obj]);
+    const key = JSON.stringify([name, file, lineno, column, startLine, obj, String(address)]);
     let id = keys.get(key);
     if (id === undefined) {
       const parts: string[] = [];
+      if (address !== 0n) parts.push(address.toString(16).padStart(16, '0'));
       if (name !== '') parts.push(name);
       if (lineno !== 0) parts.push(`${file}:${lineno}` + (column !== 0 ? `:${column}` : ''));
       else if (file !== '') parts.push(file);
@@ -185,7 +208,7 @@ export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: 
       fields.push({ name, file, lineno, obj });
       id = names.length;
       names.push(parts.join(' '));
-      infos.push(`{${name}  0 ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
+      infos.push(`{${name}  ${address} ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
       keys.set(key, id);
     }
     return id;
@@ -212,6 +235,22 @@ export function nodeTable(p: Profile, by: 'function' | 'file' | 'line', inline: 
 export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   const { self } = g.stacks;
   return self instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
+}
+
+/**
+ * pprof `-mean`: the values a report prints for `values` (the graph `buildNodes` built with these
+ * arguments): each sum divided by the divisor's sum over the same samples. pprof trims and sorts
+ * on the undivided sums, so only the printed values change.
+ */
+function meanValues(g: GraphInput, values: BuiltGraph, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
+  if (!g.divisor) return values;
+  // Both sums over the same stacks give the same nodes and calls, in the same order.
+  const divisors = buildNodes({ ...g, stacks: { ...g.stacks, self: g.divisor.self }, divisor: undefined }, kept, callees, callers, touching);
+  return {
+    ...values,
+    flat: values.flat.map((v, n) => meanOf(v, divisors.flat[n]!)),
+    cum: values.cum.map((v, n) => meanOf(v, divisors.cum[n]!)),
+  };
 }
 
 /** The node ids of every location row in one array, with each row's start offset. */
@@ -253,6 +292,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   const index = new ProfileIndex(p);
   const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
   const g = graphInputOf(p, index, t, locNodes, names.length);
+  if (options.meanDivisorIndex !== undefined) Object.assign(g, meanStackTables(p, index, t, options.meanDivisorIndex));
   const { locNodeOffsets, locNodeIds } = g;
   // Top needs only the calls into inlined frames (for its inline markers).
   let inlinedNodes: Uint8Array | undefined;
@@ -267,7 +307,12 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   };
   const live = (b: BuiltGraph) => {
     const ids: number[] = [];
-    for (let i = 0; i < names.length; i++) if (b.flat[i] !== 0n || b.cum[i] !== 0n) ids.push(i);
+    for (let i = 0; i < names.length; i++) {
+      const flat = b.flat[i]!;
+      const cum = b.cum[i]!;
+      // pprof `isNegative` for -drop_negative
+      if ((flat !== 0n || cum !== 0n) && !(options.dropNegative && (flat < 0n || (flat === 0n && cum < 0n)))) ids.push(i);
+    }
     return ids;
   };
   // The trimming passes need flat and cum only; the calls are collected once the shown nodes are known.
@@ -323,7 +368,9 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     for (const id of ids) if (callsOf(names[id]!)) touching[id] = 1;
   }
   nodes = buildNodes(g, kept, callees, shownNodes, touching);
-  const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: nodes.flat[id]!, cum: nodes.cum[id]!, in: [], out: [] }));
+  // pprof prints the nodes' -mean values; calls keep their sums (as pprof's -tree prints them).
+  const printed = meanValues(g, nodes, kept, callees, shownNodes, touching);
+  const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: printed.flat[id]!, cum: printed.cum[id]!, in: [], out: [] }));
   // The calls between shown nodes at or above the edge cutoff, grouped by caller in node order
   // and in first-seen order within a caller (the order ties keep in the sorts below).
   const cutoffNumber = Number(edgeCutoff);
@@ -356,7 +403,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     n.in.sort(edgeOrder);
     n.out.sort(edgeOrder);
   }
-  const total = reportTotal(p, t);
+  const total = reportTotal(p, t, options.meanDivisorIndex);
   const unit = p.sample_types.unit[t]!;
   return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges };
 }
@@ -365,7 +412,7 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
  * pprof report's `selectOutputUnit` for the "minimum" output unit; `fractions` false for reports
  * of integers (callgrind), where pprof does not pick a larger unit to show 0.01s.
  */
-export function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, unit: string, fractions = true): string {
+export function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: bigint, unit: string, fractions = true, ratio = 1): string {
   if (nodes.length === 0) return 'minimum';
   let minValue = 0n;
   for (const n of nodes) {
@@ -374,11 +421,19 @@ export function outputUnitFor(nodes: { flat: bigint; cum: bigint }[], total: big
     if (m > 0n && (minValue === 0n || m < minValue)) minValue = m;
   }
   if (minValue === 0n) minValue = total;
+  // pprof -divide_by: the unit is chosen for the divided values
+  minValue = applyRatio(minValue, ratio);
+  total = applyRatio(total, ratio);
   const minUnit = scaleMeasurement(Number(minValue), unit, 'minimum')[1];
   const maxUnit = scaleMeasurement(Number(total), unit, 'minimum')[1];
   let u = minUnit;
   if (fractions && minUnit !== maxUnit && minValue * 100n < total) u = scaleMeasurement(Number(100n * minValue), unit, 'minimum')[1];
   return u !== '' ? u : unit;
+}
+
+/** A value as a report prints it: `-divide_by` applied, then scaled to `outputUnit` (pprof `Report.formatValue`). */
+export function reportValue(v: bigint, unit: string, outputUnit: string, ratio = 1): string {
+  return formatValue(applyRatio(v, ratio), unit, outputUnit);
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -396,7 +451,14 @@ function goTime(ns: bigint): string | undefined {
  * `Type:`, `Time:` (printed in UTC), `Duration: …, Total samples = … (…%)` (the total in
  * `outputUnit`, the unit the report's table uses, as pprof does).
  */
-export function profileLabels(p: Profile, sampleTypeIndex: number, total: bigint = reportTotal(p, sampleTypeIndex), outputUnit = 'minimum'): string[] {
+export function profileLabels(
+  p: Profile,
+  sampleTypeIndex: number,
+  total: bigint = reportTotal(p, sampleTypeIndex),
+  outputUnit = 'minimum',
+  /** pprof's `Type:` (`mean_` + the type with `-mean`) and `-divide_by` ratio. */
+  shown: { typeName?: string; ratio?: number } = {},
+): string[] {
   const labels: string[] = [];
   const m = p['.mappings'];
   if (m.mapping_id.length > 0) {
@@ -405,7 +467,7 @@ export function profileLabels(p: Profile, sampleTypeIndex: number, total: bigint
   }
   const facts = p['.profile'];
   for (const c of facts.comments) if (!c.startsWith('#')) labels.push(c);
-  const type = p.sample_types.type[sampleTypeIndex];
+  const type = shown.typeName ?? p.sample_types.type[sampleTypeIndex];
   if (type) labels.push('Type: ' + type);
   if (facts.time_nanos !== 0n) {
     const t = goTime(facts.time_nanos);
@@ -415,16 +477,30 @@ export function profileLabels(p: Profile, sampleTypeIndex: number, total: bigint
     const unit = p.sample_types.unit[sampleTypeIndex] ?? '';
     const [totalNanos, totalUnit] = scaleMeasurement(Number(total), unit, 'nanoseconds');
     const ratio = totalUnit === 'ns' && totalNanos !== 0 ? `(${formatPercentage(Math.trunc(totalNanos), facts.duration_nanos)})` : '';
-    labels.push(`Duration: ${formatValue(facts.duration_nanos, 'nanoseconds', 'auto')}, Total samples = ${formatValue(total, unit, outputUnit)} ${ratio}`);
+    labels.push(`Duration: ${formatValue(facts.duration_nanos, 'nanoseconds', 'auto')}, Total samples = ${reportValue(total, unit, outputUnit, shown.ratio)} ${ratio}`);
   }
   return labels;
 }
 
-export interface ReportFilters {
-  /** Keep only samples with a frame matching (pprof `-focus`). */
-  focus?: Pattern;
-  /** Drop samples with a frame matching (pprof `-ignore`). */
-  ignore?: Pattern;
+/**
+ * The filters pprof applies before a report (see report-filters.ts) and the options that change
+ * what every text report prints.
+ */
+export interface ReportFilters extends ReportFilterOptions {
+  /** pprof `-tagroot`: label keys whose values become frames above the root (see `addTagFrames`). */
+  tagRoot?: readonly string[];
+  /** pprof `-tagleaf`: label keys whose values become frames below the leaf. */
+  tagLeaf?: readonly string[];
+  /** pprof `-relative_percentages`: percentages of the total after the filters instead of before. */
+  relativePercentages?: boolean;
+  /** pprof `-unit`: the unit values are printed in (`minimum`, the default, picks one as pprof does). */
+  outputUnit?: string;
+  /** pprof `-divide_by`: print every value divided by this (default 1). */
+  divideBy?: number;
+  /** pprof `-mean`: print values divided by the count (the first sample type) of the same samples. */
+  mean?: boolean;
+  /** pprof `-drop_negative`: leave out entries whose value is negative. */
+  dropNegative?: boolean;
 }
 
 export interface ReportHeaderInput {
@@ -440,11 +516,13 @@ export interface ReportHeaderInput {
   shown: number;
   origCount: number;
   activeFilters: string[];
+  /** pprof `-divide_by`: values are printed times this ratio (default 1). */
+  ratio?: number;
 }
 
 /** pprof `reportLabels` after the profile labels: active filters, "Showing nodes accounting for…", dropped counts. */
 export function reportLabels(h: ReportHeaderInput): string[] {
-  const fv = (v: bigint) => formatValue(v, h.unit, h.outputUnit);
+  const fv = (v: bigint) => reportValue(v, h.unit, h.outputUnit, h.ratio);
   const labels: string[] = [];
   if (h.activeFilters.length) labels.push('Active filters:', ...h.activeFilters.map((s) => '   ' + (s.length > 80 ? s.slice(0, 80) + '…' : s)));
   labels.push(`Showing nodes accounting for ${fv(h.shownFlat)}, ${formatPercentage(h.shownFlat, h.total).trim()} of ${fv(h.total)} total`);
@@ -457,17 +535,42 @@ export function reportLabels(h: ReportHeaderInput): string[] {
   return labels;
 }
 
-function activeFilters(f: ReportFilters): string[] {
-  const out: string[] = [];
-  const src = (p: Pattern) => (p instanceof RegExp ? p.source : p);
-  if (f.focus !== undefined) out.push('focus=' + src(f.focus));
-  if (f.ignore !== undefined) out.push('ignore=' + src(f.ignore));
-  return out;
+/**
+ * What pprof does to a profile before any report (driver `generateRawReport`): the -tagroot/
+ * -tagleaf frames added, the filters applied, and the report total taken before the filters (after
+ * them with -relative_percentages; of the -mean values with -mean). Also the `-divide_by` ratio
+ * and the `Type:` name (`mean_…` with -mean).
+ */
+export function prepareReport(
+  p: Profile,
+  t: number,
+  options: ReportFilters,
+): { profile: Profile; total: bigint; ratio: number; meanDivisorIndex: number | undefined; typeName: string | undefined } {
+  checkSampleType(p, t);
+  const ratio = ratioOf(options);
+  const meanDivisorIndex = options.mean ? 0 : undefined;
+  let q = withTagFrames(p, options);
+  // pprof's filters always drop the samples without a stack; the total counts them unless taken after the filters.
+  if (options.relativePercentages) q = withoutEmptyStacks(applyReportFilters(q, options));
+  const total = reportTotal(q, t, meanDivisorIndex);
+  if (!options.relativePercentages) q = applyReportFilters(q, options);
+  return { profile: q, total, ratio, meanDivisorIndex, typeName: options.mean ? 'mean_' + p.sample_types.type[t]! : undefined };
 }
 
-function applyFilters(p: Profile, f: ReportFilters): Profile {
-  if (f.focus === undefined && f.ignore === undefined) return p;
-  return filterSamples(p, { focus: f.focus, ignore: f.ignore });
+/** `p` with the -tagroot/-tagleaf frames added (pprof adds them before filtering, so that filters see them). */
+export function withTagFrames(p: Profile, f: ReportFilters): Profile {
+  const root = (f.tagRoot ?? []).filter((k) => k !== '');
+  const leaf = (f.tagLeaf ?? []).filter((k) => k !== '');
+  return root.length === 0 && leaf.length === 0 ? p : addTagFrames(p, root, leaf, f.outputUnit ?? 'minimum').profile;
+}
+
+/** pprof's `-divide_by` as the ratio values are printed with; 0 is pprof's "zero divisor specified". */
+export function ratioOf(f: ReportFilters): number {
+  const d = f.divideBy ?? 1;
+  if (d === 0 || !Number.isFinite(d)) {
+    throw new ProfkitError(ErrorCodes.USAGE, `divide_by ${d}: zero divisor specified`, { option: 'divideBy', rule: 'the divisor must be a nonzero number' });
+  }
+  return 1 / d;
 }
 
 /**
@@ -483,18 +586,25 @@ function textReport(
   callsOf?: (name: string) => boolean,
 ): { t: number; g: CallGraph; header: string[] } {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const total = reportTotal(p, t);
-  const q = applyFilters(p, options);
+  const { profile: q, total, ratio, meanDivisorIndex, typeName } = prepareReport(p, t, options);
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
-  const g = buildCallGraph(q, { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount }, allCalls, callsOf);
+  const g = buildCallGraph(
+    q,
+    { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative },
+    allCalls,
+    callsOf,
+  );
   g.total = total;
-  g.outputUnit = outputUnitFor(g.nodes, total, g.unit);
+  const unit = options.outputUnit ?? 'minimum';
+  g.outputUnit = unit !== 'minimum' ? unit : outputUnitFor(g.nodes, total, g.unit, true, ratio);
+  g.ratio = ratio;
   let shownFlat = 0n;
   for (const n of g.nodes) shownFlat += n.flat;
   const header = [
-    ...profileLabels(p, t, total, g.outputUnit),
+    ...profileLabels(p, t, total, g.outputUnit, { typeName, ratio }),
     ...reportLabels({
+      ratio,
       total,
       unit: g.unit,
       outputUnit: g.outputUnit,
@@ -505,7 +615,7 @@ function textReport(
       droppedEdges: 0,
       shown: g.nodes.length,
       origCount: g.origCount,
-      activeFilters: activeFilters(options),
+      activeFilters: activeFilterLabels(options),
     }),
   ];
   return { t, g, header };
@@ -513,7 +623,7 @@ function textReport(
 
 export interface TopReportOptions extends ReportFilters {
   sampleTypeIndex?: number;
-  by?: 'function' | 'file' | 'line';
+  by?: ReportGranularity;
   cum?: boolean;
   inline?: boolean;
   /** Default 0.005 (pprof's default). */
@@ -544,13 +654,13 @@ export interface TopReport {
 export function topReport(p: Profile, options: TopReportOptions = {}): TopReport {
   const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 }, false);
   const entries = topEntries(g);
-  const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length) };
+  const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length), ratio: g.ratio };
   return { header, table, total: g.total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table) };
 }
 
 export interface TreeReportOptions extends ReportFilters {
   sampleTypeIndex?: number;
-  by?: 'function' | 'file' | 'line';
+  by?: ReportGranularity;
   cum?: boolean;
   inline?: boolean;
   /** Default 0.005 for `tree`, 0 for `peek` (pprof turns trimming off for -peek). */
@@ -589,7 +699,7 @@ export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeRep
     rx ? (name) => rx.test(name) : undefined,
   );
   const total = g.total;
-  const fv = (v: bigint) => formatValue(v, g.unit, g.outputUnit);
+  const fv = (v: bigint) => reportValue(v, g.unit, g.outputUnit, g.ratio);
   const sep = '----------------------------------------------------------+-------------';
   const lines = [...header, sep, '      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t '];
   let flatSum = 0n;

@@ -1,12 +1,13 @@
 /** `topTable`'s options and result types (the computation is `callGraph`'s, in report.ts), and `formatTopTable`. */
 
-import { formatPercentage, formatValue } from './format.js';
+import { applyRatio, formatPercentage, formatValue } from './format.js';
+import type { ReportGranularity } from './granularity.js';
 
 export interface TopOptions {
   /** Sample type to report; default: the profile's default sample type (pprof's rule). */
   sampleTypeIndex?: number;
   /** Entry granularity (pprof `-functions`, `-files`, `-lines`); default `function`. */
-  by?: 'function' | 'file' | 'line';
+  by?: ReportGranularity;
   /** Sort by cumulative value (pprof `-cum`). */
   cum?: boolean;
   /** Expand inline frames (default true); false uses only each location's outermost line (`-noinlines`). */
@@ -52,6 +53,8 @@ export interface TopTable {
   outputUnit: string;
   /** Entries dropped by `nodeFraction`/`nodeCount`. */
   dropped: number;
+  /** pprof `-divide_by`: values are printed times this ratio (absent: 1). */
+  ratio?: number;
 }
 
 export { cleanPath } from './internal.js';
@@ -64,13 +67,15 @@ export { topTable } from './report.js';
  */
 export function formatTopTable(table: TopTable): string {
   const pad = (s: string, w: number) => s.padStart(w, ' ');
+  const ratio = table.ratio ?? 1;
+  const fv = (v: bigint) => formatValue(applyRatio(v, ratio), table.unit, table.outputUnit);
   const lines = [`${pad('flat', 10)} ${pad('flat', 5)}% ${pad('sum', 5)}% ${pad('cum', 10)} ${pad('cum', 5)}%`];
   let sum = 0n;
   for (const e of table.entries) {
     sum += e.flat;
     lines.push(
-      `${pad(formatValue(e.flat, table.unit, table.outputUnit), 10)} ${formatPercentage(e.flat, table.total)} ${formatPercentage(sum, table.total)} ` +
-        `${pad(formatValue(e.cum, table.unit, table.outputUnit), 10)} ${formatPercentage(e.cum, table.total)}  ${e.name}${e.inline ? ' ' + e.inline : ''}`,
+      `${pad(fv(e.flat), 10)} ${formatPercentage(e.flat, table.total)} ${formatPercentage(sum, table.total)} ` +
+        `${pad(fv(e.cum), 10)} ${formatPercentage(e.cum, table.total)}  ${e.name}${e.inline ? ' ' + e.inline : ''}`,
     );
   }
   return lines.join('\n') + '\n';
