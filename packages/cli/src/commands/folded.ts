@@ -1,6 +1,6 @@
 import { toFolded, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { VIEW_OPTIONS, readForView, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { BASE_OPTIONS, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
 
 export const folded: CliCommand = {
@@ -19,6 +19,8 @@ export const folded: CliCommand = {
   ].join('\n'),
   options: {
     ...VIEW_OPTIONS,
+    ...TAG_FRAME_OPTIONS,
+    ...BASE_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
   },
   positionals: 1,
@@ -27,7 +29,7 @@ export const folded: CliCommand = {
     const file = ctx.positionals[0]!;
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const text = toFolded(applyFilterOptions(ctx, r.profile), t);
+    const text = toFolded(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t);
     if (ctx.json) {
       const stacks = text
         .split('\n')
