@@ -1,6 +1,7 @@
 import { defineAdapter } from '@profkit/core/node';
 import { commands } from './commands.js';
 import { sniffDm } from './sniff.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export const ADAPTER_NAME = 'dm-export';
 
@@ -13,7 +14,7 @@ export const ADAPTER_NAME = 'dm-export';
 export const dmExportAdapter = defineAdapter({
   name: ADAPTER_NAME,
   packageName: '@profkit/dm-export',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'the profile as a relational model (R dm_from_profile, done for real databases): SQLite, PostgreSQL SQL, Parquet, CSV; diagrams',
   formats: [
     { id: 'sqlite', title: 'SQLite database of the relational model', extensions: ['.sqlite', '.db'], binary: true, read: true, write: true, mediaTypes: ['application/vnd.sqlite3'] },

@@ -9,11 +9,12 @@
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
 import { sniff } from './sniff.js';
 import { commands } from './command-defs.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export const fuchsiaSampler = defineAdapter({
   name: 'fuchsia-sampler',
   packageName: '@profkit/fuchsia-sampler',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: "Fuchsia memory sampler (fuchsia.memory.sampler) recordings: six heap sample types, mappings with build ids",
   formats: [
     { id: 'fuchsia-sampler', title: 'Fuchsia memory sampler recording (framed FIDL messages)', extensions: ['.fsrec'], binary: true, read: true, write: true },

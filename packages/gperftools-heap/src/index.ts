@@ -10,6 +10,7 @@
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
 import { sniff } from './sniff.js';
 import { remoteCommands } from './remote/command-defs.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export { sniff as sniffGperftools } from './sniff.js';
 export { ADAPTER_NAME, FORMAT_HEAP, FORMAT_CPU, FORMAT_CONTENTION, FORMAT_THREAD, LEGACY_FORMATS, readLegacy } from './read.js';
@@ -37,7 +38,7 @@ let codecPromise: Promise<AdapterCodec> | undefined;
 export const gperftoolsHeapAdapter = defineAdapter({
   name: 'gperftools-heap',
   packageName: '@profkit/gperftools-heap',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'gperftools legacy profiles: heap/growth text, binary CPU, contention (and Go/Java legacy variants)',
   formats: [
     { id: 'gperftools-heap', title: 'gperftools heap profile (heapprofile, heap_v2, growth; Go legacy heap; Java heapz)', extensions: ['.heap', '.growth'], binary: false, read: true, write: true, mediaTypes: ['text/plain'] },

@@ -5,11 +5,12 @@
 
 import { defineAdapter } from '@profkit/core';
 import { sniff } from './sniff.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export const pprofAdapter = defineAdapter({
   name: 'pprof',
   packageName: '@profkit/pprof',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'pprof profile.proto (gzip or raw): lossless reader, google/pprof byte-compatible writer',
   formats: [
     {

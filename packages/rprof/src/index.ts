@@ -6,6 +6,7 @@
 import { defineAdapter, ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
 import { sniffRprof } from './sniff.js';
 import { rAccountingTransform } from './accounting.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export { sniffRprof, sniffFolded } from './sniff.js';
 export { RprofParser, readRprofBytes, readRprofChunks, readRprofInput, memoryDelta, ADAPTER_NAME, type RprofReadOptions, type RprofReadResult, type RprofRun } from './read.js';
@@ -66,7 +67,7 @@ async function loadCodec(): Promise<AdapterCodec> {
 export const rprofAdapter = defineAdapter({
   name: 'rprof',
   packageName: '@profkit/rprof',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: "R's Rprof() output (line/memory/GC profiling, appended runs, gzip; streaming) and folded stacks for flame graphs",
   formats: [
     { id: 'rprof', title: 'R Rprof output', extensions: ['.out', '.rprof', '.Rprof'], binary: false, read: true, write: true },

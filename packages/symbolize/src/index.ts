@@ -10,6 +10,7 @@
 
 import { ErrorCodes, ProfkitError, defineAdapter, parseAllowedRedirectHosts, type AdapterTransform, type TransformContext, type TransformResult, type Profile, type Warning } from '@profkit/core/node';
 import { symbolizeCommand } from './command-def.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export { symbolize } from './symbolize.js';
 export type { SymbolizeOptions, SymbolizeResult, MappingReport, MappingStatus, SymbolizeMode, SymbolizerTool } from './symbolize.js';
@@ -77,7 +78,7 @@ export const symbolizeTransform: AdapterTransform = {
 export const symbolizeAdapter = defineAdapter({
   name: 'symbolize',
   packageName: '@profkit/symbolize',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'symbolization (addresses → functions, files, lines): contributes `profkit symbolize` and the `symbolize` transform (`convert --symbolize`)',
   // Not a file format. Core's registry requires at least one format and a read/write/load
   // function, so the adapter declares one pseudo format that can be neither read nor written

@@ -11,6 +11,7 @@
 import { defineAdapter } from '@profkit/core';
 import { sniffV8 } from './sniff.js';
 import { sourceMapsTransform } from './source-maps-transform.js';
+import { PACKAGE_VERSION } from './version.js';
 
 export { sniffV8 } from './sniff.js';
 export { ADAPTER_NAME, CPU_FORMAT, HEAP_FORMAT, ANONYMOUS_NAME, ROOT_NAME, PROGRAM_NAME, IDLE_NAME, GC_NAME } from './format.js';
@@ -24,7 +25,7 @@ export { sourceMapsTransform } from './source-maps-transform.js';
 export const v8Adapter = defineAdapter({
   name: 'v8',
   packageName: '@profkit/v8',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'V8/Node.js profiles: .cpuprofile (node --cpu-prof, Chrome DevTools) and .heapprofile (node --heap-prof); contributes the source-maps transform (`convert --source-maps`)',
   formats: [
     { id: 'v8-cpuprofile', title: 'V8 CPU profile (.cpuprofile JSON)', extensions: ['.cpuprofile'], binary: false, read: true, write: true },

@@ -9,6 +9,7 @@
 
 import { defineAdapter } from '@profkit/core';
 import { sniffSpeedscope } from './sniff.js';
+import { PACKAGE_VERSION } from './version.js';
 
 // Only the light modules are re-exported here: importing the package must not load the codec
 // (the read/write functions are available from `profkit-adapter-speedscope/codec`).
@@ -18,7 +19,7 @@ export * from './file-format.js';
 export const speedscopeAdapter = defineAdapter({
   name: 'speedscope',
   packageName: 'profkit-adapter-speedscope',
-  version: '0.1.0',
+  version: PACKAGE_VERSION,
   description: 'speedscope JSON (sampled and evented profiles); example third-party adapter',
   formats: [
     {
