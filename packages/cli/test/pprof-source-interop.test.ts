@@ -229,6 +229,8 @@ describe.skipIf(!goAvailable || !haveR)('list on an Rprof line profile (srcrefs)
 const haveGperftools =
   spawnSync('gcc', ['--version']).status === 0 &&
   ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
+const haveCallgrindAnnotate = spawnSync('callgrind_annotate', ['--version']).status === 0;
+if (!haveCallgrindAnnotate) console.warn('pprof-source interop: callgrind_annotate missing (apt-get install valgrind); its reading of the callgrind output is skipped');
 if (!haveGperftools) console.warn('pprof-source interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the gperftools part is skipped');
 
 describe.skipIf(!goAvailable || !haveGperftools)('list / callgrind / topproto on a gperftools CPU profile made now, symbolized by profkit', () => {
@@ -252,5 +254,20 @@ describe.skipIf(!goAvailable || !haveGperftools)('list / callgrind / topproto on
     await expectSameCallgrind(sym);
     await expectSameTopProto(sym);
     await expectSameCallgrind(join(dir, 'cpu.prof'));
+  });
+
+  it.skipIf(!haveCallgrindAnnotate)("callgrind_annotate reads profkit's callgrind output", async () => {
+    const out = join(dir, 'callgrind.out');
+    const r = await profkit(['callgrind', sym, '-o', out, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const a = spawnSync('callgrind_annotate', ['--inclusive=yes', out], { encoding: 'utf8', timeout: 60_000 });
+    expect(a.status, a.stderr).toBe(0);
+    expect(a.stdout).toMatch(/^Events recorded: +cpu\(ms\)$/m);
+    // Inclusive cost of spin_a as callgrind_annotate sums it: spin_a's own cost lines (no callees).
+    const flat = /^ *(\d+) \([ \d.]+%\) +\S*workload\.c:spin_a /m.exec(a.stdout);
+    expect(flat, a.stdout).not.toBeNull();
+    const top = await profkit(['top', sym, '--json', '--quiet']);
+    const spinA = JSON.parse(top.stdout).entries.find((e: { name: string }) => e.name === 'spin_a');
+    expect(BigInt(flat![1]!) * 1_000_000n).toBe(BigInt(spinA.flat));
   });
 });

@@ -25,5 +25,6 @@ import { tags } from './tags.js';
 import { list } from './list.js';
 import { callgrind } from './callgrind.js';
 import { topproto } from './topproto.js';
+import { disasm } from './disasm.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, graph, raw, traces, tags, list, callgrind, topproto, completion];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, graph, raw, traces, tags, list, disasm, callgrind, topproto, completion];

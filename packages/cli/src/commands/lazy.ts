@@ -26,6 +26,7 @@ const LOADERS: Record<string, () => Promise<CliCommand>> = {
   traces: async () => (await import('./traces.js')).traces,
   tags: async () => (await import('./tags.js')).tags,
   list: async () => (await import('./list.js')).list,
+  disasm: async () => (await import('./disasm.js')).disasm,
   callgrind: async () => (await import('./callgrind.js')).callgrind,
   topproto: async () => (await import('./topproto.js')).topproto,
   completion: async () => (await import('./completion.js')).completion,
