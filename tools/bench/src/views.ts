@@ -3,7 +3,7 @@
  * in one run.
  *
  *   npm run bench -- views [--sizes 20000,200000] [--1m] [--runs 1] [--json FILE] [--markdown FILE]
- *                          [--no-go] [--no-browser] [--only convert,top,...]
+ *                          [--no-go] [--no-browser] [--only convert,top,...,go] [--timeout SECONDS]
  *
  * For each size N, `goref gen` (Go's own encoder) writes two profiles into a temporary directory
  * (seeds 7 and 8: every stack random, the worst case for stack sharing); then each command runs as
@@ -45,11 +45,14 @@ interface Measured {
   failed?: string;
 }
 
-/** One whole process under `/usr/bin/time -v`, stdout discarded. */
+/** Seconds a command may run (`--timeout`): `timeout -s KILL` ends it, and it is reported failed. */
+let timeoutSeconds = 1800;
+
+/** One whole process under `/usr/bin/time -v` (through `timeout`, whose child's usage it reports), stdout discarded. */
 function timeOnce(argv: string[], env: NodeJS.ProcessEnv, outFile?: string): Measured {
   const devNull = openSync('/dev/null', 'w');
   try {
-    const r = spawnSync(TIME, ['-v', ...argv], { stdio: ['ignore', devNull, 'pipe'], env, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const r = spawnSync(TIME, ['-v', 'timeout', '-s', 'KILL', String(timeoutSeconds), ...argv], { stdio: ['ignore', devNull, 'pipe'], env, encoding: 'utf8', maxBuffer: 64 << 20 });
     const stderr = r.stderr ?? '';
     const field = (name: string) => new RegExp(`${name}: (.*)`).exec(stderr)?.[1]?.trim();
     const user = Number(field('User time \\(seconds\\)'));
@@ -143,8 +146,10 @@ export async function runViewsBench(argv: string[]): Promise<number> {
       only: { type: 'string' },
       'no-go': { type: 'boolean', default: false },
       'no-browser': { type: 'boolean', default: false },
+      timeout: { type: 'string', default: '1800' },
     },
   });
+  timeoutSeconds = Number(values.timeout);
   const sizes = values.sizes!.split(',').map((s) => Number(s.trim()));
   if (values['1m']) sizes.push(1_000_000);
   const runs = Number(values.runs);
