@@ -1,4 +1,4 @@
-import { toFolded, writeFileAtomic } from '@profkit/core/node';
+import { foldedLines, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { BASE_OPTIONS, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
@@ -29,15 +29,12 @@ export const folded: CliCommand = {
     const file = ctx.positionals[0]!;
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const text = toFolded(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t);
+    const lines = foldedLines(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t);
     if (ctx.json) {
-      const stacks = text
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l) => {
-          const sp = l.lastIndexOf(' ');
-          return { stack: l.slice(0, sp).split(';'), value: l.slice(sp + 1) };
-        });
+      const stacks = Array.from(lines, (l) => {
+        const sp = l.lastIndexOf(' ');
+        return { stack: l.slice(0, sp).split(';'), value: l.slice(sp + 1, -1) };
+      });
       ctx.out.document('folded', {
         file,
         format: r.format,
@@ -49,8 +46,29 @@ export const folded: CliCommand = {
     }
     ctx.out.warnings(r.warnings);
     const out = stringOption(ctx, 'output');
-    if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
-    else ctx.stdout.write(text);
+    // Written as made: the text of a large profile is hundreds of megabytes.
+    if (out !== undefined) await writeFileAtomic(out, utf8Batches(lines), { inputs: [file], signal: ctx.signal });
+    else {
+      // One chunk out before the next is made.
+      for (const chunk of utf8Batches(lines)) await new Promise<void>((sent, failed) => ctx.stdout.write(chunk, (err) => (err ? failed(err) : sent())));
+    }
     return 0;
   },
 };
+
+/** `lines` as UTF-8 chunks of about 64 KiB. */
+function* utf8Batches(lines: Iterable<string>): Generator<Uint8Array> {
+  const encoder = new TextEncoder();
+  let batch: string[] = [];
+  let length = 0;
+  for (const line of lines) {
+    batch.push(line);
+    length += line.length;
+    if (length >= 1 << 16) {
+      yield encoder.encode(batch.join(''));
+      batch = [];
+      length = 0;
+    }
+  }
+  if (batch.length > 0) yield encoder.encode(batch.join(''));
+}

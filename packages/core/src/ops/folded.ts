@@ -16,9 +16,19 @@ function foldedName(name: string): string {
  * names (`0x<address>` for unsymbolized locations, `[unknown]` when nothing is known); `;` in a
  * name becomes `:`. Samples without frames and stacks whose sum is 0 are omitted (negative
  * sums, e.g. from `diff`, are kept). Lines are sorted by stack text (code-unit order) and end
- * with `\n`.
+ * with `\n`. The text of `foldedLines`, joined.
  */
 export function toFolded(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): string {
+  return [...foldedLines(p, sampleTypeIndex)].join('');
+}
+
+/**
+ * The lines of `toFolded` one at a time, in its order, so that a large profile's text (hundreds
+ * of megabytes when stacks share little) is written as it is made instead of held whole.
+ * The stacks are sorted as their texts would sort without building those texts: comparing the
+ * frame names of two stacks in turn gives the order of the joined strings (names hold no `;`).
+ */
+export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): Generator<string> {
   const col = p.samples['.values'][sampleTypeIndex];
   if (!col) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${sampleTypeIndex} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -28,28 +38,95 @@ export function toFolded(p: Profile, sampleTypeIndex: number = defaultSampleType
   }
   const index = new ProfileIndex(p);
   const stacks = buildStackTable(p, index, sampleTypeIndex);
-  // Frames of each location, root-most first, joined.
-  const locText = new Map<number, string>();
-  const textOf = (r: number): string => {
-    let s = locText.get(r);
-    if (s === undefined) {
-      s = locationFrames(p, index, r).map((f) => foldedName(f.name || '[unknown]')).reverse().join(';');
-      locText.set(r, s);
-    }
-    return s;
-  };
-  // One line per stack with samples of its own; distinct stacks can print alike (equal names).
-  const sums = new Map<string, bigint>();
+  // Name ids of each location row's frames, root-most first.
+  const names: string[] = [];
+  const nameIds = new Map<string, number>();
+  const locNames: (Int32Array | undefined)[] = new Array(p.locations.location_id.length);
+  const namesOf = (r: number): Int32Array =>
+    (locNames[r] ??= Int32Array.from(
+      locationFrames(p, index, r)
+        .map((f) => {
+          const name = foldedName(f.name || '[unknown]');
+          let id = nameIds.get(name);
+          if (id === undefined) nameIds.set(name, (id = names.push(name) - 1));
+          return id;
+        })
+        .reverse(),
+    ));
+  // The stacks with samples of their own, each as its location rows root first (CSR).
   const { prefix, frame, self } = stacks;
-  const parts: string[] = [];
+  const lineStacks: number[] = [];
+  let rows = 0;
   for (let s = 0; s < stacks.length; s++) {
-    const v = self[s]!;
-    if (!v) continue;
-    parts.length = 0;
-    for (let a = s; a >= 0; a = prefix[a]!) parts.push(textOf(frame[a]!));
-    const key = parts.reverse().join(';');
-    sums.set(key, (sums.get(key) ?? 0n) + BigInt(v));
+    if (!self[s]) continue;
+    lineStacks.push(s);
+    for (let a = s; a >= 0; a = prefix[a]!) rows++;
   }
-  const keys = [...sums.keys()].filter((k) => sums.get(k) !== 0n).sort();
-  return keys.map((k) => `${k} ${sums.get(k)}\n`).join('');
+  const offsets = new Uint32Array(lineStacks.length + 1);
+  const locs = new Int32Array(rows);
+  lineStacks.forEach((s, k) => {
+    let depth = 0;
+    for (let a = s; a >= 0; a = prefix[a]!) depth++;
+    const start = offsets[k]!;
+    offsets[k + 1] = start + depth;
+    for (let a = s, i = start + depth - 1; a >= 0; a = prefix[a]!, i--) namesOf((locs[i] = frame[a]!));
+  });
+  // Two names of which neither starts the other compare as their ranks in the sorted names; a name
+  // that starts another one starts the next one in that order.
+  const sortedNames = Array.from(names.keys()).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+  const rank = new Int32Array(names.length);
+  const startsAnother = new Uint8Array(names.length);
+  sortedNames.forEach((id, k) => {
+    rank[id] = k;
+    const after = sortedNames[k + 1];
+    if (after !== undefined && names[after]!.startsWith(names[id]!)) startsAnother[id] = 1;
+  });
+  const order = Array.from(lineStacks.keys()).sort((x, y) => compareStackTexts(x, y));
+  /** How stacks x and y compare as joined texts: name by name, then within the first names that differ. */
+  function compareStackTexts(x: number, y: number): number {
+    let ix = offsets[x]!;
+    let iy = offsets[y]!;
+    const endX = offsets[x + 1]!;
+    const endY = offsets[y + 1]!;
+    let jx = 0;
+    let jy = 0;
+    for (;;) {
+      if (ix === endX || iy === endY) return (ix === endX ? 0 : 1) - (iy === endY ? 0 : 1);
+      const nx = namesOf(locs[ix]!);
+      const ny = namesOf(locs[iy]!);
+      const a = nx[jx]!;
+      const b = ny[jy]!;
+      if (++jx === nx.length) (ix++, (jx = 0));
+      if (++jy === ny.length) (iy++, (jy = 0));
+      if (a === b) continue;
+      if (!startsAnother[a] && !startsAnother[b]) return rank[a]! - rank[b]!;
+      const sa = names[a]!;
+      const sb = names[b]!;
+      const common = Math.min(sa.length, sb.length);
+      for (let c = 0; c < common; c++) if (sa.charCodeAt(c) !== sb.charCodeAt(c)) return sa.charCodeAt(c) - sb.charCodeAt(c);
+      // One name starts the other: after the shorter comes ';' (more frames) or the end of the text.
+      const next = (more: boolean) => (more ? SEPARATOR : -1);
+      return sa.length < sb.length ? next(ix < endX) - sb.charCodeAt(common) : sa.charCodeAt(common) - next(iy < endY);
+    }
+  }
+  const locText: (string | undefined)[] = new Array(locNames.length);
+  const textOf = (k: number): string => {
+    let text = '';
+    for (let i = offsets[k]!; i < offsets[k + 1]!; i++) {
+      const r = locs[i]!;
+      text += (i === offsets[k] ? '' : ';') + (locText[r] ??= Array.from(namesOf(r), (n) => names[n]!).join(';'));
+    }
+    return text;
+  };
+  // Distinct stacks can print alike (equal names): sorted next to each other, summed.
+  for (let i = 0; i < order.length; ) {
+    let sum = 0n;
+    let j = i;
+    for (; j < order.length && (j === i || compareStackTexts(order[i]!, order[j]!) === 0); j++) sum += BigInt(self[lineStacks[order[j]!]!]!);
+    if (sum !== 0n) yield `${textOf(order[i]!)} ${sum}\n`;
+    i = j;
+  }
 }
+
+/** The code unit of `;`, the frame separator. */
+const SEPARATOR = 59;
