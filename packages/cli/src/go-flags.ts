@@ -46,8 +46,14 @@ const PPROF_ONLY = new Set([
   'list', 'disasm', 'weblist', 'dot', 'svg', 'png', 'pdf', 'gif', 'ps', 'eog', 'evince', 'gv', 'web', 'callgrind', 'kcachegrind', 'proto', 'topproto', 'comments',
 ]);
 
-/** pprof output modes given as flags (`-top FILE`) → the profkit command (`peek` takes `-peek=RE`). */
-const PPROF_MODES: Record<string, string> = { top: 'top', text: 'top', tree: 'tree', peek: 'peek', raw: 'raw', traces: 'traces', tags: 'tags', dot: 'graph', svg: 'graph', png: 'graph' };
+/** pprof output modes given as flags (`-top FILE`) → the profkit command (`-peek=RE` and the like take a regexp). */
+const PPROF_MODES: Record<string, string> = {
+  top: 'top', text: 'top', tree: 'tree', peek: 'peek', raw: 'raw', traces: 'traces', tags: 'tags', dot: 'graph', svg: 'graph', png: 'graph',
+  list: 'list', disasm: 'disasm', callgrind: 'callgrind', topproto: 'topproto',
+};
+
+/** Modes whose flag carries a regexp (`-list=RE FILE` is `list FILE RE`). */
+const PPROF_REGEX_MODES = new Set(['peek', 'list', 'disasm']);
 
 /** Modes that are one format of their command: `-svg FILE` is `graph FILE --format=svg`. */
 const PPROF_FORMAT_MODES = new Set(['dot', 'svg', 'png']);
@@ -72,13 +78,13 @@ export function goModeCommand(argv: string[], commands: ReadonlySet<string>): st
   if (scan.some((a) => commands.has(a))) return argv;
   const modes = scan
     .map((a, i) => ({ i, m: SINGLE_DASH_LONG.exec(a) }))
-    .filter((x) => x.m && Object.hasOwn(PPROF_MODES, x.m[1]!) && (x.m[2] === undefined) === (x.m[1] !== 'peek'));
+    .filter((x) => x.m && Object.hasOwn(PPROF_MODES, x.m[1]!) && (x.m[2] === undefined) === !PPROF_REGEX_MODES.has(x.m[1]!));
   if (modes.length !== 1) return argv;
   const { i, m } = modes[0]!;
   const command = PPROF_MODES[m![1]!]!;
   const rest = [...argv.slice(0, i), ...argv.slice(i + 1)];
   if (PPROF_FORMAT_MODES.has(m![1]!)) return [command, ...rest, `--format=${m![1]}`];
-  return m![1] === 'peek' ? [command, ...rest, m![2]!.slice(1)] : [command, ...rest];
+  return PPROF_REGEX_MODES.has(m![1]!) ? [command, ...rest, m![2]!.slice(1)] : [command, ...rest];
 }
 
 /** Own keys only: `-constructor` or `-toString` must not find Object.prototype's members. */

@@ -112,6 +112,20 @@ describe.skipIf(!hasFixtures || !goAvailable)('list / callgrind / topproto = go 
     await expectSameTopProto(r);
   });
 
+  it("pprof's mode flags: -list=RE, -callgrind, -topproto (and -disasm=RE) name the commands", async () => {
+    const f = fixture(T + 'java.cpu');
+    const list = await profkit(['-list=function0', `-source_path=${tmp}`, f, '--quiet']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toBe(goPprof(['-list=function0', `-source_path=${tmp}`, f]).stdout);
+    const cg = await profkit(['-callgrind', f, '--quiet']);
+    expect(cg.stdout).toBe(goPprof(['-callgrind', f]).stdout);
+    const out = join(tmp, 'flag-topproto.pb.gz');
+    expect((await profkit(['-topproto', f, `-output=${out}`, '--quiet'])).code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    const disasm = await profkit(['-disasm=function0', f, '--quiet']);
+    expect(disasm.stderr).toContain('no matches found for regexp: function0');
+  });
+
   it('large.cpu (23k functions): callgrind byte for byte', async () => {
     expect((await expectSameCallgrind(fixture('pprof/internal/proftest/testdata/large.cpu'))).length).toBeGreaterThan(4_000_000);
   });

@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { ObjectFile, ObjectInstruction, ObjectSymbol, ObjectTool } from '@profkit/core/node';
+import { goErrnoText } from './source-files.js';
 
 /** Output of one nm/objdump run beyond this is an error (a symbol's listing is far smaller). */
 const MAX_TOOL_OUTPUT_BYTES = 256 << 20;
@@ -21,7 +22,7 @@ function elfType(path: string): number | { error: string } {
   try {
     fd = openSync(path, 'r');
   } catch (e) {
-    return { error: `open ${path}: ${(e as Error).message}` };
+    return { error: `open ${path}: ${goErrnoText(e)}` };
   }
   try {
     const h = Buffer.alloc(18);

@@ -44,6 +44,12 @@ function scanLines(bytes: Uint8Array): string[] {
 
 type Opened = { bytes: Uint8Array } | { directory: true } | { errno: string };
 
+/** The text Go gives the error of a failed file operation (`no such file or directory`). */
+export function goErrnoText(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+  return ERRNO_TEXT[code] ?? code;
+}
+
 function open(path: string): Opened {
   try {
     const st = statSync(path);
@@ -52,8 +58,7 @@ function open(path: string): Opened {
     if (st.size > MAX_SOURCE_FILE_BYTES) return { errno: `larger than ${MAX_SOURCE_FILE_BYTES} bytes` };
     return { bytes: readFileSync(path) };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
-    return { errno: ERRNO_TEXT[code] ?? code };
+    return { errno: goErrnoText(e) };
   }
 }
 
