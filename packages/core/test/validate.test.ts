@@ -173,7 +173,7 @@ describe('validate: base profiles', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Structural rules (zod shapes).
+// Structural rules (the shapes of schema.ts).
 
 const structural: Case[] = [
   {

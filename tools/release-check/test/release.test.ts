@@ -3,7 +3,7 @@
  * Packs every published package with `npm pack`, checks what each tarball holds, installs the
  * `cli`, `core` and `pprof` tarballs into a scratch project in the OS temp folder (outside the
  * repository, no config file), then runs `npx profkit top`, an ESM `import`, a `require` and the
- * README examples of core and pprof there. npm fetches the packages' own dependencies (zod…) from
+ * README examples of core and pprof there. npm fetches the packages' own dependencies (pako…) from
  * the registry (its cache makes later runs fast). Skipped, saying why, when npm is not on PATH.
  */
 
