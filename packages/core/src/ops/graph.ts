@@ -18,7 +18,7 @@ import { numLabelUnits } from './filter.js';
 import { formatValue } from './format.js';
 import { abs, compareGoStrings } from './internal.js';
 import { buildNodes, checkSampleType, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
-import { PrefixTreeBuilder, subtreeTotals } from './stack-table.js';
+import { PrefixTreeBuilder, subtreeTotals, type StackValues } from './stack-table.js';
 
 /** A sample annotation summed on a node (pprof `graph.Tag`). */
 export interface GraphTag {
@@ -216,59 +216,116 @@ function newGraph(src: GraphSource, kept: Uint8Array | undefined): GraphNode[] {
 }
 
 /**
- * pprof `newTree`: a node per (caller node, node info), i.e. per call path, interned over the
- * stack table's rows in row order (callers first). Edges run from a path to its extensions.
+ * pprof `newTree` in arrays: a tree node per (caller tree node, node info), i.e. per call path,
+ * interned over the stack table's rows in row order (callers first, so `parents[t] < t`). Objects
+ * are made later, only for the nodes the node-fraction cut keeps (`treeGraph`): call trees of big
+ * profiles have a node per distinct path.
  */
-function newTree(src: GraphSource): GraphNode[] {
-  const { input } = src;
-  const { prefix, frame, self, length } = input.stacks;
-  const totals = subtreeTotals(input.stacks);
-  const tree = new PrefixTreeBuilder();
+interface CallTree {
+  /** Caller tree node of each tree node, -1 for roots. */
+  parents: Int32Array;
+  /** Node table row (the info) of each tree node. */
+  ids: Int32Array;
+  /** 1 when every step into the tree node is an inlined call. */
+  inline: Uint8Array;
+  flat: StackValues;
+  cum: StackValues;
   /** Innermost tree node of each stack. */
+  treeOf: Int32Array;
+}
+
+function callTreeOf(input: GraphInput): CallTree {
+  const { prefix, frame, self, length } = input.stacks;
+  const { locNodeOffsets, locNodeIds } = input;
+  const tree = new PrefixTreeBuilder();
   const treeOf = new Int32Array(length);
-  const flat: bigint[] = [];
-  const cum: bigint[] = [];
-  /** Per tree node: its info's node id, and whether every step into it is an inlined call. */
-  const idOf: number[] = [];
-  const inlined: boolean[] = [];
+  let inline = new Uint8Array(1024);
   for (let s = 0; s < length; s++) {
     let parent = prefix[s]! < 0 ? -1 : treeOf[prefix[s]!]!;
     const r = frame[s]!;
-    const first = input.locNodeOffsets[r]!;
-    const last = input.locNodeOffsets[r + 1]! - 1;
-    const w = BigInt(totals[s]!);
-    for (let ni = last; ni >= first; ni--) {
-      const t = tree.intern(parent, input.locNodeIds[ni]!);
-      if (t === idOf.length) {
-        idOf.push(input.locNodeIds[ni]!);
-        inlined.push(ni !== last);
-        flat.push(0n);
-        cum.push(0n);
-      } else if (ni === last) inlined[t] = false;
-      cum[t]! += w;
+    const last = locNodeOffsets[r + 1]! - 1;
+    for (let ni = last; ni >= locNodeOffsets[r]!; ni--) {
+      const before = tree.length;
+      const t = tree.intern(parent, locNodeIds[ni]!);
+      if (t === before) {
+        if (t === inline.length) {
+          const next = new Uint8Array(inline.length * 2);
+          next.set(inline);
+          inline = next;
+        }
+        inline[t] = ni !== last ? 1 : 0;
+      } else if (ni === last) inline[t] = 0;
       parent = t;
     }
     treeOf[s] = parent;
-    flat[parent]! += BigInt(self[s]!);
   }
-  const parents = tree.finish().prefix;
-  const nodes: GraphNode[] = idOf.map((id, t) => {
-    const n = newNode(src, id);
-    n.flat = flat[t]!;
-    n.cum = cum[t]!;
-    return n;
-  });
-  nodes.forEach((n, t) => {
+  const { prefix: parents, frame: ids } = tree.finish();
+  // Sums in the stack table's representation (doubles when exact); `+` works on both.
+  const totals = subtreeTotals(input.stacks);
+  const zeros = (): StackValues => (self instanceof Float64Array ? new Float64Array(ids.length) : new Array<bigint>(ids.length).fill(0n));
+  const flat = zeros();
+  const cum = zeros();
+  const flatSums = flat as unknown as number[];
+  const cumSums = cum as unknown as number[];
+  for (let s = 0; s < length; s++) {
+    const r = frame[s]!;
+    let t = treeOf[s]!;
+    flatSums[t]! += self[s] as number;
+    // The location's lines are the innermost tree nodes of the stack's chain.
+    for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++, t = parents[t]!) cumSums[t]! += totals[s] as number;
+  }
+  return { parents, ids, inline: inline.subarray(0, ids.length), flat, cum, treeOf };
+}
+
+/**
+ * The call tree as graph nodes, cut at `nodeCutoff` like pprof's `DiscardLowFrequencyNodePtrs`
+ * then `TrimTree`: a dropped node's callees hang from its nearest kept caller (residual edges,
+ * inline when every step was), or become roots. Returns the nodes and how many were dropped.
+ */
+function treeGraph(src: GraphSource, tree: CallTree, nodeCutoff: bigint): { nodes: GraphNode[]; dropped: number } {
+  const { parents, ids, inline, treeOf } = tree;
+  const n = ids.length;
+  const nodes: (GraphNode | undefined)[] = new Array(n);
+  const list: GraphNode[] = [];
+  let live = 0;
+  for (let t = 0; t < n; t++) {
+    const flat = BigInt(tree.flat[t]!);
+    const cum = BigInt(tree.cum[t]!);
+    if (flat === 0n && cum === 0n) continue;
+    live++;
+    if (abs(cum) < nodeCutoff) continue;
+    const node = newNode(src, ids[t]!);
+    node.flat = flat;
+    node.cum = cum;
+    nodes[t] = node;
+    list.push(node);
+  }
+  // Per tree node: its nearest kept caller, and whether the way there skips nodes / is all inline.
+  const above = new Int32Array(n);
+  const residual = new Uint8Array(n);
+  const inlineUp = new Uint8Array(n);
+  for (let t = 0; t < n; t++) {
     const p = parents[t]!;
-    if (p < 0) return;
-    const edge: GraphEdge = { src: nodes[p]!, dest: n, weight: n.cum, residual: false, inline: inlined[t]! };
-    nodes[p]!.out.set(n, edge);
-    n.in.set(nodes[p]!, edge);
-  });
+    if (p < 0) above[t] = -1;
+    else if (nodes[p]) {
+      above[t] = p;
+      inlineUp[t] = inline[t]!;
+    } else {
+      above[t] = above[p]!;
+      residual[t] = 1;
+      inlineUp[t] = inlineUp[p]! & inline[t]!;
+    }
+    const node = nodes[t];
+    if (!node || above[t]! < 0) continue;
+    const caller = nodes[above[t]!]!;
+    const edge: GraphEdge = { src: caller, dest: node, weight: node.cum, residual: residual[t] === 1, inline: inlineUp[t] === 1 };
+    caller.out.set(node, edge);
+    node.in.set(caller, edge);
+  }
   addTags(src, (s, visit) => {
     for (let t = treeOf[s]!; t >= 0; t = parents[t]!) visit(nodes[t]);
   });
-  return nodes.filter((n) => n.flat !== 0n || n.cum !== 0n);
+  return { nodes: list, dropped: live - list.length };
 }
 
 /** pprof `EdgeMap.Sort`: |weight| descending, then caller and callee names. */
@@ -463,17 +520,23 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     for (const n of list) kept[n.id] = 1;
     return kept;
   };
-  let g = callTree ? newTree(src) : newGraph(src, undefined);
-  const total = flatSum(g);
+  const tree = callTree ? callTreeOf(src.input) : undefined;
+  let g = tree ? [] : newGraph(src, undefined);
+  let total = flatSum(g);
+  if (tree) for (let k = 0; k < tree.flat.length; k++) total += BigInt(tree.flat[k]!);
   const cutoff = (fraction: number) => abs(BigInt(Math.trunc(Number(total) * fraction)));
   const nodeCutoff = cutoff(options.nodeFraction ?? 0.005);
   const edgeCutoff = cutoff(options.edgeFraction ?? 0.001);
   let droppedNodes = 0;
-  if (nodeCutoff > 0n) {
+  if (tree) {
+    const cut = treeGraph(src, tree, nodeCutoff);
+    g = cut.nodes;
+    droppedNodes = cut.dropped;
+  } else if (nodeCutoff > 0n) {
     const above = g.filter((n) => abs(n.cum) >= nodeCutoff);
     if (above.length !== g.length) {
       droppedNodes = g.length - above.length;
-      g = callTree ? trimTree(g, new Set(above)) : newGraph(src, keptIds(above));
+      g = newGraph(src, keptIds(above));
     }
   }
   const origCount = g.length;
