@@ -5,11 +5,11 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cliBin } from '@profkit/test-utils';
+import { cliBin, runWithModuleLog } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_COMMANDS } from '../src/commands/index.js';
 import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
@@ -62,14 +62,7 @@ describe('the CLI entry', () => {
 
   /** Runs the CLI under a module hook that logs every URL loaded; returns exit code and the URLs. */
   function loadedModules(args: string[], cwd: string): { status: number | null; stderr: string; urls: string[] } {
-    const log = join(root, `modules-${Math.random().toString(36).slice(2)}.log`);
-    const hooks = join(root, 'log-hooks.mjs');
-    writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.PROFKIT_MODULE_LOG, url + '\\n');\n  return next(url, context);\n}\n");
-    const register = join(root, 'log-register.mjs');
-    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-    const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, cliBin, ...args], { cwd, env: { ...process.env, PROFKIT_MODULE_LOG: log }, encoding: 'utf8' });
-    const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
-    return { status: r.status, stderr: r.stderr, urls };
+    return runWithModuleLog([cliBin, ...args], { cwd });
   }
 
   /** A small pprof profile (examples/r/fib.Rprof.out converted), made once. */

@@ -3,9 +3,13 @@
  * `/usr/bin/time`) and elapsed, median of `--runs` (default 5):
  *
  *   node -e 0                                   the floor: Node itself
+ *   import('@profkit/core/node')                what every command pays for core's entry
  *   profkit top SMALL.pb.gz                     a ~1 KB pprof profile (start-up is the whole cost)
  *   profkit convert RPROF.out OUT.pb.gz         the 166,000-line Rprof file of the rprof suite
  *   Rscript -e 'summaryRprof("RPROF.out")'      R reading the same file (when Rscript is installed)
+ *
+ * Also counts the modules `top` loads (`top_small.modules`, through a module-load hook in one
+ * extra run), since start-up is mostly module loading.
  *
  * Targets: top ≤ 2× `node -e 0`; convert ≤ 0.15× summaryRprof. `--cli PATH` times another build
  * of the CLI's bin.js (e.g. an older commit's, for before/after numbers). Prints one JSON line (and
@@ -20,11 +24,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRegistry, writeFileAtomic } from '@profkit/core/node';
 import pprofAdapter from '@profkit/pprof';
+import { runWithModuleLog } from '@profkit/test-utils';
 import rprofAdapter from '@profkit/rprof';
 import { generate } from './rprof.js';
 
 const TIME = '/usr/bin/time';
 const defaultCliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
+const coreNodeEntry = new URL('../../../packages/core/dist/node/index.js', import.meta.url).href;
 
 interface ProcessTime {
   cpuMs: number;
@@ -46,6 +52,13 @@ function timeProcess(argv: string[], runs: number, cwd: string): ProcessTime {
     elapsed.push(Math.round(wall * 1000));
   }
   return { cpuMs: median(cpu), elapsedMs: median(elapsed) };
+}
+
+/** The number of modules (`file:` URLs) `node ARGS` loads. */
+function modulesLoaded(args: string[], cwd: string): number {
+  const r = runWithModuleLog(args, { cwd });
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} failed (${r.status}) under the module-load hook: ${r.stderr}`);
+  return r.urls.filter((u) => u.startsWith('file:')).length;
 }
 
 /** Writes a pprof profile of about 1 KB (150 Rprof samples converted) to `path`. */
@@ -71,11 +84,13 @@ export async function runStartupBench(args: string[]): Promise<void> {
     const node = process.execPath;
     const result: Record<string, unknown> = { suite: 'startup', node: process.versions.node, runs, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
     const floor = timeProcess([node, '-e', '0'], runs, dir);
+    const coreImport = timeProcess([node, '--input-type=module', '-e', `await import(${JSON.stringify(coreNodeEntry)})`], runs, dir);
     const top = timeProcess([node, cliBin, 'top', small], runs, dir);
     const convert = timeProcess([node, cliBin, 'convert', rprofFile, join(dir, 'out.pb.gz'), '--quiet'], runs, dir);
     Object.assign(result, {
       node_e0: floor,
-      top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100 },
+      core_node_import: coreImport,
+      top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100, modules: modulesLoaded([cliBin, 'top', small], dir) },
       convert_rprof: { ...convert, lines: Number(values.lines), fileBytes: statSync(rprofFile).size },
     });
     const hasR = spawnSync('Rscript', ['--version']).status === 0;

@@ -1,8 +1,10 @@
 /** The built `profkit` binary (`packages/cli/dist/bin.js`), spawned as a separate process. */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { repoRoot } from './paths.js';
 
 /** `packages/cli/dist/bin.js`. */
@@ -64,4 +66,38 @@ export function runCliAsync(args: string[], options: CliRunOptions = {}): Promis
     });
     child.stdin.end(options.input);
   });
+}
+
+export interface ModuleLog {
+  /** Exit code; null when killed by a signal. */
+  status: number | null;
+  stderr: string;
+  /** Every module URL the process loaded (`file:` and `node:`), in load order. */
+  urls: string[];
+}
+
+/**
+ * Runs `node ARGS` (e.g. `[cliBin, 'top', file]`) under a module-load hook that logs the URL of
+ * every module it loads: start-up is module loading, so tests bound what a command loads and the
+ * start-up benchmark reports it.
+ */
+export function runWithModuleLog(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ModuleLog {
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-module-log-'));
+  try {
+    const log = join(dir, 'modules.log');
+    const hooks = join(dir, 'log-hooks.mjs');
+    writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.PROFKIT_MODULE_LOG, url + '\\n');\n  return next(url, context);\n}\n");
+    const register = join(dir, 'log-register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    writeFileSync(log, '');
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, ...args], {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...(options.env ?? process.env), PROFKIT_MODULE_LOG: log },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return { status: r.status, stderr: r.stderr ?? '', urls: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
