@@ -207,8 +207,9 @@ export function goGraph(p: Profile, options: GoGraphOptions): GoGraph {
   const { locNodes, infos } = nodeInfos(p, readLocations(p, index), options);
   const input: GraphInput = graphInputOf(p, index, t, locNodes, infos.length);
   const live = (b: BuiltGraph) => infos.map((_, i) => i).filter((i) => b.flat[i] !== 0n || b.cum[i] !== 0n);
-  let kept: Uint8Array | undefined;
-  let built = buildNodes(input, kept);
+  // Calls are collected in the same pass (a pass costs as much as the rest of the report).
+  const callees = options.calls ? new Uint8Array(infos.length).fill(1) : undefined;
+  let built = buildNodes(input, undefined, callees);
   let ids = live(built);
   const fraction = options.nodeFraction ?? 0;
   if (fraction > 0) {
@@ -217,13 +218,12 @@ export function goGraph(p: Profile, options: GoGraphOptions): GoGraph {
     const cutoff = abs(BigInt(Math.trunc(Number(flatSum) * fraction)));
     const above = ids.filter((i) => abs(built.cum[i]!) >= cutoff);
     if (cutoff > 0n && above.length !== ids.length) {
-      kept = new Uint8Array(infos.length);
+      const kept = new Uint8Array(infos.length);
       for (const i of above) kept[i] = 1;
-      built = buildNodes(input, kept);
+      built = buildNodes(input, kept, callees);
       ids = live(built);
     }
   }
-  if (options.calls) built = buildNodes(input, kept, new Uint8Array(infos.length).fill(1));
   const position = new Int32Array(infos.length).fill(-1);
   ids.forEach((id, k) => (position[id] = k));
   const nodes = ids.map((id) => ({ info: infos[id]!, flat: built.flat[id]!, cum: built.cum[id]!, functionKey: functionKeyOf(infos[id]!) }));
