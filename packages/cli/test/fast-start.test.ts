@@ -87,13 +87,14 @@ describe('the CLI entry', () => {
   });
 
   /**
-   * Start-up is module loading (docs/performance.md, "Start-up"): zod/mini alone was 92 modules
-   * and ~70 ms of a `top` that must stay within 2× `node -e 0`. What `top` loads today: core's
-   * entry (~60 modules), the CLI's (10), the pprof adapter (6) and the sniff modules of the
-   * installed adapters: no npm dependency at all. Raise the bound only with a start-up
-   * measurement (`npm run bench -- startup`) showing the cost is worth it.
+   * Start-up is module loading (docs/performance.md, "Start-up"; ~0.6 ms CPU per module): zod/mini
+   * alone was 92 modules and ~70 ms of a `top` that must stay within 2× `node -e 0`. What `top`
+   * loads today (92): core's entry (63 modules), the CLI's (10), the pprof adapter (7) and the sniff
+   * modules of the installed adapters, no npm dependency at all; the bound leaves room for a few
+   * core modules more. Raise it only with a start-up measurement (`npm run bench -- startup`
+   * reports `top_small.modules`) showing the cost is worth it.
    */
-  const MAX_TOP_MODULES = 100;
+  const MAX_TOP_MODULES = 110;
 
   it(`\`top\` on a pprof file loads no npm dependency and at most ${MAX_TOP_MODULES} modules`, () => {
     const { status, urls } = loadedModules(['top', pprofProfile()], root);
