@@ -181,6 +181,11 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveGperftools)('disasm on gpe
     expect(text).toMatch(/^ROUTINE =+ spin_a$/m);
     // profkit lists the symbol to its end: the final one-byte ret pprof leaves out.
     expect(text).toMatch(/^ +\. +\. +[0-9a-f]+: ret\b/m);
+    const j = JSON.parse((await profkit(['disasm', nonPie.cpu, 'spin_a', '--json'])).stdout);
+    expect(j.schema).toBe('profkit.disasm/1');
+    const [routine] = j.routines;
+    expect(routine.name).toBe('spin_a');
+    expect(routine.instructions.reduce((a: bigint, i: { flat: string }) => a + BigInt(i.flat), 0n)).toBe(BigInt(routine.flat));
   });
 
   it('heap profile (-no-pie): the allocation sites', async () => {

@@ -235,6 +235,13 @@ describe.skipIf(!goAvailable || !haveR)('list on an Rprof line profile (srcrefs)
     expect(text).toContain('ROUTINE ======================== grow in work.R');
     expect(text).toMatch(/^ +\S+ +\S+ +7:  for \(i in 1:k\) x <- c\(x, i\)$/m);
     await expectSameList(rprof, '.', dir, pb, ['--sample-type=memory']);
+    const j = JSON.parse((await profkit(['list', rprof, '^grow$', `--source-path=${dir}`, '--json'])).stdout);
+    expect(j.schema).toBe('profkit.list/1');
+    const grow = j.routines.find((r: { name: string }) => r.name === 'grow');
+    const sum = (k: 'flat' | 'cum') => grow.lines.reduce((a: bigint, l: Record<string, string>) => a + BigInt(l[k]!), 0n);
+    expect(sum('flat')).toBe(BigInt(grow.flat));
+    expect(sum('cum')).toBe(BigInt(grow.cum));
+    expect(grow.lines.find((l: { line: number }) => l.line === 7).text).toBe('  for (i in 1:k) x <- c(x, i)');
     await expectSameCallgrind(rprof, pb);
     await expectSameTopProto(rprof, pb);
   });
@@ -243,7 +250,8 @@ describe.skipIf(!goAvailable || !haveR)('list on an Rprof line profile (srcrefs)
 const haveGperftools =
   spawnSync('gcc', ['--version']).status === 0 &&
   ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
-const haveCallgrindAnnotate = spawnSync('callgrind_annotate', ['--version']).status === 0;
+// callgrind_annotate --version exits 255: only a failure to start means it is missing.
+const haveCallgrindAnnotate = spawnSync('callgrind_annotate', ['--version']).error === undefined;
 if (!haveCallgrindAnnotate) console.warn('pprof-source interop: callgrind_annotate missing (apt-get install valgrind); its reading of the callgrind output is skipped');
 if (!haveGperftools) console.warn('pprof-source interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the gperftools part is skipped');
 
