@@ -189,10 +189,12 @@ function forEachNodeId(input: GraphInput, s: number, visit: (id: number, inlined
   }
 }
 
-/** pprof `newGraph` with `KeptNodes` = `kept` (all nodes when undefined). */
-function newGraph(src: GraphSource, kept: Uint8Array | undefined): GraphNode[] {
-  const all = new Uint8Array(src.input.nNodes).fill(1);
-  const b = buildNodes(src.input, kept, kept ?? all);
+/**
+ * pprof `newGraph` with `KeptNodes` = `kept` (all nodes when undefined); without `calls` only the
+ * nodes' values (no edges, no tags: all the node-fraction cut looks at).
+ */
+function newGraph(src: GraphSource, kept: Uint8Array | undefined, calls = true): GraphNode[] {
+  const b = buildNodes(src.input, kept, calls ? (kept ?? new Uint8Array(src.input.nNodes).fill(1)) : undefined);
   const byId: (GraphNode | undefined)[] = new Array(src.input.nNodes);
   const nodes: GraphNode[] = [];
   for (let id = 0; id < src.input.nNodes; id++) {
@@ -211,7 +213,7 @@ function newGraph(src: GraphSource, kept: Uint8Array | undefined): GraphNode[] {
     s.out.set(d, edge);
     d.in.set(s, edge);
   }
-  addTags(src, (s, visit) => forEachNodeId(src.input, s, (id) => visit(kept && !kept[id] ? undefined : byId[id])));
+  if (calls) addTags(src, (s, visit) => forEachNodeId(src.input, s, (id) => visit(kept && !kept[id] ? undefined : byId[id])));
   return nodes;
 }
 
@@ -521,7 +523,8 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     return kept;
   };
   const tree = callTree ? callTreeOf(src.input) : undefined;
-  let g = tree ? [] : newGraph(src, undefined);
+  // The first graph serves the node-fraction cut only: its values are all that cut needs.
+  let g = tree ? [] : newGraph(src, undefined, false);
   let total = flatSum(g);
   if (tree) for (let k = 0; k < tree.flat.length; k++) total += BigInt(tree.flat[k]!);
   const cutoff = (fraction: number) => abs(BigInt(Math.trunc(Number(total) * fraction)));
@@ -532,12 +535,10 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     const cut = treeGraph(src, tree, nodeCutoff);
     g = cut.nodes;
     droppedNodes = cut.dropped;
-  } else if (nodeCutoff > 0n) {
-    const above = g.filter((n) => abs(n.cum) >= nodeCutoff);
-    if (above.length !== g.length) {
-      droppedNodes = g.length - above.length;
-      g = newGraph(src, keptIds(above));
-    }
+  } else {
+    const above = nodeCutoff > 0n ? g.filter((n) => abs(n.cum) >= nodeCutoff) : g;
+    droppedNodes = g.length - above.length;
+    g = newGraph(src, droppedNodes > 0 ? keptIds(above) : undefined);
   }
   const origCount = g.length;
   sortByEntropy(g);
