@@ -19,21 +19,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { goPprofIn } from './go-pprof-runner.js';
 import { goAvailable, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-disasm-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function goPprof(args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    maxBuffer: 256 << 20,
-    cwd: tmp,
-    env: { ...process.env, TZ: 'UTC', PPROF_TMPDIR: tmp, PPROF_BINARY_PATH: tmp, HOME: tmp, GOFLAGS: '' },
-  });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
+const goPprof = goPprofIn(tmp);
 
 interface Listing {
   /** Total, ROUTINE and (flat, cum) lines. */

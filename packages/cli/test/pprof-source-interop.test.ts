@@ -19,22 +19,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { goPprofIn } from './go-pprof-runner.js';
 import { fixture, goAvailable, hasFixtures, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-source-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** `go tool pprof ARGS` as the comparisons run it (UTC, no symbolization, no binary search). */
-function goPprof(args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    maxBuffer: 256 << 20,
-    cwd: tmp,
-    env: { ...process.env, TZ: 'UTC', PPROF_TMPDIR: tmp, PPROF_BINARY_PATH: tmp, HOME: tmp, GOFLAGS: '' },
-  });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
+const goPprof = goPprofIn(tmp);
 
 /** `profkit list OURS RE` equals `go tool pprof -list RE THEIRS` (same source path); returns the text. */
 async function expectSameList(ours: string, regex: string, sourcePath: string, theirs = ours, extra: string[] = []): Promise<string> {

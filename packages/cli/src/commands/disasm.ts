@@ -1,8 +1,8 @@
-import { compileGoPattern, disasmReport, type Profile } from '@profkit/core/node';
+import { disasmReport, type Profile } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, SAMPLE_TYPE_OPTION, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
-import { readAsGoPprof } from './go-load.js';
+import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
 import { binutilsTool } from './binutils.js';
+import { runSymbolReport } from './symbol-report.js';
 
 /** `p` with its first mapping's file replaced by `binary` (pprof's `go tool pprof BINARY PROFILE`). */
 function withMainBinary(p: Profile, binary: string | undefined): Profile {
@@ -38,19 +38,14 @@ export const disasm: CliCommand = {
   },
   positionals: 2,
   json: true,
-  async run(ctx) {
-    const [file, regex] = ctx.positionals as [string, string];
-    const symbol = await compileGoPattern(regex, 'REGEX');
-    const r = await readAsGoPprof(ctx, file);
-    const p = withMainBinary(r.loaded, stringOption(ctx, 'binary'));
-    const rep = disasmReport(p, { sampleTypeIndex: sampleTypeIndexOf(ctx, p), symbol: (s) => symbol.test(s), symbolText: regex, tool: binutilsTool() });
-    const warnings = [...r.warnings, ...rep.errors.map((message) => ({ code: 'binary-unreadable', message }))];
-    if (ctx.json) {
-      ctx.out.document('disasm', { file, format: r.format, sampleType: sampleTypeJson(p, rep.sampleTypeIndex), total: rep.total, routines: rep.routines, warnings });
-      return 0;
-    }
-    ctx.out.warnings(warnings);
-    ctx.stdout.write(rep.text);
-    return 0;
-  },
+  run: (ctx) =>
+    runSymbolReport(
+      ctx,
+      'disasm',
+      (p, input) => {
+        const rep = disasmReport(p, { ...input, tool: binutilsTool() });
+        return { ...rep, warnings: rep.errors.map((message) => ({ code: 'binary-unreadable', message })) };
+      },
+      (p) => withMainBinary(p, stringOption(ctx, 'binary')),
+    ),
 };

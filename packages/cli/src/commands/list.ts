@@ -1,8 +1,8 @@
-import { compileGoPattern, listReport } from '@profkit/core/node';
+import { listReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, SAMPLE_TYPE_OPTION, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
-import { readAsGoPprof } from './go-load.js';
+import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
 import { sourceFileReader } from './source-files.js';
+import { runSymbolReport } from './symbol-report.js';
 
 export const list: CliCommand = {
   name: 'list',
@@ -35,34 +35,10 @@ export const list: CliCommand = {
   },
   positionals: 2,
   json: true,
-  async run(ctx) {
-    const [file, regex] = ctx.positionals as [string, string];
-    const symbol = await compileGoPattern(regex, 'REGEX');
-    const r = await readAsGoPprof(ctx, file);
+  run: (ctx) => {
     const sourcePath = stringOption(ctx, 'source-path') ?? '';
     const trimPath = stringOption(ctx, 'trim-path') ?? '';
-    const rep = listReport(r.loaded, {
-      sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded),
-      symbol: (name) => symbol.test(name),
-      symbolText: regex,
-      sourcePath,
-      trimPath,
-      inlines: ctx.values.noinlines !== true,
-      readSource: sourceFileReader(sourcePath === '' ? ctx.cwd : sourcePath, trimPath),
-    });
-    if (ctx.json) {
-      ctx.out.document('list', {
-        file,
-        format: r.format,
-        sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex),
-        total: rep.total,
-        routines: rep.routines,
-        warnings: r.warnings,
-      });
-      return 0;
-    }
-    ctx.out.warnings(r.warnings);
-    ctx.stdout.write(rep.text);
-    return 0;
+    const readSource = sourceFileReader(sourcePath === '' ? ctx.cwd : sourcePath, trimPath);
+    return runSymbolReport(ctx, 'list', (p, input) => listReport(p, { ...input, sourcePath, trimPath, inlines: ctx.values.noinlines !== true, readSource }));
   },
 };

@@ -1,0 +1,37 @@
+import { compileGoPattern, type Profile, type Warning } from '@profkit/core/node';
+import type { CliContext } from '../types.js';
+import { sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { readAsGoPprof } from './go-load.js';
+
+/** What `list` and `disasm` give their report: the sample type and the REGEX of `FILE REGEX`. */
+export interface SymbolReportInput {
+  sampleTypeIndex: number;
+  symbol: (name: string) => boolean;
+  symbolText: string;
+}
+
+/**
+ * The run of a report over the functions matching REGEX (`list`, `disasm`): FILE read as pprof
+ * loads it (then `prepare`d), REGEX compiled as Go's, the report's text printed, or with `--json`
+ * the document `name` with its total and routines; `warnings` of the report added to the file's.
+ */
+export async function runSymbolReport(
+  ctx: CliContext,
+  name: string,
+  report: (p: Profile, input: SymbolReportInput) => { sampleTypeIndex: number; total: bigint; routines: unknown[]; text: string; warnings?: Warning[] },
+  prepare: (p: Profile) => Profile = (p) => p,
+): Promise<number> {
+  const [file, regex] = ctx.positionals as [string, string];
+  const symbol = await compileGoPattern(regex, 'REGEX');
+  const r = await readAsGoPprof(ctx, file);
+  const p = prepare(r.loaded);
+  const rep = report(p, { sampleTypeIndex: sampleTypeIndexOf(ctx, p), symbol: (s) => symbol.test(s), symbolText: regex });
+  const warnings = [...r.warnings, ...(rep.warnings ?? [])];
+  if (ctx.json) {
+    ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(p, rep.sampleTypeIndex), total: rep.total, routines: rep.routines, warnings });
+    return 0;
+  }
+  ctx.out.warnings(warnings);
+  ctx.stdout.write(rep.text);
+  return 0;
+}
