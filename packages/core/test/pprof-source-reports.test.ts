@@ -1,0 +1,91 @@
+/**
+ * `listReport` and `disasmReport` with the file access given to them (platform-neutral core: the
+ * CLI reads files and runs objdump): which lines a listing shows and when it reads a file, and
+ * how instructions get their samples. The byte-for-byte comparisons with `go tool pprof` are in
+ * the CLI's pprof-source-interop and pprof-disasm-interop tests.
+ */
+import { describe, expect, it } from 'vitest';
+import { ProfileBuilder, disasmReport, goPprofLoad, listReport, type ObjectFile, type Profile, type SourceLines } from '../src/index.js';
+
+/** f (file /src/a.go, starting at line 10) sampled at lines 12 (5 ns) and 14 (2 ns); g (starting at 50) at line 3. */
+async function profile(): Promise<Profile> {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const mapping = b.internMapping({ memoryStart: 0x1000n, memoryLimit: 0x2000n, filename: '/bin/prog' });
+  const f = b.internFunction({ name: 'f', filename: '/src/a.go', startLine: 10 });
+  const g = b.internFunction({ name: 'g', filename: '/src/a.go', startLine: 50 });
+  const at = (functionId: number, line: number, address: bigint) => b.internLocation({ functionId, line, address, mappingId: mapping });
+  b.addSample([at(f, 12, 0x1006n)], [5n]);
+  b.addSample([at(f, 14, 0x100fn)], [2n]);
+  b.addSample([at(g, 3, 0x1100n), at(f, 14, 0x100fn)], [1n]);
+  return (await goPprofLoad(b.build())).profile;
+}
+
+const source = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+
+describe('listReport', () => {
+  it('from the start line to 5 lines after the last sampled line, each line with its values', async () => {
+    const read: string[] = [];
+    const rep = listReport(await profile(), { symbol: (n) => n === 'f', symbolText: '^f$', readSource: (file) => (read.push(file), { lines: source }) });
+    expect(read).toEqual(['/src/a.go']);
+    const [f] = rep.routines;
+    expect(f!.lines.map((l) => l.line)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect(f!.lines.filter((l) => l.cum !== 0n).map((l) => [l.line, l.flat, l.cum])).toEqual([
+      [12, 5n, 5n],
+      [14, 2n, 3n],
+    ]);
+    expect(rep.text).toContain('\n       5ns        5ns     12:line 12\n');
+  });
+
+  it('a start line after the sampled lines shows nothing and reads no file (as pprof)', async () => {
+    const rep = listReport(await profile(), { symbol: (n) => n === 'g', symbolText: 'g', readSource: () => expect.unreachable('no file read') as SourceLines });
+    expect(rep.routines).toEqual([{ name: 'g', file: '/src/a.go', flat: 1n, cum: 1n, lines: [] }]);
+  });
+
+  it('a file that cannot be read is reported in the listing', async () => {
+    const rep = listReport(await profile(), { symbol: (n) => n === 'f', symbolText: 'f', readSource: () => ({ error: 'open /src/a.go: no such file or directory' }) });
+    expect(rep.text).toMatch(/^ Error: open \/src\/a\.go: no such file or directory$/m);
+    expect(rep.routines[0]!.error).toBe('open /src/a.go: no such file or directory');
+  });
+
+  it('no matching function is a usage error', async () => {
+    const p = await profile();
+    expect(() => listReport(p, { symbol: () => false, symbolText: 'zzz', readSource: () => ({ lines: [] }) })).toThrow(
+      expect.objectContaining({ code: 'PROFKIT_E_USAGE', message: 'no matches found for regexp: zzz' }),
+    );
+  });
+});
+
+describe('disasmReport', () => {
+  it('samples go to the instruction they fall in, the symbol\'s last byte included', async () => {
+    const asked: [bigint, bigint][] = [];
+    const file: ObjectFile = {
+      symbols: (matches) => [{ name: 'f', start: 0x1000n, end: 0x100fn }].filter((s) => matches(s.name)),
+      objectAddress: (a) => a,
+      disassemble: (start, end) => {
+        asked.push([start, end]);
+        return [
+          { address: 0x1000n, text: 'push %rbp', function: 'f', file: '/src/a.go', line: 10 },
+          { address: 0x1004n, text: 'mov $0x1,%eax', function: 'f', file: '/src/a.go', line: 12 },
+          { address: 0x100fn, text: 'ret', function: 'f', file: '/src/a.go', line: 14 },
+        ];
+      },
+    };
+    const rep = disasmReport(await profile(), { symbol: (n) => n === 'f', symbolText: 'f', tool: { open: () => file } });
+    expect(asked).toEqual([[0x1000n, 0x1010n]]);
+    const [f] = rep.routines;
+    expect([f!.flat, f!.cum]).toEqual([7n, 8n]);
+    expect(f!.instructions.map((i) => [i.address, i.flat, i.cum])).toEqual([
+      [0x1000n, 0n, 0n],
+      [0x1004n, 5n, 5n],
+      [0x100fn, 2n, 3n],
+    ]);
+    expect(rep.text).toContain('       2ns        3ns       100f: ret                                     ;f a.go:14\n');
+  });
+
+  it('an unreadable binary is named in the no-matches error', async () => {
+    const p = await profile();
+    expect(() => disasmReport(p, { symbol: () => true, symbolText: 'f', tool: { open: () => ({ error: 'open /bin/prog: no such file or directory' }) } })).toThrow(
+      'no matches found for regexp: f (binaries not read: open /bin/prog: no such file or directory)',
+    );
+  });
+});
