@@ -22,6 +22,9 @@ const ERRNO_TEXT: Record<string, string> = {
 /** A source file larger than this is reported, not read (a listing shows a few lines of it). */
 export const MAX_SOURCE_FILE_BYTES = 256 << 20;
 
+/** Source text kept in memory between files: beyond it, the files read so far are forgotten. */
+const MAX_CACHED_SOURCE_CHARS = 64 << 20;
+
 /** Go's `bufio.Scanner` default limit: a longer line ends the scan (pprof then lists the lines before it). */
 const MAX_SCANNED_LINE_BYTES = 64 * 1024;
 
@@ -64,10 +67,13 @@ function open(path: string): Opened {
 
 /**
  * A `readSource` for `listReport`: files looked up like pprof (see above) under `searchPath`
- * (':'-separated; pprof's default is the working directory), each file read once.
+ * (':'-separated; pprof's default is the working directory), each file read once while the
+ * files kept stay under 64 Mi characters (pprof keeps every file; a profile naming thousands of
+ * large files would otherwise hold them all).
  */
 export function sourceFileReader(searchPath: string, trim: string): (file: string) => SourceLines {
   const cache = new Map<string, SourceLines>();
+  let cachedChars = 0;
   const read = (file: string): SourceLines => {
     const path = goTrimPath(file, trim, searchPath);
     const linesOf = (o: Opened & ({ bytes: Uint8Array } | { directory: true })) => ({ lines: 'bytes' in o ? scanLines(o.bytes) : [] });
@@ -89,7 +95,16 @@ export function sourceFileReader(searchPath: string, trim: string): (file: strin
   };
   return (file) => {
     let r = cache.get(file);
-    if (!r) cache.set(file, (r = read(file)));
+    if (!r) {
+      r = read(file);
+      const chars = 'lines' in r ? r.lines.reduce((n, l) => n + l.length + 1, 0) : 0;
+      if (cachedChars + chars > MAX_CACHED_SOURCE_CHARS) {
+        cache.clear();
+        cachedChars = 0;
+      }
+      cache.set(file, r);
+      cachedChars += chars;
+    }
     return r;
   };
 }
