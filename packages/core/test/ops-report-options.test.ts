@@ -10,6 +10,7 @@ import {
   ProfileBuilder,
   activeFilterLabels,
   addTagFrames,
+  applyReportFilters,
   parseGranularity,
   showFrom,
   tagsReport,
@@ -17,8 +18,9 @@ import {
   tracesReport,
   treeReport,
   type Profile,
+  type ReportFilterOptions,
 } from '../src/node/index.js';
-import { thrownBy } from '@profkit/test-utils';
+import { seededRandom, thrownBy } from '@profkit/test-utils';
 
 const MS = 1_000_000n;
 
@@ -141,5 +143,59 @@ describe('text options', () => {
 
   it('lists the active filters in pprof order', () => {
     expect(activeFilterLabels({ tagHide: 'h', pruneFrom: 'p', showFrom: 's', focus: 'f', tagFocus: 'k=v', hide: 'x' })).toEqual(['focus=f', 'hide=x', 'show_from=s', 'tagfocus=k=v', 'taghide=h']);
+  });
+});
+
+/** A random profile: recursive stacks over 12 functions, inline frames, two mappings, labels. */
+function randomProfile(seed: number): Profile {
+  const rnd = seededRandom(seed);
+  const pick = (n: number) => Math.floor(rnd() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
+  const maps = [b.internMapping({ filename: '/bin/app', memoryStart: 0n, memoryLimit: 0x10000n }), b.internMapping({ filename: '/lib/libc.so', memoryStart: 0x10000n, memoryLimit: 0x20000n })];
+  const fns = Array.from({ length: 12 }, (_, k) => b.internFunction({ name: `f${k}`, filename: `src/m${k % 3}.c` }));
+  const locs = Array.from({ length: 30 }, (_, k) =>
+    b.internLocation({
+      functionId: fns[pick(12)]!,
+      line: 1 + pick(5),
+      address: BigInt(0x100 * (k + 1)),
+      mappingId: maps[k % 7 === 0 ? 1 : 0]!,
+      inlinedInto: rnd() < 0.3 ? [{ functionId: fns[pick(12)]!, line: 1 + pick(5) }] : [],
+    }),
+  );
+  for (let i = 0; i < 400; i++) {
+    const depth = 1 + pick(8);
+    const stack = Array.from({ length: depth }, () => locs[pick(30)]!);
+    const labels = rnd() < 0.5 ? [{ key: 'worker', str: rnd() < 0.5 ? 'slow' : 'fast' }] : [];
+    b.addSample(stack, [1, BigInt(1 + pick(50)) * MS], labels);
+  }
+  return b.build();
+}
+
+describe('filters per distinct stack', () => {
+  const combos: ReportFilterOptions[] = [
+    { focus: 'f1$' },
+    { ignore: 'f2', focus: 'm1' },
+    { hide: 'f[3-5]' },
+    { show: 'f[0-6]' },
+    { hide: 'libc' },
+    { showFrom: 'f7' },
+    { pruneFrom: 'f8' },
+    { tagFocus: 'worker=slow', hide: 'f1' },
+    { tagIgnore: 'fast', showFrom: 'm2', pruneFrom: 'f9' },
+    { focus: 'f4', hide: 'f4', show: 'm0|m1', showFrom: 'f1', pruneFrom: 'f0', tagFocus: 'worker=.' },
+  ];
+  it.each([1, 2, 3])('give the reports of the filtered profile (seed %i)', (seed) => {
+    const p = randomProfile(seed);
+    for (const filters of combos) {
+      const filtered = applyReportFilters(p, filters);
+      for (const options of [{ nodeFraction: 0 }, { nodeFraction: 0, by: 'line' as const }, { nodeFraction: 0, mean: true }, { nodeFraction: 0.05, cum: true }]) {
+        const perStack = topReport(p, { ...filters, ...options });
+        const onSamples = topReport(filtered, options);
+        expect(perStack.table.entries, JSON.stringify(filters)).toEqual(onSamples.table.entries);
+        const t1 = treeReport(p, { ...filters, ...options, edgeFraction: 0 }).graph.nodes;
+        const t2 = treeReport(filtered, { ...options, edgeFraction: 0 }).graph.nodes;
+        expect(t1, JSON.stringify(filters)).toEqual(t2);
+      }
+    }
   });
 });

@@ -93,38 +93,45 @@ export function compileTagFilter(filter: TagFilter, option: string, units: Map<s
   return (labels) => labels.some((l) => l.key === wantKey && l.str !== undefined && res.some((re) => re.test(l.str!)));
 }
 
+/** pprof `FilterSamplesByTag`: whether sample `i` passes `tagFocus` and `tagIgnore` (undefined when neither is given). */
+export function sampleTagFilter(p: Profile, options: Pick<FilterOptions, 'tagFocus' | 'tagIgnore'>): ((i: number) => boolean) | undefined {
+  const given = (f: TagFilter | undefined) => f !== undefined && f !== '';
+  if (!given(options.tagFocus) && !given(options.tagIgnore)) return undefined;
+  const units = numLabelUnits(p);
+  const tagFocus = given(options.tagFocus) ? compileTagFilter(options.tagFocus!, 'tagFocus', units) : undefined;
+  const tagIgnore = given(options.tagIgnore) ? compileTagFilter(options.tagIgnore!, 'tagIgnore', units) : undefined;
+  return (i) => {
+    const labels = labelsOf(p, i);
+    return (!tagFocus || tagFocus(labels)) && !(tagIgnore && tagIgnore(labels));
+  };
+}
+
+/** Per location row: whether -focus/-ignore/-hide/-show look at it, and what they make of it. */
+export interface LocationClasses {
+  /** Whether any of focus/ignore/hide/show is given. */
+  byName: boolean;
+  /** 0 = neither, 1 = focused, 2 = ignored. */
+  focusOrIgnore: Uint8Array;
+  /** 1 = no line left after -hide/-show: the location leaves the stacks. */
+  hidden: Uint8Array;
+  anyHidden: boolean;
+}
+
 /**
- * pprof `FilterSamplesByName` on function names, file names and mapping files (regular
- * expressions searched anywhere in the text):
- * - a sample is kept when some frame matches `focus` (or `focus` is absent) and no frame
- *   matches `ignore`; a location is "ignored" when any of its lines matches, and counts as
- *   "focused" only when not ignored;
- * - `hide` removes the matching lines from every location (a location whose mapping file
- *   matches loses all lines) and `show` keeps only the matching lines (all lines when the
- *   mapping file matches); locations left without lines are removed from stacks, and samples
- *   left without locations are dropped;
- * - as in pprof, when any of focus/ignore/hide/show is given, samples with an empty stack are
- *   dropped (they have no focused frame);
- * - `tagFocus` / `tagIgnore` then keep / drop samples by label (see `TagFilter`).
- * Samples are only subset, so per-sample extension columns are kept.
+ * The location side of pprof `FilterSamplesByName`: classifies every row of `locs` as focused or
+ * ignored (on its lines before -hide/-show) and rewrites its lines for -hide/-show in place (see
+ * `filterSamples` for the rules). Shared by `filterSamples` and the reports' per-stack filters.
  */
-export function filterSamples(p: Profile, options: FilterOptions): Profile {
+export function classifyLocations(p: Profile, locs: OpLocation[], options: Pick<FilterOptions, 'focus' | 'ignore' | 'hide' | 'show'>): LocationClasses {
   const focus = options.focus === undefined ? undefined : compilePattern(options.focus, 'focus');
   const ignore = options.ignore === undefined ? undefined : compilePattern(options.ignore, 'ignore');
   const hide = options.hide === undefined ? undefined : compilePattern(options.hide, 'hide');
   const show = options.show === undefined ? undefined : compilePattern(options.show, 'show');
-  const units = options.tagFocus !== undefined || options.tagIgnore !== undefined ? numLabelUnits(p) : new Map<string, string>();
-  const tagFocus = options.tagFocus === undefined || options.tagFocus === '' ? undefined : compileTagFilter(options.tagFocus, 'tagFocus', units);
-  const tagIgnore = options.tagIgnore === undefined || options.tagIgnore === '' ? undefined : compileTagFilter(options.tagIgnore, 'tagIgnore', units);
-  const index = new ProfileIndex(p);
-  const locs = readLocations(p, index);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const lineMatches = (ln: OpLine, re: RegExp) => re.test(f.name[ln.fn]!) || re.test(f.filename[ln.fn]!);
   const mappingMatches = (loc: OpLocation, re: RegExp) => loc.mapping >= 0 && re.test(mapFile[loc.mapping]!);
   const matches = (loc: OpLocation, re: RegExp) => loc.lines.some((ln) => lineMatches(ln, re)) || mappingMatches(loc, re);
-
-  // 0 = neither, 1 = focused, 2 = ignored
   const focusOrIgnore = new Uint8Array(locs.length);
   const hidden = new Uint8Array(locs.length);
   let anyHidden = false;
@@ -143,7 +150,29 @@ export function filterSamples(p: Profile, options: FilterOptions): Profile {
     if (hidden[r]) anyHidden = true;
     locs[r] = loc;
   }
-  const byName = focus || ignore || hide || show;
+  return { byName: !!(focus || ignore || hide || show), focusOrIgnore, hidden, anyHidden };
+}
+
+/**
+ * pprof `FilterSamplesByName` on function names, file names and mapping files (regular
+ * expressions searched anywhere in the text):
+ * - a sample is kept when some frame matches `focus` (or `focus` is absent) and no frame
+ *   matches `ignore`; a location is "ignored" when any of its lines matches, and counts as
+ *   "focused" only when not ignored;
+ * - `hide` removes the matching lines from every location (a location whose mapping file
+ *   matches loses all lines) and `show` keeps only the matching lines (all lines when the
+ *   mapping file matches); locations left without lines are removed from stacks, and samples
+ *   left without locations are dropped;
+ * - as in pprof, when any of focus/ignore/hide/show is given, samples with an empty stack are
+ *   dropped (they have no focused frame);
+ * - `tagFocus` / `tagIgnore` then keep / drop samples by label (see `TagFilter`).
+ * Samples are only subset, so per-sample extension columns are kept.
+ */
+export function filterSamples(p: Profile, options: FilterOptions): Profile {
+  const tagsPass = sampleTagFilter(p, options);
+  const index = new ProfileIndex(p);
+  const locs = readLocations(p, index);
+  const { byName, focusOrIgnore, hidden, anyHidden } = classifyLocations(p, locs, options);
   return rebuildSamplewise(p, index, locs, (i, rows) => {
     if (byName) {
       let focused = false;
@@ -153,11 +182,7 @@ export function filterSamples(p: Profile, options: FilterOptions): Profile {
       }
       if (!focused) return undefined;
     }
-    if (tagFocus || tagIgnore) {
-      const labels = labelsOf(p, i);
-      if (tagFocus && !tagFocus(labels)) return undefined;
-      if (tagIgnore && tagIgnore(labels)) return undefined;
-    }
+    if (tagsPass && !tagsPass(i)) return undefined;
     if (!byName || !anyHidden) return rows;
     const kept = rows.filter((r) => !hidden[r]);
     return kept.length === 0 ? undefined : kept;

@@ -3,7 +3,7 @@
 import { isProfkitError, type Warning } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
-import { rebuildSamplewise, readLocations } from './internal.js';
+import { rebuildSamplewise, readLocations, type OpLocation } from './internal.js';
 import { compileGoPattern, compilePattern, type Pattern, type PatternMatcher } from './regex.js';
 
 const RESERVED_NAMES = ['(anonymous namespace)', 'operator()'];
@@ -171,9 +171,21 @@ export async function applyDropFrames(p: Profile, patterns: DropFramesPatterns =
  * frame itself is kept.
  */
 export function pruneFrom(p: Profile, pattern: Pattern): Profile {
-  const re = compilePattern(pattern, 'pruneFrom');
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
+  const beneath = pruneFromLocations(p, locs, pattern);
+  return rebuildSamplewise(p, index, locs, (_i, rows) => {
+    for (let i = 0; i < rows.length; i++) if (beneath[rows[i]!]) return rows.slice(i);
+    return rows;
+  });
+}
+
+/**
+ * The location side of `pruneFrom`: marks the rows of `locs` with a matching line (the new leaf
+ * of the stacks through them) and cuts their lines beneath it, in place.
+ */
+export function pruneFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern): Uint8Array {
+  const re = compilePattern(pattern, 'pruneFrom');
   const names = p.functions.name;
   const beneath = new Uint8Array(locs.length);
   for (let r = 0; r < locs.length; r++) {
@@ -188,8 +200,5 @@ export function pruneFrom(p: Profile, pattern: Pattern): Profile {
       }
     }
   }
-  return rebuildSamplewise(p, index, locs, (_i, rows) => {
-    for (let i = 0; i < rows.length; i++) if (beneath[rows[i]!]) return rows.slice(i);
-    return rows;
-  });
+  return beneath;
 }

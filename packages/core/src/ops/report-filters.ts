@@ -8,7 +8,7 @@
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
 import { filterSamples, type TagFilter } from './filter.js';
-import { labelInputs, rebuildSamplewise, readLocations } from './internal.js';
+import { labelInputs, rebuildSamplewise, readLocations, type OpLocation } from './internal.js';
 import { pruneFrom } from './prune.js';
 import { compilePattern, type Pattern } from './regex.js';
 
@@ -44,9 +44,21 @@ const given = (v: unknown): boolean => v !== undefined && v !== '';
  * one are dropped.
  */
 export function showFrom(p: Profile, pattern: Pattern): Profile {
-  const re = compilePattern(pattern, 'showFrom');
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
+  const matched = showFromLocations(p, locs, pattern);
+  return rebuildSamplewise(p, index, locs, (_i, rows) => {
+    for (let i = rows.length - 1; i >= 0; i--) if (matched[rows[i]!]) return rows.slice(0, i + 1);
+    return undefined;
+  });
+}
+
+/**
+ * The location side of `showFrom`: marks the rows of `locs` that match (by mapping file, or by a
+ * line's function name or file) and cuts their lines above the outermost matching line, in place.
+ */
+export function showFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern): Uint8Array {
+  const re = compilePattern(pattern, 'showFrom');
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const matched = new Uint8Array(locs.length);
@@ -65,10 +77,7 @@ export function showFrom(p: Profile, pattern: Pattern): Profile {
       }
     }
   }
-  return rebuildSamplewise(p, index, locs, (_i, rows) => {
-    for (let i = rows.length - 1; i >= 0; i--) if (matched[rows[i]!]) return rows.slice(0, i + 1);
-    return undefined;
-  });
+  return matched;
 }
 
 /**

@@ -19,6 +19,7 @@ import { granularityFields, type ReportGranularity } from './granularity.js';
 import { meanOf, meanStackTables } from './mean.js';
 import { activeFilterLabels, applyReportFilters, withoutEmptyStacks, type ReportFilterOptions } from './report-filters.js';
 import { addTagFrames } from './tag-frames.js';
+import { hasStackFilters, planStackFilters } from './stack-filters.js';
 
 export interface CallGraphOptions {
   /** Sample type to report; default: the profile's default sample type. */
@@ -41,6 +42,8 @@ export interface CallGraphOptions {
   meanDivisorIndex?: number;
   /** pprof `-drop_negative`: leave out nodes whose flat (or, at flat 0, cum) is negative. */
   dropNegative?: boolean;
+  /** Filters applied to the stacks (once per distinct stack) rather than to the samples first; same results. */
+  stackFilters?: ReportFilterOptions;
 }
 
 export interface CallGraphEdge {
@@ -162,9 +165,8 @@ export interface NodeFields {
  * Node ids of every location row (innermost line first), the node names (pprof
  * `NodeInfo.PrintableName`) and `fmt.Sprint(NodeInfo)` of each node (pprof's last-resort sort key).
  */
-export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, columns: boolean, index: ProfileIndex) {
+export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, columns: boolean, index: ProfileIndex, locs: readonly OpLocation[] = readLocations(p, index)) {
   const { withName, withFile, withLine, withAddress } = granularityFields(by);
-  const locs = readLocations(p, index);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const keys = new Map<string, number>();
@@ -290,9 +292,18 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkSampleType(p, t);
   const index = new ProfileIndex(p);
-  const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index);
+  // The filters, decided once per distinct stack (see stack-filters.ts); the frames keep the lines they leave.
+  const plan = options.stackFilters && hasStackFilters(options.stackFilters) ? planStackFilters(p, index, options.stackFilters) : undefined;
+  const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index, plan?.locs);
   const g = graphInputOf(p, index, t, locNodes, names.length);
   if (options.meanDivisorIndex !== undefined) Object.assign(g, meanStackTables(p, index, t, options.meanDivisorIndex));
+  if (plan) {
+    const columns = [p.samples['.values'][t]!];
+    if (options.meanDivisorIndex !== undefined) columns.push(p.samples['.values'][options.meanDivisorIndex]!);
+    const filtered = plan.apply(g.stacks, columns);
+    g.stacks = filtered.stacks;
+    if (g.divisor) g.divisor = { self: filtered.sums[1]! };
+  }
   const { locNodeOffsets, locNodeIds } = g;
   // Top needs only the calls into inlined frames (for its inline markers).
   let inlinedNodes: Uint8Array | undefined;
@@ -545,11 +556,19 @@ export function prepareReport(
   p: Profile,
   t: number,
   options: ReportFilters,
-): { profile: Profile; total: bigint; ratio: number; meanDivisorIndex: number | undefined; typeName: string | undefined } {
+  /** For the call graph reports: leave the filters to `buildCallGraph`'s per-stack pass when it can apply them (`stackFilters`). */
+  perStack = false,
+): { profile: Profile; total: bigint; ratio: number; meanDivisorIndex: number | undefined; typeName: string | undefined; stackFilters?: ReportFilterOptions } {
   checkSampleType(p, t);
   const ratio = ratioOf(options);
   const meanDivisorIndex = options.mean ? 0 : undefined;
   let q = withTagFrames(p, options);
+  // The graph needs no labels (-tagshow/-taghide change nothing it shows), and the other filters
+  // are decided per stack. Not with -relative_percentages: its total is of the filtered samples.
+  if (perStack && !options.relativePercentages) {
+    const typeName = options.mean ? 'mean_' + p.sample_types.type[t]! : undefined;
+    return { profile: q, total: reportTotal(q, t, meanDivisorIndex), ratio, meanDivisorIndex, typeName, stackFilters: options };
+  }
   // pprof's filters always drop the samples without a stack; the total counts them unless taken after the filters.
   if (options.relativePercentages) q = withoutEmptyStacks(applyReportFilters(q, options));
   const total = reportTotal(q, t, meanDivisorIndex);
@@ -586,12 +605,12 @@ function textReport(
   callsOf?: (name: string) => boolean,
 ): { t: number; g: CallGraph; header: string[] } {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const { profile: q, total, ratio, meanDivisorIndex, typeName } = prepareReport(p, t, options);
+  const { profile: q, total, ratio, meanDivisorIndex, typeName, stackFilters } = prepareReport(p, t, options, true);
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
   const g = buildCallGraph(
     q,
-    { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative },
+    { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative, stackFilters },
     allCalls,
     callsOf,
   );
