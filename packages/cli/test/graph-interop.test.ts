@@ -100,10 +100,16 @@ describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool ppro
     const f = fixture(rel);
     for (const v of VARIANTS) await expectSameGraph(f, v);
     await expectSameGraph(f, [filter, '-nodecount=20']);
+    await expectSameGraph(f, [filter, '-relative_percentages']);
     // Where many call-tree nodes share a name (R, unsymbolized gperftools), pprof's own order of
     // them (a Go sort of equal keys, different from run to run) decides which survive the cut of
     // 80: a smaller -nodecount keeps the comparison to nodes pprof always picks.
     await expectSameGraph(f, callTreeDeterministic ? ['-call_tree'] : ['-call_tree', '-nodecount=10']);
+  });
+
+  it("the frame filters and text options of every pprof report (Go's sample.cpu)", async () => {
+    const f = fixture('pprof/internal/report/testdata/sample.cpu');
+    for (const v of [['-hide=runtime'], ['-show=main'], ['-show_from=busyLoop'], ['-prune_from=mapiternext'], ['-unit=ms'], ['-noinlines']]) await expectSameGraph(f, v);
   });
 
   it('large.cpu (23k functions): the node-fraction cut', async () => {
@@ -133,6 +139,10 @@ describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go run
     expect(out).toMatch(/\[label = "phase:\w+\\nworker:(fast|slow)" id="N\d+_0" fontsize=8 shape=box3d/);
     await expectSameGraph(cpu, ['-focus=spin', '-nodecount=6']);
     await expectSameGraph(cpu, ['-call_tree']);
+    // The label filters and label frames of every pprof report.
+    for (const v of [['-tagfocus=worker=slow'], ['-tagignore=phase=x'], ['-tagshow=worker'], ['-taghide=phase'], ['-tagroot=worker'], ['-tagleaf=phase,worker']]) {
+      await expectSameGraph(cpu, v);
+    }
   });
 
   it('heap profile: bytes nodelets, each sample type', async () => {
@@ -141,6 +151,9 @@ describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go run
       const out = await expectSameGraph(heap, [`-sample_index=${t}`]);
       expect(out).toMatch(/\[label = "\d+(\.\d+)?[kM]?B(\.\.\d+(\.\d+)?[kM]?B)?" id="NN\d+_0"/);
     }
+    // -unit also formats the size tags (pprof formats them with it while building the graph).
+    expect(await expectSameGraph(heap, ['-unit=kb'])).toMatch(/label = "\d+(\.\d+)?kB"/);
+    await expectSameGraph(heap, ['-tagfocus=1kb:8kb']);
   });
 });
 

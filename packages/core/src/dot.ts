@@ -9,16 +9,20 @@
 
 import type { Profile } from './model.js';
 import { defaultSampleTypeIndex } from './views.js';
-import { filterSamples } from './ops/filter.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './ops/format.js';
 import { MAX_NODELETS, compareEdges, visualGraph, type GraphEdge, type GraphNode, type GraphTag, type VisualGraphOptions } from './ops/graph.js';
 import { abs, baseName, compareGoStrings } from './ops/internal.js';
-import { outputUnitFor, profileLabels, reportLabels, reportTotal, type NodeFields, type ReportFilters } from './ops/report.js';
-import type { Pattern } from './ops/regex.js';
+import { outputUnitFor, profileLabels, reportLabels, reportTotal, type NodeFields } from './ops/report.js';
+import { activeFilterLabels, applyReportFilters, type ReportFilterOptions } from './ops/report-filters.js';
 
 export { visualGraph, type VisualGraph, type VisualGraphOptions, type GraphNode, type GraphEdge, type GraphTag } from './ops/graph.js';
 
-export interface DotReportOptions extends VisualGraphOptions, ReportFilters {}
+export interface DotReportOptions extends VisualGraphOptions, ReportFilterOptions {
+  /** Print values in this unit (pprof `-unit`; default `minimum`: pprof's choice). */
+  outputUnit?: string;
+  /** Percentages of the total after the filters (pprof `-relative_percentages`). */
+  relativePercentages?: boolean;
+}
 
 export interface DotReport {
   /** The graph as drawn (nodes in output order: node `N<k>` is `graph.nodes[k-1]`). */
@@ -37,21 +41,21 @@ export interface DotReport {
 const HOW_TO_READ = '\nSee https://git.io/JfYMW for how to read the graph';
 
 /**
- * `go tool pprof -dot` of `p`: focus/ignore applied to the samples (the total stays the whole
- * profile's, as in pprof), the graph trimmed (defaults: 80 nodes, node fraction 0.005, edge
- * fraction 0.001), and written as pprof writes it.
+ * `go tool pprof -dot` of `p`: the report filters (focus, ignore, hide, show, …) applied to the
+ * samples (the total stays the whole profile's unless `relativePercentages`, as in pprof), the
+ * graph trimmed (defaults: 80 nodes, node fraction 0.005, edge fraction 0.001), and written as
+ * pprof writes it.
  */
 export function dotReport(p: Profile, options: DotReportOptions = {}): DotReport {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const total = reportTotal(p, t);
-  const filters: string[] = [];
-  const src = (x: Pattern) => (x instanceof RegExp ? x.source : x);
-  if (options.focus !== undefined) filters.push('focus=' + src(options.focus));
-  if (options.ignore !== undefined) filters.push('ignore=' + src(options.ignore));
-  const q = filters.length > 0 ? filterSamples(p, { focus: options.focus, ignore: options.ignore }) : p;
-  const g = visualGraph(q, { ...options, sampleTypeIndex: t });
+  const whole = reportTotal(p, t);
+  const q = applyReportFilters(p, options);
+  const total = options.relativePercentages ? reportTotal(q, t) : whole;
+  const chosenUnit = options.outputUnit ?? 'minimum';
+  // pprof formats numeric tags while it builds the graph, in the -unit given (minimum: its own choice).
+  const g = visualGraph(q, { ...options, sampleTypeIndex: t, tagUnit: chosenUnit });
   const unit = g.unit;
-  const outputUnit = outputUnitFor(g.nodes, total, unit);
+  const outputUnit = chosenUnit !== 'minimum' ? chosenUnit : outputUnitFor(g.nodes, total, unit);
   let shownFlat = 0n;
   for (const n of g.nodes) shownFlat += n.flat;
   const labels = [
@@ -67,7 +71,7 @@ export function dotReport(p: Profile, options: DotReportOptions = {}): DotReport
       droppedEdges: g.droppedEdges,
       shown: g.nodes.length,
       origCount: g.origCount,
-      activeFilters: filters,
+      activeFilters: activeFilterLabels(options),
     }),
     HOW_TO_READ,
   ];

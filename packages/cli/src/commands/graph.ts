@@ -1,6 +1,20 @@
 import { ErrorCodes, ProfkitError, dotReport, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { FOCUS_OPTIONS, FROM_OPTION, SAMPLE_TYPE_OPTION, byOf, numberOption, phase, sampleTypeIndexOf, stringOption } from './shared.js';
+import {
+  FILTER_OPTIONS,
+  FOCUS_OPTIONS,
+  FROM_OPTION,
+  SAMPLE_TYPE_OPTION,
+  TAG_FRAME_OPTIONS,
+  TEXT_OPTIONS,
+  byOf,
+  filterOptionsOf,
+  numberOption,
+  phase,
+  sampleTypeIndexOf,
+  stringOption,
+  withTagFramesOf,
+} from './shared.js';
 import { readAsGoPprof } from './go-load.js';
 
 const FORMATS = ['dot', 'svg', 'png'] as const;
@@ -23,6 +37,7 @@ export const graph: CliCommand = {
   summary: 'The call graph as DOT, SVG or PNG, like `go tool pprof -dot` / `-svg` / `-png` (no Graphviz needed)',
   usage: [
     'profkit graph FILE [--format dot|svg|png] [-o OUT] [-n N] [--focus RE] [--ignore RE] [--call-tree]',
+    '                   [--hide RE] [--show RE] [--tag-focus K=RE] … [--unit U] [--noinlines]',
     '',
     "pprof's call graph: a box per function with its flat and cumulative values (font size by flat,",
     'colour by cum), an arrow per call with its weight (dotted when it skips dropped nodes, marked',
@@ -44,6 +59,11 @@ export const graph: CliCommand = {
     ...FROM_OPTION,
     ...SAMPLE_TYPE_OPTION,
     ...FOCUS_OPTIONS,
+    ...FILTER_OPTIONS,
+    ...TAG_FRAME_OPTIONS,
+    unit: TEXT_OPTIONS.unit!,
+    'relative-percentages': TEXT_OPTIONS['relative-percentages']!,
+    noinlines: TEXT_OPTIONS.noinlines!,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
     format: { type: 'string', valueName: 'dot|svg|png', description: 'output format (default: by the extension of OUT, else dot)' },
     nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N nodes, tag boxes counted (pprof -nodecount; default 80, 0 = all)' },
@@ -64,15 +84,17 @@ export const graph: CliCommand = {
     }
     const options = {
       by,
-      focus: stringOption(ctx, 'focus'),
-      ignore: stringOption(ctx, 'ignore'),
+      ...filterOptionsOf(ctx),
+      outputUnit: stringOption(ctx, 'unit'),
+      relativePercentages: ctx.values['relative-percentages'] === true,
+      inline: ctx.values.noinlines !== true,
       nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
       edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
       callTree: ctx.values['call-tree'] === true,
     };
     const r = await readAsGoPprof(ctx, file);
-    const rep = phase(ctx, 'computing the graph', () => dotReport(r.loaded, { ...options, sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) }));
+    const rep = phase(ctx, 'computing the graph', () => dotReport(withTagFramesOf(ctx, r.loaded), { ...options, sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) }));
     let bytes: Uint8Array;
     if (format === 'dot') bytes = new TextEncoder().encode(rep.text);
     else {

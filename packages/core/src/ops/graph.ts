@@ -72,6 +72,8 @@ export interface VisualGraphOptions extends Pick<CallGraphOptions, 'by' | 'inlin
   edgeFraction?: number;
   /** One node per call path instead of per function (pprof `-call_tree`). */
   callTree?: boolean;
+  /** The unit `bytes` tags are printed in (pprof's `-unit`; default `minimum`). */
+  tagUnit?: string;
 }
 
 export interface VisualGraph {
@@ -96,7 +98,7 @@ const DIFF_BASE_KEY = 'pprof::base';
  * the `bytes` numeric label (the only numeric label graph reports keep) formatted in the key's
  * unit. Undefined when no sample has either.
  */
-function sampleTagsOf(p: Profile): { labels: string[]; bytes: bigint[][]; unit: string } | undefined {
+function sampleTagsOf(p: Profile, tagUnit: string): { labels: string[]; bytes: bigint[][]; unit: string; tagUnit: string } | undefined {
   const offsets = p.samples['.label_offsets'];
   if (!offsets) return undefined;
   const t = p['.labels'];
@@ -117,7 +119,7 @@ function sampleTagsOf(p: Profile): { labels: string[]; bytes: bigint[][]; unit: 
     any ||= strs.length > 0 || nums.length > 0;
   }
   if (!any) return undefined;
-  return { labels, bytes, unit: numLabelUnits(p).get('bytes') ?? 'bytes' };
+  return { labels, bytes, unit: numLabelUnits(p).get('bytes') ?? 'bytes', tagUnit };
 }
 
 function newNode(src: GraphSource, id: number): GraphNode {
@@ -131,13 +133,13 @@ function findOrAddTag(m: Map<string, GraphTag>, name: string, unit: string, valu
 }
 
 /** pprof `Node.addSample` for the tags only (the values come from the stack table). */
-function addSampleTags(n: GraphNode, w: bigint, labels: string, bytes: readonly bigint[], unit: string, flat: boolean): void {
+function addSampleTags(n: GraphNode, w: bigint, labels: string, bytes: readonly bigint[], unit: string, tagUnit: string, flat: boolean): void {
   const add = (t: GraphTag) => (flat ? (t.flat += w) : (t.cum += w));
   if (labels !== '') add(findOrAddTag(n.labelTags, labels, '', 0n));
   if (bytes.length === 0) return;
   let numeric = n.numericTags.get(labels);
   if (!numeric) n.numericTags.set(labels, (numeric = new Map()));
-  for (const v of bytes) add(findOrAddTag(numeric, formatValue(v, unit, 'minimum'), unit, v));
+  for (const v of bytes) add(findOrAddTag(numeric, formatValue(v, unit, tagUnit), unit, v));
 }
 
 /** The node table and stack table of one sample type: what every graph build of a report starts from. */
@@ -171,8 +173,8 @@ function addTags(src: GraphSource, pathOf: (stack: number, visit: (node: GraphNo
     pathOf(s, (n) => {
       if (n && !seen.has(n)) {
         seen.add(n);
-        addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, false);
-        if (innermost) addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, true);
+        addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, false);
+        if (innermost) addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, true);
       }
       innermost = false;
     });
@@ -514,7 +516,7 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     fields: table.fields,
     names: table.names,
     infos: table.infos,
-    tags: sampleTagsOf(p),
+    tags: sampleTagsOf(p, options.tagUnit ?? 'minimum'),
   };
   const callTree = options.callTree ?? false;
   const keptIds = (list: GraphNode[]) => {
