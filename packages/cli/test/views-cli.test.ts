@@ -106,7 +106,7 @@ describe.skipIf(!hasFixtures)('errors are one line with exit 2', () => {
     [['top', sampleCpu, '--sample-type', 'nope'], '--sample-type nope: no such sample type (the profile has samples/count, cpu/nanoseconds)'],
     [['top', sampleCpu, '--focus', '('], 'invalid regular expression for focus'],
     [['top', sampleCpu, '-n', 'ten'], '-n'],
-    [['top', sampleCpu, '--by', 'module'], '--by module: expected function, file or line'],
+    [['top', sampleCpu, '--by', 'module'], '--by module: expected function, filefunctions, file, line or address'],
     [['filter', sampleCpu], 'filter needs -o OUT'],
     [['merge', sampleCpu], 'merge needs -o OUT'],
     [['completion', 'tcsh'], 'completion tcsh: unknown shell'],
