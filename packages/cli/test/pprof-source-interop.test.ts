@@ -52,7 +52,8 @@ let topprotoCount = 0;
 async function expectSameTopProto(ours: string, theirs = ours, extra: string[] = []): Promise<string> {
   const n = ++topprotoCount;
   const theirsOut = join(tmp, `go-top-${n}.pb.gz`);
-  const g = goPprof([`-output=${theirsOut}`, '-topproto', ...extra.map((a) => a.replace(/^--sample-type=/, '-sample_index=')), theirs]);
+  const goExtra = extra.map((a) => a.replace(/^--sample-type=/, '-sample_index=').replace(/^--node-fraction=/, '-nodefraction=').replace(/^--cum$/, '-cum'));
+  const g = goPprof([`-output=${theirsOut}`, '-topproto', ...goExtra, theirs]);
   expect(g.code, g.stderr).toBe(0);
   const oursOut = join(tmp, `profkit-top-${n}.pb.gz`);
   const r = await profkit(['topproto', ours, '-o', oursOut, ...extra, '--quiet']);
@@ -98,6 +99,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('list / callgrind / topproto = go 
     await expectSameCallgrind(fixture(T + 'gobench.heap'), undefined, ['--sample-type=alloc_space']);
     await expectSameCallgrind(fixture(T + 'java.cpu'), undefined, ['--cum']);
     await expectSameTopProto(fixture(T + 'gobench.heap'), undefined, ['--sample-type=inuse_objects']);
+    await expectSameTopProto(fixture(T + 'java.cpu'), undefined, ['--node-fraction=0', '--cum']);
     const r = fixture('r-profile/inst/samples/proto/1.out.prof.pb.gz');
     await expectSameCallgrind(r);
     await expectSameTopProto(r);
@@ -234,7 +236,10 @@ describe.skipIf(!goAvailable || !haveR)('list on an Rprof line profile (srcrefs)
     expect(sum('cum')).toBe(BigInt(grow.cum));
     expect(grow.lines.find((l: { line: number }) => l.line === 7).text).toBe('  for (i in 1:k) x <- c(x, i)');
     await expectSameCallgrind(rprof, pb);
-    await expectSameTopProto(rprof, pb);
+    const cut = await expectSameTopProto(rprof, pb);
+    // Every entry (no node-fraction cut), ordered by cum: R's many small functions come back.
+    const all = await expectSameTopProto(rprof, pb, ['--node-fraction=0', '--cum']);
+    expect(all.split('\n').length).toBeGreaterThan(cut.split('\n').length);
   });
 });
 
