@@ -72,6 +72,8 @@ function timeOnce(argv: string[], env: NodeJS.ProcessEnv, outFile?: string): Mea
 /** The median of `runs` processes (CPU and RSS each their own median; one process's peak varies with GC timing). */
 function measure(argv: string[], runs: number, env: NodeJS.ProcessEnv, outFile?: string): Measured {
   const all = Array.from({ length: runs }, () => timeOnce(argv, env, outFile));
+  // Progress with the numbers, so that an interrupted run keeps what it measured.
+  for (const m of all) process.stderr.write(`  ${m.failed ?? `${fmtS(m.wallMs)} wall, ${fmtS(m.cpuMs)} CPU, ${fmtMiB(m.rssBytes)}`}\n`);
   const failed = all.find((m) => m.failed);
   if (failed) return failed;
   const median = (f: (m: Measured) => number) => all.map(f).sort((a, b) => a - b)[Math.floor(all.length / 2)]!;
