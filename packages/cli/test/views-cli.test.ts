@@ -152,7 +152,7 @@ describe('shell completion', () => {
     expect(complete(['profkit', 't'])).toEqual(expect.arrayContaining(['top', 'tree']));
     expect(complete(['profkit', 'top', '--sa'])).toEqual(['--sample-type']);
     expect(complete(['profkit', 'flame', 'x', '--form'])).toEqual(['--format']);
-    expect(complete(['profkit', 'top', 'x', '--by', ''])).toEqual(['function', 'file', 'line']);
+    expect(complete(['profkit', 'top', 'x', '--by', ''])).toEqual(['function', 'filefunctions', 'file', 'line', 'address']);
     expect(complete(['profkit', 'convert', 'x', '--to', 'ppr'])).toEqual(['pprof']);
     expect(complete(['profkit', 'help', 'pe'])).toEqual(['peek']);
     expect(complete(['profkit', 'top', 'profkit.ba'])).toEqual(['profkit.bash']);

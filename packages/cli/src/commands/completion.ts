@@ -9,7 +9,7 @@ interface Spec {
 
 /** Values offered after options that take one of a fixed set (or the installed formats). */
 function choicesFor(option: string, formats: string[]): string[] | undefined {
-  if (option === 'by') return ['function', 'file', 'line'];
+  if (option === 'by') return ['function', 'filefunctions', 'file', 'line', 'address'];
   if (option === 'format') return ['html', 'svg'];
   if (option === 'from' || option === 'to') return formats;
   return undefined;

@@ -7,7 +7,7 @@
 
 import type { Profile } from '../model.js';
 import type { ProfileIndex } from '../views.js';
-import { PrefixTreeBuilder, RowSums, sumsExactInDoubles, type StackTable, type StackValues } from './stack-table.js';
+import { RowSums, buildStackTable, sumsExactInDoubles, type StackTable, type StackValues } from './stack-table.js';
 
 export interface MeanStacks {
   /** The stacks of the samples whose value or divisor is nonzero; `self` sums the values. */
@@ -23,26 +23,10 @@ export interface MeanStacks {
 export function meanStackTables(p: Profile, index: ProfileIndex, t: number, divisorIndex: number): MeanStacks {
   const col = p.samples['.values'][t]!;
   const div = p.samples['.values'][divisorIndex]!;
-  const { offsets, location_id } = p.samples.locations;
-  const tree = new PrefixTreeBuilder();
-  const all = () => true;
-  const self = new RowSums(sumsExactInDoubles(col, all));
-  const divSelf = new RowSums(sumsExactInDoubles(div, all));
-  const sampleStack = new Int32Array(col.length).fill(-1);
-  for (let i = 0; i < col.length; i++) {
-    if (col[i] === 0n && div[i] === 0n) continue;
-    let s = -1;
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      const r = index.locations.get(location_id[k]!);
-      if (r >= 0) s = tree.intern(s, r);
-    }
-    if (s < 0) continue;
-    sampleStack[i] = s;
-    self.add(s, col[i]!);
-    divSelf.add(s, div[i]!);
-  }
-  const stacks: StackTable = { length: tree.length, ...tree.finish(), self: self.finish(tree.length), sampleStack };
-  return { stacks, divisor: { self: divSelf.finish(tree.length) } };
+  const stacks = buildStackTable(p, index, t, () => true, (i) => col[i] !== 0n || div[i] !== 0n);
+  const divSelf = new RowSums(sumsExactInDoubles(div, () => true));
+  for (let i = 0; i < div.length; i++) if (stacks.sampleStack[i]! >= 0) divSelf.add(stacks.sampleStack[i]!, div[i]!);
+  return { stacks, divisor: { self: divSelf.finish(stacks.length) } };
 }
 
 /** pprof's mean of a sum: `value / divisor` (Go integer division, toward zero) unless the divisor is 0. */

@@ -222,7 +222,14 @@ export function sumsExactInDoubles(col: BigInt64Array, keep: (v: bigint) => bool
  * Builds the stack table of sample type `sampleTypeIndex` from the samples whose value passes
  * `keep` (default: nonzero). Location ids that name no location are skipped, as the views do.
  */
-export function buildStackTable(p: Profile, index: ProfileIndex, sampleTypeIndex: number, keep: (v: bigint) => boolean = (v) => v !== 0n): StackTable {
+export function buildStackTable(
+  p: Profile,
+  index: ProfileIndex,
+  sampleTypeIndex: number,
+  keep: (v: bigint) => boolean = (v) => v !== 0n,
+  /** Decides per sample instead of `keep` (e.g. pprof -mean keeps samples whose count is nonzero); `keep` still bounds the sums. */
+  keepSample?: (i: number) => boolean,
+): StackTable {
   const col = p.samples['.values'][sampleTypeIndex]!;
   const { offsets, location_id } = p.samples.locations;
   // At most one row per frame: the bound of the columns' growth.
@@ -231,7 +238,7 @@ export function buildStackTable(p: Profile, index: ProfileIndex, sampleTypeIndex
   const sampleStack = new Int32Array(col.length).fill(-1);
   for (let i = 0; i < col.length; i++) {
     const v = col[i]!;
-    if (!keep(v)) continue;
+    if (keepSample ? !keepSample(i) : !keep(v)) continue;
     let s = -1;
     for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
       const r = index.locations.get(location_id[k]!);
