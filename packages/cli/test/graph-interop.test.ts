@@ -4,8 +4,8 @@
  * profiles made here by `fixtures/goprof/main.go`), gperftools (heap and CPU fixtures, and heap
  * dumps and a CPU profile of a C program run here), Java, R (the profile.proto fixture, and an
  * Rprof file read directly, compared with pprof on its profkit conversion), and pprof's large.cpu;
- * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore, -lines/-files and -call_tree
- * variants.
+ * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore, -lines/-files, -call_tree, the
+ * other report filters, -unit, -noinlines, -relative_percentages, -divide_by, -base and -diff_base.
  *
  * Normalisation (documented in docs/cli.md): pprof runs with TZ=UTC and -symbolize=none. DOT texts
  * are compared as sets: every node line (nodes and tag nodelets) with all its attributes (label,
@@ -109,7 +109,9 @@ describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool ppro
 
   it("the frame filters and text options of every pprof report (Go's sample.cpu)", async () => {
     const f = fixture('pprof/internal/report/testdata/sample.cpu');
-    for (const v of [['-hide=runtime'], ['-show=main'], ['-show_from=busyLoop'], ['-prune_from=mapiternext'], ['-unit=ms'], ['-noinlines']]) await expectSameGraph(f, v);
+    for (const v of [['-hide=runtime'], ['-show=main'], ['-show_from=busyLoop'], ['-prune_from=mapiternext'], ['-unit=ms'], ['-noinlines'], ['-divide_by=10']]) {
+      await expectSameGraph(f, v);
+    }
   });
 
   it('large.cpu (23k functions): the node-fraction cut', async () => {
@@ -142,6 +144,15 @@ describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go run
     // The label filters and label frames of every pprof report.
     for (const v of [['-tagfocus=worker=slow'], ['-tagignore=phase=x'], ['-tagshow=worker'], ['-taghide=phase'], ['-tagroot=worker'], ['-tagleaf=phase,worker']]) {
       await expectSameGraph(cpu, v);
+    }
+  });
+
+  it.skipIf(!hasFixtures)('-diff_base / -base against another Go CPU profile: negative (green) nodes and edges', async () => {
+    const cpu = join(dir, 'cpu.pb.gz');
+    const other = fixture('pprof/internal/report/testdata/sample.cpu');
+    for (const v of [[`-diff_base=${other}`], [`-base=${other}`, '-nodecount=10'], [`-diff_base=${other}`, '-call_tree']]) {
+      // A node whose cum went down is green: red channel low, green at pprof's 0.7 (b2).
+      expect(await expectSameGraph(cpu, v)).toMatch(/^N\d+ \[label="[^"]*of -[^"]*".* color="#[0-7][0-9a-f]b2[0-9a-f]{2}"/m);
     }
   });
 

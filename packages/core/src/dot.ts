@@ -12,7 +12,7 @@ import { defaultSampleTypeIndex } from './views.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './ops/format.js';
 import { MAX_NODELETS, compareEdges, visualGraph, type GraphEdge, type GraphNode, type GraphTag, type VisualGraphOptions } from './ops/graph.js';
 import { abs, baseName, compareGoStrings } from './ops/internal.js';
-import { outputUnitFor, profileLabels, reportLabels, reportTotal, type NodeFields } from './ops/report.js';
+import { outputUnitFor, profileLabels, reportLabels, reportTotal, reportValue, type NodeFields } from './ops/report.js';
 import { activeFilterLabels, applyReportFilters, type ReportFilterOptions } from './ops/report-filters.js';
 
 export { visualGraph, type VisualGraph, type VisualGraphOptions, type GraphNode, type GraphEdge, type GraphTag } from './ops/graph.js';
@@ -22,6 +22,8 @@ export interface DotReportOptions extends VisualGraphOptions, ReportFilterOption
   outputUnit?: string;
   /** Percentages of the total after the filters (pprof `-relative_percentages`). */
   relativePercentages?: boolean;
+  /** Print every value divided by this (pprof `-divide_by`; default 1). */
+  divideBy?: number;
 }
 
 export interface DotReport {
@@ -55,11 +57,12 @@ export function dotReport(p: Profile, options: DotReportOptions = {}): DotReport
   // pprof formats numeric tags while it builds the graph, in the -unit given (minimum: its own choice).
   const g = visualGraph(q, { ...options, sampleTypeIndex: t, tagUnit: chosenUnit });
   const unit = g.unit;
-  const outputUnit = chosenUnit !== 'minimum' ? chosenUnit : outputUnitFor(g.nodes, total, unit);
+  const ratio = 1 / (options.divideBy ?? 1);
+  const outputUnit = chosenUnit !== 'minimum' ? chosenUnit : outputUnitFor(g.nodes, total, unit, true, ratio);
   let shownFlat = 0n;
   for (const n of g.nodes) shownFlat += n.flat;
   const labels = [
-    ...profileLabels(p, t, total, outputUnit),
+    ...profileLabels(p, t, total, outputUnit, { ratio }),
     ...reportLabels({
       total,
       unit,
@@ -72,12 +75,13 @@ export function dotReport(p: Profile, options: DotReportOptions = {}): DotReport
       shown: g.nodes.length,
       origCount: g.origCount,
       activeFilters: activeFilterLabels(options),
+      ratio,
     }),
     HOW_TO_READ,
   ];
   const m = p['.mappings'];
   const title = m.mapping_id.length > 0 && m.filename[0] !== '' ? baseName(m.filename[0]!) : '';
-  const text = composeDot(g.nodes, { title, labels, total, formatValue: (v) => formatValue(v, unit, outputUnit) });
+  const text = composeDot(g.nodes, { title, labels, total, formatValue: (v) => reportValue(v, unit, outputUnit, ratio) });
   return { graph: g.nodes, labels, total, outputUnit, text };
 }
 

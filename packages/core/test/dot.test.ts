@@ -209,6 +209,17 @@ describe('dotReport: pprof newTrimmedGraph in visual mode', () => {
     expect(r.labels).toContain('Showing nodes accounting for 75, 75.00% of 100 total');
   });
 
+  it('negative values (diffs): a NaN entropy score sorts as Go on amd64 does, first (was a crash: NaN to BigInt)', () => {
+    // x: flat -10, one call of +5: its out-entropy takes the log of a negative fraction (NaN),
+    // which Go's int64() turns into the minimum int64; plus flat -10 it wraps to the top.
+    const p = profileOf([
+      { stack: ['main', 'x'], value: -10 },
+      { stack: ['main', 'x', 'y'], value: 5 },
+      { stack: ['main', 'z'], value: 100 },
+    ]);
+    expect(dotReport(p).graph.map((n) => n.name)).toEqual(['x', 'z', 'main', 'y']);
+  });
+
   it('call tree: a node per path', () => {
     const p = profileOf([
       { stack: ['main', 'a', 'leaf'], value: 10 },

@@ -1,6 +1,7 @@
 import { ErrorCodes, ProfkitError, dotReport, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import {
+  BASE_OPTIONS,
   FILTER_OPTIONS,
   FOCUS_OPTIONS,
   FROM_OPTION,
@@ -13,6 +14,7 @@ import {
   phase,
   sampleTypeIndexOf,
   stringOption,
+  textOptionsOf,
   withTagFramesOf,
 } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
@@ -61,7 +63,9 @@ export const graph: CliCommand = {
     ...FOCUS_OPTIONS,
     ...FILTER_OPTIONS,
     ...TAG_FRAME_OPTIONS,
+    ...BASE_OPTIONS,
     unit: TEXT_OPTIONS.unit!,
+    'divide-by': TEXT_OPTIONS['divide-by']!,
     'relative-percentages': TEXT_OPTIONS['relative-percentages']!,
     noinlines: TEXT_OPTIONS.noinlines!,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
@@ -87,6 +91,7 @@ export const graph: CliCommand = {
       ...filterOptionsOf(ctx),
       outputUnit: stringOption(ctx, 'unit'),
       relativePercentages: ctx.values['relative-percentages'] === true,
+      divideBy: textOptionsOf(ctx).divideBy,
       inline: ctx.values.noinlines !== true,
       nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),

@@ -366,14 +366,26 @@ function entropyScore(n: GraphNode): bigint {
   let score = 0;
   score += n.in.size === 0 ? 1 : edgeEntropyScore(n.in, 0n);
   score += n.out.size === 0 ? 1 : edgeEntropyScore(n.out, n.flat);
-  // Go's int64(float64): truncation toward zero.
-  return BigInt(Math.trunc(score * Number(n.cum))) + n.flat;
+  return BigInt.asIntN(64, goInt64(score * Number(n.cum)) + n.flat);
 }
+
+const MIN_INT64 = -(2n ** 63n);
+
+/**
+ * Go's `int64(x)` on amd64: truncation toward zero, and the "integer indefinite" minimum for NaN
+ * and values out of range (negative values make entropy scores NaN: pprof sorts diffs so).
+ */
+function goInt64(x: number): bigint {
+  return Number.isNaN(x) || x >= 2 ** 63 || x < -(2 ** 63) ? MIN_INT64 : BigInt(Math.trunc(x));
+}
+
+/** Go's `abs64` on int64 (the minimum stays itself). */
+const abs64 = (v: bigint): bigint => BigInt.asIntN(64, v < 0n ? -v : v);
 
 /** pprof `SortNodes(_, visualMode=true)`: `EntropyOrder`, ties by name, |flat|, `fmt.Sprint(Info)`. */
 function sortByEntropy(nodes: GraphNode[]): void {
   const score = new Map<GraphNode, bigint>();
-  for (const n of nodes) score.set(n, abs(entropyScore(n)));
+  for (const n of nodes) score.set(n, abs64(entropyScore(n)));
   const byAbs = (x: bigint, y: bigint) => (x > y ? -1 : x < y ? 1 : 0);
   nodes.sort((l, r) => byAbs(score.get(l)!, score.get(r)!) || compareGoStrings(l.name, r.name) || byAbs(abs(l.flat), abs(r.flat)) || compareGoStrings(l.sortKey, r.sortKey));
 }
