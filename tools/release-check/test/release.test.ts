@@ -79,7 +79,8 @@ describe.skipIf(!haveNpm)('release: the packed packages, installed outside the r
     for (const t of listed) tarballs.set(t.name, { filename: join(packs, t.filename), files: t.files.map((f) => f.path) });
 
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true }, null, 2));
-    const wanted = ['@profkit/cli', '@profkit/core', '@profkit/pprof'].map((n) => tarballs.get(n)?.filename ?? n);
+    // The CLI depends on @profkit/web (`profkit web`).
+    const wanted = ['@profkit/cli', '@profkit/core', '@profkit/pprof', '@profkit/web'].map((n) => tarballs.get(n)?.filename ?? n);
     ok(run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...wanted], project, 180_000), 'npm install of the tarballs');
     writeFileSync(join(project, 'x.pb.gz'), smallPprof());
   }, 240_000);

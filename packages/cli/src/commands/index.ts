@@ -26,5 +26,6 @@ import { list } from './list.js';
 import { callgrind } from './callgrind.js';
 import { topproto } from './topproto.js';
 import { disasm } from './disasm.js';
+import { web } from './web.js';
 
-export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, graph, raw, traces, tags, list, disasm, callgrind, topproto, completion];
+export const BUILTIN_COMMANDS: readonly CliCommand[] = [formats, detect, validate, info, convert, top, tree, peek, folded, diff, merge, filter, flame, graph, raw, traces, tags, list, disasm, callgrind, topproto, web, completion];

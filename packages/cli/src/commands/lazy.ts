@@ -29,6 +29,7 @@ const LOADERS: Record<string, () => Promise<CliCommand>> = {
   disasm: async () => (await import('./disasm.js')).disasm,
   callgrind: async () => (await import('./callgrind.js')).callgrind,
   topproto: async () => (await import('./topproto.js')).topproto,
+  web: async () => (await import('./web.js')).web,
   completion: async () => (await import('./completion.js')).completion,
 };
 

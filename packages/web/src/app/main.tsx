@@ -1,0 +1,424 @@
+/**
+ * The page: opens a profile (served by `profkit web FILE`, named in the page's
+ * `#profkit-config`; or picked / dropped by the user in the static build), hands its bytes to the
+ * Web Worker and shows what the worker computes: the top table and the canvas flame graph/icicle.
+ * The view state lives in the URL hash (state.ts). The page itself fetches nothing but the
+ * served profile(s); the worker is made from source bundled into this script.
+ */
+
+import { render } from 'preact';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { formatPercentage, formatValue } from '@profkit/core';
+import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
+import type { LoadedInfo, ProfileInput, TopRow, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
+
+/** The worker's bundled source (scripts/build-app.mjs defines it). */
+declare const __PROFKIT_WORKER_SOURCE__: string;
+
+/** What `profkit web` puts in the page: where to fetch the profile (and base) from. */
+interface ServedConfig {
+  profile: { name: string; url: string };
+  base?: { name: string; url: string };
+}
+
+function servedConfig(): ServedConfig | undefined {
+  const el = document.getElementById('profkit-config');
+  return el?.textContent ? (JSON.parse(el.textContent) as ServedConfig) : undefined;
+}
+
+/** The worker, and requests to it as promises (answers to superseded requests are dropped by the callers). */
+class Analysis {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, (r: WorkerResponse) => void>();
+
+  constructor() {
+    const url = URL.createObjectURL(new Blob([__PROFKIT_WORKER_SOURCE__], { type: 'text/javascript' }));
+    this.worker = new Worker(url);
+    this.worker.onmessage = (e: MessageEvent<WorkerResponse>) => {
+      this.pending.get(e.data.id)?.(e.data);
+      this.pending.delete(e.data.id);
+    };
+  }
+
+  private ask(req: WorkerRequest, transfer: Transferable[] = []): Promise<WorkerResponse> {
+    return new Promise((resolve) => {
+      this.pending.set(req.id, resolve);
+      this.worker.postMessage(req, transfer);
+    });
+  }
+
+  load(profile: ProfileInput, base?: ProfileInput): Promise<WorkerResponse> {
+    return this.ask({ kind: 'load', id: this.nextId++, profile, base }, [profile.bytes, ...(base ? [base.bytes] : [])]);
+  }
+
+  view(state: ViewState): Promise<WorkerResponse> {
+    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state) });
+  }
+}
+
+async function fetchInput(spec: { name: string; url: string }): Promise<ProfileInput> {
+  const response = await fetch(spec.url);
+  if (!response.ok) throw new Error(`${spec.name}: HTTP ${response.status}`);
+  return { name: spec.name, bytes: await response.arrayBuffer() };
+}
+
+async function fileInput(file: File): Promise<ProfileInput> {
+  return { name: file.name, bytes: await file.arrayBuffer() };
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+type Status = { kind: 'empty' } | { kind: 'busy'; text: string } | { kind: 'error'; code: string; message: string } | { kind: 'ready' };
+
+function App() {
+  const analysis = useMemo(() => new Analysis(), []);
+  const [state, setState] = useState<ViewState>(() => stateFromHash(location.hash));
+  const [status, setStatus] = useState<Status>({ kind: 'empty' });
+  const [info, setInfo] = useState<LoadedInfo>();
+  const [names, setNames] = useState<{ profile: string; base?: string }>();
+  const [result, setResult] = useState<ViewResult>();
+  const latest = useRef(0);
+  const [loadCount, setLoadCount] = useState(0);
+  const [pendingBase, setPendingBase] = useState<ProfileInput>();
+
+  // The hash follows the state (replaceState: no history entry per keystroke), and back/forward or an edited URL the other way.
+  useEffect(() => {
+    const h = hashOf(state);
+    if (h !== location.hash && !(h === '' && location.hash === '')) history.replaceState(null, '', h === '' ? location.pathname + location.search : h);
+  }, [state]);
+  useEffect(() => {
+    const onHash = () => setState(stateFromHash(location.hash));
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  async function open(profile: ProfileInput, base?: ProfileInput) {
+    setStatus({ kind: 'busy', text: `reading ${profile.name}${base ? ` and ${base.name}` : ''}…` });
+    setResult(undefined);
+    const r = await analysis.load(profile, base);
+    if (r.kind === 'error') {
+      setStatus({ kind: 'error', code: r.code, message: r.message });
+      return;
+    }
+    if (r.kind !== 'loaded') return;
+    setInfo(r.info);
+    setNames({ profile: profile.name, base: base?.name });
+    setLoadCount((n) => n + 1);
+  }
+
+  useEffect(() => {
+    const config = servedConfig();
+    if (!config) return;
+    (async () => {
+      try {
+        const [p, b] = await Promise.all([fetchInput(config.profile), config.base ? fetchInput(config.base) : Promise.resolve(undefined)]);
+        await open(p, b);
+      } catch (e) {
+        setStatus({ kind: 'error', code: 'PROFKIT_E_IO', message: e instanceof Error ? e.message : String(e) });
+      }
+    })();
+  }, []);
+
+  // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base.
+  useEffect(() => {
+    const over = (e: DragEvent) => e.preventDefault();
+    const drop = (e: DragEvent) => {
+      e.preventDefault();
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length === 0) return;
+      void Promise.all(files.slice(0, 2).map(fileInput)).then(([p, b]) => open(p!, b));
+    };
+    addEventListener('dragover', over);
+    addEventListener('drop', drop);
+    return () => {
+      removeEventListener('dragover', over);
+      removeEventListener('drop', drop);
+    };
+  }, []);
+
+  // A view per state change (the search and zoom are drawn here, not computed by the worker).
+  const viewKey = JSON.stringify(viewOptionsOf(state));
+  useEffect(() => {
+    if (loadCount === 0) return;
+    const id = ++latest.current;
+    setStatus({ kind: 'busy', text: 'computing…' });
+    void analysis.view(state).then((r) => {
+      if (id !== latest.current) return;
+      if (r.kind === 'error') setStatus({ kind: 'error', code: r.code, message: r.message });
+      else if (r.kind === 'view') {
+        setResult(r.result);
+        setStatus({ kind: 'ready' });
+      }
+    });
+  }, [viewKey, loadCount]);
+
+  const update = (patch: Partial<ViewState>) => setState((s) => ({ ...s, ...patch }));
+
+  return (
+    <div class="app">
+      <header>
+        <h1>profkit</h1>
+        <OpenControls
+          onProfile={(p) => void open(p, pendingBase)}
+          onBase={(b) => setPendingBase(b)}
+          served={servedConfig() !== undefined}
+        />
+        {names && info && (
+          <p id="profile-summary">
+            <b>{names.profile}</b> ({info.format}{names.base ? `, minus ${names.base} (${info.baseFormat})` : ''}), {info.samples.toLocaleString('en-US')} samples
+          </p>
+        )}
+      </header>
+      {status.kind === 'empty' && !servedConfig() && (
+        <p id="drop-hint" class="drop-hint">Drop a profile here (pprof, Rprof, gperftools heap/CPU, folded stacks, Fuchsia sampler, speedscope), or choose one above. Nothing leaves this page.</p>
+      )}
+      {status.kind === 'busy' && <p class="status" role="status">{status.text}</p>}
+      {status.kind === 'error' && (
+        <p class="error" role="alert" id="error">
+          <code>{status.code}</code> {status.message}
+        </p>
+      )}
+      {info && info.warnings.length > 0 && (
+        <ul class="warnings">
+          {info.warnings.map((w) => (
+            <li>
+              <code>{w.code}</code> {w.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {info && (
+        <Controls state={state} info={info} update={update} />
+      )}
+      {result && state.view === 'top' && <TopTable result={result} state={state} update={update} />}
+      {result && state.view !== 'top' && <FlameView result={result} state={state} update={update} />}
+    </div>
+  );
+}
+
+function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b: ProfileInput | undefined) => void; served: boolean }) {
+  if (props.served) return null;
+  return (
+    <div class="open">
+      <label>
+        Profile <input id="profile-input" type="file" onChange={async (e) => {
+          const f = (e.currentTarget as HTMLInputElement).files?.[0];
+          if (f) props.onProfile(await fileInput(f));
+        }} />
+      </label>
+      <label title="Choose the base before the profile: the views then show profile minus base">
+        Base (optional, for a diff) <input id="base-input" type="file" onChange={async (e) => {
+          const f = (e.currentTarget as HTMLInputElement).files?.[0];
+          props.onBase(f ? await fileInput(f) : undefined);
+        }} />
+      </label>
+    </div>
+  );
+}
+
+/** The filters are applied on Enter (each one recomputes the view in the worker). */
+function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo; update: (p: Partial<ViewState>) => void }) {
+  const sampleType = state.sampleType >= 0 ? state.sampleType : info.defaultSampleType;
+  const [draft, setDraft] = useState({ focus: state.focus, ignore: state.ignore, hide: state.hide, show: state.show });
+  useEffect(() => setDraft({ focus: state.focus, ignore: state.ignore, hide: state.hide, show: state.show }), [state.focus, state.ignore, state.hide, state.show]);
+  return (
+    <div class="controls">
+      <nav aria-label="views">
+        {(['top', 'flame', 'icicle'] as const).map((v) => (
+          <button type="button" id={`view-${v}`} aria-pressed={state.view === v} onClick={() => update({ view: v })}>
+            {v === 'top' ? 'Top' : v === 'flame' ? 'Flame graph' : 'Icicle'}
+          </button>
+        ))}
+      </nav>
+      <label>
+        Sample type{' '}
+        <select id="sample-type" value={String(sampleType)} onChange={(e) => update({ sampleType: Number((e.currentTarget as HTMLSelectElement).value), zoom: [] })}>
+          {info.sampleTypes.map((t, i) => (
+            <option value={String(i)}>{`${t.type}/${t.unit}`}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        By{' '}
+        <select id="by" value={state.by} onChange={(e) => update({ by: (e.currentTarget as HTMLSelectElement).value as ViewState['by'] })}>
+          <option value="function">function</option>
+          <option value="file">file</option>
+          <option value="line">line</option>
+        </select>
+      </label>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          update({ ...draft, zoom: [] });
+        }}
+      >
+        {(['focus', 'ignore', 'hide', 'show'] as const).map((k) => (
+          <label>
+            {k}{' '}
+            <input id={`filter-${k}`} type="text" size={12} value={draft[k]} placeholder="regexp" onInput={(e) => setDraft({ ...draft, [k]: (e.currentTarget as HTMLInputElement).value })} />
+          </label>
+        ))}
+        <button type="submit" id="apply-filters">Apply</button>
+      </form>
+    </div>
+  );
+}
+
+function DiffLegend() {
+  return (
+    <p class="legend" id="diff-legend">
+      Diff (profile − base): <span class="swatch grew" /> grew <span class="swatch shrank" /> shrank <span class="swatch same" /> unchanged
+    </p>
+  );
+}
+
+function TopTable({ result, state, update }: { result: ViewResult; state: ViewState; update: (p: Partial<ViewState>) => void }) {
+  const body = useRef<HTMLTableSectionElement>(null);
+  const [active, setActive] = useState(0);
+  const rows = result.top.rows;
+  const sign = (v: string) => (!result.diff ? '' : v.startsWith('-') ? 'shrank' : v === '0' ? '' : 'grew');
+  const focusRow = (i: number) => {
+    const n = Math.max(0, Math.min(rows.length - 1, i));
+    setActive(n);
+    (body.current?.children[n] as HTMLElement | undefined)?.focus();
+  };
+  const onKey = (e: KeyboardEvent, i: number, row: TopRow) => {
+    const step: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 20, PageUp: -20 };
+    if (e.key in step) focusRow(i + step[e.key]!);
+    else if (e.key === 'Home') focusRow(0);
+    else if (e.key === 'End') focusRow(rows.length - 1);
+    else if (e.key === 'Enter') update({ focus: `^${escapeRegExp(row.name)}$`, zoom: [] });
+    else return;
+    e.preventDefault();
+  };
+  const sortButton = (cum: boolean, label: string) => (
+    <button type="button" id={`sort-${cum ? 'cum' : 'flat'}`} aria-pressed={state.cum === cum} onClick={() => update({ cum })}>
+      {label}
+      {state.cum === cum ? ' ▼' : ''}
+    </button>
+  );
+  return (
+    <section>
+      {result.diff && <DiffLegend />}
+      <pre id="top-header">{result.top.header.join('\n')}</pre>
+      <table id="top-table" aria-label="top table: arrow keys move, Enter focuses on the entry">
+        <thead>
+          <tr>
+            <th aria-sort={state.cum ? 'none' : 'descending'}>{sortButton(false, 'flat')}</th>
+            <th>flat%</th>
+            <th>sum%</th>
+            <th aria-sort={state.cum ? 'descending' : 'none'}>{sortButton(true, 'cum')}</th>
+            <th>cum%</th>
+            <th>{state.by}</th>
+          </tr>
+        </thead>
+        <tbody ref={body}>
+          {rows.map((r, i) => (
+            <tr tabIndex={i === active ? 0 : -1} data-flat={r.flat} data-cum={r.cum} onKeyDown={(e) => onKey(e, i, r)} onFocus={() => setActive(i)}>
+              <td class={sign(r.flat)}>{r.flatText}</td>
+              <td>{r.flatPercent}</td>
+              <td>{r.sumPercent}</td>
+              <td class={sign(r.cum)}>{r.cumText}</td>
+              <td>{r.cumPercent}</td>
+              <td class="name">{r.name}{r.inline ? ` ${r.inline}` : ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 && <p>No entries: the filters leave no samples.</p>}
+    </section>
+  );
+}
+
+/** Marks the first flame paint of the page (measured by the benchmark, docs/web.md). */
+let painted = false;
+
+function FlameView({ result, state, update }: { result: ViewResult; state: ViewState; update: (p: Partial<ViewState>) => void }) {
+  const layout = result.flame;
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(1000);
+  const [hover, setHover] = useState(-1);
+  const parent = useMemo(() => parentsOf(layout), [layout]);
+  const zoom = useMemo(() => frameAtPath(layout, state.zoom), [layout, state.zoom.join('\n')]);
+  let matches: Uint8Array | undefined;
+  let searchError = '';
+  try {
+    matches = searchMatches(layout, state.search);
+  } catch (e) {
+    searchError = e instanceof Error ? e.message : String(e);
+  }
+  const options: FlameDrawOptions = { icicle: state.view === 'icicle', zoom, matches };
+  useLayoutEffect(() => {
+    const measure = () => setWidth(Math.max(200, Math.floor(box.current?.clientWidth ?? 1000)));
+    measure();
+    addEventListener('resize', measure);
+    return () => removeEventListener('resize', measure);
+  }, []);
+  useLayoutEffect(() => {
+    if (!canvas.current) return;
+    drawFlame(canvas.current, layout, options, width);
+    if (!painted) {
+      painted = true;
+      performance.mark('profkit:first-flame-paint');
+    }
+  });
+  const total = layout.value[0] ?? 0;
+  const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
+  const pos = (e: MouseEvent) => {
+    const r = canvas.current!.getBoundingClientRect();
+    return frameAt(layout, options, width, e.clientX - r.left, e.clientY - r.top);
+  };
+  const h = hover >= 0 && hover < layout.depth.length ? hover : -1;
+  return (
+    <section>
+      {result.diff && <DiffLegend />}
+      <div class="flame-tools">
+        <label>
+          Search{' '}
+          <input id="search" type="search" value={state.search} placeholder="regexp" aria-invalid={searchError !== ''} onInput={(e) => update({ search: (e.currentTarget as HTMLInputElement).value })} />
+        </label>
+        {matches && <span id="search-total">matched: {fmt(matchedTotal(layout, matches))} ({formatPercentage(matchedTotal(layout, matches), total).trim()})</span>}
+        {searchError && <span class="error">{searchError}</span>}
+        <button type="button" id="reset-zoom" disabled={zoom === 0} onClick={() => update({ zoom: [] })}>Reset zoom</button>
+        {layout.elided > 0 && <span class="note">{layout.elided.toLocaleString('en-US')} frames narrower than 0.001% left out</span>}
+      </div>
+      <div ref={box} class="flame-box">
+        <canvas
+          id="flame"
+          ref={canvas}
+          tabIndex={0}
+          role="img"
+          aria-label={`${state.view === 'icicle' ? 'icicle' : 'flame'} graph of ${result.sampleTypeName}: click a frame to zoom, Escape to zoom out`}
+          data-frames={String(layout.depth.length)}
+          data-total={String(total)}
+          data-zoom={String(zoom)}
+          style={{ height: `${flameHeight(layout)}px` }}
+          onMouseMove={(e) => setHover(pos(e))}
+          onMouseLeave={() => setHover(-1)}
+          onClick={(e) => {
+            const i = pos(e);
+            if (i >= 0) update({ zoom: pathOf(layout, parent, i) });
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape' && zoom !== 0) {
+              update({ zoom: pathOf(layout, parent, parent[zoom]!) });
+              e.preventDefault();
+            }
+          }}
+        />
+      </div>
+      <p id="flame-detail" class="detail" aria-live="polite">
+        {h >= 0
+          ? `${layout.names[layout.nameIndex[h]!]}: ${fmt(layout.value[h]!)} (${formatPercentage(layout.value[h]!, total).trim()}), self ${fmt(layout.self[h]!)}` +
+            (layout.base ? `, base ${fmt(layout.base[h]!)}, change ${layout.value[h]! - layout.base[h]! >= 0 ? '+' : ''}${fmt(layout.value[h]! - layout.base[h]!)}` : '')
+          : 'Point at a frame for its values; click to zoom.'}
+      </p>
+    </section>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,58 @@
+/**
+ * The view state and the URL hash: everything that decides what the page shows (view, sample
+ * type, granularity, sort, filters, search, zoom) is in the hash, so a link or a reload reopens
+ * the same view. `#view=flame&st=1&by=line&cum=1&focus=…&q=…&zoom=main;run` — unknown keys and
+ * bad values fall back to the defaults.
+ */
+
+import type { ViewBy, ViewName, ViewOptions } from './protocol.js';
+
+export interface ViewState extends ViewOptions {
+  view: ViewName;
+  /** Search pattern (a regular expression) highlighted in the flame graph. */
+  search: string;
+  /** The zoomed frame of the flame graph as its call path of names from the root's child down; [] = no zoom. */
+  zoom: string[];
+}
+
+export const DEFAULT_STATE: ViewState = { view: 'top', sampleType: -1, by: 'function', cum: false, focus: '', ignore: '', hide: '', show: '', search: '', zoom: [] };
+
+const VIEWS: readonly ViewName[] = ['top', 'flame', 'icicle'];
+const BYS: readonly ViewBy[] = ['function', 'file', 'line'];
+
+/** The state a hash says (leading `#` optional). */
+export function stateFromHash(hash: string): ViewState {
+  const q = new URLSearchParams(hash.replace(/^#/, ''));
+  const s: ViewState = { ...DEFAULT_STATE, zoom: [] };
+  const view = q.get('view');
+  if (view && (VIEWS as string[]).includes(view)) s.view = view as ViewName;
+  const st = Number(q.get('st') ?? '-1');
+  if (Number.isInteger(st) && st >= 0) s.sampleType = st;
+  const by = q.get('by');
+  if (by && (BYS as string[]).includes(by)) s.by = by as ViewBy;
+  s.cum = q.get('cum') === '1';
+  for (const k of ['focus', 'ignore', 'hide', 'show'] as const) s[k] = q.get(k) ?? '';
+  s.search = q.get('q') ?? '';
+  const zoom = q.get('zoom');
+  s.zoom = zoom ? zoom.split('\n') : [];
+  return s;
+}
+
+/** The hash for a state: only what differs from the defaults. */
+export function hashOf(s: ViewState): string {
+  const q = new URLSearchParams();
+  if (s.view !== DEFAULT_STATE.view) q.set('view', s.view);
+  if (s.sampleType >= 0) q.set('st', String(s.sampleType));
+  if (s.by !== DEFAULT_STATE.by) q.set('by', s.by);
+  if (s.cum) q.set('cum', '1');
+  for (const k of ['focus', 'ignore', 'hide', 'show'] as const) if (s[k] !== '') q.set(k, s[k]);
+  if (s.search !== '') q.set('q', s.search);
+  if (s.zoom.length > 0) q.set('zoom', s.zoom.join('\n'));
+  const text = q.toString();
+  return text === '' ? '' : `#${text}`;
+}
+
+/** The options the worker computes a view from. */
+export function viewOptionsOf(s: ViewState): ViewOptions {
+  return { sampleType: s.sampleType, by: s.by, cum: s.cum, focus: s.focus, ignore: s.ignore, hide: s.hide, show: s.show };
+}

@@ -1,0 +1,175 @@
+/**
+ * The loopback server of `profkit web FILE`: serves the built app (dist/www) and the bytes of
+ * the given profile (and base) — nothing else. Like `go tool pprof -http`, but it binds
+ * 127.0.0.1 by default, refuses any other address unless `allowRemote` is set, answers only GET
+ * and HEAD, refuses requests whose Host header is not a loopback name (DNS rebinding: a web page
+ * elsewhere must not read the profile through a name that resolves to 127.0.0.1), and sends a
+ * Content-Security-Policy that lets the page load only its own assets.
+ */
+
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+import { basename } from 'node:path';
+import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { readAppAssets, type AppAssets } from './assets.js';
+
+export interface WebServerOptions {
+  /** The profile to show. */
+  profile: string;
+  /** A base profile: the page then shows profile minus base (`profkit top FILE --base BASE`). */
+  base?: string;
+  /** Address to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** Bind `host` even when it is not a loopback address (the profile is then readable from the network). */
+  allowRemote?: boolean;
+}
+
+export interface WebServer {
+  /** The page's URL. */
+  url: string;
+  host: string;
+  port: number;
+  /** The URL paths the server answers (the page, its assets, the profile files). */
+  paths: readonly string[];
+  close(): Promise<void>;
+}
+
+/** True for addresses and names that stay on this machine: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^::ffff:127\./.test(h);
+  return false;
+}
+
+/** The Host header's host part (without the port), or undefined when there is none. */
+function hostOfHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(header);
+  return m?.[1];
+}
+
+/** The page may load its own script, style and the served profile; the worker comes from a blob: URL. */
+const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const COMMON_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+async function checkFile(path: string, option: string): Promise<number> {
+  try {
+    const s = await stat(path);
+    if (!s.isFile()) throw new ProfkitError(ErrorCodes.IO, `${path}: not a regular file`, { file: path, option, rule: 'profkit web serves regular files' });
+    return s.size;
+  } catch (e) {
+    if (e instanceof ProfkitError) throw e;
+    throw new ProfkitError(ErrorCodes.IO, `${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { file: path, option, rule: 'the profile must be a readable file' }, { cause: e });
+  }
+}
+
+/** The page with the files it is to fetch (JSON in a non-executed script element; `<` escaped). */
+function pageWithConfig(assets: AppAssets, config: unknown): string {
+  const json = JSON.stringify(config).replace(/</g, '\\u003c');
+  return assets.indexHtml.replace('<!--profkit-config-->', `<script type="application/json" id="profkit-config">${json}</script>`);
+}
+
+/** Starts the server; resolves once it listens. */
+export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && !options.allowRemote) {
+    throw new ProfkitError(ErrorCodes.USAGE, `--host ${host} is not a loopback address: anyone who can reach it could read the profile (pass --allow-remote to bind it anyway)`, {
+      option: 'host',
+      rule: 'profkit web binds loopback addresses only unless --allow-remote',
+    });
+  }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ProfkitError(ErrorCodes.USAGE, `--port ${port}: expected an integer in [0, 65535]`, { option: 'port', rule: 'a TCP port' });
+  }
+  await checkFile(options.profile, 'profile');
+  if (options.base !== undefined) await checkFile(options.base, 'base');
+  const assets = await readAppAssets();
+
+  // Each served file under its own name, so the page's format detection sees the extension.
+  const files = new Map<string, string>();
+  const profileUrl = `/profile/${encodeURIComponent(basename(options.profile))}`;
+  files.set(profileUrl, options.profile);
+  let baseUrl: string | undefined;
+  if (options.base !== undefined) {
+    baseUrl = `/base/${encodeURIComponent(basename(options.base))}`;
+    files.set(baseUrl, options.base);
+  }
+  const page = pageWithConfig(assets, {
+    profile: { name: basename(options.profile), url: profileUrl },
+    ...(baseUrl ? { base: { name: basename(options.base!), url: baseUrl } } : {}),
+  });
+  const staticFiles = new Map<string, { type: string; body: string | Uint8Array }>([
+    ['/', { type: 'text/html; charset=utf-8', body: page }],
+    ['/index.html', { type: 'text/html; charset=utf-8', body: page }],
+    ['/app.js', { type: 'text/javascript; charset=utf-8', body: assets.appJs }],
+    ['/app.css', { type: 'text/css; charset=utf-8', body: assets.appCss }],
+  ]);
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const fail = (status: number, text: string) => {
+      res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`${text}\n`);
+    };
+    const hostHeader = hostOfHeader(req.headers.host);
+    if (!options.allowRemote && (hostHeader === undefined || !isLoopbackHost(hostHeader))) return fail(421, 'profkit web answers only requests addressed to a loopback name');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return fail(405, 'profkit web serves files only (GET, HEAD)');
+    }
+    const path = (req.url ?? '/').split('?')[0]!;
+    const asset = staticFiles.get(path);
+    if (asset) {
+      res.writeHead(200, { ...COMMON_HEADERS, 'content-type': asset.type });
+      res.end(req.method === 'HEAD' ? undefined : asset.body);
+      return;
+    }
+    const file = files.get(path);
+    if (file === undefined) return fail(404, 'not found: profkit web serves the page and the profile(s) it was given, nothing else');
+    // The file is read now (it may have been rewritten since the start); errors become a 500, not a crash.
+    void stat(file).then(
+      (s) => {
+        res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/octet-stream', 'content-length': String(s.size) });
+        if (req.method === 'HEAD') return void res.end();
+        const stream = createReadStream(file);
+        stream.on('error', () => res.destroy());
+        stream.pipe(res);
+      },
+      () => fail(500, `${basename(file)} can no longer be read`),
+    );
+  };
+
+  const server: Server = createServer(handle);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new ProfkitError(ErrorCodes.IO, `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { option: e.code === 'EADDRINUSE' ? 'port' : 'host', rule: 'profkit web needs a free port on the given address' }, { cause: e })),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${urlHost}:${address.port}/`,
+    host: address.address,
+    port: address.port,
+    paths: [...staticFiles.keys(), ...files.keys()],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
