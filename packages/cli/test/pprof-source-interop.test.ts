@@ -27,10 +27,15 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const goPprof = goPprofIn(tmp);
 
+/** pprof's spelling of a profkit option (`--sample-type=x` → `-sample_index=x`, `--tag-focus` → `-tagfocus`). */
+function goSpelling(option: string): string {
+  const renamed: Record<string, string> = { 'sample-type': 'sample_index', 'node-fraction': 'nodefraction', 'tag-focus': 'tagfocus', 'tag-ignore': 'tagignore' };
+  return option.replace(/^--([a-z-]+)/, (_, name: string) => '-' + (renamed[name] ?? name.replace(/-/g, '_')));
+}
+
 /** `profkit list OURS RE` equals `go tool pprof -list RE THEIRS` (same source path); returns the text. */
 async function expectSameList(ours: string, regex: string, sourcePath: string, theirs = ours, extra: string[] = []): Promise<string> {
-  const goExtra = extra.map((a) => a.replace(/^--trim-path=/, '-trim_path=').replace(/^--sample-type=/, '-sample_index=').replace(/^--noinlines$/, '-noinlines'));
-  const g = goPprof([`-list=${regex}`, `-source_path=${sourcePath}`, ...goExtra, theirs]);
+  const g = goPprof([`-list=${regex}`, `-source_path=${sourcePath}`, ...extra.map(goSpelling), theirs]);
   expect(g.code, g.stderr).toBe(0);
   const r = await profkit(['list', ours, regex, `--source-path=${sourcePath}`, ...extra, '--quiet']);
   expect(r.code, r.stderr).toBe(0);
@@ -39,7 +44,7 @@ async function expectSameList(ours: string, regex: string, sourcePath: string, t
 }
 
 async function expectSameCallgrind(ours: string, theirs = ours, extra: string[] = []): Promise<string> {
-  const g = goPprof(['-callgrind', ...extra.map((a) => a.replace(/^--sample-type=/, '-sample_index=').replace(/^--cum$/, '-cum')), theirs]);
+  const g = goPprof(['-callgrind', ...extra.map(goSpelling), theirs]);
   expect(g.code, g.stderr).toBe(0);
   const r = await profkit(['callgrind', ours, ...extra, '--quiet']);
   expect(r.code, r.stderr).toBe(0);
@@ -52,8 +57,7 @@ let topprotoCount = 0;
 async function expectSameTopProto(ours: string, theirs = ours, extra: string[] = []): Promise<string> {
   const n = ++topprotoCount;
   const theirsOut = join(tmp, `go-top-${n}.pb.gz`);
-  const goExtra = extra.map((a) => a.replace(/^--sample-type=/, '-sample_index=').replace(/^--node-fraction=/, '-nodefraction=').replace(/^--cum$/, '-cum'));
-  const g = goPprof([`-output=${theirsOut}`, '-topproto', ...goExtra, theirs]);
+  const g = goPprof([`-output=${theirsOut}`, '-topproto', ...extra.map(goSpelling), theirs]);
   expect(g.code, g.stderr).toBe(0);
   const oursOut = join(tmp, `profkit-top-${n}.pb.gz`);
   const r = await profkit(['topproto', ours, '-o', oursOut, ...extra, '--quiet']);
@@ -117,6 +121,19 @@ describe.skipIf(!hasFixtures || !goAvailable)('list / callgrind / topproto = go 
     expect(existsSync(out)).toBe(true);
     const disasm = await profkit(['-disasm=function0', f, '--quiet']);
     expect(disasm.stderr).toContain('no matches found for regexp: function0');
+  });
+
+  it("pprof's filters before the report, percentages of the whole profile: --focus, --ignore, --hide, --show-from, --tag-focus", async () => {
+    const cpu = fixture('pprof/internal/report/testdata/sample.cpu');
+    for (const filter of [['--focus=mapassign'], ['--ignore=evacuate', '--hide=runtime\\.add'], ['--show-from=busyLoop']]) {
+      const text = await expectSameList(cpu, '.', tmp, undefined, filter);
+      expect(text.split('\n')[0]).toBe('Total: 1.76s');
+      await expectSameCallgrind(cpu, undefined, filter);
+      await expectSameTopProto(cpu, undefined, filter);
+    }
+    const heap = fixture(T + 'gobench.heap');
+    await expectSameCallgrind(heap, undefined, ['--tag-focus=bytes=1kb:']);
+    await expectSameTopProto(heap, undefined, ['--tag-focus=bytes=:64kb']);
   });
 
   it('large.cpu (23k functions): callgrind byte for byte', async () => {

@@ -2,6 +2,7 @@ import { callgrindReport, writeFileAtomic } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, sampleTypeIndexOf, stringOption } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
+import { REPORT_FILTER_OPTIONS, filteredForReport } from './symbol-report.js';
 
 export const callgrind: CliCommand = {
   name: 'callgrind',
@@ -23,6 +24,7 @@ export const callgrind: CliCommand = {
   options: {
     ...FROM_OPTION,
     ...SAMPLE_TYPE_OPTION,
+    ...REPORT_FILTER_OPTIONS,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
     cum: { type: 'boolean', description: 'order nodes by cumulative value (pprof -cum)' },
   },
@@ -31,7 +33,9 @@ export const callgrind: CliCommand = {
   async run(ctx) {
     const file = ctx.positionals[0]!;
     const r = await readAsGoPprof(ctx, file);
-    const text = callgrindReport(r.loaded, { sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded), cum: ctx.values.cum === true });
+    const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
+    const { profile, total } = filteredForReport(ctx, r.loaded, sampleTypeIndex);
+    const text = callgrindReport(profile, { sampleTypeIndex, total, cum: ctx.values.cum === true });
     ctx.out.warnings(r.warnings);
     const output = stringOption(ctx, 'output');
     if (output === undefined || output === '-') ctx.stdout.write(text);

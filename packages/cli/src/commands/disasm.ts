@@ -2,7 +2,7 @@ import { disasmReport, type Profile } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
 import { binutilsTool } from './binutils.js';
-import { runSymbolReport } from './symbol-report.js';
+import { REPORT_FILTER_OPTIONS, runSymbolReport } from './symbol-report.js';
 
 /** `p` with its first mapping's file replaced by `binary` (pprof's `go tool pprof BINARY PROFILE`). */
 function withMainBinary(p: Profile, binary: string | undefined): Profile {
@@ -34,6 +34,7 @@ export const disasm: CliCommand = {
   options: {
     ...FROM_OPTION,
     ...SAMPLE_TYPE_OPTION,
+    ...REPORT_FILTER_OPTIONS,
     binary: { type: 'string', valueName: 'PATH', description: "the binary of the profile's main (first) mapping" },
   },
   positionals: 2,

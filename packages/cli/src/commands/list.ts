@@ -2,7 +2,7 @@ import { listReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
 import { sourceFileReader } from './source-files.js';
-import { runSymbolReport } from './symbol-report.js';
+import { REPORT_FILTER_OPTIONS, runSymbolReport } from './symbol-report.js';
 
 export const list: CliCommand = {
   name: 'list',
@@ -29,6 +29,7 @@ export const list: CliCommand = {
   options: {
     ...FROM_OPTION,
     ...SAMPLE_TYPE_OPTION,
+    ...REPORT_FILTER_OPTIONS,
     'source-path': { type: 'string', valueName: 'DIRS', description: "directories to search for source files, ':'-separated (pprof -source_path; default the working directory)" },
     'trim-path': { type: 'string', valueName: 'PREFIXES', description: "prefixes removed from the profile's file names, ':'-separated (pprof -trim_path)" },
     noinlines: { type: 'boolean', description: 'count inlined calls on the line of the call (pprof -noinlines)' },

@@ -1,10 +1,22 @@
-import { compileGoPattern, type Profile, type Warning } from '@profkit/core/node';
+import { applyReportFilters, compileGoPattern, reportTotal, type CommandOption, type Profile, type Warning } from '@profkit/core/node';
 import type { CliContext } from '../types.js';
-import { sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { FILTER_OPTIONS, FOCUS_OPTIONS, filterOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
+
+/** pprof's filters, applied before every report: --focus, --ignore, --hide, --show, --show-from, --tag-*, --prune-from. */
+export const REPORT_FILTER_OPTIONS: Record<string, CommandOption> = { ...FOCUS_OPTIONS, ...FILTER_OPTIONS };
+
+/**
+ * `loaded` with the command line's filters applied, and the report total of sample type `t`
+ * taken before them (pprof computes it first: percentages are of the whole profile).
+ */
+export function filteredForReport(ctx: CliContext, loaded: Profile, t: number): { profile: Profile; total: bigint } {
+  return { total: reportTotal(loaded, t), profile: applyReportFilters(loaded, filterOptionsOf(ctx)) };
+}
 
 /** What `list` and `disasm` give their report: the sample type and the REGEX of `FILE REGEX`. */
 export interface SymbolReportInput {
+  total: bigint;
   sampleTypeIndex: number;
   symbol: (name: string) => boolean;
   symbolText: string;
@@ -24,8 +36,9 @@ export async function runSymbolReport(
   const [file, regex] = ctx.positionals as [string, string];
   const symbol = await compileGoPattern(regex, 'REGEX');
   const r = await readAsGoPprof(ctx, file);
-  const p = prepare(r.loaded);
-  const rep = report(p, { sampleTypeIndex: sampleTypeIndexOf(ctx, p), symbol: (s) => symbol.test(s), symbolText: regex });
+  const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
+  const { profile: p, total } = filteredForReport(ctx, prepare(r.loaded), sampleTypeIndex);
+  const rep = report(p, { total, sampleTypeIndex, symbol: (s) => symbol.test(s), symbolText: regex });
   const warnings = [...r.warnings, ...(rep.warnings ?? [])];
   if (ctx.json) {
     ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(p, rep.sampleTypeIndex), total: rep.total, routines: rep.routines, warnings });

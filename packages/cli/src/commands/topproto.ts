@@ -2,6 +2,7 @@ import { topProtoReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, TO_OPTION, numberOption, reportWritten, requiredOutput, sampleTypeIndexOf } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
+import { REPORT_FILTER_OPTIONS, filteredForReport } from './symbol-report.js';
 
 export const topproto: CliCommand = {
   name: 'topproto',
@@ -23,6 +24,7 @@ export const topproto: CliCommand = {
   options: {
     ...FROM_OPTION,
     ...SAMPLE_TYPE_OPTION,
+    ...REPORT_FILTER_OPTIONS,
     ...TO_OPTION,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the output file (required; - for stdout with --to)' },
     cum: { type: 'boolean', description: 'order entries by cumulative value (pprof -cum)' },
@@ -34,8 +36,11 @@ export const topproto: CliCommand = {
     const file = ctx.positionals[0]!;
     const { output, to } = requiredOutput(ctx, 'topproto', 'topproto writes a new profile');
     const r = await readAsGoPprof(ctx, file);
-    const top = topProtoReport(r.loaded, {
-      sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded),
+    const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
+    const { profile, total } = filteredForReport(ctx, r.loaded, sampleTypeIndex);
+    const top = topProtoReport(profile, {
+      sampleTypeIndex,
+      total,
       cum: ctx.values.cum === true,
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
     });

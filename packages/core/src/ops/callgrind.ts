@@ -17,6 +17,8 @@ export interface CallgrindOptions {
   sampleTypeIndex?: number;
   /** Order the nodes by cumulative value (pprof `-cum`). */
   cum?: boolean;
+  /** The report total (default: of `loaded`; pprof takes it before -focus and the other filters). */
+  total?: bigint;
 }
 
 /** pprof `callgrindName`: `(N) name` for a new name, `(N)` for a known one, '' for none. */
@@ -64,7 +66,7 @@ function disambiguatedNames(nodes: GoGraphNode[]): Map<GoGraphNode, string> {
 
 /** `go tool pprof -callgrind` of a `goPprofLoad` result. */
 export function callgrindReport(loaded: Profile, options: CallgrindOptions = {}): string {
-  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'addresses', objNames: true, calls: true });
+  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'addresses', objNames: true, calls: true, total: options.total });
   const order = sortGoNodes(g.nodes.slice(), options.cum);
   const position = new Map(g.nodes.map((n, i) => [n, i]));
   // Callgrind values are integers: no scaling up for fractions (pprof's exception for callgrind).

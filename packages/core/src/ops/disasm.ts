@@ -45,6 +45,8 @@ export interface ObjectTool {
 
 export interface DisasmReportOptions {
   sampleTypeIndex?: number;
+  /** The report total (default: of `loaded`; pprof takes it before -focus and the other filters). */
+  total?: bigint;
   /** Whether a name is of interest (pprof's symbol regexp, `MatchString`). */
   symbol: (name: string) => boolean;
   /** The regexp as typed: for the "no matches" error, and read as an address when it is one. */
@@ -120,7 +122,7 @@ function annotate(insts: ObjectInstruction[], nodes: GoGraphNode[], file: Object
 
 /** `go tool pprof -disasm REGEX` of a `goPprofLoad` result. */
 export function disasmReport(loaded: Profile, options: DisasmReportOptions): DisasmReport {
-  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'addresses', inlines: false, objNames: true });
+  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'addresses', inlines: false, objNames: true, total: options.total });
   const address = parseAddress(options.symbolText);
   // Only binaries with a matching node are read (pprof's shortcut), or the one holding `address`.
   // pprof matches the node's printable name only ("0000000000401331 spin_a …"), so `^spin_a`

@@ -45,6 +45,8 @@ export interface GoGraphOptions {
   nodeFraction?: number;
   /** Collect the calls between nodes (default false). */
   calls?: boolean;
+  /** The report total (default pprof's `computeTotal` of `p`; pprof takes it before -focus and the other filters). */
+  total?: bigint;
 }
 
 export interface GoGraphNode {
@@ -235,5 +237,5 @@ export function goGraph(p: Profile, options: GoGraphOptions): GoGraph {
       if (src >= 0 && dst >= 0) calls.push({ src, dst, weight: BigInt(built.weight[e]!), inline: built.inline[e]! });
     }
   }
-  return { nodes, calls, total: reportTotal(p, t), sampleTypeIndex: t, unit: (p.sample_types.unit[t] ?? '').toLowerCase() };
+  return { nodes, calls, total: options.total ?? reportTotal(p, t), sampleTypeIndex: t, unit: (p.sample_types.unit[t] ?? '').toLowerCase() };
 }

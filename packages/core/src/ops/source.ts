@@ -17,6 +17,8 @@ export type SourceLines = { lines: readonly string[] } | { error: string };
 export interface ListReportOptions {
   /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
   sampleTypeIndex?: number;
+  /** The report total (default: of `loaded`; pprof takes it before -focus and the other filters). */
+  total?: bigint;
   /** Whether a function name is listed (pprof's symbol regexp, `MatchString`). */
   symbol: (name: string) => boolean;
   /** The regexp as typed, for the "no matches" error. */
@@ -127,6 +129,7 @@ export function listReport(loaded: Profile, options: ListReportOptions): ListRep
     objNames: true,
     trimPath: options.trimPath,
     sourcePath: options.sourcePath,
+    total: options.total,
   });
   const functions = groupBy(
     g.nodes.filter((n) => options.symbol(n.info.name)),

@@ -18,11 +18,13 @@ export interface TopProtoOptions {
   cum?: boolean;
   /** Leave out entries whose |cum| is below this fraction of the total (pprof `-nodefraction`, default 0.005). */
   nodeFraction?: number;
+  /** The report total (default: of `loaded`; pprof takes it before -focus and the other filters). */
+  total?: bigint;
 }
 
 /** `go tool pprof -topproto` of a `goPprofLoad` result: the top table as a profile. */
 export function topProtoReport(loaded: Profile, options: TopProtoOptions = {}): Profile {
-  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'functions', nodeFraction: options.nodeFraction ?? 0.005 });
+  const g = goGraph(loaded, { sampleTypeIndex: options.sampleTypeIndex, granularity: 'functions', nodeFraction: options.nodeFraction ?? 0.005, total: options.total });
   const nodes = sortGoNodes(g.nodes, options.cum);
   const unit = outputUnitFor(nodes, g.total, g.unit);
   const scaled = (v: bigint) => BigInt(Math.trunc(scaleMeasurement(Number(v), g.unit, unit)[0]));
