@@ -178,6 +178,13 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveGperftools)('disasm on gpe
     const [routine] = j.routines;
     expect(routine.name).toBe('spin_a');
     expect(routine.instructions.reduce((a: bigint, i: { flat: string }) => a + BigInt(i.flat), 0n)).toBe(BigInt(routine.flat));
+    // --intel-syntax (pprof -intel_syntax, which Go 1.19's go tool pprof refuses): same addresses and values.
+    const intel = await profkit(['disasm', nonPie.cpu, 'spin_', '-intel_syntax', '--quiet']);
+    expect(intel.code, intel.stderr).toBe(0);
+    expect(intel.stdout).toMatch(/: push +rbp\b/);
+    expect(text).toMatch(/: push +%rbp\b/);
+    expect(listing(intel.stdout)).toEqual(listing(text));
+    expect(goPprof(['-disasm=spin_', '-intel_syntax', nonPie.cpu]).stderr).toContain('Intel syntax is not supported');
   });
 
   it('heap profile (-no-pie): the allocation sites', async () => {

@@ -74,6 +74,7 @@ class BinutilsFile implements ObjectFile {
   constructor(
     private readonly path: string,
     private readonly base: bigint,
+    private readonly intelSyntax: boolean,
   ) {}
 
   symbols(matches: (name: string) => boolean, address: bigint | undefined): ObjectSymbol[] {
@@ -98,13 +99,14 @@ class BinutilsFile implements ObjectFile {
   }
 
   disassemble(start: bigint, end: bigint): ObjectInstruction[] {
-    const text = run('objdump', ['-d', '--no-show-raw-insn', '-l', `--start-address=0x${start.toString(16)}`, `--stop-address=0x${end.toString(16)}`, this.path]);
+    const syntax = this.intelSyntax ? ['-M', 'intel'] : [];
+    const text = run('objdump', ['-d', '--no-show-raw-insn', '-l', ...syntax, `--start-address=0x${start.toString(16)}`, `--stop-address=0x${end.toString(16)}`, this.path]);
     return typeof text === 'string' ? parseObjdump(text) : [];
   }
 }
 
-/** The binutils object tool; one `ObjectFile` per binary and base. */
-export function binutilsTool(): ObjectTool {
+/** The binutils object tool (AT&T syntax, or Intel's); one `ObjectFile` per binary and base. */
+export function binutilsTool(intelSyntax = false): ObjectTool {
   const opened = new Map<string, ObjectFile | { error: string }>();
   return {
     open({ file, start, offset }) {
@@ -113,7 +115,7 @@ export function binutilsTool(): ObjectTool {
       const base = type === ET_DYN ? start - offset : 0n;
       const key = `${file}\0${base}`;
       let f = opened.get(key);
-      if (!f) opened.set(key, (f = new BinutilsFile(file, base)));
+      if (!f) opened.set(key, (f = new BinutilsFile(file, base, intelSyntax)));
       return f;
     },
   };

@@ -15,14 +15,14 @@ export const disasm: CliCommand = {
   name: 'disasm',
   summary: 'Instructions of the functions matching a regexp with their costs, like `go tool pprof -disasm`',
   usage: [
-    'profkit disasm FILE REGEX [--binary PATH] [--sample-type T]',
+    'profkit disasm FILE REGEX [--binary PATH] [--intel-syntax] [--sample-type T]',
     '',
     'For each symbol of the profile\'s binaries whose name matches REGEX (Go RE2 syntax) and that',
     'holds samples, sorted by name: its flat and cum, then its instructions, each with the flat and',
     'cum of the samples at its address and its source position where that changes. Needs a',
     'profile with addresses (Go, gperftools, perf-derived pprof…) and the binaries at the paths its',
     'mappings name (--binary PATH replaces the main one). Binaries are read with GNU binutils',
-    '(`nm`, `objdump`): instructions are in AT&T syntax, where `go tool pprof` prints Go',
+    '(`nm`, `objdump`): instructions are in AT&T syntax (--intel-syntax: Intel\'s), where `go tool pprof` prints Go',
     'assembler syntax; the addresses, values and routines are the same. Function names must be',
     'in the profile (symbolize first with `profkit convert --symbolize`). Binaries that cannot be',
     'read are reported on stderr.',
@@ -36,6 +36,7 @@ export const disasm: CliCommand = {
     ...SAMPLE_TYPE_OPTION,
     ...REPORT_FILTER_OPTIONS,
     binary: { type: 'string', valueName: 'PATH', description: "the binary of the profile's main (first) mapping" },
+    'intel-syntax': { type: 'boolean', description: "instructions in Intel syntax (pprof -intel_syntax; objdump -M intel)" },
   },
   positionals: 2,
   json: true,
@@ -44,7 +45,7 @@ export const disasm: CliCommand = {
       ctx,
       'disasm',
       (p, input) => {
-        const rep = disasmReport(p, { ...input, tool: binutilsTool() });
+        const rep = disasmReport(p, { ...input, tool: binutilsTool(ctx.values['intel-syntax'] === true) });
         return { ...rep, warnings: rep.errors.map((message) => ({ code: 'binary-unreadable', message })) };
       },
       (p) => withMainBinary(p, stringOption(ctx, 'binary')),
