@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goPprofIn } from './go-pprof-runner.js';
-import { goAvailable, profkit, repoRoot } from './views-helpers.js';
+import { bin, goAvailable, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-disasm-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -101,6 +101,15 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveSampleBin)('disasm: google
     const anchored = await profkit(['disasm', f, '^main\\.busyLoop$', '--binary', bin, '--quiet']);
     expect(anchored.code, anchored.stderr).toBe(0);
     expect(anchored.stdout).toBe((await profkit(['disasm', f, 'main\\.busyLoop$', '--binary', bin, '--quiet'])).stdout);
+  });
+
+  it('without binutils on PATH: a PROFKIT_E_UNSUPPORTED error naming the package', () => {
+    const emptyPath = join(tmp, 'empty-path');
+    mkdirSync(emptyPath, { recursive: true });
+    const f = join(PPROF_REPORT_TESTDATA, 'sample.cpu');
+    const r = spawnSync(process.execPath, [bin, 'disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin')], { encoding: 'utf8', env: { ...process.env, PATH: emptyPath } });
+    expect(r.stderr).toContain('disasm needs GNU binutils: nm is not installed (apt-get install binutils) [PROFKIT_E_UNSUPPORTED]');
+    expect(r.status).not.toBe(0);
   });
 
   it('a regexp matching nothing, or no readable binary, is an error as in pprof', async () => {

@@ -8,7 +8,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { ObjectFile, ObjectInstruction, ObjectSymbol, ObjectTool } from '@profkit/core/node';
+import { ErrorCodes, ProfkitError, type ObjectFile, type ObjectInstruction, type ObjectSymbol, type ObjectTool } from '@profkit/core/node';
 import { goErrnoText } from './source-files.js';
 
 /** Output of one nm/objdump run beyond this is an error (a symbol's listing is far smaller). */
@@ -34,8 +34,12 @@ function elfType(path: string): number | { error: string } {
   }
 }
 
+/** `tool ARGS`'s output, or why it failed; a tool that cannot be started is a PROFKIT_E_UNSUPPORTED error. */
 function run(tool: string, args: string[]): string | { error: string } {
   const r = spawnSync(tool, args, { encoding: 'utf8', maxBuffer: MAX_TOOL_OUTPUT_BYTES });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+    throw new ProfkitError(ErrorCodes.UNSUPPORTED, `disasm needs GNU binutils: ${tool} is not installed (apt-get install binutils)`, { rule: 'disasm reads binaries with nm and objdump' });
+  }
   if (r.error) return { error: `${tool}: ${r.error.message}` };
   if (r.status !== 0) return { error: `${tool} ${args[args.length - 1]}: ${(r.stderr || `exit status ${r.status}`).trim()}` };
   return r.stdout;
