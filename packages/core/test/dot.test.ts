@@ -220,6 +220,18 @@ describe('dotReport: pprof newTrimmedGraph in visual mode', () => {
     expect(dotReport(p).graph.map((n) => n.name)).toEqual(['x', 'z', 'main', 'y']);
   });
 
+  it('drop negative: the negative node goes, the call into it stays (to N0, as pprof draws it)', () => {
+    const p = profileOf([
+      { stack: ['main', 'x'], value: -10 },
+      { stack: ['main', 'x', 'y'], value: 5 },
+      { stack: ['main', 'z'], value: 100 },
+    ]);
+    const r = dotReport(p, { dropNegative: true });
+    expect(r.graph.map((n) => n.name)).toEqual(['z', 'main', 'y']);
+    expect(lines(r.text, / -> N0 /)).toEqual([expect.stringContaining('tooltip="main -> x (-5)"')]);
+    expect(() => dotReport(p, { dropNegative: true, callTree: true })).toThrow(/not supported with call_tree/);
+  });
+
   it('call tree: a node per path', () => {
     const p = profileOf([
       { stack: ['main', 'a', 'leaf'], value: 10 },

@@ -12,6 +12,7 @@
  * labels. Objects are made only for the graph's nodes, never per sample.
  */
 
+import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { numLabelUnits } from './filter.js';
@@ -74,6 +75,11 @@ export interface VisualGraphOptions extends Pick<CallGraphOptions, 'by' | 'inlin
   callTree?: boolean;
   /** The unit `bytes` tags are printed in (pprof's `-unit`; default `minimum`). */
   tagUnit?: string;
+  /**
+   * Leave out nodes whose flat (or, at flat 0, cum) is negative (pprof `-drop_negative`; not with
+   * `callTree`). As in pprof, calls into them stay, drawn to a node `N0`.
+   */
+  dropNegative?: boolean;
 }
 
 export interface VisualGraph {
@@ -151,6 +157,7 @@ interface GraphSource {
   names: string[];
   infos: string[];
   tags: ReturnType<typeof sampleTagsOf>;
+  dropNegative: boolean;
 }
 
 /**
@@ -205,7 +212,8 @@ function newGraph(src: GraphSource, kept: Uint8Array | undefined, calls = true):
     n.flat = b.flat[id]!;
     n.cum = b.cum[id]!;
     byId[id] = n;
-    nodes.push(n);
+    // pprof's selectNodesForGraph: a dropped negative node keeps its edges (see VisualGraphOptions).
+    if (!(src.dropNegative && (n.flat < 0n || (n.flat === 0n && n.cum < 0n)))) nodes.push(n);
   }
   for (let e = 0; e < b.src.length; e++) {
     const s = byId[b.src[e]!];
@@ -529,8 +537,12 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     names: table.names,
     infos: table.infos,
     tags: sampleTagsOf(p, options.tagUnit ?? 'minimum'),
+    dropNegative: options.dropNegative ?? false,
   };
   const callTree = options.callTree ?? false;
+  if (callTree && src.dropNegative) {
+    throw new ProfkitError(ErrorCodes.USAGE, 'drop_negative is not supported with call_tree', { option: 'dropNegative', rule: 'a call tree keeps its negative nodes' });
+  }
   const keptIds = (list: GraphNode[]) => {
     const kept = new Uint8Array(src.input.nNodes);
     for (const n of list) kept[n.id] = 1;
