@@ -291,6 +291,15 @@ describe.skipIf(!goAvailable || !haveGperftools)('list / callgrind / topproto on
     await expectSameCallgrind(join(dir, 'cpu.prof'));
   });
 
+  it('without --source-path both look in their working directory (here the repository: workload.c is found under it)', async () => {
+    const inRepo = goPprofIn(tmp, repoRoot)(['-list=spin_a', sym]);
+    expect(inRepo.code, inRepo.stderr).toBe(0);
+    const r = await profkit(['list', sym, 'spin_a', '--quiet']); // runs with cwd = the repository
+    expect(r.stdout).toBe(inRepo.stdout);
+    expect(r.stdout).toContain(`ROUTINE ======================== spin_a in ${source}`);
+    expect(r.stdout).not.toContain('Error:');
+  });
+
   it.skipIf(!haveCallgrindAnnotate)("callgrind_annotate reads profkit's callgrind output", async () => {
     const out = join(dir, 'callgrind.out');
     const r = await profkit(['callgrind', sym, '-o', out, '--quiet']);
