@@ -4,7 +4,7 @@
  * profiles made here by `fixtures/goprof/main.go`), gperftools (heap and CPU fixtures, and heap
  * dumps and a CPU profile of a C program run here), Java, R (the profile.proto fixture, and an
  * Rprof file read directly, compared with pprof on its profkit conversion), and pprof's large.cpu;
- * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore, -lines/-files, -call_tree, the
+ * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore, each granularity, -call_tree, the
  * other report filters, -unit, -noinlines, -relative_percentages, -divide_by, -base and -diff_base.
  *
  * Normalisation (documented in docs/cli.md): pprof runs with TZ=UTC and -symbolize=none. DOT texts
@@ -70,7 +70,7 @@ function withCallsSorted(text: string): string {
 }
 
 /** pprof flag spellings of the variants (profkit takes them too, through its go-flags layer). */
-const VARIANTS: string[][] = [[], ['-nodecount=12'], ['-nodefraction=0', '-edgefraction=0'], ['-lines', '-nodecount=30'], ['-files']];
+const VARIANTS: string[][] = [[], ['-nodecount=12'], ['-nodefraction=0', '-edgefraction=0'], ['-lines', '-nodecount=30'], ['-files'], ['-addresses', '-nodecount=20'], ['-filefunctions']];
 
 /** `go tool pprof -dot ARGS THEIRS` and `profkit graph OURS ARGS` give the same graph; returns ours. */
 async function expectSameGraph(ours: string, args: string[] = [], theirs = ours): Promise<string> {

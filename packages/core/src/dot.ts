@@ -118,9 +118,10 @@ export function shortenFunctionName(f: string): string {
   return f;
 }
 
-/** pprof `NodeInfo.NameComponents` (no addresses: the graph has none at its granularities). */
+/** pprof `NodeInfo.NameComponents`. */
 function nameComponents(i: NodeFields): string[] {
   const parts: string[] = [];
+  if (i.address !== 0n) parts.push(i.address.toString(16).padStart(16, '0'));
   if (i.name !== '') parts.push(i.name);
   if (i.lineno !== 0) parts.push(`${i.file}:${i.lineno}`);
   else if (i.file !== '') parts.push(i.file);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ProfileBuilder, composeDot, dotColor, dotReport, escapeForDot, shortenFunctionName, type DotConfig, type GraphNode, type GraphTag, type Profile } from '../src/node/index.js';
 
 function node(name: string, flat: bigint, cum: bigint): GraphNode {
-  return { id: 0, info: { name, file: '', lineno: 0, obj: '' }, name, sortKey: name, flat, cum, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
+  return { id: 0, info: { name, file: '', lineno: 0, obj: '', address: 0n }, name, sortKey: name, flat, cum, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
 }
 
 /** pprof's `baseGraph()` and `baseAttrsAndConfig()`: src (10 of 25) -> dest (15 of 25), weight 10, total 100. */

@@ -2,6 +2,7 @@ import { ErrorCodes, ProfkitError, dotReport, writeFileAtomic } from '@profkit/c
 import type { CliCommand } from '../types.js';
 import {
   BASE_OPTIONS,
+  GRAPH_OPTIONS,
   FILTER_OPTIONS,
   FOCUS_OPTIONS,
   FROM_OPTION,
@@ -75,7 +76,7 @@ export const graph: CliCommand = {
     'node-fraction': { type: 'string', valueName: 'F', description: 'hide nodes whose cum is below F of the total (pprof -nodefraction, default 0.005)' },
     'edge-fraction': { type: 'string', valueName: 'F', description: 'hide calls below F of the total (pprof -edgefraction, default 0.001)' },
     'call-tree': { type: 'boolean', description: 'one node per call path instead of per function (pprof -call_tree)' },
-    by: { type: 'string', valueName: 'function|file|line', description: 'granularity of the nodes (default function)' },
+    by: GRAPH_OPTIONS.by!,
   },
   positionals: 1,
   json: false,
@@ -84,9 +85,6 @@ export const graph: CliCommand = {
     const output = stringOption(ctx, 'output');
     const format = formatOf(stringOption(ctx, 'format'), output);
     const by = byOf(ctx);
-    if (by !== undefined && by !== 'function' && by !== 'file' && by !== 'line') {
-      throw new ProfkitError(ErrorCodes.USAGE, `--by ${by}: graph supports function, file or line`, { option: 'by', rule: 'graph nodes are functions, files or lines' });
-    }
     const options = {
       by,
       ...filterOptionsOf(ctx),

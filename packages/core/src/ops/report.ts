@@ -159,6 +159,8 @@ export interface NodeFields {
   lineno: number;
   /** The mapping's file, kept for nodes without a function name. */
   obj: string;
+  /** The location's address at `address` granularity, else 0. */
+  address: bigint;
 }
 
 /**
@@ -207,7 +209,7 @@ export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, co
         // the function name says it all
       } else if (obj !== '') parts.push(`[${baseName(obj)}]`);
       else parts.push('<unknown>');
-      fields.push({ name, file, lineno, obj });
+      fields.push({ name, file, lineno, obj, address });
       id = names.length;
       names.push(parts.join(' '));
       infos.push(`{${name}  ${address} ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
