@@ -15,6 +15,7 @@ export * from './io.js';
 export { utf8Decoder, utf8Length, crc32, allocUninitialized, latin1String } from '#native';
 export { GZIP_IMPLEMENTATION, gunzipChunks, gzipBytes, gzipChunks, gzipStream, gzipBound } from './gzip.js';
 export * from './limits.js';
+export * from './lines.js';
 export * from './adapter.js';
 export * from './ops/index.js';
 export * from './ops/report.js';
