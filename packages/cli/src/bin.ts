@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-import { main } from './cli.js';
+import { startBundle } from './fast-start.js';
 
 // Writes to stdout go through CommandStdout (stdout.ts), which reports a failed write (a full
 // disk, a closed pipe) as the command's error; the stream's own 'error' event must not crash
 // the process with a stack trace on top of that.
 process.stdout.on('error', () => undefined);
 
+// The start-up bundle when it is built and matches the installed files (fast-start.ts), else
+// the modules as tsc wrote them.
+const bundle = startBundle();
+const { main } = bundle ?? (await import('./cli.js'));
 process.exitCode = await main(process.argv.slice(2), { handleSignals: true });
+bundle?.saveCodeCache();

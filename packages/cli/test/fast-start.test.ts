@@ -60,9 +60,13 @@ describe('the CLI entry', () => {
     expect(BUILTIN_COMMAND_NAMES).toEqual(BUILTIN_COMMANDS.map((c) => c.name));
   });
 
-  /** Runs the CLI under a module hook that logs every URL loaded; returns exit code and the URLs. */
+  /**
+   * Runs the CLI under a module hook that logs every URL loaded; returns exit code and the URLs.
+   * Without the start-up bundle (startup-bundle.test.ts tests it): this is the module graph that
+   * runs when the bundle does not match the files, and the one library users load.
+   */
   function loadedModules(args: string[], cwd: string): { status: number | null; stderr: string; urls: string[] } {
-    return runWithModuleLog([cliBin, ...args], { cwd });
+    return runWithModuleLog([cliBin, ...args], { cwd, env: { ...process.env, PROFKIT_NO_BUNDLE: '1' } });
   }
 
   /** A small pprof profile (examples/r/fib.Rprof.out converted), made once. */

@@ -1,0 +1,241 @@
+/**
+ * The CLI's fast start (issue 16 item 4; docs/performance.md "Start-up"). `npm run build` writes
+ * `dist/bundle/` (tools/scripts/bundle-cli.mjs): the CLI, @profkit/core and the first-party
+ * adapters in one script, and a manifest with the SHA-1 of every file that went into it. Node 20
+ * has no compile cache for ES modules, so loading ~100 modules and compiling their code on first
+ * call is most of a small command's time; one script compiled through a V8 code cache
+ * (`vm.Script` `cachedData`) skips both.
+ *
+ * Never stale: the bundle runs only while every file of the CLI and of what it imports is byte for
+ * byte what it was built from (after a bare `tsc -b` it is not, and bin.ts imports dist/cli.js as
+ * before). An adapter package's code is taken from the bundle only when its own files match too;
+ * any other module (a third-party adapter, a config file, an adapter whose files differ) is
+ * imported as usual, and its `import '@profkit/core'` is redirected to the bundle's core (a
+ * resolve hook, bundle-hooks.ts) so that there is one core instance per process.
+ *
+ * Hashing ~180 files costs more than it saves, so a check that passed is remembered in the cache
+ * folder under the files' (path, size, mtime, inode): the next run only stats them.
+ *
+ * `PROFKIT_NO_BUNDLE=1` starts unbundled; `PROFKIT_CACHE_DIR` moves the cache folder (default:
+ * `$XDG_CACHE_HOME/profkit` or `~/.cache/profkit`, else the temporary folder).
+ */
+
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
+
+type Main = (argv: string[], io?: { handleSignals?: boolean }) => Promise<number>;
+
+interface Manifest {
+  bundle: string;
+  bundleSha1: string;
+  packages: Record<string, { version: string; files: Record<string, string>; dependsOn: string[] }>;
+  modules: { package: string; path: string }[];
+  eager: string[];
+  bundledCoreKey: string;
+  coreBridges: Record<string, string>;
+}
+
+interface BundleExports {
+  main: Main;
+  modules: [packageName: string, path: string, namespace: object][];
+}
+
+export interface StartedBundle {
+  main: Main;
+  /** Writes the code cache when there was none (or V8 rejected it); after the command ran, so that it holds the functions the command compiled. */
+  saveCodeCache(): void;
+}
+
+const cliRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bundleDir = join(cliRoot, 'dist', 'bundle');
+
+function cacheDir(): string {
+  if (process.env.PROFKIT_CACHE_DIR) return process.env.PROFKIT_CACHE_DIR;
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg) return join(xdg, 'profkit');
+  try {
+    return join(homedir(), '.cache', 'profkit');
+  } catch {
+    return join(tmpdir(), `profkit-${process.getuid?.() ?? 'user'}`);
+  }
+}
+
+const sha1 = (data: string | Uint8Array) => createHash('sha1').update(data).digest('hex');
+
+/** Writes `data` to `path` through a temporary file and a rename (a concurrent reader sees all or nothing); errors are ignored: the cache is optional. */
+function writeCacheFile(path: string, data: string | Uint8Array): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, data);
+    renameSync(tmp, path);
+  } catch {
+    // a read-only or full cache folder: the next start checks (or compiles) again
+  }
+}
+
+/** Checks the files of packages against the manifest, remembering checks that passed. */
+class InputCheck {
+  private readonly checked = new Map<string, boolean>();
+
+  constructor(
+    private readonly manifest: Manifest,
+    private readonly cache: string,
+  ) {}
+
+  /** True when the files of `name` installed at `root` are the ones the bundle holds. */
+  matches(name: string, root: string): boolean {
+    const key = `${name}\0${root}`;
+    let ok = this.checked.get(key);
+    if (ok === undefined) {
+      ok = this.compare(name, root);
+      this.checked.set(key, ok);
+    }
+    return ok;
+  }
+
+  private compare(name: string, root: string): boolean {
+    const expected = this.manifest.packages[name];
+    if (!expected) return false;
+    const files = Object.keys(expected.files);
+    let signature = `${name}\0${root}`;
+    try {
+      for (const file of files) {
+        const s = statSync(join(root, file), { bigint: true });
+        signature += `\0${file}\0${s.size}\0${s.mtimeNs}\0${s.ino}`;
+      }
+    } catch {
+      return false;
+    }
+    const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${sha1(signature)}`);
+    try {
+      statSync(marker);
+      return true;
+    } catch {
+      // not checked yet (or the files changed since): hash them
+    }
+    for (const file of files) {
+      try {
+        if (sha1(readFileSync(join(root, file))) !== expected.files[file]) return false;
+      } catch {
+        return false;
+      }
+    }
+    writeCacheFile(marker, '');
+    return true;
+  }
+}
+
+/** Where package `name` is installed as seen from `fromRoot` (a package folder), or undefined. */
+function packageRoot(name: string, fromRoot: string): string | undefined {
+  try {
+    return dirname(createRequire(join(fromRoot, 'package.json')).resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The package.json name at `root`, or undefined. */
+function packageName(root: string): string | undefined {
+  try {
+    return String(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts the bundle when it is built and matches the installed files; undefined otherwise (the
+ * caller then imports dist/cli.js). Never throws for a missing, stale or rejected bundle or cache.
+ */
+export function startBundle(): StartedBundle | undefined {
+  if (process.env.PROFKIT_NO_BUNDLE) return undefined;
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(bundleDir, 'manifest.json'), 'utf8')) as Manifest;
+  } catch {
+    return undefined; // not built (esbuild missing, or only `tsc -b` ran)
+  }
+  const cache = cacheDir();
+  const check = new InputCheck(manifest, cache);
+  const roots = new Map<string, string>([['@profkit/cli', cliRoot]]);
+  for (const name of manifest.eager) {
+    const root = roots.get(name) ?? packageRoot(name, cliRoot);
+    if (!root || !check.matches(name, root)) return undefined;
+    roots.set(name, root);
+  }
+  const coreRoot = roots.get('@profkit/core')!;
+
+  const bundlePath = join(bundleDir, manifest.bundle);
+  const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-node${process.version}-${process.arch}.v8cache`);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(codeCachePath);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new Script(readFileSync(bundlePath, 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
+  const needsCodeCache = !cachedData || script.cachedDataRejected === true;
+
+  const bundled = new Map<string, object>(); // `${package}\0${path}` -> module namespace
+  let hooksRegistered = false;
+  const importMetaUrl = (name: string, path: string) => pathToFileURL(join(roots.get(name) ?? cliRoot, path)).href;
+
+  /** A module from the bundle when `url` is one of the bundled modules of a package whose files match. */
+  const fromBundle = (url: string): object | undefined => {
+    const file = fileURLToPath(url);
+    for (const { package: name, path } of manifest.modules) {
+      const suffix = '/' + path;
+      if (!file.replaceAll('\\', '/').endsWith(suffix)) continue;
+      const root = file.slice(0, file.length - suffix.length);
+      if (packageName(root) !== name || !check.matches(name, root)) continue;
+      const depsMatch = manifest.packages[name]!.dependsOn.every((dep) => {
+        const depRoot = dep === '@profkit/core' ? coreRoot : packageRoot(dep, root);
+        return depRoot !== undefined && check.matches(dep, depRoot);
+      });
+      if (!depsMatch) continue;
+      roots.set(name, root);
+      return bundled.get(`${name}\0${path}`);
+    }
+    return undefined;
+  };
+
+  /** Any other module imports @profkit/core from the bundle (one core instance per process). */
+  const redirectCore = () => {
+    if (hooksRegistered) return;
+    hooksRegistered = true;
+    const redirects: Record<string, string> = {};
+    for (const [entry, bridge] of Object.entries(manifest.coreBridges)) redirects[pathToFileURL(join(coreRoot, entry)).href] = pathToFileURL(join(bundleDir, bridge)).href;
+    register('./bundle-hooks.js', import.meta.url, { data: { redirects, coreRoot: pathToFileURL(coreRoot).href + '/' } });
+  };
+
+  const importModule = async (specifier: string): Promise<unknown> => {
+    if (specifier.startsWith('file:')) {
+      const mod = fromBundle(specifier);
+      if (mod) return mod;
+      redirectCore();
+    }
+    return import(specifier);
+  };
+
+  const fn = script.runInThisContext() as (...args: unknown[]) => void;
+  const module = { exports: {} as BundleExports };
+  fn(module.exports, createRequire(bundlePath), module, bundlePath, bundleDir, importMetaUrl, importModule);
+  const exports = module.exports;
+  for (const [name, path, namespace] of exports.modules) bundled.set(`${name}\0${path}`, namespace);
+  (globalThis as Record<symbol, unknown>)[Symbol.for(manifest.bundledCoreKey)] = {
+    'dist/index.js': bundled.get('@profkit/core\0dist/index.js'),
+    'dist/node/index.js': bundled.get('@profkit/core\0dist/node/index.js'),
+  };
+  return {
+    main: exports.main,
+    saveCodeCache() {
+      if (needsCodeCache) writeCacheFile(codeCachePath, script.createCachedData());
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The start-up bundle (src/fast-start.ts, tools/scripts/bundle-cli.mjs; issue 16 item 4): `profkit`
+ * runs the CLI, core and the first-party adapters from one code-cached script when it matches the
+ * installed files, and never runs it when a file changed since it was built (a bare `tsc -b`);
+ * modules from outside it get the bundle's @profkit/core (one core instance per process).
+ * Requires `npm run build` (the CLI's nx build writes the bundle).
+ */
+
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cliBin, runWithModuleLog } from '@profkit/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const cliDir = resolve(here, '..');
+const packagesDir = resolve(cliDir, '..');
+const repoRoot = resolve(packagesDir, '..');
+const root = mkdtempSync(join(tmpdir(), 'profkit-startup-bundle-'));
+const cacheDir = join(root, 'cache');
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const env = (extra: Record<string, string> = {}) => ({ ...process.env, PROFKIT_CACHE_DIR: cacheDir, ...extra });
+const run = (bin: string, args: string[], extra: Record<string, string> = {}): SpawnSyncReturns<string> =>
+  spawnSync(process.execPath, [bin, ...args], { cwd: root, env: env(extra), encoding: 'utf8', timeout: 60_000 });
+const fileModules = (urls: string[]) => urls.filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
+const under = (dir: string) => (file: string) => file.startsWith(dir + '/');
+
+let profile: string;
+let unbundledTop: string;
+beforeAll(() => {
+  expect(existsSync(join(cliDir, 'dist/bundle/manifest.json')), 'the bundle is built (npm run build)').toBe(true);
+  profile = join(root, 'fib.pb.gz');
+  const made = run(cliBin, ['convert', join(repoRoot, 'examples/r/fib.Rprof.out'), profile, '--quiet'], { PROFKIT_NO_BUNDLE: '1' });
+  expect(made.stderr).toBe('');
+  const top = run(cliBin, ['top', profile], { PROFKIT_NO_BUNDLE: '1' });
+  expect(top.status).toBe(0);
+  unbundledTop = top.stdout;
+});
+
+describe('the start-up bundle', () => {
+  it('runs `top` with no module of the CLI, core or pprof loaded from dist, with and without its code cache, printing what the unbundled CLI prints', () => {
+    rmSync(cacheDir, { recursive: true, force: true });
+    for (const attempt of ['no code cache yet', 'code cache']) {
+      const { status, stderr, urls } = runWithModuleLog([cliBin, 'top', profile], { cwd: root, env: env() });
+      expect({ attempt, stderr, status }).toEqual({ attempt, stderr: '', status: 0 });
+      const files = fileModules(urls);
+      expect(files.filter(under(join(packagesDir, 'core')))).toEqual([]);
+      expect(files.filter(under(join(packagesDir, 'pprof')))).toEqual([]);
+      expect(files.filter(under(join(cliDir, 'dist')))).not.toContain(join(cliDir, 'dist/cli.js'));
+    }
+    expect(readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache'))).toHaveLength(1);
+    expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
+  });
+
+  it('ignores a code cache V8 rejects and writes a new one', () => {
+    run(cliBin, ['top', profile]);
+    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!);
+    writeFileSync(cacheFile, 'not a code cache');
+    const r = run(cliBin, ['top', profile]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(unbundledTop);
+    expect(readFileSync(cacheFile, 'utf8')).not.toBe('not a code cache');
+  });
+
+  it('gives a module from outside the bundle the bundle\'s @profkit/core (one core instance)', () => {
+    // A third-party adapter (here: one that hands on the pprof adapter) importing @profkit/core
+    // from its own node_modules, as installed adapters do.
+    const project = join(root, 'project');
+    mkdirSync(join(project, 'node_modules/@profkit'), { recursive: true });
+    for (const pkg of ['core', 'pprof']) symlinkSync(join(packagesDir, pkg), join(project, 'node_modules/@profkit', pkg), 'dir');
+    writeFileSync(
+      join(project, 'third-party.mjs'),
+      "import { ProfkitError } from '@profkit/core';\nimport * as coreNode from '@profkit/core/node';\nif (ProfkitError !== coreNode.ProfkitError) throw new Error('two cores');\nexport { default } from '@profkit/pprof';\n",
+    );
+    const { status, stderr, urls } = runWithModuleLog([cliBin, 'top', profile, '--no-discover', '--adapter', './third-party.mjs'], { cwd: project, env: env() });
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const files = fileModules(urls);
+    expect(files).toContain(join(project, 'third-party.mjs'));
+    expect(files).toContain(join(packagesDir, 'pprof/dist/index.js'));
+    expect(files.filter(under(join(packagesDir, 'core')))).toEqual([]);
+    expect(files).toContain(join(cliDir, 'dist/bundle/core-index.mjs'));
+    const again = spawnSync(process.execPath, [cliBin, 'top', profile, '--no-discover', '--adapter', './third-party.mjs'], { cwd: project, env: env(), encoding: 'utf8' });
+    expect(again.stdout).toBe(unbundledTop);
+  });
+
+  it('never runs a bundle older than the files it was built from (a `tsc -b` after the build)', () => {
+    // A copy of the CLI package (dist with its bundle) beside the repository's node_modules.
+    const copy = join(root, 'copy');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const bin = join(copy, 'cli/dist/bin.js');
+    const before = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
+    expect(before.status).toBe(0);
+    expect(fileModules(before.urls)).not.toContain(join(copy, 'cli/dist/cli.js'));
+    // What a rebuild of one module does: the bundle still holds the old code.
+    appendFileSync(join(copy, 'cli/dist/commands/top.js'), "\nprocess.stderr.write('top.js as rebuilt\\n');\n");
+    for (let i = 0; i < 2; i++) {
+      const after = spawnSync(process.execPath, [bin, 'top', profile], { cwd: root, env: env(), encoding: 'utf8' });
+      expect(after.stderr).toBe('top.js as rebuilt\n');
+      expect(after.stdout).toBe(unbundledTop);
+    }
+  });
+
+  it('is not used with PROFKIT_NO_BUNDLE=1', () => {
+    const { status, urls } = runWithModuleLog([cliBin, 'top', profile], { cwd: root, env: env({ PROFKIT_NO_BUNDLE: '1' }) });
+    expect(status).toBe(0);
+    expect(fileModules(urls)).toContain(join(cliDir, 'dist/cli.js'));
+  });
+});
