@@ -328,7 +328,7 @@ function TopTable({ result, state, update }: { result: ViewResult; state: ViewSt
           ))}
         </tbody>
       </table>
-      {rows.length === 0 && <p>No entries: the filters leave no samples.</p>}
+      {rows.length === 0 && <p id="no-entries">No entries: the filters leave no samples.</p>}
     </section>
   );
 }

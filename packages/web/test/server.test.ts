@@ -1,0 +1,194 @@
+/**
+ * The loopback server (`startWebServer`, what `profkit web FILE` runs) and the static build,
+ * without a browser: where it binds, what it refuses (other addresses, other paths, other
+ * methods, foreign Host headers), its typed errors; and `profkit web` itself, spawned.
+ */
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
+import { afterAll, describe, expect, it } from 'vitest';
+import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
+import type { ProfkitError } from '@profkit/core';
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-web-server-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A small folded-stacks profile (the server serves bytes; it does not parse them). */
+const profilePath = join(tmp, 'cpu.folded');
+writeFileSync(profilePath, 'main;work 3\nmain;idle 1\n');
+const secretPath = join(tmp, 'secret.txt');
+writeFileSync(secretPath, 'not to be served\n');
+
+/** A raw HTTP request (the Host header as given, the path unnormalized), to the server's address. */
+function get(server: WebServer, path: string, options: { host?: string; method?: string } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: server.host, port: server.port, path, method: options.method ?? 'GET', headers: { host: options.host ?? `127.0.0.1:${server.port}` } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('isLoopbackHost', () => {
+  it('accepts 127.0.0.0/8, ::1 and localhost, nothing else', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', 'app.localhost', '::ffff:127.0.0.1']) expect(isLoopbackHost(h), h).toBe(true);
+    for (const h of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', 'localhost.example.com', '128.0.0.1', '']) expect(isLoopbackHost(h), h).toBe(false);
+  });
+});
+
+describe('startWebServer', () => {
+  it('binds 127.0.0.1 by default and serves the page, its assets and the profile', async () => {
+    const s = await startWebServer({ profile: profilePath });
+    try {
+      expect(s.host).toBe('127.0.0.1');
+      expect(s.url).toBe(`http://127.0.0.1:${s.port}/`);
+      const page = await get(s, '/');
+      expect(page.status).toBe(200);
+      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(page.body).toContain('"url":"/profile/cpu.folded"');
+      for (const asset of ['/app.js', '/app.css']) expect((await get(s, asset)).status, asset).toBe(200);
+      const profile = await get(s, '/profile/cpu.folded');
+      expect(profile.status).toBe(200);
+      expect(profile.body).toBe(readFileSync(profilePath, 'utf8'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('serves nothing but the given files: other paths, traversals and encodings are 404', async () => {
+    const s = await startWebServer({ profile: profilePath });
+    try {
+      for (const path of ['/secret.txt', `/profile/secret.txt`, '/profile/../secret.txt', '/profile/..%2fsecret.txt', `/profile/${encodeURIComponent(secretPath)}`, '/base/cpu.folded', '/etc/passwd', '//etc/passwd', '/profile', '/app.js/../secret.txt']) {
+        const r = await get(s, path);
+        expect(r.status, path).toBe(404);
+        expect(r.body).not.toContain('not to be served');
+      }
+      expect(s.paths).toEqual(['/', '/index.html', '/app.js', '/app.css', '/profile/cpu.folded']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers only GET and HEAD, and only requests addressed to a loopback name (DNS rebinding)', async () => {
+    const s = await startWebServer({ profile: profilePath });
+    try {
+      expect((await get(s, '/profile/cpu.folded', { method: 'POST' })).status).toBe(405);
+      expect((await get(s, '/profile/cpu.folded', { method: 'HEAD' })).status).toBe(200);
+      expect((await get(s, '/profile/cpu.folded', { host: 'attacker.example:80' })).status).toBe(421);
+      expect((await get(s, '/', { host: `localhost:${s.port}` })).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a non-loopback --host unless allowRemote, with a typed usage error naming the option', async () => {
+    const e = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, host: '0.0.0.0' }));
+    expect(e.code).toBe('PROFKIT_E_USAGE');
+    expect(e.detail.option).toBe('host');
+    expect(e.message).toContain('--allow-remote');
+  });
+
+  it('reports a missing profile or base, a directory, a bad port and a busy port as typed errors', async () => {
+    const missing = await rejectionOf<ProfkitError>(startWebServer({ profile: join(tmp, 'nope.pb.gz') }));
+    expect([missing.code, missing.detail.file, missing.detail.option]).toEqual(['PROFKIT_E_IO', join(tmp, 'nope.pb.gz'), 'profile']);
+    const base = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, base: tmp }));
+    expect([base.code, base.detail.option]).toEqual(['PROFKIT_E_IO', 'base']);
+    const port = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, port: 70000 }));
+    expect([port.code, port.detail.option]).toEqual(['PROFKIT_E_USAGE', 'port']);
+    const s = await startWebServer({ profile: profilePath });
+    try {
+      const busy = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, port: s.port }));
+      expect([busy.code, busy.detail.option]).toEqual(['PROFKIT_E_IO', 'port']);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('writeStaticSite', () => {
+  it('writes the app without a served profile: it opens files in the page', async () => {
+    const dir = join(tmp, 'site');
+    const written = await writeStaticSite(dir);
+    expect(written).toEqual(APP_FILES.map((f) => join(dir, f)));
+    const html = readFileSync(join(dir, 'index.html'), 'utf8');
+    expect(html).not.toContain('profkit-config"');
+    expect(html).toContain('<script src="app.js">');
+  });
+});
+
+const isJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.skipIf(!haveCli('@profkit/web'))('profkit web', () => {
+  // Run outside the repository: no profkit.config.json of the workspace applies.
+  const cli = (args: string[]) => runCliAsync(args, { cwd: tmp });
+
+  /** Starts `profkit web ARGS`, resolves with the first stdout line and the process (killed by the caller). */
+  function startCli(args: string[]): Promise<{ line: string; stop: () => Promise<number | null> }> {
+    const child = spawn(process.execPath, [cliBin, 'web', ...args], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return new Promise((resolve, reject) => {
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        // The first line, or with --json the whole document once it is complete.
+        const text = out.startsWith('{') ? (isJson(out) ? out : undefined) : out.includes('\n') ? out.split('\n')[0]! : undefined;
+        if (text !== undefined) resolve({ line: text, stop: () => (child.kill('SIGTERM'), exited) });
+      });
+      void exited.then((code) => reject(new Error(`profkit web exited ${code}: ${err}`)));
+    });
+  }
+
+  it('serves FILE on 127.0.0.1 and stops on SIGTERM', async () => {
+    const { line, stop } = await startCli([profilePath, '--no-open']);
+    const url = /(http:\/\/\S+)/.exec(line)![1]!;
+    expect(new URL(url).hostname).toBe('127.0.0.1');
+    const res = await fetch(new URL('profile/cpu.folded', url));
+    expect(await res.text()).toBe(readFileSync(profilePath, 'utf8'));
+    expect((await fetch(new URL('secret.txt', url))).status).toBe(404);
+    // Interrupted, as every command: exit 130 (docs/cli.md).
+    expect(await stop()).toBe(130);
+  });
+
+  it('--json says where it listens', async () => {
+    const { line, stop } = await startCli([profilePath, '--no-open', '--json', '--port', '0']);
+    const doc = JSON.parse(line) as { host: string; port: number; url: string };
+    expect(doc.host).toBe('127.0.0.1');
+    expect(doc.url).toBe(`http://127.0.0.1:${doc.port}/`);
+    await stop();
+  });
+
+  it('refuses --host 0.0.0.0 (exit 2, PROFKIT_E_USAGE), a missing FILE (exit 3) and FILE with --static', async () => {
+    const remote = await cli(['web', profilePath, '--host', '0.0.0.0', '--no-open']);
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toContain('PROFKIT_E_USAGE');
+    const missing = await cli(['web', join(tmp, 'missing.pb.gz'), '--no-open']);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('PROFKIT_E_IO');
+    const both = await cli(['web', profilePath, '--static', join(tmp, 'x')]);
+    expect(both.code).toBe(2);
+    expect(existsSync(join(tmp, 'x'))).toBe(false);
+  });
+
+  it('--static DIR writes the static viewer', async () => {
+    const dir = join(tmp, 'cli-site');
+    const r = await cli(['web', '--static', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const f of APP_FILES) expect(existsSync(join(dir, f)), f).toBe(true);
+  });
+});
