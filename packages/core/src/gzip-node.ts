@@ -230,7 +230,8 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number): 
 export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number): Promise<Uint8Array> {
   // Each block may add a sync flush marker and a block header beyond the one-stream bound.
   const bound = gzipBound(total) + 16 * (Math.ceil(total / DEFLATE_BLOCK_BYTES) + 1);
-  let out = new Uint8Array(Buffer.allocUnsafe(bound).buffer, 0, bound);
+  const buffer = Buffer.allocUnsafe(bound); // a small one is a slice of Node's shared pool
+  let out = new Uint8Array(buffer.buffer, buffer.byteOffset, bound);
   let at = 0;
   for await (const piece of gzipStream(chunks, level)) {
     if (at + piece.length > out.length) {

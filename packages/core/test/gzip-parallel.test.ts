@@ -67,6 +67,14 @@ describe('parallel gzip on Node', () => {
     expect(Buffer.from(await gzipChunks(0, [], 6)).equals(gzipBytes(new Uint8Array(0), 6))).toBe(true);
   });
 
+  it("a small output does not write over other buffers of Node's shared pool", async () => {
+    // More than one 8 KiB pool of small buffers: the pool in use starts with one of them.
+    const marks = Array.from({ length: 300 }, () => Buffer.from('m'.repeat(32)));
+    const out = await gzipChunks(3, [Uint8Array.of(1, 2, 3)], 6);
+    expect(gunzipSync(out)).toEqual(Buffer.from([1, 2, 3]));
+    expect(marks.every((m) => m.toString() === 'm'.repeat(32))).toBe(true);
+  });
+
   it("an error of the producer ends the stream with that error", async () => {
     function* failing(): Generator<Uint8Array> {
       yield input.subarray(0, 3 * DEFLATE_BLOCK_BYTES);
