@@ -15,7 +15,8 @@ import { formatPprofDump } from './dump.js';
 import { compact } from './ops/compact.js';
 import { applyDropFrames } from './ops/prune.js';
 import { numLabelUnits } from './ops/filter.js';
-import { withoutEmptyStacks } from './ops/report-filters.js';
+import { withoutEmptyStacks, type ReportFilterOptions } from './ops/report-filters.js';
+import { filtersKeepingLocations } from './ops/raw-filters.js';
 import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
 import { abs, compareGoStrings } from './ops/internal.js';
 import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
@@ -95,11 +96,13 @@ export async function goPprofLoad(p: Profile): Promise<GoPprofLoaded> {
 export interface RawReportOptions {
   /** Print `file:line:column` (current google/pprof) instead of `file:line` (Go 1.19's `go tool pprof`). Default false. */
   columns?: boolean;
+  /** pprof's filters (-focus … -prune_from), applied as pprof does: every location keeps its id and row (see `filtersKeepingLocations`). */
+  filters?: ReportFilterOptions;
 }
 
-/** `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`). */
+/** `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`) after pprof's filters. */
 export function rawReport(loaded: Profile, options: RawReportOptions = {}): string {
-  return formatPprofDump(withoutEmptyStacks(loaded), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
+  return formatPprofDump(filtersKeepingLocations(loaded, options.filters ?? {}), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
 }
 
 export interface SampleReportOptions extends ReportFilters {

@@ -1,13 +1,14 @@
 import { rawReport } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { BASE_OPTIONS, FROM_OPTION } from './shared.js';
+import { BASE_OPTIONS, FROM_OPTION, filterOptionsOf } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
+import { REPORT_FILTER_OPTIONS } from './symbol-report.js';
 
 export const raw: CliCommand = {
   name: 'raw',
   summary: 'Print the profile as `go tool pprof -raw` does (google/pprof Profile.String())',
   usage: [
-    'profkit raw FILE [--columns]',
+    'profkit raw FILE [--columns] [--focus RE] [--ignore RE] [--hide RE] [--show RE] [--show-from RE] [--tag-focus F] [--tag-ignore F] [--prune-from RE]',
     '',
     'The samples, locations and mappings of the profile as `go tool pprof` holds it after loading',
     '(merged with itself: all-zero samples dropped, equal samples summed, ids renumbered; the',
@@ -16,13 +17,19 @@ export const raw: CliCommand = {
     '(pprof prints the local zone), and profkit does not symbolize (compare with pprof',
     '-symbolize=none, or run `profkit convert --symbolize` first).',
     '',
+    "pprof's filters apply as in `go tool pprof -raw`: they drop samples, cut stacks and rewrite",
+    "locations' lines (--hide, --show, --show-from, --prune-from), and every location stays listed",
+    'under its id, used or not.',
+    '',
     'Examples:',
     '  profkit raw cpu.pb.gz',
     '  profkit raw Rprof.out | less',
+    '  profkit raw cpu.pb.gz --focus main --hide runtime',
   ].join('\n'),
   options: {
     ...FROM_OPTION,
     ...BASE_OPTIONS,
+    ...REPORT_FILTER_OPTIONS,
     columns: { type: 'boolean', description: 'print file:line:column as current google/pprof does (Go 1.19\'s go tool pprof prints file:line)' },
   },
   positionals: 1,
@@ -30,7 +37,7 @@ export const raw: CliCommand = {
   async run(ctx) {
     const r = await readAsGoPprof(ctx, ctx.positionals[0]!);
     ctx.out.warnings(r.warnings);
-    ctx.stdout.write(rawReport(r.loaded, { columns: ctx.values.columns === true }));
+    ctx.stdout.write(rawReport(r.loaded, { columns: ctx.values.columns === true, filters: filterOptionsOf(ctx) }));
     return 0;
   },
 };
