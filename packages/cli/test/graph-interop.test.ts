@@ -5,7 +5,8 @@
  * dumps and a CPU profile of a C program run here), Java, R (the profile.proto fixture, and an
  * Rprof file read directly, compared with pprof on its profkit conversion), and pprof's large.cpu;
  * with -nodecount, -nodefraction/-edgefraction, -focus/-ignore, each granularity, -call_tree, the
- * other report filters, -unit, -noinlines, -relative_percentages, -divide_by, -base and -diff_base.
+ * other report filters, -unit, -noinlines, -relative_percentages, -divide_by, -drop_negative, -mean,
+ * -base and -diff_base.
  *
  * Normalisation (documented in docs/cli.md): pprof runs with TZ=UTC and -symbolize=none. DOT texts
  * are compared as sets: every node line (nodes and tag nodelets) with all its attributes (label,
@@ -167,6 +168,10 @@ describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go run
     // -unit also formats the size tags (pprof formats them with it while building the graph).
     expect(await expectSameGraph(heap, ['-unit=kb'])).toMatch(/label = "\d+(\.\d+)?kB"/);
     await expectSameGraph(heap, ['-tagfocus=1kb:']);
+    // -mean: values over the counts (samples of value 0 still count, their calls drawn to N0).
+    for (const v of [['-mean'], ['-mean', '-call_tree'], ['-mean', '-sample_index=alloc_space', '-nodecount=10']]) {
+      expect(await expectSameGraph(heap, v)).toContain('Type: mean_');
+    }
   });
 });
 

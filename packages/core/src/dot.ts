@@ -10,7 +10,7 @@
 import type { Profile } from './model.js';
 import { defaultSampleTypeIndex } from './views.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './ops/format.js';
-import { MAX_NODELETS, compareEdges, visualGraph, type GraphEdge, type GraphNode, type GraphTag, type VisualGraphOptions } from './ops/graph.js';
+import { MAX_NODELETS, compareEdges, meanValue, visualGraph, type GraphEdge, type GraphNode, type GraphTag, type VisualGraphOptions } from './ops/graph.js';
 import { abs, baseName, compareGoStrings } from './ops/internal.js';
 import { outputUnitFor, profileLabels, reportLabels, reportTotal, reportValue, type NodeFields } from './ops/report.js';
 import { activeFilterLabels, applyReportFilters, type ReportFilterOptions } from './ops/report-filters.js';
@@ -18,6 +18,7 @@ import { activeFilterLabels, applyReportFilters, type ReportFilterOptions } from
 export { visualGraph, type VisualGraph, type VisualGraphOptions, type GraphNode, type GraphEdge, type GraphTag } from './ops/graph.js';
 
 export interface DotReportOptions extends VisualGraphOptions, ReportFilterOptions {
+  // `meanDivisorIndex` (pprof -mean) comes with VisualGraphOptions: the legend then says mean_TYPE.
   /** Print values in this unit (pprof `-unit`; default `minimum`: pprof's choice). */
   outputUnit?: string;
   /** Percentages of the total after the filters (pprof `-relative_percentages`). */
@@ -50,19 +51,22 @@ const HOW_TO_READ = '\nSee https://git.io/JfYMW for how to read the graph';
  */
 export function dotReport(p: Profile, options: DotReportOptions = {}): DotReport {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const whole = reportTotal(p, t);
+  const div = options.meanDivisorIndex;
+  const whole = reportTotal(p, t, div);
   const q = applyReportFilters(p, options);
-  const total = options.relativePercentages ? reportTotal(q, t) : whole;
+  const total = options.relativePercentages ? reportTotal(q, t, div) : whole;
   const chosenUnit = options.outputUnit ?? 'minimum';
   // pprof formats numeric tags while it builds the graph, in the -unit given (minimum: its own choice).
   const g = visualGraph(q, { ...options, sampleTypeIndex: t, tagUnit: chosenUnit });
   const unit = g.unit;
   const ratio = 1 / (options.divideBy ?? 1);
-  const outputUnit = chosenUnit !== 'minimum' ? chosenUnit : outputUnitFor(g.nodes, total, unit, true, ratio);
+  // What pprof prints: with -mean, each sum over its divisor.
+  const shownValues = g.nodes.map((n) => ({ flat: meanValue(n.flat, n.flatDiv), cum: meanValue(n.cum, n.cumDiv) }));
+  const outputUnit = chosenUnit !== 'minimum' ? chosenUnit : outputUnitFor(shownValues, total, unit, true, ratio);
   let shownFlat = 0n;
-  for (const n of g.nodes) shownFlat += n.flat;
+  for (const n of shownValues) shownFlat += n.flat;
   const labels = [
-    ...profileLabels(p, t, total, outputUnit, { ratio }),
+    ...profileLabels(p, t, total, outputUnit, { ratio, ...(div !== undefined ? { typeName: 'mean_' + p.sample_types.type[t]! } : {}) }),
     ...reportLabels({
       total,
       unit,
@@ -178,22 +182,26 @@ function tagDistance(t: GraphTag, u: GraphTag): number {
   return v < x ? x - v : v - x;
 }
 
-/** pprof `tagGroupLabel`: `min..max` (in each tag's own unit) and the summed weights. */
+/** pprof `tagGroupLabel`: `min..max` (in each tag's own unit) and the summed weights (means with `-mean`). */
 function tagGroupLabel(group: GraphTag[]): { name: string; flat: bigint; cum: bigint } {
   const label = (t: GraphTag) => formatValue(t.value, t.unit, 'auto');
-  if (group.length === 1) return { name: label(group[0]!), flat: group[0]!.flat, cum: group[0]!.cum };
+  if (group.length === 1) return { name: label(group[0]!), flat: meanValue(group[0]!.flat, group[0]!.flatDiv), cum: meanValue(group[0]!.cum, group[0]!.cumDiv) };
   let min = group[0]!;
   let max = group[0]!;
   let flat = min.flat;
   let cum = min.cum;
+  let flatDiv = min.flatDiv;
+  let cumDiv = min.cumDiv;
   for (const t of group.slice(1)) {
     // As pprof: scaled into the current extreme's unit, truncated, compared with its raw value.
     if (BigInt(Math.trunc(scaleMeasurement(Number(t.value), t.unit, min.unit)[0])) < min.value) min = t;
     if (BigInt(Math.trunc(scaleMeasurement(Number(t.value), t.unit, max.unit)[0])) > max.value) max = t;
     flat += t.flat;
     cum += t.cum;
+    flatDiv += t.flatDiv;
+    cumDiv += t.cumDiv;
   }
-  return { name: label(min) + '..' + label(max), flat, cum };
+  return { name: label(min) + '..' + label(max), flat: meanValue(flat, flatDiv), cum: meanValue(cum, cumDiv) };
 }
 
 /** pprof `collapsedTags`: the tags sorted, more than `count` grouped around the first `count`. */
@@ -214,7 +222,7 @@ function collapsedTags(tags: GraphTag[], count: number, flat: boolean): GraphTag
     groups[g]!.push(t);
   }
   return sortTags(
-    groups.map((group) => ({ ...tagGroupLabel(group), unit: '', value: 0n })),
+    groups.map((group) => ({ ...tagGroupLabel(group), unit: '', value: 0n, flatDiv: 0n, cumDiv: 0n })),
     flat,
   );
 }
@@ -235,10 +243,10 @@ export function composeDot(nodes: GraphNode[], c: DotConfig): string {
   }
   if (nodes.length > 0) {
     const ids = new Map<GraphNode, number>();
-    let maxFlat = Number(abs(nodes[0]!.flat));
+    let maxFlat = Number(abs(meanValue(nodes[0]!.flat, nodes[0]!.flatDiv)));
     nodes.forEach((n, i) => {
       ids.set(n, i + 1);
-      maxFlat = Math.max(maxFlat, Number(abs(n.flat)));
+      maxFlat = Math.max(maxFlat, Number(abs(meanValue(n.flat, n.flatDiv))));
     });
     const hasNodelets = new Set<GraphNode>();
     const edges: GraphEdge[] = [];
@@ -258,8 +266,9 @@ export function composeDot(nodes: GraphNode[], c: DotConfig): string {
 }
 
 /** pprof `builder.addNode`. */
-function dotNode(n: GraphNode, id: number, maxFlat: number, c: DotConfig): string {
+function dotNode(node: GraphNode, id: number, maxFlat: number, c: DotConfig): string {
   const pct = (v: bigint) => formatPercentage(v, c.total).trim();
+  const n = { info: node.info, name: node.name, flat: meanValue(node.flat, node.flatDiv), cum: meanValue(node.cum, node.cumDiv) };
   const flatValue = c.formatValue(n.flat);
   let label = multilineName(n.info);
   label += n.flat !== 0n ? `${flatValue} (${pct(n.flat)})` : '0';
@@ -289,7 +298,7 @@ function dotNodelets(n: GraphNode, id: number, c: DotConfig): string {
   const flatTags = n.out.size > 0;
   const labelTags = sortTags([...n.labelTags.values()], flatTags).slice(0, MAX_NODELETS);
   labelTags.forEach((t, i) => {
-    const w = flatTags ? t.flat : t.cum;
+    const w = flatTags ? meanValue(t.flat, t.flatDiv) : meanValue(t.cum, t.cumDiv);
     if (w === 0n) return;
     const weight = c.formatValue(w);
     nodelets += `N${id}_${i} [label = "${t.name}" id="N${id}_${i}" fontsize=8 shape=box3d tooltip="${weight}"]\n`;
@@ -306,10 +315,11 @@ function dotNodelets(n: GraphNode, id: number, c: DotConfig): string {
 function numericNodelets(tags: GraphTag[], flatTags: boolean, source: string, c: DotConfig): string {
   let nodelets = '';
   collapsedTags(tags, MAX_NODELETS, flatTags).forEach((t, j) => {
-    let w = t.cum;
+    const flat = meanValue(t.flat, t.flatDiv);
+    let w = meanValue(t.cum, t.cumDiv);
     let attr = ' style="dotted"';
-    if (flatTags || t.flat === t.cum) {
-      w = t.flat;
+    if (flatTags || flat === w) {
+      w = flat;
       attr = '';
     }
     if (w === 0n) return;
@@ -321,7 +331,8 @@ function numericNodelets(tags: GraphTag[], flatTags: boolean, source: string, c:
 }
 
 /** pprof `builder.addEdge`. */
-function dotEdge(e: GraphEdge, from: number, to: number, hasNodelets: boolean, c: DotConfig): string {
+function dotEdge(edge: GraphEdge, from: number, to: number, hasNodelets: boolean, c: DotConfig): string {
+  const e = { ...edge, weight: meanValue(edge.weight, edge.weightDiv) };
   const w = c.formatValue(e.weight);
   let attr = `label=" ${w}${e.inline ? '\\n (inline)' : ''}"`;
   if (c.total !== 0n) {

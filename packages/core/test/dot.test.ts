@@ -10,20 +10,20 @@ import { describe, expect, it } from 'vitest';
 import { ProfileBuilder, composeDot, dotColor, dotReport, escapeForDot, shortenFunctionName, type DotConfig, type GraphNode, type GraphTag, type Profile } from '../src/node/index.js';
 
 function node(name: string, flat: bigint, cum: bigint): GraphNode {
-  return { id: 0, info: { name, file: '', lineno: 0, obj: '', address: 0n }, name, sortKey: name, flat, cum, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
+  return { id: 0, info: { name, file: '', lineno: 0, obj: '', address: 0n }, name, sortKey: name, flat, cum, flatDiv: 0n, cumDiv: 0n, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
 }
 
 /** pprof's `baseGraph()` and `baseAttrsAndConfig()`: src (10 of 25) -> dest (15 of 25), weight 10, total 100. */
 function baseGraph(): { nodes: GraphNode[]; config: DotConfig } {
   const src = node('src', 10n, 25n);
   const dest = node('dest', 15n, 25n);
-  const edge = { src, dest, weight: 10n, residual: false, inline: false };
+  const edge = { src, dest, weight: 10n, weightDiv: 0n, residual: false, inline: false };
   src.out.set(dest, edge);
   dest.in.set(src, edge);
   return { nodes: [src, dest], config: { title: 'testtitle', labels: ['label1', 'label2', 'label3: "foo"'], total: 100n, formatValue: (v) => String(v) } };
 }
 
-const tag = (name: string, flat: bigint, cum: bigint, unit = ''): GraphTag => ({ name, unit, value: 0n, flat, cum });
+const tag = (name: string, flat: bigint, cum: bigint, unit = ''): GraphTag => ({ name, unit, value: 0n, flat, cum, flatDiv: 0n, cumDiv: 0n });
 
 const HEADER = [
   'digraph "testtitle" {',
@@ -230,6 +230,21 @@ describe('dotReport: pprof newTrimmedGraph in visual mode', () => {
     expect(r.graph.map((n) => n.name)).toEqual(['z', 'main', 'y']);
     expect(lines(r.text, / -> N0 /)).toEqual([expect.stringContaining('tooltip="main -> x (-5)"')]);
     expect(() => dotReport(p, { dropNegative: true, callTree: true })).toThrow(/not supported with call_tree/);
+  });
+
+  it('-mean: each value over the count of the same samples (Go integer division); trimming on the sums', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'count' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }), line: 1 });
+    const [main, a, bb] = [loc('main'), loc('a'), loc('b')];
+    b.addSample([a, main], [2, 10]);
+    b.addSample([bb, main], [1, 30]);
+    const r = dotReport(b.build(), { sampleTypeIndex: 1, meanDivisorIndex: 0 });
+    // total 40 / 3 counts = 13; a: 10/2 = 5, b: 30/1, main: 40/3 = 13.
+    expect(r.total).toBe(13n);
+    expect(r.text).toContain('label="a\\n5 (38.46%)"');
+    expect(r.text).toContain('label="b\\n30 (230.77%)"');
+    expect(r.text).toContain('label="main\\n0 of 13 (100%)"');
+    expect(r.labels[0]).toBe('Type: mean_cpu');
   });
 
   it('call tree: a node per path', () => {

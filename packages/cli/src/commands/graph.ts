@@ -68,6 +68,7 @@ export const graph: CliCommand = {
     unit: TEXT_OPTIONS.unit!,
     'divide-by': TEXT_OPTIONS['divide-by']!,
     'drop-negative': TEXT_OPTIONS['drop-negative']!,
+    mean: TEXT_OPTIONS.mean!,
     'relative-percentages': TEXT_OPTIONS['relative-percentages']!,
     noinlines: TEXT_OPTIONS.noinlines!,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
@@ -92,6 +93,8 @@ export const graph: CliCommand = {
       relativePercentages: ctx.values['relative-percentages'] === true,
       divideBy: textOptionsOf(ctx).divideBy,
       dropNegative: ctx.values['drop-negative'] === true,
+      // pprof -mean divides by the first sample type (the count).
+      meanDivisorIndex: ctx.values.mean === true ? 0 : undefined,
       inline: ctx.values.noinlines !== true,
       nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: 0 }),
       nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),

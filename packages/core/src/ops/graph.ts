@@ -19,7 +19,8 @@ import { numLabelUnits } from './filter.js';
 import { formatValue } from './format.js';
 import { abs, compareGoStrings } from './internal.js';
 import { buildNodes, checkSampleType, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
-import { PrefixTreeBuilder, subtreeTotals, type StackValues } from './stack-table.js';
+import { PrefixTreeBuilder, subtreeSums, type StackValues } from './stack-table.js';
+import { meanStackTables } from './mean.js';
 
 /** A sample annotation summed on a node (pprof `graph.Tag`). */
 export interface GraphTag {
@@ -31,12 +32,17 @@ export interface GraphTag {
   value: bigint;
   flat: bigint;
   cum: bigint;
+  /** With `-mean`: the divisor's sums over the same samples (0: none). */
+  flatDiv: bigint;
+  cumDiv: bigint;
 }
 
 export interface GraphEdge {
   src: GraphNode;
   dest: GraphNode;
   weight: bigint;
+  /** With `-mean`: the divisor's sum over the same samples (0: none). */
+  weightDiv: bigint;
   /** The call skips nodes that were dropped (drawn dotted). */
   residual: boolean;
   /** Every counted occurrence is a call inlined into the caller. */
@@ -54,6 +60,9 @@ export interface GraphNode {
   sortKey: string;
   flat: bigint;
   cum: bigint;
+  /** With `-mean`: the divisor's sums over the same samples (0: none); see `meanValue`. */
+  flatDiv: bigint;
+  cumDiv: bigint;
   /** Callers by caller node, callees by callee node. */
   in: Map<GraphNode, GraphEdge>;
   out: Map<GraphNode, GraphEdge>;
@@ -75,6 +84,8 @@ export interface VisualGraphOptions extends Pick<CallGraphOptions, 'by' | 'inlin
   callTree?: boolean;
   /** The unit `bytes` tags are printed in (pprof's `-unit`; default `minimum`). */
   tagUnit?: string;
+  /** pprof `-mean`: values divided by the sums of this sample type (the count) over the same samples. */
+  meanDivisorIndex?: number;
   /**
    * Leave out nodes whose flat (or, at flat 0, cum) is negative (pprof `-drop_negative`; not with
    * `callTree`). As in pprof, calls into them stay, drawn to a node `N0`.
@@ -91,6 +102,14 @@ export interface VisualGraph {
   origCount: number;
   droppedNodes: number;
   droppedEdges: number;
+}
+
+/**
+ * What a report prints for a sum (pprof `FlatValue`, `CumValue`, `WeightValue`): with `-mean`
+ * the sum divided by its divisor (trimming and sorting use the undivided sums, as in pprof).
+ */
+export function meanValue(value: bigint, div: bigint): bigint {
+  return div === 0n ? value : value / div;
 }
 
 /** pprof `maxNodelets`: tags shown per node (and counted per node when selecting nodes). */
@@ -129,18 +148,26 @@ function sampleTagsOf(p: Profile, tagUnit: string): { labels: string[]; bytes: b
 }
 
 function newNode(src: GraphSource, id: number): GraphNode {
-  return { id, info: src.fields[id]!, name: src.names[id]!, sortKey: src.infos[id]!, flat: 0n, cum: 0n, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
+  return { id, info: src.fields[id]!, name: src.names[id]!, sortKey: src.infos[id]!, flat: 0n, cum: 0n, flatDiv: 0n, cumDiv: 0n, in: new Map(), out: new Map(), labelTags: new Map(), numericTags: new Map() };
 }
 
 function findOrAddTag(m: Map<string, GraphTag>, name: string, unit: string, value: bigint): GraphTag {
   let t = m.get(name);
-  if (!t) m.set(name, (t = { name, unit, value, flat: 0n, cum: 0n }));
+  if (!t) m.set(name, (t = { name, unit, value, flat: 0n, cum: 0n, flatDiv: 0n, cumDiv: 0n }));
   return t;
 }
 
 /** pprof `Node.addSample` for the tags only (the values come from the stack table). */
-function addSampleTags(n: GraphNode, w: bigint, labels: string, bytes: readonly bigint[], unit: string, tagUnit: string, flat: boolean): void {
-  const add = (t: GraphTag) => (flat ? (t.flat += w) : (t.cum += w));
+function addSampleTags(n: GraphNode, w: bigint, dw: bigint, labels: string, bytes: readonly bigint[], unit: string, tagUnit: string, flat: boolean): void {
+  const add = (t: GraphTag) => {
+    if (flat) {
+      t.flat += w;
+      t.flatDiv += dw;
+    } else {
+      t.cum += w;
+      t.cumDiv += dw;
+    }
+  };
   if (labels !== '') add(findOrAddTag(n.labelTags, labels, '', 0n));
   if (bytes.length === 0) return;
   let numeric = n.numericTags.get(labels);
@@ -158,6 +185,8 @@ interface GraphSource {
   infos: string[];
   tags: ReturnType<typeof sampleTagsOf>;
   dropNegative: boolean;
+  /** With `-mean`: the divisor's sample type (its per-stack sums are `input.divisor`). */
+  divisorIndex?: number;
 }
 
 /**
@@ -169,19 +198,21 @@ function addTags(src: GraphSource, pathOf: (stack: number, visit: (node: GraphNo
   const tags = src.tags;
   if (!tags) return;
   const col = src.p.samples['.values'][src.t]!;
+  const div = src.divisorIndex === undefined ? undefined : src.p.samples['.values'][src.divisorIndex]!;
   const { sampleStack } = src.input.stacks;
   const seen = new Set<GraphNode>();
   for (let i = 0; i < col.length; i++) {
     const s = sampleStack[i]!;
     if (s < 0 || (tags.labels[i] === '' && tags.bytes[i]!.length === 0)) continue;
     const w = col[i]!;
+    const dw = div ? div[i]! : 0n;
     seen.clear();
     let innermost = true;
     pathOf(s, (n) => {
       if (n && !seen.has(n)) {
         seen.add(n);
-        addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, false);
-        if (innermost) addSampleTags(n, w, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, true);
+        addSampleTags(n, w, dw, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, false);
+        if (innermost) addSampleTags(n, w, dw, tags.labels[i]!, tags.bytes[i]!, tags.unit, tags.tagUnit, true);
       }
       innermost = false;
     });
@@ -203,7 +234,10 @@ function forEachNodeId(input: GraphInput, s: number, visit: (id: number, inlined
  * nodes' values (no edges, no tags: all the node-fraction cut looks at).
  */
 function newGraph(src: GraphSource, kept: Uint8Array | undefined, calls = true): GraphNode[] {
-  const b = buildNodes(src.input, kept, calls ? (kept ?? new Uint8Array(src.input.nNodes).fill(1)) : undefined);
+  const callees = calls ? (kept ?? new Uint8Array(src.input.nNodes).fill(1)) : undefined;
+  const b = buildNodes(src.input, kept, callees);
+  // -mean: the divisor summed over the same stacks gives the same nodes and calls, in the same order.
+  const d = src.input.divisor ? buildNodes({ ...src.input, stacks: { ...src.input.stacks, self: src.input.divisor.self }, divisor: undefined }, kept, callees) : undefined;
   const byId: (GraphNode | undefined)[] = new Array(src.input.nNodes);
   const nodes: GraphNode[] = [];
   for (let id = 0; id < src.input.nNodes; id++) {
@@ -211,17 +245,23 @@ function newGraph(src: GraphSource, kept: Uint8Array | undefined, calls = true):
     const n = newNode(src, id);
     n.flat = b.flat[id]!;
     n.cum = b.cum[id]!;
+    if (d) {
+      n.flatDiv = d.flat[id]!;
+      n.cumDiv = d.cum[id]!;
+    }
     byId[id] = n;
     // pprof's selectNodesForGraph: a dropped negative node keeps its edges (see VisualGraphOptions).
     if (!(src.dropNegative && (n.flat < 0n || (n.flat === 0n && n.cum < 0n)))) nodes.push(n);
   }
+  // pprof keeps the calls into nodes it leaves out for a zero value (a cancelled diff, a -mean
+  // sample of value 0): they are drawn to N0, like the calls into dropped negative nodes.
+  const endpoint = (id: number) => byId[id] ?? (byId[id] = newNode(src, id));
   for (let e = 0; e < b.src.length; e++) {
-    const s = byId[b.src[e]!];
-    const d = byId[b.dst[e]!];
-    if (!s || !d) continue;
-    const edge: GraphEdge = { src: s, dest: d, weight: BigInt(b.weight[e]!), residual: b.residual[e]!, inline: b.inline[e]! };
-    s.out.set(d, edge);
-    d.in.set(s, edge);
+    const s = endpoint(b.src[e]!);
+    const t = endpoint(b.dst[e]!);
+    const edge: GraphEdge = { src: s, dest: t, weight: BigInt(b.weight[e]!), weightDiv: d ? BigInt(d.weight[e]!) : 0n, residual: b.residual[e]!, inline: b.inline[e]! };
+    s.out.set(t, edge);
+    t.in.set(s, edge);
   }
   if (calls) addTags(src, (s, visit) => forEachNodeId(src.input, s, (id) => visit(kept && !kept[id] ? undefined : byId[id])));
   return nodes;
@@ -242,6 +282,8 @@ interface CallTree {
   inline: Uint8Array;
   flat: StackValues;
   cum: StackValues;
+  /** With `-mean`: the divisor's sums. */
+  div?: { flat: StackValues; cum: StackValues };
   /** Innermost tree node of each stack. */
   treeOf: Int32Array;
 }
@@ -272,9 +314,16 @@ function callTreeOf(input: GraphInput): CallTree {
     treeOf[s] = parent;
   }
   const { prefix: parents, frame: ids } = tree.finish();
-  // Sums in the stack table's representation (doubles when exact); `+` works on both.
-  const totals = subtreeTotals(input.stacks);
-  const zeros = (): StackValues => (self instanceof Float64Array ? new Float64Array(ids.length) : new Array<bigint>(ids.length).fill(0n));
+  const sums = (stackSelf: StackValues) => treeSums(input, stackSelf, parents, treeOf);
+  return { parents, ids, inline: inline.subarray(0, ids.length), ...sums(self), ...(input.divisor ? { div: sums(input.divisor.self) } : {}), treeOf };
+}
+
+/** Flat and cum per tree node of the per-stack sums `self`, in their representation (`+` works on both). */
+function treeSums(input: GraphInput, self: StackValues, parents: Int32Array, treeOf: Int32Array): { flat: StackValues; cum: StackValues } {
+  const { prefix, frame, length } = input.stacks;
+  const { locNodeOffsets } = input;
+  const totals = subtreeSums(prefix, self);
+  const zeros = (): StackValues => (self instanceof Float64Array ? new Float64Array(parents.length) : new Array<bigint>(parents.length).fill(0n));
   const flat = zeros();
   const cum = zeros();
   const flatSums = flat as unknown as number[];
@@ -286,7 +335,7 @@ function callTreeOf(input: GraphInput): CallTree {
     // The location's lines are the innermost tree nodes of the stack's chain.
     for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++, t = parents[t]!) cumSums[t]! += totals[s] as number;
   }
-  return { parents, ids, inline: inline.subarray(0, ids.length), flat, cum, treeOf };
+  return { flat, cum };
 }
 
 /**
@@ -303,16 +352,22 @@ function treeGraph(src: GraphSource, tree: CallTree, nodeCutoff: bigint): { node
   for (let t = 0; t < n; t++) {
     const flat = BigInt(tree.flat[t]!);
     const cum = BigInt(tree.cum[t]!);
-    if (flat === 0n && cum === 0n) continue;
-    live++;
-    if (abs(cum) < nodeCutoff) continue;
+    const zero = flat === 0n && cum === 0n;
+    if (!zero) live++;
+    // Zero nodes (-mean samples of value 0, cancelled diffs) are not in pprof's node list, so its
+    // trimming never removes them: the calls into them stay and are drawn to N0.
+    if (!zero && abs(cum) < nodeCutoff) continue;
     const node = newNode(src, ids[t]!);
     node.flat = flat;
     node.cum = cum;
+    if (tree.div) {
+      node.flatDiv = BigInt(tree.div.flat[t]!);
+      node.cumDiv = BigInt(tree.div.cum[t]!);
+    }
     nodes[t] = node;
-    list.push(node);
+    if (!zero) list.push(node);
   }
-  // Per tree node: its nearest kept caller, and whether the way there skips nodes / is all inline.
+  // Per tree node: its nearest kept (or zero) caller, and whether the way there skips nodes / is all inline.
   const above = new Int32Array(n);
   const residual = new Uint8Array(n);
   const inlineUp = new Uint8Array(n);
@@ -330,7 +385,7 @@ function treeGraph(src: GraphSource, tree: CallTree, nodeCutoff: bigint): { node
     const node = nodes[t];
     if (!node || above[t]! < 0) continue;
     const caller = nodes[above[t]!]!;
-    const edge: GraphEdge = { src: caller, dest: node, weight: node.cum, residual: residual[t] === 1, inline: inlineUp[t] === 1 };
+    const edge: GraphEdge = { src: caller, dest: node, weight: node.cum, weightDiv: node.cumDiv, residual: residual[t] === 1, inline: inlineUp[t] === 1 };
     caller.out.set(node, edge);
     node.in.set(caller, edge);
   }
@@ -533,12 +588,15 @@ export function visualGraph(p: Profile, options: VisualGraphOptions = {}): Visua
     p,
     t,
     input: graphInputOf(p, index, t, table.locNodes, table.names.length),
+    divisorIndex: options.meanDivisorIndex,
     fields: table.fields,
     names: table.names,
     infos: table.infos,
     tags: sampleTagsOf(p, options.tagUnit ?? 'minimum'),
     dropNegative: options.dropNegative ?? false,
   };
+  // -mean: the stacks of the samples whose value or divisor is nonzero, with the divisor's sums.
+  if (options.meanDivisorIndex !== undefined) src.input = { ...src.input, ...meanStackTables(p, index, t, options.meanDivisorIndex) };
   const callTree = options.callTree ?? false;
   if (callTree && src.dropNegative) {
     throw new ProfkitError(ErrorCodes.USAGE, 'drop_negative is not supported with call_tree', { option: 'dropNegative', rule: 'a call tree keeps its negative nodes' });
