@@ -9,7 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
-import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeSums } from '../ops/stack-table.js';
+import { buildStackTable, stackChildren, subtreeSums } from '../ops/stack-table.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -85,9 +85,13 @@ export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTyp
 }
 
 /**
- * `flameTree` without the frames narrower than `minWidth` of the total. Built from the stack
- * table: the flame tree's rows are (caller frame, name) pairs interned in typed arrays, and
- * objects are made only for the frames shown.
+ * `flameTree` without the frames narrower than `minWidth` of the total, from the stack table, one
+ * depth level at a time: the frames of a level are the groups of (caller frame, name) of the
+ * stack-table rows at that depth (a stack row is a location; its inline frames are consecutive
+ * levels). A level is made from the previous one and then dropped, so memory follows the widest
+ * level, not the whole tree (which, inline frames expanded, has more rows than the stack table
+ * when stacks share little); objects are made only for the frames shown. Every level is still
+ * grouped, so the count of frames left out is exact.
  */
 export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: number): BoundedFlameTree {
   checkType(p, sampleTypeIndex);
@@ -105,47 +109,144 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     return id;
   };
   // Name ids of each location row's frames, outermost first.
-  const locNames: (number[] | undefined)[] = new Array(p.locations.location_id.length);
-  const namesOf = (r: number): number[] => (locNames[r] ??= locationFrames(p, index, r).map((f) => nameId(f.name || '[unknown]')).reverse());
-  const rows = new PrefixTreeBuilder();
-  const root = rows.intern(-1, 0);
-  const self = new RowSums(stacks.self instanceof Float64Array);
-  const leafOf = new Int32Array(stacks.length);
-  for (let s = 0; s < stacks.length; s++) {
-    const pre = stacks.prefix[s]!;
-    let row = pre < 0 ? root : leafOf[pre]!;
-    const ids = namesOf(stacks.frame[s]!);
-    for (let k = 0; k < ids.length; k++) row = rows.intern(row, ids[k]!);
-    leafOf[s] = row;
-    const v = stacks.self[s]!;
-    if (v) self.add(row, v);
+  // Name ids of the frames of location row r, outermost first: locNameIds[locNameStart[r] ..
+  // locNameStart[r + 1]] (flat: the level passes look them up for every member).
+  const nLocations = p.locations.location_id.length;
+  const locNameStart = new Int32Array(nLocations + 1);
+  const locNameList: number[] = [];
+  for (let r = 0; r < nLocations; r++) {
+    for (const f of locationFrames(p, index, r).reverse()) locNameList.push(nameId(f.name || '[unknown]'));
+    locNameStart[r + 1] = locNameList.length;
   }
+  const locNameIds = Int32Array.from(locNameList);
   // Samples without a known frame are the root's own (as wide as they are, drawn as `all`).
   const col = p.samples['.values'][sampleTypeIndex]!;
-  for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) self.add(root, col[i]!);
-  const { prefix, frame: rowName } = rows.finish();
-  const selfs = self.finish(rows.length);
-  const values = subtreeSums(prefix, selfs);
-  const { firstChild, nextSibling } = childLists(prefix);
-  const threshold = minWidth * Number(values[root]!);
-  const node = (row: number): FlameNode => ({ name: names[rowName[row]!]!, value: BigInt(values[row]!), self: BigInt(selfs[row]!), children: [] });
-  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
-  const tree = node(root);
+  let rootSelf = 0n;
+  for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) rootSelf += col[i]!;
+  const totals = subtreeSums(stacks.prefix, stacks.self);
+  const { firstChild, nextSibling } = stackChildren(stacks);
+  let rootValue = rootSelf;
+  for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) rootValue += BigInt(totals[c]!);
+  const threshold = minWidth * Number(rootValue);
+  const tree: FlameNode = { name: 'all', value: rootValue, self: rootSelf, children: [] };
+  // The members of a level: a stack row, the position of the frame in its location, the group
+  // (frame) of the level above; the frames shown on the level above (undefined: not shown).
+  let memberStack: number[] = [];
+  let memberPos: number[] = [];
+  let memberParent: number[] = [];
+  let parentNodes: (FlameNode | undefined)[] = [tree];
+  for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) {
+    memberStack.push(c);
+    memberPos.push(0);
+    memberParent.push(0);
+  }
+  let frames = 1;
   let shown = 1;
-  // Iterative (stacks can be thousands of frames deep).
-  const work: [number, FlameNode][] = [[root, tree]];
-  while (work.length) {
-    const [row, n] = work.pop()!;
-    for (let c = firstChild[row + 1]!; c >= 0; c = nextSibling[c]!) {
-      if (Number(values[c]!) < threshold) continue;
-      const m = node(c);
-      n.children.push(m);
-      work.push([c, m]);
+  const { self } = stacks;
+  const zero = self instanceof Float64Array ? 0 : 0n;
+  while (memberStack.length > 0) {
+    // This level's frames: (caller frame, name) groups of the members, with their sums.
+    const groupOf = new PairIndex(memberStack.length);
+    const groupParent: number[] = [];
+    const groupName: number[] = [];
+    const groupValue: (number | bigint)[] = [];
+    const groupSelf: (number | bigint)[] = [];
+    const memberGroup = new Int32Array(memberStack.length);
+    for (let k = 0; k < memberStack.length; k++) {
+      const s = memberStack[k]!;
+      const r = stacks.frame[s]!;
+      const at = locNameStart[r]! + memberPos[k]!;
+      const name = locNameIds[at]!;
+      let g = groupOf.get(memberParent[k]!, name, groupParent.length);
+      if (g === groupParent.length) {
+        groupParent.push(memberParent[k]!);
+        groupName.push(name);
+        groupValue.push(zero);
+        groupSelf.push(zero);
+      }
+      memberGroup[k] = g;
+      // `+` is exact on both representations of the sums (see StackTable).
+      (groupValue as number[])[g]! += totals[s] as number;
+      if (at === locNameStart[r + 1]! - 1) (groupSelf as number[])[g]! += self[s] as number;
+    }
+    frames += groupParent.length;
+    const nodes: (FlameNode | undefined)[] = new Array(groupParent.length);
+    for (let g = 0; g < groupParent.length; g++) {
+      const parent = parentNodes[groupParent[g]!];
+      if (!parent || Number(groupValue[g]!) < threshold) continue;
+      const n: FlameNode = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: BigInt(groupSelf[g]!), children: [] };
+      parent.children.push(n);
+      nodes[g] = n;
       shown++;
     }
-    n.children.sort(byName);
+    // The next level: the member's next inline frame, or the first frame of each callee stack.
+    const nextStack: number[] = [];
+    const nextPos: number[] = [];
+    const nextParent: number[] = [];
+    for (let k = 0; k < memberStack.length; k++) {
+      const s = memberStack[k]!;
+      const pos = memberPos[k]! + 1;
+      const r = stacks.frame[s]!;
+      if (locNameStart[r]! + pos < locNameStart[r + 1]!) {
+        nextStack.push(s);
+        nextPos.push(pos);
+        nextParent.push(memberGroup[k]!);
+      } else {
+        for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) {
+          nextStack.push(c);
+          nextPos.push(0);
+          nextParent.push(memberGroup[k]!);
+        }
+      }
+    }
+    memberStack = nextStack;
+    memberPos = nextPos;
+    memberParent = nextParent;
+    parentNodes = nodes;
   }
-  return { tree, frames: rows.length, elided: rows.length - shown };
+  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+  const work: FlameNode[] = [tree];
+  while (work.length) {
+    const n = work.pop()!;
+    n.children.sort(byName);
+    for (const c of n.children) work.push(c);
+  }
+  return { tree, frames, elided: frames - shown };
+}
+
+/** Numbers for (a, b) pairs of non-negative integers: an open-addressing hash table in typed arrays. */
+class PairIndex {
+  private mask: number;
+  private keyA: Int32Array;
+  private keyB: Int32Array;
+  private value: Int32Array;
+  constructor(expected: number) {
+    let size = 1024;
+    while (size < expected * 2) size *= 2;
+    this.mask = size - 1;
+    this.keyA = new Int32Array(size).fill(-1);
+    this.keyB = new Int32Array(size);
+    this.value = new Int32Array(size);
+  }
+  /** The number of (a, b), set to `fresh` when the pair is new (at most `expected` pairs). */
+  get(a: number, b: number, fresh: number): number {
+    let h = Math.imul(a, 0x9e3779b1) ^ b;
+    // murmur3's 32-bit finalizer
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h = (h ^ (h >>> 16)) & this.mask;
+    const { keyA, keyB } = this;
+    for (;;) {
+      if (keyA[h] === -1) {
+        keyA[h] = a;
+        keyB[h] = b;
+        this.value[h] = fresh;
+        return fresh;
+      }
+      if (keyA[h] === a && keyB[h] === b) return this.value[h]!;
+      h = (h + 1) & this.mask;
+    }
+  }
 }
 
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */

@@ -1,0 +1,59 @@
+/**
+ * `boundedFlameTree` builds the flame tree one depth level at a time from the stack table: the
+ * same tree as a per-sample build, with sums in bigints when they could exceed 2^53, and inline
+ * frames as consecutive levels.
+ */
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@profkit/test-utils';
+import { ProfileBuilder, ProfileIndex, flameTree, locationFrames, type Profile } from '../src/node/index.js';
+
+function profile(seed: number, big: boolean): Profile {
+  const r = seededRandom(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'alloc', unit: 'bytes' }] });
+  const fns = Array.from({ length: 5 }, (_, i) => b.internFunction({ name: `g${i}` }));
+  const locs = Array.from({ length: 9 }, () =>
+    b.internLocation({ functionId: fns[int(5)]!, line: 1, inlinedInto: r() < 0.5 ? [{ functionId: fns[int(5)]!, line: 2 }, { functionId: fns[int(5)]!, line: 3 }] : [] }),
+  );
+  for (let i = 0; i < 200; i++) {
+    const stack = Array.from({ length: int(6) }, () => locs[int(locs.length)]!);
+    b.addSample(stack, [big ? (1n << 60n) + BigInt(int(9)) : BigInt(int(4) - 1)]);
+  }
+  return b.build();
+}
+
+type Ref = { value: bigint; self: bigint; children: Map<string, Ref> };
+
+/** The flame tree summed sample by sample, as `flameTree` returns it. */
+function reference(p: Profile) {
+  const index = new ProfileIndex(p);
+  const { offsets, location_id } = p.samples.locations;
+  const col = p.samples['.values'][0]!;
+  const root: Ref = { value: 0n, self: 0n, children: new Map() };
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i]!;
+    if (v <= 0n) continue;
+    let n = root;
+    n.value += v;
+    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
+      for (const f of locationFrames(p, index, index.locations.get(location_id[k]!)).reverse()) {
+        let c = n.children.get(f.name);
+        if (!c) n.children.set(f.name, (c = { value: 0n, self: 0n, children: new Map() }));
+        c.value += v;
+        n = c;
+      }
+    }
+    n.self += v;
+  }
+  const plain = (name: string, r: Ref): unknown => ({ name, value: r.value, self: r.self, children: [...r.children.keys()].sort().map((k) => plain(k, r.children.get(k)!)) });
+  return plain('all', root);
+}
+
+describe('flame tree by levels', () => {
+  for (const big of [false, true]) {
+    it(`is the per-sample tree (${big ? 'sums beyond 2^53, in bigints' : 'small values, zeros and negatives'})`, () => {
+      const p = profile(big ? 11 : 12, big);
+      expect(flameTree(p)).toEqual(reference(p));
+    });
+  }
+});
