@@ -16,6 +16,7 @@ export { utf8Decoder, utf8Length, crc32, allocUninitialized, latin1String } from
 export { GZIP_IMPLEMENTATION, gunzipChunks, gzipBytes, gzipChunks, gzipStream, gzipBound } from './gzip.js';
 export * from './limits.js';
 export * from './lines.js';
+export * from './json-fields.js';
 export * from './adapter.js';
 export * from './ops/index.js';
 export * from './ops/report.js';
