@@ -1,0 +1,25 @@
+/** What `load()` returns: read and write (format options documented in docs/formats/speedscope.md). */
+
+import { ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
+import { readSpeedscopeBytes } from './read.js';
+import { writeSpeedscope } from './write.js';
+
+function optionalString(options: Record<string, unknown> | undefined, key: string): string | undefined {
+  const v = options?.[key];
+  if (v === undefined) return undefined;
+  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  throw new ProfkitError(ErrorCodes.USAGE, `the speedscope option ${key} takes a string or number, got ${JSON.stringify(v)}`, { option: key });
+}
+
+export const codec: AdapterCodec = {
+  async read(input, options) {
+    return readSpeedscopeBytes(await input.bytes(), { fileName: input.fileName, limits: options.limits, profile: optionalString(options.options, 'profile') });
+  },
+  async write(profile, options) {
+    return writeSpeedscope(profile, {
+      sampleType: optionalString(options.options, 'sampleType'),
+      name: optionalString(options.options, 'name'),
+      exporter: optionalString(options.options, 'exporter'),
+    });
+  },
+};

@@ -1,0 +1,26 @@
+/**
+ * @profkit/speedscope: speedscope JSON files (schema 0.7: evented and sampled profiles), read
+ * and write, lossless where the profile model can hold it. Platform-neutral.
+ */
+
+import { defineAdapter } from '@profkit/core';
+import { sniffSpeedscope } from './sniff.js';
+import { PACKAGE_VERSION } from './version.js';
+
+export { ADAPTER_NAME, FORMAT_ID, SCHEMA_URL, UNITS, NANOS_IN } from './format.js';
+export type { SpeedscopeFile, SpeedscopeFrame, SpeedscopeEvent, SampledProfile, EventedProfile, SpeedscopeUnit, ProfileFacts } from './format.js';
+export { sniffSpeedscope } from './sniff.js';
+export { readSpeedscopeBytes, type SpeedscopeReadOptions } from './read.js';
+export { writeSpeedscope, type SpeedscopeWriteOptions } from './write.js';
+
+export const speedscopeAdapter = defineAdapter({
+  name: 'speedscope',
+  packageName: '@profkit/speedscope',
+  version: PACKAGE_VERSION,
+  description: 'speedscope JSON (schema 0.7, evented and sampled profiles), read and write',
+  formats: [{ id: 'speedscope', title: 'speedscope JSON', extensions: ['.speedscope.json'], binary: false, read: true, write: true }],
+  sniff: sniffSpeedscope,
+  load: async () => (await import('./codec.js')).codec,
+});
+
+export default speedscopeAdapter;

@@ -1,0 +1,225 @@
+/**
+ * speedscope JSON → profile.
+ *
+ * - Each speedscope profile is one sample type (its name, made unique; `none` read as `count`),
+ *   or only the one named by the `profile` option (its index or name). A sample has its value in
+ *   its profile's column and 0 in the others.
+ * - Sampled profiles: one sample per entry of `samples`, in order (stacks are root first in
+ *   speedscope, innermost first in profkit), the weight as the value.
+ * - Evented profiles: replayed; every stretch of time between two events with frames open is a
+ *   sample of that stack whose value is the stretch's length. Events must nest: closing a frame
+ *   that is not the innermost open one, events out of time order, or frames still open at the
+ *   end are `PROFKIT_E_PARSE` errors (speedscope refuses these files too).
+ * - Values are whole numbers in profkit: a profile with fractional times is read in whole
+ *   nanoseconds; other fractional values are rounded, with a warning.
+ * - Kept for the writer in `.extensions.speedscope`: per sample its profile (`profile`) and its
+ *   start (`at`, in the profile's unit); the file's name, exporter and activeProfileIndex, and
+ *   each profile's name, type, unit, startValue, endValue and scale (`facts.profiles`).
+ */
+
+import {
+  ErrorCodes,
+  ProfileBuilder,
+  ProfkitError,
+  arrayAt,
+  integerAt,
+  limitError,
+  limitValue,
+  numberAt,
+  objectAt,
+  parseJsonBytes,
+  schemaError,
+  stringAt,
+  type JsonSource,
+  type ReadLimits,
+  type ReadResult,
+  type Warning,
+} from '@profkit/core';
+import { ADAPTER_NAME, FORMAT_ID, NANOS_IN, UNITS, type ProfileFacts, type SpeedscopeUnit } from './format.js';
+
+export interface SpeedscopeReadOptions {
+  fileName?: string;
+  limits?: ReadLimits;
+  /** Read only this profile: its index in `profiles` or its name (default: all, one sample type each). */
+  profile?: string | number;
+}
+
+interface Frame {
+  name: string;
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** Builds the samples of one speedscope profile into the shared builder. */
+interface Emit {
+  (stack: readonly number[], value: number, at: number): void;
+}
+
+export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOptions = {}): ReadResult {
+  const src: JsonSource = { file: options.fileName ?? '', format: 'speedscope' };
+  const limits = options.limits;
+  const doc = objectAt(src, parseJsonBytes(bytes, src), '(document)');
+  const shared = objectAt(src, doc.shared, 'shared');
+  const frames = arrayAt(src, shared.frames, 'shared.frames').map((f, i) => readFrame(src, f, `shared.frames[${i}]`, limits));
+  const all = arrayAt(src, doc.profiles, 'profiles');
+  if (all.length === 0) throw schemaError(src, 'profiles', 'the file has no profiles', 'at least one profile');
+  const chosen = selectProfiles(src, all, options.profile);
+
+  const heads = chosen.map((i) => readHead(src, all[i], `profiles[${i}]`, i));
+  const warnings: Warning[] = [];
+  const seen = new Map<string, number>();
+  const typeNames = heads.map((h) => {
+    const n = (seen.get(h.name) ?? 0) + 1;
+    seen.set(h.name, n);
+    return n === 1 ? h.name : `${h.name} (${n})`;
+  });
+  const b = new ProfileBuilder({ sampleTypes: heads.map((h, k) => ({ type: typeNames[k]!, unit: h.scale !== 1 ? 'nanoseconds' : h.unit === 'none' ? 'count' : h.unit })) });
+
+  const maxSamples = limitValue(limits, 'maxSamples');
+  const maxDepth = limitValue(limits, 'maxFramesPerStack');
+  const maxTotal = limitValue(limits, 'maxTotalFrames');
+  let totalFrames = 0;
+  const locationOf = new Int32Array(frames.length).fill(-1);
+  const location = (fi: number): number => {
+    if (locationOf[fi]! < 0) {
+      const f = frames[fi]!;
+      locationOf[fi] = b.internLocation({ functionId: b.internFunction({ name: f.name, filename: f.file }), line: f.line, column: f.col });
+    }
+    return locationOf[fi]!;
+  };
+  const atColumn: number[] = [];
+  const profileColumn: number[] = [];
+  const values = new Array<bigint>(heads.length).fill(0n);
+  const ids: number[] = [];
+
+  heads.forEach((head, k) => {
+    const path = `profiles[${chosen[k]}]`;
+    let rounded = 0;
+    const emit: Emit = (rootFirst, value, at) => {
+      if (b.sampleCount >= maxSamples) throw limitError('maxSamples', `sample ${b.sampleCount + 1}`, maxSamples, { file: src.file, path });
+      totalFrames += rootFirst.length;
+      if (totalFrames > maxTotal) throw limitError('maxTotalFrames', `the frames of all samples (${totalFrames})`, maxTotal, { file: src.file, path });
+      ids.length = 0;
+      for (let j = rootFirst.length - 1; j >= 0; j--) ids.push(location(rootFirst[j]!));
+      const scaled = value * head.scale;
+      const whole = Math.round(scaled);
+      // A scaled value a float error away from whole is whole (0.3 ms - 0.1 ms is 199999.99999999997 ns).
+      if (Math.abs(whole - scaled) > (head.scale === 1 ? 0 : 1e-3)) rounded++;
+      if (!Number.isSafeInteger(whole)) throw new ProfkitError(ErrorCodes.RANGE, `${path}: value ${value} ${head.unit} is beyond 2^53 as a whole number`, { file: src.file, path, rule: 'speedscope: values fit a double exactly' });
+      values[k] = BigInt(whole);
+      b.addSample(ids, values);
+      values[k] = 0n;
+      atColumn.push(at);
+      profileColumn.push(k);
+    };
+    const p = all[chosen[k]!] as Record<string, unknown>;
+    if (head.type === 'sampled') readSampled(src, p, path, frames.length, maxDepth, head, emit);
+    else readEvented(src, p, path, frames.length, maxDepth, head, emit);
+    if (rounded > 0) warnings.push({ code: 'PROFKIT_W_SPEEDSCOPE_ROUNDED', message: `${path} ("${head.name}"): ${rounded} value(s) rounded to whole ${head.scale === 1 ? head.unit : 'nanoseconds'}`, detail: { file: src.file, path } });
+  });
+
+  const profile = b.build();
+  const active = typeof doc.activeProfileIndex === 'number' ? chosen.indexOf(doc.activeProfileIndex) : 0;
+  profile['.profile'].default_sample_type = typeNames[Math.max(0, active)]!;
+  const facts: Record<string, string | number | ProfileFacts[]> = { profiles: heads.map(({ name, type, unit, startValue, endValue, scale }) => ({ name, type, unit, startValue, endValue, scale })) };
+  if (typeof doc.name === 'string') facts.name = doc.name;
+  if (typeof doc.exporter === 'string') facts.exporter = doc.exporter;
+  if (typeof doc.activeProfileIndex === 'number' && active >= 0) facts.activeProfileIndex = active;
+  profile['.extensions'][ADAPTER_NAME] = {
+    facts: facts as never,
+    samples: { profile: Uint32Array.from(profileColumn), at: Float64Array.from(atColumn) },
+  };
+  return { profile, warnings, format: FORMAT_ID };
+}
+
+function readFrame(src: JsonSource, v: unknown, path: string, limits: ReadLimits | undefined): Frame {
+  const f = objectAt(src, v, path);
+  const name = stringAt(src, f.name, `${path}.name`, limits);
+  const file = f.file === undefined || f.file === null ? '' : stringAt(src, f.file, `${path}.file`, limits);
+  const pos = (k: 'line' | 'col') => (f[k] === undefined || f[k] === null ? 0 : integerAt(src, f[k], `${path}.${k}`, 0));
+  return { name: name === '' ? '(anonymous)' : name, file, line: pos('line'), col: pos('col') };
+}
+
+function selectProfiles(src: JsonSource, all: unknown[], which: string | number | undefined): number[] {
+  if (which === undefined) return all.map((_, i) => i);
+  const byIndex = typeof which === 'number' || /^\d+$/.test(which) ? Number(which) : -1;
+  const i = byIndex >= 0 ? byIndex : all.findIndex((p) => (p as { name?: unknown } | null)?.name === which);
+  if (i < 0 || i >= all.length) {
+    const names = all.map((p, k) => `${k}: ${JSON.stringify((p as { name?: unknown } | null)?.name ?? '')}`).join(', ');
+    throw new ProfkitError(ErrorCodes.USAGE, `no speedscope profile ${JSON.stringify(which)} (the file has ${names})`, { file: src.file, option: 'profile' });
+  }
+  return [i];
+}
+
+/** A profile's head, and the scale that makes its values whole. */
+function readHead(src: JsonSource, v: unknown, path: string, index: number): ProfileFacts {
+  const p = objectAt(src, v, path);
+  if (p.type !== 'sampled' && p.type !== 'evented') throw schemaError(src, `${path}.type`, `must be "sampled" or "evented", got ${JSON.stringify(p.type)}`, 'profile type');
+  const unit = (p.unit ?? 'none') as SpeedscopeUnit;
+  if (!UNITS.includes(unit)) throw schemaError(src, `${path}.unit`, `must be one of ${UNITS.join(', ')}, got ${JSON.stringify(p.unit)}`, 'unit');
+  const startValue = numberAt(src, p.startValue ?? 0, `${path}.startValue`);
+  const endValue = numberAt(src, p.endValue ?? 0, `${path}.endValue`);
+  const name = typeof p.name === 'string' && p.name !== '' ? p.name : `profile ${index + 1}`;
+  // Fractional numbers in a time profile: read it in whole nanoseconds.
+  let fractional = !Number.isInteger(startValue);
+  if (p.type === 'sampled' && Array.isArray(p.weights)) fractional ||= p.weights.some((w) => typeof w === 'number' && !Number.isInteger(w));
+  if (p.type === 'evented' && Array.isArray(p.events)) fractional ||= p.events.some((e) => typeof (e as { at?: unknown } | null)?.at === 'number' && !Number.isInteger((e as { at: number }).at));
+  const scale = fractional ? (NANOS_IN[unit] ?? 1) : 1;
+  return { name, type: p.type, unit, startValue, endValue, scale };
+}
+
+function frameIndex(src: JsonSource, v: unknown, path: string, nFrames: number): number {
+  const i = integerAt(src, v, path, 0);
+  if (i >= nFrames) throw schemaError(src, path, `frame ${i} is not in shared.frames (${nFrames} frames)`, 'frame indices point into shared.frames');
+  return i;
+}
+
+function readSampled(src: JsonSource, p: Record<string, unknown>, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
+  const samples = arrayAt(src, p.samples, `${path}.samples`);
+  const weights = arrayAt(src, p.weights, `${path}.weights`);
+  if (weights.length !== samples.length) throw schemaError(src, `${path}.weights`, `has ${weights.length} entries but samples has ${samples.length}`, 'one weight per sample');
+  let at = head.startValue;
+  const stack: number[] = [];
+  for (let j = 0; j < samples.length; j++) {
+    const s = arrayAt(src, samples[j], `${path}.samples[${j}]`);
+    if (s.length > maxDepth) throw limitError('maxFramesPerStack', `${path}.samples[${j}]: a stack of ${s.length} frames`, maxDepth, { file: src.file, path: `${path}.samples[${j}]` });
+    stack.length = 0;
+    for (let d = 0; d < s.length; d++) stack.push(frameIndex(src, s[d], `${path}.samples[${j}][${d}]`, nFrames));
+    const w = numberAt(src, weights[j], `${path}.weights[${j}]`);
+    if (w < 0) throw schemaError(src, `${path}.weights[${j}]`, `weight ${w} is negative`, 'weights are not negative');
+    emit(stack, w, at);
+    at += w;
+  }
+}
+
+function readEvented(src: JsonSource, p: Record<string, unknown>, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
+  const events = arrayAt(src, p.events, `${path}.events`);
+  const open: number[] = [];
+  let last = head.startValue;
+  for (let j = 0; j < events.length; j++) {
+    const ep = `${path}.events[${j}]`;
+    const e = objectAt(src, events[j], ep);
+    const at = numberAt(src, e.at, `${ep}.at`);
+    const frame = frameIndex(src, e.frame, `${ep}.frame`, nFrames);
+    if (at < last) throw schemaError(src, `${ep}.at`, `${at} is before the previous event (${last})`, 'events are in time order');
+    if (open.length > 0 && at > last) emit(open, at - last, last);
+    last = at;
+    if (e.type === 'O') {
+      if (open.length >= maxDepth) throw limitError('maxFramesPerStack', `${ep}: ${open.length + 1} frames open`, maxDepth, { file: src.file, path: ep });
+      open.push(frame);
+    } else if (e.type === 'C') {
+      const top = open[open.length - 1];
+      if (top !== frame) {
+        const what = top === undefined ? 'no frame is open' : `the innermost open frame is ${top}`;
+        throw schemaError(src, ep, `closes frame ${frame} but ${what}`, 'evented profiles: events nest (a frame closes after the frames opened in it)');
+      }
+      open.pop();
+    } else {
+      throw schemaError(src, `${ep}.type`, `must be "O" or "C", got ${JSON.stringify(e.type)}`, 'event type');
+    }
+  }
+  if (open.length > 0) {
+    throw schemaError(src, `${path}.events`, `${open.length} frame(s) still open after the last event (innermost: frame ${open[open.length - 1]})`, 'evented profiles: every opened frame is closed');
+  }
+}
