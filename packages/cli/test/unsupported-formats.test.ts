@@ -54,14 +54,14 @@ describe.skipIf(!haveCli('unsupported-format tests'))('well-known unsupported fo
     expect(errorLine(r.stderr)).toContain('-: this looks like a V8 sampling heap profile (.heapprofile JSON');
   });
 
-  it('speedscope: named with a pointer to the example adapter; read by it once it is configured', () => {
+  it('speedscope: named with a pointer to @profkit/speedscope; read by an adapter once one is configured', () => {
     const src = join(repoRoot, 'tools/adapter-example-speedscope/test/fixtures/sampled.speedscope.json');
     const bare = join(tmp, 'no-adapters');
     mkdirSync(bare);
     writeFileSync(join(bare, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, adapters: [] }));
     const without = runCli(['info', src], { cwd: bare });
     expect(without.code).toBe(4);
-    expect(errorLine(without.stderr)).toContain('this looks like a speedscope JSON file; no installed adapter reads it; the example adapter profkit-adapter-speedscope');
+    expect(errorLine(without.stderr)).toContain('this looks like a speedscope JSON file; no installed adapter reads it; it is read by @profkit/speedscope');
     const project = join(tmp, 'with-speedscope');
     mkdirSync(project);
     writeFileSync(join(project, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, adapters: [join(repoRoot, 'tools/adapter-example-speedscope/dist/index.js')] }));

@@ -222,4 +222,6 @@ export const FIRST_PARTY_FORMATS: readonly { format: string; packageName: string
   { format: 'gperftools-thread', packageName: '@profkit/gperftools-heap', extensions: ['.thread'] },
   { format: 'fuchsia-sampler', packageName: '@profkit/fuchsia-sampler', extensions: ['.fsrec', '.fsrec.jsonl'] },
   { format: 'sqlite', packageName: '@profkit/dm-export', extensions: ['.sqlite', '.db'] },
+  { format: 'perf-script', packageName: '@profkit/perf', extensions: ['.perf', '.perf-script', '.perf.txt'] },
+  { format: 'speedscope', packageName: '@profkit/speedscope', extensions: ['.speedscope.json'] },
 ];

@@ -97,7 +97,7 @@ const KNOWN_SIGNATURES: readonly KnownSignature[] = [
   {
     format: 'speedscope',
     name: 'a speedscope JSON file',
-    note: 'the example adapter profkit-adapter-speedscope (tools/adapter-example-speedscope in the profkit repository) reads it: add it to profkit.config.json\'s "adapters"',
+    note: 'it is read by @profkit/speedscope: run `npm install @profkit/speedscope` and add it to profkit.config.json\'s "adapters"',
     matches: (_h, t) => {
       const j = jsonStart(t);
       return j.startsWith('{') && /"\$schema"\s*:\s*"[^"]*speedscope[^"]*"/.test(j);
@@ -112,7 +112,7 @@ const KNOWN_SIGNATURES: readonly KnownSignature[] = [
   {
     format: 'perf-script',
     name: 'Linux `perf script` text',
-    note: 'fold it with `stackcollapse-perf.pl` (folded stacks, read by @profkit/rprof)',
+    note: 'it is read by @profkit/perf: run `npm install @profkit/perf` and add it to profkit.config.json\'s "adapters"',
     // An event line `comm pid[/tid] [cpu] secs.usecs: [period] event:` followed by a frame line
     // `\t<hex address> symbol (dso)`; `#` lines come first with --header.
     matches: (_h, t) => {

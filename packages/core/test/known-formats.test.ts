@@ -124,10 +124,12 @@ describe('registry detection names the format', () => {
     }
   });
 
-  it('speedscope points at the example adapter; once an adapter reads the format it wins', async () => {
+  it('speedscope and perf script point at their adapters; once an adapter reads the format it wins', async () => {
     const speedscope = SYNTHETIC.find(([f]) => f === 'speedscope')![1];
     const e = await rejectionOf<ProfkitError>(registry.read(speedscope, { fileName: 'p.json' }));
-    expect(e.message).toContain('profkit-adapter-speedscope');
+    expect(e.message).toContain('read by @profkit/speedscope: run `npm install @profkit/speedscope`');
+    const perf = SYNTHETIC.find(([f]) => f === 'perf-script')![1];
+    expect((await rejectionOf<ProfkitError>(registry.read(perf, { fileName: 'p.txt' }))).message).toContain('read by @profkit/perf: run `npm install @profkit/perf`');
     const reader = defineAdapter({
       name: 'speedscope',
       formats: [{ id: 'speedscope', extensions: ['.speedscope.json'], binary: false }],
