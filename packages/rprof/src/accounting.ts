@@ -17,28 +17,18 @@
  * The same rules as `summarizeRprof`, which computes the tables directly.
  */
 
-import { ErrorCodes, ProfileBuilder, ProfkitError, ProfileIndex, resolveStack, sampleTypes, type AdapterTransform, type Profile, type TransformContext, type TransformResult } from '@profkit/core';
-import { ADAPTER_NAME } from './read.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, sampleTypes, type AdapterTransform, type Profile, type TransformContext, type TransformResult } from '@profkit/core';
+import { rStacks, type RLinesView } from './r-stacks.js';
 
-export type RLinesView = 'hide' | 'show';
-
-/** `<GC>`: R's name of garbage collection, innermost in `summaryRprof`'s function tables. */
-export const GC_FRAME = '<GC>';
-/** What `summaryRprof(lines = "show")` counts a sample without source references as. */
-export const NO_LOCATION = '<no location>';
-
-function basename(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i >= 0 ? path.slice(i + 1) : path;
-}
+export { GC_FRAME, NO_LOCATION, type RLinesView } from './r-stacks.js';
 
 /**
  * A profile whose `-top` per function shows `summaryRprof`'s numbers for `p` (see the file
  * comment): one sample per sample of `p` that R counts, stacks of R's entries (innermost first),
- * the same values, facts and sample types; no mappings, files or extensions.
+ * the same values, facts and sample types; no mappings, files or extensions. R's entries are
+ * worked out once per distinct stack (`rStacks`), not once per sample.
  */
 export function rAccounting(p: Profile, lines: RLinesView = 'hide'): Profile {
-  const gc = p['.extensions'][ADAPTER_NAME]?.samples?.gc as ArrayLike<number> | undefined;
   const b = new ProfileBuilder({ sampleTypes: sampleTypes(p), facts: { ...p['.profile'], comments: p['.profile'].comments.slice() } });
   const locationOf = new Map<string, number>();
   const location = (name: string): number => {
@@ -49,23 +39,20 @@ export function rAccounting(p: Profile, lines: RLinesView = 'hide'): Profile {
     }
     return id;
   };
-  const index = new ProfileIndex(p);
+  const stacks = rStacks(p);
+  // Each group's stack of entry locations, interned in the order of the groups' first samples
+  // (the order a per-sample pass would intern them in).
+  const stackOfGroup = new Array<number[] | undefined>(stacks.groupCount);
+  for (const g of stacks.order) stackOfGroup[g] = stacks.entries(g, lines).map(location);
   const cols = p.samples['.values'];
   const values = new Array<bigint>(cols.length);
   const n = p.samples.value.length;
   for (let i = 0; i < n; i++) {
-    const frames = resolveStack(p, i, index);
-    const entries: string[] = [];
-    if (lines === 'show') {
-      for (const f of frames) if (f.line > 0) entries.push(`${basename(f.filename)}#${f.line}`);
-      if (entries.length === 0 && (frames.length > 0 || (gc !== undefined && Number(gc[i]) !== 0))) entries.push(NO_LOCATION);
-    } else {
-      if (gc && Number(gc[i]) !== 0) entries.push(GC_FRAME);
-      for (const f of frames) entries.push(f.name);
-    }
-    if (entries.length === 0) continue;
+    const g = stacks.sampleGroup[i]!;
+    const stack = g >= 0 ? stackOfGroup[g]! : undefined;
+    if (!stack || stack.length === 0) continue;
     for (let t = 0; t < cols.length; t++) values[t] = cols[t]![i]!;
-    b.addSample(entries.map(location), values);
+    b.addSample(stack, values);
   }
   return b.build();
 }

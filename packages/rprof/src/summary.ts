@@ -5,10 +5,14 @@
  * Follows R's rules: `<GC>` counts as the innermost function of GC samples, a function counts
  * once per sample however often it recurs, samples without functions are left out, and a
  * sample without any srcref counts as `<no location>` in the line view.
+ *
+ * Computed per distinct stack (`rStacks`: core's stack table with R's GC flag), not per sample:
+ * the entries of a stack are the same for all its samples, so each distinct stack adds its
+ * summed count and memory to its entries once.
  */
 
-import { ProfileIndex, resolveStack, type Profile } from '@profkit/core';
-import { ADAPTER_NAME } from './read.js';
+import type { Profile } from '@profkit/core';
+import { rStacks, sumsByGroup } from './r-stacks.js';
 
 export interface SummaryEntry {
   self: bigint;
@@ -24,57 +28,39 @@ export interface RprofSummary {
   samples: bigint;
 }
 
-function basename(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i >= 0 ? path.slice(i + 1) : path;
-}
-
-function bump(m: Map<string, SummaryEntry>, key: string, self: boolean, count: bigint, mem: bigint): void {
-  let e = m.get(key);
-  if (!e) m.set(key, (e = { self: 0n, total: 0n, memory: 0n }));
-  e.total += count;
-  e.memory += mem;
-  if (self) e.self += count;
+/** Adds `count` and `mem` to each distinct entry of `entries` (innermost first: the first is self). */
+function addStack(m: Map<string, SummaryEntry>, entries: string[], count: bigint, mem: bigint): void {
+  const seen = new Set<string>();
+  entries.forEach((key, k) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    let e = m.get(key);
+    if (!e) m.set(key, (e = { self: 0n, total: 0n, memory: 0n }));
+    e.total += count;
+    e.memory += mem;
+    if (k === 0) e.self += count;
+  });
 }
 
 export function summarizeRprof(p: Profile): RprofSummary {
   const { type, unit } = p.sample_types;
   const ci = type.findIndex((t, i) => t === 'samples' && unit[i] === 'count');
   const mi = type.findIndex((t, i) => t === 'memory' && unit[i] === 'bytes');
-  const counts = ci >= 0 ? p.samples['.values'][ci]! : undefined;
-  const mems = mi >= 0 ? p.samples['.values'][mi]! : undefined;
-  const gc = p['.extensions'][ADAPTER_NAME]?.samples?.gc as ArrayLike<number> | undefined;
-  const index = new ProfileIndex(p);
+  const stacks = rStacks(p);
+  const counts = sumsByGroup(ci >= 0 ? p.samples['.values'][ci]! : undefined, stacks);
+  const mems = mi >= 0 ? sumsByGroup(p.samples['.values'][mi]!, stacks) : undefined;
   const byFunction = new Map<string, SummaryEntry>();
   const byLine = new Map<string, SummaryEntry>();
   let samples = 0n;
-  const n = p.samples.value.length;
-  for (let i = 0; i < n; i++) {
-    const count = counts ? counts[i]! : 1n;
-    const mem = mems ? mems[i]! : 0n;
-    const frames = resolveStack(p, i, index);
-    const names: string[] = [];
-    if (gc && Number(gc[i]) !== 0) names.push('<GC>');
-    const lines: string[] = [];
-    for (const f of frames) {
-      names.push(f.name);
-      if (f.line > 0) lines.push(`${basename(f.filename)}#${f.line}`);
-    }
+  // Groups in the order of their first sample: the tables get their keys in sample order.
+  for (const g of stacks.order) {
+    const names = stacks.entries(g, 'hide');
     if (names.length === 0) continue;
+    const count = counts[g]!;
+    const mem = mems ? mems[g]! : 0n;
     samples += count;
-    const seen = new Set<string>();
-    names.forEach((nm, k) => {
-      if (seen.has(nm)) return;
-      seen.add(nm);
-      bump(byFunction, nm, k === 0, count, mem);
-    });
-    if (lines.length === 0) lines.push('<no location>');
-    const seenL = new Set<string>();
-    lines.forEach((l, k) => {
-      if (seenL.has(l)) return;
-      seenL.add(l);
-      bump(byLine, l, k === 0, count, mem);
-    });
+    addStack(byFunction, names, count, mem);
+    addStack(byLine, stacks.entries(g, 'show'), count, mem);
   }
   return { byFunction, byLine, samples };
 }

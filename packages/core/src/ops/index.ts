@@ -17,6 +17,7 @@ export { callgrindReport, type CallgrindOptions } from './callgrind.js';
 export { topProtoReport, type TopProtoOptions } from './topproto.js';
 export { applyReportFilters, activeFilterLabels, showFrom, filterTagsByName, type ReportFilterOptions } from './report-filters.js';
 export { filtersKeepingLocations } from './raw-filters.js';
+export { buildStackTable, type StackTable, type StackValues } from './stack-table.js';
 export { addTagFrames, type TagFramesResult } from './tag-frames.js';
 export { parseGranularity, granularityFields, type ReportGranularity } from './granularity.js';
 export { disasmReport, type DisasmReportOptions, type DisasmReport, type DisasmRoutine, type DisasmInstruction, type ObjectTool, type ObjectFile, type ObjectSymbol, type ObjectInstruction } from './disasm.js';
