@@ -29,7 +29,7 @@ import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
 import { pprofAdapter } from '@profkit/pprof';
 import { rprofAdapter } from '@profkit/rprof';
 import { speedscopeAdapter } from 'profkit-adapter-speedscope';
-import type { FlameLayout, LoadedInfo, TopView, ViewOptions, ViewResult, ViewWarning } from './protocol.js';
+import type { FlameLayout, LoadedInfo, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
 
 /** The adapters the page bundles: every platform-neutral one (docs/browser.md). */
 export function webRegistry(): Registry {
@@ -91,18 +91,18 @@ export class ProfileSession {
     return new ProfileSession(loaded);
   }
 
-  /** The top table and the flame graph for `options`. */
-  view(options: ViewOptions): ViewResult {
+  /** The top table or the flame graph for `options`. */
+  view(options: ViewOptions, part: ViewPart): ViewResult {
     const p = this.loaded.viewed;
     const t = options.sampleType >= 0 && options.sampleType < p.sample_types.type.length ? options.sampleType : this.loaded.info.defaultSampleType;
     if (t < 0) throw new Error('the profile has no sample types, so there are no values to show');
     const filters = filtersOf(options);
-    const top = topView(p, t, options, filters);
     const unit = p.sample_types.unit[t]!;
-    const flame = this.loaded.newer && this.loaded.base
-      ? diffFlameLayout(this.loaded.newer, this.loaded.base, p.sample_types.type[t]!, filters, unit)
-      : flameLayout(boundedFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
-    return { sampleType: t, sampleTypeName: p.sample_types.type[t]!, unit, diff: this.loaded.newer !== undefined, top, flame };
+    const result: ViewResult = { sampleType: t, sampleTypeName: p.sample_types.type[t]!, unit, diff: this.loaded.newer !== undefined };
+    if (part === 'top') result.top = topView(p, t, options, filters);
+    else if (this.loaded.newer && this.loaded.base) result.flame = diffFlameLayout(this.loaded.newer, this.loaded.base, p.sample_types.type[t]!, filters, unit);
+    else result.flame = flameLayout(boundedFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
+    return result;
   }
 }
 

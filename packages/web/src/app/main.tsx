@@ -10,7 +10,7 @@ import { render } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { formatPercentage, formatValue } from '@profkit/core';
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
-import type { LoadedInfo, ProfileInput, TopRow, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import type { FlameLayout, LoadedInfo, ProfileInput, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 import { hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
 /** The worker's bundled source (scripts/build-app.mjs defines it). */
@@ -53,8 +53,8 @@ class Analysis {
     return this.ask({ kind: 'load', id: this.nextId++, profile, base }, [profile.bytes, ...(base ? [base.bytes] : [])]);
   }
 
-  view(state: ViewState): Promise<WorkerResponse> {
-    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state) });
+  view(state: ViewState, part: ViewPart): Promise<WorkerResponse> {
+    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part });
   }
 }
 
@@ -68,6 +68,18 @@ async function fileInput(file: File): Promise<ProfileInput> {
   return { name: file.name, bytes: await file.arrayBuffer() };
 }
 
+/** What a part of the view depends on: the flame graph not on the table's granularity and sort. */
+function partKey(state: ViewState, part: ViewPart): string {
+  const { by, cum, ...flameOptions } = viewOptionsOf(state);
+  return JSON.stringify(part === 'top' ? { ...flameOptions, by, cum } : flameOptions);
+}
+
+/** A computed part with the key it was computed for. */
+interface Computed<T> {
+  key: string;
+  result: ViewResult & T;
+}
+
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 type Status = { kind: 'empty' } | { kind: 'busy'; text: string } | { kind: 'error'; code: string; message: string } | { kind: 'ready' };
@@ -78,7 +90,8 @@ function App() {
   const [status, setStatus] = useState<Status>({ kind: 'empty' });
   const [info, setInfo] = useState<LoadedInfo>();
   const [names, setNames] = useState<{ profile: string; base?: string }>();
-  const [result, setResult] = useState<ViewResult>();
+  const [top, setTop] = useState<Computed<{ top: TopView }>>();
+  const [flame, setFlame] = useState<Computed<{ flame: FlameLayout }>>();
   const latest = useRef(0);
   const [loadCount, setLoadCount] = useState(0);
   const [pendingBase, setPendingBase] = useState<ProfileInput>();
@@ -96,7 +109,8 @@ function App() {
 
   async function open(profile: ProfileInput, base?: ProfileInput) {
     setStatus({ kind: 'busy', text: `reading ${profile.name}${base ? ` and ${base.name}` : ''}…` });
-    setResult(undefined);
+    setTop(undefined);
+    setFlame(undefined);
     const r = await analysis.load(profile, base);
     if (r.kind === 'error') {
       setStatus({ kind: 'error', code: r.code, message: r.message });
@@ -138,21 +152,24 @@ function App() {
     };
   }, []);
 
-  // A view per state change (the search and zoom are drawn here, not computed by the worker).
-  const viewKey = JSON.stringify(viewOptionsOf(state));
+  // The part the view shows, computed when its options change (the search and the zoom are drawn
+  // here, not computed by the worker); a part already computed for these options is kept.
+  const part: ViewPart = state.view === 'top' ? 'top' : 'flame';
+  const key = partKey(state, part);
   useEffect(() => {
-    if (loadCount === 0) return;
+    if (loadCount === 0 || (part === 'top' ? top : flame)?.key === key) return;
     const id = ++latest.current;
     setStatus({ kind: 'busy', text: 'computing…' });
-    void analysis.view(state).then((r) => {
+    void analysis.view(state, part).then((r) => {
       if (id !== latest.current) return;
       if (r.kind === 'error') setStatus({ kind: 'error', code: r.code, message: r.message });
       else if (r.kind === 'view') {
-        setResult(r.result);
+        if (r.result.top) setTop({ key, result: { ...r.result, top: r.result.top } });
+        if (r.result.flame) setFlame({ key, result: { ...r.result, flame: r.result.flame } });
         setStatus({ kind: 'ready' });
       }
     });
-  }, [viewKey, loadCount]);
+  }, [key, part, loadCount]);
 
   const update = (patch: Partial<ViewState>) => setState((s) => ({ ...s, ...patch }));
 
@@ -192,8 +209,8 @@ function App() {
       {info && (
         <Controls state={state} info={info} update={update} />
       )}
-      {result && state.view === 'top' && <TopTable result={result} state={state} update={update} />}
-      {result && state.view !== 'top' && <FlameView result={result} state={state} update={update} />}
+      {top && state.view === 'top' && <TopTable result={top.result} state={state} update={update} />}
+      {flame && state.view !== 'top' && <FlameView result={flame.result} state={state} update={update} />}
     </div>
   );
 }
@@ -275,7 +292,7 @@ function DiffLegend() {
   );
 }
 
-function TopTable({ result, state, update }: { result: ViewResult; state: ViewState; update: (p: Partial<ViewState>) => void }) {
+function TopTable({ result, state, update }: { result: ViewResult & { top: TopView }; state: ViewState; update: (p: Partial<ViewState>) => void }) {
   const body = useRef<HTMLTableSectionElement>(null);
   const [active, setActive] = useState(0);
   const rows = result.top.rows;
@@ -336,7 +353,7 @@ function TopTable({ result, state, update }: { result: ViewResult; state: ViewSt
 /** Marks the first flame paint of the page (measured by the benchmark, docs/web.md). */
 let painted = false;
 
-function FlameView({ result, state, update }: { result: ViewResult; state: ViewState; update: (p: Partial<ViewState>) => void }) {
+function FlameView({ result, state, update }: { result: ViewResult & { flame: FlameLayout }; state: ViewState; update: (p: Partial<ViewState>) => void }) {
   const layout = result.flame;
   const canvas = useRef<HTMLCanvasElement>(null);
   const box = useRef<HTMLDivElement>(null);
@@ -344,14 +361,16 @@ function FlameView({ result, state, update }: { result: ViewResult; state: ViewS
   const [hover, setHover] = useState(-1);
   const parent = useMemo(() => parentsOf(layout), [layout]);
   const zoom = useMemo(() => frameAtPath(layout, state.zoom), [layout, state.zoom.join('\n')]);
-  let matches: Uint8Array | undefined;
-  let searchError = '';
-  try {
-    matches = searchMatches(layout, state.search);
-  } catch (e) {
-    searchError = e instanceof Error ? e.message : String(e);
-  }
-  const options: FlameDrawOptions = { icicle: state.view === 'icicle', zoom, matches };
+  const { matches, searchError } = useMemo(() => {
+    try {
+      return { matches: searchMatches(layout, state.search), searchError: '' };
+    } catch (e) {
+      return { matches: undefined, searchError: e instanceof Error ? e.message : String(e) };
+    }
+  }, [layout, state.search]);
+  const matched = useMemo(() => (matches ? matchedTotal(layout, matches) : 0), [layout, matches]);
+  const icicle = state.view === 'icicle';
+  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom, matches }), [icicle, zoom, matches]);
   useLayoutEffect(() => {
     const measure = () => setWidth(Math.max(200, Math.floor(box.current?.clientWidth ?? 1000)));
     measure();
@@ -365,7 +384,8 @@ function FlameView({ result, state, update }: { result: ViewResult; state: ViewS
       painted = true;
       performance.mark('profkit:first-flame-paint');
     }
-  });
+    // Redrawn when what is drawn changes, not on every hover.
+  }, [layout, options, width]);
   const total = layout.value[0] ?? 0;
   const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
   const pos = (e: MouseEvent) => {
@@ -381,7 +401,7 @@ function FlameView({ result, state, update }: { result: ViewResult; state: ViewS
           Search{' '}
           <input id="search" type="search" value={state.search} placeholder="regexp" aria-invalid={searchError !== ''} onInput={(e) => update({ search: (e.currentTarget as HTMLInputElement).value })} />
         </label>
-        {matches && <span id="search-total">matched: {fmt(matchedTotal(layout, matches))} ({formatPercentage(matchedTotal(layout, matches), total).trim()})</span>}
+        {matches && <span id="search-total">matched: {fmt(matched)} ({formatPercentage(matched, total).trim()})</span>}
         {searchError && <span class="error">{searchError}</span>}
         <button type="button" id="reset-zoom" disabled={zoom === 0} onClick={() => update({ zoom: [] })}>Reset zoom</button>
         {layout.elided > 0 && <span class="note">{layout.elided.toLocaleString('en-US')} frames narrower than 0.001% left out</span>}

@@ -27,6 +27,12 @@ export interface ViewOptions extends ViewFilters {
   cum: boolean;
 }
 
+/**
+ * Which part of a view to compute: the table or the flame graph. Computed only when shown (a
+ * flame tree of a large profile costs seconds; the first flame paint must not wait for the table).
+ */
+export type ViewPart = 'top' | 'flame';
+
 /** A profile the page hands to the worker: its bytes and the name format detection may use. */
 export interface ProfileInput {
   name: string;
@@ -35,7 +41,7 @@ export interface ProfileInput {
 
 export type WorkerRequest =
   | { kind: 'load'; id: number; profile: ProfileInput; base?: ProfileInput }
-  | { kind: 'view'; id: number; options: ViewOptions };
+  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart };
 
 /** A warning of the reader (or of drop_frames), as the CLI prints it. */
 export interface ViewWarning {
@@ -100,8 +106,9 @@ export interface ViewResult {
   sampleTypeName: string;
   unit: string;
   diff: boolean;
-  top: TopView;
-  flame: FlameLayout;
+  /** The part asked for. */
+  top?: TopView;
+  flame?: FlameLayout;
 }
 
 export type WorkerResponse =

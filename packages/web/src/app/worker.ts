@@ -19,6 +19,7 @@ const scope = self as unknown as {
 /** The flame graph's arrays are handed over, not copied. */
 function transferablesOf(r: ViewResult): Transferable[] {
   const f = r.flame;
+  if (!f) return [];
   return [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : [])] as Transferable[];
 }
 
@@ -30,7 +31,7 @@ async function answer(req: WorkerRequest): Promise<void> {
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else {
       if (!session) throw new Error('no profile is loaded');
-      const result = (await session).view(req.options);
+      const result = (await session).view(req.options, req.part);
       scope.postMessage({ kind: 'view', id: req.id, result }, transferablesOf(result));
     }
   } catch (e) {
