@@ -38,6 +38,8 @@ beforeAll(() => {
   const top = run(cliBin, ['top', profile], { PROFKIT_NO_BUNDLE: '1' });
   expect(top.status).toBe(0);
   unbundledTop = top.stdout;
+  const probe = runWithModuleLog([cliBin, '--version'], { cwd: root, env: env() });
+  expect(fileModules(probe.urls), 'the bundle matches dist (a `tsc -b` after `npm run build` makes it stale: run `npm run build`)').not.toContain(join(cliDir, 'dist/cli.js'));
 });
 
 describe('the start-up bundle', () => {
