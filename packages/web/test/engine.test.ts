@@ -1,0 +1,93 @@
+/**
+ * The page's analysis (src/app/engine.ts) on Node: the diff flame graph's base values and the
+ * layout invariants the canvas relies on; the URL hash round trip. (The top table against the
+ * CLI is checked in the browser, browser.test.ts.)
+ */
+
+import { describe, expect, it } from 'vitest';
+import { ProfileBuilder } from '@profkit/core';
+import { serializePprof } from '@profkit/pprof';
+import { ProfileSession, webRegistry } from '../src/app/engine.js';
+import { frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
+import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
+import { DEFAULT_STATE, hashOf, stateFromHash } from '../src/app/state.js';
+
+/** A CPU profile of `stacks` (leaf last) with the given values. */
+function profile(stacks: [string[], number][]): { name: string; bytes: Uint8Array } {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const loc = new Map<string, number>();
+  const at = (name: string) => {
+    let l = loc.get(name);
+    if (l === undefined) loc.set(name, (l = b.internLocation({ functionId: b.internFunction({ name, filename: 'app.go' }) })));
+    return l;
+  };
+  for (const [stack, v] of stacks) b.addSample([...stack].reverse().map(at), [v]);
+  return { name: 'p.pb.gz', bytes: serializePprof(b.build()) };
+}
+
+const OPTIONS: ViewOptions = { sampleType: -1, by: 'function', cum: false, focus: '', ignore: '', hide: '', show: '' };
+
+function frame(layout: FlameLayout, path: string[]): number {
+  const i = frameAtPath(layout, path);
+  expect(pathOf(layout, parentsOf(layout), i)).toEqual(path);
+  return i;
+}
+
+describe('the diff flame graph', () => {
+  it('widths are the new profile, base values the same call path in the base (0 where new)', async () => {
+    const base = profile([[['main', 'parse'], 30], [['main', 'hash'], 50], [['main', 'gone'], 20]]);
+    const newer = profile([[['main', 'parse'], 60], [['main', 'hash'], 50], [['main', 'fresh'], 10]]);
+    const s = await ProfileSession.open(webRegistry(), newer, base);
+    const { flame, diff, top } = s.view(OPTIONS, 'flame');
+    expect(diff).toBe(true);
+    expect(top).toBeUndefined();
+    const f = flame!;
+    const value = (path: string[]) => [f.value[frame(f, path)], f.base![frame(f, path)]];
+    expect(value([])).toEqual([120, 100]);
+    expect(value(['main'])).toEqual([120, 100]);
+    expect(value(['main', 'parse'])).toEqual([60, 30]);
+    expect(value(['main', 'hash'])).toEqual([50, 50]);
+    expect(value(['main', 'fresh'])).toEqual([10, 0]);
+    // Only in the base: no width in the flame graph (the top table lists it, negative).
+    expect(frameAtPath(f, ['main', 'gone'])).toBe(0);
+    const table = s.view(OPTIONS, 'top').top!;
+    expect(table.rows.find((r) => r.name === 'gone')?.flat).toBe('-20');
+    expect(table.rows.find((r) => r.name === 'parse')?.flat).toBe('30');
+  });
+
+  it('applies the filters to both profiles', async () => {
+    const base = profile([[['main', 'parse'], 30], [['main', 'hash'], 50]]);
+    const newer = profile([[['main', 'parse'], 60], [['main', 'hash'], 50]]);
+    const s = await ProfileSession.open(webRegistry(), newer, base);
+    const f = s.view({ ...OPTIONS, focus: 'parse' }, 'flame').flame!;
+    expect([f.value[0], f.base![0]]).toEqual([60, 30]);
+  });
+});
+
+describe('the flame layout', () => {
+  it('is in preorder with callees inside their caller; search totals count each sample once', async () => {
+    const s = await ProfileSession.open(webRegistry(), profile([[['main', 'a', 'a'], 3], [['main', 'b'], 2], [['main'], 1]]));
+    const f = s.view(OPTIONS, 'flame').flame!;
+    const parent = parentsOf(f);
+    for (let i = 1; i < f.depth.length; i++) {
+      const p = parent[i]!;
+      expect(f.depth[i]).toBe(f.depth[p]! + 1);
+      expect(f.start[i]).toBeGreaterThanOrEqual(f.start[p]!);
+      expect(f.start[i]! + f.value[i]!).toBeLessThanOrEqual(f.start[p]! + f.value[p]!);
+    }
+    // `a` matches twice on one stack (a recursive call): counted once.
+    expect(matchedTotal(f, searchMatches(f, '^a$')!)).toBe(3);
+    expect(matchedTotal(f, searchMatches(f, '^(a|b)$')!)).toBe(5);
+    expect(searchMatches(f, '')).toBeUndefined();
+    expect(() => searchMatches(f, '(')).toThrow();
+  });
+});
+
+describe('the URL hash', () => {
+  it('round-trips every part of the state and leaves defaults out', () => {
+    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'] };
+    expect(stateFromHash(hashOf(state))).toEqual(state);
+    expect(hashOf(DEFAULT_STATE)).toBe('');
+    expect(stateFromHash('#view=bogus&st=-3&by=nope')).toEqual(DEFAULT_STATE);
+  });
+});
