@@ -12,6 +12,7 @@ import { defaultSampleTypeIndex } from './views.js';
 import { formatPercentage, formatValue, scaleMeasurement } from './ops/format.js';
 import { MAX_NODELETS, compareEdges, meanValue, visualGraph, type GraphEdge, type GraphNode, type GraphTag, type VisualGraphOptions } from './ops/graph.js';
 import { abs, baseName, compareGoStrings } from './ops/internal.js';
+import { nameComponents } from './ops/pprof-graph.js';
 import { outputUnitFor, profileLabels, reportLabels, reportTotal, reportValue, type NodeFields } from './ops/report.js';
 import { activeFilterLabels, applyReportFilters, type ReportFilterOptions } from './ops/report-filters.js';
 
@@ -122,24 +123,10 @@ export function shortenFunctionName(f: string): string {
   return f;
 }
 
-/** pprof `NodeInfo.NameComponents`. */
-function nameComponents(i: NodeFields): string[] {
-  const parts: string[] = [];
-  if (i.address !== 0n) parts.push(i.address.toString(16).padStart(16, '0'));
-  if (i.name !== '') parts.push(i.name);
-  if (i.lineno !== 0) parts.push(`${i.file}:${i.lineno}`);
-  else if (i.file !== '') parts.push(i.file);
-  else if (i.name !== '') {
-    // the function name says it all
-  } else if (i.obj !== '') parts.push(`[${baseName(i.obj)}]`);
-  else parts.push('<unknown>');
-  return parts;
-}
-
 /** pprof `multilinePrintableName`: a node's label lines, the name split on `::` and `.`. */
 function multilineName(i: NodeFields): string {
   const name = escapeForDot(shortenFunctionName(i.name)).replaceAll('::', '\\n').replaceAll('[...]', '[…]').replaceAll('.', '\\n');
-  return nameComponents({ ...i, name, file: i.file !== '' ? baseName(i.file) : '' }).join('\\n') + '\\n';
+  return nameComponents({ name, address: i.address, file: i.file !== '' ? baseName(i.file) : '', lineno: i.lineno, objfile: i.obj }).join('\\n') + '\\n';
 }
 
 /** Go `%02x` of `uint8(x)`, x in [0, 255]. */

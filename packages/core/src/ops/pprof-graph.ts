@@ -103,8 +103,8 @@ export function goTrimPath(path: string, trim: string, searchPath: string): stri
   return path;
 }
 
-/** pprof `NodeInfo.PrintableName`. */
-export function printableName(i: GoNodeInfo): string {
+/** pprof `NodeInfo.NameComponents`: the parts of a node's name (the graph labels put them on lines). */
+export function nameComponents(i: Pick<GoNodeInfo, 'name' | 'address' | 'file' | 'lineno' | 'objfile'>): string[] {
   const parts: string[] = [];
   if (i.address !== 0n) parts.push(i.address.toString(16).padStart(16, '0'));
   if (i.name !== '') parts.push(i.name);
@@ -114,7 +114,12 @@ export function printableName(i: GoNodeInfo): string {
     // the function name says it all
   } else if (i.objfile !== '') parts.push(`[${baseName(i.objfile)}]`);
   else parts.push('<unknown>');
-  return parts.join(' ');
+  return parts;
+}
+
+/** pprof `NodeInfo.PrintableName`. */
+export function printableName(i: GoNodeInfo): string {
+  return nameComponents(i).join(' ');
 }
 
 /** `fmt.Sprint(NodeInfo)`: pprof's last tie-break between nodes. */
