@@ -253,6 +253,23 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'jsonl: 150k frames', bytes: enc(`{"method":"SetProcessInfo","process_name":"x","module_map":[]}\n{"method":"RecordAllocation","address":"0x10","size":1,"stack_trace":[${Array(FRAMES).fill('"0x1"').join(',')}]}\n`) });
       out.push({ name: 'jsonl: 2 MiB process name', bytes: enc(`{"method":"SetProcessInfo","process_name":"${'a'.repeat(BIG_STRING)}","module_map":[]}\n`) });
       break;
+    case 'perf-script': {
+      const event = 'a 1 1.000001: 1 cycles:\n';
+      out.push({ name: 'perf: 150k-frame stack', bytes: enc(event + '\t1 f (/x)\n'.repeat(FRAMES)) });
+      out.push({ name: 'perf: 1.1M samples', bytes: enc('a 1 1.0: c:\n\n'.repeat(SAMPLES)) });
+      out.push({ name: 'perf: 2 MiB symbol', bytes: enc(`${event}\t1 ${'a'.repeat(BIG_STRING)} (/x)\n`) });
+      // 1000 frames x 40k samples = 40M frames, over the default maxTotalFrames (32M).
+      out.push({ name: 'perf: 40M frames of 40k samples', bytes: enc((event + '\t1 f (/x)\n'.repeat(1000) + '\n').repeat(40_000)) });
+      break;
+    }
+    case 'speedscope': {
+      const file = (frames: string, profile: string) => enc(`{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[${frames}]},"profiles":[${profile}]}`);
+      const evented = (events: string) => `{"type":"evented","name":"e","unit":"none","startValue":0,"endValue":1,"events":[${events}]}`;
+      out.push({ name: 'speedscope: 150k frames open', bytes: file('{"name":"f"}', evented(Array(FRAMES).fill('{"type":"O","frame":0,"at":0}').join(','))) });
+      out.push({ name: 'speedscope: 1.1M samples', bytes: file('{"name":"f"}', `{"type":"sampled","name":"s","unit":"none","startValue":0,"endValue":1,"samples":[${Array(SAMPLES).fill('[0]').join(',')}],"weights":[${Array(SAMPLES).fill(1).join(',')}]}`) });
+      out.push({ name: 'speedscope: 2 MiB frame name', bytes: file(`{"name":"${'a'.repeat(BIG_STRING)}"}`, evented('')) });
+      break;
+    }
     case 'sqlite':
     case 'parquet':
     case 'fuchsia-fidl':

@@ -17,6 +17,8 @@ import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
 import fuchsiaAdapter, { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, type SamplerCall } from '@profkit/fuchsia-sampler';
 import dmExportAdapter, { openDuckDB, readDirectory, writeParquetDir, writeSqlite, TABLES, type DuckDBConnection } from '@profkit/dm-export';
+import perfAdapter from '@profkit/perf';
+import speedscopeAdapter from '@profkit/speedscope';
 
 export const TARGET_NAMES = [
   'rprof',
@@ -32,6 +34,8 @@ export const TARGET_NAMES = [
   'fuchsia-jsonl',
   'sqlite',
   'parquet',
+  'perf-script',
+  'speedscope',
 ] as const;
 /** `harness-check` is not a reader: it misbehaves on purpose so tests can check the watchdog. */
 export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check';
@@ -92,7 +96,7 @@ const pkgFixtures = (pkg: string, pick: (name: string) => boolean) => files(join
 
 let registry: Registry | undefined;
 function reg(): Registry {
-  registry ??= createRegistry([pprofAdapter, rprofAdapter, gperftoolsAdapter, fuchsiaAdapter, dmExportAdapter]);
+  registry ??= createRegistry([pprofAdapter, rprofAdapter, gperftoolsAdapter, fuchsiaAdapter, dmExportAdapter, perfAdapter, speedscopeAdapter]);
   return registry;
 }
 
@@ -234,6 +238,14 @@ const fuchsiaCalls: SamplerCall[] = [
 /** Builds the target `name`. */
 export function makeTarget(name: TargetName): Target {
   switch (name) {
+    case 'perf-script':
+      // Read only: written as pprof (writers must not crash on what a reader accepted).
+      return registryTarget(name, 'perf-script', 'pprof', async () => pkgFixtures('perf', (n) => n.endsWith('.txt') && !n.includes('collapsed')), undefined, true);
+    case 'speedscope':
+      return registryTarget(name, 'speedscope', 'speedscope', async () => [
+        ...pkgFixtures('speedscope', (n) => n.endsWith('.json')),
+        { name: 'generated:speedscope', bytes: await serializeAs(await sampleProfile(), 'speedscope') },
+      ], undefined, true);
     case 'rprof':
       return registryTarget(name, 'rprof', 'rprof', async () => [
         ...shared('r-profile', (n) => n.endsWith('.out')),
