@@ -28,12 +28,15 @@ import { fuchsiaSampler } from '@profkit/fuchsia-sampler';
 import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
 import { pprofAdapter } from '@profkit/pprof';
 import { rprofAdapter } from '@profkit/rprof';
-import { speedscopeAdapter } from 'profkit-adapter-speedscope';
 import type { FlameLayout, LoadedInfo, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
 
-/** The adapters the page bundles: every platform-neutral one (docs/browser.md). */
+/**
+ * The adapters the page bundles: the published platform-neutral ones (docs/browser.md). The
+ * example speedscope adapter (tools/adapter-example-speedscope) is not one: it is not published,
+ * and it depends on the CLI, which depends on this package.
+ */
 export function webRegistry(): Registry {
-  return new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler, speedscopeAdapter]);
+  return new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler]);
 }
 
 /**

@@ -189,7 +189,7 @@ function App() {
         )}
       </header>
       {status.kind === 'empty' && !servedConfig() && (
-        <p id="drop-hint" class="drop-hint">Drop a profile here (pprof, Rprof, gperftools heap/CPU, folded stacks, Fuchsia sampler, speedscope), or choose one above. Nothing leaves this page.</p>
+        <p id="drop-hint" class="drop-hint">Drop a profile here (pprof, Rprof, folded stacks, gperftools heap/CPU/contention/thread, Fuchsia sampler), or choose one above. Nothing leaves this page.</p>
       )}
       {status.kind === 'busy' && <p class="status" role="status">{status.text}</p>}
       {status.kind === 'error' && (
