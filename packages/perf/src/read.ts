@@ -51,6 +51,8 @@ export interface PerfReadResult {
 /** Header (`#`) lines kept as profile comments; more are counted in a warning. */
 export const MAX_HEADER_COMMENTS = 1000;
 
+const MAX_INT64 = (1n << 63n) - 1n;
+
 /** Events whose period perf counts in nanoseconds (software clocks); others count events. */
 const NANOSECOND_EVENTS = /^(cpu-clock|task-clock)(:[a-zA-Z]+)?$/;
 
@@ -74,6 +76,7 @@ export class PerfScriptParser {
   private readonly maxSamples: number;
   private readonly maxFramesPerStack: number;
   private readonly maxTotalFrames: number;
+  private readonly maxStringLength: number;
   private totalFrames = 0;
 
   private readonly events = new Map<string, EventType>();
@@ -100,6 +103,7 @@ export class PerfScriptParser {
     this.maxSamples = limitValue(options.limits, 'maxSamples');
     this.maxFramesPerStack = limitValue(options.limits, 'maxFramesPerStack');
     this.maxTotalFrames = limitValue(options.limits, 'maxTotalFrames');
+    this.maxStringLength = limitValue(options.limits, 'maxStringLength');
   }
 
   line(text: string, lineNo: number): void {
@@ -131,6 +135,10 @@ export class PerfScriptParser {
       });
     }
     this.endSample();
+    if ((event.timeNs ?? 0n) > MAX_INT64 || (event.period ?? 0n) > MAX_INT64) {
+      throw new ProfkitError(ErrorCodes.RANGE, `line ${lineNo}: the time or period does not fit in int64`, { file: this.file, line: lineNo, rule: 'int64 values (time in ns, period)' });
+    }
+    if (text.length > this.maxStringLength) throw limitError('maxStringLength', `line ${lineNo}: an event line of ${text.length} characters`, this.maxStringLength, { file: this.file, line: lineNo });
     if (this.eventOfSample.length >= this.maxSamples) throw limitError('maxSamples', `sample ${this.eventOfSample.length + 1}`, this.maxSamples, { file: this.file, line: lineNo });
     this.current = { event, line: lineNo };
     // Without a call graph perf prints the sampled ip on the event line itself.
@@ -144,6 +152,8 @@ export class PerfScriptParser {
     if (this.current === undefined) {
       throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: a frame line before any event line`, { file: this.file, line: lineNo, rule: 'perf script: frames follow their event line' });
     }
+    // A frame's symbol, DSO or file is at most its line: bounding the line bounds them.
+    if (text.length > this.maxStringLength) throw limitError('maxStringLength', `line ${lineNo}: a frame line of ${text.length} characters`, this.maxStringLength, { file: this.file, line: lineNo });
     const frame = parseFrame(text);
     if (frame) {
       if (this.frames.length >= this.maxFramesPerStack) {
@@ -179,7 +189,12 @@ export class PerfScriptParser {
         run++;
         continue;
       }
-      stack.push(this.location(frames, i - run, i));
+      if (run > 0 && frames.slice(i - run, i + 1).some((f) => f.frame.symbol === '[unknown]')) {
+        // A location's lines all need a function: an unnamed frame keeps its own location.
+        for (let k = i - run; k <= i; k++) stack.push(this.location(frames, k, k));
+      } else {
+        stack.push(this.location(frames, i - run, i));
+      }
       run = 0;
     }
     this.frames = [];

@@ -149,7 +149,19 @@ describe('errors and limits', () => {
     const e3 = await rejectionOf<ProfkitError>(read('a 1 1.0: cycles:\n\t1 f (/x)\n  f.c:1\n  junk here\n'));
     expect([e3.code, e3.detail.line]).toEqual(['PROFKIT_E_PARSE', 4]);
   });
-  it('maxSamples, maxFramesPerStack, maxTotalFrames, maxLineLength', async () => {
+  it('a time or period beyond int64 is PROFKIT_E_RANGE naming the line; an [unknown] frame in an inlined run keeps its own location', async () => {
+    for (const text of ['a 1 99999999999999999999.0: c:\n\t1 f (/x)\n', 'a 1 1.0: 99999999999999999999 c:\n\t1 f (/x)\n']) {
+      const e = await rejectionOf<ProfkitError>(read(text));
+      expect([e.code, e.detail.line]).toEqual(['PROFKIT_E_RANGE', 1]);
+    }
+    const { profile: p } = await read('a 1 1.0: c:\n\t1 [unknown] (inlined)\n\t1 f (/x)\n');
+    expectValid(p);
+    expect(resolveStack(p, 0, new ProfileIndex(p)).map((f) => [f.name, f.inlined])).toEqual([
+      ['0x1', false],
+      ['f', false],
+    ]);
+  });
+  it('maxSamples, maxFramesPerStack, maxTotalFrames, maxLineLength, maxStringLength', async () => {
     const sample = 'a 1 1.0: cycles:\n\t1 f (/x)\n\t2 g (/x)\n\n';
     const limitOf = async (text: string, limits: Record<string, number>) => {
       const e = await rejectionOf<ProfkitError>(read(text, limits));
@@ -160,6 +172,7 @@ describe('errors and limits', () => {
     expect(await limitOf(sample, { maxFramesPerStack: 1 })).toEqual(['PROFKIT_E_LIMIT', 'maxFramesPerStack']);
     expect(await limitOf(sample.repeat(3), { maxTotalFrames: 5 })).toEqual(['PROFKIT_E_LIMIT', 'maxTotalFrames']);
     expect(await limitOf(`a 1 1.0: cycles:\n\t1 ${'f'.repeat(100)} (/x)\n`, { maxLineLength: 50 })).toEqual(['PROFKIT_E_LIMIT', 'maxLineLength']);
+    expect(await limitOf(`a 1 1.0: cycles:\n\t1 ${'f'.repeat(100)} (/x)\n`, { maxStringLength: 50 })).toEqual(['PROFKIT_E_LIMIT', 'maxStringLength']);
     expect((await read(sample.repeat(3), { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 })).profile.samples.value.length).toBe(3);
   });
   it('reads a stream cut anywhere the same as the whole text', async () => {
