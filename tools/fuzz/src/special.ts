@@ -253,13 +253,31 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'jsonl: 150k frames', bytes: enc(`{"method":"SetProcessInfo","process_name":"x","module_map":[]}\n{"method":"RecordAllocation","address":"0x10","size":1,"stack_trace":[${Array(FRAMES).fill('"0x1"').join(',')}]}\n`) });
       out.push({ name: 'jsonl: 2 MiB process name', bytes: enc(`{"method":"SetProcessInfo","process_name":"${'a'.repeat(BIG_STRING)}","module_map":[]}\n`) });
       break;
+    case 'v8-cpuprofile': {
+      const root = '{"id":1,"callFrame":{"functionName":"(root)"},"children":[2]}';
+      const chain = (n: number) => Array.from({ length: n }, (_, i) => `{"id":${i + 2},"callFrame":{"functionName":"f"}${i + 1 < n ? `,"children":[${i + 3}]` : ''}}`).join(',');
+      out.push({ name: 'cpuprofile: 150k-deep node chain', bytes: enc(`{"nodes":[${root},${chain(FRAMES)}],"samples":[],"timeDeltas":[]}`) });
+      out.push({ name: 'cpuprofile: 1.1M samples', bytes: enc(`{"nodes":[${root},${chain(1)}],"samples":[${Array(SAMPLES).fill(2).join(',')}],"timeDeltas":[${Array(SAMPLES).fill(1).join(',')}]}`) });
+      out.push({ name: 'cpuprofile: 2 MiB function name', bytes: enc(`{"nodes":[{"id":1,"callFrame":{"functionName":"${'a'.repeat(BIG_STRING)}"}}],"samples":[],"timeDeltas":[]}`) });
+      // 1000 frames x 40k samples = 40M frames, over the default maxTotalFrames (32M), from 200 KB.
+      out.push({ name: 'cpuprofile: 40M frames of 40k samples', bytes: enc(`{"nodes":[${root},${chain(1000)}],"samples":[${Array(40_000).fill(1001).join(',')}],"timeDeltas":[${Array(40_000).fill(1).join(',')}]}`) });
+      out.push({ name: 'cpuprofile: cycle of children', bytes: enc(`{"nodes":[${root},{"id":2,"callFrame":{},"children":[3]},{"id":3,"callFrame":{},"children":[2]}],"samples":[3],"timeDeltas":[1]}`) });
+      break;
+    }
+    case 'v8-heapprofile': {
+      const node = (id: number, children: string) => `{"callFrame":{"functionName":"f"},"selfSize":0,"id":${id},"children":[${children}]}`;
+      let deep = '';
+      for (let i = FRAMES; i >= 1; i--) deep = node(i, deep);
+      out.push({ name: 'heapprofile: 150k-deep nesting', bytes: enc(`{"head":${deep},"samples":[]}`) });
+      out.push({ name: 'heapprofile: 1.1M samples', bytes: enc(`{"head":${node(1, '')},"samples":[${Array(SAMPLES).fill('{"size":8,"nodeId":1,"ordinal":1}').join(',')}]}`) });
+      break;
+    }
     case 'perf-script': {
       const event = 'a 1 1.000001: 1 cycles:\n';
       out.push({ name: 'perf: 150k-frame stack', bytes: enc(event + '\t1 f (/x)\n'.repeat(FRAMES)) });
       out.push({ name: 'perf: 1.1M samples', bytes: enc('a 1 1.0: c:\n\n'.repeat(SAMPLES)) });
       out.push({ name: 'perf: 2 MiB symbol', bytes: enc(`${event}\t1 ${'a'.repeat(BIG_STRING)} (/x)\n`) });
-      // 1000 frames x 40k samples = 40M frames, over the default maxTotalFrames (32M).
-      out.push({ name: 'perf: 40M frames of 40k samples', bytes: enc((event + '\t1 f (/x)\n'.repeat(1000) + '\n').repeat(40_000)) });
+      // No maxTotalFrames input: perf text spends 10+ bytes per frame, so 32M frames take 320 MB of it.
       break;
     }
     case 'speedscope': {

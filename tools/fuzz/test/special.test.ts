@@ -27,6 +27,18 @@ const expected: [TargetName, string, string][] = [
   ['gperftools-cpu', 'cpu: 150k-frame record', 'maxFramesPerStack'],
   ['gperftools-contention', 'contention: 150k frames', 'maxFramesPerStack'],
   ['fuchsia-jsonl', 'jsonl: 150k frames', 'maxFramesPerStack'],
+  ['perf-script', 'perf: 150k-frame stack', 'maxFramesPerStack'],
+  ['perf-script', 'perf: 1.1M samples', 'maxSamples'],
+  ['perf-script', 'perf: 2 MiB symbol', 'maxStringLength'],
+  ['speedscope', 'speedscope: 150k frames open', 'maxFramesPerStack'],
+  ['speedscope', 'speedscope: 1.1M samples', 'maxSamples'],
+  ['speedscope', 'speedscope: 2 MiB frame name', 'maxStringLength'],
+  ['v8-cpuprofile', 'cpuprofile: 150k-deep node chain', 'maxFramesPerStack'],
+  ['v8-cpuprofile', 'cpuprofile: 1.1M samples', 'maxSamples'],
+  ['v8-cpuprofile', 'cpuprofile: 2 MiB function name', 'maxStringLength'],
+  ['v8-cpuprofile', 'cpuprofile: 40M frames of 40k samples', 'maxTotalFrames'],
+  ['v8-heapprofile', 'heapprofile: 150k-deep nesting', 'maxFramesPerStack'],
+  ['v8-heapprofile', 'heapprofile: 1.1M samples', 'maxSamples'],
 ];
 
 describe('special inputs hit the limit meant for them', () => {
