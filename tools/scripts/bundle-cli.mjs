@@ -77,9 +77,16 @@ for (const [dir, pkg] of packages) {
 
 const entryLines = [`export { main } from ${JSON.stringify(join(cliDir, 'dist/cli.js'))};`];
 const table = [];
+// Core's entries as namespaces (the CLI runs them anyway); the adapters' modules as functions that
+// load them: esbuild evaluates a module reached by a literal import() only when it is called, so
+// a start does not run the top-level code of adapters the command does not need.
 exposed.forEach((m, i) => {
-  entryLines.push(`import * as m${i} from ${JSON.stringify(m.file)};`);
-  table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, m${i}]`);
+  if (m.name === '@profkit/core') {
+    entryLines.push(`import * as m${i} from ${JSON.stringify(m.file)};`);
+    table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, m${i}]`);
+  } else {
+    table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, () => import(${JSON.stringify(m.file)})]`);
+  }
 });
 entryLines.push(`export const modules = [${table.join(', ')}];`);
 

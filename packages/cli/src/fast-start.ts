@@ -42,7 +42,8 @@ interface Manifest {
 
 interface BundleExports {
   main: Main;
-  modules: [packageName: string, path: string, namespace: object][];
+  /** Core's entries as namespaces, the adapters' modules as functions that evaluate and return them. */
+  modules: [packageName: string, path: string, namespace: object | (() => Promise<object>)][];
 }
 
 export interface StartedBundle {
@@ -181,12 +182,12 @@ export function startBundle(): StartedBundle | undefined {
   const script = new Script(readFileSync(bundlePath, 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
   const needsCodeCache = !cachedData || script.cachedDataRejected === true;
 
-  const bundled = new Map<string, object>(); // `${package}\0${path}` -> module namespace
+  const bundled = new Map<string, object | (() => Promise<object>)>(); // `${package}\0${path}` -> module namespace (or its loader)
   let hooksRegistered = false;
   const importMetaUrl = (name: string, path: string) => pathToFileURL(join(roots.get(name) ?? cliRoot, path)).href;
 
   /** A module from the bundle when `url` is one of the bundled modules of a package whose files match. */
-  const fromBundle = (url: string): object | undefined => {
+  const fromBundle = (url: string): object | (() => Promise<object>) | undefined => {
     const file = fileURLToPath(url);
     for (const { package: name, path } of manifest.modules) {
       const suffix = '/' + path;
@@ -216,7 +217,7 @@ export function startBundle(): StartedBundle | undefined {
   const importModule = async (specifier: string): Promise<unknown> => {
     if (specifier.startsWith('file:')) {
       const mod = fromBundle(specifier);
-      if (mod) return mod;
+      if (mod) return typeof mod === 'function' ? mod() : mod;
       redirectCore();
     }
     return import(specifier);
