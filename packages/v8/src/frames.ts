@@ -11,25 +11,41 @@
  *   lists them as top-level entries); `(root)` is the tree's root and not a frame.
  */
 
-import type { ProfileBuilder, ReadLimits } from '@profkit/core';
+import { limitValue, type ProfileBuilder, type ReadLimits } from '@profkit/core';
 import { ANONYMOUS_NAME, type V8CallFrame } from './format.js';
-import { integerAt, objectAt, schemaError, stringAt, type JsonSource } from './json.js';
+import { integerAt, isObject, objectAt, schemaError, stringAt, type JsonSource } from './json.js';
 
-/** Checks a JSON `callFrame` (at `path`) and returns it typed. */
-export function readCallFrame(src: JsonSource, v: unknown, path: string, limits: ReadLimits | undefined): V8CallFrame {
-  const o = objectAt(src, v, path);
-  const position = (key: 'lineNumber' | 'columnNumber') => (o[key] === undefined ? -1 : integerAt(src, o[key], `${path}.${key}`, -1));
+/**
+ * Checks a JSON `callFrame` and returns it typed. `at` is its JSON path, or a function making it
+ * (the heap reader's paths cost a walk up the tree, so they are made only for an error).
+ */
+export function readCallFrame(src: JsonSource, v: unknown, at: string | (() => string), limits: ReadLimits | undefined): V8CallFrame {
+  const path = () => (typeof at === 'string' ? at : at());
+  const o = isObject(v) ? v : objectAt(src, v, path());
+  const position = (key: 'lineNumber' | 'columnNumber') => {
+    const x = o[key];
+    if (x === undefined) return -1;
+    return typeof x === 'number' && Number.isSafeInteger(x) && x >= -1 ? x : integerAt(src, x, `${path()}.${key}`, -1);
+  };
+  const text = (key: 'functionName' | 'url') => {
+    const x = o[key] ?? '';
+    return typeof x === 'string' && x.length <= maxString(limits) ? x : stringAt(src, x, `${path()}.${key}`, limits);
+  };
   const scriptId = o.scriptId;
   if (scriptId !== undefined && typeof scriptId !== 'string' && typeof scriptId !== 'number') {
-    throw schemaError(src, `${path}.scriptId`, 'expected a string', 'callFrame.scriptId is a string');
+    throw schemaError(src, `${path()}.scriptId`, 'expected a string', 'callFrame.scriptId is a string');
   }
   return {
-    functionName: stringAt(src, o.functionName ?? '', `${path}.functionName`, limits),
+    functionName: text('functionName'),
     scriptId: scriptId === undefined ? '0' : String(scriptId),
-    url: stringAt(src, o.url ?? '', `${path}.url`, limits),
+    url: text('url'),
     lineNumber: position('lineNumber'),
     columnNumber: position('columnNumber'),
   };
+}
+
+function maxString(limits: ReadLimits | undefined): number {
+  return limitValue(limits, 'maxStringLength');
 }
 
 /** A V8 0-based position (-1 = unknown) as a profkit 1-based one (0 = unknown). */

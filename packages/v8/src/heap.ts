@@ -16,11 +16,11 @@
  *   former are dropped, both with a warning.
  */
 
-import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, checkLimit, type Profile, type ReadLimits, type Warning, type WriteResult } from '@profkit/core';
+import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, checkLimit, limitValue, type Profile, type ReadLimits, type Warning, type WriteResult } from '@profkit/core';
 import { CallFrameTable, readCallFrame } from './frames.js';
 import { ADAPTER_NAME, ROOT_NAME } from './format.js';
 import { JsonChunks, callFrameJson } from './json-out.js';
-import { arrayAt, integerAt, numberAt, objectAt, parseJsonBytes, schemaError, type JsonSource } from './json.js';
+import { arrayAt, integerAt, isObject, numberAt, objectAt, parseJsonBytes, schemaError, type JsonSource } from './json.js';
 import { ROOT_CALL_FRAME, buildCallTree } from './stacks.js';
 import { bytesTypeIndex, countTypeIndex } from './values.js';
 
@@ -67,6 +67,8 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
     return 'head' + parts.reverse().join('');
   };
   const depth: number[] = [];
+  const maxNodes = limitValue(limits, 'maxTableEntries');
+  const maxDepth = limitValue(limits, 'maxFramesPerStack');
   const todo: { json: unknown; parent: number; pos: number }[] = [{ json: top.head, parent: -1, pos: 0 }];
   let rootIsFrame = false;
   while (todo.length > 0) {
@@ -75,17 +77,20 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
     parent.push(p);
     childPos.push(pos);
     depth.push(p < 0 ? 0 : depth[p]! + 1);
-    checkLimit(limits, 'maxTableEntries', v + 1, 'nodes', { file: src.file });
-    checkLimit(limits, 'maxFramesPerStack', depth[v]!, 'depth of the node tree', { file: src.file, path: pathOf(v) });
-    const o = objectAt(src, raw, pathOf(v));
-    const id = integerAt(src, o.id, `${pathOf(v)}.id`, 0);
+    // Paths (a walk up the tree) are made only for errors: making one per node is quadratic.
+    if (v + 1 > maxNodes) checkLimit(limits, 'maxTableEntries', v + 1, 'nodes', { file: src.file });
+    if (depth[v]! > maxDepth) checkLimit(limits, 'maxFramesPerStack', depth[v]!, 'depth of the node tree', { file: src.file, path: pathOf(v) });
+    const o = isObject(raw) ? raw : objectAt(src, raw, pathOf(v));
+    const id = isWhole(o.id) ? o.id : integerAt(src, o.id, `${pathOf(v)}.id`, 0);
     if (idToNode.has(id)) throw schemaError(src, `${pathOf(v)}.id`, `node id ${id} is also the id of ${pathOf(idToNode.get(id)!)}`, 'node ids are unique');
     idToNode.set(id, v);
-    const cf = readCallFrame(src, o.callFrame, `${pathOf(v)}.callFrame`, limits);
+    const cf = readCallFrame(src, o.callFrame, () => `${pathOf(v)}.callFrame`, limits);
     if (p < 0) rootIsFrame = cf.functionName !== ROOT_NAME;
     location.push(p < 0 && !rootIsFrame ? 0 : frames.locationOf(cf));
-    selfSize.push(integerAt(src, o.selfSize ?? 0, `${pathOf(v)}.selfSize`, 0));
-    const children = arrayAt(src, o.children ?? [], `${pathOf(v)}.children`);
+    const size = o.selfSize ?? 0;
+    selfSize.push(isWhole(size) ? size : integerAt(src, size, `${pathOf(v)}.selfSize`, 0));
+    const rawChildren = o.children ?? [];
+    const children = Array.isArray(rawChildren) ? rawChildren : arrayAt(src, rawChildren, `${pathOf(v)}.children`);
     for (let j = children.length - 1; j >= 0; j--) todo.push({ json: children[j], parent: v, pos: j });
   }
 
@@ -100,6 +105,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
   const ordinals: number[] = [];
   const sampledBytes = new Float64Array(parent.length);
   let totalFrames = 0;
+  const maxFrames = limitValue(limits, 'maxTotalFrames');
   let orphans = 0;
   let orphanBytes = 0;
   if (samples && samples.length > 0 && !options.selfSize) {
@@ -120,7 +126,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
       const ordinal = s.ordinal === undefined ? i + 1 : numberAt(src, s.ordinal, `${path}.ordinal`);
       const st = stackOf(v);
       totalFrames += st.length;
-      checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path });
+      if (totalFrames > maxFrames) checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path });
       builder.addSample(st, [1n, BigInt(size)]);
       ordinals.push(ordinal);
       sampledBytes[v]! += size;
@@ -147,7 +153,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
       if (selfSize[v]! === 0) continue;
       const st = stackOf(v);
       totalFrames += st.length;
-      checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path: pathOf(v) });
+      if (totalFrames > maxFrames) checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path: pathOf(v) });
       builder.addSample(st, [0n, BigInt(selfSize[v]!)]);
       ordinals.push(0);
       nodesWithBytes++;
@@ -178,6 +184,10 @@ export interface HeapProfileWriteOptions {
  * else the default or first type in bytes) becomes one V8 sample of that size at its stack's node;
  * each node's `selfSize` is the sum of its samples. Ordinals are the kept ones, else 1, 2, 3….
  */
+function isWhole(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
 export function writeHeapProfile(profile: Profile, options: HeapProfileWriteOptions = {}): WriteResult {
   const bytesIdx = bytesTypeIndex(profile);
   if (bytesIdx < 0) {

@@ -5,7 +5,7 @@
  * sample's stack is the walk from its node up to the root.
  */
 
-import { checkLimit, type ReadLimits } from '@profkit/core';
+import { checkLimit, limitValue, type ReadLimits } from '@profkit/core';
 import { arrayAt, integerAt, schemaError, type JsonSource } from './json.js';
 
 export interface FlatTree {
@@ -78,6 +78,7 @@ export function linkTree(
   const order = new Uint32Array(n);
   const depth = new Uint32Array(n);
   const reached = new Uint8Array(n);
+  const maxDepth = limitValue(limits, 'maxFramesPerStack');
   let visited = 0;
   if (root >= 0) {
     order[visited++] = root;
@@ -88,7 +89,7 @@ export function linkTree(
     for (let c = childStart[v]!; c < childStart[v + 1]!; c++) {
       const w = childList[c]!;
       depth[w] = depth[v]! + 1;
-      checkLimit(limits, 'maxFramesPerStack', depth[w]!, `depth of node ${ids[w]}`, { file: src.file, path: `nodes[${w}]` });
+      if (depth[w]! > maxDepth) checkLimit(limits, 'maxFramesPerStack', depth[w]!, `depth of node ${ids[w]}`, { file: src.file, path: `nodes[${w}]` });
       order[visited++] = w;
       reached[w] = 1;
     }

@@ -16,6 +16,7 @@ import pprofAdapter, { decodeProfile, decodeProfileStream, serializePprof } from
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
 import fuchsiaAdapter, { callsToRecording, decodeChannelMessage, decodeDatagram, encodeChannelMessage, encodeDatagram, type SamplerCall } from '@profkit/fuchsia-sampler';
+import v8Adapter from '@profkit/v8';
 import dmExportAdapter, { openDuckDB, readDirectory, writeParquetDir, writeSqlite, TABLES, type DuckDBConnection } from '@profkit/dm-export';
 import perfAdapter from '@profkit/perf';
 import speedscopeAdapter from '@profkit/speedscope';
@@ -36,6 +37,8 @@ export const TARGET_NAMES = [
   'parquet',
   'perf-script',
   'speedscope',
+  'v8-cpuprofile',
+  'v8-heapprofile',
 ] as const;
 /** `harness-check` is not a reader: it misbehaves on purpose so tests can check the watchdog. */
 export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check';
@@ -96,7 +99,7 @@ const pkgFixtures = (pkg: string, pick: (name: string) => boolean) => files(join
 
 let registry: Registry | undefined;
 function reg(): Registry {
-  registry ??= createRegistry([pprofAdapter, rprofAdapter, gperftoolsAdapter, fuchsiaAdapter, dmExportAdapter, perfAdapter, speedscopeAdapter]);
+  registry ??= createRegistry([pprofAdapter, rprofAdapter, gperftoolsAdapter, fuchsiaAdapter, dmExportAdapter, perfAdapter, speedscopeAdapter, v8Adapter]);
   return registry;
 }
 
@@ -235,9 +238,48 @@ const fuchsiaCalls: SamplerCall[] = [
   { method: 'SetSharedSocket' },
 ];
 
+/** V8 profiles written by hand in the shapes Node.js writes (pseudo frames, positionTicks, nested heap nodes). */
+function v8Seeds(kind: 'cpu' | 'heap'): { name: string; bytes: Uint8Array }[] {
+  const cf = (functionName: string, url = '', lineNumber = -1, columnNumber = -1) => ({ functionName, scriptId: url ? '7' : '0', url, lineNumber, columnNumber });
+  if (kind === 'cpu') {
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: cf('(root)'), hitCount: 0, children: [2, 3, 5] },
+        { id: 2, callFrame: cf('(program)'), hitCount: 1 },
+        { id: 3, callFrame: cf('main', 'file:///app.js', 0, 9), hitCount: 1, children: [4] },
+        { id: 4, callFrame: cf('', 'file:///app.js', 4, 13), hitCount: 2, positionTicks: [{ line: 6, ticks: 2 }] },
+        { id: 5, callFrame: cf('(garbage collector)'), hitCount: 1 },
+      ],
+      startTime: 1000,
+      endTime: 1600,
+      samples: [4, 2, 3, 4, 5],
+      timeDeltas: [100, 100, -50, 150, 100],
+    };
+    return [{ name: 'generated:cpuprofile', bytes: new TextEncoder().encode(JSON.stringify(profile)) }];
+  }
+  const profile = {
+    head: {
+      callFrame: cf('(root)'),
+      selfSize: 0,
+      id: 1,
+      children: [{ callFrame: cf('main', 'file:///a.js', 0, 4), selfSize: 48, id: 2, children: [{ callFrame: cf('alloc', 'file:///a.js', 9, 14), selfSize: 100, id: 3, children: [] }] }],
+    },
+    samples: [
+      { size: 100, nodeId: 3, ordinal: 1 },
+      { size: 48, nodeId: 2, ordinal: 2 },
+      { size: 8, nodeId: 9, ordinal: 3 },
+    ],
+  };
+  return [{ name: 'generated:heapprofile', bytes: new TextEncoder().encode(JSON.stringify(profile)) }];
+}
+
 /** Builds the target `name`. */
 export function makeTarget(name: TargetName): Target {
   switch (name) {
+    case 'v8-cpuprofile':
+      return registryTarget(name, 'v8-cpuprofile', 'v8-cpuprofile', async () => [...v8Seeds('cpu'), ...pkgFixtures('v8', (n) => n.endsWith('.cpuprofile'))], undefined, true);
+    case 'v8-heapprofile':
+      return registryTarget(name, 'v8-heapprofile', 'v8-heapprofile', async () => [...v8Seeds('heap'), ...pkgFixtures('v8', (n) => n.endsWith('.heapprofile'))], undefined, true);
     case 'perf-script':
       // Read only: written as pprof (writers must not crash on what a reader accepted).
       return registryTarget(name, 'perf-script', 'pprof', async () => pkgFixtures('perf', (n) => n.endsWith('.txt') && !n.includes('collapsed')), undefined, true);
