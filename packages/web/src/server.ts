@@ -68,11 +68,11 @@ const COMMON_HEADERS = {
 async function checkFile(path: string, option: string): Promise<number> {
   try {
     const s = await stat(path);
-    if (!s.isFile()) throw new ProfkitError(ErrorCodes.IO, `${path}: not a regular file`, { file: path, option, rule: 'profkit web serves regular files' });
+    if (!s.isFile()) throw new ProfkitError(ErrorCodes.IO, 'not a regular file', { file: path, option, rule: 'profkit web serves regular files' });
     return s.size;
   } catch (e) {
     if (e instanceof ProfkitError) throw e;
-    throw new ProfkitError(ErrorCodes.IO, `${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { file: path, option, rule: 'the profile must be a readable file' }, { cause: e });
+    throw new ProfkitError(ErrorCodes.IO, (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message, { file: path, option, rule: 'the profile must be a readable file' }, { cause: e });
   }
 }
 
