@@ -179,7 +179,12 @@ export function startBundle(): StartedBundle | undefined {
   } catch {
     cachedData = undefined;
   }
-  const script = new Script(readFileSync(bundlePath, 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
+  let script: Script;
+  try {
+    script = new Script(readFileSync(bundlePath, 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
+  } catch {
+    return undefined; // an unreadable or damaged bundle file: start unbundled
+  }
   const needsCodeCache = !cachedData || script.cachedDataRejected === true;
 
   const bundled = new Map<string, object | (() => Promise<object>)>(); // `${package}\0${path}` -> module namespace (or its loader)
