@@ -307,6 +307,28 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     });
   }
 
+  it('static build: two dropped files are a profile and its base (the diff of profkit top --base)', async () => {
+    const base = join(tmp, 'static-base.pb.gz');
+    const f = await runCliAsync(['filter', FIXTURES.pprof, '-o', base, '--ignore', 'mapiternext'], { cwd: tmp });
+    expect(f.code, f.stderr).toBe(0);
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.waitForSelector('#drop-hint');
+    await page.evaluate(
+      (files) => {
+        const data = new DataTransfer();
+        for (const { name, b64 } of files) data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+        document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      },
+      [FIXTURES.pprof, base].map((path) => ({ name: basename(path), b64: readFileSync(path).toString('base64') })),
+    );
+    await topShown(page);
+    expect(await page.isVisible('#diff-legend')).toBe(true);
+    expectSameTop(await pageTop(page), await cliTop(FIXTURES.pprof, ['--base', base]));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
   it('static build: a file no adapter reads shows the typed error', async () => {
     const page = await newPage();
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);

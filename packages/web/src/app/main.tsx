@@ -27,6 +27,9 @@ function servedConfig(): ServedConfig | undefined {
   return el?.textContent ? (JSON.parse(el.textContent) as ServedConfig) : undefined;
 }
 
+/** The served profile(s), or undefined in the static build. */
+const SERVED = servedConfig();
+
 /** The worker, and requests to it as promises (answers to superseded requests are dropped by the callers). */
 class Analysis {
   private readonly worker: Worker;
@@ -123,7 +126,7 @@ function App() {
   }
 
   useEffect(() => {
-    const config = servedConfig();
+    const config = SERVED;
     if (!config) return;
     (async () => {
       try {
@@ -180,7 +183,7 @@ function App() {
         <OpenControls
           onProfile={(p) => void open(p, pendingBase)}
           onBase={(b) => setPendingBase(b)}
-          served={servedConfig() !== undefined}
+          served={SERVED !== undefined}
         />
         {names && info && (
           <p id="profile-summary">
@@ -188,7 +191,7 @@ function App() {
           </p>
         )}
       </header>
-      {status.kind === 'empty' && !servedConfig() && (
+      {status.kind === 'empty' && !SERVED && (
         <p id="drop-hint" class="drop-hint">Drop a profile here (pprof, Rprof, folded stacks, gperftools heap/CPU/contention/thread, Fuchsia sampler), or choose one above. Nothing leaves this page.</p>
       )}
       {status.kind === 'busy' && <p class="status" role="status">{status.text}</p>}
