@@ -109,6 +109,23 @@ describe('the start-up bundle', () => {
     }
   });
 
+  it('ends errors with the exit codes and messages of the unbundled CLI', () => {
+    const garbage = join(root, 'garbage.pb.gz');
+    writeFileSync(garbage, 'neither gzip nor a profile\n');
+    const cases = [
+      ['top', join(root, 'missing.pb.gz')], // I/O: 3
+      ['top', garbage], // unknown format: 4
+      ['top', profile, '--no-such-option'], // usage: 2
+      ['convert', profile, join(root, 'out.unknownext')], // no writer: 4
+    ];
+    for (const args of cases) {
+      const bundled = run(cliBin, args);
+      const unbundled = run(cliBin, args, { PROFKIT_NO_BUNDLE: '1' });
+      expect(unbundled.status).not.toBe(0);
+      expect({ args, status: bundled.status, stderr: bundled.stderr, stdout: bundled.stdout }).toEqual({ args, status: unbundled.status, stderr: unbundled.stderr, stdout: unbundled.stdout });
+    }
+  });
+
   it('is not used with PROFKIT_NO_BUNDLE=1', () => {
     const { status, urls } = runWithModuleLog([cliBin, 'top', profile], { cwd: root, env: env({ PROFKIT_NO_BUNDLE: '1' }) });
     expect(status).toBe(0);
