@@ -307,7 +307,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     });
   }
 
-  it('static build: two dropped files are a profile and its base (the diff of profkit top --base)', async () => {
+  it('static build: two dropped files are a profile and its base (profkit top --base), what shrank in blue', async () => {
     const base = join(tmp, 'static-base.pb.gz');
     const f = await runCliAsync(['filter', FIXTURES.pprof, '-o', base, '--ignore', 'mapiternext'], { cwd: tmp });
     expect(f.code, f.stderr).toBe(0);
@@ -320,11 +320,16 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
         for (const { name, b64 } of files) data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
       },
-      [FIXTURES.pprof, base].map((path) => ({ name: basename(path), b64: readFileSync(path).toString('base64') })),
+      // The profile without mapiternext first, the whole one as its base: mapiternext shrank.
+      [base, FIXTURES.pprof].map((path) => ({ name: basename(path), b64: readFileSync(path).toString('base64') })),
     );
     await topShown(page);
     expect(await page.isVisible('#diff-legend')).toBe(true);
-    expectSameTop(await pageTop(page), await cliTop(FIXTURES.pprof, ['--base', base]));
+    expectSameTop(await pageTop(page), await cliTop(base, ['--base', FIXTURES.pprof]));
+    const mapiternext = page.locator('#top-table tbody tr', { hasText: 'runtime.mapiternext' }).locator('td').first();
+    expect(await mapiternext.getAttribute('class')).toBe('shrank');
+    expect(await mapiternext.evaluate((td) => getComputedStyle(td).color)).toBe('rgb(0, 57, 179)');
+    await shot(page, 'static-diff-shrank');
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     await page.close();
   });
