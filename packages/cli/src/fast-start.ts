@@ -21,7 +21,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -128,6 +128,35 @@ class InputCheck {
     }
     writeCacheFile(marker, '');
     return true;
+  }
+}
+
+/** Code caches and check markers of other bundles (other builds, other installs) unused for a week. */
+const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * Deletes what other bundles left in the cache folder more than a week ago (every `npm run build`
+ * makes a new bundle, ~600 KB of code cache). Runs only when this bundle writes its code cache;
+ * errors are ignored. Another install still in use rewrites its cache on its next start.
+ */
+function pruneCache(cache: string, bundleKey: string): void {
+  const now = Date.now();
+  for (const dir of [cache, join(cache, 'checked')]) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (name.includes(bundleKey) || !(name.endsWith('.v8cache') || dir !== cache)) continue;
+      try {
+        const path = join(dir, name);
+        if (now - statSync(path).mtimeMs > PRUNE_AFTER_MS) unlinkSync(path);
+      } catch {
+        // gone already, or not ours to delete
+      }
+    }
   }
 }
 
@@ -240,7 +269,9 @@ export function startBundle(): StartedBundle | undefined {
   return {
     main: exports.main,
     saveCodeCache() {
-      if (needsCodeCache) writeCacheFile(codeCachePath, script.createCachedData());
+      if (!needsCodeCache) return;
+      writeCacheFile(codeCachePath, script.createCachedData());
+      pruneCache(cache, manifest.bundleSha1.slice(0, 16));
     },
   };
 }

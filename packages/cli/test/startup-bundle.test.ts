@@ -7,7 +7,7 @@
  */
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +124,23 @@ describe('the start-up bundle', () => {
       expect(unbundled.status).not.toBe(0);
       expect({ args, status: bundled.status, stderr: bundled.stderr, stdout: bundled.stdout }).toEqual({ args, status: unbundled.status, stderr: unbundled.stderr, stdout: unbundled.stdout });
     }
+  });
+
+  it('deletes the code caches and check markers other bundles left more than a week ago when it writes its own', () => {
+    run(cliBin, ['top', profile]);
+    const ours = readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!;
+    const weekAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
+    const old = join(cacheDir, 'cli-0000000000000000-nodev0.0.0-x64.v8cache');
+    const recent = join(cacheDir, 'cli-1111111111111111-nodev0.0.0-x64.v8cache');
+    const oldMarker = join(cacheDir, 'checked', '0000000000000000-0123456789abcdef0123456789abcdef01234567');
+    const notOurs = join(cacheDir, 'notes.txt');
+    for (const f of [old, recent, oldMarker, notOurs]) writeFileSync(f, 'x');
+    for (const f of [old, oldMarker, notOurs]) utimesSync(f, weekAgo, weekAgo);
+    run(cliBin, ['top', profile]); // has its code cache: prunes nothing
+    expect([old, oldMarker].map((f) => existsSync(f))).toEqual([true, true]);
+    rmSync(join(cacheDir, ours));
+    expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
+    expect([old, recent, oldMarker, notOurs, join(cacheDir, ours)].map((f) => existsSync(f))).toEqual([false, true, false, true, true]);
   });
 
   it('is not used with PROFKIT_NO_BUNDLE=1', () => {
