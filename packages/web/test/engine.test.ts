@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ProfileBuilder } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
-import { frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
+import { diffColor, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { DEFAULT_STATE, hashOf, stateFromHash } from '../src/app/state.js';
 
@@ -61,6 +61,21 @@ describe('the diff flame graph', () => {
     const s = await ProfileSession.open(webRegistry(), newer, base);
     const f = s.view({ ...OPTIONS, focus: 'parse' }, 'flame').flame!;
     expect([f.value[0], f.base![0]]).toEqual([60, 30]);
+  });
+});
+
+describe('diffColor', () => {
+  const rgb = (c: string) => c.match(/\d+/g)!.map(Number);
+  it('is red for growth, blue for shrinkage, grey when unchanged, deeper the larger the change', () => {
+    const [r, g, b] = rgb(diffColor(10, 0));
+    expect(r).toBeGreaterThan(g!);
+    expect(g).toBe(b);
+    const [r2, g2, b2] = rgb(diffColor(0, 10));
+    expect(b2).toBeGreaterThan(r2!);
+    expect(r2).toBe(g2);
+    expect(diffColor(7, 7)).toBe('rgb(235,235,235)');
+    // A small growth is paler (more white) than a large one.
+    expect(rgb(diffColor(11, 10))[1]).toBeGreaterThan(rgb(diffColor(20, 10))[1]!);
   });
 });
 
