@@ -4,6 +4,8 @@
  * output either.
  */
 
+import { concatBytes } from '@profkit/core';
+
 const CHUNK_CHARS = 1 << 20;
 
 export class JsonChunks {
@@ -34,15 +36,7 @@ export class JsonChunks {
         for (const c of chunks) yield c;
       })();
     }
-    let size = 0;
-    for (const c of chunks) size += c.length;
-    const out = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
+    return concatBytes(chunks);
   }
 }
 
