@@ -30,6 +30,7 @@ const FIXTURES = {
   rprof: sharedFixturePath('r-profile/inst/samples/rprof/1.out'),
   heap: sharedFixturePath('pprof/profile/testdata/cppbench.heap'),
   gperfCpu: sharedFixturePath('pprof/profile/testdata/cppbench.cpu'),
+  large: sharedFixturePath('pprof/internal/proftest/testdata/large.cpu'),
 };
 
 /** One row of the page's top table: the exact values (data attributes) and the printed cells. */
@@ -152,6 +153,8 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     ['gperftools heap', FIXTURES.heap, []],
     ['gperftools heap, second sample type, --ignore and --hide', FIXTURES.heap, ['--sample-type', '1', '--ignore', 'operator new', '--hide', 'std::']],
     ['gperftools CPU with --focus and --ignore', FIXTURES.gperfCpu, ['--focus', 'pthread', '--ignore', 'libc']],
+    // 8 entries at pprof's default node fraction (0.005), 3,074 at 0.0005.
+    ['pprof large.cpu with --node-fraction', FIXTURES.large, ['--node-fraction', '0.0005']],
   ] as [string, string, string[]][]) {
     it(`served: ${kind} (${basename(file)} ${args.join(' ')}): the top table is profkit top's`, async () => {
       const s = await serve(file);
@@ -162,7 +165,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
         const [flag, value] = [args[i]!, args[i + 1]];
         if (flag === '--cum') q.set('cum', '1');
         else {
-          q.set(flag === '--sample-type' ? 'st' : flag.slice(2), value!);
+          q.set(flag === '--sample-type' ? 'st' : flag === '--node-fraction' ? 'nf' : flag.slice(2), value!);
           i++;
         }
       }

@@ -25,7 +25,7 @@ function profile(stacks: [string[], number][]): { name: string; bytes: Uint8Arra
   return { name: 'p.pb.gz', bytes: serializePprof(b.build()) };
 }
 
-const OPTIONS: ViewOptions = { sampleType: -1, by: 'function', cum: false, focus: '', ignore: '', hide: '', show: '' };
+const OPTIONS: ViewOptions = { sampleType: -1, by: 'function', cum: false, nodeFraction: -1, focus: '', ignore: '', hide: '', show: '' };
 
 function frame(layout: FlameLayout, path: string[]): number {
   const i = frameAtPath(layout, path);
@@ -100,9 +100,10 @@ describe('the flame layout', () => {
 
 describe('the URL hash', () => {
   it('round-trips every part of the state and leaves defaults out', () => {
-    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'] };
+    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, nodeFraction: 0.001, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'] };
     expect(stateFromHash(hashOf(state))).toEqual(state);
     expect(hashOf(DEFAULT_STATE)).toBe('');
-    expect(stateFromHash('#view=bogus&st=-3&by=nope')).toEqual(DEFAULT_STATE);
+    expect(stateFromHash('#view=bogus&st=-3&by=nope&nf=2')).toEqual(DEFAULT_STATE);
+    expect(stateFromHash('#nf=0').nodeFraction).toBe(0);
   });
 });

@@ -116,7 +116,7 @@ function filtersOf(o: ViewOptions): ReportFilterOptions {
 
 /** `profkit top` for these options: the report of `topReport` and the strings `formatTopTable` prints. */
 export function topView(p: Profile, t: number, options: ViewOptions, filters: ReportFilterOptions): TopView {
-  const rep = topReport(p, { ...filters, sampleTypeIndex: t, by: options.by, cum: options.cum });
+  const rep = topReport(p, { ...filters, sampleTypeIndex: t, by: options.by, cum: options.cum, nodeFraction: options.nodeFraction >= 0 ? options.nodeFraction : undefined });
   const { unit, outputUnit, total } = rep.table;
   const fv = (v: bigint) => formatValue(v, unit, outputUnit);
   let sum = 0n;

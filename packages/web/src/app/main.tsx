@@ -73,8 +73,8 @@ async function fileInput(file: File): Promise<ProfileInput> {
 
 /** What a part of the view depends on: the flame graph not on the table's granularity and sort. */
 function partKey(state: ViewState, part: ViewPart): string {
-  const { by, cum, ...flameOptions } = viewOptionsOf(state);
-  return JSON.stringify(part === 'top' ? { ...flameOptions, by, cum } : flameOptions);
+  const { by, cum, nodeFraction, ...flameOptions } = viewOptionsOf(state);
+  return JSON.stringify(part === 'top' ? { ...flameOptions, by, cum, nodeFraction } : flameOptions);
 }
 
 /** A computed part with the key it was computed for. */
@@ -266,6 +266,15 @@ function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo;
           <option value="function">function</option>
           <option value="file">file</option>
           <option value="line">line</option>
+        </select>
+      </label>
+      <label title="Entries whose cum is below this share of the total are hidden (--node-fraction)">
+        Hide below{' '}
+        <select id="node-fraction" value={String(state.nodeFraction)} onChange={(e) => update({ nodeFraction: Number((e.currentTarget as HTMLSelectElement).value) })}>
+          <option value="-1">0.5% (pprof)</option>
+          <option value="0.001">0.1%</option>
+          <option value="0.0001">0.01%</option>
+          <option value="0">nothing</option>
         </select>
       </label>
       <form

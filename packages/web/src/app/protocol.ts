@@ -25,6 +25,8 @@ export interface ViewOptions extends ViewFilters {
   by: ViewBy;
   /** Sort by cum (`--cum`) instead of flat. */
   cum: boolean;
+  /** `--node-fraction`: hide entries whose cum is below this fraction of the total; -1 for pprof's default (0.005). */
+  nodeFraction: number;
 }
 
 /**

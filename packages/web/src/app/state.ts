@@ -15,7 +15,7 @@ export interface ViewState extends ViewOptions {
   zoom: string[];
 }
 
-export const DEFAULT_STATE: ViewState = { view: 'top', sampleType: -1, by: 'function', cum: false, focus: '', ignore: '', hide: '', show: '', search: '', zoom: [] };
+export const DEFAULT_STATE: ViewState = { view: 'top', sampleType: -1, by: 'function', cum: false, nodeFraction: -1, focus: '', ignore: '', hide: '', show: '', search: '', zoom: [] };
 
 const VIEWS: readonly ViewName[] = ['top', 'flame', 'icicle'];
 const BYS: readonly ViewBy[] = ['function', 'file', 'line'];
@@ -31,6 +31,8 @@ export function stateFromHash(hash: string): ViewState {
   const by = q.get('by');
   if (by && (BYS as string[]).includes(by)) s.by = by as ViewBy;
   s.cum = q.get('cum') === '1';
+  const nf = Number(q.get('nf') ?? '-1');
+  if (q.has('nf') && Number.isFinite(nf) && nf >= 0 && nf <= 1) s.nodeFraction = nf;
   for (const k of ['focus', 'ignore', 'hide', 'show'] as const) s[k] = q.get(k) ?? '';
   s.search = q.get('q') ?? '';
   const zoom = q.get('zoom');
@@ -45,6 +47,7 @@ export function hashOf(s: ViewState): string {
   if (s.sampleType >= 0) q.set('st', String(s.sampleType));
   if (s.by !== DEFAULT_STATE.by) q.set('by', s.by);
   if (s.cum) q.set('cum', '1');
+  if (s.nodeFraction >= 0) q.set('nf', String(s.nodeFraction));
   for (const k of ['focus', 'ignore', 'hide', 'show'] as const) if (s[k] !== '') q.set(k, s[k]);
   if (s.search !== '') q.set('q', s.search);
   if (s.zoom.length > 0) q.set('zoom', s.zoom.join('\n'));
@@ -54,5 +57,5 @@ export function hashOf(s: ViewState): string {
 
 /** The options the worker computes a view from. */
 export function viewOptionsOf(s: ViewState): ViewOptions {
-  return { sampleType: s.sampleType, by: s.by, cum: s.cum, focus: s.focus, ignore: s.ignore, hide: s.hide, show: s.show };
+  return { sampleType: s.sampleType, by: s.by, cum: s.cum, nodeFraction: s.nodeFraction, focus: s.focus, ignore: s.ignore, hide: s.hide, show: s.show };
 }
