@@ -156,21 +156,29 @@ describe.skipIf(!haveCli('@profkit/web'))('profkit web', () => {
 
   it('serves FILE on 127.0.0.1 and stops on SIGTERM', async () => {
     const { line, stop } = await startCli([profilePath, '--no-open']);
-    const url = /(http:\/\/\S+)/.exec(line)![1]!;
-    expect(new URL(url).hostname).toBe('127.0.0.1');
-    const res = await fetch(new URL('profile/cpu.folded', url));
-    expect(await res.text()).toBe(readFileSync(profilePath, 'utf8'));
-    expect((await fetch(new URL('secret.txt', url))).status).toBe(404);
+    let code: number | null | undefined;
+    try {
+      const url = /(http:\/\/\S+)/.exec(line)![1]!;
+      expect(new URL(url).hostname).toBe('127.0.0.1');
+      const res = await fetch(new URL('profile/cpu.folded', url));
+      expect(await res.text()).toBe(readFileSync(profilePath, 'utf8'));
+      expect((await fetch(new URL('secret.txt', url))).status).toBe(404);
+    } finally {
+      code = await stop();
+    }
     // Interrupted, as every command: exit 130 (docs/cli.md).
-    expect(await stop()).toBe(130);
+    expect(code).toBe(130);
   });
 
   it('--json says where it listens', async () => {
     const { line, stop } = await startCli([profilePath, '--no-open', '--json', '--port', '0']);
-    const doc = JSON.parse(line) as { host: string; port: number; url: string };
-    expect(doc.host).toBe('127.0.0.1');
-    expect(doc.url).toBe(`http://127.0.0.1:${doc.port}/`);
-    await stop();
+    try {
+      const doc = JSON.parse(line) as { host: string; port: number; url: string };
+      expect(doc.host).toBe('127.0.0.1');
+      expect(doc.url).toBe(`http://127.0.0.1:${doc.port}/`);
+    } finally {
+      await stop();
+    }
   });
 
   it('refuses --host 0.0.0.0 (exit 2, PROFKIT_E_USAGE), a missing FILE (exit 3) and FILE with --static', async () => {
