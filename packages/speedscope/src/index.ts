@@ -20,6 +20,8 @@ export const speedscopeAdapter = defineAdapter({
   description: 'speedscope JSON (schema 0.7, evented and sampled profiles), read and write',
   formats: [{ id: 'speedscope', title: 'speedscope JSON', extensions: ['.speedscope.json'], binary: false, read: true, write: true }],
   sniff: sniffSpeedscope,
+  // Wins detection over the example adapter (tools/adapter-example-speedscope), which sniffs the same files.
+  priority: 1,
   load: async () => (await import('./codec.js')).codec,
 });
 

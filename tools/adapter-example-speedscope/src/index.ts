@@ -17,13 +17,14 @@ export { sniffSpeedscope } from './sniff.js';
 export * from './file-format.js';
 
 export const speedscopeAdapter = defineAdapter({
-  name: 'speedscope',
+  // Its own name and format id: @profkit/speedscope is the registered `speedscope` format.
+  name: 'speedscope-example',
   packageName: 'profkit-adapter-speedscope',
   version: PACKAGE_VERSION,
   description: 'speedscope JSON (sampled and evented profiles); example third-party adapter',
   formats: [
     {
-      id: 'speedscope',
+      id: 'speedscope-example',
       title: 'speedscope JSON',
       extensions: ['.speedscope.json'],
       mediaTypes: ['application/json'],

@@ -18,7 +18,7 @@
 import { ErrorCodes, ProfileBuilder, ProfkitError, jsonSyntaxErrorAt, type ReadInput, type ReadResult, type Warning } from '@profkit/core';
 import { NANOS_PER_UNIT, VALUE_UNITS, type ValueUnit } from './file-format.js';
 
-export const ADAPTER_NAME = 'speedscope';
+export const ADAPTER_NAME = 'speedscope-example';
 
 /** Largest input handed to JSON.parse (V8's string length limit, in bytes of ASCII). */
 export const MAX_JSON_BYTES = 2 ** 29 - 24;
@@ -282,7 +282,7 @@ export function speedscopeToProfile(doc: unknown, file: string): ReadResult {
   if (typeof doc.exporter === 'string') facts.exporter = doc.exporter;
   facts.profileKinds = series.map((s) => s.kind).join(',');
   b.extension(ADAPTER_NAME).facts = facts;
-  return { profile: b.build(), warnings, format: 'speedscope' };
+  return { profile: b.build(), warnings, format: 'speedscope-example' };
 }
 
 /** Reads a speedscope file (the whole decompressed input; speedscope files are one JSON value). */

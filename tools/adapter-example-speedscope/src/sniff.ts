@@ -15,11 +15,11 @@ export function sniffSpeedscope(head: Uint8Array, hints: SniffHints): SniffResul
   const byName = hints.fileName !== undefined && hints.fileName.toLowerCase().endsWith('.speedscope.json');
   if (!text.startsWith('{')) return 0;
   if (/"\$schema"\s*:\s*"https?:\/\/(www\.)?speedscope\.app\/file-format-schema\.json"/.test(text)) {
-    return { score: 1, format: 'speedscope', reason: '$schema names the speedscope file format' };
+    return { score: 1, format: 'speedscope-example', reason: '$schema names the speedscope file format' };
   }
   if (/"shared"\s*:\s*\{\s*"frames"\s*:\s*\[/.test(text) && /"profiles"\s*:\s*\[/.test(text)) {
-    return { score: 0.8, format: 'speedscope', reason: 'JSON object with shared.frames and profiles' };
+    return { score: 0.8, format: 'speedscope-example', reason: 'JSON object with shared.frames and profiles' };
   }
-  if (byName) return { score: 0.3, format: 'speedscope', reason: 'file name ends with .speedscope.json' };
+  if (byName) return { score: 0.3, format: 'speedscope-example', reason: 'file name ends with .speedscope.json' };
   return 0;
 }

@@ -54,9 +54,9 @@ describe('loaded by path from profkit.config.json', () => {
       JSON.stringify({ adapters: [relative(dir, packageDir), relative(dir, join(fixtures, 'stackcount-adapter.mjs'))] }),
     );
     const formats = JSON.parse((await run(['formats', '--json'], dir)).stdout);
-    const ss = formats.adapters.find((a: { name: string }) => a.name === 'speedscope');
+    const ss = formats.adapters.find((a: { name: string }) => a.name === 'speedscope-example');
     expect(ss).toMatchObject({ packageName: 'profkit-adapter-speedscope', apiVersion: 1, source: { kind: 'config', specifier: relative(dir, packageDir) } });
-    expect(ss.formats[0]).toMatchObject({ id: 'speedscope', read: true, write: true });
+    expect(ss.formats[0]).toMatchObject({ id: 'speedscope-example', read: true, write: true });
 
     // speedscope -> stackcount keeps only the first sample type (that format has one).
     const a = await run(['convert', 'in.speedscope.json', 'mid.stackcount'], dir);
@@ -69,29 +69,30 @@ describe('loaded by path from profkit.config.json', () => {
     expect(back).toEqual({ samples: original.cpu });
 
     // speedscope -> speedscope through stdout keeps every profile.
-    const c = await run(['convert', 'in.speedscope.json', '-', '--to', 'speedscope'], dir);
+    const c = await run(['convert', 'in.speedscope.json', '-', '--to', 'speedscope-example'], dir);
     expect(c.code).toBe(0);
     expect(speedscopeMeaning(c.stdout)).toEqual(original);
   });
 
   it('reads from stdin and detects the format by content', async () => {
     const dir = folder();
-    writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ adapters: [relative(dir, packageDir)] }));
+    // autoDiscover off: @profkit/speedscope, installed beside the CLI, would win the detection.
+    writeFileSync(join(dir, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, adapters: [relative(dir, packageDir)] }));
     const r = await run(['info', '-', '--json'], dir, readFileSync(join(fixtures, 'evented.speedscope.json')));
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j).toMatchObject({ schema: 'profkit.info/1', format: 'speedscope', sampleTypes: [{ type: 'wall', unit: 'milliseconds', total: '14' }], durationNanos: '14000000' });
+    expect(j).toMatchObject({ schema: 'profkit.info/1', format: 'speedscope-example', sampleTypes: [{ type: 'wall', unit: 'milliseconds', total: '14' }], durationNanos: '14000000' });
   });
 });
 
 describe('loaded with --adapter', () => {
   it('reads and validates a speedscope file', async () => {
     const dir = folder();
-    const r = await run(['--adapter', packageDir, 'validate', 'in.speedscope.json'], dir);
+    const r = await run(['--adapter', packageDir, '--no-discover', 'validate', 'in.speedscope.json'], dir);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('in.speedscope.json: valid (speedscope)');
-    const d = await run(['detect', 'in.speedscope.json', '--adapter', packageDir, '--json'], dir);
-    expect(JSON.parse(d.stdout)).toMatchObject({ format: 'speedscope', score: 1 });
+    expect(r.stdout).toContain('in.speedscope.json: valid (speedscope-example)');
+    const d = await run(['detect', 'in.speedscope.json', '--adapter', packageDir, '--no-discover', '--json'], dir);
+    expect(JSON.parse(d.stdout)).toMatchObject({ format: 'speedscope-example', score: 1 });
   });
 
   it('without it, the format is unknown (exit 4)', async () => {
@@ -112,11 +113,13 @@ describe('discovered without a config file', () => {
     const off = await run(['formats', '--json', '--no-discover'], dir);
     expect(JSON.parse(off.stdout).adapters).toEqual([]);
     const on = JSON.parse((await run(['formats', '--json'], dir)).stdout);
-    const speedscope = on.adapters.find((a: { name: string }) => a.name === 'speedscope');
+    const speedscope = on.adapters.find((a: { name: string }) => a.name === 'speedscope-example');
     // The project's copy is nearer than the one beside the CLI: it is the one loaded.
     expect(speedscope.source).toMatchObject({ kind: 'discovered', specifier: 'profkit-adapter-speedscope', from: join(dir, 'node_modules', 'profkit-adapter-speedscope') });
-    const r = await run(['info', 'in.speedscope.json'], dir);
+    // Both it and @profkit/speedscope (beside the CLI) read the file; the first-party one wins
+    // the detection by its priority, so the example is asked for by its format id.
+    const r = await run(['info', 'in.speedscope.json', '--from', 'speedscope-example'], dir);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('format      speedscope (adapter speedscope)');
+    expect(r.stdout).toContain('format      speedscope-example (adapter speedscope-example)');
   });
 });

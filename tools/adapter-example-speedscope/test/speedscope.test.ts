@@ -96,7 +96,7 @@ describe('read', () => {
       '<native>@:0:0 <- main@main.py:1:0': ['100', '1'],
     });
     expect(p['.profile'].default_sample_type).toBe('samples');
-    expect(p['.extensions'].speedscope?.facts).toMatchObject({ name: 'two types', exporter: 'hand-written test fixture' });
+    expect(p['.extensions']['speedscope-example']?.facts).toMatchObject({ name: 'two types', exporter: 'hand-written test fixture' });
   });
 
   it('replays evented profiles: time between events goes to the open stack', async () => {
@@ -231,10 +231,10 @@ describe('through a registry', () => {
   it('detects, lazily loads and reads; writes by extension', async () => {
     const r = createRegistry([speedscopeAdapter]);
     const res = await r.read(join(fixtures, 'sampled.speedscope.json'));
-    expect(res.adapter).toBe('speedscope');
+    expect(res.adapter).toBe('speedscope-example');
     expect(res.profile.samples.value.length).toBe(3);
-    expect(r.writerFor('out.speedscope.json').format.id).toBe('speedscope');
-    const ser = await r.serialize(res.profile, { format: 'speedscope' });
+    expect(r.writerFor('out.speedscope.json').format.id).toBe('speedscope-example');
+    const ser = await r.serialize(res.profile, { format: 'speedscope-example' });
     const again = await r.read(new TextEncoder().encode(await collect(ser.data)), { fileName: 'mem' });
     expect(meaning(again.profile)).toEqual(meaning(res.profile));
   });

@@ -18,6 +18,8 @@ export const PLATFORM_NEUTRAL_PACKAGES: readonly string[] = [
   '@profkit/rprof',
   '@profkit/gperftools-heap',
   '@profkit/fuchsia-sampler',
+  '@profkit/perf',
+  '@profkit/speedscope',
   'profkit-adapter-speedscope',
 ];
 

@@ -13,9 +13,10 @@ import { fuchsiaSampler } from '@profkit/fuchsia-sampler';
 import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
 import { pprofAdapter } from '@profkit/pprof';
 import { rprofAdapter } from '@profkit/rprof';
-import { speedscopeAdapter } from 'profkit-adapter-speedscope';
+import { perfAdapter } from '@profkit/perf';
+import { speedscopeAdapter } from '@profkit/speedscope';
 
-const registry = new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler, speedscopeAdapter]);
+const registry = new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler, speedscopeAdapter, perfAdapter]);
 
 /** A percentage of the total as the CLI prints it (`pct` of `packages/cli/src/commands/shared.ts`). */
 function pct(v: bigint, total: bigint): number {

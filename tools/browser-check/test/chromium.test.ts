@@ -61,6 +61,9 @@ const FIXTURES: [string, string][] = [
   ['fuchsia-sampler-jsonl', own('packages/fuchsia-sampler/test/fixtures/upstream-example.fsrec.jsonl')],
   ['speedscope', own('tools/adapter-example-speedscope/test/fixtures/sampled.speedscope.json')],
   ['speedscope', own('tools/adapter-example-speedscope/test/fixtures/evented.speedscope.json')],
+  ['speedscope', own('packages/speedscope/test/fixtures/0.6.0-two-sampled.speedscope.json')],
+  ['perf-script', own('packages/perf/test/fixtures/perf-cycles-instructions-01.txt')],
+  ['perf-script', own('packages/perf/test/fixtures/inline-dwarf-srcline.txt')],
 ];
 
 /** A fixture's name in the test titles: under the shared fixtures, the repository, or derived. */
