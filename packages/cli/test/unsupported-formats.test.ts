@@ -67,6 +67,6 @@ describe.skipIf(!haveCli('unsupported-format tests'))('well-known unsupported fo
     writeFileSync(join(project, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, adapters: [join(repoRoot, 'tools/adapter-example-speedscope/dist/index.js')] }));
     const withIt = runCli(['detect', src], { cwd: project });
     expect(withIt.code, withIt.stderr).toBe(0);
-    expect(withIt.stdout).toContain('speedscope (adapter speedscope');
+    expect(withIt.stdout).toContain('speedscope-example (adapter speedscope-example');
   });
 });
