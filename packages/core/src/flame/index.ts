@@ -85,124 +85,153 @@ export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTyp
 }
 
 /**
- * `flameTree` without the frames narrower than `minWidth` of the total, from the stack table, one
- * depth level at a time: the frames of a level are the groups of (caller frame, name) of the
- * stack-table rows at that depth (a stack row is a location; its inline frames are consecutive
- * levels). A level is made from the previous one and then dropped, so memory follows the widest
- * level, not the whole tree (which, inline frames expanded, has more rows than the stack table
- * when stacks share little); objects are made only for the frames shown. Every level is still
- * grouped, so the count of frames left out is exact.
+ * `flameTree` without the frames narrower than `minWidth` of the total, in one depth-first walk
+ * of the stack table. A frame of the flame graph is a group of "members": (stack row, position
+ * of the frame among its location's inline frames, outermost first). The callees of a frame are
+ * the members' next inline frames, or, past a location's innermost frame, the first frame of each
+ * callee stack, grouped by name (two locations of one function are one frame). The walk groups
+ * the callees of one frame at a time with an array indexed by name id (no hashing) and keeps
+ * only the members of the frames still to visit: memory follows the stacks pending on the
+ * current path, not the whole tree. A frame narrower than `minWidth` is not drawn and neither is
+ * anything under it (a callee is never wider than its caller), so its subtree is only counted:
+ * the count of frames left out stays exact.
  */
 export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: number): BoundedFlameTree {
   checkType(p, sampleTypeIndex);
   const index = new ProfileIndex(p);
   const stacks = buildStackTable(p, index, sampleTypeIndex, (v) => v > 0n);
-  const names: string[] = ['all'];
+  const names: string[] = [];
   const nameIds = new Map<string, number>();
-  const nameId = (name: string): number => {
-    let id = nameIds.get(name);
-    if (id === undefined) {
-      id = names.length;
-      names.push(name);
-      nameIds.set(name, id);
-    }
-    return id;
-  };
-  // Name ids of each location row's frames, outermost first.
   // Name ids of the frames of location row r, outermost first: locNameIds[locNameStart[r] ..
-  // locNameStart[r + 1]] (flat: the level passes look them up for every member).
+  // locNameStart[r + 1]].
   const nLocations = p.locations.location_id.length;
   const locNameStart = new Int32Array(nLocations + 1);
   const locNameList: number[] = [];
   for (let r = 0; r < nLocations; r++) {
-    for (const f of locationFrames(p, index, r).reverse()) locNameList.push(nameId(f.name || '[unknown]'));
+    for (const f of locationFrames(p, index, r).reverse()) {
+      const name = f.name || '[unknown]';
+      let id = nameIds.get(name);
+      if (id === undefined) {
+        id = names.length;
+        names.push(name);
+        nameIds.set(name, id);
+      }
+      locNameList.push(id);
+    }
     locNameStart[r + 1] = locNameList.length;
   }
   const locNameIds = Int32Array.from(locNameList);
+  const { frame, self } = stacks;
   // Samples without a known frame are the root's own (as wide as they are, drawn as `all`).
   const col = p.samples['.values'][sampleTypeIndex]!;
   let rootSelf = 0n;
   for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) rootSelf += col[i]!;
-  const totals = subtreeSums(stacks.prefix, stacks.self);
+  const totals = subtreeSums(stacks.prefix, self);
   const { firstChild, nextSibling } = stackChildren(stacks);
   let rootValue = rootSelf;
   for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) rootValue += BigInt(totals[c]!);
   const threshold = minWidth * Number(rootValue);
   const tree: FlameNode = { name: 'all', value: rootValue, self: rootSelf, children: [] };
-  // The members of a level: a stack row, the position of the frame in its location, the group
-  // (frame) of the level above; the frames shown on the level above (undefined: not shown).
-  let memberStack: number[] = [];
-  let memberPos: number[] = [];
-  let memberParent: number[] = [];
-  let parentNodes: (FlameNode | undefined)[] = [tree];
-  for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) {
-    memberStack.push(c);
-    memberPos.push(0);
-    memberParent.push(0);
-  }
+  // `+` is exact on both representations of the sums (see StackTable).
+  const zero = (self instanceof Float64Array ? 0 : 0n) as number;
+  const sums = totals as unknown as ArrayLike<number>;
+  const selfs = self as unknown as ArrayLike<number>;
+
+  // The members of the frames still to visit, a stack: (row, position) pairs; the root's one
+  // member is row -1 (its callees are the root stacks). `pending*`: per frame still to visit, where
+  // its members start (they end where the next frame's start) and its node (undefined: counted,
+  // not drawn).
+  let memberRow: Int32Array = new Int32Array(1024);
+  let memberPos: Int32Array = new Int32Array(1024);
+  memberRow[0] = -1;
+  let members = 1;
+  const pendingStart: number[] = [0];
+  const pendingNode: (FlameNode | undefined)[] = [tree];
+  // The callees of the frame being expanded before they are placed by group: row, position, group.
+  let calleeRow: Int32Array = new Int32Array(1024);
+  let calleePos: Int32Array = new Int32Array(1024);
+  let calleeGroup: Int32Array = new Int32Array(1024);
+  // Grouping by name: groupOfName[name] is valid while groupStamp[name] is the current expansion.
+  const groupOfName = new Int32Array(names.length);
+  const groupStamp = new Int32Array(names.length).fill(-1);
+  let stamp = 0;
+  const groupName: number[] = [];
+  const groupCount: number[] = [];
+  const groupValue: number[] = [];
+  const groupSelf: number[] = [];
   let frames = 1;
   let shown = 1;
-  const { self } = stacks;
-  const zero = self instanceof Float64Array ? 0 : 0n;
-  while (memberStack.length > 0) {
-    // This level's frames: (caller frame, name) groups of the members, with their sums.
-    const groupOf = new PairIndex(memberStack.length);
-    const groupParent: number[] = [];
-    const groupName: number[] = [];
-    const groupValue: (number | bigint)[] = [];
-    const groupSelf: (number | bigint)[] = [];
-    const memberGroup = new Int32Array(memberStack.length);
-    for (let k = 0; k < memberStack.length; k++) {
-      const s = memberStack[k]!;
-      const r = stacks.frame[s]!;
-      const at = locNameStart[r]! + memberPos[k]!;
-      const name = locNameIds[at]!;
-      let g = groupOf.get(memberParent[k]!, name, groupParent.length);
-      if (g === groupParent.length) {
-        groupParent.push(memberParent[k]!);
-        groupName.push(name);
-        groupValue.push(zero);
-        groupSelf.push(zero);
-      }
-      memberGroup[k] = g;
-      // `+` is exact on both representations of the sums (see StackTable).
-      (groupValue as number[])[g]! += totals[s] as number;
-      if (at === locNameStart[r + 1]! - 1) (groupSelf as number[])[g]! += self[s] as number;
-    }
-    frames += groupParent.length;
-    const nodes: (FlameNode | undefined)[] = new Array(groupParent.length);
-    for (let g = 0; g < groupParent.length; g++) {
-      const parent = parentNodes[groupParent[g]!];
-      if (!parent || Number(groupValue[g]!) < threshold) continue;
-      const n: FlameNode = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: BigInt(groupSelf[g]!), children: [] };
-      parent.children.push(n);
-      nodes[g] = n;
-      shown++;
-    }
-    // The next level: the member's next inline frame, or the first frame of each callee stack.
-    const nextStack: number[] = [];
-    const nextPos: number[] = [];
-    const nextParent: number[] = [];
-    for (let k = 0; k < memberStack.length; k++) {
-      const s = memberStack[k]!;
+  while (pendingStart.length > 0) {
+    const start = pendingStart.pop()!;
+    const node = pendingNode.pop();
+    const end = members;
+    // The callees of the members, grouped by name.
+    let callees = 0;
+    let groups = 0;
+    stamp++;
+    for (let k = start; k < end; k++) {
+      const s = memberRow[k]!;
       const pos = memberPos[k]! + 1;
-      const r = stacks.frame[s]!;
-      if (locNameStart[r]! + pos < locNameStart[r + 1]!) {
-        nextStack.push(s);
-        nextPos.push(pos);
-        nextParent.push(memberGroup[k]!);
+      if (s >= 0 && locNameStart[frame[s]!]! + pos < locNameStart[frame[s]! + 1]!) {
+        // The next inline frame of the same location.
+        if (callees === calleeRow.length) [calleeRow, calleePos, calleeGroup] = [grown(calleeRow), grown(calleePos), grown(calleeGroup)];
+        calleeRow[callees] = s;
+        calleePos[callees++] = pos;
       } else {
         for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) {
-          nextStack.push(c);
-          nextPos.push(0);
-          nextParent.push(memberGroup[k]!);
+          if (callees === calleeRow.length) [calleeRow, calleePos, calleeGroup] = [grown(calleeRow), grown(calleePos), grown(calleeGroup)];
+          calleeRow[callees] = c;
+          calleePos[callees++] = 0;
         }
       }
     }
-    memberStack = nextStack;
-    memberPos = nextPos;
-    memberParent = nextParent;
-    parentNodes = nodes;
+    for (let k = 0; k < callees; k++) {
+      const s = calleeRow[k]!;
+      const r = frame[s]!;
+      const at = locNameStart[r]! + calleePos[k]!;
+      const name = locNameIds[at]!;
+      let g: number;
+      if (groupStamp[name] === stamp) {
+        g = groupOfName[name]!;
+        groupCount[g]!++;
+      } else {
+        g = groups++;
+        groupStamp[name] = stamp;
+        groupOfName[name] = g;
+        groupName[g] = name;
+        groupCount[g] = 1;
+        groupValue[g] = zero;
+        groupSelf[g] = zero;
+      }
+      calleeGroup[k] = g;
+      if (node) {
+        groupValue[g]! += sums[s]!;
+        if (at === locNameStart[r + 1]! - 1) groupSelf[g]! += selfs[s]!;
+      }
+    }
+    frames += groups;
+    // The callees replace the expanded frame's members, one run per group (a counting sort).
+    members = start + callees;
+    if (members > memberRow.length) [memberRow, memberPos] = [grown(memberRow, members), grown(memberPos, members)];
+    let at = start;
+    for (let g = 0; g < groups; g++) {
+      pendingStart.push(at);
+      let child: FlameNode | undefined;
+      if (node && Number(groupValue[g]!) >= threshold) {
+        child = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: BigInt(groupSelf[g]!), children: [] };
+        node.children.push(child);
+        shown++;
+      }
+      pendingNode.push(child);
+      const count = groupCount[g]!;
+      groupCount[g] = at; // from here on: where the group's next member goes
+      at += count;
+    }
+    for (let k = 0; k < callees; k++) {
+      const to = groupCount[calleeGroup[k]!]!++;
+      memberRow[to] = calleeRow[k]!;
+      memberPos[to] = calleePos[k]!;
+    }
   }
   const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
   const work: FlameNode[] = [tree];
@@ -214,39 +243,12 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   return { tree, frames, elided: frames - shown };
 }
 
-/** Numbers for (a, b) pairs of non-negative integers: an open-addressing hash table in typed arrays. */
-class PairIndex {
-  private mask: number;
-  private keyA: Int32Array;
-  private keyB: Int32Array;
-  private value: Int32Array;
-  constructor(expected: number) {
-    let size = 1024;
-    while (size < expected * 2) size *= 2;
-    this.mask = size - 1;
-    this.keyA = new Int32Array(size).fill(-1);
-    this.keyB = new Int32Array(size);
-    this.value = new Int32Array(size);
-  }
-  /** The number of (a, b), set to `fresh` when the pair is new (at most `expected` pairs). */
-  get(a: number, b: number, fresh: number): number {
-    let h = Math.imul(a, 0x9e3779b1) ^ b;
-    // murmur3's 32-bit finalizer
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    h = (h ^ (h >>> 16)) & this.mask;
-    const { keyA, keyB } = this;
-    for (;;) {
-      if (keyA[h] === -1) {
-        keyA[h] = a;
-        keyB[h] = b;
-        this.value[h] = fresh;
-        return fresh;
-      }
-      if (keyA[h] === a && keyB[h] === b) return this.value[h]!;
-      h = (h + 1) & this.mask;
-    }
-  }
+/** `a` with room for at least `n` elements (doubled), contents kept. */
+function grown(a: Int32Array, n = a.length + 1): Int32Array {
+  if (n <= a.length) return a;
+  const next = new Int32Array(Math.max(n, a.length * 2));
+  next.set(a);
+  return next;
 }
 
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */
