@@ -16,7 +16,7 @@ import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packagesDir = resolve(here, '../..');
-const ADAPTER_PACKAGES = ['pprof', 'rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize', 'v8'];
+const ADAPTER_PACKAGES = ['pprof', 'rprof', 'gperftools-heap', 'fuchsia-sampler', 'dm-export', 'symbolize', 'v8', 'perf', 'speedscope'];
 const root = mkdtempSync(join(tmpdir(), 'profkit-fast-start-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
