@@ -15,7 +15,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +110,17 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveSampleBin)('disasm: google
     const r = spawnSync(process.execPath, [bin, 'disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin')], { encoding: 'utf8', env: { ...process.env, PATH: emptyPath } });
     expect(r.stderr).toContain('disasm needs GNU binutils: nm is not installed (apt-get install binutils) [PROFKIT_E_UNSUPPORTED]');
     expect(r.status).not.toBe(0);
+  });
+
+  it('a binary named like an option (-x) reaches nm and objdump as a file', async () => {
+    const f = join(PPROF_REPORT_TESTDATA, 'sample.cpu');
+    const dashed = join(tmp, 'dashed');
+    mkdirSync(dashed, { recursive: true });
+    copyFileSync(join(PPROF_REPORT_TESTDATA, 'sample.bin'), join(dashed, '-sample.bin'));
+    const r = spawnSync(process.execPath, [bin, 'disasm', f, 'busyLoop', '--binary=-sample.bin', '--quiet'], { encoding: 'utf8', cwd: dashed });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('ROUTINE ======================== main.busyLoop\n');
+    expect(r.stdout).toBe((await profkit(['disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin'), '--quiet'])).stdout);
   });
 
   it('a regexp matching nothing, or no readable binary, is an error as in pprof', async () => {

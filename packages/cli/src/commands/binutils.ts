@@ -8,6 +8,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ErrorCodes, ProfkitError, type ObjectFile, type ObjectInstruction, type ObjectSymbol, type ObjectTool } from '@profkit/core/node';
 import { goErrnoText } from './source-files.js';
 
@@ -75,11 +76,15 @@ export function parseObjdump(text: string): ObjectInstruction[] {
 
 class BinutilsFile implements ObjectFile {
   private allSymbols: ObjectSymbol[] | undefined;
+  /** Absolute, so that a mapping named `-x` or `@file` reaches nm/objdump as a file, not an option or response file. */
+  private readonly path: string;
   constructor(
-    private readonly path: string,
+    path: string,
     private readonly base: bigint,
     private readonly intelSyntax: boolean,
-  ) {}
+  ) {
+    this.path = resolve(path);
+  }
 
   symbols(matches: (name: string) => boolean, address: bigint | undefined): ObjectSymbol[] {
     if (!this.allSymbols) {
