@@ -92,8 +92,8 @@ export function cpuProfileToProfile(json: unknown, options: CpuProfileReadOption
     throw schemaError(src, 'timeDeltas', `has ${deltas.length} entries but samples has ${samples.length}`, 'one time delta per sample');
   }
   checkLimit(limits, 'maxSamples', samples.length, 'samples', { file: src.file, path: 'samples' });
-  const startTime = numberAt(src, top.startTime ?? 0, 'startTime');
-  const endTime = numberAt(src, top.endTime ?? startTime, 'endTime');
+  const startTime = timeAt(src, top.startTime ?? 0, 'startTime');
+  const endTime = timeAt(src, top.endTime ?? startTime, 'endTime');
   const n = samples.length;
   const sampleNode = new Uint32Array(n);
   const timestamps = new Float64Array(n);
@@ -108,6 +108,7 @@ export function cpuProfileToProfile(json: unknown, options: CpuProfileReadOption
     const d = numberAt(src, deltas[i], `timeDeltas[${i}]`);
     if (d < 0) ordered = false;
     t += d;
+    if (Math.abs(t) > MAX_TIME_US) timeAt(src, t, `timeDeltas[${i}]`);
     timestamps[i] = t;
     totalFrames += stackDepth(node);
     if (totalFrames > maxTotalFrames) checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path: `samples[${i}]` });
@@ -191,6 +192,20 @@ export function cpuProfileToProfile(json: unknown, options: CpuProfileReadOption
   builder.facts.default_sample_type = 'cpu';
   options.onProgress?.(n, n);
   return { profile: builder.build(), warnings };
+}
+
+/**
+ * Times are µs of a monotonic clock: beyond ±2^53 µs (285 years) a value is no time, and the
+ * nanoseconds made from it (and from differences of two) would overflow to Infinity, which
+ * BigInt() throws on.
+ */
+const MAX_TIME_US = Number.MAX_SAFE_INTEGER;
+
+/** A time in µs (a field, or a timestamp summed from `timeDeltas`), within ±`MAX_TIME_US`. */
+function timeAt(src: JsonSource, v: unknown, path: string): number {
+  const x = numberAt(src, v, path);
+  if (Math.abs(x) > MAX_TIME_US) throw schemaError(src, path, `the time ${x} µs is beyond ±${MAX_TIME_US} µs`, 'times are microseconds within ±2^53');
+  return x;
 }
 
 function maxDepth(depth: Uint32Array): number {

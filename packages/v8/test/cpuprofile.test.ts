@@ -123,6 +123,14 @@ describe('.cpuprofile errors name the place and the rule', () => {
     expect(e.detail.path).toBe('timeDeltas[2]');
     expect(err([1, 2]).message).toMatch(/^\$: expected an object/);
   });
+  it('times beyond ±2^53 µs (their nanoseconds would be Infinity): PARSE naming the field, no RangeError', () => {
+    let e = err(mutate((p) => (p.timeDeltas = p.timeDeltas.map(() => 1.5e308))));
+    expect([e.code, e.detail.path, e.detail.rule]).toEqual(['PROFKIT_E_PARSE', 'timeDeltas[0]', '.cpuprofile: times are microseconds within ±2^53']);
+    e = err(mutate((p) => (p.endTime = 1e308)));
+    expect([e.code, e.detail.path]).toEqual(['PROFKIT_E_PARSE', 'endTime']);
+    e = err(mutate((p) => (p.startTime = -1e308)));
+    expect([e.code, e.detail.path]).toEqual(['PROFKIT_E_PARSE', 'startTime']);
+  });
   it('limits: maxSamples, maxTotalFrames, maxFramesPerStack, maxTableEntries (PROFKIT_E_LIMIT naming the option)', () => {
     for (const [option, value] of [['maxSamples', 7], ['maxTotalFrames', 10], ['maxFramesPerStack', 1], ['maxTableEntries', 6]] as const) {
       const e = err(smallCpuProfile(), { [option]: value });
