@@ -4,7 +4,7 @@
  * sees which one was read; and lines split as Go's bufio.Scanner splits them.
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,10 @@ describe('sourceFileReader (pprof openSourceFile cases)', () => {
     const f = join(dir, 'crlf.c');
     writeFileSync(f, 'a\r\nb\n\nc');
     expect(sourceFileReader(dir, '')(f)).toEqual({ lines: ['a', 'b', '', 'c'] });
+  });
+
+  it.skipIf(!existsSync('/dev/zero'))('a device (/dev/zero) is reported, not read without end', () => {
+    expect(sourceFileReader('', '')('/dev/zero')).toEqual({ error: 'open /dev/zero: not a regular file' });
   });
 
   it('a directory reads as no lines and no error (Go opens it and reads nothing)', () => {

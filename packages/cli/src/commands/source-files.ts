@@ -58,6 +58,8 @@ function open(path: string): Opened {
     const st = statSync(path);
     // Go opens a directory, then reads nothing from it: no lines and no error.
     if (st.isDirectory()) return { directory: true };
+    // A device or FIFO named by a profile (/dev/zero, /dev/stdin) would be read without end or block.
+    if (!st.isFile()) return { errno: 'not a regular file' };
     if (st.size > MAX_SOURCE_FILE_BYTES) return { errno: `larger than ${MAX_SOURCE_FILE_BYTES} bytes` };
     return { bytes: readFileSync(path) };
   } catch (e) {
