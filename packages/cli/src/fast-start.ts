@@ -21,7 +21,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -68,12 +68,37 @@ function cacheDir(): string {
 
 const sha1 = (data: string | Uint8Array) => createHash('sha1').update(data).digest('hex');
 
-/** Writes `data` to `path` through a temporary file and a rename (a concurrent reader sees all or nothing); errors are ignored: the cache is optional. */
+/**
+ * True when nobody but this user (or root) can have written the file: owned by this user and not
+ * writable by group or others. The cache folder may be one others can write to (a shared /tmp, a
+ * PROFKIT_CACHE_DIR set so): a planted code cache would run its bytecode, a planted check marker
+ * would skip the stale-bundle check. No owner to compare on Windows (per-user cache folders).
+ */
+function writtenByUs(s: Stats): boolean {
+  const uid = process.getuid?.();
+  return uid === undefined || (s.isFile() && s.uid === uid && (s.mode & 0o022) === 0);
+}
+
+/** The cache file at `path` when this user wrote it (`writtenByUs`), else undefined; symbolic links are not followed. */
+function readCacheFile(path: string): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+    return writtenByUs(fstatSync(fd)) ? readFileSync(fd) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Writes `data` to `path` through a new private temporary file and a rename (a concurrent reader sees all or nothing); errors are ignored: the cache is optional. */
 function writeCacheFile(path: string, data: string | Uint8Array): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, data);
+    // 'wx': never through a link or into a file someone else created at that name.
+    writeFileSync(tmp, data, { flag: 'wx', mode: 0o600 });
     renameSync(tmp, path);
   } catch {
     // a read-only or full cache folder: the next start checks (or compiles) again
@@ -114,8 +139,7 @@ class InputCheck {
     }
     const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${sha1(signature)}`);
     try {
-      statSync(marker);
-      return true;
+      if (writtenByUs(lstatSync(marker))) return true;
     } catch {
       // not checked yet (or the files changed since): hash them
     }
@@ -202,12 +226,7 @@ export function startBundle(): StartedBundle | undefined {
 
   const bundlePath = join(bundleDir, manifest.bundle);
   const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-node${process.version}-${process.arch}.v8cache`);
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = readFileSync(codeCachePath);
-  } catch {
-    cachedData = undefined;
-  }
+  const cachedData = readCacheFile(codeCachePath);
   let script: Script;
   try {
     script = new Script(readFileSync(bundlePath, 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });

@@ -7,7 +7,7 @@
  */
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +65,22 @@ describe('the start-up bundle', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(unbundledTop);
     expect(readFileSync(cacheFile, 'utf8')).not.toBe('not a code cache');
+  });
+
+  it.skipIf(process.platform === 'win32')('trusts no code cache or check marker that others could have written (a shared cache folder): it writes its own, private', () => {
+    rmSync(cacheDir, { recursive: true, force: true });
+    run(cliBin, ['top', profile]);
+    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!);
+    const markers = readdirSync(join(cacheDir, 'checked')).map((f) => join(cacheDir, 'checked', f));
+    expect(markers.length).toBeGreaterThan(0);
+    for (const file of [cacheFile, ...markers]) expect(statSync(file).mode & 0o077).toBe(0);
+    // As if another user had planted them: group- and world-writable.
+    for (const file of [cacheFile, ...markers]) chmodSync(file, 0o666);
+    const r = run(cliBin, ['top', profile]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(unbundledTop);
+    // Not used: the files were checked and compiled again, and replaced by private ones.
+    for (const file of [cacheFile, ...markers]) expect(statSync(file).mode & 0o077).toBe(0);
   });
 
   it('gives a module from outside the bundle the bundle\'s @profkit/core (one core instance)', () => {
