@@ -123,6 +123,16 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveSampleBin)('disasm: google
     expect(r.stdout).toBe((await profkit(['disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin'), '--quiet'])).stdout);
   });
 
+  it('a FIFO as binary is reported, not opened (the open would block)', () => {
+    const fifo = join(tmp, 'binary.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const f = join(PPROF_REPORT_TESTDATA, 'sample.cpu');
+    const r = spawnSync(process.execPath, [bin, 'disasm', f, 'busyLoop', '--binary', fifo], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.error).toBeUndefined();
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${fifo}: not a regular file`);
+  });
+
   it('a regexp matching nothing, or no readable binary, is an error as in pprof', async () => {
     const f = join(PPROF_REPORT_TESTDATA, 'sample.cpu');
     const r = await profkit(['disasm', f, 'busyLoop', '--binary', join(tmp, 'absent.bin'), '--quiet']);

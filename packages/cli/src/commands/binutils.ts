@@ -7,7 +7,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ErrorCodes, ProfkitError, type ObjectFile, type ObjectInstruction, type ObjectSymbol, type ObjectTool } from '@profkit/core/node';
 import { goErrnoText } from './source-files.js';
@@ -21,6 +21,8 @@ const ET_DYN = 3;
 function elfType(path: string): number | { error: string } {
   let fd: number;
   try {
+    // A FIFO would block the open, a device be read by nm without end.
+    if (!statSync(path).isFile()) return { error: `${path}: not a regular file` };
     fd = openSync(path, 'r');
   } catch (e) {
     return { error: `open ${path}: ${goErrnoText(e)}` };
