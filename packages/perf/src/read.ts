@@ -264,7 +264,7 @@ export class PerfScriptParser {
     if (this.periodMismatch > 0) {
       this.warnings.push({ code: 'PROFKIT_W_PERF_PERIOD_MIXED', message: `${this.periodMismatch} sample(s) print no period where others of their event do (or the reverse): counted as 1`, detail: { file: this.file } });
     }
-    const built = b.build();
+    const built = mainMappingFirst(b.build(), this.comms.keys().next().value);
     const n = this.eventOfSample.length;
     const eventOf = this.eventOfSample.finish();
     const single = built.samples.value;
@@ -295,6 +295,30 @@ export class PerfScriptParser {
     }
     return { profile, warnings: this.warnings, format: FORMAT_ID };
   }
+}
+
+/**
+ * The profile with the mapping of the program perf recorded moved to the first row: pprof (and
+ * `profkit top`) call the first mapping the main binary (`File:`). It is the DSO named like the
+ * first sample's comm (which the kernel cuts to 15 characters); perf lists DSOs in the order
+ * samples meet them, often the dynamic loader first.
+ */
+function mainMappingFirst(p: Profile, comm: string | undefined): Profile {
+  const m = p['.mappings'];
+  if (comm === undefined || comm === '') return p;
+  const main = m.filename.findIndex((f) => {
+    const base = f.slice(f.lastIndexOf('/') + 1);
+    return base === comm || (comm.length === 15 && base.startsWith(comm));
+  });
+  if (main <= 0) return p;
+  const order = [main, ...m.mapping_id.keys()].filter((r, k) => k === 0 || r !== main);
+  const pick = <T extends { length: number }>(c: T): T => {
+    const out = Array.isArray(c) ? [] : new (c.constructor as new (n: number) => T)(c.length);
+    order.forEach((r, k) => ((out as unknown as unknown[])[k] = (c as unknown as unknown[])[r]));
+    return out as T;
+  };
+  const mappings = Object.fromEntries(Object.entries(m).map(([k, c]) => [k, pick(c as { length: number })])) as unknown as typeof m;
+  return { ...p, '.mappings': mappings };
 }
 
 /** Reads `perf script` text from a stream of byte chunks (memory independent of the text's size). */

@@ -34,9 +34,11 @@ describe('FlameGraph test outputs, against stackcollapse-perf.pl --pid', () => {
 describe('what is kept', () => {
   it('kernel and user frames with their DSOs as mappings, [unknown] frames with their address', async () => {
     const { profile: p } = await readPerfScriptBytes(fixture('perf-dd-stacks-01.txt'));
-    expect(p['.mappings'].filename).toEqual(['/lib/modules/4.1.0-virtual/build/vmlinux', '/lib/x86_64-linux-gnu/libc-2.15.so', '/bin/dd']);
+    // /bin/dd, the program (comm dd), is the first mapping; the others in the order met.
+    expect(p['.mappings'].filename).toEqual(['/bin/dd', '/lib/modules/4.1.0-virtual/build/vmlinux', '/lib/x86_64-linux-gnu/libc-2.15.so']);
     const frames = resolveStack(p, 0, new ProfileIndex(p));
-    expect(frames.map((f) => [f.name, f.address, p['.mappings'].filename[f.mappingId - 1] ?? ''])).toEqual([
+    const dso = (id: number) => p['.mappings'].filename[p['.mappings'].mapping_id.indexOf(id)] ?? '';
+    expect(frames.map((f) => [f.name, f.address, dso(f.mappingId)])).toEqual([
       ['fsnotify', 0x414b3bn, '/lib/modules/4.1.0-virtual/build/vmlinux'],
       ['vfs_read', 0x3d6b4cn, '/lib/modules/4.1.0-virtual/build/vmlinux'],
       ['sys_read', 0x3d6b9fn, '/lib/modules/4.1.0-virtual/build/vmlinux'],
@@ -96,7 +98,11 @@ describe('what is kept', () => {
       ['_start', false, frames[4]!.locationId],
     ]);
     expect(p.locations.location_id.length).toBeGreaterThan(0);
-    expect(p['.mappings'].filename[frames[0]!.mappingId - 1]).toBe('/tmp/perftry/inl');
+    const mappingRow = (id: number) => p['.mappings'].mapping_id.indexOf(id);
+    expect(p['.mappings'].filename[mappingRow(frames[0]!.mappingId)]).toBe('/tmp/perftry/inl');
+    // The program's own DSO is the first mapping (pprof's main binary), though the loader came first.
+    expect(p['.mappings'].filename[0]).toBe('/tmp/perftry/inl');
+    expect(p['.mappings'].mapping_id[0]).not.toBe(1);
   });
 
   it('-F +srcline: files and lines, inlined frames marked on their source line', async () => {
