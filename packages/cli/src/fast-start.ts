@@ -276,9 +276,13 @@ export function startBundle(): StartedBundle | undefined {
     return import(specifier);
   };
 
-  const fn = script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} as BundleExports };
-  fn(module.exports, createRequire(bundlePath), module, bundlePath, bundleDir, importMetaUrl, importModule);
+  try {
+    const fn = script.runInThisContext() as (...args: unknown[]) => void;
+    fn(module.exports, createRequire(bundlePath), module, bundlePath, bundleDir, importMetaUrl, importModule);
+  } catch {
+    return undefined; // a bundle that fails while it loads (edited or damaged after the build): start unbundled
+  }
   const exports = module.exports;
   for (const [name, path, namespace] of exports.modules) bundled.set(`${name}\0${path}`, namespace);
   (globalThis as Record<symbol, unknown>)[Symbol.for(manifest.bundledCoreKey)] = {

@@ -125,6 +125,22 @@ describe('the start-up bundle', () => {
     }
   });
 
+  it('starts unbundled when the bundle fails while it loads', () => {
+    const copy = join(root, 'copy-throwing');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
+    const code = readFileSync(bundleFile, 'utf8');
+    const body = code.indexOf('{') + 1;
+    writeFileSync(bundleFile, code.slice(0, body) + "throw new Error('bundle broken');" + code.slice(body));
+    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    expect(fileModules(urls)).toContain(join(copy, 'cli/dist/cli.js'));
+  });
+
   it('ends errors with the exit codes and messages of the unbundled CLI', () => {
     const garbage = join(root, 'garbage.pb.gz');
     writeFileSync(garbage, 'neither gzip nor a profile\n');
