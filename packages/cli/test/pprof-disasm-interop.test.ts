@@ -17,7 +17,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goPprofIn } from './go-pprof-runner.js';
 import { bin, goAvailable, profkit, repoRoot } from './views-helpers.js';
@@ -121,6 +121,15 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveSampleBin)('disasm: google
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('ROUTINE ======================== main.busyLoop\n');
     expect(r.stdout).toBe((await profkit(['disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin'), '--quiet'])).stdout);
+  });
+
+  it('a relative --binary is found from the command\'s working directory (here the repository), not the process\'s', async () => {
+    const f = join(PPROF_REPORT_TESTDATA, 'sample.cpu');
+    const binary = join(PPROF_REPORT_TESTDATA, 'sample.bin');
+    expect(process.cwd()).not.toBe(repoRoot);
+    const r = await profkit(['disasm', f, 'busyLoop', '--binary', relative(repoRoot, binary), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe((await profkit(['disasm', f, 'busyLoop', '--binary', binary, '--quiet'])).stdout);
   });
 
   it('a FIFO as binary is reported, not opened (the open would block)', () => {

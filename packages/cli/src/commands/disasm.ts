@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { disasmReport, type Profile } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
@@ -48,6 +49,10 @@ export const disasm: CliCommand = {
         const rep = disasmReport(p, { ...input, tool: binutilsTool(ctx.values['intel-syntax'] === true) });
         return { ...rep, warnings: rep.errors.map((message) => ({ code: 'binary-unreadable', message })) };
       },
-      (p) => withMainBinary(p, stringOption(ctx, 'binary')),
+      (p) => {
+        const binary = stringOption(ctx, 'binary');
+        // Relative to the command's working directory (as list's --source-path), not the process's.
+        return withMainBinary(p, binary === undefined ? undefined : resolve(ctx.cwd, binary));
+      },
     ),
 };
