@@ -39,6 +39,13 @@ describe('sourceFileReader (pprof openSourceFile cases)', () => {
     expect(sourceFileReader('', '')(join(dir, 'absent.c'))).toEqual({ error: `open ${join(dir, 'absent.c')}: no such file or directory` });
   });
 
+  it('a file: URL (V8 script names, source-mapped .ts files) is read at its path, also as cleaned to file:/…', () => {
+    const f = join(dir, 'app.ts');
+    writeFileSync(f, 'export {};\n');
+    expect(sourceFileReader(dir, '')(`file://${f}`)).toEqual({ lines: ['export {};'] });
+    expect(sourceFileReader(dir, '')(`file:${f}`)).toEqual({ lines: ['export {};'] });
+  });
+
   it('lines as bufio.ScanLines gives them: \\r\\n and a last line without \\n', () => {
     const f = join(dir, 'crlf.c');
     writeFileSync(f, 'a\r\nb\n\nc');

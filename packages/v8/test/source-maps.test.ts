@@ -137,6 +137,12 @@ describe.skipIf(!haveCli('v8 source-maps'))('tsc --sourceMap → node --cpu-prof
     expect(top.code, top.stderr).toBe(0);
     expect(top.stdout).toContain(`busyLoop ${pathToFileURL(join(proj, 'src', 'app.ts')).href.replace('file://', 'file:')}:${lineOf(source, 'function busyLoop')}`);
     expect(top.stdout).not.toMatch(/busyLoop .*app\.js/);
+    // list reads the .ts file the mapped profile names and shows its lines.
+    const list = runCli(['list', mapped, '^busyLoop$']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/ROUTINE =+ busyLoop in file:.*\/src\/app\.ts\n/);
+    expect(list.stdout).toMatch(new RegExp(`\\s${lineOf(source, 'function busyLoop')}:export function busyLoop\\(n: number\\): number \\{\\n`));
+    expect(list.stdout).not.toMatch(/Error:|app\.js/);
     // Without the transform, the JavaScript lines.
     const plain = runCli(['top', profile, '--by', 'line', '--node-fraction', '0']);
     expect(plain.stdout).toMatch(new RegExp(`busyLoop .*app\\.js:${lineOf(js, 'function busyLoop')}`));

@@ -7,6 +7,7 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { goTrimPath, type SourceLines } from '@profkit/core/node';
 
 /** Go's `syscall.Errno` texts of the errors opening a file can give. */
@@ -68,6 +69,20 @@ function open(path: string): Opened {
 }
 
 /**
+ * A `file:` URL as its path: V8 names scripts by URL, and source maps resolve the original
+ * sources against them (`profkit convert --source-maps` of a `.cpuprofile` names `file:///…/app.ts`,
+ * which the report cleans to `file:/…/app.ts` as Go's filepath.Clean does).
+ */
+function localPath(file: string): string {
+  if (!file.startsWith('file:/')) return file;
+  try {
+    return fileURLToPath(file);
+  } catch {
+    return file;
+  }
+}
+
+/**
  * A `readSource` for `listReport`: files looked up like pprof (see above) under `searchPath`
  * (':'-separated; pprof's default is the working directory), each file read once while the
  * files kept stay under 64 Mi characters (pprof keeps every file; a profile naming thousands of
@@ -77,7 +92,7 @@ export function sourceFileReader(searchPath: string, trim: string): (file: strin
   const cache = new Map<string, SourceLines>();
   let cachedChars = 0;
   const read = (file: string): SourceLines => {
-    const path = goTrimPath(file, trim, searchPath);
+    const path = goTrimPath(localPath(file), trim, searchPath);
     const linesOf = (o: Opened & ({ bytes: Uint8Array } | { directory: true })) => ({ lines: 'bytes' in o ? scanLines(o.bytes) : [] });
     if (isAbsolute(path)) {
       const o = open(path);
