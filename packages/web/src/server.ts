@@ -11,6 +11,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { ErrorCodes, ProfkitError } from '@profkit/core';
@@ -140,13 +141,14 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     const file = files.get(path);
     if (file === undefined) return fail(404, 'not found: profkit web serves the page and the profile(s) it was given, nothing else');
     // The file is read now (it may have been rewritten since the start); errors become a 500, not a crash.
+    // Replaced by a FIFO or device since the start, it would be read without end: refused.
     void stat(file).then(
       (s) => {
+        if (!s.isFile()) return fail(500, `${basename(file)} is no longer a regular file`);
         res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/octet-stream', 'content-length': String(s.size) });
         if (req.method === 'HEAD') return void res.end();
-        const stream = createReadStream(file);
-        stream.on('error', () => res.destroy());
-        stream.pipe(res);
+        // pipeline, not pipe: a client that goes away mid-file closes the file too (no fd left open).
+        pipeline(createReadStream(file), res, () => undefined);
       },
       () => fail(500, `${basename(file)} can no longer be read`),
     );

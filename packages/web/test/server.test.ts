@@ -4,7 +4,7 @@
  * methods, foreign Host headers), its typed errors; and `profkit web` itself, spawned.
  */
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -110,6 +110,23 @@ describe('startWebServer', () => {
       await s.close();
     }
   });
+});
+
+describe('startWebServer, files changed after the start', () => {
+  it('a profile replaced by a FIFO is a 500, not a read without end', async () => {
+    const path = join(tmp, 'replaced.folded');
+    writeFileSync(path, 'main 1\n');
+    const s = await startWebServer({ profile: path });
+    try {
+      rmSync(path);
+      execFileSync('mkfifo', [path]);
+      const r = await get(s, '/profile/replaced.folded');
+      expect(r.status).toBe(500);
+      expect(r.body).toContain('no longer a regular file');
+    } finally {
+      await s.close();
+    }
+  }, 10_000);
 });
 
 describe('writeStaticSite', () => {
