@@ -98,7 +98,15 @@ function writeCacheFile(path: string, data: string | Uint8Array): void {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const tmp = `${path}.${process.pid}.tmp`;
     // 'wx': never through a link or into a file someone else created at that name.
-    writeFileSync(tmp, data, { flag: 'wx', mode: 0o600 });
+    const writeNew = () => writeFileSync(tmp, data, { flag: 'wx', mode: 0o600 });
+    try {
+      writeNew();
+    } catch (e) {
+      // Left by a process with this pid that died before its rename (a container's pids repeat).
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      unlinkSync(tmp);
+      writeNew();
+    }
     renameSync(tmp, path);
   } catch {
     // a read-only or full cache folder: the next start checks (or compiles) again
