@@ -1,11 +1,12 @@
 /**
- * `boundedFlameTree` builds the flame tree one depth level at a time from the stack table: the
- * same tree as a per-sample build, with sums in bigints when they could exceed 2^53, and inline
- * frames as consecutive levels.
+ * `boundedFlameTree` builds the flame tree in one depth-first walk of the stack table: the same
+ * tree as a per-sample build, with sums in bigints when they could exceed 2^53, inline frames as
+ * consecutive levels, two locations of one function one frame; with a minimum width, the frames
+ * it leaves out (narrow subtrees are only counted, not summed) are counted exactly.
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, ProfileIndex, flameTree, locationFrames, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, ProfileIndex, boundedFlameTree, flameTree, locationFrames, type Profile } from '../src/node/index.js';
 
 function profile(seed: number, big: boolean): Profile {
   const r = seededRandom(seed);
@@ -45,15 +46,44 @@ function reference(p: Profile) {
     }
     n.self += v;
   }
-  const plain = (name: string, r: Ref): unknown => ({ name, value: r.value, self: r.self, children: [...r.children.keys()].sort().map((k) => plain(k, r.children.get(k)!)) });
-  return plain('all', root);
+  return root;
 }
 
-describe('flame tree by levels', () => {
+type Plain = { name: string; value: bigint; self: bigint; children: Plain[] };
+
+/** The reference tree as `flameTree` returns it, without the frames narrower than `threshold`. */
+function plain(name: string, r: Ref, threshold = 0): Plain {
+  const names = [...r.children.keys()].filter((k) => Number(r.children.get(k)!.value) >= threshold).sort();
+  return { name, value: r.value, self: r.self, children: names.map((k) => plain(k, r.children.get(k)!, threshold)) };
+}
+
+/** Frames of the reference tree, the root included. */
+function count(r: Ref): number {
+  let n = 1;
+  for (const c of r.children.values()) n += count(c);
+  return n;
+}
+
+describe('flame tree from the stack table', () => {
   for (const big of [false, true]) {
     it(`is the per-sample tree (${big ? 'sums beyond 2^53, in bigints' : 'small values, zeros and negatives'})`, () => {
       const p = profile(big ? 11 : 12, big);
-      expect(flameTree(p)).toEqual(reference(p));
+      expect(flameTree(p)).toEqual(plain('all', reference(p)));
+    });
+  }
+
+  for (const minWidth of [0.01, 0.05, 0.2]) {
+    it(`leaves out the frames narrower than ${minWidth} of the total and counts them exactly`, () => {
+      const p = profile(13, false);
+      const ref = reference(p);
+      const threshold = minWidth * Number(ref.value);
+      const shown = plain('all', ref, threshold);
+      const shownFrames = (n: Plain): number => n.children.reduce((k, c) => k + shownFrames(c), 1);
+      const bounded = boundedFlameTree(p, 0, minWidth);
+      expect(bounded.tree).toEqual(shown);
+      expect(bounded.frames).toBe(count(ref));
+      expect(bounded.elided).toBe(count(ref) - shownFrames(shown));
+      expect(bounded.elided).toBeGreaterThan(0);
     });
   }
 });
