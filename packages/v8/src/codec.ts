@@ -1,6 +1,6 @@
 /** What the adapter's `load()` returns: the readers and writers of both formats. */
 
-import { ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
+import { ErrorCodes, ProfkitError, limitValue, type AdapterCodec } from '@profkit/core';
 import { CPU_FORMAT, HEAP_FORMAT } from './format.js';
 import { readCpuProfileBytes } from './read.js';
 import { writeCpuProfile } from './write.js';
@@ -24,7 +24,9 @@ export const codec: AdapterCodec = {
   async read(input, options) {
     const bytes = await input.bytes();
     const format = options.format ?? formatOf(bytes, input.fileName);
-    const common = { fileName: input.fileName, limits: options.limits, signal: options.signal };
+    // Gzipped input is bounded by maxDecompressedBytes once inflated, not by maxInputBytes.
+    const limits = input.gzipped ? { ...options.limits, maxInputBytes: limitValue(options.limits, 'maxDecompressedBytes') } : options.limits;
+    const common = { fileName: input.fileName, limits, signal: options.signal };
     if (format === HEAP_FORMAT) return { ...readHeapProfileBytes(bytes, { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
     return { ...readCpuProfileBytes(bytes, { ...common, onProgress: options.onProgress }), format: CPU_FORMAT };
   },

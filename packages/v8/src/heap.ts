@@ -20,7 +20,7 @@ import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, checkLimit, limi
 import { CallFrameTable, readCallFrame } from './frames.js';
 import { ADAPTER_NAME, ROOT_NAME } from './format.js';
 import { JsonChunks, callFrameJson } from './json-out.js';
-import { arrayAt, integerAt, isObject, numberAt, objectAt, parseJsonBytes, schemaError, type JsonSource } from './json.js';
+import { arrayAt, integerAt, isObject, numberAt, objectAt, parseInputJson, schemaError, type JsonSource } from './json.js';
 import { ROOT_CALL_FRAME, buildCallTree } from './stacks.js';
 import { bytesTypeIndex, countTypeIndex } from './values.js';
 
@@ -42,7 +42,7 @@ export const HEAP_SAMPLE_TYPES = [
 
 export function readHeapProfileBytes(bytes: Uint8Array, options: HeapProfileReadOptions = {}): { profile: Profile; warnings: Warning[] } {
   const src: JsonSource = { file: options.fileName ?? '<input>', format: '.heapprofile' };
-  return heapProfileToProfile(parseJsonBytes(bytes, src), options);
+  return heapProfileToProfile(parseInputJson(bytes, src, options.limits), options);
 }
 
 /** Converts a parsed `.heapprofile` object (checked field by field) into a profile. */

@@ -20,7 +20,7 @@
 import { ProfileBuilder, checkLimit, limitValue, type Profile, type ReadLimits, type Warning } from '@profkit/core';
 import { CallFrameTable, readCallFrame } from './frames.js';
 import { ADAPTER_NAME, ROOT_NAME } from './format.js';
-import { arrayAt, integerAt, isObject, numberAt, objectAt, parseJsonBytes, schemaError, type JsonSource } from './json.js';
+import { arrayAt, integerAt, isObject, numberAt, objectAt, parseInputJson, schemaError, type JsonSource } from './json.js';
 import { linkTree } from './tree.js';
 
 export interface CpuProfileReadOptions {
@@ -43,7 +43,7 @@ export const CPU_SAMPLE_TYPES = [
 /** Parses `.cpuprofile` bytes. */
 export function readCpuProfileBytes(bytes: Uint8Array, options: CpuProfileReadOptions = {}): CpuProfileReadResult {
   const src: JsonSource = { file: options.fileName ?? '<input>', format: '.cpuprofile' };
-  return cpuProfileToProfile(parseJsonBytes(bytes, src), options);
+  return cpuProfileToProfile(parseInputJson(bytes, src, options.limits), options);
 }
 
 /** Converts a parsed `.cpuprofile` object (checked field by field) into a profile. */

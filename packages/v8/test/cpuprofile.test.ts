@@ -131,8 +131,8 @@ describe('.cpuprofile errors name the place and the rule', () => {
     e = err(mutate((p) => (p.startTime = -1e308)));
     expect([e.code, e.detail.path]).toEqual(['PROFKIT_E_PARSE', 'startTime']);
   });
-  it('limits: maxSamples, maxTotalFrames, maxFramesPerStack, maxTableEntries (PROFKIT_E_LIMIT naming the option)', () => {
-    for (const [option, value] of [['maxSamples', 7], ['maxTotalFrames', 10], ['maxFramesPerStack', 1], ['maxTableEntries', 6]] as const) {
+  it('limits: maxSamples, maxTotalFrames, maxFramesPerStack, maxTableEntries, maxInputBytes before JSON.parse (PROFKIT_E_LIMIT naming the option)', () => {
+    for (const [option, value] of [['maxSamples', 7], ['maxTotalFrames', 10], ['maxFramesPerStack', 1], ['maxTableEntries', 6], ['maxInputBytes', 100]] as const) {
       const e = err(smallCpuProfile(), { [option]: value });
       expect([e.code, e.detail.option]).toEqual(['PROFKIT_E_LIMIT', option]);
     }

@@ -75,8 +75,8 @@ describe('.heapprofile errors', () => {
     expect(err(r).detail.path).toBe('samples[0].size');
     expect(err({ samples: [] }).message).toBe('head: expected an object, got nothing');
   });
-  it('limits: maxSamples, maxTableEntries, maxFramesPerStack, maxTotalFrames', () => {
-    for (const [option, value] of [['maxSamples', 2], ['maxTableEntries', 2], ['maxFramesPerStack', 1], ['maxTotalFrames', 4]] as const) {
+  it('limits: maxSamples, maxTableEntries, maxFramesPerStack, maxTotalFrames, maxInputBytes (before JSON.parse)', () => {
+    for (const [option, value] of [['maxSamples', 2], ['maxTableEntries', 2], ['maxFramesPerStack', 1], ['maxTotalFrames', 4], ['maxInputBytes', 100]] as const) {
       expect(err(smallHeapProfile(), { [option]: value }).detail.option).toBe(option);
     }
   });
