@@ -100,6 +100,15 @@ export interface DotConfig {
   formatValue: (v: bigint) => string;
 }
 
+/**
+ * A tag name inside a DOT string, where pprof writes it raw: quotes escaped, and backslashes
+ * except those of the `\n` pprof joins string labels with (and Graphviz's `\l`, `\r` line ends),
+ * so no name (`\" URL="…`) can end the string and add attributes (an SVG link, say).
+ */
+function escapeTagName(s: string): string {
+  return s.replace(/\\(?![nlr])/g, '\\\\').replaceAll('"', '\\"');
+}
+
 /** pprof `escapeForDot`: backslashes and quotes escaped, newlines as left-justified line ends. */
 export function escapeForDot(s: string): string {
   return s.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\l');
@@ -221,11 +230,14 @@ function collapsedTags(tags: GraphTag[], count: number, flat: boolean): GraphTag
 export function composeDot(nodes: GraphNode[], c: DotConfig): string {
   const out: string[] = [];
   const w = (s: string) => out.push(s + '\n');
-  w(`digraph "${c.title !== '' ? c.title : 'unnamed'}" {`);
+  // The title (a mapping's file name) comes from the profile: escaped, where pprof writes it raw
+  // (see escapeTagName).
+  const title = escapeForDot(c.title);
+  w(`digraph "${title !== '' ? title : 'unnamed'}" {`);
   w('node [style=filled fillcolor="#f8f8f8"]');
   if (c.labels.length > 0) {
     let legend = `subgraph cluster_L { "${escapeForDot(c.labels[0]!)}" [shape=box fontsize=16 label="${c.labels.map(escapeForDot).join('\\l')}\\l"`;
-    if (c.title !== '') legend += ` tooltip="${c.title}"`;
+    if (title !== '') legend += ` tooltip="${title}"`;
     w(legend + '] }');
   }
   if (nodes.length > 0) {
@@ -288,7 +300,7 @@ function dotNodelets(n: GraphNode, id: number, c: DotConfig): string {
     const w = flatTags ? meanValue(t.flat, t.flatDiv) : meanValue(t.cum, t.cumDiv);
     if (w === 0n) return;
     const weight = c.formatValue(w);
-    nodelets += `N${id}_${i} [label = "${t.name}" id="N${id}_${i}" fontsize=8 shape=box3d tooltip="${weight}"]\n`;
+    nodelets += `N${id}_${i} [label = "${escapeTagName(t.name)}" id="N${id}_${i}" fontsize=8 shape=box3d tooltip="${weight}"]\n`;
     nodelets += `N${id} -> N${id}_${i} [label=" ${weight}" weight=100 tooltip="${weight}" labeltooltip="${weight}"]\n`;
     const numeric = numericByLabels.get(t.name);
     if (numeric) nodelets += numericNodelets(numeric, flatTags, `N${id}_${i}`, c);
@@ -311,7 +323,7 @@ function numericNodelets(tags: GraphTag[], flatTags: boolean, source: string, c:
     }
     if (w === 0n) return;
     const weight = c.formatValue(w);
-    nodelets += `N${source}_${j} [label = "${t.name}" id="N${source}_${j}" fontsize=8 shape=box3d tooltip="${weight}"]\n`;
+    nodelets += `N${source}_${j} [label = "${escapeTagName(t.name)}" id="N${source}_${j}" fontsize=8 shape=box3d tooltip="${weight}"]\n`;
     nodelets += `${source} -> N${source}_${j} [label=" ${weight}" weight=100 tooltip="${weight}" labeltooltip="${weight}"${attr}]\n`;
   });
   return nodelets;

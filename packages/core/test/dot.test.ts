@@ -107,6 +107,19 @@ describe('composeDot (pprof dotgraph_test.go)', () => {
     );
   });
 
+  it('a quote in a tag name or the title cannot end the DOT string (no injected attributes such as an SVG link)', () => {
+    const { nodes, config } = baseGraph();
+    nodes[0]!.labelTags.set('a', tag('x" URL="javascript:alert(1)', 10n, 10n));
+    nodes[0]!.numericTags.set('', new Map([['b', tag('y\\" URL="z', 20n, 20n, 'ms')]]));
+    const dot = composeDot(nodes, { ...config, title: 'prog" URL="z' });
+    expect(dot).toContain('digraph "prog\\" URL=\\"z" {');
+    expect(dot).toContain(' tooltip="prog\\" URL=\\"z"] }');
+    expect(dot).toContain('N1_0 [label = "x\\" URL=\\"javascript:alert(1)" id="N1_0"');
+    // A backslash before the quote cannot cancel its escape.
+    expect(dot).toContain('NN1_0 [label = "y\\\\\\" URL=\\"z" id="NN1_0"');
+    expect(dot).not.toMatch(/(?:^|[^\\])(?:\\\\)*" URL=/m);
+  });
+
   it('escapeForDot and dotColor', () => {
     expect(escapeForDot('a\\b"c\nd')).toBe('a\\\\b\\"c\\ld');
     // Grey at 0, red at 1, green at -1 (pprof's HSV ramp).
