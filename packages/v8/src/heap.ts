@@ -201,7 +201,8 @@ export function writeHeapProfile(profile: Profile, options: HeapProfileWriteOpti
   const countIdx = countTypeIndex(profile);
   const keptOrdinal = profile['.extensions']?.[ADAPTER_NAME]?.samples?.ordinal;
   const ordinal = keptOrdinal instanceof Float64Array && keptOrdinal.length === n ? keptOrdinal : undefined;
-  const selfSize = new Float64Array(tree.size);
+  // Sums of 64-bit sizes, kept exact (a Float64Array rounds above 2^53).
+  const selfSize = new Array<bigint>(tree.size).fill(0n);
   const { order, children } = tree.preorder();
   const idOf = new Uint32Array(tree.size);
   order.forEach((v, k) => (idOf[v] = k + 1));
@@ -217,7 +218,7 @@ export function writeHeapProfile(profile: Profile, options: HeapProfileWriteOpti
       continue;
     }
     if (countIdx >= 0 && countIdx !== bytesIdx && profile.samples['.values'][countIdx]![i] !== 1n) notOne++;
-    selfSize[leafOfSample[i]!]! += Number(size);
+    selfSize[leafOfSample[i]!]! += size;
     sampleParts.push(`{"size":${size},"nodeId":${idOf[leafOfSample[i]!]},"ordinal":${ordinal ? ordinal[i] : i + 1}}`);
   }
   // Nested nodes, written without recursion: "close" entries end a node's children list.

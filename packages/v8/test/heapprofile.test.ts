@@ -110,4 +110,12 @@ describe('.heapprofile write', () => {
     const r = await reg.read(enc(smallHeapProfile()));
     expect(r.format).toBe('v8-heapprofile');
   });
+  it('selfSize is the exact sum of 64-bit sizes (2^53 + 1 is not rounded)', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'space', unit: 'bytes' }] });
+    const loc = b.internLocation({ functionId: b.internFunction({ name: 'big', filename: 'x.js', startLine: 1 }), line: 1 });
+    b.addSample([loc], [2n ** 53n]);
+    b.addSample([loc], [1n]);
+    const text = new TextDecoder().decode(bytesOf(writeHeapProfile(b.build()).data));
+    expect(text).toContain('"selfSize":9007199254740993,');
+  });
 });
