@@ -1,8 +1,9 @@
 /**
  * Issue 15 item 17: a V8 `.cpuprofile` (and the other well-known formats no installed adapter
  * reads) used to get "ambiguous or unknown format (scores: … all 0.00)". `detect` and every
- * reading command now say what the file is, with exit 4 and PROFKIT_E_UNKNOWN_FORMAT; when an
- * adapter for the format is installed (the speedscope example), it reads the file as before.
+ * reading command now say what the file is, with exit 4 and PROFKIT_E_UNKNOWN_FORMAT (with the
+ * package to install for a first-party format); when an adapter for the format is installed
+ * (@profkit/v8, the speedscope example), it reads the file.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,26 +33,53 @@ function errorLine(stderr: string): string {
 }
 
 describe.skipIf(!haveCli('unsupported-format tests'))('well-known unsupported formats', () => {
-  it('detect, info, top, convert and folded name a V8 CPU profile (exit 4), never "0.00"', () => {
-    for (const args of [['detect', cpuprofile], ['info', cpuprofile], ['top', cpuprofile], ['convert', cpuprofile, join(tmp, 'out.pb.gz')], ['folded', cpuprofile]]) {
-      const r = runCli(args);
+  it('a V8 CPU profile is read by the installed @profkit/v8: detect, info, top, convert and folded succeed', () => {
+    const detect = runCli(['detect', cpuprofile]);
+    expect(detect.code, detect.stderr).toBe(0);
+    expect(detect.stdout).toContain('v8-cpuprofile (adapter v8');
+    const info = runCli(['info', cpuprofile]);
+    expect(info.code, info.stderr).toBe(0);
+    expect(info.stdout).toMatch(/^format\s+v8-cpuprofile \(adapter v8\)$/m);
+    expect(Number(/^samples\s+(\d+)$/m.exec(info.stdout)?.[1])).toBeGreaterThan(0);
+    const top = runCli(['top', cpuprofile]);
+    expect(top.code, top.stderr).toBe(0);
+    expect(top.stdout).toContain('Type: cpu');
+    const out = join(tmp, 'out.pb.gz');
+    const convert = runCli(['convert', cpuprofile, out]);
+    expect(convert.code, convert.stderr).toBe(0);
+    expect(runCli(['detect', out]).stdout).toContain('pprof (adapter pprof');
+    const folded = runCli(['folded', cpuprofile]);
+    expect(folded.code, folded.stderr).toBe(0);
+    const stacks = folded.stdout.trim().split('\n');
+    expect(stacks.length).toBeGreaterThan(0);
+    for (const line of stacks) expect(line).toMatch(/^\S.* \d+$/);
+  });
+
+  it('without @profkit/v8: named with the install hint (exit 4, never "0.00"); detect --json reports the recognized format; stdin too', () => {
+    // Only the pprof adapter, so that convert gets as far as detecting its input.
+    const bare = join(tmp, 'pprof-only');
+    mkdirSync(bare);
+    writeFileSync(join(bare, 'profkit.config.json'), JSON.stringify({ autoDiscover: false, adapters: [join(repoRoot, 'packages/pprof/dist/index.js')] }));
+    const hint = 'no installed adapter reads it; it is read by @profkit/v8: run `npm install @profkit/v8`';
+    for (const args of [['detect', cpuprofile], ['info', cpuprofile], ['top', cpuprofile], ['convert', cpuprofile, join(tmp, 'out2.pb.gz')], ['folded', cpuprofile]]) {
+      const r = runCli(args, { cwd: bare });
       expect([args[0], r.code]).toEqual([args[0], 4]);
       const line = errorLine(r.stderr);
       expect(line).toContain('this looks like a V8 CPU profile (.cpuprofile JSON');
-      expect(line).toContain('no installed adapter reads it');
+      expect(line).toContain(hint);
       expect(line).toContain('PROFKIT_E_UNKNOWN_FORMAT');
       expect(line).not.toContain('0.00');
     }
-  });
-
-  it('detect --json reports the recognized format; stdin is recognized too', () => {
-    const j = JSON.parse(runCli(['detect', cpuprofile, '--json']).stdout) as { format: unknown; problem: string; recognized: { format: string; name: string } };
+    const j = JSON.parse(runCli(['detect', cpuprofile, '--json'], { cwd: bare }).stdout) as { format: unknown; problem: string; recognized: { format: string; name: string; note: string } };
     expect(j.format).toBeNull();
     expect(j.problem).toBe('unknown');
     expect(j.recognized.format).toBe('v8-cpuprofile');
-    const r = runCli(['info', '-'], { input: JSON.stringify({ head: { callFrame: { functionName: '(root)' }, selfSize: 0, id: 1, children: [] }, samples: [] }) });
+    expect(j.recognized.note).toContain('@profkit/v8');
+    const r = runCli(['info', '-'], { cwd: bare, input: JSON.stringify({ head: { callFrame: { functionName: '(root)' }, selfSize: 0, id: 1, children: [] }, samples: [] }) });
     expect(r.code).toBe(4);
-    expect(errorLine(r.stderr)).toContain('-: this looks like a V8 sampling heap profile (.heapprofile JSON');
+    const line = errorLine(r.stderr);
+    expect(line).toContain('-: this looks like a V8 sampling heap profile (.heapprofile JSON');
+    expect(line).toContain(hint);
   });
 
   it('speedscope: named with a pointer to @profkit/speedscope; read by an adapter once one is configured', () => {

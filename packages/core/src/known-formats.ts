@@ -62,6 +62,7 @@ const KNOWN_SIGNATURES: readonly KnownSignature[] = [
   {
     format: 'v8-cpuprofile',
     name: 'a V8 CPU profile (.cpuprofile JSON, from Chrome DevTools or node --cpu-prof)',
+    note: 'it is read by @profkit/v8: run `npm install @profkit/v8` and add it to profkit.config.json\'s "adapters"',
     // {"nodes":[{"id":1,"callFrame":{…},"hitCount":…}…],"startTime":…,"samples":[…],"timeDeltas":[…]};
     // before 2016 {"head":{"functionName":…,"hitCount":…,"children":[…]},…}.
     matches: (_h, t) => {
@@ -72,6 +73,7 @@ const KNOWN_SIGNATURES: readonly KnownSignature[] = [
   {
     format: 'v8-heapprofile',
     name: 'a V8 sampling heap profile (.heapprofile JSON, from Chrome DevTools or node --heap-prof)',
+    note: 'it is read by @profkit/v8: run `npm install @profkit/v8` and add it to profkit.config.json\'s "adapters"',
     // {"head":{"callFrame":{…},"selfSize":…,"id":…,"children":[…]},"samples":[…]}
     matches: (_h, t) => {
       const j = jsonStart(t);
