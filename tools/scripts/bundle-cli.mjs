@@ -90,6 +90,9 @@ exposed.forEach((m, i) => {
 });
 entryLines.push(`export const modules = [${table.join(', ')}];`);
 
+/** Absolute path -> SHA-1 of the bytes the bundle was built from (`importMetaUrlByFile` reads every .js file). */
+const bundledHashes = new Map();
+
 const tmp = `${outDir}.tmp-${process.pid}`;
 rmSync(tmp, { recursive: true, force: true });
 mkdirSync(tmp, { recursive: true });
@@ -146,8 +149,12 @@ function importMetaUrlByFile() {
     setup(build) {
       build.onLoad({ filter: /\.js$/ }, (args) => {
         const owner = packageOf(args.path);
-        const text = readFileSync(args.path, 'utf8');
-        if (!owner || !text.includes('import.meta')) return undefined;
+        const bytes = readFileSync(args.path);
+        // The manifest hashes these very bytes: a file rewritten while the build runs (a
+        // concurrent `tsc -b`) then no longer matches, and the bundle is not used.
+        bundledHashes.set(args.path, sha1(bytes));
+        const text = bytes.toString('utf8');
+        if (!owner || !text.includes('import.meta')) return { contents: text, loader: 'js' };
         const path = relative(owner.dir, args.path).split(sep).join('/');
         const replaced = text.replace(/import\.meta\.url\b/g, `${IMPORT_META_URL}(${JSON.stringify(owner.pkg.name)}, ${JSON.stringify(path)})`);
         if (replaced.includes('import.meta')) throw new Error(`bundle-cli: ${args.path} uses import.meta beyond import.meta.url`);
@@ -169,7 +176,7 @@ for (const input of Object.keys(result.metafile.inputs)) {
   const owner = packageOf(file);
   if (!owner || input.endsWith('bundle-entry.js')) continue; // the generated entry; npm dependencies (re2js) are bundled at the version installed here
   const byPackage = (inputs[owner.pkg.name] ??= { version: owner.pkg.version, files: {} });
-  byPackage.files[relative(owner.dir, file).split(sep).join('/')] = sha1(readFileSync(file));
+  byPackage.files[relative(owner.dir, file).split(sep).join('/')] = bundledHashes.get(file) ?? sha1(readFileSync(file));
 }
 if (!inputs['@profkit/cli'] || !inputs['@profkit/core']) throw new Error('bundle-cli: the CLI or core is missing from the bundle');
 
