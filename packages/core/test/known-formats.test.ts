@@ -110,7 +110,7 @@ describe('registry detection names the format', () => {
       expect(e.code).toBe(ErrorCodes.UNKNOWN_FORMAT);
       expect(e.detail.format).toBe('v8-cpuprofile');
       expect(e.detail.file).toBe(fileName);
-      expect(e.message).toMatch(/^this looks like a V8 CPU profile \(\.cpuprofile JSON.*; no installed adapter reads it$/);
+      expect(e.message).toMatch(/^this looks like a V8 CPU profile \(\.cpuprofile JSON.*; no installed adapter reads it; it is read by @profkit\/v8: run `npm install @profkit\/v8` and add it to profkit\.config\.json's "adapters"$/);
       expect(e.message).not.toContain('0.00');
     }
   });
