@@ -65,6 +65,9 @@ export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOp
   const all = arrayAt(src, doc.profiles, 'profiles');
   if (all.length === 0) throw schemaError(src, 'profiles', 'the file has no profiles', 'at least one profile');
   const chosen = selectProfiles(src, all, options.profile);
+  // Each profile is a value column of every sample: bound the columns before the samples multiply them.
+  const maxSampleTypes = limitValue(limits, 'maxSampleTypes');
+  if (chosen.length > maxSampleTypes) throw limitError('maxSampleTypes', `${chosen.length} profiles (one sample type each)`, maxSampleTypes, { file: src.file, path: 'profiles' });
 
   const heads = chosen.map((i) => readHead(src, all[i], `profiles[${i}]`, i));
   const warnings: Warning[] = [];

@@ -184,6 +184,13 @@ describe('errors and limits', () => {
     expect(option(deep, { maxFramesPerStack: 1 })).toEqual(['PROFKIT_E_LIMIT', 'maxFramesPerStack']);
     expect(readSpeedscopeBytes(three, { limits: { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 } }).profile.samples.value.length).toBe(3);
   });
+  it('maxSampleTypes bounds the profiles (each is a value column of every sample, so N profiles of one sample cost N² values)', () => {
+    const many = doc(Array.from({ length: 3 }, () => sampled([[0]], [1])));
+    const e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(many, { limits: { maxSampleTypes: 2 } }));
+    expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxSampleTypes', 'profiles']);
+    expect(readSpeedscopeBytes(many, { limits: { maxSampleTypes: 3 } }).profile.sample_types.type).toHaveLength(3);
+    expect(readSpeedscopeBytes(many, { limits: { maxSampleTypes: 1 }, profile: 2 }).profile.sample_types.type).toHaveLength(1);
+  });
 });
 
 describe('detection', () => {
