@@ -135,7 +135,9 @@ export function shortenFunctionName(f: string): string {
 /** pprof `multilinePrintableName`: a node's label lines, the name split on `::` and `.`. */
 function multilineName(i: NodeFields): string {
   const name = escapeForDot(shortenFunctionName(i.name)).replaceAll('::', '\\n').replaceAll('[...]', '[…]').replaceAll('.', '\\n');
-  return nameComponents({ name, address: i.address, file: i.file !== '' ? baseName(i.file) : '', lineno: i.lineno, objfile: i.obj }).join('\\n') + '\\n';
+  // The file and object names escaped too (pprof writes them raw; see escapeTagName).
+  const file = i.file !== '' ? escapeForDot(baseName(i.file)) : '';
+  return nameComponents({ name, address: i.address, file, lineno: i.lineno, objfile: escapeForDot(i.obj) }).join('\\n') + '\\n';
 }
 
 /** Go `%02x` of `uint8(x)`, x in [0, 255]. */

@@ -120,6 +120,15 @@ describe('composeDot (pprof dotgraph_test.go)', () => {
     expect(dot).not.toMatch(/(?:^|[^\\])(?:\\\\)*" URL=/m);
   });
 
+  it('a quote in a file or object name cannot end the node label', () => {
+    const { nodes, config } = baseGraph();
+    nodes[0]!.info = { ...nodes[0]!.info, file: '/src/a" URL="z.c', lineno: 3 };
+    nodes[1]!.info = { ...nodes[1]!.info, name: '', obj: '/bin/p" URL="z' };
+    const dot = composeDot(nodes, config);
+    expect(dot).toContain('N1 [label="src\\na\\" URL=\\"z.c:3\\n10 (10.00%)');
+    expect(dot).toContain('N2 [label="[p\\" URL=\\"z]\\n15 (15.00%)');
+  });
+
   it('escapeForDot and dotColor', () => {
     expect(escapeForDot('a\\b"c\nd')).toBe('a\\\\b\\"c\\ld');
     // Grey at 0, red at 1, green at -1 (pprof's HSV ramp).
