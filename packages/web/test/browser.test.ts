@@ -9,7 +9,7 @@
  * (default: <tmp>/profkit-web-artifacts), never into the repository.
  */
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -335,6 +335,22 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await shot(page, 'static-diff-shrank');
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     await page.close();
+  });
+
+  it('static build: a picked file above maxInputBytes is a PROFKIT_E_LIMIT error, refused before it is read', async () => {
+    // Sparse: 4 GiB + 1 byte on disk costs nothing; the page must not read it into memory.
+    const huge = join(tmp, 'huge.pb.gz');
+    writeFileSync(huge, '');
+    truncateSync(huge, 4 * 1024 ** 3 + 1);
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', huge);
+    await page.waitForSelector('#error');
+    expect(await page.textContent('#error code')).toBe('PROFKIT_E_LIMIT');
+    expect(await page.textContent('#error')).toContain('huge.pb.gz');
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+    rmSync(huge);
   });
 
   it('static build: a file no adapter reads shows the typed error', async () => {

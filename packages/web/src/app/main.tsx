@@ -8,7 +8,7 @@
 
 import { render } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { formatPercentage, formatValue } from '@profkit/core';
+import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue, isProfkitError } from '@profkit/core';
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
 import type { FlameLayout, LoadedInfo, ProfileInput, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 import { hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
@@ -67,8 +67,17 @@ async function fetchInput(spec: { name: string; url: string }): Promise<ProfileI
   return { name: spec.name, bytes: await response.arrayBuffer() };
 }
 
+/** A picked or dropped file's bytes; core's input limit is checked first, before reading it into memory. */
 async function fileInput(file: File): Promise<ProfileInput> {
+  if (file.size > DEFAULT_LIMITS.maxInputBytes) {
+    throw new ProfkitError(ErrorCodes.LIMIT, `${file.name}: input is ${file.size} bytes, above the limit of ${DEFAULT_LIMITS.maxInputBytes} (maxInputBytes)`, { file: file.name, option: 'maxInputBytes' });
+  }
   return { name: file.name, bytes: await file.arrayBuffer() };
+}
+
+/** A failure to read a picked or dropped file, as the page's error status. */
+function readErrorStatus(e: unknown): { kind: 'error'; code: string; message: string } {
+  return { kind: 'error', code: isProfkitError(e) ? e.code : 'PROFKIT_E_IO', message: e instanceof Error ? e.message : String(e) };
 }
 
 /** What a part of the view depends on: the flame graph not on the table's granularity and sort. */
@@ -145,7 +154,7 @@ function App() {
       e.preventDefault();
       const files = [...(e.dataTransfer?.files ?? [])];
       if (files.length === 0) return;
-      void Promise.all(files.slice(0, 2).map(fileInput)).then(([p, b]) => open(p!, b));
+      void Promise.all(files.slice(0, 2).map(fileInput)).then(([p, b]) => open(p!, b), (err: unknown) => setStatus(readErrorStatus(err)));
     };
     addEventListener('dragover', over);
     addEventListener('drop', drop);
@@ -183,6 +192,7 @@ function App() {
         <OpenControls
           onProfile={(p) => void open(p, pendingBase)}
           onBase={(b) => setPendingBase(b)}
+          onError={(err) => setStatus(readErrorStatus(err))}
           served={SERVED !== undefined}
         />
         {names && info && (
@@ -218,20 +228,21 @@ function App() {
   );
 }
 
-function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b: ProfileInput | undefined) => void; served: boolean }) {
+function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b: ProfileInput | undefined) => void; onError: (e: unknown) => void; served: boolean }) {
   if (props.served) return null;
   return (
     <div class="open">
       <label>
         Profile <input id="profile-input" type="file" onChange={async (e) => {
           const f = (e.currentTarget as HTMLInputElement).files?.[0];
-          if (f) props.onProfile(await fileInput(f));
+          if (f) await fileInput(f).then(props.onProfile, props.onError);
         }} />
       </label>
       <label title="Choose the base before the profile: the views then show profile minus base">
         Base (optional, for a diff) <input id="base-input" type="file" onChange={async (e) => {
           const f = (e.currentTarget as HTMLInputElement).files?.[0];
-          props.onBase(f ? await fileInput(f) : undefined);
+          if (f) await fileInput(f).then(props.onBase, props.onError);
+          else props.onBase(undefined);
         }} />
       </label>
     </div>
