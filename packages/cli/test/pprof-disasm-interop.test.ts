@@ -19,6 +19,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ObjectFile } from '@profkit/core/node';
+import { binutilsTool } from '../src/commands/binutils.js';
 import { goPprofIn } from './go-pprof-runner.js';
 import { bin, goAvailable, profkit, repoRoot } from './views-helpers.js';
 
@@ -121,6 +123,21 @@ describe.skipIf(!goAvailable || !haveBinutils || !haveSampleBin)('disasm: google
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('ROUTINE ======================== main.busyLoop\n');
     expect(r.stdout).toBe((await profkit(['disasm', f, 'busyLoop', '--binary', join(PPROF_REPORT_TESTDATA, 'sample.bin'), '--quiet'])).stdout);
+  });
+
+  it('a mapping named like an option (-x) reaches nm as a file (binutilsTool)', () => {
+    const dashed = join(tmp, 'dashed-unit');
+    mkdirSync(dashed, { recursive: true });
+    copyFileSync(join(PPROF_REPORT_TESTDATA, 'sample.bin'), join(dashed, '-sample.bin'));
+    const before = process.cwd();
+    process.chdir(dashed);
+    try {
+      const file = binutilsTool().open({ file: '-sample.bin', start: 0n, limit: 0n, offset: 0n });
+      expect('error' in file ? file.error : '').toBe('');
+      expect((file as ObjectFile).symbols((name) => name === 'main.busyLoop', undefined).map((s) => s.name)).toEqual(['main.busyLoop']);
+    } finally {
+      process.chdir(before);
+    }
   });
 
   it('a relative --binary is found from the command\'s working directory (here the repository), not the process\'s', async () => {
