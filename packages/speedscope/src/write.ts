@@ -135,6 +135,9 @@ function writeBack(p: Profile, k: number, facts: ProfileFacts, profileOf: ArrayL
   return { type: 'evented', ...head, events };
 }
 
+/** Largest value a JSON double (a speedscope weight) holds exactly. */
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
 const UNIT_OF: Record<string, SpeedscopeUnit> = { count: 'none', samples: 'none' };
 
 /** One sample type of any profile as a sampled speedscope profile. */
@@ -149,6 +152,7 @@ function writeSampled(p: Profile, k: number, table: FrameTable, warnings: Warnin
   const samples: number[][] = [];
   const weights: number[] = [];
   let negative = 0;
+  let inexact = 0;
   let total = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
@@ -158,9 +162,12 @@ function writeSampled(p: Profile, k: number, table: FrameTable, warnings: Warnin
       continue;
     }
     samples.push(table.stack(i));
-    weights.push(Number(v));
-    total += Number(v);
+    const weight = Number(v);
+    if (v > MAX_EXACT && BigInt(weight) !== v) inexact++;
+    weights.push(weight);
+    total += weight;
   }
+  if (inexact > 0) warnings.push({ code: 'PROFKIT_W_SPEEDSCOPE_PRECISION', message: `sample type ${type}: ${inexact} value(s) above 2^53 written rounded to the nearest double (speedscope weights are JSON doubles)` });
   if (negative > 0) warnings.push({ code: 'PROFKIT_W_SPEEDSCOPE_NEGATIVE', message: `sample type ${type}: ${negative} sample(s) with a negative value not written (speedscope weights are not negative)` });
   return { type: 'sampled', name: type, unit, startValue: 0, endValue: total, samples, weights };
 }

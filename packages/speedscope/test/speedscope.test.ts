@@ -153,6 +153,15 @@ describe('round trips', () => {
     const only = decode(writeSpeedscope(p, { sampleType: 'cpu' }).data);
     expect(only.profiles.map((x) => x.name)).toEqual(['cpu']);
   });
+  it('values above 2^53 are written with a precision warning (speedscope weights are doubles), not silently rounded', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'alloc', unit: 'bytes' }] });
+    const f = b.internLocation({ functionId: b.internFunction({ name: 'f' }) });
+    b.addSample([f], [2n ** 53n + 1n]);
+    b.addSample([f], [2n ** 53n]);
+    const { data, warnings } = writeSpeedscope(b.build());
+    expect(warnings.map((w) => [w.code, w.message])).toEqual([['PROFKIT_W_SPEEDSCOPE_PRECISION', 'sample type alloc: 1 value(s) above 2^53 written rounded to the nearest double (speedscope weights are JSON doubles)']]);
+    expect(decode(data).profiles[0]!.type).toBe('sampled');
+  });
 });
 
 describe('errors and limits', () => {
