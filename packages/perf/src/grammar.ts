@@ -26,6 +26,8 @@ export interface EventLine {
   event: string;
   /** Text after the event (tracepoint fields, or `addr sym (dso)` when there is no call graph). */
   trailer: string;
+  /** Set when the period or the seconds have more digits than int64 holds (they are then not converted). */
+  oversized?: string;
 }
 
 export interface FrameLine {
@@ -51,6 +53,15 @@ const HEX = /^[0-9a-fA-F]+$/;
 const SYMBOL_OFFSET = /\+0x[0-9a-fA-F]+$/;
 /** Largest pid/tid/cpu accepted as a number (they are 32-bit in the kernel). */
 const MAX_ID = 2 ** 32 - 1;
+/** Digits of the largest int64 (9223372036854775807); longer numbers are refused before BigInt, which is slow on millions of digits. */
+const INT64_DIGITS = 19;
+
+/** Digits of a number without its leading zeros. */
+function significantDigits(digits: string): number {
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48 /* 0 */) i++;
+  return digits.length - i;
+}
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 9;
@@ -96,9 +107,11 @@ export function parseEventLine(line: string): EventLine | undefined {
   let pidAt: number;
   let timeNs: bigint | undefined;
   let cpu: number | undefined;
+  let oversized: string | undefined;
   if (k >= 0) {
     const m = TIME.exec(tokens[k]!)!;
-    timeNs = timeNanos(m[1]!, m[2]!);
+    if (significantDigits(m[1]!) > INT64_DIGITS) oversized = `a time of ${m[1]!.length} digits`;
+    else timeNs = timeNanos(m[1]!, m[2]!);
     at = k + 1;
     pidAt = k - 1;
     if (pidAt >= 0 && CPU.test(tokens[pidAt]!)) {
@@ -118,7 +131,8 @@ export function parseEventLine(line: string): EventLine | undefined {
   }
   let period: bigint | undefined;
   if (at < tokens.length && DIGITS.test(tokens[at]!)) {
-    period = BigInt(tokens[at]!);
+    if (significantDigits(tokens[at]!) > INT64_DIGITS) oversized ??= `a period of ${tokens[at]!.length} digits`;
+    else period = BigInt(tokens[at]!);
     at++;
   }
   const eventToken = tokens[at];
@@ -140,6 +154,7 @@ export function parseEventLine(line: string): EventLine | undefined {
   if (cpu !== undefined) out.cpu = cpu;
   if (timeNs !== undefined) out.timeNs = timeNs;
   if (period !== undefined) out.period = period;
+  if (oversized !== undefined) out.oversized = oversized;
   return out;
 }
 

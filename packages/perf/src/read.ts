@@ -135,8 +135,8 @@ export class PerfScriptParser {
       });
     }
     this.endSample();
-    if ((event.timeNs ?? 0n) > MAX_INT64 || (event.period ?? 0n) > MAX_INT64) {
-      throw new ProfkitError(ErrorCodes.RANGE, `line ${lineNo}: the time or period does not fit in int64`, { file: this.file, line: lineNo, rule: 'int64 values (time in ns, period)' });
+    if (event.oversized !== undefined || (event.timeNs ?? 0n) > MAX_INT64 || (event.period ?? 0n) > MAX_INT64) {
+      throw new ProfkitError(ErrorCodes.RANGE, `line ${lineNo}: ${event.oversized ?? 'the time or period'} does not fit in int64`, { file: this.file, line: lineNo, rule: 'int64 values (time in ns, period)' });
     }
     if (text.length > this.maxStringLength) throw limitError('maxStringLength', `line ${lineNo}: an event line of ${text.length} characters`, this.maxStringLength, { file: this.file, line: lineNo });
     if (this.eventOfSample.length >= this.maxSamples) throw limitError('maxSamples', `sample ${this.eventOfSample.length + 1}`, this.maxSamples, { file: this.file, line: lineNo });

@@ -160,6 +160,13 @@ describe('errors and limits', () => {
       const e = await rejectionOf<ProfkitError>(read(text));
       expect([e.code, e.detail.line]).toEqual(['PROFKIT_E_RANGE', 1]);
     }
+    // Millions of digits are refused by their count, before a BigInt conversion that takes seconds.
+    const huge = await rejectionOf<ProfkitError>(read(`a 1 1.0: ${'9'.repeat(5_000_000)} c:\n\t1 f (/x)\n`));
+    expect([huge.code, huge.detail.line, huge.message]).toEqual(['PROFKIT_E_RANGE', 1, 'line 1: a period of 5000000 digits does not fit in int64']);
+    const e19 = await rejectionOf<ProfkitError>(read('a 1 1.0: 9999999999999999999 c:\n\t1 f (/x)\n'));
+    expect([e19.code, e19.message]).toEqual(['PROFKIT_E_RANGE', 'line 1: the time or period does not fit in int64']);
+    const padded = await read(`a 1 ${'0'.repeat(30)}1.5: ${'0'.repeat(30)}7 c:\n\t1 f (/x)\n`);
+    expect(padded.profile.samples.value[0]).toBe(7n);
     const { profile: p } = await read('a 1 1.0: c:\n\t1 [unknown] (inlined)\n\t1 f (/x)\n');
     expectValid(p);
     expect(resolveStack(p, 0, new ProfileIndex(p)).map((f) => [f.name, f.inlined])).toEqual([
