@@ -77,6 +77,8 @@ export class PerfScriptParser {
   private readonly maxFramesPerStack: number;
   private readonly maxTotalFrames: number;
   private readonly maxStringLength: number;
+  /** Each event is a value column of every sample: N events of one sample each would cost N² values. */
+  private readonly maxSampleTypes: number;
   private totalFrames = 0;
 
   private readonly events = new Map<string, EventType>();
@@ -104,6 +106,7 @@ export class PerfScriptParser {
     this.maxFramesPerStack = limitValue(options.limits, 'maxFramesPerStack');
     this.maxTotalFrames = limitValue(options.limits, 'maxTotalFrames');
     this.maxStringLength = limitValue(options.limits, 'maxStringLength');
+    this.maxSampleTypes = limitValue(options.limits, 'maxSampleTypes');
   }
 
   line(text: string, lineNo: number): void {
@@ -205,6 +208,9 @@ export class PerfScriptParser {
     const ev = cur.event;
     let type = this.events.get(ev.event);
     if (type === undefined) {
+      if (this.events.size >= this.maxSampleTypes) {
+        throw limitError('maxSampleTypes', `event ${JSON.stringify(ev.event)}: ${this.events.size + 1} distinct events (one sample type each)`, this.maxSampleTypes, { file: this.file, line: cur.line });
+      }
       type = { index: this.events.size, hasPeriod: ev.period !== undefined };
       this.events.set(ev.event, type);
     } else if (type.hasPeriod !== (ev.period !== undefined)) this.periodMismatch++;

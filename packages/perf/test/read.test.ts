@@ -186,6 +186,10 @@ describe('errors and limits', () => {
     expect(await limitOf(sample.repeat(3), { maxTotalFrames: 5 })).toEqual(['PROFKIT_E_LIMIT', 'maxTotalFrames']);
     expect(await limitOf(`a 1 1.0: cycles:\n\t1 ${'f'.repeat(100)} (/x)\n`, { maxLineLength: 50 })).toEqual(['PROFKIT_E_LIMIT', 'maxLineLength']);
     expect(await limitOf(`a 1 1.0: cycles:\n\t1 ${'f'.repeat(100)} (/x)\n`, { maxStringLength: 50 })).toEqual(['PROFKIT_E_LIMIT', 'maxStringLength']);
+    // One sample type per distinct event: bounded, since each is a column of every sample.
+    const events = ['e1', 'e2', 'e3'].map((e) => `a 1 1.0: ${e}:\n\t1 f (/x)\n\n`).join('');
+    expect(await limitOf(events, { maxSampleTypes: 2 })).toEqual(['PROFKIT_E_LIMIT', 'maxSampleTypes']);
+    expect((await read(events, { maxSampleTypes: 3 })).profile.sample_types.type).toEqual(['e1', 'e2', 'e3']);
     expect((await read(sample.repeat(3), { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 })).profile.samples.value.length).toBe(3);
   });
   it('reads a stream cut anywhere the same as the whole text', async () => {
