@@ -22,6 +22,7 @@ import {
   ProfileBuilder,
   ProfkitError,
   arrayAt,
+  describeJson,
   integerAt,
   limitError,
   limitValue,
@@ -144,12 +145,18 @@ function readFrame(src: JsonSource, v: unknown, path: string, limits: ReadLimits
   return { name: name === '' ? '(anonymous)' : name, file, line: pos('line'), col: pos('col') };
 }
 
+/** Profiles listed by name when the `profile` option names none of them. */
+const MAX_NAMED_PROFILES = 10;
+
 function selectProfiles(src: JsonSource, all: unknown[], which: string | number | undefined): number[] {
   if (which === undefined) return all.map((_, i) => i);
   const byIndex = typeof which === 'number' || /^\d+$/.test(which) ? Number(which) : -1;
   const i = byIndex >= 0 ? byIndex : all.findIndex((p) => (p as { name?: unknown } | null)?.name === which);
   if (i < 0 || i >= all.length) {
-    const names = all.map((p, k) => `${k}: ${JSON.stringify((p as { name?: unknown } | null)?.name ?? '')}`).join(', ');
+    // The message names a few profiles, each name cut short: a file may have thousands of any length.
+    const nameOf = (p: unknown) => describeJson((p as { name?: unknown } | null)?.name ?? '');
+    const shown = all.slice(0, MAX_NAMED_PROFILES).map((p, k) => `${k}: ${nameOf(p)}`);
+    const names = shown.join(', ') + (all.length > MAX_NAMED_PROFILES ? ` and ${all.length - MAX_NAMED_PROFILES} more` : '');
     throw new ProfkitError(ErrorCodes.USAGE, `no speedscope profile ${JSON.stringify(which)} (the file has ${names})`, { file: src.file, option: 'profile' });
   }
   return [i];

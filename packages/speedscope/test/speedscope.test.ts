@@ -66,6 +66,13 @@ describe("speedscope's own files", () => {
     expect(stacks(two)).toEqual(stacks(both, 1));
     expect(readSpeedscopeBytes(bytes, { profile: 0 }).profile.sample_types.type).toEqual(['one']);
     expect(thrownBy<ProfkitError>(() => readSpeedscopeBytes(bytes, { profile: 'three' })).code).toBe('PROFKIT_E_USAGE');
+    const notThere = thrownBy<ProfkitError>(() => readSpeedscopeBytes(bytes, { profile: 'three' }));
+    expect(notThere.message).toBe('no speedscope profile "three" (the file has 0: "one", 1: "two")');
+    // Thousands of long names: a few named, each cut short.
+    const many = enc({ shared: { frames: [] }, profiles: Array.from({ length: 5000 }, (_, i) => ({ type: 'sampled', name: `${i}`.padEnd(1000, 'x'), samples: [], weights: [] })) });
+    const e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(many, { profile: 'none of these' }));
+    expect(e.message.length).toBeLessThan(1000);
+    expect(e.message).toMatch(/^no speedscope profile "none of these" \(the file has 0: "0x{35}\.\.\., .* and 4990 more\)$/);
   });
 
   it('the files speedscope refuses are PROFKIT_E_PARSE errors naming the event', () => {
