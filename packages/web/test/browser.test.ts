@@ -353,6 +353,24 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     rmSync(huge);
   });
 
+  it('served: a profile above maxInputBytes is a PROFKIT_E_LIMIT error, refused before it is fetched into memory', async () => {
+    const huge = join(tmp, 'huge-served.pb.gz');
+    writeFileSync(huge, '');
+    truncateSync(huge, 4 * 1024 ** 3 + 1);
+    const s = await startWebServer({ profile: huge });
+    try {
+      const page = await newPage();
+      await page.goto(s.url);
+      await page.waitForSelector('#error');
+      expect(await page.textContent('#error code')).toBe('PROFKIT_E_LIMIT');
+      expect(await page.textContent('#error')).toContain('huge-served.pb.gz');
+      await page.close();
+    } finally {
+      await s.close();
+      rmSync(huge);
+    }
+  });
+
   it('static build: a file no adapter reads shows the typed error', async () => {
     const page = await newPage();
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);

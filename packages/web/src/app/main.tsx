@@ -64,14 +64,20 @@ class Analysis {
 async function fetchInput(spec: { name: string; url: string }): Promise<ProfileInput> {
   const response = await fetch(spec.url);
   if (!response.ok) throw new Error(`${spec.name}: HTTP ${response.status}`);
+  checkInputSize(spec.name, Number(response.headers.get('content-length') ?? 0));
   return { name: spec.name, bytes: await response.arrayBuffer() };
 }
 
-/** A picked or dropped file's bytes; core's input limit is checked first, before reading it into memory. */
-async function fileInput(file: File): Promise<ProfileInput> {
-  if (file.size > DEFAULT_LIMITS.maxInputBytes) {
-    throw new ProfkitError(ErrorCodes.LIMIT, `${file.name}: input is ${file.size} bytes, above the limit of ${DEFAULT_LIMITS.maxInputBytes} (maxInputBytes)`, { file: file.name, option: 'maxInputBytes' });
+/** Core's input limit, checked on the size before the bytes are read into the page's memory. */
+function checkInputSize(name: string, size: number): void {
+  if (size > DEFAULT_LIMITS.maxInputBytes) {
+    throw new ProfkitError(ErrorCodes.LIMIT, `${name}: input is ${size} bytes, above the limit of ${DEFAULT_LIMITS.maxInputBytes} (maxInputBytes)`, { file: name, option: 'maxInputBytes' });
   }
+}
+
+/** A picked or dropped file's bytes. */
+async function fileInput(file: File): Promise<ProfileInput> {
+  checkInputSize(file.name, file.size);
   return { name: file.name, bytes: await file.arrayBuffer() };
 }
 
@@ -142,7 +148,7 @@ function App() {
         const [p, b] = await Promise.all([fetchInput(config.profile), config.base ? fetchInput(config.base) : Promise.resolve(undefined)]);
         await open(p, b);
       } catch (e) {
-        setStatus({ kind: 'error', code: 'PROFKIT_E_IO', message: e instanceof Error ? e.message : String(e) });
+        setStatus(readErrorStatus(e));
       }
     })();
   }, []);
