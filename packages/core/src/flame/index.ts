@@ -9,7 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
-import { buildStackTable, stackChildren, subtreeSums } from '../ops/stack-table.js';
+import { buildStackTable, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -126,16 +126,17 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   const col = p.samples['.values'][sampleTypeIndex]!;
   let rootSelf = 0n;
   for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) rootSelf += col[i]!;
-  const totals = subtreeSums(stacks.prefix, self);
+  // The stacks' totals over their self values (a copy would cost 8 bytes a stack): a stack's self
+  // value is its total minus its callees' totals, computed where a frame is expanded.
+  const totals = subtreeSumsInPlace(stacks.prefix, self);
   const { firstChild, nextSibling } = stackChildren(stacks);
   let rootValue = rootSelf;
   for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) rootValue += BigInt(totals[c]!);
   const threshold = minWidth * Number(rootValue);
   const tree: FlameNode = { name: 'all', value: rootValue, self: rootSelf, children: [] };
   // `+` is exact on both representations of the sums (see StackTable).
-  const zero = (self instanceof Float64Array ? 0 : 0n) as number;
+  const zero = (totals instanceof Float64Array ? 0 : 0n) as number;
   const sums = totals as unknown as ArrayLike<number>;
-  const selfs = self as unknown as ArrayLike<number>;
 
   // The members of the frames still to visit, a stack: (row, position) pairs; the root's one
   // member is row -1 (its callees are the root stacks). `pending*`: per frame still to visit, where
@@ -158,7 +159,6 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   const groupName: number[] = [];
   const groupCount: number[] = [];
   const groupValue: number[] = [];
-  const groupSelf: number[] = [];
   let frames = 1;
   let shown = 1;
   while (pendingStart.length > 0) {
@@ -169,6 +169,9 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     let callees = 0;
     let groups = 0;
     stamp++;
+    // The frame's self value: its members that are their location's innermost frame, each its
+    // stack's total minus its callees' (the root's own is known).
+    let selfSum = zero;
     for (let k = start; k < end; k++) {
       const s = memberRow[k]!;
       const pos = memberPos[k]! + 1;
@@ -178,13 +181,16 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
         calleeRow[callees] = s;
         calleePos[callees++] = pos;
       } else {
+        if (s >= 0) selfSum += sums[s]!;
         for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) {
           if (callees === calleeRow.length) [calleeRow, calleePos, calleeGroup] = [grown(calleeRow), grown(calleePos), grown(calleeGroup)];
           calleeRow[callees] = c;
           calleePos[callees++] = 0;
+          if (s >= 0) selfSum -= sums[c]!;
         }
       }
     }
+    if (node && node !== tree) node.self = BigInt(selfSum);
     for (let k = 0; k < callees; k++) {
       const s = calleeRow[k]!;
       const r = frame[s]!;
@@ -201,12 +207,10 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
         groupName[g] = name;
         groupCount[g] = 1;
         groupValue[g] = zero;
-        groupSelf[g] = zero;
       }
       calleeGroup[k] = g;
       if (node) {
         groupValue[g]! += sums[s]!;
-        if (at === locNameStart[r + 1]! - 1) groupSelf[g]! += selfs[s]!;
       }
     }
     frames += groups;
@@ -218,7 +222,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       pendingStart.push(at);
       let child: FlameNode | undefined;
       if (node && Number(groupValue[g]!) >= threshold) {
-        child = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: BigInt(groupSelf[g]!), children: [] };
+        child = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: 0n, children: [] };
         node.children.push(child);
         shown++;
       }

@@ -258,11 +258,15 @@ export function subtreeTotals(t: StackTable): StackValues {
 
 /** Sums of a prefix tree's rows over their subtrees (rows numbered callers first). */
 export function subtreeSums(prefix: Int32Array, self: StackValues): StackValues {
-  const total = self.slice();
+  return subtreeSumsInPlace(prefix, self.slice());
+}
+
+/** `subtreeSums` written over `values` (a view that needs no self values after this saves a copy). */
+export function subtreeSumsInPlace(prefix: Int32Array, values: StackValues): StackValues {
   // One loop for both representations: `+` is exact on either.
-  const sums = total as unknown as number[];
+  const sums = values as unknown as number[];
   for (let s = prefix.length - 1; s >= 0; s--) if (prefix[s]! >= 0) sums[prefix[s]!]! += sums[s]!;
-  return total;
+  return values;
 }
 
 /**
