@@ -9,7 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
-import { buildStackTable, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
+import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -152,6 +152,10 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   let calleeRow: Int32Array = new Int32Array(1024);
   let calleePos: Int32Array = new Int32Array(1024);
   let calleeGroup: Int32Array = new Int32Array(1024);
+  const growCallees = () => {
+    const n = calleeRow.length + 1;
+    [calleeRow, calleePos, calleeGroup] = [grown(calleeRow, n), grown(calleePos, n), grown(calleeGroup, n)];
+  };
   // Grouping by name: groupOfName[name] is valid while groupStamp[name] is the current expansion.
   const groupOfName = new Int32Array(names.length);
   const groupStamp = new Int32Array(names.length).fill(-1);
@@ -177,13 +181,13 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       const pos = memberPos[k]! + 1;
       if (s >= 0 && locNameStart[frame[s]!]! + pos < locNameStart[frame[s]! + 1]!) {
         // The next inline frame of the same location.
-        if (callees === calleeRow.length) [calleeRow, calleePos, calleeGroup] = [grown(calleeRow), grown(calleePos), grown(calleeGroup)];
+        if (callees === calleeRow.length) growCallees();
         calleeRow[callees] = s;
         calleePos[callees++] = pos;
       } else {
         if (s >= 0) selfSum += sums[s]!;
         for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) {
-          if (callees === calleeRow.length) [calleeRow, calleePos, calleeGroup] = [grown(calleeRow), grown(calleePos), grown(calleeGroup)];
+          if (callees === calleeRow.length) growCallees();
           calleeRow[callees] = c;
           calleePos[callees++] = 0;
           if (s >= 0) selfSum -= sums[c]!;
@@ -245,14 +249,6 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     for (const c of n.children) work.push(c);
   }
   return { tree, frames, elided: frames - shown };
-}
-
-/** `a` with room for at least `n` elements (doubled), contents kept. */
-function grown(a: Int32Array, n = a.length + 1): Int32Array {
-  if (n <= a.length) return a;
-  const next = new Int32Array(Math.max(n, a.length * 2));
-  next.set(a);
-  return next;
 }
 
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */

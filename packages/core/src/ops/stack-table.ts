@@ -59,7 +59,7 @@ const EXACT_LIMIT = 2n ** 53n;
  * `limit` (a known bound on the final length, e.g. the number of frames for the stacks of a
  * table), so that a table of millions of rows does not end up in twice the memory it needs.
  */
-function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number, limit = Infinity): T {
+export function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number, limit = Infinity): T {
   if (n <= a.length) return a;
   let cap = Math.max(a.length * 2, 16);
   while (cap < n) cap *= 2;
