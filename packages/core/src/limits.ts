@@ -40,6 +40,13 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   maxTableEntries: 10_000_000,
   /** Sample types (value columns) of one profile (`maxSampleTypes`). */
   maxSampleTypes: 10_000,
+  /**
+   * Values of all samples together, samples × sample types (`maxSampleValues`): every sample
+   * stores one 8-byte value per type, so 2,000 speedscope profiles or perf events over 20,000
+   * samples of a 323 KB file would be 40M values (320 MiB, ~800 MB RSS while built). 32M values
+   * are 256 MiB of int64 columns; real profiles have a few types (5M samples × 6 types fits).
+   */
+  maxSampleValues: 32_000_000,
   /** Labels of one sample (`maxLabelsPerSample`). */
   maxLabelsPerSample: 1_000_000,
   /**
@@ -63,6 +70,7 @@ export interface ReadLimits extends Limits {
   maxRunLines?: number;
   maxTableEntries?: number;
   maxSampleTypes?: number;
+  maxSampleValues?: number;
   maxLabelsPerSample?: number;
   maxMessageBytes?: number;
 }

@@ -79,6 +79,7 @@ export class PerfScriptParser {
   private readonly maxStringLength: number;
   /** Each event is a value column of every sample: N events of one sample each would cost N² values. */
   private readonly maxSampleTypes: number;
+  private readonly maxSampleValues: number;
   private totalFrames = 0;
 
   private readonly events = new Map<string, EventType>();
@@ -107,6 +108,7 @@ export class PerfScriptParser {
     this.maxTotalFrames = limitValue(options.limits, 'maxTotalFrames');
     this.maxStringLength = limitValue(options.limits, 'maxStringLength');
     this.maxSampleTypes = limitValue(options.limits, 'maxSampleTypes');
+    this.maxSampleValues = limitValue(options.limits, 'maxSampleValues');
   }
 
   line(text: string, lineNo: number): void {
@@ -214,6 +216,12 @@ export class PerfScriptParser {
       type = { index: this.events.size, hasPeriod: ev.period !== undefined };
       this.events.set(ev.event, type);
     } else if (type.hasPeriod !== (ev.period !== undefined)) this.periodMismatch++;
+    // finish() gives every sample a value for every event (8 bytes each): bound samples × events
+    // while they grow, as the last sample's check sees both final counts.
+    const values = (this.eventOfSample.length + 1) * this.events.size;
+    if (values > this.maxSampleValues) {
+      throw limitError('maxSampleValues', `sample ${this.eventOfSample.length + 1} × ${this.events.size} events (one value each)`, this.maxSampleValues, { file: this.file, line: cur.line });
+    }
     let comm = this.comms.get(ev.comm);
     if (comm === undefined) this.comms.set(ev.comm, (comm = ev.comm)); // one string per distinct comm, not per sample
     const labels: LabelInput[] = [{ key: 'comm', str: comm }];

@@ -174,7 +174,7 @@ describe('errors and limits', () => {
       ['f', false],
     ]);
   });
-  it('maxSamples, maxFramesPerStack, maxTotalFrames, maxLineLength, maxStringLength', async () => {
+  it('maxSamples, maxFramesPerStack, maxTotalFrames, maxLineLength, maxStringLength, maxSampleTypes, maxSampleValues', async () => {
     const sample = 'a 1 1.0: cycles:\n\t1 f (/x)\n\t2 g (/x)\n\n';
     const limitOf = async (text: string, limits: Record<string, number>) => {
       const e = await rejectionOf<ProfkitError>(read(text, limits));
@@ -190,6 +190,12 @@ describe('errors and limits', () => {
     const events = ['e1', 'e2', 'e3'].map((e) => `a 1 1.0: ${e}:\n\t1 f (/x)\n\n`).join('');
     expect(await limitOf(events, { maxSampleTypes: 2 })).toEqual(['PROFKIT_E_LIMIT', 'maxSampleTypes']);
     expect((await read(events, { maxSampleTypes: 3 })).profile.sample_types.type).toEqual(['e1', 'e2', 'e3']);
+    // Every sample stores a value for every event: 6 samples × 3 events = 18 values, checked at the
+    // sample that brings them over the limit (its line), before finish() allocates the columns.
+    const twoEach = ['e1', 'e1', 'e2', 'e2', 'e3', 'e3'].map((e) => `a 1 1.0: ${e}:\n\t1 f (/x)\n\n`).join('');
+    const values = await rejectionOf<ProfkitError>(read(twoEach, { maxSampleValues: 17 }));
+    expect([values.code, values.detail.option, values.detail.line, values.detail.limit]).toEqual(['PROFKIT_E_LIMIT', 'maxSampleValues', 16, 17]);
+    expect((await read(twoEach, { maxSampleValues: 18 })).profile.samples['.values']).toHaveLength(3);
     expect((await read(sample.repeat(3), { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 })).profile.samples.value.length).toBe(3);
   });
   it('reads a stream cut anywhere the same as the whole text', async () => {

@@ -83,6 +83,9 @@ export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOp
   const maxSamples = limitValue(limits, 'maxSamples');
   const maxDepth = limitValue(limits, 'maxFramesPerStack');
   const maxTotal = limitValue(limits, 'maxTotalFrames');
+  // Every sample stores a value for every profile (8 bytes each): 2,000 profiles make a
+  // 20,000-sample file of 323 KB cost 40M values, so bound samples × profiles as samples grow.
+  const maxValues = limitValue(limits, 'maxSampleValues');
   let totalFrames = 0;
   const locationOf = new Int32Array(frames.length).fill(-1);
   const location = (fi: number): number => {
@@ -102,6 +105,9 @@ export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOp
     let rounded = 0;
     const emit: Emit = (rootFirst, value, at) => {
       if (b.sampleCount >= maxSamples) throw limitError('maxSamples', `sample ${b.sampleCount + 1}`, maxSamples, { file: src.file, path });
+      if ((b.sampleCount + 1) * heads.length > maxValues) {
+        throw limitError('maxSampleValues', `sample ${b.sampleCount + 1} × ${heads.length} profiles (one value each)`, maxValues, { file: src.file, path });
+      }
       totalFrames += rootFirst.length;
       if (totalFrames > maxTotal) throw limitError('maxTotalFrames', `the frames of all samples (${totalFrames})`, maxTotal, { file: src.file, path });
       ids.length = 0;

@@ -207,6 +207,16 @@ describe('errors and limits', () => {
     expect(readSpeedscopeBytes(many, { limits: { maxSampleTypes: 3 } }).profile.sample_types.type).toHaveLength(3);
     expect(readSpeedscopeBytes(many, { limits: { maxSampleTypes: 1 }, profile: 2 }).profile.sample_types.type).toHaveLength(1);
   });
+  it('maxSampleValues bounds samples × profiles (every sample stores a value for every profile) as samples grow', () => {
+    // 3 profiles of 2 samples: 6 samples × 3 value columns = 18 values, 16 of them zeros.
+    const many = doc(Array.from({ length: 3 }, () => sampled([[0], [0]], [1, 1])));
+    const e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(many, { limits: { maxSampleValues: 17 } }));
+    expect([e.code, e.detail.option, e.detail.path, e.detail.limit]).toEqual(['PROFKIT_E_LIMIT', 'maxSampleValues', 'profiles[2]', 17]);
+    expect(e.message).toContain('sample 6 × 3 profiles');
+    expect(readSpeedscopeBytes(many, { limits: { maxSampleValues: 18 } }).profile.samples['.values']).toHaveLength(3);
+    // One profile chosen is one column: the same samples fit a limit of their count.
+    expect(readSpeedscopeBytes(many, { limits: { maxSampleValues: 2 }, profile: 1 }).profile.samples.value).toHaveLength(2);
+  });
 });
 
 describe('detection', () => {
