@@ -49,7 +49,7 @@ export interface DecodeOptions {
   file?: string;
   /**
    * `maxFramesPerStack` (also the lines of one location: its inlined frames), `maxStringLength`,
-   * `maxSamples`, `maxTotalFrames`, `maxTableEntries`, `maxSampleTypes`, `maxLabelsPerSample` (core's
+   * `maxSamples`, `maxTotalFrames`, `maxTableEntries`, `maxSampleTypes`, `maxSampleValues`, `maxLabelsPerSample` (core's
    * `READ_LIMITS` by default).
    */
   limits?: ReadLimits;
@@ -63,6 +63,7 @@ interface DecodeLimits {
   maxTotalFrames: number;
   maxTable: number;
   maxSampleTypes: number;
+  maxSampleValues: number;
   maxLabels: number;
   maxMessage: number;
 }
@@ -75,6 +76,7 @@ function decodeLimits(limits: ReadLimits | undefined): DecodeLimits {
     maxTotalFrames: limitValue(limits, 'maxTotalFrames'),
     maxTable: limitValue(limits, 'maxTableEntries'),
     maxSampleTypes: limitValue(limits, 'maxSampleTypes'),
+    maxSampleValues: limitValue(limits, 'maxSampleValues'),
     maxLabels: limitValue(limits, 'maxLabelsPerSample'),
     maxMessage: limitValue(limits, 'maxMessageBytes'),
   };
@@ -427,6 +429,8 @@ function indexFields(c: Counts, end: number, partial: boolean): void {
         if (c.locIds - locIdsBefore > limits.maxFrames) overLimit('maxFramesPerStack', `a sample with ${c.locIds - locIdsBefore} frames`, limits.maxFrames, tagPos);
         // 4 bytes each in the profile, for as little as one byte of input that compresses to nothing.
         if (c.locIds > limits.maxTotalFrames) overLimit('maxTotalFrames', `the location ids of samples 1 to ${c.samples} (${c.locIds})`, limits.maxTotalFrames, tagPos);
+        // 8 bytes each in the value columns, for one byte of input: a gzip of 400 KB inflates to 400M.
+        if (c.values > limits.maxSampleValues) overLimit('maxSampleValues', `the values of samples 1 to ${c.samples} (${c.values})`, limits.maxSampleValues, tagPos);
         break;
       }
       case 4: {
