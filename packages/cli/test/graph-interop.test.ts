@@ -110,7 +110,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool ppro
 
   it("the frame filters and text options of every pprof report (Go's sample.cpu)", async () => {
     const f = fixture('pprof/internal/report/testdata/sample.cpu');
-    for (const v of [['-hide=runtime'], ['-show=main'], ['-show_from=busyLoop'], ['-prune_from=mapiternext'], ['-unit=ms'], ['-noinlines'], ['-divide_by=10']]) {
+    for (const v of [['-hide=runtime'], ['-show=main'], ['-show_from=busyLoop'], ['-prune_from=mapiternext'], ['-unit=ms'], ['-noinlines'], ['-divide_by=10'], ['-compact_labels']]) {
       await expectSameGraph(f, v);
     }
   });
@@ -126,6 +126,12 @@ describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool ppro
     const c = await profkit(['convert', src, pb, '--quiet']);
     expect(c.code, c.stderr).toBe(0);
     for (const v of [[], ['-nodecount=5'], ['-call_tree', '-nodecount=8']]) await expectSameGraph(src, v, pb);
+  });
+
+  it('-compact_labels: pprof -dot keeps the full legend (File:, Type:, …) on every producer', async () => {
+    for (const rel of [T + 'cppbench.cpu', T + 'java.heap', 'r-profile/inst/samples/proto/1.out.prof.pb.gz', T + 'gobench.heap']) {
+      expect(await expectSameGraph(fixture(rel), ['-compact_labels'])).toMatch(/label="(File|Type): /);
+    }
   });
 });
 

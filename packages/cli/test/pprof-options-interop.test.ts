@@ -88,6 +88,16 @@ describe.skipIf(!hasFixtures || !goAvailable)('text options = go tool pprof', ()
       await expectSameAsPprof('traces', fixture(file), flags);
     }
   });
+
+  // -compact_labels drops the profile labels (File:, Type:, Time:, Duration:) of -top and -tree/-peek (pprof's reportLabels).
+  it.each(FIXTURES)('-compact_labels on top, tree and peek of $file', async ({ file, re, other }) => {
+    for (const flags of [['-compact_labels'], ['-compact_labels', `-hide=${other}`]]) {
+      // The header starts with the active filters or "Showing nodes", no profile label before them.
+      expect(await expectSameAsPprof('top', fixture(file), [...flags, '-nodecount=5'])).toMatch(/^(Active filters:|Showing nodes accounting for )/);
+      expect(await expectSameAsPprof('tree', fixture(file), [...flags, '-nodecount=5'])).toMatch(/^(Active filters:|Showing nodes accounting for )/);
+      await expectSameAsPprof({ peek: re }, fixture(file), flags);
+    }
+  });
 });
 
 /** Fixtures with labels: numeric `bytes` labels of heap profiles. */

@@ -71,6 +71,8 @@ export const graph: CliCommand = {
     mean: TEXT_OPTIONS.mean!,
     'relative-percentages': TEXT_OPTIONS['relative-percentages']!,
     noinlines: TEXT_OPTIONS.noinlines!,
+    // pprof takes -compact_labels with -dot and still draws the full legend (fullHeaders): so does graph.
+    'compact-labels': { type: 'boolean', description: 'accepted for pprof\'s spelling; the legend stays complete, as in go tool pprof -dot -compact_labels' },
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'write to OUT (atomically) instead of stdout' },
     format: { type: 'string', valueName: 'dot|svg|png', description: 'output format (default: by the extension of OUT, else dot)' },
     nodecount: { type: 'string', short: 'n', valueName: 'N', description: 'show at most N nodes, tag boxes counted (pprof -nodecount; default 80, 0 = all)' },

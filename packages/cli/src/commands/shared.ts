@@ -66,6 +66,7 @@ export const TEXT_OPTIONS: Record<string, CommandOption> = {
   mean: { type: 'boolean', description: 'print values divided by the first sample type (the count) of the same samples (pprof -mean)' },
   'divide-by': { type: 'string', valueName: 'N', description: 'print values divided by N (pprof -divide_by)' },
   'drop-negative': { type: 'boolean', description: 'leave out entries with negative values (pprof -drop_negative)' },
+  'compact-labels': { type: 'boolean', description: 'leave the profile labels (File:, Type:, Time:, …) out of the header (pprof -compact_labels)' },
   ...TAG_FRAME_OPTIONS,
 };
 /** The options of `traces` (pprof applies these to -traces; -drop_negative and the trimming do not apply). */
@@ -293,6 +294,7 @@ export function reportOptionsOf(ctx: CliContext, sampleTypeIndex: number, nodeCo
     nodeFraction: numberOption(ctx, 'node-fraction', { max: 1 }),
     edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
     nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: nodeCountMin }),
+    compactLabels: ctx.values['compact-labels'] === true,
   };
 }
 

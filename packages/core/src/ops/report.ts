@@ -623,7 +623,8 @@ function textReport(
   let shownFlat = 0n;
   for (const n of g.nodes) shownFlat += n.flat;
   const header = [
-    ...profileLabels(p, t, total, g.outputUnit, { typeName, ratio }),
+    // pprof -compact_labels: the text reports leave out the profile labels (File:, Type:, Time:, …).
+    ...(options.compactLabels ? [] : profileLabels(p, t, total, g.outputUnit, { typeName, ratio })),
     ...reportLabels({
       ratio,
       total,
@@ -653,6 +654,8 @@ export interface TopReportOptions extends ReportFilters {
   edgeFraction?: number;
   /** Default all (pprof `-top` default). */
   nodeCount?: number;
+  /** Leave the profile labels out of the header (pprof `-compact_labels`). */
+  compactLabels?: boolean;
 }
 
 export interface TopReport {
@@ -692,6 +695,8 @@ export interface TreeReportOptions extends ReportFilters {
   nodeCount?: number;
   /** Only print the nodes whose name matches (pprof `-peek RE`); turns trimming off by default. */
   symbol?: Pattern;
+  /** Leave the profile labels out of the header (pprof `-compact_labels`). */
+  compactLabels?: boolean;
 }
 
 export interface TreeReport {
