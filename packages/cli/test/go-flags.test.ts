@@ -91,9 +91,9 @@ describe.skipIf(!hasFixtures)('profkit accepts the spellings pprof users type', 
   });
 
   it('-show=x is not read as -s -h -o -w (help); -http names docs/cli.md', async () => {
-    const r = await profkit(['top', f(), '-compact_labels']);
+    const r = await profkit(['top', f(), '-add_comment=x']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/-compact_labels \(go tool pprof\) has no equivalent/);
+    expect(r.stderr).toMatch(/-add_comment \(go tool pprof\) has no equivalent/);
     // -show=x is --show (pprof -show) now that every report has the filters.
     await same(['top', f(), '-show=mapassign'], ['top', f(), '--show', 'mapassign']);
     const h = await profkit(['top', f(), '-http=:8080']);

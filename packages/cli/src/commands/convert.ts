@@ -1,6 +1,7 @@
 import { ErrorCodes, ProfkitError, missingTransformError, type TransformValues } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { parseFormatOptions } from './shared.js';
+import { ANNOTATION_OPTIONS, withAddedComment, withBuildIdOverride } from './profile-annotations.js';
 
 /**
  * convert's options passed to the `symbolize` transform (contributed by an adapter, normally
@@ -35,6 +36,7 @@ export const convert: CliCommand = {
     'source-maps': { type: 'boolean', description: 'apply the source-maps transform between read and write: JavaScript positions → original sources (needs @profkit/v8)' },
     'read-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the input format's reader (see docs/formats/<format>.md), e.g. aggregate=true" },
     'write-option': { type: 'string', multiple: true, valueName: 'KEY=VALUE', description: "an option of the output format's writer, e.g. compress=false or append=true" },
+    ...ANNOTATION_OPTIONS,
   },
   positionals: 2,
   json: true,
@@ -64,7 +66,7 @@ export const convert: CliCommand = {
     const writeOptions = parseFormatOptions(ctx.values['write-option'], 'write-option');
     const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, options: readOptions, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
     bar.done();
-    let profile = r.profile;
+    let profile = withBuildIdOverride(ctx, r.profile);
     const warnings = [...r.warnings];
     let transformedBy: string | undefined;
     if (symbolize) {
@@ -84,6 +86,7 @@ export const convert: CliCommand = {
       profile = t.profile;
       warnings.push(...t.warnings);
     }
+    profile = withAddedComment(ctx, profile);
     const wbar = ctx.progress(`writing ${output}`);
     const w = await ctx.registry.write(profile, output, {
       format: ctx.values.to as string | undefined,

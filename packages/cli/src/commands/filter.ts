@@ -1,5 +1,6 @@
 import { applyReportFilters, prune, selectSampleTypes, type Profile } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
+import { ANNOTATION_OPTIONS, withAddedComment, withBuildIdOverride } from './profile-annotations.js';
 import { FILTER_OPTIONS, FOCUS_OPTIONS, FROM_OPTION, TO_OPTION, filterOptionsOf, readWithProgress, reportWritten, requiredOutput, sampleTypeIndexOf, stringOption } from './shared.js';
 
 /**
@@ -44,6 +45,7 @@ export const filter: CliCommand = {
     'drop-frames': { type: 'string', valueName: 'RE', description: 'remove the first fully matching frame and everything beneath it (pprof drop_frames)' },
     'keep-frames': { type: 'string', valueName: 'RE', description: 'frames matching --drop-frames that are kept anyway (pprof keep_frames)' },
     'sample-type': { type: 'string', valueName: 'TYPE', description: 'keep only this sample type (name or index)' },
+    ...ANNOTATION_OPTIONS,
   },
   positionals: 1,
   json: true,
@@ -51,8 +53,9 @@ export const filter: CliCommand = {
     const input = ctx.positionals[0]!;
     const { output, to } = requiredOutput(ctx, 'filter', 'filter writes a new profile');
     const r = await readWithProgress(ctx, input);
-    let p = applyFilterOptions(ctx, r.profile);
+    let p = applyFilterOptions(ctx, withBuildIdOverride(ctx, r.profile));
     if (ctx.values['sample-type'] !== undefined) p = selectSampleTypes(p, [sampleTypeIndexOf(ctx, p)]);
+    p = withAddedComment(ctx, p);
     const w = await ctx.registry.write(p, output, { format: to, inputs: [input], signal: ctx.signal });
     const warnings = [...r.warnings, ...w.warnings];
     const samples = { before: r.profile.samples.value.length, after: p.samples.value.length };

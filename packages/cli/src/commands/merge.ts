@@ -1,5 +1,6 @@
 import { merge as mergeProfiles } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
+import { ANNOTATION_OPTIONS, withAddedComment, withBuildIdOverride } from './profile-annotations.js';
 import { FROM_OPTION, TO_OPTION, readWithProgress, reportWritten, requiredOutput } from './shared.js';
 
 export const merge: CliCommand = {
@@ -22,6 +23,7 @@ export const merge: CliCommand = {
     ...TO_OPTION,
     output: { type: 'string', short: 'o', valueName: 'OUT', description: 'the merged profile (required; - for stdout with --to)' },
     compatibilize: { type: 'boolean', description: 'keep only the sample types common to all inputs (pprof CompatibilizeSampleTypes)' },
+    ...ANNOTATION_OPTIONS,
   },
   positionals: [1, 10000],
   json: true,
@@ -30,9 +32,12 @@ export const merge: CliCommand = {
     const inputs = ctx.positionals;
     const read = [];
     for (const f of inputs) read.push(await readWithProgress(ctx, f));
-    const merged = mergeProfiles(
-      read.map((r) => r.profile),
-      { compatibilizeSampleTypes: ctx.values.compatibilize === true },
+    const merged = withAddedComment(
+      ctx,
+      mergeProfiles(
+        read.map((r) => withBuildIdOverride(ctx, r.profile)),
+        { compatibilizeSampleTypes: ctx.values.compatibilize === true },
+      ),
     );
     const w = await ctx.registry.write(merged, output, { format: to, inputs, signal: ctx.signal });
     const warnings = [...read.flatMap((r) => r.warnings), ...w.warnings];
