@@ -2,7 +2,7 @@
 
 import { ErrorCodes, ProfkitError, limitValue, type AdapterCodec } from '@profkit/core';
 import { CPU_FORMAT, HEAP_FORMAT } from './format.js';
-import { readCpuProfileBytes } from './read.js';
+import { readCpuProfileChunks } from './read-stream.js';
 import { writeCpuProfile } from './write.js';
 import { readHeapProfileBytes, writeHeapProfile } from './heap.js';
 import { sniffV8 } from './sniff.js';
@@ -20,15 +20,62 @@ function formatOf(bytes: Uint8Array, fileName: string): string {
   return typeof s === 'object' && s.format === HEAP_FORMAT ? HEAP_FORMAT : CPU_FORMAT;
 }
 
+/** The first chunks (at least `SNIFF_BYTES` of them unless the input is shorter), and an iterable of all the chunks. */
+async function peekChunks(chunks: AsyncIterable<Uint8Array>): Promise<{ head: Uint8Array; all: AsyncIterable<Uint8Array> }> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const first: Uint8Array[] = [];
+  let length = 0;
+  let ended = false;
+  while (length < SNIFF_BYTES) {
+    const r = await iterator.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    first.push(r.value);
+    length += r.value.length;
+  }
+  async function* all(): AsyncGenerator<Uint8Array> {
+    yield* first;
+    first.length = 0;
+    if (ended) return;
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
+  }
+  return { head: concatChunks(first), all: all() };
+}
+
+const SNIFF_BYTES = 4096;
+
+function concatChunks(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
 export const codec: AdapterCodec = {
   async read(input, options) {
-    const bytes = await input.bytes();
-    const format = options.format ?? formatOf(bytes, input.fileName);
     // Gzipped input is bounded by maxDecompressedBytes once inflated, not by maxInputBytes.
     const limits = input.gzipped ? { ...options.limits, maxInputBytes: limitValue(options.limits, 'maxDecompressedBytes') } : options.limits;
     const common = { fileName: input.fileName, limits, signal: options.signal };
-    if (format === HEAP_FORMAT) return { ...readHeapProfileBytes(bytes, { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
-    return { ...readCpuProfileBytes(bytes, { ...common, onProgress: options.onProgress }), format: CPU_FORMAT };
+    // A .cpuprofile is read as it streams in (its samples can be hundreds of MB); the format is
+    // sniffed from the first chunks when the caller did not say.
+    let chunks = input.chunks();
+    let format = options.format;
+    if (format === undefined) {
+      const peeked = await peekChunks(chunks);
+      format = formatOf(peeked.head, input.fileName);
+      chunks = peeked.all;
+    }
+    if (format === HEAP_FORMAT) {
+      const parts: Uint8Array[] = [];
+      for await (const chunk of chunks) parts.push(chunk);
+      return { ...readHeapProfileBytes(concatChunks(parts), { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
+    }
+    return { ...(await readCpuProfileChunks(chunks, { ...common, onProgress: options.onProgress })), format: CPU_FORMAT };
   },
   async write(profile, options) {
     const common = { streaming: options.streaming, signal: options.signal };

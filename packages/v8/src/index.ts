@@ -16,6 +16,7 @@ import { PACKAGE_VERSION } from './version.js';
 export { sniffV8 } from './sniff.js';
 export { ADAPTER_NAME, CPU_FORMAT, HEAP_FORMAT, ANONYMOUS_NAME, ROOT_NAME, PROGRAM_NAME, IDLE_NAME, GC_NAME } from './format.js';
 export type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8PositionTick, V8HeapProfile, V8HeapProfileNode, V8HeapSample } from './format.js';
+export { readCpuProfileChunks } from './read-stream.js';
 export { readCpuProfileBytes, cpuProfileToProfile, CPU_SAMPLE_TYPES, type CpuProfileReadOptions, type CpuProfileReadResult } from './read.js';
 export { writeCpuProfile, type CpuProfileWriteOptions } from './write.js';
 export { readHeapProfileBytes, heapProfileToProfile, writeHeapProfile, HEAP_SAMPLE_TYPES, type HeapProfileReadOptions, type HeapProfileWriteOptions } from './heap.js';

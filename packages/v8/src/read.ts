@@ -86,8 +86,8 @@ export function cpuProfileToProfile(json: unknown, options: CpuProfileReadOption
   const stackDepth = (node: number) => tree.depth[node]! + (rootIsFrame ? 1 : 0);
 
   // Samples and their timestamps.
-  const samples = arrayAt(src, top.samples ?? [], 'samples');
-  const deltas = arrayAt(src, top.timeDeltas ?? [], 'timeDeltas');
+  const samples = numbersAt(src, top.samples ?? [], 'samples');
+  const deltas = numbersAt(src, top.timeDeltas ?? [], 'timeDeltas');
   if (deltas.length !== samples.length) {
     throw schemaError(src, 'timeDeltas', `has ${deltas.length} entries but samples has ${samples.length}`, 'one time delta per sample');
   }
@@ -206,6 +206,11 @@ function timeAt(src: JsonSource, v: unknown, path: string): number {
   const x = numberAt(src, v, path);
   if (Math.abs(x) > MAX_TIME_US) throw schemaError(src, path, `the time ${x} µs is beyond ±${MAX_TIME_US} µs`, 'times are microseconds within ±2^53');
   return x;
+}
+
+/** An array of the JSON, or the numbers the stream reader read straight into a typed array. */
+function numbersAt(src: JsonSource, v: unknown, path: string): ArrayLike<unknown> {
+  return v instanceof Float64Array ? v : arrayAt(src, v, path);
 }
 
 function maxDepth(depth: Uint32Array): number {
