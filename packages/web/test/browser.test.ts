@@ -215,7 +215,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
-  it('served: the top table works from the keyboard (arrows, End, Enter focuses on the entry), sort by cum by button', async () => {
+  it('served: the top table works from the keyboard (arrows, End, f focuses on the entry), sort by cum by button', async () => {
     const s = await serve(FIXTURES.pprof);
     const page = await newPage();
     await page.goto(s.url);
@@ -229,7 +229,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.keyboard.press('Home');
     await page.keyboard.press('ArrowDown');
     const name = await page.evaluate(() => (document.activeElement as HTMLTableRowElement).cells[5]!.textContent!);
-    await page.keyboard.press('Enter');
+    await page.keyboard.press('f');
     await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('focus'));
     await topShown(page);
     const focus = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('focus')!);
@@ -244,6 +244,82 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expectCleanPage(page, [s.url]);
     await page.close();
   });
+
+  for (const [kind, file] of [
+    ['pprof', FIXTURES.pprof],
+    ['Rprof', FIXTURES.rprof],
+  ] as const) {
+    it(`served: ${kind}: Enter on a top row opens its peek (profkit peek's numbers and text), then its sandwich, from the keyboard and the URL`, async () => {
+      const s = await serve(file);
+      const page = await newPage();
+      await page.goto(s.url);
+      await topShown(page);
+      // The keyboard only: the second row of the table, Enter.
+      await page.focus('#top-table tbody tr:first-child');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#peek-text', { timeout: 30_000 });
+      const hash = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)));
+      const fn = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('fn')!);
+      expect(await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('view'))).toBe('peek');
+      expect(fn, String(hash)).not.toBe('');
+      const pattern = `^${fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+      const cwd = tmpdir();
+      const [j, t] = await Promise.all([runCliAsync(['peek', file, pattern, '--json'], { cwd }), runCliAsync(['peek', file, pattern], { cwd })]);
+      expect(j.code, j.stderr).toBe(0);
+      expect(t.code, t.stderr).toBe(0);
+      type CliCall = { name: string; weight: string };
+      const want = JSON.parse(j.stdout) as { nodes: { name: string; flat: string; cum: string; callers: CliCall[]; callees: CliCall[] }[] };
+      expect(await page.textContent('#peek-text')).toBe(t.stdout);
+      const got = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLTableElement>('.peek-table')].map((table) => ({
+          name: table.dataset.name!,
+          flat: table.dataset.flat!,
+          cum: table.dataset.cum!,
+          callers: [...table.querySelectorAll<HTMLTableRowElement>('tr.caller')].map((tr) => ({ name: tr.dataset.name!, weight: tr.dataset.weight! })),
+          callees: [...table.querySelectorAll<HTMLTableRowElement>('tr.callee')].map((tr) => ({ name: tr.dataset.name!, weight: tr.dataset.weight! })),
+        })),
+      );
+      const calls = (cs: CliCall[]) => cs.map((c) => ({ name: c.name, weight: String(c.weight) }));
+      expect(got).toEqual(want.nodes.map((n) => ({ name: n.name, flat: String(n.flat), cum: String(n.cum), callers: calls(n.callers), callees: calls(n.callees) })));
+      expect(want.nodes.map((n) => n.name)).toEqual([fn]);
+      await shot(page, `peek-${kind}`);
+      // Tab to the sandwich button, Enter: the function's callers above, callees below.
+      await page.focus('.open-sandwich');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#sandwich-callers', { timeout: 30_000 });
+      expect(await page.evaluate(() => Object.fromEntries(new URLSearchParams(location.hash.slice(1))))).toMatchObject({ view: 'sandwich', fn });
+      const node = want.nodes[0]!;
+      const sandwich = async () =>
+        page.evaluate(() =>
+          ['#sandwich-callers', '#sandwich-callees'].map((id) => {
+            const c = document.querySelector<HTMLCanvasElement>(id)!;
+            return { total: c.dataset.total!, adjacent: JSON.parse(c.dataset.adjacent!) as [string, number][] };
+          }),
+        );
+      const [callers, callees] = await sandwich();
+      // Both halves are as wide as the function's cum; without recursion, the frames next to it
+      // are peek's calls (a recursive call is an edge of peek but not a frame next to the root).
+      expect(callers!.total).toBe(String(node.cum));
+      expect(callees!.total).toBe(String(node.cum));
+      const byName = (cs: [string, number][] | CliCall[]) => Object.fromEntries(cs.map((c) => (Array.isArray(c) ? [c[0], String(c[1])] : [c.name, String(c.weight)])));
+      if (!node.callers.some((c) => c.name === fn)) {
+        expect(byName(callees!.adjacent)).toEqual(byName(node.callees));
+        expect(byName(callers!.adjacent)).toEqual(byName(node.callers));
+      }
+      await shot(page, `sandwich-${kind}`);
+      // The URL reopens the sandwich.
+      const link = await page.evaluate(() => location.href);
+      const again = await newPage();
+      await again.goto(link);
+      await again.waitForSelector('#sandwich-callees', { timeout: 30_000 });
+      expect(await again.textContent('#sandwich-function')).toBe(fn);
+      expectCleanPage(page, [s.url]);
+      expectCleanPage(again, [s.url]);
+      await again.close();
+      await page.close();
+    });
+  }
 
   it('served with a base: the diff top table is profkit top --base, red/blue with a legend, in top and flame', async () => {
     const base = join(tmp, 'base.pb.gz');

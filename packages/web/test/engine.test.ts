@@ -100,10 +100,58 @@ describe('the flame layout', () => {
 
 describe('the URL hash', () => {
   it('round-trips every part of the state and leaves defaults out', () => {
-    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, nodeFraction: 0.001, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'] };
+    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, nodeFraction: 0.001, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'], fn: 'main.(*T).run&x' };
     expect(stateFromHash(hashOf(state))).toEqual(state);
+    expect(stateFromHash(hashOf({ ...state, view: 'sandwich' })).view).toBe('sandwich');
+    expect(stateFromHash(hashOf({ ...state, view: 'peek' })).view).toBe('peek');
     expect(hashOf(DEFAULT_STATE)).toBe('');
     expect(stateFromHash('#view=bogus&st=-3&by=nope&nf=2')).toEqual(DEFAULT_STATE);
     expect(stateFromHash('#nf=0').nodeFraction).toBe(0);
+  });
+});
+
+describe('the sandwich view', () => {
+  const tree = (f: FlameLayout) => {
+    const parent = parentsOf(f);
+    return Object.fromEntries([...f.depth.keys()].map((i) => [pathOf(f, parent, i).join(' > ') || '(root)', [f.value[i], f.self[i]]]));
+  };
+
+  it('callers are the paths above the outermost call (inverted), callees the subtrees below it merged; recursion counted once', async () => {
+    const p = profile([
+      [['main', 'a', 'work', 'leaf'], 10],
+      [['main', 'b', 'work'], 5],
+      [['main', 'b', 'work', 'work', 'leaf'], 7],
+      [['main', 'other'], 100],
+    ]);
+    const s = await ProfileSession.open(webRegistry(), p);
+    const { callers, callees } = s.view(OPTIONS, 'sandwich', 'work').sandwich!;
+    expect(tree(callers)).toEqual({
+      '(root)': [22, 0],
+      a: [10, 0],
+      'a > main': [10, 10],
+      b: [12, 0],
+      'b > main': [12, 12],
+    });
+    expect(tree(callees)).toEqual({
+      '(root)': [22, 5],
+      leaf: [10, 10],
+      work: [7, 0],
+      'work > leaf': [7, 7],
+    });
+    expect(callers.names[callers.nameIndex[0]!]).toBe('work');
+  });
+
+  it('peek of one function: the peek report restricted to it, calls with their values', async () => {
+    const p = profile([
+      [['main', 'a', 'work', 'leaf'], 10],
+      [['main', 'b', 'work'], 5],
+    ]);
+    const s = await ProfileSession.open(webRegistry(), p);
+    const { nodes, text } = s.view(OPTIONS, 'peek', 'work').peek!;
+    expect(nodes).toHaveLength(1);
+    expect(nodes[0]).toMatchObject({ name: 'work', flat: '5', cum: '15' });
+    expect(nodes[0]!.callers.map((c) => [c.name, c.weight])).toEqual([['a', '10'], ['b', '5']]);
+    expect(nodes[0]!.callees.map((c) => [c.name, c.weight])).toEqual([['leaf', '10']]);
+    expect(text).toContain('| work');
   });
 });

@@ -19,6 +19,7 @@ import {
   formatValue,
   isProfkitError,
   topReport,
+  treeReport,
   type FlameNode,
   type Profile,
   type ReportFilterOptions,
@@ -28,7 +29,8 @@ import { fuchsiaSampler } from '@profkit/fuchsia-sampler';
 import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
 import { pprofAdapter } from '@profkit/pprof';
 import { rprofAdapter } from '@profkit/rprof';
-import type { FlameLayout, LoadedInfo, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
+import type { FlameLayout, LoadedInfo, PeekCall, PeekView, SandwichView, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
+import { exactPattern } from './state.js';
 
 /**
  * The adapters the page bundles: the published platform-neutral ones (docs/browser.md). The
@@ -94,8 +96,8 @@ export class ProfileSession {
     return new ProfileSession(loaded);
   }
 
-  /** The top table or the flame graph for `options`. */
-  view(options: ViewOptions, part: ViewPart): ViewResult {
+  /** The top table, the flame graph, or the peek or sandwich of function `fn`, for `options`. */
+  view(options: ViewOptions, part: ViewPart, fn = ''): ViewResult {
     const p = this.loaded.viewed;
     const t = options.sampleType >= 0 && options.sampleType < p.sample_types.type.length ? options.sampleType : this.loaded.info.defaultSampleType;
     if (t < 0) throw new Error('the profile has no sample types, so there are no values to show');
@@ -103,6 +105,8 @@ export class ProfileSession {
     const unit = p.sample_types.unit[t]!;
     const result: ViewResult = { sampleType: t, sampleTypeName: p.sample_types.type[t]!, unit, diff: this.loaded.newer !== undefined };
     if (part === 'top') result.top = topView(p, t, options, filters);
+    else if (part === 'peek') result.peek = peekView(p, t, options, filters, fn);
+    else if (part === 'sandwich') result.sandwich = sandwichView(p, t, filters, fn, unit);
     else if (this.loaded.newer && this.loaded.base) result.flame = diffFlameLayout(this.loaded.newer, this.loaded.base, p.sample_types.type[t]!, filters, unit);
     else result.flame = flameLayout(boundedFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
     return result;
@@ -135,6 +139,111 @@ export function topView(p: Profile, t: number, options: ViewOptions, filters: Re
     };
   });
   return { header: rep.header, total: total.toString(), outputUnit, rows };
+}
+
+/**
+ * `profkit peek FILE '^fn$'` for these options (sample type, --by, filters; peek is untrimmed, so
+ * --node-fraction does not apply): the printed report and the values of `--json`.
+ */
+export function peekView(p: Profile, t: number, options: ViewOptions, filters: ReportFilterOptions, fn: string): PeekView {
+  const rep = treeReport(p, { ...filters, sampleTypeIndex: t, by: options.by, cum: options.cum, symbol: exactPattern(fn) });
+  const g = rep.graph;
+  const percentOf = (v: bigint, total: bigint) => (total === 0n ? 0 : Math.round((Number(v) / Number(total)) * 1e6) / 1e4);
+  const call = (e: { weight: bigint; inline: boolean }, other: number, cum: bigint): PeekCall => ({
+    name: g.nodes[other]!.name,
+    weight: e.weight.toString(),
+    weightText: formatValue(e.weight, g.unit, g.outputUnit),
+    percentOfCum: percentOf(e.weight, cum),
+    inline: e.inline,
+  });
+  return {
+    text: rep.text,
+    nodes: rep.printed.map((k) => {
+      const n = g.nodes[k]!;
+      return {
+        name: n.name,
+        flat: n.flat.toString(),
+        cum: n.cum.toString(),
+        callers: n.in.map((e) => call(e, e.src, n.cum)),
+        callees: n.out.map((e) => call(e, e.dst, n.cum)),
+      };
+    }),
+  };
+}
+
+/** A frame of a sandwich's trees while they are merged. */
+interface MergedNode {
+  name: string;
+  value: bigint;
+  self: bigint;
+  children: Map<string, MergedNode>;
+}
+
+const mergedNode = (name: string): MergedNode => ({ name, value: 0n, self: 0n, children: new Map() });
+
+function childOf(n: MergedNode, name: string): MergedNode {
+  let c = n.children.get(name);
+  if (!c) n.children.set(name, (c = mergedNode(name)));
+  return c;
+}
+
+/** A merged tree as core's flame tree (callees sorted by name, like `flameTree`). */
+function toFlameNode(root: MergedNode): FlameNode {
+  const out: FlameNode = { name: root.name, value: root.value, self: root.self, children: [] };
+  const work: [MergedNode, FlameNode][] = [[root, out]];
+  while (work.length > 0) {
+    const [m, f] = work.pop()!;
+    for (const c of [...m.children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const fc: FlameNode = { name: c.name, value: c.value, self: c.self, children: [] };
+      f.children.push(fc);
+      work.push([c, fc]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The sandwich of `fn` (speedscope's): the samples through `fn` (core's focus filter on top of
+ * the page's filters), their flame tree (core's), and from it every outermost frame named `fn`:
+ * its path to the root, reversed, merged into the callers tree, and its subtree merged into the
+ * callees tree. A recursive call inside `fn` stays in the callees tree and is not counted twice.
+ */
+export function sandwichView(p: Profile, t: number, filters: ReportFilterOptions, fn: string, unit: string): SandwichView {
+  const through = applyReportFilters(applyReportFilters(p, filters), { focus: exactPattern(fn) });
+  const tree = boundedFlameTree(through, t, 0).tree;
+  const callers = mergedNode(fn);
+  const callees = mergedNode(fn);
+  // Depth-first with the path of names from the root's child down to the frame.
+  const work: { node: FlameNode; path: string[] }[] = tree.children.map((node) => ({ node, path: [] }));
+  while (work.length > 0) {
+    const { node, path } = work.pop()!;
+    if (node.name !== fn) {
+      for (const c of node.children) work.push({ node: c, path: [...path, node.name] });
+      continue;
+    }
+    callers.value += node.value;
+    callers.self += node.value;
+    let at = callers;
+    for (let i = path.length - 1; i >= 0; i--) {
+      at.self -= node.value;
+      at = childOf(at, path[i]!);
+      at.value += node.value;
+      at.self += node.value;
+    }
+    addSubtree(callees, node);
+  }
+  return { callers: flameLayout({ tree: toFlameNode(callers), elided: 0 }, unit), callees: flameLayout({ tree: toFlameNode(callees), elided: 0 }, unit) };
+}
+
+/** Adds the values of `node`'s subtree (its own included) into `into`. */
+function addSubtree(into: MergedNode, node: FlameNode): void {
+  const work: [MergedNode, FlameNode][] = [[into, node]];
+  while (work.length > 0) {
+    const [m, f] = work.pop()!;
+    m.value += f.value;
+    m.self += f.self;
+    for (const c of f.children) work.push([childOf(m, c.name), c]);
+  }
 }
 
 /** Lays out a flame tree in preorder: typed arrays, one entry per frame (see `FlameLayout`). */

@@ -10,8 +10,8 @@ import { render } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue, isProfkitError } from '@profkit/core';
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
-import type { FlameLayout, LoadedInfo, ProfileInput, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
-import { hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
+import type { FlameLayout, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
 /** The worker's bundled source (scripts/build-app.mjs defines it). */
 declare const __PROFKIT_WORKER_SOURCE__: string;
@@ -57,7 +57,7 @@ class Analysis {
   }
 
   view(state: ViewState, part: ViewPart): Promise<WorkerResponse> {
-    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part });
+    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part, fn: state.fn });
   }
 }
 
@@ -86,10 +86,21 @@ function readErrorStatus(e: unknown): { kind: 'error'; code: string; message: st
   return { kind: 'error', code: isProfkitError(e) ? e.code : 'PROFKIT_E_IO', message: e instanceof Error ? e.message : String(e) };
 }
 
-/** What a part of the view depends on: the flame graph not on the table's granularity and sort. */
+/**
+ * What a part of the view depends on: the flame graph not on the table's granularity and sort,
+ * peek (untrimmed) not on --node-fraction, the sandwich only on the function and the filters.
+ */
 function partKey(state: ViewState, part: ViewPart): string {
   const { by, cum, nodeFraction, ...flameOptions } = viewOptionsOf(state);
-  return JSON.stringify(part === 'top' ? { ...flameOptions, by, cum, nodeFraction } : flameOptions);
+  if (part === 'top') return JSON.stringify({ ...flameOptions, by, cum, nodeFraction });
+  if (part === 'peek') return JSON.stringify({ ...flameOptions, by, cum, fn: state.fn });
+  if (part === 'sandwich') return JSON.stringify({ ...flameOptions, fn: state.fn });
+  return JSON.stringify(flameOptions);
+}
+
+/** The part of the analysis a view shows. */
+function partOf(state: ViewState): ViewPart {
+  return state.view === 'icicle' ? 'flame' : state.view;
 }
 
 /** A computed part with the key it was computed for. */
@@ -97,8 +108,6 @@ interface Computed<T> {
   key: string;
   result: ViewResult & T;
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 type Status = { kind: 'empty' } | { kind: 'busy'; text: string } | { kind: 'error'; code: string; message: string } | { kind: 'ready' };
 
@@ -110,6 +119,8 @@ function App() {
   const [names, setNames] = useState<{ profile: string; base?: string }>();
   const [top, setTop] = useState<Computed<{ top: TopView }>>();
   const [flame, setFlame] = useState<Computed<{ flame: FlameLayout }>>();
+  const [peek, setPeek] = useState<Computed<{ peek: PeekView }>>();
+  const [sandwich, setSandwich] = useState<Computed<{ sandwich: SandwichView }>>();
   const latest = useRef(0);
   const [loadCount, setLoadCount] = useState(0);
   const [pendingBase, setPendingBase] = useState<ProfileInput>();
@@ -129,6 +140,8 @@ function App() {
     setStatus({ kind: 'busy', text: `reading ${profile.name}${base ? ` and ${base.name}` : ''}…` });
     setTop(undefined);
     setFlame(undefined);
+    setPeek(undefined);
+    setSandwich(undefined);
     const r = await analysis.load(profile, base);
     if (r.kind === 'error') {
       setStatus({ kind: 'error', code: r.code, message: r.message });
@@ -172,10 +185,12 @@ function App() {
 
   // The part the view shows, computed when its options change (the search and the zoom are drawn
   // here, not computed by the worker); a part already computed for these options is kept.
-  const part: ViewPart = state.view === 'top' ? 'top' : 'flame';
+  const part = partOf(state);
   const key = partKey(state, part);
+  const computed = { top, flame, peek, sandwich }[part];
+  const needsFunction = (part === 'peek' || part === 'sandwich') && state.fn === '';
   useEffect(() => {
-    if (loadCount === 0 || (part === 'top' ? top : flame)?.key === key) return;
+    if (loadCount === 0 || needsFunction || computed?.key === key) return;
     const id = ++latest.current;
     setStatus({ kind: 'busy', text: 'computing…' });
     void analysis.view(state, part).then((r) => {
@@ -184,6 +199,8 @@ function App() {
       else if (r.kind === 'view') {
         if (r.result.top) setTop({ key, result: { ...r.result, top: r.result.top } });
         if (r.result.flame) setFlame({ key, result: { ...r.result, flame: r.result.flame } });
+        if (r.result.peek) setPeek({ key, result: { ...r.result, peek: r.result.peek } });
+        if (r.result.sandwich) setSandwich({ key, result: { ...r.result, sandwich: r.result.sandwich } });
         setStatus({ kind: 'ready' });
       }
     });
@@ -229,7 +246,10 @@ function App() {
         <Controls state={state} info={info} update={update} />
       )}
       {top && state.view === 'top' && <TopTable result={top.result} state={state} update={update} />}
-      {flame && state.view !== 'top' && <FlameView result={flame.result} state={state} update={update} />}
+      {flame && part === 'flame' && <FlameView result={flame.result} state={state} update={update} />}
+      {needsFunction && info && <p id="no-function">Choose a function in the top table (click its row, or Enter) for its peek and sandwich.</p>}
+      {peek && part === 'peek' && !needsFunction && <PeekPanel result={peek.result} update={update} />}
+      {sandwich && part === 'sandwich' && !needsFunction && <SandwichPanel result={sandwich.result} fn={state.fn} update={update} />}
     </div>
   );
 }
@@ -255,6 +275,8 @@ function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b:
   );
 }
 
+const VIEW_LABELS: Record<ViewState['view'], string> = { top: 'Top', flame: 'Flame graph', icicle: 'Icicle', peek: 'Peek', sandwich: 'Sandwich' };
+
 /** The filters are applied on Enter (each one recomputes the view in the worker). */
 function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo; update: (p: Partial<ViewState>) => void }) {
   const sampleType = state.sampleType >= 0 ? state.sampleType : info.defaultSampleType;
@@ -263,9 +285,9 @@ function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo;
   return (
     <div class="controls">
       <nav aria-label="views">
-        {(['top', 'flame', 'icicle'] as const).map((v) => (
+        {(['top', 'flame', 'icicle', 'peek', 'sandwich'] as const).map((v) => (
           <button type="button" id={`view-${v}`} aria-pressed={state.view === v} onClick={() => update({ view: v })}>
-            {v === 'top' ? 'Top' : v === 'flame' ? 'Flame graph' : 'Icicle'}
+            {VIEW_LABELS[v]}
           </button>
         ))}
       </nav>
@@ -336,7 +358,8 @@ function TopTable({ result, state, update }: { result: ViewResult & { top: TopVi
     if (e.key in step) focusRow(i + step[e.key]!);
     else if (e.key === 'Home') focusRow(0);
     else if (e.key === 'End') focusRow(rows.length - 1);
-    else if (e.key === 'Enter') update({ focus: `^${escapeRegExp(row.name)}$`, zoom: [] });
+    else if (e.key === 'Enter') update({ view: 'peek', fn: row.name });
+    else if (e.key === 'f') update({ focus: exactPattern(row.name), zoom: [] });
     else return;
     e.preventDefault();
   };
@@ -350,7 +373,7 @@ function TopTable({ result, state, update }: { result: ViewResult & { top: TopVi
     <section>
       {result.diff && <DiffLegend />}
       <pre id="top-header">{result.top.header.join('\n')}</pre>
-      <table id="top-table" aria-label="top table: arrow keys move, Enter focuses on the entry">
+      <table id="top-table" aria-label="top table: arrow keys move, Enter (or a click) opens the entry's peek and sandwich, f focuses on the entry">
         <thead>
           <tr>
             <th aria-sort={state.cum ? 'none' : 'descending'}>{sortButton(false, 'flat')}</th>
@@ -363,7 +386,7 @@ function TopTable({ result, state, update }: { result: ViewResult & { top: TopVi
         </thead>
         <tbody ref={body}>
           {rows.map((r, i) => (
-            <tr tabIndex={i === active ? 0 : -1} data-flat={r.flat} data-cum={r.cum} onKeyDown={(e) => onKey(e, i, r)} onFocus={() => setActive(i)}>
+            <tr tabIndex={i === active ? 0 : -1} data-flat={r.flat} data-cum={r.cum} onKeyDown={(e) => onKey(e, i, r)} onFocus={() => setActive(i)} onClick={() => update({ view: 'peek', fn: r.name })}>
               <td class={sign(r.flat)}>{r.flatText}</td>
               <td>{r.flatPercent}</td>
               <td>{r.sumPercent}</td>
@@ -375,6 +398,113 @@ function TopTable({ result, state, update }: { result: ViewResult & { top: TopVi
         </tbody>
       </table>
       {rows.length === 0 && <p id="no-entries">No entries: the filters leave no samples.</p>}
+    </section>
+  );
+}
+
+/** Enter or a click on a call row opens the other end's peek. */
+function PeekRow({ call, kind, update }: { call: PeekCall; kind: 'caller' | 'callee'; update: (p: Partial<ViewState>) => void }) {
+  const open = () => update({ view: 'peek', fn: call.name });
+  return (
+    <tr class={kind} tabIndex={0} data-name={call.name} data-weight={call.weight} onClick={open} onKeyDown={(e) => e.key === 'Enter' && (e.preventDefault(), open())}>
+      <td>{kind === 'caller' ? '↑ caller' : '↓ callee'}</td>
+      <td>{call.weightText}</td>
+      <td>{call.percentOfCum.toFixed(2)}%</td>
+      <td class="name">{call.name}{call.inline ? ' (inline)' : ''}</td>
+    </tr>
+  );
+}
+
+/** `profkit peek FILE '^fn$'`: the printed report, and its calls as rows that open their own peek. */
+function PeekPanel({ result, update }: { result: ViewResult & { peek: PeekView }; update: (p: Partial<ViewState>) => void }) {
+  return (
+    <section id="peek">
+      {result.peek.nodes.map((n) => (
+        <table class="peek-table" data-name={n.name} data-flat={n.flat} data-cum={n.cum} aria-label={`callers and callees of ${n.name}: Enter on a row opens its peek`}>
+          <thead>
+            <tr>
+              <th />
+              <th>calls</th>
+              <th>of cum</th>
+              <th>
+                {n.name}{' '}
+                <button type="button" class="open-sandwich" onClick={() => update({ view: 'sandwich', fn: n.name })}>Sandwich</button>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {n.callers.map((c) => <PeekRow call={c} kind="caller" update={update} />)}
+            {n.callees.map((c) => <PeekRow call={c} kind="callee" update={update} />)}
+          </tbody>
+        </table>
+      ))}
+      <pre id="peek-text">{result.peek.text}</pre>
+    </section>
+  );
+}
+
+/** One half of the sandwich: a canvas flame graph (no zoom); a click opens the sandwich of the frame's function. */
+function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; layout: FlameLayout; icicle: boolean; label: string; fn: string; update: (p: Partial<ViewState>) => void }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(1000);
+  const [hover, setHover] = useState(-1);
+  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
+  useLayoutEffect(() => {
+    const measure = () => setWidth(Math.max(200, Math.floor(box.current?.clientWidth ?? 1000)));
+    measure();
+    addEventListener('resize', measure);
+    return () => removeEventListener('resize', measure);
+  }, []);
+  useLayoutEffect(() => {
+    if (canvas.current) drawFlame(canvas.current, layout, options, width);
+  }, [layout, options, width]);
+  const total = layout.value[0] ?? 0;
+  const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
+  const pos = (e: MouseEvent) => {
+    const r = canvas.current!.getBoundingClientRect();
+    return frameAt(layout, options, width, e.clientX - r.left, e.clientY - r.top);
+  };
+  // The frames next to the function (its direct callers or callees), for tests and screen readers.
+  const adjacent = [];
+  for (let i = 1; i < layout.depth.length; i++) if (layout.depth[i] === 1) adjacent.push([layout.names[layout.nameIndex[i]!]!, layout.value[i]!]);
+  const h = hover >= 0 && hover < layout.depth.length ? hover : -1;
+  return (
+    <div ref={box} class="flame-box">
+      <h2>{label}</h2>
+      <canvas
+        id={id}
+        ref={canvas}
+        tabIndex={0}
+        role="img"
+        aria-label={`${label} of ${fn}: click a frame for its own sandwich`}
+        data-total={String(total)}
+        data-adjacent={JSON.stringify(adjacent)}
+        style={{ height: `${flameHeight(layout)}px` }}
+        onMouseMove={(e) => setHover(pos(e))}
+        onMouseLeave={() => setHover(-1)}
+        onClick={(e) => {
+          const i = pos(e);
+          if (i > 0) update({ fn: layout.names[layout.nameIndex[i]!]! });
+        }}
+      />
+      <p class="detail" aria-live="polite">
+        {h >= 0 ? `${layout.names[layout.nameIndex[h]!]}: ${fmt(layout.value[h]!)} (${formatPercentage(layout.value[h]!, total).trim()} of ${fn})` : '\u00a0'}
+      </p>
+    </div>
+  );
+}
+
+/** The sandwich of one function (speedscope's): its callers above it, its callees below it. */
+function SandwichPanel({ result, fn, update }: { result: ViewResult & { sandwich: SandwichView }; fn: string; update: (p: Partial<ViewState>) => void }) {
+  return (
+    <section id="sandwich">
+      <p>
+        Sandwich of <b id="sandwich-function">{fn}</b>{' '}
+        <button type="button" id="open-peek" onClick={() => update({ view: 'peek' })}>Peek</button>
+      </p>
+      <SandwichHalf id="sandwich-callers" layout={result.sandwich.callers} icicle={false} label="Callers (inverted: the function at the bottom)" fn={fn} update={update} />
+      <SandwichHalf id="sandwich-callees" layout={result.sandwich.callees} icicle label="Callees" fn={fn} update={update} />
     </section>
   );
 }

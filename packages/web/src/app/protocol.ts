@@ -8,7 +8,7 @@
 export type ViewBy = 'function' | 'file' | 'line';
 
 /** Which view the page shows. */
-export type ViewName = 'top' | 'flame' | 'icicle';
+export type ViewName = 'top' | 'flame' | 'icicle' | 'peek' | 'sandwich';
 
 /** The filters of `profkit top` the page offers (pprof -focus, -ignore, -hide, -show); '' = off. */
 export interface ViewFilters {
@@ -33,7 +33,7 @@ export interface ViewOptions extends ViewFilters {
  * Which part of a view to compute: the table or the flame graph. Computed only when shown (a
  * flame tree of a large profile costs seconds; the first flame paint must not wait for the table).
  */
-export type ViewPart = 'top' | 'flame';
+export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich';
 
 /** A profile the page hands to the worker: its bytes and the name format detection may use. */
 export interface ProfileInput {
@@ -43,7 +43,8 @@ export interface ProfileInput {
 
 export type WorkerRequest =
   | { kind: 'load'; id: number; profile: ProfileInput; base?: ProfileInput }
-  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart };
+  /** `fn`: the function (an entry name of the top table) the peek and sandwich parts are about. */
+  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart; fn?: string };
 
 /** A warning of the reader (or of drop_frames), as the CLI prints it. */
 export interface ViewWarning {
@@ -103,6 +104,35 @@ export interface FlameLayout {
   unit: string;
 }
 
+/** A call of the peek view: the other end's name and the call's value (`profkit peek --json`). */
+export interface PeekCall {
+  name: string;
+  /** Exact value as a decimal string. */
+  weight: string;
+  /** As the text report prints it, in the output unit. */
+  weightText: string;
+  /** Share of the entry's cum, percent rounded to 4 decimals as in `--json`. */
+  percentOfCum: number;
+  inline: boolean;
+}
+
+/** The peek view: `profkit peek FILE '^fn$'` (text and the values of `--json`). */
+export interface PeekView {
+  /** The report as `profkit peek` prints it. */
+  text: string;
+  nodes: { name: string; flat: string; cum: string; callers: PeekCall[]; callees: PeekCall[] }[];
+}
+
+/**
+ * The sandwich of one function: its callers as an inverted flame graph (the function is the
+ * root, its callers above it) and its callees as a flame graph (the function is the root). Both
+ * roots are the function's value over the samples through it (recursion counted once).
+ */
+export interface SandwichView {
+  callers: FlameLayout;
+  callees: FlameLayout;
+}
+
 export interface ViewResult {
   sampleType: number;
   sampleTypeName: string;
@@ -111,6 +141,8 @@ export interface ViewResult {
   /** The part asked for. */
   top?: TopView;
   flame?: FlameLayout;
+  peek?: PeekView;
+  sandwich?: SandwichView;
 }
 
 export type WorkerResponse =

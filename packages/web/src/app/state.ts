@@ -13,11 +13,13 @@ export interface ViewState extends ViewOptions {
   search: string;
   /** The zoomed frame of the flame graph as its call path of names from the root's child down; [] = no zoom. */
   zoom: string[];
+  /** The function of the peek and sandwich views (a top table entry's name); '' = none. */
+  fn: string;
 }
 
-export const DEFAULT_STATE: ViewState = { view: 'top', sampleType: -1, by: 'function', cum: false, nodeFraction: -1, focus: '', ignore: '', hide: '', show: '', search: '', zoom: [] };
+export const DEFAULT_STATE: ViewState = { view: 'top', sampleType: -1, by: 'function', cum: false, nodeFraction: -1, focus: '', ignore: '', hide: '', show: '', search: '', zoom: [], fn: '' };
 
-const VIEWS: readonly ViewName[] = ['top', 'flame', 'icicle'];
+const VIEWS: readonly ViewName[] = ['top', 'flame', 'icicle', 'peek', 'sandwich'];
 const BYS: readonly ViewBy[] = ['function', 'file', 'line'];
 
 /** The state a hash says (leading `#` optional). */
@@ -37,6 +39,7 @@ export function stateFromHash(hash: string): ViewState {
   s.search = q.get('q') ?? '';
   const zoom = q.get('zoom');
   s.zoom = zoom ? zoom.split('\n') : [];
+  s.fn = q.get('fn') ?? '';
   return s;
 }
 
@@ -51,6 +54,7 @@ export function hashOf(s: ViewState): string {
   for (const k of ['focus', 'ignore', 'hide', 'show'] as const) if (s[k] !== '') q.set(k, s[k]);
   if (s.search !== '') q.set('q', s.search);
   if (s.zoom.length > 0) q.set('zoom', s.zoom.join('\n'));
+  if (s.fn !== '') q.set('fn', s.fn);
   const text = q.toString();
   return text === '' ? '' : `#${text}`;
 }
@@ -58,4 +62,9 @@ export function hashOf(s: ViewState): string {
 /** The options the worker computes a view from. */
 export function viewOptionsOf(s: ViewState): ViewOptions {
   return { sampleType: s.sampleType, by: s.by, cum: s.cum, nodeFraction: s.nodeFraction, focus: s.focus, ignore: s.ignore, hide: s.hide, show: s.show };
+}
+
+/** A regular expression (JavaScript and Go/RE2 spelling alike) matching exactly `name`. */
+export function exactPattern(name: string): string {
+  return `^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 }

@@ -16,11 +16,10 @@ const scope = self as unknown as {
   postMessage(message: WorkerResponse, transfer?: Transferable[]): void;
 };
 
-/** The flame graph's arrays are handed over, not copied. */
+/** The flame graphs' arrays are handed over, not copied. */
 function transferablesOf(r: ViewResult): Transferable[] {
-  const f = r.flame;
-  if (!f) return [];
-  return [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : [])] as Transferable[];
+  const layouts = [r.flame, r.sandwich?.callers, r.sandwich?.callees].filter((f) => f !== undefined);
+  return layouts.flatMap((f) => [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : [])]) as Transferable[];
 }
 
 async function answer(req: WorkerRequest): Promise<void> {
@@ -31,7 +30,7 @@ async function answer(req: WorkerRequest): Promise<void> {
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else {
       if (!session) throw new Error('no profile is loaded');
-      const result = (await session).view(req.options, req.part);
+      const result = (await session).view(req.options, req.part, req.fn);
       scope.postMessage({ kind: 'view', id: req.id, result }, transferablesOf(result));
     }
   } catch (e) {
