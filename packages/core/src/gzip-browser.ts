@@ -178,7 +178,8 @@ export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, le
 }
 
 /** gzips a stream of chunks into a stream of compressed pieces (neither is ever whole in memory). */
-export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number): AsyncGenerator<Uint8Array> {
+// `total` (the exact input size, when known) only matters to the Node version's parallel blocks.
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, _total?: number): AsyncGenerator<Uint8Array> {
   let out: Uint8Array[] = [];
   const d = deflater(level, 1 << 18, (c) => out.push(c));
   for (const c of chunks) {

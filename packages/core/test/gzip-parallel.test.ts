@@ -49,6 +49,20 @@ describe('parallel gzip on Node', () => {
     expect(rechunked.equals(streamed)).toBe(true);
   });
 
+  it('with the exact total announced (each block deflated as soon as it exists), the same bytes; a wrong total throws', async () => {
+    // Sizes: a partial last block, an exact multiple of the block (the last block is full), empty.
+    for (const size of [input.length, 2 * DEFLATE_BLOCK_BYTES, 0]) {
+      const part = input.subarray(0, size);
+      const parts = () => [part.subarray(0, 5), part.subarray(5)];
+      const lookAhead = Buffer.concat(await pieces(gzipStream(parts(), 6)));
+      const announced = Buffer.concat(await pieces(gzipStream(parts(), 6, size)));
+      expect(announced.equals(lookAhead)).toBe(true);
+    }
+    const two = input.subarray(0, 2 * DEFLATE_BLOCK_BYTES);
+    expect(((await rejectionOf(pieces(gzipStream([two], 6, DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/more than the announced/);
+    expect(((await rejectionOf(pieces(gzipStream([two], 6, 3 * DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/not the announced/);
+  });
+
   it('ends every block on a byte-aligned sync point: the stream cut after block k inflates to k blocks', async () => {
     const out = await pieces(gzipStream(chunks(), 6));
     // The 10-byte header, one piece per block, the 8-byte trailer.

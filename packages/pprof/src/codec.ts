@@ -132,7 +132,8 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
     // Writing a file: encoding, deflating and writing go 1 MiB at a time, so neither the
     // encoding nor the gzip output is ever whole in memory.
     const level = (o.level as number | undefined) ?? 6;
-    data = gzipStream(encodeProfileChunks(profile, { file: options.fileName }).chunks, level, (first) => goGzipHeader(first, level));
+    const { total, chunks } = encodeProfileChunks(profile, { file: options.fileName });
+    data = gzipStream(chunks, level, (first) => goGzipHeader(first, level), total);
   } else {
     // Streamed: 1 MiB of encoding at a time goes to zlib (deflating on the thread pool while the
     // next MiB is encoded), so the uncompressed encoding is never whole in memory.

@@ -34,11 +34,12 @@ export function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: n
 /**
  * gzips a stream of chunks into a stream of compressed pieces: neither the input nor the output
  * is ever whole in memory (what writing a file needs). `patchHeader` may rewrite the 10-byte gzip
- * header, which is handed to it whole (pieces shorter than that are joined first).
+ * header, which is handed to it whole (pieces shorter than that are joined first). `total`: the
+ * exact byte count of `chunks` when known (deflating then starts block by block; see core's).
  */
-export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, patchHeader?: (first: Uint8Array) => void): AsyncGenerator<Uint8Array> {
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, patchHeader?: (first: Uint8Array) => void, total?: number): AsyncGenerator<Uint8Array> {
   let pending: Uint8Array | undefined;
-  for await (const piece of coreGzipStream(chunks, level)) {
+  for await (const piece of coreGzipStream(chunks, level, total)) {
     let out = piece;
     if (patchHeader) {
       if (pending) {

@@ -14,6 +14,14 @@
  * Targets: top ≤ 2× `node -e 0`; convert ≤ 0.15× summaryRprof. `--cli PATH` times another build
  * of the CLI's bin.js (e.g. an older commit's, for before/after numbers). Prints one JSON line (and
  * writes it to `--json PATH`); docs/performance.md ("Start-up") quotes the numbers.
+ *
+ * Which start-up ran is part of the result (`start`: "bundle" or "unbundled", from the modules a
+ * run loaded): the CLI's code-cached bundle (packages/cli/src/fast-start.ts) runs only while it
+ * matches dist/ byte for byte, and in the repository any `tsc -b` after the last `npm run build`
+ * makes it stale. So before timing the repository's own CLI the bench rebuilds the bundle
+ * (tools/scripts/bundle-cli.mjs); `--no-rebundle` keeps it as it is, `PROFKIT_NO_BUNDLE=1` in the
+ * environment times the unbundled start. `modulesOutsideBundle` lists what a bundled run still
+ * loaded as separate modules (e.g. a third-party adapter found in node_modules).
  */
 
 import { spawnSync } from 'node:child_process';
@@ -31,6 +39,7 @@ import { generate } from './rprof.js';
 const TIME = '/usr/bin/time';
 const defaultCliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
 const coreNodeEntry = new URL('../../../packages/core/dist/node/index.js', import.meta.url).href;
+const bundleScript = fileURLToPath(new URL('../../../tools/scripts/bundle-cli.mjs', import.meta.url));
 
 interface ProcessTime {
   cpuMs: number;
@@ -54,11 +63,24 @@ function timeProcess(argv: string[], runs: number, cwd: string): ProcessTime {
   return { cpuMs: median(cpu), elapsedMs: median(elapsed) };
 }
 
-/** The number of modules (`file:` URLs) `node ARGS` loads. */
-function modulesLoaded(args: string[], cwd: string): number {
+interface StartPath {
+  /** "unbundled" when the run imported the CLI's dist/cli.js (the bundle was missing, stale or disabled). */
+  start: 'bundle' | 'unbundled';
+  /** The modules (`file:` URLs) the run loaded. */
+  modules: number;
+  /** In a bundled run: the modules loaded besides the CLI's bin.js, fast-start.js and bundle hooks (paths shortened). */
+  modulesOutsideBundle?: string[];
+}
+
+/** Which start-up `node ARGS` took, and the modules it loaded (one extra run under a module-load hook). */
+function startPath(args: string[], cwd: string): StartPath {
   const r = runWithModuleLog(args, { cwd });
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} failed (${r.status}) under the module-load hook: ${r.stderr}`);
-  return r.urls.filter((u) => u.startsWith('file:')).length;
+  const files = r.urls.filter((u) => u.startsWith('file:'));
+  if (files.some((u) => u.endsWith('/cli/dist/cli.js'))) return { start: 'unbundled', modules: files.length };
+  const cliStart = /\/cli\/dist\/(bin|fast-start|bundle-hooks)\.js$/;
+  const outside = files.filter((u) => !cliStart.test(u)).map((u) => u.replace(/^file:\/\/.*?\/(packages|tools|node_modules)\//, '$1/'));
+  return { start: 'bundle', modules: files.length, modulesOutsideBundle: outside };
 }
 
 /** Writes a pprof profile of about 1 KB (150 Rprof samples converted) to `path`. */
@@ -71,9 +93,17 @@ async function smallPprof(path: string): Promise<number> {
 }
 
 export async function runStartupBench(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { runs: { type: 'string', default: '5' }, lines: { type: 'string', default: '166000' }, json: { type: 'string' }, cli: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { runs: { type: 'string', default: '5' }, lines: { type: 'string', default: '166000' }, json: { type: 'string' }, cli: { type: 'string' }, 'no-rebundle': { type: 'boolean', default: false } },
+  });
   const cliBin = values.cli ?? defaultCliBin;
   if (!existsSync(TIME)) throw new Error(`${TIME} is needed to measure the CPU time of whole processes (apt-get install time)`);
+  if (values.cli === undefined && !values['no-rebundle'] && !process.env.PROFKIT_NO_BUNDLE) {
+    // The repository's bundle is stale after any `tsc -b`; a stale bundle silently starts unbundled.
+    const r = spawnSync(process.execPath, [bundleScript], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new Error(`${bundleScript} failed (${r.status}): ${r.stderr}`);
+  }
   const runs = Number(values.runs);
   const dir = mkdtempSync(join(tmpdir(), 'profkit-startup-'));
   try {
@@ -85,13 +115,16 @@ export async function runStartupBench(args: string[]): Promise<void> {
     const result: Record<string, unknown> = { suite: 'startup', node: process.versions.node, runs, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
     const floor = timeProcess([node, '-e', '0'], runs, dir);
     const coreImport = timeProcess([node, '--input-type=module', '-e', `await import(${JSON.stringify(coreNodeEntry)})`], runs, dir);
-    const top = timeProcess([node, cliBin, 'top', small], runs, dir);
-    const convert = timeProcess([node, cliBin, 'convert', rprofFile, join(dir, 'out.pb.gz'), '--quiet'], runs, dir);
+    const topArgs = [cliBin, 'top', small];
+    const convertArgs = [cliBin, 'convert', rprofFile, join(dir, 'out.pb.gz'), '--quiet'];
+    const top = timeProcess([node, ...topArgs], runs, dir);
+    const convert = timeProcess([node, ...convertArgs], runs, dir);
     Object.assign(result, {
+      cli: cliBin,
       node_e0: floor,
       core_node_import: coreImport,
-      top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100, modules: modulesLoaded([cliBin, 'top', small], dir) },
-      convert_rprof: { ...convert, lines: Number(values.lines), fileBytes: statSync(rprofFile).size },
+      top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100, ...startPath(topArgs, dir) },
+      convert_rprof: { ...convert, lines: Number(values.lines), fileBytes: statSync(rprofFile).size, ...startPath(convertArgs, dir) },
     });
     const hasR = spawnSync('Rscript', ['--version']).status === 0;
     if (hasR) {
