@@ -126,7 +126,8 @@ export function cpuProfileToProfile(json: unknown, options: CpuProfileReadOption
 
   // Self time of a sample: until the next sample, the last one until endTime.
   const stack = new Uint32Array(maxDepth(tree.depth) + 2);
-  const timestampColumn = new Float64Array(n);
+  // In time order already, the column is the timestamps themselves (the loop below rewrites them in place).
+  const timestampColumn = order ? new Float64Array(n) : timestamps;
   const firstSampleOfNode = new Int32Array(nodes.length).fill(-1);
   for (let k = 0; k < n; k++) {
     if ((k & 0xffff) === 0xffff) {
@@ -210,7 +211,7 @@ function timeAt(src: JsonSource, v: unknown, path: string): number {
 
 /** An array of the JSON, or the numbers the stream reader read straight into a typed array. */
 function numbersAt(src: JsonSource, v: unknown, path: string): ArrayLike<unknown> {
-  return v instanceof Float64Array ? v : arrayAt(src, v, path);
+  return v instanceof Float64Array || v instanceof Int32Array ? v : arrayAt(src, v, path);
 }
 
 function maxDepth(depth: Uint32Array): number {

@@ -63,6 +63,8 @@ describe('the streaming .cpuprofile reader gives what the whole-input reader giv
     ['small, compact', enc(smallCpuProfile())],
     ['small, indented', enc(JSON.stringify(smallCpuProfile(), null, 2))],
     ['escapes, UTF-8, fractions, exponents, negative deltas', enc(JSON.stringify(trickyCpuProfile(), null, '\t').replace('"extra":', '"__proto__": {"x": 1}, "extra":'))],
+    // The columns start as 32-bit integers and must turn to doubles mid-way without losing a value.
+    ['a fraction, -0 and a node id beyond 32 bits late in the columns', enc(JSON.stringify(smallCpuProfile()).replace('"id":7,', '"id":3000000000,').replace('2,3,6,7]', '2,3,6,3000000000]').replace('6,7,4]', '6,3000000000,4]').replace('100,300]', '-0,300.5]'))],
     ['node --cpu-prof', realCpuProfile()],
   ];
   for (const [name, bytes] of inputs) {
@@ -74,6 +76,9 @@ describe('the streaming .cpuprofile reader gives what the whole-input reader giv
       });
     }
   }
+  it('the late-doubles input has what it is meant to test', () => {
+    expect(new TextDecoder().decode(inputs[3]![1])).toMatch(/"samples":\[.*,3000000000,4\],"timeDeltas":\[.*,-0,300\.5\]/);
+  });
   it('the tricky input has what it is meant to test (non-ASCII names, a reordering warning)', () => {
     const r = readCpuProfileBytes(inputs[2]![1], { fileName: 'x.cpuprofile' });
     expect(r.profile.functions.name).toContain('main \u00e9\u4e2d\ud83d\ude00 "q" \\ \n\t\u0001');
