@@ -4,10 +4,10 @@
  * leaf, cum and calls counted once per sample) on random profiles with recursion, inline frames,
  * zero and negative values and unknown location ids.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, treeReport, type Profile } from '../src/node/index.js';
-import { buildStackTable, subtreeTotals } from '../src/ops/stack-table.js';
+import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeTotals } from '../src/ops/stack-table.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
@@ -211,5 +211,63 @@ describe('views from the stack table', () => {
     const html = renderFlameGraph(p, { minWidth });
     expect(html).toContain(`${bounded.elided} of ${full.frames} frames narrower than 5% of the total left out`);
     expect(renderFlameGraph(p, { minWidth: 0 })).not.toContain('left out');
+  });
+});
+
+describe('stack table columns sized by the known bound', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** Records the length of every Int32Array and Float64Array allocated while `run` runs. */
+  function allocatedLengths(run: () => void): number[] {
+    const lengths: number[] = [];
+    const counting = (base: new (...args: unknown[]) => object) =>
+      class extends base {
+        constructor(...args: unknown[]) {
+          super(...args);
+          // Views (subarray, slice) come through here too, with a buffer first.
+          if (typeof args[0] === 'number') lengths.push(args[0]);
+        }
+      };
+    vi.stubGlobal('Int32Array', counting(Int32Array as new (...args: unknown[]) => object));
+    vi.stubGlobal('Float64Array', counting(Float64Array as new (...args: unknown[]) => object));
+    try {
+      run();
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    return lengths;
+  }
+
+  it('allocates each column once at the bound (no doubled copies), and ends every child list', () => {
+    // Stacks that share nothing below a few roots: about one row per frame, the bound.
+    const bound = 6000;
+    const random = seededRandom(17);
+    let builder!: PrefixTreeBuilder;
+    let sums!: RowSums;
+    const lengths = allocatedLengths(() => {
+      builder = new PrefixTreeBuilder(bound);
+      sums = new RowSums(true, bound);
+      let frames = 0;
+      while (frames < bound) {
+        let s = builder.intern(-1, Math.floor(random() * 4));
+        frames++;
+        for (let k = 0; k < 30 && frames < bound; k++, frames++) s = builder.intern(s, 4 + Math.floor(random() * 1000));
+        sums.add(s, 1);
+      }
+    });
+    // Before: 1024, 2048, 4096, then the bound, for every column (the old ones awaiting collection).
+    expect(lengths.filter((n) => n > 1024 && n < bound)).toEqual([]);
+    const { prefix, children } = builder.finish();
+    expect(prefix.length).toBeGreaterThan(1024);
+    expect(sums.finish(prefix.length).length).toBe(prefix.length);
+    // The lists the builder linked (slots set as rows were created, not filled up front) hold
+    // exactly the callees `prefix` says, each list ended by -1.
+    const derived = childLists(prefix);
+    const callees = (lists: { firstChild: Int32Array; nextSibling: Int32Array }, slot: number) => {
+      const out: number[] = [];
+      for (let c = lists.firstChild[slot]!; c !== -1; c = lists.nextSibling[c]!) out.push(c);
+      return out.sort((a, b) => a - b);
+    };
+    for (let slot = 0; slot <= prefix.length; slot++) expect(callees(children, slot)).toEqual(callees(derived, slot));
   });
 });

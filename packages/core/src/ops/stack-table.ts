@@ -83,13 +83,13 @@ export function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, n:
  */
 export class PrefixTreeBuilder {
   length = 0;
-  private prefixes: Int32Array;
-  private frames: Int32Array;
+  private prefixes!: Int32Array;
+  private frames!: Int32Array;
   /** First child of row r at r+1 (slot 0: the roots), -1 = none; children are prepended. */
-  private firstChild: Int32Array;
-  private nextSibling: Int32Array;
+  private firstChild!: Int32Array;
+  private nextSibling!: Int32Array;
   /** Number of children of row r at r+1, counted up to 255 (only "more than LIST_LIMIT" matters). */
-  private childCount: Uint8Array;
+  private childCount!: Uint8Array;
   /** Rows with more children than this look them up in `slots`. */
   private static readonly LIST_LIMIT = 8;
   private mask = (1 << 10) - 1;
@@ -98,12 +98,23 @@ export class PrefixTreeBuilder {
   private hashed = 0;
 
   constructor(private readonly maxRows = Infinity) {
-    const cap = Math.min(1024, Math.max(maxRows, 1));
-    this.prefixes = new Int32Array(cap);
-    this.frames = new Int32Array(cap);
-    this.firstChild = new Int32Array(cap + 1).fill(-1);
-    this.nextSibling = new Int32Array(cap);
-    this.childCount = new Uint8Array(cap + 1);
+    // All rows up front when the bound allows (see `initialRows`); a few when the system refuses
+    // that much address space, then doubled as they fill.
+    for (let cap = initialRows(maxRows); ; cap = SMALL_START) {
+      try {
+        this.prefixes = new Int32Array(cap);
+        this.frames = new Int32Array(cap);
+        this.nextSibling = new Int32Array(cap);
+        // Not filled with -1 up front: each slot is set when its row is created (see `intern`),
+        // so the pages of rows never created are never touched.
+        this.firstChild = new Int32Array(cap + 1);
+        this.childCount = new Uint8Array(cap + 1);
+        break;
+      } catch (e) {
+        if (!(e instanceof RangeError) || cap <= SMALL_START) throw e;
+      }
+    }
+    this.firstChild[0] = -1;
   }
 
   /** The slot holding row (prefix, frame), or the empty slot where it goes. */
@@ -149,6 +160,7 @@ export class PrefixTreeBuilder {
     this.frames[row] = frame;
     this.nextSibling[row] = this.firstChild[parent]!;
     this.firstChild[parent] = row;
+    this.firstChild[row + 1] = -1;
     const count = this.childCount[parent]!;
     if (count < 255) this.childCount[parent] = count + 1;
     if (wide) this.hashRow(row);
@@ -163,9 +175,7 @@ export class PrefixTreeBuilder {
     this.nextSibling = grown(this.nextSibling, rows, limit);
     const slots = this.prefixes.length + 1;
     this.childCount = grown(this.childCount, slots, slots);
-    const filled = this.firstChild.length;
     this.firstChild = grown(this.firstChild, slots, slots);
-    this.firstChild.fill(-1, filled);
   }
 
   /** The prefix and frame columns, and the child lists (views of the builder's arrays: use it no further). */
@@ -179,6 +189,33 @@ export class PrefixTreeBuilder {
   }
 }
 
+/**
+ * Rows to allocate a column for up front, given the bound `maxRows` on the final count: all of
+ * them when the bound is known and moderate. Zero-filled buffers this large are mapped from
+ * zero pages, so rows never used cost address space but no resident memory, and a table of
+ * millions of rows (stacks that share little) is never copied from a doubled column to the
+ * next while the old one awaits collection (that copy cost up to 40% of the table at its peak).
+ * Unknown or huge bounds start small and double.
+ */
+function initialRows(maxRows: number): number {
+  return Math.max(1, maxRows <= UPFRONT_ROWS_LIMIT ? maxRows : SMALL_START);
+}
+
+const SMALL_START = 1024;
+
+/** A zeroed column of `rows` rows, or of a few when the system refuses that much address space (it then doubles as it fills). */
+function zeroedColumn(rows: number): Float64Array {
+  try {
+    return new Float64Array(rows);
+  } catch (e) {
+    if (!(e instanceof RangeError) || rows <= SMALL_START) throw e;
+    return new Float64Array(SMALL_START);
+  }
+}
+
+/** Columns of up to 2^27 rows (1 GiB of address space for a Float64Array) are allocated at their bound. */
+const UPFRONT_ROWS_LIMIT = 2 ** 27;
+
 /** `a` cut to `n` elements: a view when little would be wasted, else a copy (the rest freed). */
 function exactLength<T extends Int32Array | Float64Array>(a: T, n: number): T {
   return (a.length - n > n / 4 ? a.slice(0, n) : a.subarray(0, n)) as T;
@@ -189,7 +226,7 @@ export class RowSums {
   private numbers: Float64Array | undefined;
   private readonly bigints: bigint[] = [];
   constructor(exact: boolean, private readonly maxRows = Infinity) {
-    if (exact) this.numbers = new Float64Array(Math.min(1024, Math.max(maxRows, 1)));
+    if (exact) this.numbers = zeroedColumn(initialRows(maxRows));
   }
   add(row: number, v: bigint | number): void {
     if (this.numbers) {
