@@ -18,7 +18,7 @@
  */
 
 import { ErrorCodes, ProfkitError } from '@profkit/core';
-import type { JsonSource } from './json.js';
+import { MAX_JSON_BYTES, type JsonSource } from './json.js';
 
 export type JsonScalar = string | number | boolean | null;
 
@@ -92,6 +92,7 @@ export class JsonTokenizer {
   private stringEscaped = false;
   private stringHasEscape = false;
   private stringIsKey = false;
+  private stringBytes = 0;
   /** The text so far of a number or literal split across chunks. */
   private tokenText = '';
 
@@ -223,6 +224,8 @@ export class JsonTokenizer {
     }
     if (j === n) {
       // The chunk ends inside the string: its bytes are copied, the chunk may be reused.
+      this.stringBytes += n - from;
+      if (this.stringBytes > MAX_JSON_BYTES) this.tooLong(start, 'string');
       this.stringParts.push(chunk.slice(from, n));
       this.stringEscaped = escaped;
       this.pending = Pending.String;
@@ -239,6 +242,7 @@ export class JsonTokenizer {
       }
     }
     this.stringParts = [];
+    this.stringBytes = 0;
     this.stringEscaped = false;
     this.stringHasEscape = false;
     this.pending = Pending.None;
@@ -259,6 +263,7 @@ export class JsonTokenizer {
     if (j === n) {
       // Perhaps more digits in the next chunk (or the input ends here: `end` finishes it).
       if (this.pending !== Pending.Number) this.pendingStart = this.base + from;
+      if (this.tokenText.length + n - from > MAX_JSON_BYTES) this.tooLong(this.pendingStart, 'number');
       this.tokenText += latin1(chunk, from, n);
       this.pending = Pending.Number;
       return n;
@@ -297,6 +302,8 @@ export class JsonTokenizer {
     let j = from;
     while (j < n && chunk[j]! >= 0x61 && chunk[j]! <= 0x7a) j++;
     if (this.pending !== Pending.Literal) this.pendingStart = this.base + start;
+    // `false` is the longest literal: a longer run of letters is an error however it goes on.
+    if (this.tokenText.length + j - from > 5) this.syntax(this.pendingStart - this.base, "a value (true, false or null)");
     this.tokenText += latin1(chunk, from, j);
     if (j === n) {
       this.pending = Pending.Literal;
@@ -345,6 +352,15 @@ export class JsonTokenizer {
   private syntax(i: number, expected: string): never {
     const offset = this.base + i;
     throw new ProfkitError(ErrorCodes.PARSE, `not valid JSON: expected ${expected} at byte ${offset}`, { file: this.src.file, offset, rule: this.rule() });
+  }
+
+  /** A token no JavaScript string can hold (the whole-input reader could not read the file at all). */
+  private tooLong(offset: number, what: string): never {
+    throw new ProfkitError(ErrorCodes.PARSE, `a ${what} at byte ${offset} longer than ${MAX_JSON_BYTES} bytes`, {
+      file: this.src.file,
+      offset,
+      rule: `${this.rule()}: a ${what} fits a JavaScript string`,
+    });
   }
 
   private truncated(expected: string): never {

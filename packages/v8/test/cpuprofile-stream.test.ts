@@ -110,6 +110,7 @@ describe('the streaming reader refuses what the whole-input reader refuses, nami
   const cases: [string, string, string, Record<string, unknown>][] = [
     ['a missing comma', good.replace('"startTime":1000,', '"startTime":1000 '), 'PROFKIT_E_PARSE', { offset: good.indexOf('"startTime":1000,') + 17 }],
     ['a bad literal', good.replace('"endTime":2200', '"endTime":nul'), 'PROFKIT_E_PARSE', { offset: good.indexOf('"endTime":2200') + 10 }],
+    ['a run of letters', good.replace('"endTime":2200', '"endTime":nullnullnull'), 'PROFKIT_E_PARSE', { offset: good.indexOf('"endTime":2200') + 10 }],
     ['a leading zero', good.replace('"endTime":2200', '"endTime":02200'), 'PROFKIT_E_PARSE', { offset: good.indexOf('"endTime":2200') + 10 }],
     ['a bad escape', good.replace('"(program)"', '"(pro\\xgram)"'), 'PROFKIT_E_PARSE', { offset: good.indexOf('"(program)"') }],
     ['a raw control character in a string', good.replace('(program)', '(pro\u0001gram)'), 'PROFKIT_E_PARSE', { offset: good.indexOf('(program)') + 4 }],
