@@ -29,9 +29,10 @@ interface StaticEntry {
 }
 
 describe('static adapter metadata (package.json "profkit")', () => {
-  for (const pkgName of ADAPTER_PACKAGES) {
-    it(`@profkit/${pkgName}: name, description, priority, formats and sniff are the adapter module's`, async () => {
-      const pkgDir = join(packagesDir, pkgName);
+  // With the repository's example third-party adapter, which discovery finds in every CLI run here.
+  const adapterDirs = [...ADAPTER_PACKAGES.map((name) => join(packagesDir, name)), resolve(packagesDir, '../tools/adapter-example-speedscope')];
+  for (const pkgDir of adapterDirs) {
+    it(`${pkgDir.split('/').slice(-2).join('/')}: name, description, priority, formats and sniff are the adapter module's`, async () => {
       const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { name: string; profkit?: { adapters?: StaticEntry[] } };
       const declared = pkg.profkit?.adapters ?? [];
       const mod = (await import(pathToFileURL(join(pkgDir, 'dist', 'index.js')).href)) as { default: unknown };

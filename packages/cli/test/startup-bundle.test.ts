@@ -105,6 +105,18 @@ describe('the start-up bundle', () => {
     expect(again.stdout).toBe(unbundledTop);
   });
 
+  it('starts no resolve hook (a loader thread) for a discovered adapter whose sniff module imports nothing', () => {
+    // The repository's example adapter (tools/adapter-example-speedscope) is discovered from the
+    // CLI's own node_modules and declares itself statically: only its sniff module, which has no
+    // import once tsc erased its `import type`, is loaded; the core redirect is never needed.
+    const { status, stderr, urls } = runWithModuleLog([cliBin, 'top', profile], { cwd: root, env: env() });
+    expect({ stderr, status }).toEqual({ stderr: '', status: 0 });
+    const files = fileModules(urls);
+    expect(files).toContain(join(repoRoot, 'tools/adapter-example-speedscope/dist/sniff.js'));
+    expect(files).not.toContain(join(cliDir, 'dist/bundle-hooks.js'));
+    expect(files).not.toContain(join(repoRoot, 'tools/adapter-example-speedscope/dist/index.js'));
+  });
+
   it('never runs a bundle older than the files it was built from (a `tsc -b` after the build)', () => {
     // A copy of the CLI package (dist with its bundle) beside the repository's node_modules.
     const copy = join(root, 'copy');
