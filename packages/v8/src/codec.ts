@@ -1,6 +1,6 @@
 /** What the adapter's `load()` returns: the readers and writers of both formats. */
 
-import { ErrorCodes, ProfkitError, limitValue, type AdapterCodec } from '@profkit/core';
+import { ErrorCodes, ProfkitError, concatBytes, limitValue, type AdapterCodec } from '@profkit/core';
 import { CPU_FORMAT, HEAP_FORMAT } from './format.js';
 import { readCpuProfileChunks } from './read-stream.js';
 import { writeCpuProfile } from './write.js';
@@ -41,20 +41,10 @@ async function peekChunks(chunks: AsyncIterable<Uint8Array>): Promise<{ head: Ui
     if (ended) return;
     for (let r = await iterator.next(); !r.done; r = await iterator.next()) yield r.value;
   }
-  return { head: concatChunks(first), all: all() };
+  return { head: concatBytes(first), all: all() };
 }
 
 const SNIFF_BYTES = 4096;
-
-function concatChunks(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
 
 export const codec: AdapterCodec = {
   async read(input, options) {
@@ -73,7 +63,7 @@ export const codec: AdapterCodec = {
     if (format === HEAP_FORMAT) {
       const parts: Uint8Array[] = [];
       for await (const chunk of chunks) parts.push(chunk);
-      return { ...readHeapProfileBytes(concatChunks(parts), { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
+      return { ...readHeapProfileBytes(concatBytes(parts), { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
     }
     return { ...(await readCpuProfileChunks(chunks, { ...common, onProgress: options.onProgress })), format: CPU_FORMAT };
   },

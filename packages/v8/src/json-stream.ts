@@ -17,7 +17,7 @@
  * call stack, so the limit bounds memory, not recursion).
  */
 
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, concatBytes, latin1String } from '@profkit/core';
 import { MAX_JSON_BYTES, type JsonSource } from './json.js';
 
 export type JsonScalar = string | number | boolean | null;
@@ -68,12 +68,6 @@ function isWhitespace(c: number): boolean {
 
 function isNumberByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
-}
-
-function latin1(bytes: Uint8Array, start: number, end: number): string {
-  let s = '';
-  for (let i = start; i < end; i++) s += String.fromCharCode(bytes[i]!);
-  return s;
 }
 
 export class JsonTokenizer {
@@ -232,7 +226,7 @@ export class JsonTokenizer {
       this.pendingStart = start;
       return n;
     }
-    const bytes = this.stringParts.length === 0 ? chunk.subarray(from, j) : concat([...this.stringParts, chunk.subarray(from, j)]);
+    const bytes = this.stringParts.length === 0 ? chunk.subarray(from, j) : concatBytes([...this.stringParts, chunk.subarray(from, j)]);
     let text = utf8.decode(bytes);
     if (this.stringHasEscape) {
       try {
@@ -264,11 +258,11 @@ export class JsonTokenizer {
       // Perhaps more digits in the next chunk (or the input ends here: `end` finishes it).
       if (this.pending !== Pending.Number) this.pendingStart = this.base + from;
       if (this.tokenText.length + n - from > MAX_JSON_BYTES) this.tooLong(this.pendingStart, 'number');
-      this.tokenText += latin1(chunk, from, n);
+      this.tokenText += latin1String(chunk.subarray(from, n));
       this.pending = Pending.Number;
       return n;
     }
-    if (this.pending === Pending.Number) this.finishWord(this.tokenText + latin1(chunk, from, j), this.pendingStart);
+    if (this.pending === Pending.Number) this.finishWord(this.tokenText + latin1String(chunk.subarray(from, j)), this.pendingStart);
     else this.sink.value(this.wholeNumber(chunk, from, j));
     this.afterValue();
     return j;
@@ -289,7 +283,7 @@ export class JsonTokenizer {
       }
       if (k === end) return negative ? -v : v;
     }
-    return this.numberFromText(latin1(chunk, from, end), this.base + from);
+    return this.numberFromText(latin1String(chunk.subarray(from, end)), this.base + from);
   }
 
   private numberFromText(text: string, offset: number): number {
@@ -304,7 +298,7 @@ export class JsonTokenizer {
     if (this.pending !== Pending.Literal) this.pendingStart = this.base + start;
     // `false` is the longest literal: a longer run of letters is an error however it goes on.
     if (this.tokenText.length + j - from > 5) this.syntax(this.pendingStart - this.base, "a value (true, false or null)");
-    this.tokenText += latin1(chunk, from, j);
+    this.tokenText += latin1String(chunk.subarray(from, j));
     if (j === n) {
       this.pending = Pending.Literal;
       return n;
@@ -366,18 +360,6 @@ export class JsonTokenizer {
   private truncated(expected: string): never {
     throw new ProfkitError(ErrorCodes.TRUNCATED, `the JSON ends early (expected ${expected})`, { file: this.src.file, offset: this.base, rule: this.rule() });
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** A sink that builds the value as `JSON.parse` would (for the parts of a document a reader keeps whole). */
