@@ -2,7 +2,8 @@
 // docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS]
 // Prints, per run: time from navigation to the first flame paint (the page's
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
-// event to the next animation frame, i.e. the redraw included). Chromium: PROFKIT_CHROMIUM or
+// event to the next animation frame, i.e. the redraw included); then the time to show the top
+// table, the peek of its first entry and that entry's sandwich. Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
 import { chromium } from 'playwright-core';
 import { startWebServer } from '../dist/index.js';
@@ -37,7 +38,19 @@ try {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       requestAnimationFrame(() => resolve(performance.now() - t0));
     }));
-    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
+    // Then the table, and from its first row the peek and the sandwich (worker time included).
+    const timed = async (act, selector) => {
+      const t0 = Date.now();
+      await act();
+      await page.waitForSelector(selector, { timeout: 600_000 });
+      await page.waitForFunction(() => !document.querySelector('[role=status]'), undefined, { timeout: 600_000 });
+      return Date.now() - t0;
+    };
+    const topMs = await timed(() => page.click('#view-top'), '#top-table tbody tr');
+    const peekMs = await timed(() => page.click('#top-table tbody tr:first-child'), '#peek-text');
+    const fn = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('fn'));
+    const sandwichMs = await timed(() => page.click('.open-sandwich'), '#sandwich-callees');
+    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms; top table ${topMs} ms, peek of ${fn} ${peekMs} ms, its sandwich ${sandwichMs} ms`);
     await page.close();
   }
 } finally {

@@ -503,6 +503,7 @@ function SandwichPanel({ result, fn, update }: { result: ViewResult & { sandwich
         Sandwich of <b id="sandwich-function">{fn}</b>{' '}
         <button type="button" id="open-peek" onClick={() => update({ view: 'peek' })}>Peek</button>
       </p>
+      {!(result.sandwich.callers.value[0]! > 0) && <p id="sandwich-empty">No frame of the flame graph is named {fn} (the sandwich is by function, as the flame graph), or the filters leave it no samples.</p>}
       <SandwichHalf id="sandwich-callers" layout={result.sandwich.callers} icicle={false} label="Callers (inverted: the function at the bottom)" fn={fn} update={update} />
       <SandwichHalf id="sandwich-callees" layout={result.sandwich.callees} icicle label="Callees" fn={fn} update={update} />
     </section>
