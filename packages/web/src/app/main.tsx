@@ -443,19 +443,25 @@ function PeekPanel({ result, update }: { result: ViewResult & { peek: PeekView }
   );
 }
 
-/** One half of the sandwich: a canvas flame graph (no zoom); a click opens the sandwich of the frame's function. */
-function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; layout: FlameLayout; icicle: boolean; label: string; fn: string; update: (p: Partial<ViewState>) => void }) {
-  const canvas = useRef<HTMLCanvasElement>(null);
-  const box = useRef<HTMLDivElement>(null);
+/** The width in CSS pixels of the element `box` (at least 200), following window resizes: a canvas is drawn to it. */
+function useBoxWidth(box: { current: HTMLElement | null }): number {
   const [width, setWidth] = useState(1000);
-  const [hover, setHover] = useState(-1);
-  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
   useLayoutEffect(() => {
     const measure = () => setWidth(Math.max(200, Math.floor(box.current?.clientWidth ?? 1000)));
     measure();
     addEventListener('resize', measure);
     return () => removeEventListener('resize', measure);
   }, []);
+  return width;
+}
+
+/** One half of the sandwich: a canvas flame graph (no zoom); a click opens the sandwich of the frame's function. */
+function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; layout: FlameLayout; icicle: boolean; label: string; fn: string; update: (p: Partial<ViewState>) => void }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  const width = useBoxWidth(box);
+  const [hover, setHover] = useState(-1);
+  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
   useLayoutEffect(() => {
     if (canvas.current) drawFlame(canvas.current, layout, options, width);
   }, [layout, options, width]);
@@ -517,7 +523,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
   const layout = result.flame;
   const canvas = useRef<HTMLCanvasElement>(null);
   const box = useRef<HTMLDivElement>(null);
-  const [width, setWidth] = useState(1000);
+  const width = useBoxWidth(box);
   const [hover, setHover] = useState(-1);
   const parent = useMemo(() => parentsOf(layout), [layout]);
   const zoom = useMemo(() => frameAtPath(layout, state.zoom), [layout, state.zoom.join('\n')]);
@@ -531,12 +537,6 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
   const matched = useMemo(() => (matches ? matchedTotal(layout, matches) : 0), [layout, matches]);
   const icicle = state.view === 'icicle';
   const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom, matches }), [icicle, zoom, matches]);
-  useLayoutEffect(() => {
-    const measure = () => setWidth(Math.max(200, Math.floor(box.current?.clientWidth ?? 1000)));
-    measure();
-    addEventListener('resize', measure);
-    return () => removeEventListener('resize', measure);
-  }, []);
   useLayoutEffect(() => {
     if (!canvas.current) return;
     drawFlame(canvas.current, layout, options, width);
