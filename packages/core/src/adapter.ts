@@ -222,6 +222,8 @@ export const FIRST_PARTY_FORMATS: readonly { format: string; packageName: string
   { format: 'gperftools-thread', packageName: '@profkit/gperftools-heap', extensions: ['.thread'] },
   { format: 'fuchsia-sampler', packageName: '@profkit/fuchsia-sampler', extensions: ['.fsrec', '.fsrec.jsonl'] },
   { format: 'sqlite', packageName: '@profkit/dm-export', extensions: ['.sqlite', '.db'] },
+  { format: 'v8-cpuprofile', packageName: '@profkit/v8', extensions: ['.cpuprofile'] },
+  { format: 'v8-heapprofile', packageName: '@profkit/v8', extensions: ['.heapprofile'] },
   { format: 'perf-script', packageName: '@profkit/perf', extensions: ['.perf', '.perf-script', '.perf.txt'] },
   { format: 'speedscope', packageName: '@profkit/speedscope', extensions: ['.speedscope.json'] },
 ];

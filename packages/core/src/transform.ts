@@ -50,6 +50,7 @@ export interface AdapterTransform {
 export const FIRST_PARTY_TRANSFORMS: readonly { transform: string; packageName: string }[] = [
   { transform: 'symbolize', packageName: '@profkit/symbolize' },
   { transform: 'r-accounting', packageName: '@profkit/rprof' },
+  { transform: 'source-maps', packageName: '@profkit/v8' },
 ];
 
 /** The shape of a command-line option (of an adapter command or a transform). */
