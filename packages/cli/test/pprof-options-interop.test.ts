@@ -81,6 +81,11 @@ describe.skipIf(!hasFixtures || !goAvailable)('text options = go tool pprof', ()
     for (const flags of TEXT_FLAGS(re, other)) await expectSameAsPprof('top', fixture(file), flags);
   });
 
+  // pprof turns trimming off for -peek (driver.applyCommandOverrides): -nodecount and the fractions change nothing there.
+  it.each(FIXTURES)('peek ignores -nodecount, -nodefraction and -edgefraction on $file', async ({ file, re }) => {
+    await expectSameAsPprof({ peek: re }, fixture(file), ['-nodecount=2', '-nodefraction=0.5', '-edgefraction=0.5']);
+  });
+
   it.each(FIXTURES.slice(0, 5))('tree, peek and traces on $file', async ({ file, re, other }) => {
     for (const flags of [['-unit=ms'], ['-divide_by=3'], ['-mean'], ['-addresses'], ['-filefunctions', '-noinlines'], [`-hide=${other}`], [`-show_from=${re}`], [`-focus=${re}`, '-relative_percentages']]) {
       await expectSameAsPprof('tree', fixture(file), flags);

@@ -719,7 +719,9 @@ export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeRep
   const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
   const { g, header } = textReport(
     p,
-    options,
+    // pprof never trims -peek: driver.applyCommandOverrides sets nodecount, nodefraction and
+    // edgefraction to 0 for it whatever the flags say, so a function outside the top N still shows.
+    peek ? { ...options, nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : options,
     peek ? { nodeFraction: 0, edgeFraction: 0, nodeCount: 0 } : { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 80 },
     true,
     rx ? (name) => rx.test(name) : undefined,
