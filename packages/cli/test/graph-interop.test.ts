@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
-import { goPprofAsCompared, haveGperftools, runGoProducer, runGperftoolsProducer } from './producers.js';
+import { goPprofAsCompared, gperftoolsProfilesNow, haveGperftools, runGoProducer, warnIfNoGperftools } from './producers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-graph-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -181,18 +181,14 @@ describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go run
   });
 });
 
-if (!haveGperftools) console.warn('graph interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped');
+warnIfNoGperftools('graph interop');
 
 describe.skipIf(!goAvailable || !haveGperftools)('graph = go tool pprof -dot on profiles gperftools writes now', () => {
   const dir = join(tmp, 'gperftools');
-  let files: string[] = [];
-  beforeAll(() => {
-    const r = runGperftoolsProducer(dir);
-    expect(r.status, r.stderr).toBe(0);
-    files = r.files;
-  }, 120_000);
+  const producedFiles = gperftoolsProfilesNow(dir);
 
   it('heap dumps and the CPU profile', async () => {
+    const files = producedFiles();
     expect(files).toContain('cpu.prof');
     for (const f of files) {
       await expectSameGraph(join(dir, f));

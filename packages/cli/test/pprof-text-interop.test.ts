@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
-import { goPprofAsCompared, haveGperftools, runGoProducer, runGperftoolsProducer } from './producers.js';
+import { goPprofAsCompared, gperftoolsProfilesNow, haveGperftools, runGoProducer, warnIfNoGperftools } from './producers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-text-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -115,18 +115,14 @@ describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime wr
   });
 });
 
-if (!haveGperftools) console.warn('pprof-text interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped');
+warnIfNoGperftools('pprof-text interop');
 
 describe.skipIf(!goAvailable || !haveGperftools)('raw / traces / tags on profiles gperftools writes now', () => {
   const dir = join(tmp, 'gperftools');
-  let files: string[] = [];
-  beforeAll(() => {
-    const r = runGperftoolsProducer(dir);
-    expect(r.status, r.stderr).toBe(0);
-    files = r.files;
-  }, 120_000);
+  const producedFiles = gperftoolsProfilesNow(dir);
 
   it('heap dumps and the CPU profile', async () => {
+    const files = producedFiles();
     expect(files).toContain('cpu.prof');
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const f of files) for (const mode of MODES) await expectSameAsPprof(mode, join(dir, f));

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { beforeAll, expect } from 'vitest';
 import { repoRoot } from './views-helpers.js';
 
 /**
@@ -60,4 +61,23 @@ export function runGperftoolsProducer(dir: string): { files: string[]; status: n
   });
   const files = readdirSync(dir).filter((f) => /^hp\.\d{4}\.heap$/.test(f) || f === 'cpu.prof');
   return { files, status: run.status, stderr: run.stderr ?? '' };
+}
+
+/**
+ * Inside a `describe` of profiles gperftools writes now: runs the gperftools producer into `dir`
+ * before the tests (failing them if it fails) and returns a getter for the profile files it wrote.
+ */
+export function gperftoolsProfilesNow(dir: string): () => string[] {
+  let files: string[] = [];
+  beforeAll(() => {
+    const r = runGperftoolsProducer(dir);
+    expect(r.status, r.stderr).toBe(0);
+    files = r.files;
+  }, 120_000);
+  return () => files;
+}
+
+/** Says on the console why the real gperftools producer part of `suite` is skipped, when it is. */
+export function warnIfNoGperftools(suite: string): void {
+  if (!haveGperftools) console.warn(`${suite}: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the real gperftools producer part is skipped`);
 }
