@@ -38,7 +38,9 @@ const CR = 13;
  * split as a string, the rest is carried to the next chunk.
  */
 export class LineSplitter {
-  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  // ignoreBOM: each decode() call would otherwise drop a U+FEFF that starts it, i.e. at a chunk
+  // boundary; only the file's first line loses its BOM (in `emit`).
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   private carry: Uint8Array[] = [];
   private carryLength = 0;
   private lineNo = 0;
