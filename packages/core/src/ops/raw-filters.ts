@@ -13,9 +13,7 @@ import { classifyLocations, sampleTagFilter } from './filter.js';
 import { readLocations, stackRows, type OpLocation } from './internal.js';
 import { pruneFromLocations } from './prune.js';
 import { compilePattern } from './regex.js';
-import { showFromLocations, type ReportFilterOptions } from './report-filters.js';
-
-const given = (v: unknown): boolean => v !== undefined && v !== '';
+import { given, showFromLocations, type ReportFilterOptions } from './report-filters.js';
 
 /** The location table of `p` with each row's lines replaced by `locs[row].lines` (ids, addresses, mappings kept). */
 function locationsWithLines(p: Profile, locs: OpLocation[]): { locations: LocationsTable; inline: InlineLinesTable } {

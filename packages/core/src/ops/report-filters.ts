@@ -35,7 +35,8 @@ export interface ReportFilterOptions {
   pruneFrom?: Pattern;
 }
 
-const given = (v: unknown): boolean => v !== undefined && v !== '';
+/** Whether an option was given: set, and not the empty string (pprof's unset flag). */
+export const given = (v: unknown): boolean => v !== undefined && v !== '';
 
 /**
  * pprof `Profile.ShowFrom`: in every location, the lines above the outermost line whose function

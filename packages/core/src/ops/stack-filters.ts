@@ -15,10 +15,8 @@ import type { ProfileIndex } from '../views.js';
 import { classifyLocations, sampleTagFilter } from './filter.js';
 import { readLocations, type OpLocation } from './internal.js';
 import { pruneFromLocations } from './prune.js';
-import { showFromLocations, type ReportFilterOptions } from './report-filters.js';
+import { given, showFromLocations, type ReportFilterOptions } from './report-filters.js';
 import { PrefixTreeBuilder, RowSums, sumsExactInDoubles, type StackTable, type StackValues } from './stack-table.js';
-
-const given = (v: unknown): boolean => v !== undefined && v !== '';
 
 /** Whether `options` hold a filter that `planStackFilters` applies per stack. */
 export function hasStackFilters(options: ReportFilterOptions): boolean {
