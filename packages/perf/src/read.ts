@@ -80,6 +80,13 @@ export class PerfScriptParser {
   /** Each event is a value column of every sample: N events of one sample each would cost N² values. */
   private readonly maxSampleTypes: number;
   private readonly maxSampleValues: number;
+  /**
+   * New locations and their inline lines (`maxTableEntries`): a sample's inlined frames make one
+   * stack entry (what `maxTotalFrames` counts) but each new location keeps all of them, and a run
+   * of identical inlined lines compresses to nothing.
+   */
+  private readonly maxTableEntries: number;
+  private tableEntries = 0;
   private totalFrames = 0;
 
   private readonly events = new Map<string, EventType>();
@@ -109,6 +116,7 @@ export class PerfScriptParser {
     this.maxStringLength = limitValue(options.limits, 'maxStringLength');
     this.maxSampleTypes = limitValue(options.limits, 'maxSampleTypes');
     this.maxSampleValues = limitValue(options.limits, 'maxSampleValues');
+    this.maxTableEntries = limitValue(options.limits, 'maxTableEntries');
   }
 
   line(text: string, lineNo: number): void {
@@ -196,9 +204,9 @@ export class PerfScriptParser {
       }
       if (run > 0 && frames.slice(i - run, i + 1).some((f) => f.frame.symbol === '[unknown]')) {
         // A location's lines all need a function: an unnamed frame keeps its own location.
-        for (let k = i - run; k <= i; k++) stack.push(this.location(frames, k, k));
+        for (let k = i - run; k <= i; k++) stack.push(this.location(frames, k, k, cur.line));
       } else {
-        stack.push(this.location(frames, i - run, i));
+        stack.push(this.location(frames, i - run, i, cur.line));
       }
       run = 0;
     }
@@ -236,11 +244,15 @@ export class PerfScriptParser {
   }
 
   /** The location of frames[from..to] (inlined frames from..to-1, then the frame they are inlined into). */
-  private location(frames: PendingFrame[], from: number, to: number): number {
+  private location(frames: PendingFrame[], from: number, to: number, line: number): number {
     let key = frames[from]!.text;
     for (let i = from + 1; i <= to; i++) key += '\n' + frames[i]!.text;
     const known = this.locationOfText.get(key);
     if (known !== undefined) return known;
+    this.tableEntries += 1 + to - from;
+    if (this.tableEntries > this.maxTableEntries) {
+      throw limitError('maxTableEntries', `the locations and inline lines of samples 1 to ${this.eventOfSample.length + 1} (${this.tableEntries})`, this.maxTableEntries, { file: this.file, line });
+    }
     const outer = frames[to]!.frame;
     const fn = (p: PendingFrame) => (p.frame.symbol === '[unknown]' ? 0 : this.builder.internFunction({ name: p.frame.symbol, filename: p.src?.file ?? '' }));
     const inlinedInto: LineInput[] = [];

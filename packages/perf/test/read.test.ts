@@ -198,6 +198,16 @@ describe('errors and limits', () => {
     expect((await read(twoEach, { maxSampleValues: 18 })).profile.samples['.values']).toHaveLength(3);
     expect((await read(sample.repeat(3), { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 })).profile.samples.value.length).toBe(3);
   });
+  it('maxTableEntries: inlined frames are one stack entry each sample but lines of every new location', async () => {
+    // Each sample: 3 inlined frames into a distinct outer frame = 1 frame of the stack, a new location of 4 lines.
+    const inlined = (outer: number) => `a 1 1.0: cycles:\n\t1 i (inlined)\n\t1 i (inlined)\n\t1 i (inlined)\n\t${outer} f (/x)\n\n`;
+    const three = [1, 2, 3].map(inlined).join('');
+    const e = await rejectionOf<ProfkitError>(read(three, { maxTableEntries: 11, maxTotalFrames: 3 }));
+    expect([e.code, e.detail.option, e.detail.line]).toEqual(['PROFKIT_E_LIMIT', 'maxTableEntries', 13]);
+    expect((await read(three, { maxTableEntries: 12, maxTotalFrames: 3 })).profile['.inline_lines'].function_id).toHaveLength(9);
+    // A location met again costs nothing more.
+    expect((await read(inlined(1).repeat(3), { maxTableEntries: 4 })).profile.samples.value.length).toBe(3);
+  });
   it('reads a stream cut anywhere the same as the whole text', async () => {
     const bytes = fixture('inline-dwarf-srcline.txt');
     const whole = await readPerfScriptBytes(bytes);
