@@ -522,10 +522,12 @@ export class Registry {
       this.lazy.delete(name);
       const entry = this.entries.find((e) => e.adapter.name === name);
       if (!entry) continue;
-      const at = this.entries.indexOf(entry);
-      this.entries.splice(at, 1);
       try {
+        // The stand-in stays registered while the import runs, so reads meanwhile still find it.
         const real = await loadReal();
+        const at = this.entries.indexOf(entry);
+        if (at === -1) continue; // replaced or removed while importing
+        this.entries.splice(at, 1);
         this.register(real, { source: entry.source });
         // register appended it: put it back where the stand-in was.
         const added = this.entries.pop()!;
@@ -533,6 +535,8 @@ export class Registry {
         this.entries.splice(at, 0, added);
         // A codec the stand-in loaded stays valid: it is the real adapter's.
       } catch (error) {
+        const at = this.entries.indexOf(entry);
+        if (at !== -1) this.entries.splice(at, 1);
         this.codecs.delete(name);
         const pkg = entry.adapter.packageName ?? name;
         this.unloadedPackages.set(pkg, `installed but could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
