@@ -371,6 +371,11 @@ export class JsonValueBuilder implements JsonSink {
   /** True once the value (scalar or container) is complete. */
   done = false;
 
+  /** Containers open (0 before the value and once it is complete). */
+  get depth(): number {
+    return this.stack.length;
+  }
+
   startObject(): void {
     this.open({});
   }

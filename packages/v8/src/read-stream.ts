@@ -13,6 +13,8 @@ import { cpuProfileToProfile, type CpuProfileReadOptions, type CpuProfileReadRes
 
 /** The top-level arrays read as numbers only. */
 const NUMBER_COLUMNS = new Set(['samples', 'timeDeltas']);
+/** The other top-level fields `cpuProfileToProfile` reads; any other field is skipped, not built. */
+const KEPT_FIELDS = new Set(['nodes', 'startTime', 'endTime']);
 
 /**
  * A growing array of numbers (doubling, so each number is copied at most once on average). Held
@@ -49,30 +51,38 @@ class CpuProfileSink implements JsonSink {
   private currentKey = '';
   private builder: JsonValueBuilder | undefined;
   private column: NumberColumn | undefined;
+  /** Containers open in a skipped field's value (0 when not skipping). */
+  private skipDepth = 0;
+  private nodeCount = 0;
 
   private readonly maxSamples: number;
+  private readonly maxNodes: number;
 
   constructor(
     private readonly src: JsonSource,
     private readonly limits: ReadLimits | undefined,
   ) {
     this.maxSamples = limitValue(limits, 'maxSamples');
+    this.maxNodes = limitValue(limits, 'maxTableEntries');
   }
 
   startObject(): void {
-    if (this.builder) this.builder.startObject();
+    if (this.skipping(1)) return;
+    if (this.builder) this.countNode().startObject();
     else if (this.column) this.notANumber('an object');
     else if (this.level === 0) this.level = 1;
     else this.startValue().startObject();
     this.finishValue();
   }
   endObject(): void {
+    if (this.skipping(-1)) return;
     if (this.builder) this.builder.endObject();
     else this.level = 2;
     this.finishValue();
   }
   startArray(): void {
-    if (this.builder) this.builder.startArray();
+    if (this.skipping(1)) return;
+    if (this.builder) this.countNode().startArray();
     else if (this.column) this.notANumber('an array');
     else if (this.level === 0) this.notAnObject('an array');
     else if (NUMBER_COLUMNS.has(this.currentKey)) this.column = new NumberColumn();
@@ -80,6 +90,7 @@ class CpuProfileSink implements JsonSink {
     this.finishValue();
   }
   endArray(): void {
+    if (this.skipping(-1)) return;
     if (this.builder) this.builder.endArray();
     else if (this.column) {
       this.top[this.currentKey] = this.column.values();
@@ -92,13 +103,14 @@ class CpuProfileSink implements JsonSink {
     else this.currentKey = name;
   }
   value(v: JsonScalar): void {
-    if (this.builder) this.builder.value(v);
+    if (this.skipping(0)) return;
+    if (this.builder) this.countNode().value(v);
     else if (this.column) {
       if (typeof v !== 'number') this.notANumber(describe(v));
       this.column.push(v);
-      // The limit is checked as the column grows, before its memory is spent.
-      if (this.currentKey === 'samples' && this.column.length > this.maxSamples) {
-        checkLimit(this.limits, 'maxSamples', this.column.length, 'samples', { file: this.src.file, path: 'samples' });
+      // The limit is checked as the column grows, before its memory is spent (timeDeltas has one per sample).
+      if (this.column.length > this.maxSamples) {
+        checkLimit(this.limits, 'maxSamples', this.column.length, this.currentKey, { file: this.src.file, path: this.currentKey });
       }
     } else if (this.level === 0) this.notAnObject(describe(v));
     else this.startValue().value(v);
@@ -107,7 +119,32 @@ class CpuProfileSink implements JsonSink {
 
   private startValue(): JsonValueBuilder {
     this.builder = new JsonValueBuilder();
+    this.nodeCount = 0;
     return this.builder;
+  }
+
+  /**
+   * True while inside a top-level field the reader does not use (its value is never built, however
+   * large); `change` is +1 for a container opening, -1 for one closing, 0 for a scalar.
+   */
+  private skipping(change: number): boolean {
+    if (this.skipDepth > 0) {
+      this.skipDepth += change;
+      return true;
+    }
+    if (this.level !== 1 || this.builder || this.column || change < 0) return false;
+    if (KEPT_FIELDS.has(this.currentKey) || NUMBER_COLUMNS.has(this.currentKey)) return false;
+    this.skipDepth = change;
+    return true;
+  }
+
+  /** The builder, after counting an element of `nodes` against `maxTableEntries` as the array grows. */
+  private countNode(): JsonValueBuilder {
+    const builder = this.builder!;
+    if (this.currentKey === 'nodes' && builder.depth === 1 && ++this.nodeCount > this.maxNodes) {
+      checkLimit(this.limits, 'maxTableEntries', this.nodeCount, 'nodes', { file: this.src.file, path: 'nodes' });
+    }
+    return builder;
   }
 
   private finishValue(): void {

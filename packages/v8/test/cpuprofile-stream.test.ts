@@ -145,5 +145,18 @@ describe('the streaming reader refuses what the whole-input reader refuses, nami
     expect([e.code, e.detail.option]).toEqual(['PROFKIT_E_LIMIT', 'maxInputBytes']);
     e = await thrown(() => readCpuProfileChunks(chunked(bytes, 7), { limits: { maxSamples: 3 } }));
     expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxSamples', 'samples']);
+  });  it('maxSamples on timeDeltas and maxTableEntries on nodes, as the arrays grow (before the input ends)', async () => {
+    // Cut off: only a check made while the array grows can report the limit rather than the truncation.
+    let e = await thrown(() => readCpuProfileChunks(chunked(enc('{"timeDeltas":[1,2,3,4,5'), 7), { limits: { maxSamples: 3 } }));
+    expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxSamples', 'timeDeltas']);
+    e = await thrown(() => readCpuProfileChunks(chunked(enc('{"nodes":[{},[],1,{"id":1}'), 7), { limits: { maxTableEntries: 3 } }));
+    expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxTableEntries', 'nodes']);
+  });
+  it('fields the reader does not use are skipped, whatever they hold', async () => {
+    const extra = { ...smallCpuProfile(), x: [{ samples: [1], nodes: 'no' }, [[{}]], 'y'], y: { nodes: [] }, z: 1 };
+    const bytes = enc(JSON.stringify(extra));
+    for (const size of CHUNK_SIZES) {
+      expect((await readCpuProfileChunks(chunked(bytes, size))).profile).toStrictEqual(readCpuProfileBytes(bytes).profile);
+    }
   });
 });
