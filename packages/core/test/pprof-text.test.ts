@@ -3,6 +3,7 @@
  * compared with `go tool pprof` in packages/cli/test/pprof-text-interop.test.ts.
  */
 
+import { thrownBy } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfileBuilder, ProfkitError, tagsReport, tracesReport } from '../src/index.js';
 
@@ -17,12 +18,7 @@ describe('traces and tags reports', () => {
   ] as const)('%s: a sample type index out of range is a PROFKIT_E_USAGE error, not a TypeError', (_name, report) => {
     expect(tagsReport(p).keys.map((k) => [k.key, k.total])).toEqual([['k', 1n]]);
     for (const sampleTypeIndex of [1, -1]) {
-      let thrown: unknown;
-      try {
-        report(p, { sampleTypeIndex });
-      } catch (e) {
-        thrown = e;
-      }
+      const thrown = thrownBy(() => report(p, { sampleTypeIndex }));
       expect(thrown).toBeInstanceOf(ProfkitError);
       expect((thrown as ProfkitError).code).toBe(ErrorCodes.USAGE);
     }
