@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectFile } from '@profkit/core/node';
 import { binutilsTool } from '../src/commands/binutils.js';
 import { goPprofIn } from './go-pprof-runner.js';
+import { haveGperftools, warnIfNoGperftools } from './producers.js';
 import { bin, goAvailable, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-disasm-'));
@@ -189,10 +190,7 @@ describe.skipIf(!goAvailable || !haveBinutils)('disasm on profiles of a Go progr
   });
 });
 
-const haveGperftools =
-  spawnSync('gcc', ['--version']).status === 0 &&
-  ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so'].some(existsSync);
-if (!haveGperftools) console.warn('pprof-disasm interop: gcc or gperftools missing (apt-get install gcc libgoogle-perftools-dev); the gperftools part is skipped');
+warnIfNoGperftools('pprof-disasm interop');
 
 describe.skipIf(!goAvailable || !haveBinutils || !haveGperftools)('disasm on gperftools profiles of a C program built and run now', () => {
   const dir = join(tmp, 'gperftools');
