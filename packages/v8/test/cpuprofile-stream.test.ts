@@ -123,6 +123,9 @@ describe('the streaming reader refuses what the whole-input reader refuses, nami
     ['a sample that is not a number', good.replace('"samples":[4,4,2', '"samples":[4,4,"2"'), 'PROFKIT_E_PARSE', { path: 'samples[2]' }],
     ['a time delta that is an object', good.replace('"timeDeltas":[100', '"timeDeltas":[{}'), 'PROFKIT_E_PARSE', { path: 'timeDeltas[0]' }],
     ['a sample naming no node', good.replace('"samples":[4,4,2', '"samples":[4,4,99'), 'PROFKIT_E_PARSE', { path: 'samples[2]' }],
+    // 2^53 + 1 reads as the double 2^53: refused as not a safe integer, never taken for another id.
+    ['a node id above 2^53', good.replace('"id":2,', '"id":9007199254740993,'), 'PROFKIT_E_PARSE', { path: 'nodes[1].id' }],
+    ['a sample above 2^53', good.replace('"samples":[4,4,2', '"samples":[4,4,9007199254740993'), 'PROFKIT_E_PARSE', { path: 'samples[2]' }],
   ];
   for (const [name, text, code, detail] of cases) {
     for (const size of CHUNK_SIZES) {
