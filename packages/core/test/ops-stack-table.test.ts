@@ -238,6 +238,42 @@ describe('stack table columns sized by the known bound', () => {
     return lengths;
   }
 
+  it('starts small and doubles when the system refuses the columns at the bound (RangeError)', () => {
+    // A bound of 2^26 rows, as a large profile's frame count gives; the stubs refuse any typed
+    // array over 100,000 elements the way V8 refuses address space it cannot get.
+    const bound = 2 ** 26;
+    const refusing = <T,>(base: T) =>
+      class extends (base as new (...args: unknown[]) => object) {
+        constructor(...args: unknown[]) {
+          if (typeof args[0] === 'number' && args[0] > 100_000) throw new RangeError('Array buffer allocation failed');
+          super(...args);
+        }
+      };
+    const build = () => {
+      const builder = new PrefixTreeBuilder(bound);
+      const sums = new RowSums(true, bound);
+      for (let k = 0, s = -1; k < 5000; k++) {
+        s = builder.intern(k % 7 === 0 ? -1 : s, k % 1000);
+        sums.add(s, k);
+      }
+      const { prefix, frame } = builder.finish();
+      return { prefix: [...prefix], frame: [...frame], self: [...(sums.finish(prefix.length) as Float64Array)] };
+    };
+    const expected = build();
+    vi.stubGlobal('Int32Array', refusing(Int32Array));
+    vi.stubGlobal('Float64Array', refusing(Float64Array));
+    vi.stubGlobal('Uint8Array', refusing(Uint8Array));
+    let refused!: ReturnType<typeof build>;
+    try {
+      expect(() => new Int32Array(bound)).toThrow(RangeError);
+      refused = build();
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(expected.prefix.length).toBeGreaterThan(1024);
+    expect(refused).toEqual(expected);
+  });
+
   it('allocates each column once at the bound (no doubled copies), and ends every child list', () => {
     // Stacks that share nothing below a few roots: about one row per frame, the bound.
     const bound = 6000;
