@@ -8,6 +8,8 @@
  */
 
 import {
+  ErrorCodes,
+  ProfkitError,
   Registry,
   applyDropFrames,
   applyReportFilters,
@@ -100,7 +102,7 @@ export class ProfileSession {
   view(options: ViewOptions, part: ViewPart, fn = ''): ViewResult {
     const p = this.loaded.viewed;
     const t = options.sampleType >= 0 && options.sampleType < p.sample_types.type.length ? options.sampleType : this.loaded.info.defaultSampleType;
-    if (t < 0) throw new Error('the profile has no sample types, so there are no values to show');
+    if (t < 0) throw new ProfkitError(ErrorCodes.INVALID_PROFILE, 'the profile has no sample types, so there are no values to show');
     const filters = filtersOf(options);
     const unit = p.sample_types.unit[t]!;
     const result: ViewResult = { sampleType: t, sampleTypeName: p.sample_types.type[t]!, unit, diff: this.loaded.newer !== undefined };

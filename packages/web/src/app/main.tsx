@@ -43,10 +43,22 @@ class Analysis {
       this.pending.get(e.data.id)?.(e.data);
       this.pending.delete(e.data.id);
     };
+    // A worker that dies (out of memory, an uncaught error) answers nothing more: every waiting
+    // and later request gets an error, so the page says so instead of staying "computing…".
+    this.worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.dead = `the analysis worker stopped: ${e.message || 'it crashed (out of memory?)'}; reload the page`;
+      for (const [id, resolve] of this.pending) resolve({ kind: 'error', id, code: 'PROFKIT_E_INTERNAL', message: this.dead });
+      this.pending.clear();
+    };
   }
+
+  /** Why the worker no longer answers, once it has died. */
+  private dead: string | undefined;
 
   private ask(req: WorkerRequest, transfer: Transferable[] = []): Promise<WorkerResponse> {
     return new Promise((resolve) => {
+      if (this.dead !== undefined) return resolve({ kind: 'error', id: req.id, code: 'PROFKIT_E_INTERNAL', message: this.dead });
       this.pending.set(req.id, resolve);
       this.worker.postMessage(req, transfer);
     });
@@ -455,22 +467,34 @@ function useBoxWidth(box: { current: HTMLElement | null }): number {
   return width;
 }
 
-/** One half of the sandwich: a canvas flame graph (no zoom); a click opens the sandwich of the frame's function. */
-function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; layout: FlameLayout; icicle: boolean; label: string; fn: string; update: (p: Partial<ViewState>) => void }) {
+/**
+ * A canvas flame graph drawn to the width of its box (`box`, `canvas`: the refs to give them),
+ * redrawn when what is drawn changes, not on every hover; `onDrawn` runs after each drawing.
+ * `frameAtEvent`: the frame under the mouse (-1 for none).
+ */
+function useFlameCanvas(layout: FlameLayout, options: FlameDrawOptions, onDrawn?: () => void) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const box = useRef<HTMLDivElement>(null);
   const width = useBoxWidth(box);
-  const [hover, setHover] = useState(-1);
-  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
   useLayoutEffect(() => {
-    if (canvas.current) drawFlame(canvas.current, layout, options, width);
+    if (!canvas.current) return;
+    drawFlame(canvas.current, layout, options, width);
+    onDrawn?.();
   }, [layout, options, width]);
-  const total = layout.value[0] ?? 0;
-  const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
-  const pos = (e: MouseEvent) => {
+  const frameAtEvent = (e: MouseEvent) => {
     const r = canvas.current!.getBoundingClientRect();
     return frameAt(layout, options, width, e.clientX - r.left, e.clientY - r.top);
   };
+  return { canvas, box, frameAtEvent };
+}
+
+/** One half of the sandwich: a canvas flame graph (no zoom); a click opens the sandwich of the frame's function. */
+function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; layout: FlameLayout; icicle: boolean; label: string; fn: string; update: (p: Partial<ViewState>) => void }) {
+  const [hover, setHover] = useState(-1);
+  const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
+  const { canvas, box, frameAtEvent: pos } = useFlameCanvas(layout, options);
+  const total = layout.value[0] ?? 0;
+  const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
   // The frames next to the function (its direct callers or callees), for tests and screen readers.
   const adjacent = [];
   for (let i = 1; i < layout.depth.length; i++) if (layout.depth[i] === 1) adjacent.push([layout.names[layout.nameIndex[i]!]!, layout.value[i]!]);
@@ -519,11 +543,14 @@ function SandwichPanel({ result, fn, update }: { result: ViewResult & { sandwich
 /** Marks the first flame paint of the page (measured by the benchmark, docs/web.md). */
 let painted = false;
 
+function markFirstPaint(): void {
+  if (painted) return;
+  painted = true;
+  performance.mark('profkit:first-flame-paint');
+}
+
 function FlameView({ result, state, update }: { result: ViewResult & { flame: FlameLayout }; state: ViewState; update: (p: Partial<ViewState>) => void }) {
   const layout = result.flame;
-  const canvas = useRef<HTMLCanvasElement>(null);
-  const box = useRef<HTMLDivElement>(null);
-  const width = useBoxWidth(box);
   const [hover, setHover] = useState(-1);
   const parent = useMemo(() => parentsOf(layout), [layout]);
   const zoom = useMemo(() => frameAtPath(layout, state.zoom), [layout, state.zoom.join('\n')]);
@@ -537,21 +564,9 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
   const matched = useMemo(() => (matches ? matchedTotal(layout, matches) : 0), [layout, matches]);
   const icicle = state.view === 'icicle';
   const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom, matches }), [icicle, zoom, matches]);
-  useLayoutEffect(() => {
-    if (!canvas.current) return;
-    drawFlame(canvas.current, layout, options, width);
-    if (!painted) {
-      painted = true;
-      performance.mark('profkit:first-flame-paint');
-    }
-    // Redrawn when what is drawn changes, not on every hover.
-  }, [layout, options, width]);
+  const { canvas, box, frameAtEvent: pos } = useFlameCanvas(layout, options, markFirstPaint);
   const total = layout.value[0] ?? 0;
   const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
-  const pos = (e: MouseEvent) => {
-    const r = canvas.current!.getBoundingClientRect();
-    return frameAt(layout, options, width, e.clientX - r.left, e.clientY - r.top);
-  };
   const h = hover >= 0 && hover < layout.depth.length ? hover : -1;
   return (
     <section>

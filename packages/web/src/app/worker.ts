@@ -4,6 +4,7 @@
  * answered in order, each answer carrying its request's id (the page drops stale answers).
  */
 
+import { ErrorCodes, ProfkitError } from '@profkit/core';
 import { ProfileSession, errorOf, webRegistry } from './engine.js';
 import type { ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
@@ -29,7 +30,7 @@ async function answer(req: WorkerRequest): Promise<void> {
       session = ProfileSession.open(registry, { name: req.profile.name, bytes: new Uint8Array(req.profile.bytes) }, base);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else {
-      if (!session) throw new Error('no profile is loaded');
+      if (!session) throw new ProfkitError(ErrorCodes.USAGE, 'no profile is loaded');
       const result = (await session).view(req.options, req.part, req.fn);
       scope.postMessage({ kind: 'view', id: req.id, result }, transferablesOf(result));
     }
