@@ -12,15 +12,7 @@
  */
 
 import type { BuiltGraph, GraphInput } from './report.js';
-import { stackChildren } from './stack-table.js';
-
-/** `a` with room for at least `n` elements (doubled), contents kept. */
-function roomFor(a: Int32Array, n: number): Int32Array {
-  if (n <= a.length) return a;
-  const next = new Int32Array(Math.max(n, a.length * 2));
-  next.set(a);
-  return next;
-}
+import { grown, stackChildren } from './stack-table.js';
 
 /**
  * The sums of one graph pass (see `buildNodes`): flat and cum per node, the calls in the order the
@@ -101,7 +93,7 @@ export function walkCallGraph<V extends number | bigint>(
       const b = locNodeOffsets[r]!;
       const last = locNodeOffsets[r + 1]! - 1;
       // Room for a mark per node and per call of the location.
-      marks = roomFor(marks, marked + 2 * (last - b + 1));
+      marks = grown(marks, marked + 2 * (last - b + 1));
       // The location's nodes, outermost line first.
       for (let ni = last; ni >= b; ni--) {
         const n = locNodeIds[ni]!;
@@ -148,7 +140,7 @@ export function walkCallGraph<V extends number | bigint>(
         residual = false;
       }
       if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
-      path = roomFor(path, 4 * depth + 4);
+      path = grown(path, 4 * depth + 4);
       path[4 * depth] = s;
       path[4 * depth + 1] = parent;
       path[4 * depth + 2] = residual ? 1 : 0;
