@@ -1,6 +1,6 @@
 /** What `load()` returns: read and write (format options documented in docs/formats/speedscope.md). */
 
-import { ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
+import { ErrorCodes, ProfkitError, limitValue, type AdapterCodec } from '@profkit/core';
 import { readSpeedscopeBytes } from './read.js';
 import { writeSpeedscope } from './write.js';
 
@@ -13,7 +13,9 @@ function optionalString(options: Record<string, unknown> | undefined, key: strin
 
 export const codec: AdapterCodec = {
   async read(input, options) {
-    return readSpeedscopeBytes(await input.bytes(), { fileName: input.fileName, limits: options.limits, profile: optionalString(options.options, 'profile') });
+    // Gzipped input is bounded by maxDecompressedBytes once inflated, not by maxInputBytes (as in the v8 codec).
+    const limits = input.gzipped ? { ...options.limits, maxInputBytes: limitValue(options.limits, 'maxDecompressedBytes') } : options.limits;
+    return readSpeedscopeBytes(await input.bytes(), { fileName: input.fileName, limits, profile: optionalString(options.options, 'profile') });
   },
   async write(profile, options) {
     return writeSpeedscope(profile, {

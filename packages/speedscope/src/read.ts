@@ -22,6 +22,7 @@ import {
   ProfileBuilder,
   ProfkitError,
   arrayAt,
+  checkLimit,
   describeJson,
   integerAt,
   limitError,
@@ -60,9 +61,14 @@ interface Emit {
 export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOptions = {}): ReadResult {
   const src: JsonSource = { file: options.fileName ?? '', format: 'speedscope' };
   const limits = options.limits;
+  // The registry bounds what it reads, but this reader is public and its callers' limits must hold too.
+  checkLimit(limits, 'maxInputBytes', bytes.length, 'input bytes', { file: src.file });
   const doc = objectAt(src, parseJsonBytes(bytes, src), '(document)');
   const shared = objectAt(src, doc.shared, 'shared');
-  const frames = arrayAt(src, shared.frames, 'shared.frames').map((f, i) => readFrame(src, f, `shared.frames[${i}]`, limits));
+  const frameValues = arrayAt(src, shared.frames, 'shared.frames');
+  // Each frame is an object of 4 fields however short its JSON (`{"name":"a"}` is 12 bytes).
+  checkLimit(limits, 'maxTableEntries', frameValues.length, 'frames', { file: src.file, path: 'shared.frames' });
+  const frames = frameValues.map((f, i) => readFrame(src, f, `shared.frames[${i}]`, limits));
   const all = arrayAt(src, doc.profiles, 'profiles');
   if (all.length === 0) throw schemaError(src, 'profiles', 'the file has no profiles', 'at least one profile');
   const chosen = selectProfiles(src, all, options.profile);

@@ -200,6 +200,14 @@ describe('errors and limits', () => {
     expect(option(deep, { maxFramesPerStack: 1 })).toEqual(['PROFKIT_E_LIMIT', 'maxFramesPerStack']);
     expect(readSpeedscopeBytes(three, { limits: { maxSamples: 3, maxFramesPerStack: 2, maxTotalFrames: 6 } }).profile.samples.value.length).toBe(3);
   });
+  it('maxInputBytes (for callers of the byte reader) and maxTableEntries on shared.frames, before the frames are read', () => {
+    const three = doc([sampled([[0, 1], [0, 1], [0, 1]], [1, 1, 1])]);
+    let e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(three, { limits: { maxInputBytes: three.length - 1 } }));
+    expect([e.code, e.detail.option]).toEqual(['PROFKIT_E_LIMIT', 'maxInputBytes']);
+    e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(three, { limits: { maxTableEntries: 1 } }));
+    expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxTableEntries', 'shared.frames']);
+    expect(readSpeedscopeBytes(three, { limits: { maxInputBytes: three.length, maxTableEntries: 2 } }).profile.samples.value).toHaveLength(3);
+  });
   it('maxSampleTypes bounds the profiles (each is a value column of every sample, so N profiles of one sample cost N² values)', () => {
     const many = doc(Array.from({ length: 3 }, () => sampled([[0]], [1])));
     const e = thrownBy<ProfkitError>(() => readSpeedscopeBytes(many, { limits: { maxSampleTypes: 2 } }));
