@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect } from 'vitest';
+import { goPprofIn, type GoPprofRun } from './go-pprof-runner.js';
 import { repoRoot } from './views-helpers.js';
 
 /**
@@ -16,14 +17,8 @@ import { repoRoot } from './views-helpers.js';
  * `-symbolize=none` (profkit does not symbolize on load), no search for binaries (`tmp` as
  * PPROF_BINARY_PATH and HOME).
  */
-export function goPprofAsCompared(args: string[], tmp: string): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    maxBuffer: 256 << 20,
-    env: { ...process.env, TZ: 'UTC', PPROF_TMPDIR: tmp, PPROF_BINARY_PATH: tmp, HOME: tmp, GOFLAGS: '' },
-  });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+export function goPprofAsCompared(args: string[], tmp: string): GoPprofRun {
+  return goPprofIn(tmp, process.cwd())(args);
 }
 
 /** Runs `fixtures/goprof/main.go`, writing cpu.pb.gz, heap.pb.gz, mutex.contention and goroutine.thread into `dir`. */
