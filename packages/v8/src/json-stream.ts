@@ -17,7 +17,7 @@
  * call stack, so the limit bounds memory, not recursion).
  */
 
-import { ErrorCodes, ProfkitError, concatBytes, latin1String } from '@profkit/core';
+import { ErrorCodes, ProfkitError, latin1String } from '@profkit/core';
 import { MAX_JSON_BYTES, type JsonSource } from './json.js';
 
 export type JsonScalar = string | number | boolean | null;
@@ -81,13 +81,16 @@ export class JsonTokenizer {
 
   private pending = Pending.None;
   private pendingStart = 0;
-  /** Raw bytes of a string split across chunks (between the quotes, escapes undecoded). */
-  private stringParts: Uint8Array[] = [];
+  /**
+   * Raw bytes of a string (between the quotes, escapes undecoded) or number split across chunks,
+   * in one buffer grown by doubling: an array of the pieces cost ~250 bytes per 1-byte chunk.
+   */
+  private partial = new Uint8Array(0);
+  private partialLength = 0;
   private stringEscaped = false;
   private stringHasEscape = false;
   private stringIsKey = false;
-  private stringBytes = 0;
-  /** The text so far of a number or literal split across chunks. */
+  /** The text so far of a literal split across chunks (at most 5 letters). */
   private tokenText = '';
 
   constructor(
@@ -121,7 +124,8 @@ export class JsonTokenizer {
 
   /** The input ended: finishes a number or literal at the very end, and checks the value is complete. */
   end(): void {
-    if (this.pending === Pending.Number || this.pending === Pending.Literal) this.finishWord(this.tokenText, this.pendingStart);
+    if (this.pending === Pending.Number) this.finishWord(this.takePartialText(), this.pendingStart);
+    if (this.pending === Pending.Literal) this.finishWord(this.tokenText, this.pendingStart);
     if (this.pending === Pending.String) this.truncated('the end of the string');
     if (!this.seenAnything) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, 'the input is empty', { file: this.src.file, rule: this.rule() });
     if (this.expect !== Expect.Done) this.truncated(this.expected());
@@ -218,16 +222,20 @@ export class JsonTokenizer {
     }
     if (j === n) {
       // The chunk ends inside the string: its bytes are copied, the chunk may be reused.
-      this.stringBytes += n - from;
-      if (this.stringBytes > MAX_JSON_BYTES) this.tooLong(start, 'string');
-      this.stringParts.push(chunk.slice(from, n));
+      if (this.partialLength + n - from > MAX_JSON_BYTES) this.tooLong(start, 'string');
+      this.appendPartial(chunk.subarray(from, n));
       this.stringEscaped = escaped;
       this.pending = Pending.String;
       this.pendingStart = start;
       return n;
     }
-    const bytes = this.stringParts.length === 0 ? chunk.subarray(from, j) : concatBytes([...this.stringParts, chunk.subarray(from, j)]);
+    let bytes = chunk.subarray(from, j);
+    if (this.partialLength > 0) {
+      this.appendPartial(bytes);
+      bytes = this.partial.subarray(0, this.partialLength);
+    }
     let text = utf8.decode(bytes);
+    this.releasePartial();
     if (this.stringHasEscape) {
       try {
         text = JSON.parse(`"${text}"`) as string;
@@ -235,8 +243,6 @@ export class JsonTokenizer {
         this.syntax(start - this.base, 'valid escapes in the string (\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)');
       }
     }
-    this.stringParts = [];
-    this.stringBytes = 0;
     this.stringEscaped = false;
     this.stringHasEscape = false;
     this.pending = Pending.None;
@@ -257,15 +263,42 @@ export class JsonTokenizer {
     if (j === n) {
       // Perhaps more digits in the next chunk (or the input ends here: `end` finishes it).
       if (this.pending !== Pending.Number) this.pendingStart = this.base + from;
-      if (this.tokenText.length + n - from > MAX_JSON_BYTES) this.tooLong(this.pendingStart, 'number');
-      this.tokenText += latin1String(chunk.subarray(from, n));
+      if (this.partialLength + n - from > MAX_JSON_BYTES) this.tooLong(this.pendingStart, 'number');
+      this.appendPartial(chunk.subarray(from, n));
       this.pending = Pending.Number;
       return n;
     }
-    if (this.pending === Pending.Number) this.finishWord(this.tokenText + latin1String(chunk.subarray(from, j)), this.pendingStart);
+    if (this.pending === Pending.Number) {
+      this.appendPartial(chunk.subarray(from, j));
+      this.finishWord(this.takePartialText(), this.pendingStart);
+    }
     else this.sink.value(this.wholeNumber(chunk, from, j));
     this.afterValue();
     return j;
+  }
+
+  private appendPartial(bytes: Uint8Array): void {
+    const needed = this.partialLength + bytes.length;
+    if (needed > this.partial.length) {
+      const grown = new Uint8Array(Math.max(needed, this.partial.length * 2, 256));
+      grown.set(this.partial.subarray(0, this.partialLength));
+      this.partial = grown;
+    }
+    this.partial.set(bytes, this.partialLength);
+    this.partialLength = needed;
+  }
+
+  /** Empties the buffer of a split token (freeing it when large: one long string should not be held to the end). */
+  private releasePartial(): void {
+    this.partialLength = 0;
+    if (this.partial.length > 65536) this.partial = new Uint8Array(0);
+  }
+
+  /** The split number's text, the buffer emptied. */
+  private takePartialText(): string {
+    const text = latin1String(this.partial.subarray(0, this.partialLength));
+    this.releasePartial();
+    return text;
   }
 
   /** A number lying within one chunk: digits summed when that is exact, else as any number. */
