@@ -13,7 +13,7 @@ import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { DEFAULT_STATE, hashOf, stateFromHash } from '../src/app/state.js';
 
 /** A CPU profile of `stacks` (leaf last) with the given values. */
-function profile(stacks: [string[], number][]): { name: string; bytes: Uint8Array } {
+function profile(stacks: [string[], number | bigint][]): { name: string; bytes: Uint8Array } {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
   const loc = new Map<string, number>();
   const at = (name: string) => {
@@ -153,5 +153,20 @@ describe('the sandwich view', () => {
     expect(nodes[0]!.callers.map((c) => [c.name, c.weight])).toEqual([['a', '10'], ['b', '5']]);
     expect(nodes[0]!.callees.map((c) => [c.name, c.weight])).toEqual([['leaf', '10']]);
     expect(text).toContain('| work');
+  });
+});
+
+describe('values above 2^53', () => {
+  it('the flame graph and the sandwich carry them exact (what the page prints), beside the float widths', async () => {
+    const big = 2n ** 53n + 1n; // Number(big) === 2 ** 53
+    const s = await ProfileSession.open(webRegistry(), profile([[['main', 'work'], big], [['main', 'idle'], 2n]]), profile([[['main', 'work'], 1n]]));
+    const flame = s.view(OPTIONS, 'flame').flame!;
+    expect(flame.exactValue[0]).toBe(big + 2n);
+    const work = frame(flame, ['main', 'work']);
+    expect(flame.exactValue[work]).toBe(big);
+    expect(flame.exactSelf[work]).toBe(big);
+    expect(flame.exactBase![work]).toBe(1n);
+    const { callees } = s.view(OPTIONS, 'sandwich', 'work').sandwich!;
+    expect(callees.exactValue[0]).toBe(big - 1n);
   });
 });

@@ -249,16 +249,16 @@ function addSubtree(into: MergedNode, node: FlameNode): void {
 }
 
 /** Lays out a flame tree in preorder: typed arrays, one entry per frame (see `FlameLayout`). */
-export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: string, baseOf?: (node: FlameNode) => number): FlameLayout {
+export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: string, baseOf?: (node: FlameNode) => bigint): FlameLayout {
   const names: string[] = [];
   const nameIds = new Map<string, number>();
-  const entries: { node: FlameNode; depth: number; start: number; base: number }[] = [];
+  const entries: { node: FlameNode; depth: number; start: number; base: bigint }[] = [];
   let maxDepth = 0;
   // Iterative: stacks can be thousands of frames deep.
   const work: { node: FlameNode; depth: number; start: number }[] = [{ node: bounded.tree, depth: 0, start: 0 }];
   while (work.length > 0) {
     const w = work.pop()!;
-    entries.push({ node: w.node, depth: w.depth, start: w.start, base: baseOf ? baseOf(w.node) : 0 });
+    entries.push({ node: w.node, depth: w.depth, start: w.start, base: baseOf ? baseOf(w.node) : 0n });
     if (w.depth > maxDepth) maxDepth = w.depth;
     let offset = w.start;
     const kids: typeof work = [];
@@ -279,8 +279,13 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
     maxDepth,
     elided: bounded.elided,
     unit,
+    exactValue: new BigInt64Array(n),
+    exactSelf: new BigInt64Array(n),
   };
-  if (baseOf) layout.base = new Float64Array(n);
+  if (baseOf) {
+    layout.base = new Float64Array(n);
+    layout.exactBase = new BigInt64Array(n);
+  }
   entries.forEach((e, i) => {
     let id = nameIds.get(e.node.name);
     if (id === undefined) {
@@ -293,7 +298,10 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
     layout.start[i] = e.start;
     layout.value[i] = Number(e.node.value);
     layout.self[i] = Number(e.node.self);
-    if (layout.base) layout.base[i] = e.base;
+    layout.exactValue[i] = e.node.value;
+    layout.exactSelf[i] = e.node.self;
+    if (layout.base) layout.base[i] = Number(e.base);
+    if (layout.exactBase) layout.exactBase[i] = e.base;
   });
   return layout;
 }
@@ -309,18 +317,18 @@ function diffFlameLayout(newer: Profile, base: Profile, sampleType: string, filt
   const newTree = boundedFlameTree(applyReportFilters(newer, filters), tn, FLAME_MIN_WIDTH);
   const baseTree = boundedFlameTree(applyReportFilters(base, filters), tb, 0).tree;
   // The base value of each new frame: both trees walked together, children matched by name.
-  const baseValue = new Map<FlameNode, number>();
+  const baseValue = new Map<FlameNode, bigint>();
   const work: [FlameNode, FlameNode][] = [[newTree.tree, baseTree]];
   while (work.length > 0) {
     const [n, b] = work.pop()!;
-    baseValue.set(n, Number(b.value));
+    baseValue.set(n, b.value);
     const baseChildren = new Map(b.children.map((c) => [c.name, c]));
     for (const c of n.children) {
       const bc = baseChildren.get(c.name);
       if (bc) work.push([c, bc]);
     }
   }
-  return flameLayout(newTree, unit, (node) => baseValue.get(node) ?? 0);
+  return flameLayout(newTree, unit, (node) => baseValue.get(node) ?? 0n);
 }
 
 /** A thrown value as the `error` message: a ProfkitError keeps its code and text. */

@@ -494,10 +494,10 @@ function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; l
   const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom: 0 }), [icicle]);
   const { canvas, box, frameAtEvent: pos } = useFlameCanvas(layout, options);
   const total = layout.value[0] ?? 0;
-  const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
+  const exact = (v: bigint) => formatValue(v, layout.unit);
   // The frames next to the function (its direct callers or callees), for tests and screen readers.
   const adjacent = [];
-  for (let i = 1; i < layout.depth.length; i++) if (layout.depth[i] === 1) adjacent.push([layout.names[layout.nameIndex[i]!]!, layout.value[i]!]);
+  for (let i = 1; i < layout.depth.length; i++) if (layout.depth[i] === 1) adjacent.push([layout.names[layout.nameIndex[i]!]!, String(layout.exactValue[i]!)]);
   const h = hover >= 0 && hover < layout.depth.length ? hover : -1;
   return (
     <div ref={box} class="flame-box">
@@ -508,7 +508,7 @@ function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; l
         tabIndex={0}
         role="img"
         aria-label={`${label} of ${fn}: click a frame for its own sandwich`}
-        data-total={String(total)}
+        data-total={String(layout.exactValue[0] ?? 0n)}
         data-adjacent={JSON.stringify(adjacent)}
         style={{ height: `${flameHeight(layout)}px` }}
         onMouseMove={(e) => setHover(pos(e))}
@@ -519,7 +519,7 @@ function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; l
         }}
       />
       <p class="detail" aria-live="polite">
-        {h >= 0 ? `${layout.names[layout.nameIndex[h]!]}: ${fmt(layout.value[h]!)} (${formatPercentage(layout.value[h]!, total).trim()} of ${fn})` : '\u00a0'}
+        {h >= 0 ? `${layout.names[layout.nameIndex[h]!]}: ${exact(layout.exactValue[h]!)} (${formatPercentage(layout.value[h]!, total).trim()} of ${fn})` : '\u00a0'}
       </p>
     </div>
   );
@@ -566,7 +566,9 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
   const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom, matches }), [icicle, zoom, matches]);
   const { canvas, box, frameAtEvent: pos } = useFlameCanvas(layout, options, markFirstPaint);
   const total = layout.value[0] ?? 0;
+  /** The search's matched total is a sum of the drawn (float) widths; the frames' own values print exact. */
   const fmt = (v: number) => formatValue(BigInt(Math.round(v)), layout.unit);
+  const exact = (v: bigint) => formatValue(v, layout.unit);
   const h = hover >= 0 && hover < layout.depth.length ? hover : -1;
   return (
     <section>
@@ -589,7 +591,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
           role="img"
           aria-label={`${state.view === 'icicle' ? 'icicle' : 'flame'} graph of ${result.sampleTypeName}: click a frame to zoom, Escape to zoom out`}
           data-frames={String(layout.depth.length)}
-          data-total={String(total)}
+          data-total={String(layout.exactValue[0] ?? 0n)}
           data-zoom={String(zoom)}
           style={{ height: `${flameHeight(layout)}px` }}
           onMouseMove={(e) => setHover(pos(e))}
@@ -608,8 +610,8 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
       </div>
       <p id="flame-detail" class="detail" aria-live="polite">
         {h >= 0
-          ? `${layout.names[layout.nameIndex[h]!]}: ${fmt(layout.value[h]!)} (${formatPercentage(layout.value[h]!, total).trim()}), self ${fmt(layout.self[h]!)}` +
-            (layout.base ? `, base ${fmt(layout.base[h]!)}, change ${layout.value[h]! - layout.base[h]! >= 0 ? '+' : ''}${fmt(layout.value[h]! - layout.base[h]!)}` : '')
+          ? `${layout.names[layout.nameIndex[h]!]}: ${exact(layout.exactValue[h]!)} (${formatPercentage(layout.value[h]!, total).trim()}), self ${exact(layout.exactSelf[h]!)}` +
+            (layout.exactBase ? `, base ${exact(layout.exactBase[h]!)}, change ${layout.exactValue[h]! - layout.exactBase[h]! >= 0n ? '+' : ''}${exact(layout.exactValue[h]! - layout.exactBase[h]!)}` : '')
           : 'Point at a frame for its values; click to zoom.'}
       </p>
     </section>

@@ -98,6 +98,13 @@ export interface FlameLayout {
   value: Float64Array;
   self: Float64Array;
   base?: Float64Array;
+  /**
+   * The same values exact (the engine's bigints; the float arrays above are for drawing and lose
+   * precision above 2^53): what the page prints.
+   */
+  exactValue: BigInt64Array;
+  exactSelf: BigInt64Array;
+  exactBase?: BigInt64Array;
   maxDepth: number;
   /** Frames left out because they were narrower than `minWidth` of the total. */
   elided: number;

@@ -20,7 +20,7 @@ const scope = self as unknown as {
 /** The flame graphs' arrays are handed over, not copied. */
 function transferablesOf(r: ViewResult): Transferable[] {
   const layouts = [r.flame, r.sandwich?.callers, r.sandwich?.callees].filter((f) => f !== undefined);
-  return layouts.flatMap((f) => [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : [])]) as Transferable[];
+  return layouts.flatMap((f) => [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : []), f.exactValue.buffer, f.exactSelf.buffer, ...(f.exactBase ? [f.exactBase.buffer] : [])]) as Transferable[];
 }
 
 async function answer(req: WorkerRequest): Promise<void> {
