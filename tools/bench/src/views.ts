@@ -20,12 +20,13 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeFileAtomic } from '@profkit/core/node';
 import { buildGoref, machine } from './pprof.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -243,7 +244,8 @@ export async function runViewsBench(argv: string[]): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
   }
   const doc = { date: new Date().toISOString(), commit: head, machine: m, runs, sizes: report };
-  if (values.json) writeFileSync(values.json, `${JSON.stringify(doc, null, 2)}\n`);
-  if (values.markdown) writeFileSync(values.markdown, `${markdown.join('\n\n')}\n`);
+  const utf8 = (text: string) => new TextEncoder().encode(text);
+  if (values.json) await writeFileAtomic(values.json, utf8(`${JSON.stringify(doc, null, 2)}\n`));
+  if (values.markdown) await writeFileAtomic(values.markdown, utf8(`${markdown.join('\n\n')}\n`));
   return 0;
 }
