@@ -24,9 +24,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
-import { goPprofAsCompared, gperftoolsProfilesNow, haveGperftools, runGoProducer, warnIfNoGperftools } from './producers.js';
+import { goPprofAsCompared, goProfilesNow, gperftoolsProfilesNow, haveGperftools, warnIfNoGperftools } from './producers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-graph-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -137,10 +137,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('graph --format dot = go tool ppro
 
 describe.skipIf(!goAvailable)('graph = go tool pprof -dot on profiles the Go runtime writes now', () => {
   const dir = join(tmp, 'go');
-  beforeAll(() => {
-    const r = runGoProducer(dir, tmp);
-    expect(r.status, r.stderr).toBe(0);
-  }, 300_000);
+  goProfilesNow(dir, tmp);
 
   it('CPU profile with pprof labels: label nodelets', async () => {
     const cpu = join(dir, 'cpu.pb.gz');

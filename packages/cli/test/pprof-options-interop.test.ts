@@ -16,8 +16,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { goPprofAsCompared, runGoProducer } from './producers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { goPprofAsCompared, goProfilesNow } from './producers.js';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-options-'));
@@ -160,10 +160,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('-base and -diff_base = go tool pp
 
 describe.skipIf(!goAvailable)('label options on a CPU profile the Go runtime writes (pprof labels)', () => {
   const dir = join(tmp, 'go');
-  beforeAll(() => {
-    const r = runGoProducer(dir, tmp);
-    expect(r.status, r.stderr).toBe(0);
-  }, 300_000);
+  goProfilesNow(dir, tmp);
 
   it('-tagroot/-tagleaf split costs by label; -tagfocus/-tagignore/-tagshow/-taghide filter', async () => {
     const cpu = join(dir, 'cpu.pb.gz');

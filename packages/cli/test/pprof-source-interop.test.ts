@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goPprofIn } from './go-pprof-runner.js';
-import { haveGperftools, runGoProducer, warnIfNoGperftools } from './producers.js';
+import { goProfilesNow, haveGperftools, warnIfNoGperftools } from './producers.js';
 import { fixture, goAvailable, hasFixtures, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-source-'));
@@ -175,10 +175,7 @@ describe.skipIf(!goAvailable || !havePprofTestdata)('list with sources: google/p
 describe.skipIf(!goAvailable)('list / callgrind / topproto on profiles the Go runtime writes now', () => {
   const dir = join(tmp, 'go');
   const main = join(repoRoot, 'packages/cli/test/fixtures/goprof/main.go');
-  beforeAll(() => {
-    const r = runGoProducer(dir, tmp);
-    expect(r.status, r.stderr).toBe(0);
-  }, 300_000);
+  goProfilesNow(dir, tmp);
 
   it('CPU profile: main.spin listed from main.go, runtime functions from GOROOT', async () => {
     const cpu = join(dir, 'cpu.pb.gz');

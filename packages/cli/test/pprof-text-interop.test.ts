@@ -12,9 +12,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
-import { goPprofAsCompared, gperftoolsProfilesNow, haveGperftools, runGoProducer, warnIfNoGperftools } from './producers.js';
+import { goPprofAsCompared, goProfilesNow, gperftoolsProfilesNow, haveGperftools, warnIfNoGperftools } from './producers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-text-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -77,10 +77,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('raw / traces / tags = go tool ppr
 
 describe.skipIf(!goAvailable)('raw / traces / tags on profiles the Go runtime writes now', () => {
   const dir = join(tmp, 'go');
-  beforeAll(() => {
-    const r = runGoProducer(dir, tmp);
-    expect(r.status, r.stderr).toBe(0);
-  }, 300_000);
+  goProfilesNow(dir, tmp);
 
   it('CPU profile with pprof labels: tags lists the label values, traces the labels per sample', async () => {
     const cpu = join(dir, 'cpu.pb.gz');

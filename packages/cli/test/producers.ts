@@ -33,6 +33,14 @@ export function runGoProducer(dir: string, tmp: string): { status: number | null
   return { status: r.status, stderr: r.stderr ?? '' };
 }
 
+/** Inside a `describe` of profiles the Go runtime writes now: runs the Go producer into `dir` before the tests (failing them if it fails). */
+export function goProfilesNow(dir: string, tmp: string): void {
+  beforeAll(() => {
+    const r = runGoProducer(dir, tmp);
+    expect(r.status, r.stderr).toBe(0);
+  }, 300_000);
+}
+
 /** Whether gcc and gperftools (headers and libtcmalloc_and_profiler) are installed. */
 export const haveGperftools =
   spawnSync('gcc', ['--version']).status === 0 &&

@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { goPprofAsCompared, runGoProducer } from './producers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { goPprofAsCompared, goProfilesNow } from './producers.js';
 import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-raw-filters-'));
@@ -107,10 +107,7 @@ describe.skipIf(!hasFixtures || !goAvailable)('raw with filters = go tool pprof 
 
 describe.skipIf(!goAvailable)('raw with label filters on a CPU profile the Go runtime writes (pprof labels)', () => {
   const dir = join(tmp, 'go');
-  beforeAll(() => {
-    const r = runGoProducer(dir, tmp);
-    expect(r.status, r.stderr).toBe(0);
-  }, 300_000);
+  goProfilesNow(dir, tmp);
 
   it('-tagfocus/-tagignore drop samples, locations stay', async () => {
     const cpu = join(dir, 'cpu.pb.gz');
