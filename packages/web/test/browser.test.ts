@@ -447,6 +447,28 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     }
   });
 
+  it('a worker that dies leaves an error on the page, not "computing…" for ever', async () => {
+    const page = await newPage();
+    // Keeps the page's worker reachable, to make it fail as a crash (or out of memory) would.
+    await page.addInitScript(() => {
+      const Real = Worker;
+      (globalThis as unknown as { Worker: unknown }).Worker = class extends Real {
+        constructor(url: string | URL, options?: WorkerOptions) {
+          super(url, options);
+          (globalThis as unknown as { pageWorker: Worker }).pageWorker = this;
+        }
+      };
+    });
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', FIXTURES.pprof);
+    await topShown(page);
+    await page.evaluate(() => (globalThis as unknown as { pageWorker: Worker }).pageWorker.dispatchEvent(new ErrorEvent('error', { message: 'out of memory' })));
+    await page.click('#view-flame');
+    await page.waitForSelector('#error', { timeout: 10_000 });
+    expect(await page.textContent('#error')).toMatch(/^PROFKIT_E_INTERNAL the analysis worker stopped: out of memory/);
+    await page.close();
+  });
+
   it('static build: a file no adapter reads shows the typed error', async () => {
     const page = await newPage();
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
