@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /** Settings every package's vitest config starts from. */
@@ -8,6 +9,7 @@ export const sharedTestConfig = defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    setupFiles: [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))],
     reporters: ['default'],
   },
 });
