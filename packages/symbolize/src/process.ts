@@ -12,6 +12,18 @@ import { ErrorCodes, ProfkitError } from '@profkit/core/node';
 const MAX_LINE = 16 << 20;
 const MAX_STDERR = 8192;
 
+/**
+ * The longest delay Node's `setTimeout` honours (2^31 - 1 ms, about 24.8 days): a longer one fires
+ * after 1 ms with a TimeoutOverflowWarning, so a huge `timeoutMs` (or Infinity, meaning "never")
+ * would time out at once. Every timer of this package waits `timerDelayMs(timeoutMs)`.
+ */
+export const MAX_TIMER_DELAY_MS = 0x7fff_ffff;
+
+/** `timeoutMs` as a delay `setTimeout` keeps: capped at `MAX_TIMER_DELAY_MS`. */
+export function timerDelayMs(timeoutMs: number): number {
+  return Math.min(timeoutMs, MAX_TIMER_DELAY_MS);
+}
+
 export interface LineProcessOptions {
   /** Milliseconds without any output while a reply is awaited before the process is killed. */
   timeoutMs: number;
@@ -126,7 +138,7 @@ export class LineProcess {
       await new Promise<void>((ok) => {
         const timer = setTimeout(() => {
           this.fail(new ProfkitError(ErrorCodes.TIMEOUT, `${this.description} did not answer within ${this.options.timeoutMs} ms`, { tool: this.command, option: 'timeoutMs', rule: 'tool reply timeout' }));
-        }, this.options.timeoutMs);
+        }, timerDelayMs(this.options.timeoutMs));
         this.wake = () => {
           clearTimeout(timer);
           ok();
@@ -187,7 +199,7 @@ export function runLines(command: string, args: string[], input: string | undefi
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${command} ${args.join(' ')} produced no output for ${options.timeoutMs} ms`, { tool: command, option: 'timeoutMs', rule: 'tool timeout' })), options.timeoutMs);
+      timer = setTimeout(() => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${command} ${args.join(' ')} produced no output for ${options.timeoutMs} ms`, { tool: command, option: 'timeoutMs', rule: 'tool timeout' })), timerDelayMs(options.timeoutMs));
     };
     const abort = () => finish(new ProfkitError(ErrorCodes.TIMEOUT, `${command}: aborted`, { rule: 'aborted by signal' }));
     options.signal?.addEventListener('abort', abort, { once: true });

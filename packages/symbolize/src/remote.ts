@@ -21,6 +21,7 @@ import {
   resolveSymbolUrl,
   symbolReplyMap,
 } from '@profkit/core/node';
+import { timerDelayMs } from './process.js';
 
 /**
  * The symbol endpoint for what the user gave (`--remote`): core's `resolveSymbolUrl`
@@ -63,7 +64,7 @@ export async function symbolizeRemoteAddresses(endpoint: string, addresses: read
   const asked = new Set(addresses);
   for (const body of chunkSymbolRequests(addresses, per)) {
     const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(new ProfkitError(ErrorCodes.TIMEOUT, `${endpoint} did not answer within ${timeoutMs} ms`, { url: endpoint, option: 'timeoutMs' })), timeoutMs);
+    const timer = setTimeout(() => ctl.abort(new ProfkitError(ErrorCodes.TIMEOUT, `${endpoint} did not answer within ${timeoutMs} ms`, { url: endpoint, option: 'timeoutMs' })), timerDelayMs(timeoutMs));
     const onAbort = () => ctl.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
