@@ -132,7 +132,8 @@ export function filtersKeepingLocations(p: Profile, options: ReportFilterOptions
   return {
     ...p,
     samples: {
-      value: values[0] ?? new BigInt64Array(kept.length),
+      // Without sample types `value` is a column of its own (no `.values[0]` to alias).
+      value: values[0] ?? BigInt64Array.from(kept, (i) => p.samples.value[i]!),
       '.values': values,
       locations: { offsets: Uint32Array.from(offsets), location_id: Uint32Array.from(stackIds) },
       ...(labelOffsets ? { '.label_offsets': Uint32Array.from(outLabelOffsets) } : {}),
