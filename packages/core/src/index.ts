@@ -17,6 +17,7 @@ export { GZIP_IMPLEMENTATION, concatBytes, gunzipChunks, gzipBytes, gzipChunks, 
 export * from './limits.js';
 export * from './lines.js';
 export * from './json-fields.js';
+export * from './json-stream.js';
 export * from './adapter.js';
 export * from './ops/index.js';
 export * from './ops/report.js';

@@ -6,8 +6,7 @@
  * whole-input reader's (`cpuProfileToProfile`), so both readers give the same profile and errors.
  */
 
-import { checkLimit, limitValue, type ReadLimits } from '@profkit/core';
-import { JsonTokenizer, JsonValueBuilder, type JsonScalar, type JsonSink } from './json-stream.js';
+import { JsonTokenizer, JsonValueBuilder, checkLimit, limitValue, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
 import { describe, schemaError, type JsonSource } from './json.js';
 import { cpuProfileToProfile, type CpuProfileReadOptions, type CpuProfileReadResult } from './read.js';
 

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfkitError } from '@profkit/core';
 import { readCpuProfileBytes, readCpuProfileChunks } from '../src/index.js';
-import { JsonTokenizer, JsonValueBuilder } from '../src/json-stream.js';
 import { callFrame, enc, smallCpuProfile } from './helpers.js';
 
 const CHUNK_SIZES = [1, 7, 4096];
@@ -86,23 +85,6 @@ describe('the streaming .cpuprofile reader gives what the whole-input reader giv
     expect(r.warnings.map((w) => w.code)).toContain('PROFKIT_W_V8_SAMPLES_REORDERED');
     expect(new TextDecoder().decode(inputs[2]![1])).toContain('"__proto__": {"x": 1}');
   });
-});
-
-describe('the JSON tokenizer builds the values JSON.parse builds', () => {
-  const texts = ['0', '-0', ' 12345678901234567 ', '1.5e-3', '-2E+2', '"a\\u00e9\\ud83d\\ude00\\/"', '[]', '{}', '[1,[2,[3,{"a":{"b":null}}]],true,false]', '{"a":1,"a":2}', '{"__proto__":[1]}'];
-  for (const text of texts) {
-    for (const size of CHUNK_SIZES) {
-      it(`${text}, chunks of ${size}`, () => {
-        const builder = new JsonValueBuilder();
-        const t = new JsonTokenizer(builder, { file: 'x', format: 'json' });
-        const bytes = enc(text);
-        for (let i = 0; i < bytes.length; i += size) t.write(bytes.subarray(i, i + size));
-        t.end();
-        expect(builder.result).toStrictEqual(JSON.parse(text));
-        expect(Object.is(builder.result, JSON.parse(text)) || typeof builder.result === 'object').toBe(true);
-      });
-    }
-  }
 });
 
 describe('the streaming reader refuses what the whole-input reader refuses, naming the offset or path', () => {

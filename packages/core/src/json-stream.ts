@@ -1,8 +1,9 @@
 /**
  * An incremental JSON tokenizer: bytes go in chunk by chunk (`write`, then `end`), events come out
  * to a `JsonSink` (objects, arrays, keys, scalar values). No part of the input is kept beyond the
- * token being read, so a reader can keep only what it needs (the `.cpuprofile` stream reader keeps
- * `samples` and `timeDeltas` as typed arrays and builds only the small values as objects).
+ * token being read, so a reader can keep only what it needs (the V8 `.cpuprofile` stream reader keeps
+ * `samples` and `timeDeltas` as typed arrays and builds only the small values as objects). It lives
+ * in core so that every JSON adapter (V8, speedscope) can stream without importing another's internals.
  *
  * It accepts exactly what `JSON.parse` accepts (RFC 8259), and gives the same values:
  * - strings are decoded as the whole-input reader decodes them (invalid UTF-8 becomes U+FFFD, a
@@ -17,8 +18,9 @@
  * call stack, so the limit bounds memory, not recursion).
  */
 
-import { ErrorCodes, ProfkitError, latin1String } from '@profkit/core';
-import { MAX_JSON_BYTES, type JsonSource } from './json.js';
+import { latin1String } from '#native';
+import { ErrorCodes, ProfkitError } from './errors.js';
+import { MAX_JSON_BYTES, type JsonSource } from './json-fields.js';
 
 export type JsonScalar = string | number | boolean | null;
 
@@ -58,7 +60,8 @@ const enum Pending {
 const OBJECT = 1;
 const ARRAY = 2;
 
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+// Marked pure so that a bundle not using the tokenizer drops it (e.g. core + pprof in the browser).
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { ignoreBOM: true });
 /** RFC 8259's number grammar (`Number()` alone would accept `0x1`, `.5`, `Infinity`, …). */
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
