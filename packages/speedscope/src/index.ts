@@ -11,6 +11,7 @@ export { ADAPTER_NAME, FORMAT_ID, SCHEMA_URL, UNITS, NANOS_IN } from './format.j
 export type { SpeedscopeFile, SpeedscopeFrame, SpeedscopeEvent, SampledProfile, EventedProfile, SpeedscopeUnit, ProfileFacts } from './format.js';
 export { sniffSpeedscope } from './sniff.js';
 export { readSpeedscopeBytes, type SpeedscopeReadOptions } from './read.js';
+export { readSpeedscopeChunks, type SpeedscopeStreamOptions } from './read-stream.js';
 export { writeSpeedscope, type SpeedscopeWriteOptions } from './write.js';
 
 export const speedscopeAdapter = defineAdapter({

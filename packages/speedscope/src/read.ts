@@ -38,6 +38,7 @@ import {
   type Warning,
 } from '@profkit/core';
 import { ADAPTER_NAME, FORMAT_ID, NANOS_IN, UNITS, type ProfileFacts, type SpeedscopeUnit } from './format.js';
+import { StreamedEvents, StreamedFrames, StreamedStacks, StreamedWeights, type EventList, type EventRead, type Frame, type StackList, type WeightList } from './streamed.js';
 
 export interface SpeedscopeReadOptions {
   fileName?: string;
@@ -46,35 +47,37 @@ export interface SpeedscopeReadOptions {
   profile?: string | number;
 }
 
-interface Frame {
-  name: string;
-  file: string;
-  line: number;
-  col: number;
-}
-
 /** Builds the samples of one speedscope profile into the shared builder. */
 interface Emit {
   (stack: readonly number[], value: number, at: number): void;
 }
 
 export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOptions = {}): ReadResult {
-  const src: JsonSource = { file: options.fileName ?? '', format: 'speedscope' };
-  const limits = options.limits;
+  const src = speedscopeSource(options);
   // The registry bounds what it reads, but this reader is public and its callers' limits must hold too.
-  checkLimit(limits, 'maxInputBytes', bytes.length, 'input bytes', { file: src.file });
-  const doc = objectAt(src, parseJsonBytes(bytes, src), '(document)');
+  checkLimit(options.limits, 'maxInputBytes', bytes.length, 'input bytes', { file: src.file });
+  return speedscopeToProfile(parseJsonBytes(bytes, src), src, options);
+}
+
+export function speedscopeSource(options: SpeedscopeReadOptions): JsonSource {
+  return { file: options.fileName ?? '', format: 'speedscope' };
+}
+
+/**
+ * The document → profile: `JSON.parse`'s value (readSpeedscopeBytes), or the stream reader's
+ * document whose frames, samples, weights and events are columns (streamed.ts).
+ */
+export function speedscopeToProfile(value: unknown, src: JsonSource, options: SpeedscopeReadOptions): ReadResult {
+  const limits = options.limits;
+  const doc = objectAt(src, value, '(document)');
   const shared = objectAt(src, doc.shared, 'shared');
-  const frameValues = arrayAt(src, shared.frames, 'shared.frames');
-  // Each frame is an object of 4 fields however short its JSON (`{"name":"a"}` is 12 bytes).
-  checkLimit(limits, 'maxTableEntries', frameValues.length, 'frames', { file: src.file, path: 'shared.frames' });
-  const frames = frameValues.map((f, i) => readFrame(src, f, `shared.frames[${i}]`, limits));
+  const frames = readFrames(src, shared.frames, limits);
   const all = arrayAt(src, doc.profiles, 'profiles');
   if (all.length === 0) throw schemaError(src, 'profiles', 'the file has no profiles', 'at least one profile');
   const chosen = selectProfiles(src, all, options.profile);
   // Each profile is a value column of every sample: bound the columns before the samples multiply them.
   const maxSampleTypes = limitValue(limits, 'maxSampleTypes');
-  if (chosen.length > maxSampleTypes) throw limitError('maxSampleTypes', `${chosen.length} profiles (one sample type each)`, maxSampleTypes, { file: src.file, path: 'profiles' });
+  if (chosen.length > maxSampleTypes) throw tooManyProfiles(src, chosen.length, maxSampleTypes);
 
   const heads = chosen.map((i) => readHead(src, all[i], `profiles[${i}]`, i));
   const warnings: Warning[] = [];
@@ -110,12 +113,10 @@ export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOp
     const path = `profiles[${chosen[k]}]`;
     let rounded = 0;
     const emit: Emit = (rootFirst, value, at) => {
-      if (b.sampleCount >= maxSamples) throw limitError('maxSamples', `sample ${b.sampleCount + 1}`, maxSamples, { file: src.file, path });
-      if ((b.sampleCount + 1) * heads.length > maxValues) {
-        throw limitError('maxSampleValues', `sample ${b.sampleCount + 1} × ${heads.length} profiles (one value each)`, maxValues, { file: src.file, path });
-      }
+      if (b.sampleCount >= maxSamples) throw tooManySamples(src, path, b.sampleCount + 1, maxSamples);
+      if ((b.sampleCount + 1) * heads.length > maxValues) throw tooManyValues(src, path, b.sampleCount + 1, heads.length, maxValues);
       totalFrames += rootFirst.length;
-      if (totalFrames > maxTotal) throw limitError('maxTotalFrames', `the frames of all samples (${totalFrames})`, maxTotal, { file: src.file, path });
+      if (totalFrames > maxTotal) throw tooManyFrames(src, path, totalFrames, maxTotal);
       ids.length = 0;
       for (let j = rootFirst.length - 1; j >= 0; j--) ids.push(location(rootFirst[j]!));
       const scaled = value * head.scale;
@@ -149,7 +150,20 @@ export function readSpeedscopeBytes(bytes: Uint8Array, options: SpeedscopeReadOp
   return { profile, warnings, format: FORMAT_ID };
 }
 
-function readFrame(src: JsonSource, v: unknown, path: string, limits: ReadLimits | undefined): Frame {
+function readFrames(src: JsonSource, v: unknown, limits: ReadLimits | undefined): Frame[] {
+  // Each frame is an object of 4 fields however short its JSON (`{"name":"a"}` is 12 bytes).
+  const count = (n: number) => checkLimit(limits, 'maxTableEntries', n, 'frames', { file: src.file, path: 'shared.frames' });
+  if (v instanceof StreamedFrames) {
+    count(v.length);
+    if (v.fault) throw v.fault;
+    return v.frames;
+  }
+  const frameValues = arrayAt(src, v, 'shared.frames');
+  count(frameValues.length);
+  return frameValues.map((f, i) => readFrame(src, f, `shared.frames[${i}]`, limits));
+}
+
+export function readFrame(src: JsonSource, v: unknown, path: string, limits: ReadLimits | undefined): Frame {
   const f = objectAt(src, v, path);
   const name = stringAt(src, f.name, `${path}.name`, limits);
   const file = f.file === undefined || f.file === null ? '' : stringAt(src, f.file, `${path}.file`, limits);
@@ -162,7 +176,7 @@ const MAX_NAMED_PROFILES = 10;
 
 function selectProfiles(src: JsonSource, all: unknown[], which: string | number | undefined): number[] {
   if (which === undefined) return all.map((_, i) => i);
-  const byIndex = typeof which === 'number' || /^\d+$/.test(which) ? Number(which) : -1;
+  const byIndex = profileIndexOption(which);
   const i = byIndex >= 0 ? byIndex : all.findIndex((p) => (p as { name?: unknown } | null)?.name === which);
   if (i < 0 || i >= all.length) {
     // The message names a few profiles, each name cut short: a file may have thousands of any length.
@@ -174,71 +188,157 @@ function selectProfiles(src: JsonSource, all: unknown[], which: string | number 
   return [i];
 }
 
+/** The index the `profile` option names, or -1 when it names a profile by its name. */
+export function profileIndexOption(which: string | number): number {
+  return typeof which === 'number' || /^\d+$/.test(which) ? Number(which) : -1;
+}
+
 /** A profile's head, and the scale that makes its values whole. */
 function readHead(src: JsonSource, v: unknown, path: string, index: number): ProfileFacts {
   const p = objectAt(src, v, path);
-  if (p.type !== 'sampled' && p.type !== 'evented') throw schemaError(src, `${path}.type`, `must be "sampled" or "evented", got ${JSON.stringify(p.type)}`, 'profile type');
+  if (p.type !== 'sampled' && p.type !== 'evented') throw schemaError(src, `${path}.type`, `must be "sampled" or "evented", got ${describeJson(p.type)}`, 'profile type');
   const unit = (p.unit ?? 'none') as SpeedscopeUnit;
-  if (!UNITS.includes(unit)) throw schemaError(src, `${path}.unit`, `must be one of ${UNITS.join(', ')}, got ${JSON.stringify(p.unit)}`, 'unit');
+  if (!UNITS.includes(unit)) throw schemaError(src, `${path}.unit`, `must be one of ${UNITS.join(', ')}, got ${describeJson(p.unit)}`, 'unit');
   const startValue = numberAt(src, p.startValue ?? 0, `${path}.startValue`);
   const endValue = numberAt(src, p.endValue ?? 0, `${path}.endValue`);
   const name = typeof p.name === 'string' && p.name !== '' ? p.name : `profile ${index + 1}`;
   // Fractional numbers in a time profile: read it in whole nanoseconds.
   let fractional = !Number.isInteger(startValue);
-  if (p.type === 'sampled' && Array.isArray(p.weights)) fractional ||= p.weights.some((w) => typeof w === 'number' && !Number.isInteger(w));
-  if (p.type === 'evented' && Array.isArray(p.events)) fractional ||= p.events.some((e) => typeof (e as { at?: unknown } | null)?.at === 'number' && !Number.isInteger((e as { at: number }).at));
+  if (p.type === 'sampled') fractional ||= p.weights instanceof StreamedWeights ? p.weights.fractional : Array.isArray(p.weights) && p.weights.some(isFraction);
+  if (p.type === 'evented') fractional ||= p.events instanceof StreamedEvents ? p.events.fractional : Array.isArray(p.events) && p.events.some((e) => isFraction((e as { at?: unknown } | null)?.at));
   const scale = fractional ? (NANOS_IN[unit] ?? 1) : 1;
   return { name, type: p.type, unit, startValue, endValue, scale };
 }
 
-function frameIndex(src: JsonSource, v: unknown, path: string, nFrames: number): number {
+/** A number that is not whole (a weight or time that makes its profile read in nanoseconds). */
+export function isFraction(v: unknown): boolean {
+  return typeof v === 'number' && !Number.isInteger(v);
+}
+
+export function frameIndex(src: JsonSource, v: unknown, path: string, nFrames: number): number {
   const i = integerAt(src, v, path, 0);
   if (i >= nFrames) throw schemaError(src, path, `frame ${i} is not in shared.frames (${nFrames} frames)`, 'frame indices point into shared.frames');
   return i;
 }
 
+/** A weight: a finite number, not negative. */
+export function checkWeight(src: JsonSource, v: unknown, path: string): number {
+  const w = numberAt(src, v, path);
+  if (w < 0) throw schemaError(src, path, `weight ${w} is negative`, 'weights are not negative');
+  return w;
+}
+
+/** A sample's stack: an array of at most `maxDepth` frames (its length is checked before its frames). */
+export function checkStackLength(src: JsonSource, path: string, length: number, maxDepth: number): void {
+  if (length > maxDepth) throw limitError('maxFramesPerStack', `${path}: a stack of ${length} frames`, maxDepth, { file: src.file, path });
+}
+
+// The limits both readers check as samples grow (the stream reader before they are stored, the
+// converter as they are added), worded alike.
+export function tooManySamples(src: JsonSource, path: string, n: number, max: number): ProfkitError {
+  return limitError('maxSamples', `sample ${n}`, max, { file: src.file, path });
+}
+export function tooManyValues(src: JsonSource, path: string, n: number, profiles: number, max: number): ProfkitError {
+  return limitError('maxSampleValues', `sample ${n} × ${profiles} profiles (one value each)`, max, { file: src.file, path });
+}
+export function tooManyFrames(src: JsonSource, path: string, n: number, max: number): ProfkitError {
+  return limitError('maxTotalFrames', `the frames of all samples (${n})`, max, { file: src.file, path });
+}
+export function tooManyProfiles(src: JsonSource, n: number, max: number): ProfkitError {
+  return limitError('maxSampleTypes', `${n} profiles (one sample type each)`, max, { file: src.file, path: 'profiles' });
+}
+
+/** `samples` as parsed by JSON.parse. */
+class JsonStacks implements StackList {
+  constructor(
+    private readonly src: JsonSource,
+    private readonly samples: unknown[],
+    private readonly path: string,
+  ) {}
+  get length(): number {
+    return this.samples.length;
+  }
+  stack(j: number, out: number[], nFrames: number, maxDepth: number): void {
+    const path = `${this.path}.samples[${j}]`;
+    const s = arrayAt(this.src, this.samples[j], path);
+    checkStackLength(this.src, path, s.length, maxDepth);
+    out.length = 0;
+    for (let d = 0; d < s.length; d++) out.push(frameIndex(this.src, s[d], `${path}[${d}]`, nFrames));
+  }
+}
+
+/** `weights` as parsed by JSON.parse. */
+class JsonWeights implements WeightList {
+  constructor(
+    private readonly src: JsonSource,
+    private readonly weights: unknown[],
+    private readonly path: string,
+  ) {}
+  get length(): number {
+    return this.weights.length;
+  }
+  weight(j: number): number {
+    return checkWeight(this.src, this.weights[j], `${this.path}.weights[${j}]`);
+  }
+}
+
+/** `events` as parsed by JSON.parse. */
+class JsonEvents implements EventList {
+  private readonly read: EventRead = { at: 0, frame: 0, type: undefined };
+  constructor(
+    private readonly src: JsonSource,
+    private readonly events: unknown[],
+    private readonly path: string,
+  ) {}
+  get length(): number {
+    return this.events.length;
+  }
+  event(j: number, nFrames: number): EventRead {
+    const path = `${this.path}.events[${j}]`;
+    const e = objectAt(this.src, this.events[j], path);
+    this.read.at = numberAt(this.src, e.at, `${path}.at`);
+    this.read.frame = frameIndex(this.src, e.frame, `${path}.frame`, nFrames);
+    this.read.type = e.type;
+    return this.read;
+  }
+}
+
 function readSampled(src: JsonSource, p: Record<string, unknown>, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
-  const samples = arrayAt(src, p.samples, `${path}.samples`);
-  const weights = arrayAt(src, p.weights, `${path}.weights`);
+  const samples = p.samples instanceof StreamedStacks ? p.samples : new JsonStacks(src, arrayAt(src, p.samples, `${path}.samples`), path);
+  const weights = p.weights instanceof StreamedWeights ? p.weights : new JsonWeights(src, arrayAt(src, p.weights, `${path}.weights`), path);
   if (weights.length !== samples.length) throw schemaError(src, `${path}.weights`, `has ${weights.length} entries but samples has ${samples.length}`, 'one weight per sample');
   let at = head.startValue;
   const stack: number[] = [];
   for (let j = 0; j < samples.length; j++) {
-    const s = arrayAt(src, samples[j], `${path}.samples[${j}]`);
-    if (s.length > maxDepth) throw limitError('maxFramesPerStack', `${path}.samples[${j}]: a stack of ${s.length} frames`, maxDepth, { file: src.file, path: `${path}.samples[${j}]` });
-    stack.length = 0;
-    for (let d = 0; d < s.length; d++) stack.push(frameIndex(src, s[d], `${path}.samples[${j}][${d}]`, nFrames));
-    const w = numberAt(src, weights[j], `${path}.weights[${j}]`);
-    if (w < 0) throw schemaError(src, `${path}.weights[${j}]`, `weight ${w} is negative`, 'weights are not negative');
+    samples.stack(j, stack, nFrames, maxDepth);
+    const w = weights.weight(j);
     emit(stack, w, at);
     at += w;
   }
 }
 
 function readEvented(src: JsonSource, p: Record<string, unknown>, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
-  const events = arrayAt(src, p.events, `${path}.events`);
+  const events = p.events instanceof StreamedEvents ? p.events : new JsonEvents(src, arrayAt(src, p.events, `${path}.events`), path);
   const open: number[] = [];
   let last = head.startValue;
   for (let j = 0; j < events.length; j++) {
-    const ep = `${path}.events[${j}]`;
-    const e = objectAt(src, events[j], ep);
-    const at = numberAt(src, e.at, `${ep}.at`);
-    const frame = frameIndex(src, e.frame, `${ep}.frame`, nFrames);
-    if (at < last) throw schemaError(src, `${ep}.at`, `${at} is before the previous event (${last})`, 'events are in time order');
+    const ep = () => `${path}.events[${j}]`;
+    const { at, frame, type } = events.event(j, nFrames);
+    if (at < last) throw schemaError(src, `${ep()}.at`, `${at} is before the previous event (${last})`, 'events are in time order');
     if (open.length > 0 && at > last) emit(open, at - last, last);
     last = at;
-    if (e.type === 'O') {
-      if (open.length >= maxDepth) throw limitError('maxFramesPerStack', `${ep}: ${open.length + 1} frames open`, maxDepth, { file: src.file, path: ep });
+    if (type === 'O') {
+      if (open.length >= maxDepth) throw limitError('maxFramesPerStack', `${ep()}: ${open.length + 1} frames open`, maxDepth, { file: src.file, path: ep() });
       open.push(frame);
-    } else if (e.type === 'C') {
+    } else if (type === 'C') {
       const top = open[open.length - 1];
       if (top !== frame) {
         const what = top === undefined ? 'no frame is open' : `the innermost open frame is ${top}`;
-        throw schemaError(src, ep, `closes frame ${frame} but ${what}`, 'evented profiles: events nest (a frame closes after the frames opened in it)');
+        throw schemaError(src, ep(), `closes frame ${frame} but ${what}`, 'evented profiles: events nest (a frame closes after the frames opened in it)');
       }
       open.pop();
     } else {
-      throw schemaError(src, `${ep}.type`, `must be "O" or "C", got ${JSON.stringify(e.type)}`, 'event type');
+      throw schemaError(src, `${ep()}.type`, `must be "O" or "C", got ${describeJson(type)}`, 'event type');
     }
   }
   if (open.length > 0) {
