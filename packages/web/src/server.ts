@@ -1,6 +1,7 @@
 /**
- * The loopback server of `profkit web FILE`: serves the built app (dist/www) and the bytes of
- * the given profile (and base) — nothing else. Like `go tool pprof -http`, but it binds
+ * The loopback server of `profkit web FILE`: serves the built app (dist/www), the bytes of the
+ * given profile (and base), and for the source view the source files the profile names, looked
+ * up as `profkit list` looks them up (--source-path, --trim-path) — nothing else. Like `go tool pprof -http`, but it binds
  * 127.0.0.1 by default, refuses any other address unless `allowRemote` is set, answers only GET
  * and HEAD, refuses requests whose Host header is not a loopback name (DNS rebinding: a web page
  * elsewhere must not read the profile through a name that resolves to 127.0.0.1), and sends a
@@ -8,14 +9,16 @@
  */
 
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, isProfkitError } from '@profkit/core';
+import { listedSourceNames, sourceFileReader } from '@profkit/core/node';
 import { readAppAssets, type AppAssets } from './assets.js';
+import { webRegistry } from './registry.js';
 
 export interface WebServerOptions {
   /** The profile to show. */
@@ -28,6 +31,10 @@ export interface WebServerOptions {
   port?: number;
   /** Bind `host` even when it is not a loopback address (the profile is then readable from the network). */
   allowRemote?: boolean;
+  /** Directories to look up source files in, ':'-separated (`profkit list --source-path`; default the working directory). */
+  sourcePath?: string;
+  /** Prefixes removed from the profile's file names, ':'-separated (`profkit list --trim-path`). */
+  trimPath?: string;
 }
 
 export interface WebServer {
@@ -57,7 +64,8 @@ function hostOfHeader(header: string | undefined): string | undefined {
 }
 
 /** The page may load its own script, style and the served profile; the worker comes from a blob: URL. */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** 'wasm-unsafe-eval': the call graph is laid out by Graphviz compiled to WebAssembly (graph.js). */
+const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; worker-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const COMMON_HEADERS = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
@@ -81,6 +89,36 @@ async function checkFile(path: string, option: string): Promise<number> {
 function pageWithConfig(assets: AppAssets, config: unknown): string {
   const json = JSON.stringify(config).replace(/</g, '\\u003c');
   return assets.indexHtml.replace('<!--profkit-config-->', `<script type="application/json" id="profkit-config">${json}</script>`);
+}
+
+/** Where the page asks for a source file: `/source?file=NAME`, NAME as the listing names it. */
+const SOURCE_URL = '/source';
+
+/**
+ * The source files of the profiles, as `profkit list --source-path --trim-path` reads them: a
+ * name is served only when it is one the listing can ask for (a file name of a function of the
+ * profiles, trimmed and cleaned as the listing does); any other name gets undefined. The
+ * profiles are read once, at the first request (reading a large profile costs seconds).
+ */
+function sourceFiles(profiles: string[], sourcePath: string, trimPath: string) {
+  let names: Promise<Set<string>> | undefined;
+  const listed = async () => {
+    const registry = webRegistry();
+    const all = new Set<string>();
+    for (const file of profiles) {
+      const r = await registry.read(await readFile(file), { fileName: basename(file) });
+      for (const name of listedSourceNames(r.profile, trimPath, sourcePath)) all.add(name);
+    }
+    return all;
+  };
+  // pprof's default source path, as `profkit list`: the working directory.
+  const reader = sourceFileReader(sourcePath === '' ? process.cwd() : sourcePath, trimPath);
+  return {
+    async read(file: string) {
+      names ??= listed();
+      return (await names).has(file) ? reader(file) : undefined;
+    },
+  };
 }
 
 /** Starts the server; resolves once it listens. */
@@ -109,15 +147,20 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     baseUrl = `/base/${encodeURIComponent(basename(options.base))}`;
     files.set(baseUrl, options.base);
   }
+  const sourcePath = options.sourcePath ?? '';
+  const trimPath = options.trimPath ?? '';
   const page = pageWithConfig(assets, {
     profile: { name: basename(options.profile), url: profileUrl },
     ...(baseUrl ? { base: { name: basename(options.base!), url: baseUrl } } : {}),
+    source: { url: SOURCE_URL, sourcePath, trimPath },
   });
+  const sources = sourceFiles([options.profile, ...(options.base !== undefined ? [options.base] : [])], sourcePath, trimPath);
   const staticFiles = new Map<string, { type: string; body: string | Uint8Array }>([
     ['/', { type: 'text/html; charset=utf-8', body: page }],
     ['/index.html', { type: 'text/html; charset=utf-8', body: page }],
     ['/app.js', { type: 'text/javascript; charset=utf-8', body: assets.appJs }],
     ['/app.css', { type: 'text/css; charset=utf-8', body: assets.appCss }],
+    ['/graph.js', { type: 'text/javascript; charset=utf-8', body: assets.graphJs }],
   ]);
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -131,7 +174,19 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       res.setHeader('allow', 'GET, HEAD');
       return fail(405, 'profkit web serves files only (GET, HEAD)');
     }
-    const path = (req.url ?? '/').split('?')[0]!;
+    const [path, query = ''] = (req.url ?? '/').split('?') as [string, string?];
+    if (path === SOURCE_URL) {
+      const file = new URLSearchParams(query).get('file') ?? '';
+      void sources.read(file).then(
+        (lines) => {
+          if (lines === undefined) return fail(403, 'profkit web serves only the source files the profile names');
+          res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8' });
+          res.end(req.method === 'HEAD' ? undefined : JSON.stringify(lines));
+        },
+        (e: unknown) => fail(500, isProfkitError(e) ? `${e.code} ${e.message}` : 'the profile could not be read for its source files'),
+      );
+      return;
+    }
     const asset = staticFiles.get(path);
     if (asset) {
       res.writeHead(200, { ...COMMON_HEADERS, 'content-type': asset.type });

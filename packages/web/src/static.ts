@@ -1,5 +1,5 @@
 /**
- * `profkit web --static DIR`: the app as a static site (index.html, app.js, app.css) that opens
+ * `profkit web --static DIR`: the app as a static site (index.html, app.js, app.css, graph.js) that opens
  * profiles the user drops or picks, entirely in the browser; from any web server or file://.
  */
 
@@ -16,6 +16,7 @@ export async function writeStaticSite(dir: string, options: { signal?: AbortSign
     ['index.html', new TextEncoder().encode(assets.indexHtml)],
     ['app.js', assets.appJs],
     ['app.css', assets.appCss],
+    ['graph.js', assets.graphJs],
   ];
   const written: string[] = [];
   for (const [name, data] of files) {

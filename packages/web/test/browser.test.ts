@@ -5,8 +5,11 @@
  * gperftools fixtures. Every number of the top table must be the CLI's (`profkit top FILE
  * --json` for the values, `profkit top FILE` for the printed strings and header) with the same
  * options; the page logs no error and asks for nothing but its own files; the table works from
- * the keyboard; the flame graph zooms and highlights. Screenshots go to PROFKIT_TEST_ARTIFACTS
- * (default: <tmp>/profkit-web-artifacts), never into the repository.
+ * the keyboard; the flame graph zooms and highlights; the call graph is `profkit graph`'s and the
+ * source view `profkit list`'s. Screenshots of every view go to PROFKIT_TEST_ARTIFACTS (default:
+ * <tmp>/profkit-web-artifacts), never into the repository; with PROFKIT_WEB_DOC_SCREENSHOTS=DIR
+ * (`npm run screenshots -w @profkit/web`: DIR is docs/images) the same tests also write the
+ * documentation's images, DIR/web-<view>.png.
  */
 
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
@@ -24,6 +27,8 @@ if (!hasChromium) console.warn(`@profkit/web: chromium not found at ${CHROMIUM} 
 const ready = hasChromium && haveCli('@profkit/web browser tests') && haveSharedFixtures('@profkit/web', '', 'the browser tests are skipped');
 
 export const ARTIFACTS = process.env.PROFKIT_TEST_ARTIFACTS ?? join(tmpdir(), 'profkit-web-artifacts');
+/** Where the documentation's screenshots go (docs/images), when asked for. */
+const DOC_SCREENSHOTS = process.env.PROFKIT_WEB_DOC_SCREENSHOTS;
 
 const FIXTURES = {
   pprof: sharedFixturePath('pprof/internal/report/testdata/sample.cpu'),
@@ -136,6 +141,14 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
+  /** A view's screenshot for docs/web.md (the visible part of the page), when PROFKIT_WEB_DOC_SCREENSHOTS is set. */
+  async function docShot(page: Page, view: string): Promise<void> {
+    if (!DOC_SCREENSHOTS) return;
+    mkdirSync(DOC_SCREENSHOTS, { recursive: true });
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: join(DOC_SCREENSHOTS, `web-${view}.png`) });
+  }
+
   /** The page logged no error or warning and requested nothing outside `origins` (and blob:/data: URLs). */
   function expectCleanPage(page: Page, origins: string[]): void {
     const { problems, requests } = seen.get(page)!;
@@ -155,6 +168,9 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     ['gperftools CPU with --focus and --ignore', FIXTURES.gperfCpu, ['--focus', 'pthread', '--ignore', 'libc']],
     // 8 entries at pprof's default node fraction (0.005), 3,074 at 0.0005.
     ['pprof large.cpu with --node-fraction', FIXTURES.large, ['--node-fraction', '0.0005']],
+    // pprof -tagfocus with a numeric range, -tagroot (label values as frames above the root), -tagignore.
+    ['gperftools heap with --tag-focus and --tag-root', FIXTURES.heap, ['--tag-focus', 'bytes=1kb:', '--tag-root', 'bytes']],
+    ['gperftools heap with --tag-ignore', FIXTURES.heap, ['--tag-ignore', 'bytes=1kb:']],
   ] as [string, string, string[]][]) {
     it(`served: ${kind} (${basename(file)} ${args.join(' ')}): the top table is profkit top's`, async () => {
       const s = await serve(file);
@@ -165,7 +181,8 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
         const [flag, value] = [args[i]!, args[i + 1]];
         if (flag === '--cum') q.set('cum', '1');
         else {
-          q.set(flag === '--sample-type' ? 'st' : flag === '--node-fraction' ? 'nf' : flag.slice(2), value!);
+          // pprof's option names: --tag-focus is tagfocus in the URL.
+          q.set(flag === '--sample-type' ? 'st' : flag === '--node-fraction' ? 'nf' : flag.slice(2).replaceAll('-', ''), value!);
           i++;
         }
       }
@@ -189,6 +206,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     const frames = Number(await page.getAttribute('#flame', 'data-frames'));
     expect(frames).toBeGreaterThan(5);
     await shot(page, 'flame');
+    await docShot(page, 'flame');
     // The frame above the root, at the bottom-left (the root row is the last one): click to zoom.
     const box = (await page.locator('#flame').boundingBox())!;
     await page.mouse.click(box.x + 5, box.y + box.height - 18 - 9);
@@ -207,6 +225,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.click('#view-icicle');
     await page.waitForFunction(() => location.hash.includes('view=icicle'));
     await shot(page, 'icicle-search');
+    await docShot(page, 'icicle');
     // A reload keeps the view, the search and the zoom.
     await page.reload();
     await page.waitForSelector('#flame');
@@ -284,6 +303,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
       expect(got).toEqual(want.nodes.map((n) => ({ name: n.name, flat: String(n.flat), cum: String(n.cum), callers: calls(n.callers), callees: calls(n.callees) })));
       expect(want.nodes.map((n) => n.name)).toEqual([fn]);
       await shot(page, `peek-${kind}`);
+      if (kind === 'pprof') await docShot(page, 'peek');
       // Tab to the sandwich button, Enter: the function's callers above, callees below.
       await page.focus('.open-sandwich');
       await page.keyboard.press('Enter');
@@ -308,6 +328,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
         expect(byName(callers!.adjacent)).toEqual(byName(node.callers));
       }
       await shot(page, `sandwich-${kind}`);
+      if (kind === 'pprof') await docShot(page, 'sandwich');
       // The URL reopens the sandwich.
       const link = await page.evaluate(() => location.href);
       const again = await newPage();
@@ -340,6 +361,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.waitForSelector('#flame');
     expect(await page.isVisible('#diff-legend')).toBe(true);
     await shot(page, 'diff-flame');
+    await docShot(page, 'diff');
     expectCleanPage(page, [s.url]);
     await page.close();
   });
@@ -476,6 +498,191 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.waitForSelector('#error');
     expect(await page.textContent('#error code')).toMatch(/^PROFKIT_E_/);
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
+  /** `profkit graph FILE ARGS --format dot`, run outside the repository. */
+  async function cliGraph(file: string, args: string[] = []): Promise<string> {
+    const r = await runCliAsync(['graph', file, ...args, '--format', 'dot'], { cwd: tmpdir() });
+    if (r.code !== 0) throw new Error(`profkit graph ${file} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  /** Waits until the call graph is laid out for the current state, and returns its DOT. */
+  async function graphShown(page: Page): Promise<string> {
+    await page.waitForFunction(() => !document.querySelector('[role=status], #graph-loading') && document.querySelector('#graph-svg g.node[data-name]'), undefined, { timeout: 60_000 });
+    const error = await page.$('#error');
+    if (error) throw new Error(`the page shows an error: ${await error.textContent()}`);
+    return (await page.textContent('#graph-dot')) ?? '';
+  }
+
+  it("served: the call graph is profkit graph's DOT, laid out by graph.js loaded only for it; a box focuses on its function by click or Enter", async () => {
+    const s = await serve(FIXTURES.pprof);
+    const page = await newPage();
+    await page.goto(s.url);
+    await topShown(page);
+    // The first paint (the table) did not load the graph layout.
+    expect(seen.get(page)!.requests.filter((u) => u.endsWith('/graph.js'))).toEqual([]);
+    await docShot(page, 'top');
+    await page.click('#view-graph');
+    const dot = await graphShown(page);
+    expect(seen.get(page)!.requests.filter((u) => u.endsWith('/graph.js'))).toHaveLength(1);
+    expect(dot).toBe(await cliGraph(FIXTURES.pprof));
+    // Every node of the DOT is a box of the SVG, with its values.
+    const boxes = await page.evaluate(() => [...document.querySelectorAll<SVGGElement>('#graph-svg g.node[data-name]')].map((g) => [g.querySelector('title')!.textContent, g.dataset.name, g.dataset.flat, g.dataset.cum]));
+    expect(boxes.map((b) => b[0]).sort()).toEqual([...dot.matchAll(/^(N\d+) \[label/gm)].map((m) => m[1]).sort());
+    const busy = boxes.find((b) => b[1] === 'main.busyLoop')!;
+    const top = await cliTop(FIXTURES.pprof);
+    const entry = top.json.entries.find((e) => e.name === 'main.busyLoop')!;
+    expect(busy.slice(2)).toEqual([entry.flat, entry.cum]);
+    await shot(page, 'graph');
+    await docShot(page, 'graph');
+    // Keyboard: Tab from the first box to the second, Enter focuses the views on it (pprof -focus).
+    await page.focus('#graph-svg g.node[data-name]');
+    await page.keyboard.press('Tab');
+    const name = await page.evaluate(() => (document.activeElement as SVGGElement).dataset.name!);
+    await page.keyboard.press('Enter');
+    const focus = `^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+    await page.waitForFunction((f) => new URLSearchParams(location.hash.slice(1)).get('focus') === f, focus);
+    await page.waitForFunction((d) => document.querySelector('#graph-dot')?.textContent !== d, dot);
+    expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.pprof, ['--focus', focus]));
+    // A click on a box, and the node count of the URL (--nodecount).
+    await page.goto(`${s.url}#view=graph&n=3`);
+    await page.reload();
+    expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.pprof, ['--nodecount', '3']));
+    const clicked = await page.evaluate(() => document.querySelectorAll<SVGGElement>('#graph-svg g.node[data-name]')[1]!.dataset.name!);
+    await page.click('#graph-svg g.node[data-name] >> nth=1');
+    await page.waitForFunction((f) => new URLSearchParams(location.hash.slice(1)).get('focus') === f, `^${clicked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
+
+  it('static build: the call graph of a dropped profile, laid out from file://', async () => {
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href + '#view=graph');
+    await page.setInputFiles('#profile-input', FIXTURES.heap);
+    expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.heap));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
+  /** The source tree the fixture's file names point into (sample.go, written here), and the options of profkit list that find it. */
+  function sourceTree(): { dir: string; args: string[]; sourcePath: string; trimPath: string; file: string } {
+    const dir = join(tmp, 'src');
+    const file = join(dir, 'testdata/sample/sample.go');
+    mkdirSync(join(dir, 'testdata/sample'), { recursive: true });
+    writeFileSync(file, Array.from({ length: 40 }, (_, i) => `\t// sample.go line ${i + 1}`).join('\n') + '\n');
+    const trimPath = '/usr/local/google/home/sanjay/go/src/github.com/google/pprof/internal/report';
+    return { dir, file, sourcePath: dir, trimPath, args: ['--source-path', dir, '--trim-path', trimPath] };
+  }
+
+  type CliRoutine = { name: string; file: string; flat: string | number; cum: string | number; lines: { line: number; flat: string | number; cum: string | number; text: string }[] };
+
+  /** `profkit list FILE '^fn$' ARGS` (text and --json). */
+  async function cliList(file: string, fn: string, args: string[]): Promise<{ text: string; routines: CliRoutine[] }> {
+    const pattern = `^${fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+    const cwd = tmpdir();
+    const [j, t] = await Promise.all([runCliAsync(['list', file, pattern, ...args, '--json'], { cwd }), runCliAsync(['list', file, pattern, ...args], { cwd })]);
+    expect(j.code, j.stderr).toBe(0);
+    expect(t.code, t.stderr).toBe(0);
+    return { text: t.stdout, routines: (JSON.parse(j.stdout) as { routines: CliRoutine[] }).routines };
+  }
+
+  /** The page's listing: each routine's values and its lines' values and text. */
+  async function pageSource(page: Page) {
+    await page.waitForSelector('#source .routine', { timeout: 30_000 });
+    await page.waitForFunction(() => !document.querySelector('[role=status]'));
+    return page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('#source .routine')].map((r) => ({
+        name: r.dataset.name!,
+        file: r.dataset.file!,
+        flat: r.dataset.flat!,
+        cum: r.dataset.cum!,
+        lines: [...r.querySelectorAll<HTMLTableRowElement>('tbody tr')].map((tr) => ({ line: Number(tr.dataset.line), flat: tr.dataset.flat!, cum: tr.dataset.cum!, text: tr.cells[3]!.textContent! })),
+      })),
+    );
+  }
+
+  const routinesOf = (rs: CliRoutine[]) => rs.map((r) => ({ name: r.name, file: r.file, flat: String(r.flat), cum: String(r.cum), lines: r.lines.map((l) => ({ line: l.line, flat: String(l.flat), cum: String(l.cum), text: l.text })) }));
+
+  it("served: the source view is profkit list's (line costs and text), the server reading the files the profile names with --source-path/--trim-path", async () => {
+    const tree = sourceTree();
+    const s = await startWebServer({ profile: FIXTURES.pprof, sourcePath: tree.sourcePath, trimPath: tree.trimPath });
+    servers.push(s);
+    const page = await newPage();
+    await page.goto(s.url);
+    await topShown(page);
+    // From the top table: Enter opens the peek, its Source button the listing.
+    await page.locator('#top-table tbody tr', { hasText: 'main.busyLoop' }).press('Enter');
+    await page.waitForSelector('.open-source');
+    await page.focus('.open-source');
+    await page.keyboard.press('Enter');
+    const got = await pageSource(page);
+    const want = await cliList(FIXTURES.pprof, 'main.busyLoop', tree.args);
+    expect(got).toEqual(routinesOf(want.routines));
+    expect(got[0]!.lines.some((l) => l.cum !== '0' && l.text.includes('sample.go line'))).toBe(true);
+    expect(await page.textContent('#source-text')).toBe(want.text);
+    expect(seen.get(page)!.requests.filter((u) => u.includes('/source?'))).toEqual([`${s.url}source?file=testdata%2Fsample%2Fsample.go`]);
+    // The listing's table takes the keyboard focus (arrow keys scroll it).
+    await page.focus('.source-table');
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe('source-table');
+    await shot(page, 'source');
+    await docShot(page, 'source');
+    // A file the listing cannot find is reported as profkit list reports it.
+    const missing = await startWebServer({ profile: FIXTURES.pprof, sourcePath: join(tmp, 'nowhere'), trimPath: tree.trimPath });
+    servers.push(missing);
+    await page.goto(`${missing.url}#view=source&fn=main.busyLoop`);
+    expect(await pageSource(page)).toEqual(routinesOf((await cliList(FIXTURES.pprof, 'main.busyLoop', ['--source-path', join(tmp, 'nowhere'), '--trim-path', tree.trimPath])).routines));
+    expect(await page.textContent('.source-error')).toMatch(/^could not find file testdata\/sample\/sample.go on path /);
+    expectCleanPage(page, [s.url, missing.url]);
+    await page.close();
+  });
+
+  it('static build: the source view shows the line costs without text, and the text once the file is chosen', async () => {
+    const tree = sourceTree();
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', FIXTURES.pprof);
+    await topShown(page);
+    await page.evaluate(() => (location.hash = '#view=source&fn=main.busyLoop'));
+    // Without the file: the lines with samples have profkit list's costs, no text. (The static
+    // page has no --trim-path: the listing names the file as the profile does.)
+    const before = await pageSource(page);
+    const want = await cliList(FIXTURES.pprof, 'main.busyLoop', tree.args);
+    const fullName = `${tree.trimPath}/testdata/sample/sample.go`;
+    const named = routinesOf(want.routines).map((r) => ({ ...r, file: fullName }));
+    const sampled = (rs: ReturnType<typeof routinesOf>) => rs.map((r) => ({ ...r, lines: r.lines.filter((l) => l.cum !== '0').map((l) => ({ ...l, text: '' })) }));
+    expect(sampled(before)).toEqual(sampled(named));
+    expect(before[0]!.lines.every((l) => l.text === '')).toBe(true);
+    expect(await page.$('#source-text')).toBeNull();
+    // The file chosen: the listing is profkit list's, text included.
+    await page.setInputFiles('.source-input', tree.file);
+    await page.waitForSelector('#source-text', { state: 'attached' });
+    expect(await pageSource(page)).toEqual(named);
+    expect(await page.textContent('#source-text')).toBe(want.text.replace(' in testdata/sample/sample.go\n', ` in ${fullName}\n`));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
+  it('served: tag filters typed in the form (tag focus, tag root; Enter applies) are profkit top --tag-focus --tag-root', async () => {
+    const s = await serve(FIXTURES.heap);
+    const page = await newPage();
+    await page.goto(s.url);
+    await topShown(page);
+    await page.fill('#filter-tagFocus', 'bytes=1kb:');
+    await page.fill('#filter-tagRoot', 'bytes');
+    await page.press('#filter-tagRoot', 'Enter');
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('tagroot') === 'bytes');
+    await topShown(page);
+    expectSameTop(await pageTop(page), await cliTop(FIXTURES.heap, ['--tag-focus', 'bytes=1kb:', '--tag-root', 'bytes']));
+    // The flame graph has the label values as frames above the root.
+    await page.click('#view-flame');
+    await page.waitForSelector('#flame');
+    await page.fill('#search', '^16384$');
+    expect(await page.textContent('#search-total')).toMatch(/^matched: /);
+    await page.click('#view-graph');
+    expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.heap, ['--tag-focus', 'bytes=1kb:', '--tag-root', 'bytes']));
+    expectCleanPage(page, [s.url]);
     await page.close();
   });
 });

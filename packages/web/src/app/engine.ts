@@ -1,47 +1,49 @@
 /**
  * The analysis behind the page, on core's engine and nothing else: reading (every bundled
- * adapter, format detection, gzip, limits), drop_frames as `go tool pprof` applies it, the `top`
- * report and the flame tree. Each view is computed with the same core calls as the CLI's
- * commands (`packages/cli/src/commands/top.ts` and `flame.ts` with `readForView` of
- * `shared.ts`), so every number the page shows is the number `profkit top FILE [--base BASE]`
- * prints for the same options. Platform-neutral: runs in the Web Worker and in Node tests.
+ * adapter, format detection, gzip, limits), drop_frames as `go tool pprof` applies it, the `top`,
+ * `peek`, `graph` (DOT) and `list` reports and the flame tree. Each view is computed with the same
+ * core calls as the CLI's commands (`packages/cli/src/commands/top.ts`, `peek.ts`, `graph.ts`,
+ * `list.ts`, `flame.ts`), so every number the page shows is the number `profkit top/peek/graph/list
+ * FILE [--base BASE]` prints for the same options. Platform-neutral: runs in the Web Worker and
+ * in Node tests.
  */
 
 import {
   ErrorCodes,
   ProfkitError,
-  Registry,
+  type Registry,
   applyDropFrames,
   applyReportFilters,
   boundedFlameTree,
   defaultSampleTypeIndex,
   diff,
+  dotReport,
   findSampleType,
   formatPercentage,
   formatValue,
   isProfkitError,
+  listReport,
+  reportTotal,
   topReport,
   treeReport,
+  withTagFrames,
   type FlameNode,
   type Profile,
   type ReportFilterOptions,
+  type SourceLines,
   type Warning,
 } from '@profkit/core';
-import { fuchsiaSampler } from '@profkit/fuchsia-sampler';
-import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
-import { pprofAdapter } from '@profkit/pprof';
-import { rprofAdapter } from '@profkit/rprof';
-import type { FlameLayout, LoadedInfo, PeekCall, PeekView, SandwichView, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
+import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, SandwichView, SourceAccess, SourceView, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
 import { exactPattern } from './state.js';
 
+export { webRegistry } from '../registry.js';
+
 /**
- * The adapters the page bundles: the published platform-neutral ones (docs/browser.md). The
- * example speedscope adapter (tools/adapter-example-speedscope) is not one: it is not published,
- * and it depends on the CLI, which depends on this package.
+ * What the source view knows of a file the listing names: its lines (or why it could not be
+ * read), or undefined when its text is not known (the static build): the lines then show their
+ * costs without text.
  */
-export function webRegistry(): Registry {
-  return new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler]);
-}
+export type SourceReader = (file: string) => SourceLines | undefined;
 
 /**
  * Frames narrower than this fraction of the total are left out of the flame graph: 1/100 of a
@@ -57,6 +59,7 @@ interface Loaded {
   newer?: Profile;
   base?: Profile;
   info: LoadedInfo;
+  source: SourceAccess;
 }
 
 const warningsOf = (ws: readonly Warning[]): ViewWarning[] => ws.map((w) => ({ code: w.code, message: w.message }));
@@ -65,8 +68,31 @@ const warningsOf = (ws: readonly Warning[]): ViewWarning[] => ws.map((w) => ({ c
 export class ProfileSession {
   private constructor(private readonly loaded: Loaded) {}
 
+  /** The profiles with the last tag root's pseudo frames (`withTagFrames` costs a pass over the samples). */
+  private tagged: { tagRoot: string; viewed: Profile; newer?: Profile; base?: Profile } | undefined;
+
   get info(): LoadedInfo {
     return this.loaded.info;
+  }
+
+  /** How the source view finds the text of files (`profkit web`'s --source-path/--trim-path). */
+  get source(): SourceAccess {
+    return this.loaded.source;
+  }
+
+  /**
+   * The profiles the views read, with the pseudo frames of `tagRoot` (pprof -tagroot: the label
+   * values of these comma-separated keys as frames above the root), as the CLI adds them
+   * (`withTagFramesOf`) before its filters.
+   */
+  private profiles(tagRoot: string): { viewed: Profile; newer?: Profile; base?: Profile } {
+    const keys = tagRoot.split(',').filter((k) => k !== '');
+    if (keys.length === 0) return this.loaded;
+    if (this.tagged?.tagRoot !== tagRoot) {
+      const add = (p: Profile | undefined) => (p ? withTagFrames(p, { tagRoot: keys }) : undefined);
+      this.tagged = { tagRoot, viewed: add(this.loaded.viewed)!, newer: add(this.loaded.newer), base: add(this.loaded.base) };
+    }
+    return this.tagged;
   }
 
   /**
@@ -74,7 +100,7 @@ export class ProfileSession {
    * --base BASE`). drop_frames/keep_frames are the profile's own, applied after the subtraction
    * as pprof does.
    */
-  static async open(registry: Registry, profile: { name: string; bytes: Uint8Array }, base?: { name: string; bytes: Uint8Array }): Promise<ProfileSession> {
+  static async open(registry: Registry, profile: { name: string; bytes: Uint8Array }, base?: { name: string; bytes: Uint8Array }, source: SourceAccess = { sourcePath: '', trimPath: '' }): Promise<ProfileSession> {
     const r = await registry.read(profile.bytes, { fileName: profile.name });
     const b = base ? await registry.read(base.bytes, { fileName: base.name }) : undefined;
     const patterns = r.profile['.profile'];
@@ -82,6 +108,7 @@ export class ProfileSession {
     const viewed = await applyDropFrames(merged, patterns);
     const loaded: Loaded = {
       viewed: viewed.profile,
+      source,
       info: {
         format: r.format,
         baseFormat: b?.format,
@@ -98,9 +125,12 @@ export class ProfileSession {
     return new ProfileSession(loaded);
   }
 
-  /** The top table, the flame graph, or the peek or sandwich of function `fn`, for `options`. */
-  view(options: ViewOptions, part: ViewPart, fn = ''): ViewResult {
-    const p = this.loaded.viewed;
+  /**
+   * The top table, the flame graph, the call graph, or the peek, sandwich or source listing of
+   * function `fn`, for `options`; `readSource` gives the source view the files' text.
+   */
+  view(options: ViewOptions, part: ViewPart, fn = '', readSource: SourceReader = () => undefined): ViewResult {
+    const { viewed: p, newer, base } = this.profiles(options.tagRoot);
     const t = options.sampleType >= 0 && options.sampleType < p.sample_types.type.length ? options.sampleType : this.loaded.info.defaultSampleType;
     if (t < 0) throw new ProfkitError(ErrorCodes.INVALID_PROFILE, 'the profile has no sample types, so there are no values to show');
     const filters = filtersOf(options);
@@ -109,7 +139,9 @@ export class ProfileSession {
     if (part === 'top') result.top = topView(p, t, options, filters);
     else if (part === 'peek') result.peek = peekView(p, t, options, filters, fn);
     else if (part === 'sandwich') result.sandwich = sandwichView(p, t, filters, fn, unit);
-    else if (this.loaded.newer && this.loaded.base) result.flame = diffFlameLayout(this.loaded.newer, this.loaded.base, p.sample_types.type[t]!, filters, unit);
+    else if (part === 'graph') result.graph = graphView(p, t, options, filters);
+    else if (part === 'source') result.source = sourceView(p, t, filters, fn, this.loaded.source, readSource);
+    else if (newer && base) result.flame = diffFlameLayout(newer, base, p.sample_types.type[t]!, filters, unit);
     else result.flame = flameLayout(boundedFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
     return result;
   }
@@ -117,7 +149,68 @@ export class ProfileSession {
 
 function filtersOf(o: ViewOptions): ReportFilterOptions {
   const v = (s: string) => (s === '' ? undefined : s);
-  return { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show) };
+  return { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show), tagFocus: v(o.tagFocus), tagIgnore: v(o.tagIgnore) };
+}
+
+/**
+ * `profkit graph --format dot` for these options (sample type, --by, filters, --node-fraction,
+ * --nodecount; pprof's defaults otherwise): the DOT text, and each node's exact values.
+ */
+export function graphView(p: Profile, t: number, options: ViewOptions, filters: ReportFilterOptions): GraphView {
+  const rep = dotReport(p, {
+    ...filters,
+    sampleTypeIndex: t,
+    by: options.by,
+    nodeFraction: options.nodeFraction >= 0 ? options.nodeFraction : undefined,
+    nodeCount: options.nodeCount >= 0 ? options.nodeCount : undefined,
+  });
+  return { dot: rep.text, nodes: rep.graph.map((n, k) => ({ id: `N${k + 1}`, name: n.info.name || n.name, flat: n.flat.toString(), cum: n.cum.toString() })) };
+}
+
+/**
+ * The lines of a file whose text is not known: as many as asked for, each empty. The listing then
+ * shows the lines pprof would show around the sampled ones, with their costs, without text (it
+ * cannot know where the file ends).
+ */
+const UNKNOWN_TEXT: readonly string[] = new Proxy([] as string[], {
+  get: (target, key) => (key === 'length' ? Number.MAX_SAFE_INTEGER : typeof key === 'string' && /^\d+$/.test(key) ? '' : Reflect.get(target, key)),
+});
+
+/**
+ * `profkit list FILE '^fn$'` for these options (sample type, filters; the total before them, as
+ * `list` takes it; the file names trimmed with the server's --source-path/--trim-path): the
+ * printed report and the values of `--json`.
+ */
+export function sourceView(p: Profile, t: number, filters: ReportFilterOptions, fn: string, access: SourceAccess, readSource: SourceReader): SourceView {
+  const unknown = new Set<string>();
+  const rep = listReport(applyReportFilters(p, filters), {
+    sampleTypeIndex: t,
+    total: reportTotal(p, t),
+    symbol: (name) => name === fn,
+    symbolText: exactPattern(fn),
+    sourcePath: access.sourcePath,
+    trimPath: access.trimPath,
+    readSource: (file) => {
+      const r = readSource(file);
+      if (r) return r;
+      unknown.add(file);
+      return { lines: UNKNOWN_TEXT };
+    },
+  });
+  const fv = (v: bigint) => (v === 0n ? '.' : formatValue(v, rep.unit));
+  return {
+    text: rep.text,
+    total: rep.total.toString(),
+    routines: rep.routines.map((r) => ({
+      name: r.name,
+      file: r.file,
+      flat: r.flat.toString(),
+      cum: r.cum.toString(),
+      lines: r.lines.map((l) => ({ line: l.line, flat: l.flat.toString(), cum: l.cum.toString(), flatText: fv(l.flat), cumText: fv(l.cum), text: l.text })),
+      ...(r.error !== undefined ? { error: r.error } : {}),
+      ...(unknown.has(r.file) ? { noText: true } : {}),
+    })),
+  };
 }
 
 /** `profkit top` for these options: the report of `topReport` and the strings `formatTopTable` prints. */
@@ -189,19 +282,41 @@ function childOf(n: MergedNode, name: string): MergedNode {
   return c;
 }
 
-/** A merged tree as core's flame tree (callees sorted by name, like `flameTree`). */
-function toFlameNode(root: MergedNode): FlameNode {
+/** The frames of a merged tree (its root included). */
+function mergedFrames(root: MergedNode): number {
+  let n = 0;
+  const work = [root];
+  while (work.length > 0) {
+    const m = work.pop()!;
+    n++;
+    for (const c of m.children.values()) work.push(c);
+  }
+  return n;
+}
+
+/**
+ * A merged tree as core's flame tree (callees sorted by name, like `flameTree`), without the
+ * frames narrower than `minWidth` of the root and what is under them, as core's
+ * `boundedFlameTree` cuts the main flame graph (the frames left out are counted, exactly).
+ */
+function toFlameNode(root: MergedNode, minWidth: number): { tree: FlameNode; elided: number } {
+  const threshold = minWidth * Number(root.value);
   const out: FlameNode = { name: root.name, value: root.value, self: root.self, children: [] };
+  let elided = 0;
   const work: [MergedNode, FlameNode][] = [[root, out]];
   while (work.length > 0) {
     const [m, f] = work.pop()!;
     for (const c of [...m.children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (Number(c.value) < threshold) {
+        elided += mergedFrames(c);
+        continue;
+      }
       const fc: FlameNode = { name: c.name, value: c.value, self: c.self, children: [] };
       f.children.push(fc);
       work.push([c, fc]);
     }
   }
-  return out;
+  return { tree: out, elided };
 }
 
 /**
@@ -234,7 +349,8 @@ export function sandwichView(p: Profile, t: number, filters: ReportFilterOptions
     }
     addSubtree(callees, node);
   }
-  return { callers: flameLayout({ tree: toFlameNode(callers), elided: 0 }, unit), callees: flameLayout({ tree: toFlameNode(callees), elided: 0 }, unit) };
+  // Cut once merged, not before: a frame narrow in each of the function's call sites can be wide merged.
+  return { callers: flameLayout(toFlameNode(callers, FLAME_MIN_WIDTH), unit), callees: flameLayout(toFlameNode(callees, FLAME_MIN_WIDTH), unit) };
 }
 
 /** Adds the values of `node`'s subtree (its own included) into `into`. */
@@ -248,8 +364,11 @@ function addSubtree(into: MergedNode, node: FlameNode): void {
   }
 }
 
-/** Lays out a flame tree in preorder: typed arrays, one entry per frame (see `FlameLayout`). */
-export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: string, baseOf?: (node: FlameNode) => bigint): FlameLayout {
+/**
+ * Lays out a flame tree in preorder: typed arrays, one entry per frame (see `FlameLayout`);
+ * `baseCut`: the diff's frames whose base value is below the width the base tree was cut at.
+ */
+export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: string, baseOf?: (node: FlameNode) => bigint, baseCut?: { width: number; frames: Set<FlameNode> }): FlameLayout {
   const names: string[] = [];
   const nameIds = new Map<string, number>();
   const entries: { node: FlameNode; depth: number; start: number; base: bigint }[] = [];
@@ -286,6 +405,10 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
     layout.base = new Float64Array(n);
     layout.exactBase = new BigInt64Array(n);
   }
+  if (baseCut) {
+    layout.baseCut = baseCut.width;
+    layout.baseBelowCut = new Uint8Array(n);
+  }
   entries.forEach((e, i) => {
     let id = nameIds.get(e.node.name);
     if (id === undefined) {
@@ -302,6 +425,7 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
     layout.exactSelf[i] = e.node.self;
     if (layout.base) layout.base[i] = Number(e.base);
     if (layout.exactBase) layout.exactBase[i] = e.base;
+    if (layout.baseBelowCut && baseCut!.frames.has(e.node)) layout.baseBelowCut[i] = 1;
   });
   return layout;
 }
@@ -310,25 +434,44 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
  * The diff flame graph: widths are the new profile's values, each frame's base value is the
  * value of the frame with the same call path in the base profile (0 for a frame new in this
  * profile). Frames only in the base have no width here; the top table lists them (negative).
+ * Both trees are cut as the main flame graph is, at the same absolute width (FLAME_MIN_WIDTH of
+ * the new total): a frame whose counterpart in the base was cut has a base value below that
+ * width, which the layout says (`baseBelowCut`) rather than pretend it is 0.
  */
 function diffFlameLayout(newer: Profile, base: Profile, sampleType: string, filters: ReportFilterOptions, unit: string): FlameLayout {
   const tn = findSampleType(newer, sampleType);
   const tb = findSampleType(base, sampleType);
   const newTree = boundedFlameTree(applyReportFilters(newer, filters), tn, FLAME_MIN_WIDTH);
-  const baseTree = boundedFlameTree(applyReportFilters(base, filters), tb, 0).tree;
+  const filteredBase = applyReportFilters(base, filters);
+  const cut = FLAME_MIN_WIDTH * Number(newTree.tree.value);
+  const baseTotal = positiveTotal(filteredBase, tb);
+  const baseTree = boundedFlameTree(filteredBase, tb, baseTotal > 0 ? Math.min(1, cut / baseTotal) : 0).tree;
   // The base value of each new frame: both trees walked together, children matched by name.
   const baseValue = new Map<FlameNode, bigint>();
+  const belowCut = new Set<FlameNode>();
   const work: [FlameNode, FlameNode][] = [[newTree.tree, baseTree]];
   while (work.length > 0) {
     const [n, b] = work.pop()!;
     baseValue.set(n, b.value);
     const baseChildren = new Map(b.children.map((c) => [c.name, c]));
+    // Width of `b` that its drawn callees and its own value leave: callees cut from the base tree.
+    let cutWidth = b.value - b.self;
+    for (const c of b.children) cutWidth -= c.value;
     for (const c of n.children) {
       const bc = baseChildren.get(c.name);
       if (bc) work.push([c, bc]);
+      else if (cutWidth > 0n) belowCut.add(c);
     }
   }
-  return flameLayout(newTree, unit, (node) => baseValue.get(node) ?? 0n);
+  return flameLayout(newTree, unit, (node) => baseValue.get(node) ?? 0n, belowCut.size > 0 ? { width: cut, frames: belowCut } : undefined);
+}
+
+/** The sum of the positive values of sample type `t` (the root of its flame tree). */
+function positiveTotal(p: Profile, t: number): number {
+  const col = p.samples['.values'][t]!;
+  let sum = 0n;
+  for (let i = 0; i < col.length; i++) if (col[i]! > 0n) sum += col[i]!;
+  return Number(sum);
 }
 
 /** A thrown value as the `error` message: a ProfkitError keeps its code and text. */

@@ -1,17 +1,20 @@
 /**
  * The page: opens a profile (served by `profkit web FILE`, named in the page's
  * `#profkit-config`; or picked / dropped by the user in the static build), hands its bytes to the
- * Web Worker and shows what the worker computes: the top table and the canvas flame graph/icicle.
- * The view state lives in the URL hash (state.ts). The page itself fetches nothing but the
- * served profile(s); the worker is made from source bundled into this script.
+ * Web Worker and shows what the worker computes: the top table, the canvas flame graph/icicle,
+ * peek, sandwich, the call graph (laid out by graph.js, loaded on first use) and the source
+ * listing. The view state lives in the URL hash (state.ts). The page itself fetches nothing but
+ * the served profile(s), graph.js and (served) the source files; the worker is made from source
+ * bundled into this script.
  */
 
 import { render } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue, isProfkitError } from '@profkit/core';
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
-import type { FlameLayout, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
-import { exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
+import type { GraphLayout } from './graph-layout.js';
+import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { FILTER_KEYS, exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
 /** The worker's bundled source (scripts/build-app.mjs defines it). */
 declare const __PROFKIT_WORKER_SOURCE__: string;
@@ -20,6 +23,8 @@ declare const __PROFKIT_WORKER_SOURCE__: string;
 interface ServedConfig {
   profile: { name: string; url: string };
   base?: { name: string; url: string };
+  /** Where the source view's files are served (`url` relative to the page). */
+  source?: SourceAccess;
 }
 
 function servedConfig(): ServedConfig | undefined {
@@ -65,11 +70,14 @@ class Analysis {
   }
 
   load(profile: ProfileInput, base?: ProfileInput): Promise<WorkerResponse> {
-    return this.ask({ kind: 'load', id: this.nextId++, profile, base }, [profile.bytes, ...(base ? [base.bytes] : [])]);
+    // The worker runs from a blob: URL: it needs the source URL absolute.
+    const s = SERVED?.source;
+    const source = s ? { ...s, ...(s.url !== undefined ? { url: new URL(s.url, location.href).href } : {}) } : undefined;
+    return this.ask({ kind: 'load', id: this.nextId++, profile, base, source }, [profile.bytes, ...(base ? [base.bytes] : [])]);
   }
 
-  view(state: ViewState, part: ViewPart): Promise<WorkerResponse> {
-    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part, fn: state.fn });
+  view(state: ViewState, part: ViewPart, sources?: Record<string, string>): Promise<WorkerResponse> {
+    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part, fn: state.fn, sources });
   }
 }
 
@@ -102,11 +110,13 @@ function readErrorStatus(e: unknown): { kind: 'error'; code: string; message: st
  * What a part of the view depends on: the flame graph not on the table's granularity and sort,
  * peek (untrimmed) not on --node-fraction, the sandwich only on the function and the filters.
  */
-function partKey(state: ViewState, part: ViewPart): string {
-  const { by, cum, nodeFraction, ...flameOptions } = viewOptionsOf(state);
+function partKey(state: ViewState, part: ViewPart, droppedSources: string[]): string {
+  const { by, cum, nodeFraction, nodeCount, ...flameOptions } = viewOptionsOf(state);
   if (part === 'top') return JSON.stringify({ ...flameOptions, by, cum, nodeFraction });
   if (part === 'peek') return JSON.stringify({ ...flameOptions, by, cum, fn: state.fn });
   if (part === 'sandwich') return JSON.stringify({ ...flameOptions, fn: state.fn });
+  if (part === 'graph') return JSON.stringify({ ...flameOptions, by, nodeFraction, nodeCount });
+  if (part === 'source') return JSON.stringify({ ...flameOptions, fn: state.fn, droppedSources });
   return JSON.stringify(flameOptions);
 }
 
@@ -114,6 +124,9 @@ function partKey(state: ViewState, part: ViewPart): string {
 function partOf(state: ViewState): ViewPart {
   return state.view === 'icicle' ? 'flame' : state.view;
 }
+
+/** The views about one function (the `fn` of the state). */
+const FUNCTION_PARTS: readonly ViewPart[] = ['peek', 'sandwich', 'source'];
 
 /** A computed part with the key it was computed for. */
 interface Computed<T> {
@@ -133,6 +146,10 @@ function App() {
   const [flame, setFlame] = useState<Computed<{ flame: FlameLayout }>>();
   const [peek, setPeek] = useState<Computed<{ peek: PeekView }>>();
   const [sandwich, setSandwich] = useState<Computed<{ sandwich: SandwichView }>>();
+  const [graph, setGraph] = useState<Computed<{ graph: GraphView }>>();
+  const [source, setSource] = useState<Computed<{ source: SourceView }>>();
+  /** Source files the user dropped for the source view (static build), text by the listing's file name. */
+  const [droppedSources, setDroppedSources] = useState<Record<string, string>>({});
   const latest = useRef(0);
   const [loadCount, setLoadCount] = useState(0);
   const [pendingBase, setPendingBase] = useState<ProfileInput>();
@@ -154,6 +171,9 @@ function App() {
     setFlame(undefined);
     setPeek(undefined);
     setSandwich(undefined);
+    setGraph(undefined);
+    setSource(undefined);
+    setDroppedSources({});
     const r = await analysis.load(profile, base);
     if (r.kind === 'error') {
       setStatus({ kind: 'error', code: r.code, message: r.message });
@@ -198,14 +218,14 @@ function App() {
   // The part the view shows, computed when its options change (the search and the zoom are drawn
   // here, not computed by the worker); a part already computed for these options is kept.
   const part = partOf(state);
-  const key = partKey(state, part);
-  const computed = { top, flame, peek, sandwich }[part];
-  const needsFunction = (part === 'peek' || part === 'sandwich') && state.fn === '';
+  const key = partKey(state, part, Object.keys(droppedSources));
+  const computed = { top, flame, peek, sandwich, graph, source }[part];
+  const needsFunction = FUNCTION_PARTS.includes(part) && state.fn === '';
   useEffect(() => {
     if (loadCount === 0 || needsFunction || computed?.key === key) return;
     const id = ++latest.current;
     setStatus({ kind: 'busy', text: 'computing…' });
-    void analysis.view(state, part).then((r) => {
+    void analysis.view(state, part, part === 'source' ? droppedSources : undefined).then((r) => {
       if (id !== latest.current) return;
       if (r.kind === 'error') setStatus({ kind: 'error', code: r.code, message: r.message });
       else if (r.kind === 'view') {
@@ -213,6 +233,8 @@ function App() {
         if (r.result.flame) setFlame({ key, result: { ...r.result, flame: r.result.flame } });
         if (r.result.peek) setPeek({ key, result: { ...r.result, peek: r.result.peek } });
         if (r.result.sandwich) setSandwich({ key, result: { ...r.result, sandwich: r.result.sandwich } });
+        if (r.result.graph) setGraph({ key, result: { ...r.result, graph: r.result.graph } });
+        if (r.result.source) setSource({ key, result: { ...r.result, source: r.result.source } });
         setStatus({ kind: 'ready' });
       }
     });
@@ -259,9 +281,13 @@ function App() {
       )}
       {top && state.view === 'top' && <TopTable result={top.result} state={state} update={update} />}
       {flame && part === 'flame' && <FlameView result={flame.result} state={state} update={update} />}
-      {needsFunction && info && <p id="no-function">Choose a function in the top table (click its row, or Enter) for its peek and sandwich.</p>}
+      {needsFunction && info && <p id="no-function">Choose a function in the top table (click its row, or Enter) for its peek, sandwich and source.</p>}
       {peek && part === 'peek' && !needsFunction && <PeekPanel result={peek.result} update={update} />}
       {sandwich && part === 'sandwich' && !needsFunction && <SandwichPanel result={sandwich.result} fn={state.fn} update={update} />}
+      {graph && part === 'graph' && <GraphPanel result={graph.result} update={update} />}
+      {source && part === 'source' && !needsFunction && (
+        <SourcePanel result={source.result} fn={state.fn} served={SERVED !== undefined} onDrop={(file, text) => setDroppedSources((d) => ({ ...d, [file]: text }))} />
+      )}
     </div>
   );
 }
@@ -287,17 +313,30 @@ function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b:
   );
 }
 
-const VIEW_LABELS: Record<ViewState['view'], string> = { top: 'Top', flame: 'Flame graph', icicle: 'Icicle', peek: 'Peek', sandwich: 'Sandwich' };
+const VIEW_LABELS: Record<ViewState['view'], string> = { top: 'Top', flame: 'Flame graph', icicle: 'Icicle', graph: 'Call graph', peek: 'Peek', sandwich: 'Sandwich', source: 'Source' };
+
+/** Each filter's label and placeholder: pprof's option and its syntax. */
+const FILTER_INPUTS: Record<(typeof FILTER_KEYS)[number], { label: string; placeholder: string; title: string }> = {
+  focus: { label: 'focus', placeholder: 'regexp', title: 'keep only samples with a frame matching (-focus)' },
+  ignore: { label: 'ignore', placeholder: 'regexp', title: 'drop samples with a frame matching (-ignore)' },
+  hide: { label: 'hide', placeholder: 'regexp', title: 'remove matching frames (-hide)' },
+  show: { label: 'show', placeholder: 'regexp', title: 'keep only matching frames (-show)' },
+  tagFocus: { label: 'tag focus', placeholder: 'key=regexp', title: 'keep only samples whose label matches: key=regexp, or a range such as bytes=1kb: (-tagfocus)' },
+  tagIgnore: { label: 'tag ignore', placeholder: 'key=regexp', title: 'drop samples whose label matches (-tagignore)' },
+  tagRoot: { label: 'tag root', placeholder: 'key,key', title: 'label values of these keys as frames above the root (-tagroot)' },
+};
+
+const filtersOfState = (s: ViewState) => Object.fromEntries(FILTER_KEYS.map((k) => [k, s[k]])) as Record<(typeof FILTER_KEYS)[number], string>;
 
 /** The filters are applied on Enter (each one recomputes the view in the worker). */
 function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo; update: (p: Partial<ViewState>) => void }) {
   const sampleType = state.sampleType >= 0 ? state.sampleType : info.defaultSampleType;
-  const [draft, setDraft] = useState({ focus: state.focus, ignore: state.ignore, hide: state.hide, show: state.show });
-  useEffect(() => setDraft({ focus: state.focus, ignore: state.ignore, hide: state.hide, show: state.show }), [state.focus, state.ignore, state.hide, state.show]);
+  const [draft, setDraft] = useState(() => filtersOfState(state));
+  useEffect(() => setDraft(filtersOfState(state)), FILTER_KEYS.map((k) => state[k]));
   return (
     <div class="controls">
       <nav aria-label="views">
-        {(['top', 'flame', 'icicle', 'peek', 'sandwich'] as const).map((v) => (
+        {(['top', 'flame', 'icicle', 'graph', 'peek', 'sandwich', 'source'] as const).map((v) => (
           <button type="button" id={`view-${v}`} aria-pressed={state.view === v} onClick={() => update({ view: v })}>
             {VIEW_LABELS[v]}
           </button>
@@ -328,6 +367,17 @@ function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo;
           <option value="0">nothing</option>
         </select>
       </label>
+      {state.view === 'graph' && (
+        <label title="The call graph shows at most this many nodes (--nodecount)">
+          Nodes{' '}
+          <select id="node-count" value={String(state.nodeCount)} onChange={(e) => update({ nodeCount: Number((e.currentTarget as HTMLSelectElement).value) })}>
+            <option value="-1">80 (pprof)</option>
+            <option value="20">20</option>
+            <option value="200">200</option>
+            <option value="0">all</option>
+          </select>
+        </label>
+      )}
       <form
         class="filters"
         onSubmit={(e) => {
@@ -335,10 +385,10 @@ function Controls({ state, info, update }: { state: ViewState; info: LoadedInfo;
           update({ ...draft, zoom: [] });
         }}
       >
-        {(['focus', 'ignore', 'hide', 'show'] as const).map((k) => (
-          <label>
-            {k}{' '}
-            <input id={`filter-${k}`} type="text" size={12} value={draft[k]} placeholder="regexp" onInput={(e) => setDraft({ ...draft, [k]: (e.currentTarget as HTMLInputElement).value })} />
+        {FILTER_KEYS.map((k) => (
+          <label title={FILTER_INPUTS[k].title}>
+            {FILTER_INPUTS[k].label}{' '}
+            <input id={`filter-${k}`} type="text" size={12} value={draft[k]} placeholder={FILTER_INPUTS[k].placeholder} onInput={(e) => setDraft({ ...draft, [k]: (e.currentTarget as HTMLInputElement).value })} />
           </label>
         ))}
         <button type="submit" id="apply-filters">Apply</button>
@@ -440,7 +490,8 @@ function PeekPanel({ result, update }: { result: ViewResult & { peek: PeekView }
               <th>of cum</th>
               <th>
                 {n.name}{' '}
-                <button type="button" class="open-sandwich" onClick={() => update({ view: 'sandwich', fn: n.name })}>Sandwich</button>
+                <button type="button" class="open-sandwich" onClick={() => update({ view: 'sandwich', fn: n.name })}>Sandwich</button>{' '}
+                <button type="button" class="open-source" onClick={() => update({ view: 'source', fn: n.name })}>Source</button>
               </th>
             </tr>
           </thead>
@@ -509,6 +560,8 @@ function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; l
         role="img"
         aria-label={`${label} of ${fn}: click a frame for its own sandwich`}
         data-total={String(layout.exactValue[0] ?? 0n)}
+        data-frames={String(layout.depth.length)}
+        data-elided={String(layout.elided)}
         data-adjacent={JSON.stringify(adjacent)}
         style={{ height: `${flameHeight(layout)}px` }}
         onMouseMove={(e) => setHover(pos(e))}
@@ -520,6 +573,7 @@ function SandwichHalf({ id, layout, icicle, label, fn, update }: { id: string; l
       />
       <p class="detail" aria-live="polite">
         {h >= 0 ? `${layout.names[layout.nameIndex[h]!]}: ${exact(layout.exactValue[h]!)} (${formatPercentage(layout.value[h]!, total).trim()} of ${fn})` : '\u00a0'}
+        {layout.elided > 0 && <span class="note"> {layout.elided.toLocaleString('en-US')} frames narrower than 0.001% left out</span>}
       </p>
     </div>
   );
@@ -536,6 +590,182 @@ function SandwichPanel({ result, fn, update }: { result: ViewResult & { sandwich
       {!(result.sandwich.callers.value[0]! > 0) && <p id="sandwich-empty">No frame of the flame graph is named {fn} (the sandwich is by function, as the flame graph), or the filters leave it no samples.</p>}
       <SandwichHalf id="sandwich-callers" layout={result.sandwich.callers} icicle={false} label="Callers (inverted: the function at the bottom)" fn={fn} update={update} />
       <SandwichHalf id="sandwich-callees" layout={result.sandwich.callees} icicle label="Callees" fn={fn} update={update} />
+    </section>
+  );
+}
+
+/** graph.js (the call graph's layout), loaded once, when the graph view is first shown. */
+let graphLayout: Promise<GraphLayout> | undefined;
+
+function loadGraphLayout(): Promise<GraphLayout> {
+  graphLayout ??= new Promise<GraphLayout>((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = new URL('graph.js', document.baseURI).href;
+    script.onload = () => resolve((globalThis as unknown as { profkitGraph: GraphLayout }).profkitGraph);
+    script.onerror = () => {
+      graphLayout = undefined;
+      reject(new ProfkitError(ErrorCodes.IO, 'graph.js (the call graph\'s layout) could not be loaded', { file: 'graph.js' }));
+    };
+    document.head.append(script);
+  });
+  return graphLayout;
+}
+
+/** Elements and attributes of Graphviz's SVG the page keeps out: nothing in the graph may run code or load anything. */
+const UNSAFE_SVG_ELEMENTS = new Set(['script', 'foreignObject', 'iframe', 'image', 'use', 'style']);
+
+function sanitizeSvg(svg: SVGSVGElement): void {
+  for (const el of [...svg.querySelectorAll('*')]) {
+    if (UNSAFE_SVG_ELEMENTS.has(el.localName)) {
+      el.remove();
+      continue;
+    }
+    for (const a of [...el.attributes]) if (/^on/i.test(a.name) || /href$/i.test(a.name) || a.name === 'style') el.removeAttribute(a.name);
+  }
+}
+
+/**
+ * The call graph: `profkit graph --format dot`'s DOT (the worker's), laid out by Graphviz in
+ * WebAssembly (graph.js, loaded on first use). Each function's box is a button: a click, Enter
+ * or Space focuses the views on it (pprof -focus); Tab moves from box to box.
+ */
+function GraphPanel({ result, update }: { result: ViewResult & { graph: GraphView }; update: (p: Partial<ViewState>) => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [layoutError, setLayoutError] = useState('');
+  const [laidOut, setLaidOut] = useState(false);
+  const nodes = useMemo(() => new Map(result.graph.nodes.map((n) => [n.id, n])), [result.graph]);
+  useEffect(() => {
+    let current = true;
+    setLaidOut(false);
+    setLayoutError('');
+    loadGraphLayout()
+      .then((g) => g.dotToSvg(result.graph.dot))
+      .then(
+        (svg) => {
+          if (!current || !box.current) return;
+          sanitizeSvg(svg);
+          svg.id = 'graph-svg';
+          svg.setAttribute('role', 'group');
+          svg.setAttribute('aria-label', 'call graph: Tab moves between functions, Enter focuses on one');
+          for (const g of svg.querySelectorAll<SVGGElement>('g.node')) {
+            const n = nodes.get(g.querySelector('title')?.textContent ?? '');
+            if (!n) continue;
+            g.setAttribute('tabindex', '0');
+            g.setAttribute('role', 'button');
+            g.setAttribute('aria-label', `${n.name}: flat ${formatValue(BigInt(n.flat), result.unit)}, cum ${formatValue(BigInt(n.cum), result.unit)}; Enter focuses on it`);
+            g.dataset.name = n.name;
+            g.dataset.flat = n.flat;
+            g.dataset.cum = n.cum;
+          }
+          box.current.replaceChildren(svg);
+          setLaidOut(true);
+        },
+        (e: unknown) => current && setLayoutError(e instanceof Error ? e.message : String(e)),
+      );
+    return () => {
+      current = false;
+    };
+  }, [result.graph]);
+  const focusOn = (target: EventTarget | null) => {
+    const name = (target as Element | null)?.closest<SVGGElement>('g.node[data-name]')?.dataset.name;
+    if (name === undefined) return false;
+    update({ focus: exactPattern(name), zoom: [] });
+    return true;
+  };
+  return (
+    <section id="graph">
+      {result.diff && <DiffLegend />}
+      {!laidOut && !layoutError && <p class="status" id="graph-loading">laying out the graph…</p>}
+      {layoutError && (
+        <p class="error" role="alert" id="error">
+          <code>PROFKIT_E_IO</code> {layoutError}
+        </p>
+      )}
+      <div
+        ref={box}
+        class="graph-box"
+        data-nodes={String(result.graph.nodes.length)}
+        onClick={(e) => focusOn(e.target)}
+        onKeyDown={(e) => {
+          if ((e.key === 'Enter' || e.key === ' ') && focusOn(e.target)) e.preventDefault();
+        }}
+      />
+      <details>
+        <summary>DOT (as profkit graph --format dot writes it)</summary>
+        <pre id="graph-dot">{result.graph.dot}</pre>
+      </details>
+    </section>
+  );
+}
+
+/** One function in one file of the listing: its lines with their costs, and the text when known. */
+function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: SourceRoutine; unit: string; served: boolean; onDrop: (file: string, text: string) => void }) {
+  const fv = (v: string) => formatValue(BigInt(v), unit);
+  return (
+    <div class="routine" data-name={routine.name} data-file={routine.file} data-flat={routine.flat} data-cum={routine.cum}>
+      <h2>
+        {routine.name} <span class="file">{routine.file !== '' ? `in ${routine.file}` : ''}</span>
+      </h2>
+      <p>
+        flat {fv(routine.flat)}, cum {fv(routine.cum)}
+      </p>
+      {routine.error !== undefined && <p class="source-error">{routine.error}</p>}
+      {routine.noText && !served && routine.file !== '' && (
+        <label class="source-drop">
+          The static page has no source text: choose {routine.file} to see it{' '}
+          <input
+            type="file"
+            class="source-input"
+            onChange={async (e) => {
+              const f = (e.currentTarget as HTMLInputElement).files?.[0];
+              if (f) onDrop(routine.file, await f.text());
+            }}
+          />
+        </label>
+      )}
+      {routine.lines.length > 0 && (
+        <table class="source-table" tabIndex={0} aria-label={`source lines of ${routine.name} with their flat and cum (arrow keys scroll)`}>
+          <thead>
+            <tr>
+              <th>flat</th>
+              <th>cum</th>
+              <th>line</th>
+              <th>source</th>
+            </tr>
+          </thead>
+          <tbody>
+            {routine.lines.map((l) => (
+              <tr data-line={String(l.line)} data-flat={l.flat} data-cum={l.cum} class={l.cum !== '0' ? 'hot' : ''}>
+                <td>{l.flatText}</td>
+                <td>{l.cumText}</td>
+                <td class="lineno">{l.line}</td>
+                <td class="code">{l.text}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+/** `profkit list FILE '^fn$'`: each of the function's files with its line costs and source text. */
+function SourcePanel({ result, fn, served, onDrop }: { result: ViewResult & { source: SourceView }; fn: string; served: boolean; onDrop: (file: string, text: string) => void }) {
+  const complete = result.source.routines.every((r) => !r.noText);
+  return (
+    <section id="source">
+      <p>
+        Source of <b id="source-function">{fn}</b> (total {formatValue(BigInt(result.source.total), result.unit)})
+      </p>
+      {result.source.routines.map((r) => (
+        <SourceRoutinePanel routine={r} unit={result.unit} served={served} onDrop={onDrop} />
+      ))}
+      {complete && (
+        <details>
+          <summary>As profkit list prints it</summary>
+          <pre id="source-text">{result.source.text}</pre>
+        </details>
+      )}
     </section>
   );
 }
@@ -591,6 +821,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
           role="img"
           aria-label={`${state.view === 'icicle' ? 'icicle' : 'flame'} graph of ${result.sampleTypeName}: click a frame to zoom, Escape to zoom out`}
           data-frames={String(layout.depth.length)}
+          data-elided={String(layout.elided)}
           data-total={String(layout.exactValue[0] ?? 0n)}
           data-zoom={String(zoom)}
           style={{ height: `${flameHeight(layout)}px` }}
@@ -611,7 +842,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
       <p id="flame-detail" class="detail" aria-live="polite">
         {h >= 0
           ? `${layout.names[layout.nameIndex[h]!]}: ${exact(layout.exactValue[h]!)} (${formatPercentage(layout.value[h]!, total).trim()}), self ${exact(layout.exactSelf[h]!)}` +
-            (layout.exactBase ? `, base ${exact(layout.exactBase[h]!)}, change ${layout.exactValue[h]! - layout.exactBase[h]! >= 0n ? '+' : ''}${exact(layout.exactValue[h]! - layout.exactBase[h]!)}` : '')
+            (layout.baseBelowCut?.[h] ? `, base below ${fmt(layout.baseCut!)} (narrower than the graph shows)` : layout.exactBase ? `, base ${exact(layout.exactBase[h]!)}, change ${layout.exactValue[h]! - layout.exactBase[h]! >= 0n ? '+' : ''}${exact(layout.exactValue[h]! - layout.exactBase[h]!)}` : '')
           : 'Point at a frame for its values; click to zoom.'}
       </p>
     </section>

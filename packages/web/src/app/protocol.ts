@@ -8,14 +8,21 @@
 export type ViewBy = 'function' | 'file' | 'line';
 
 /** Which view the page shows. */
-export type ViewName = 'top' | 'flame' | 'icicle' | 'peek' | 'sandwich';
+export type ViewName = 'top' | 'flame' | 'icicle' | 'peek' | 'sandwich' | 'graph' | 'source';
 
-/** The filters of `profkit top` the page offers (pprof -focus, -ignore, -hide, -show); '' = off. */
+/**
+ * The filters of `profkit top` the page offers (pprof -focus, -ignore, -hide, -show, -tagfocus,
+ * -tagignore, -tagroot); '' = off. The tag filters are in pprof's syntax (`key=regexp`, or a
+ * numeric range such as `bytes=1kb:`), the tag root comma-separated label keys.
+ */
 export interface ViewFilters {
   focus: string;
   ignore: string;
   hide: string;
   show: string;
+  tagFocus: string;
+  tagIgnore: string;
+  tagRoot: string;
 }
 
 /** What the worker computes a view from: the options of `profkit top` the page has. */
@@ -27,13 +34,15 @@ export interface ViewOptions extends ViewFilters {
   cum: boolean;
   /** `--node-fraction`: hide entries whose cum is below this fraction of the total; -1 for pprof's default (0.005). */
   nodeFraction: number;
+  /** The call graph's `--nodecount`: at most this many nodes (0 = all); -1 for pprof's default (80). */
+  nodeCount: number;
 }
 
 /**
  * Which part of a view to compute: the table or the flame graph. Computed only when shown (a
  * flame tree of a large profile costs seconds; the first flame paint must not wait for the table).
  */
-export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich';
+export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich' | 'graph' | 'source';
 
 /** A profile the page hands to the worker: its bytes and the name format detection may use. */
 export interface ProfileInput {
@@ -41,10 +50,25 @@ export interface ProfileInput {
   bytes: ArrayBuffer;
 }
 
+/**
+ * Where the source view's text comes from: `profkit web` serves the source files the profile
+ * names at `url` (`?file=NAME`), looked up with its `--source-path`/`--trim-path` (which the
+ * listing's file names depend on, as in `profkit list`); without it (the static build) the
+ * lines show their costs without text, unless the user drops the file.
+ */
+export interface SourceAccess {
+  url?: string;
+  sourcePath: string;
+  trimPath: string;
+}
+
 export type WorkerRequest =
-  | { kind: 'load'; id: number; profile: ProfileInput; base?: ProfileInput }
-  /** `fn`: the function (an entry name of the top table) the peek and sandwich parts are about. */
-  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart; fn?: string };
+  | { kind: 'load'; id: number; profile: ProfileInput; base?: ProfileInput; source?: SourceAccess }
+  /**
+   * `fn`: the function (an entry name of the top table) the peek, sandwich and source parts are
+   * about; `sources`: source files the user dropped, text by the listing's file name.
+   */
+  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart; fn?: string; sources?: Record<string, string> };
 
 /** A warning of the reader (or of drop_frames), as the CLI prints it. */
 export interface ViewWarning {
@@ -105,6 +129,12 @@ export interface FlameLayout {
   exactValue: BigInt64Array;
   exactSelf: BigInt64Array;
   exactBase?: BigInt64Array;
+  /**
+   * Diffs whose base tree was cut (as the main flame graph, at this width in sample-value
+   * units): frames marked 1 in `baseBelowCut` had a base value below it (their `base` says 0).
+   */
+  baseCut?: number;
+  baseBelowCut?: Uint8Array;
   maxDepth: number;
   /** Frames left out because they were narrower than `minWidth` of the total. */
   elided: number;
@@ -140,6 +170,50 @@ export interface SandwichView {
   callees: FlameLayout;
 }
 
+/** One node of the call graph: `N<k>` of the DOT text, and its exact values. */
+export interface GraphViewNode {
+  id: string;
+  name: string;
+  flat: string;
+  cum: string;
+}
+
+/** The call graph: `profkit graph --format dot` for the same options, laid out in the page. */
+export interface GraphView {
+  dot: string;
+  nodes: GraphViewNode[];
+}
+
+/** One listed source line: exact values as decimal strings, and as `profkit list` prints them. */
+export interface SourceViewLine {
+  line: number;
+  flat: string;
+  cum: string;
+  flatText: string;
+  cumText: string;
+  text: string;
+}
+
+/** One function in one file of the listing (`profkit list --json`'s routines). */
+export interface SourceRoutine {
+  name: string;
+  file: string;
+  flat: string;
+  cum: string;
+  lines: SourceViewLine[];
+  /** Why there are no lines (the file could not be read, or no source information). */
+  error?: string;
+  /** True when the text is not known (static build, file not dropped): the lines carry only their costs. */
+  noText?: boolean;
+}
+
+/** The source view: `profkit list FILE '^fn$'` (its text when every file was read, and its values). */
+export interface SourceView {
+  text: string;
+  total: string;
+  routines: SourceRoutine[];
+}
+
 export interface ViewResult {
   sampleType: number;
   sampleTypeName: string;
@@ -150,6 +224,8 @@ export interface ViewResult {
   flame?: FlameLayout;
   peek?: PeekView;
   sandwich?: SandwichView;
+  graph?: GraphView;
+  source?: SourceView;
 }
 
 export type WorkerResponse =

@@ -4,12 +4,14 @@
  * answered in order, each answer carrying its request's id (the page drops stale answers).
  */
 
-import { ErrorCodes, ProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, type SourceLines } from '@profkit/core';
 import { ProfileSession, errorOf, webRegistry } from './engine.js';
-import type { ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import type { SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
 const registry = webRegistry();
 let session: Promise<ProfileSession> | undefined;
+/** The source files fetched from `profkit web` for this session, by the listing's file name. */
+let fetchedSources = new Map<string, SourceLines>();
 
 /** The worker's global scope, typed for what it is used for (the DOM lib types `self` as a window). */
 const scope = self as unknown as {
@@ -20,18 +22,61 @@ const scope = self as unknown as {
 /** The flame graphs' arrays are handed over, not copied. */
 function transferablesOf(r: ViewResult): Transferable[] {
   const layouts = [r.flame, r.sandwich?.callers, r.sandwich?.callees].filter((f) => f !== undefined);
-  return layouts.flatMap((f) => [f.nameIndex.buffer, f.depth.buffer, f.start.buffer, f.value.buffer, f.self.buffer, ...(f.base ? [f.base.buffer] : []), f.exactValue.buffer, f.exactSelf.buffer, ...(f.exactBase ? [f.exactBase.buffer] : [])]) as Transferable[];
+  return layouts.flatMap((f) => [f.nameIndex, f.depth, f.start, f.value, f.self, f.base, f.exactValue, f.exactSelf, f.exactBase, f.baseBelowCut].flatMap((a) => (a ? [a.buffer] : []))) as Transferable[];
+}
+
+/** The lines of a file as Go's `bufio.ScanLines` splits them (as `profkit list` reads files): \n, a trailing \r dropped. */
+function linesOf(text: string): string[] {
+  const lines = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Asks `profkit web` for the source files the listing names and does not have yet. */
+async function fetchSources(access: SourceAccess, files: string[]): Promise<void> {
+  await Promise.all(
+    files.map(async (file) => {
+      let lines: SourceLines;
+      try {
+        const response = await fetch(`${access.url}?file=${encodeURIComponent(file)}`);
+        lines = response.ok ? ((await response.json()) as SourceLines) : { error: `profkit web did not serve ${file}: HTTP ${response.status}` };
+      } catch (e) {
+        lines = { error: `profkit web did not serve ${file}: ${e instanceof Error ? e.message : String(e)}` };
+      }
+      fetchedSources.set(file, lines);
+    }),
+  );
+}
+
+/**
+ * The view; for the source view, the files' text from the files the user dropped, else from
+ * `profkit web` (fetched once, then the view computed again), else none (costs without text).
+ */
+async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }): Promise<ViewResult> {
+  const dropped = req.sources ?? {};
+  const missing = new Set<string>();
+  const read = (file: string): SourceLines | undefined => {
+    if (Object.hasOwn(dropped, file)) return { lines: linesOf(dropped[file]!) };
+    const fetched = fetchedSources.get(file);
+    if (!fetched && s.source.url !== undefined) missing.add(file);
+    return fetched;
+  };
+  const result = s.view(req.options, req.part, req.fn, read);
+  if (missing.size === 0) return result;
+  await fetchSources(s.source, [...missing]);
+  return s.view(req.options, req.part, req.fn, read);
 }
 
 async function answer(req: WorkerRequest): Promise<void> {
   try {
     if (req.kind === 'load') {
       const base = req.base ? { name: req.base.name, bytes: new Uint8Array(req.base.bytes) } : undefined;
-      session = ProfileSession.open(registry, { name: req.profile.name, bytes: new Uint8Array(req.profile.bytes) }, base);
+      fetchedSources = new Map();
+      session = ProfileSession.open(registry, { name: req.profile.name, bytes: new Uint8Array(req.profile.bytes) }, base, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else {
       if (!session) throw new ProfkitError(ErrorCodes.USAGE, 'no profile is loaded');
-      const result = (await session).view(req.options, req.part, req.fn);
+      const result = await viewOf(await session, req);
       scope.postMessage({ kind: 'view', id: req.id, result }, transferablesOf(result));
     }
   } catch (e) {
