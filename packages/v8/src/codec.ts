@@ -4,7 +4,8 @@ import { ErrorCodes, ProfkitError, concatBytes, limitValue, type AdapterCodec } 
 import { CPU_FORMAT, HEAP_FORMAT } from './format.js';
 import { readCpuProfileChunks } from './read-stream.js';
 import { writeCpuProfile } from './write.js';
-import { readHeapProfileBytes, writeHeapProfile } from './heap.js';
+import { writeHeapProfile } from './heap.js';
+import { readHeapProfileChunks } from './heap-stream.js';
 import { sniffV8 } from './sniff.js';
 
 function bool(v: unknown, name: string): boolean | undefined {
@@ -51,7 +52,7 @@ export const codec: AdapterCodec = {
     // Gzipped input is bounded by maxDecompressedBytes once inflated, not by maxInputBytes.
     const limits = input.gzipped ? { ...options.limits, maxInputBytes: limitValue(options.limits, 'maxDecompressedBytes') } : options.limits;
     const common = { fileName: input.fileName, limits, signal: options.signal };
-    // A .cpuprofile is read as it streams in (its samples can be hundreds of MB); the format is
+    // Both formats are read as they stream in (samples can be hundreds of MB); the format is
     // sniffed from the first chunks when the caller did not say.
     let chunks = input.chunks();
     let format = options.format;
@@ -61,9 +62,7 @@ export const codec: AdapterCodec = {
       chunks = peeked.all;
     }
     if (format === HEAP_FORMAT) {
-      const parts: Uint8Array[] = [];
-      for await (const chunk of chunks) parts.push(chunk);
-      return { ...readHeapProfileBytes(concatBytes(parts), { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') }), format };
+      return { ...(await readHeapProfileChunks(chunks, { ...common, selfSize: bool(options.options?.selfSize, 'selfSize') })), format };
     }
     return { ...(await readCpuProfileChunks(chunks, { ...common, onProgress: options.onProgress })), format: CPU_FORMAT };
   },

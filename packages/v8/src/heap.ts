@@ -45,53 +45,153 @@ export function readHeapProfileBytes(bytes: Uint8Array, options: HeapProfileRead
   return heapProfileToProfile(parseInputJson(bytes, src, options.limits), options);
 }
 
+/**
+ * A `.heapprofile` as read, before its values are checked: the nested tree's nodes as rows in
+ * preorder (the order a node starts in the text) and the samples as columns, each field as the
+ * JSON had it. Made from parsed JSON (`heapRowsFromJson`) or from a stream of tokens
+ * (`readHeapProfileChunks`); both then go through `heapRowsToProfile`, which checks and converts,
+ * so the two readers give the same profile and errors. Of the text only the fields read are kept.
+ */
+export interface HeapRows {
+  /** Row of each node's parent (-1 for `head`), and its index in the parent's `children`. */
+  parent: number[];
+  childPos: number[];
+  id: unknown[];
+  callFrame: unknown[];
+  selfSize: unknown[];
+  /** Rows whose JSON value is not an object: the value (or a stand-in of its kind). */
+  notObject: Map<number, unknown>;
+  /** Rows whose `children` is there but not an array: the value (or a stand-in of its kind). */
+  childrenNotArray: Map<number, unknown>;
+  /** Undefined when the profile has no `samples` (or they are not read: option `selfSize`); the value when it is not an array. */
+  samples: HeapSampleColumns | undefined | { notArray: unknown };
+}
+
+/** The fields of each element of `samples` (`notObject`: the elements that are not objects). */
+export interface HeapSampleColumns {
+  length: number;
+  size: unknown[];
+  nodeId: unknown[];
+  ordinal: unknown[];
+  notObject: Map<number, unknown>;
+}
+
+export function emptyHeapRows(): HeapRows {
+  return { parent: [], childPos: [], id: [], callFrame: [], selfSize: [], notObject: new Map(), childrenNotArray: new Map(), samples: undefined };
+}
+
+export function emptyHeapSamples(): HeapSampleColumns {
+  return { length: 0, size: [], nodeId: [], ordinal: [], notObject: new Map() };
+}
+
+/**
+ * Adds a node row (a node starts) and checks the tree's limits as it grows: `maxTableEntries`
+ * nodes, `maxFramesPerStack` deep. Returns the row.
+ */
+export function addHeapRow(rows: HeapRows, parent: number, childPos: number, depth: number, src: JsonSource, limits: ReadLimits | undefined): number {
+  const v = rows.parent.length;
+  rows.parent.push(parent);
+  rows.childPos.push(childPos);
+  rows.id.push(undefined);
+  rows.callFrame.push(undefined);
+  rows.selfSize.push(undefined);
+  if (v + 1 > limitValue(limits, 'maxTableEntries')) checkLimit(limits, 'maxTableEntries', v + 1, 'nodes', { file: src.file });
+  if (depth > limitValue(limits, 'maxFramesPerStack')) checkLimit(limits, 'maxFramesPerStack', depth, 'depth of the node tree', { file: src.file, path: heapNodePath(rows, v) });
+  return v;
+}
+
+/** Drops the rows from `length` on (a repeated `children` or `head` key: the last one counts, as in JSON.parse). */
+export function truncateHeapRows(rows: HeapRows, length: number): void {
+  for (const column of [rows.parent, rows.childPos, rows.id, rows.callFrame, rows.selfSize]) column.length = length;
+  for (const map of [rows.notObject, rows.childrenNotArray]) for (const v of map.keys()) if (v >= length) map.delete(v);
+}
+
+/** The JSON path of a row (a walk up the tree: made only for messages). */
+function heapNodePath(rows: HeapRows, v: number): string {
+  const parts: string[] = [];
+  for (; v > 0; v = rows.parent[v]!) parts.push(`.children[${rows.childPos[v]}]`);
+  return 'head' + parts.reverse().join('');
+}
+
+/** The rows of a parsed `.heapprofile` (its tree walked without recursion: it may be deep). */
+export function heapRowsFromJson(top: Record<string, unknown>, src: JsonSource, options: HeapProfileReadOptions): HeapRows {
+  const rows = emptyHeapRows();
+  const depthOf: number[] = [];
+  const todo: { json: unknown; parent: number; pos: number }[] = [{ json: top.head, parent: -1, pos: 0 }];
+  while (todo.length > 0) {
+    const { json: o, parent: p, pos } = todo.pop()!;
+    const depth = p < 0 ? 0 : depthOf[p]! + 1;
+    const v = addHeapRow(rows, p, pos, depth, src, options.limits);
+    depthOf.push(depth);
+    if (!isObject(o)) {
+      rows.notObject.set(v, o);
+      continue;
+    }
+    rows.id[v] = o.id;
+    rows.callFrame[v] = o.callFrame;
+    rows.selfSize[v] = o.selfSize;
+    const children = o.children;
+    if (children === undefined || children === null) continue; // none, as `?? []` read it
+    if (!Array.isArray(children)) rows.childrenNotArray.set(v, children);
+    else for (let j = children.length - 1; j >= 0; j--) todo.push({ json: children[j], parent: v, pos: j });
+  }
+  // `samples` that is not an array is refused even when the read option `selfSize` leaves it unread.
+  if (top.samples !== undefined && !Array.isArray(top.samples)) rows.samples = { notArray: top.samples };
+  else if (top.samples !== undefined && !options.selfSize) {
+    const samples = emptyHeapSamples();
+    (top.samples as unknown[]).forEach((s, i) => {
+      if (isObject(s)) addHeapSample(samples, s.size, s.nodeId, s.ordinal);
+      else {
+        samples.notObject.set(i, s);
+        addHeapSample(samples, undefined, undefined, undefined);
+      }
+    });
+    rows.samples = samples;
+  }
+  return rows;
+}
+
+export function addHeapSample(samples: HeapSampleColumns, size: unknown, nodeId: unknown, ordinal: unknown): void {
+  samples.size.push(size);
+  samples.nodeId.push(nodeId);
+  samples.ordinal.push(ordinal);
+  samples.length++;
+}
+
 /** Converts a parsed `.heapprofile` object (checked field by field) into a profile. */
 export function heapProfileToProfile(json: unknown, options: HeapProfileReadOptions = {}): { profile: Profile; warnings: Warning[] } {
   const src: JsonSource = { file: options.fileName ?? '<input>', format: '.heapprofile' };
+  return heapRowsToProfile(heapRowsFromJson(objectAt(src, json, '$'), src, options), options);
+}
+
+/** Checks the rows' values (in the order of the text) and converts them into a profile. */
+export function heapRowsToProfile(rows: HeapRows, options: HeapProfileReadOptions = {}): { profile: Profile; warnings: Warning[] } {
+  const src: JsonSource = { file: options.fileName ?? '<input>', format: '.heapprofile' };
   const limits = options.limits;
   const warnings: Warning[] = [];
-  const top = objectAt(src, json, '$');
   const builder = new ProfileBuilder({ sampleTypes: HEAP_SAMPLE_TYPES });
   const frames = new CallFrameTable(builder);
 
-  // The nested tree, walked without recursion (it may be deep). Paths are rebuilt from the
-  // parent links only for messages.
-  const parent: number[] = [];
-  const childPos: number[] = [];
-  const location: number[] = [];
-  const selfSize: number[] = [];
+  const { parent } = rows;
+  const nodeCount = parent.length;
+  const location = new Uint32Array(nodeCount);
+  const selfSize: number[] = new Array<number>(nodeCount);
   const idToNode = new Map<number, number>();
-  const pathOf = (v: number): string => {
-    const parts: string[] = [];
-    for (; v > 0; v = parent[v]!) parts.push(`.children[${childPos[v]}]`);
-    return 'head' + parts.reverse().join('');
-  };
-  const depth: number[] = [];
-  const maxNodes = limitValue(limits, 'maxTableEntries');
-  const maxDepth = limitValue(limits, 'maxFramesPerStack');
-  const todo: { json: unknown; parent: number; pos: number }[] = [{ json: top.head, parent: -1, pos: 0 }];
+  // Paths (a walk up the tree) are made only for errors: making one per node is quadratic.
+  const pathOf = (v: number) => heapNodePath(rows, v);
   let rootIsFrame = false;
-  while (todo.length > 0) {
-    const { json: raw, parent: p, pos } = todo.pop()!;
-    const v = parent.length;
-    parent.push(p);
-    childPos.push(pos);
-    depth.push(p < 0 ? 0 : depth[p]! + 1);
-    // Paths (a walk up the tree) are made only for errors: making one per node is quadratic.
-    if (v + 1 > maxNodes) checkLimit(limits, 'maxTableEntries', v + 1, 'nodes', { file: src.file });
-    if (depth[v]! > maxDepth) checkLimit(limits, 'maxFramesPerStack', depth[v]!, 'depth of the node tree', { file: src.file, path: pathOf(v) });
-    const o = isObject(raw) ? raw : objectAt(src, raw, pathOf(v));
-    const id = isWhole(o.id) ? o.id : integerAt(src, o.id, `${pathOf(v)}.id`, 0);
+  for (let v = 0; v < nodeCount; v++) {
+    if (rows.notObject.has(v)) objectAt(src, rows.notObject.get(v), pathOf(v));
+    const rawId = rows.id[v];
+    const id = isWhole(rawId) ? rawId : integerAt(src, rawId, `${pathOf(v)}.id`, 0);
     if (idToNode.has(id)) throw schemaError(src, `${pathOf(v)}.id`, `node id ${id} is also the id of ${pathOf(idToNode.get(id)!)}`, 'node ids are unique');
     idToNode.set(id, v);
-    const cf = readCallFrame(src, o.callFrame, () => `${pathOf(v)}.callFrame`, limits);
-    if (p < 0) rootIsFrame = cf.functionName !== ROOT_NAME;
-    location.push(p < 0 && !rootIsFrame ? 0 : frames.locationOf(cf));
-    const size = o.selfSize ?? 0;
-    selfSize.push(isWhole(size) ? size : integerAt(src, size, `${pathOf(v)}.selfSize`, 0));
-    const rawChildren = o.children ?? [];
-    const children = Array.isArray(rawChildren) ? rawChildren : arrayAt(src, rawChildren, `${pathOf(v)}.children`);
-    for (let j = children.length - 1; j >= 0; j--) todo.push({ json: children[j], parent: v, pos: j });
+    const cf = readCallFrame(src, rows.callFrame[v], () => `${pathOf(v)}.callFrame`, limits);
+    if (v === 0) rootIsFrame = cf.functionName !== ROOT_NAME;
+    location[v] = v === 0 && !rootIsFrame ? 0 : frames.locationOf(cf);
+    const size = rows.selfSize[v] ?? 0;
+    selfSize[v] = isWhole(size) ? size : integerAt(src, size, `${pathOf(v)}.selfSize`, 0);
+    if (rows.childrenNotArray.has(v)) arrayAt(src, rows.childrenNotArray.get(v), `${pathOf(v)}.children`);
   }
 
   const stack: number[] = [];
@@ -101,9 +201,10 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
     if (rootIsFrame) stack.push(location[0]!);
     return stack;
   };
-  const samples = top.samples === undefined ? undefined : arrayAt(src, top.samples, 'samples');
+  if (rows.samples !== undefined && 'notArray' in rows.samples) arrayAt(src, rows.samples.notArray, 'samples');
+  const samples = rows.samples as HeapSampleColumns | undefined;
   const ordinals: number[] = [];
-  const sampledBytes = new Float64Array(parent.length);
+  const sampledBytes = new Float64Array(nodeCount);
   let totalFrames = 0;
   const maxFrames = limitValue(limits, 'maxTotalFrames');
   let orphans = 0;
@@ -113,9 +214,9 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
     for (let i = 0; i < samples.length; i++) {
       if ((i & 0xffff) === 0xffff) options.signal?.throwIfAborted();
       const path = `samples[${i}]`;
-      const s = objectAt(src, samples[i], path);
-      const size = integerAt(src, s.size, `${path}.size`, 0);
-      const v = idToNode.get(integerAt(src, s.nodeId, `${path}.nodeId`, 0));
+      if (samples.notObject.has(i)) objectAt(src, samples.notObject.get(i), path);
+      const size = integerAt(src, samples.size[i], `${path}.size`, 0);
+      const v = idToNode.get(integerAt(src, samples.nodeId[i], `${path}.nodeId`, 0));
       if (v === undefined) {
         // Node.js writes these: a few samples of a node the tree no longer has (seen on
         // Node 20 with --heap-prof: 6 of 10627 samples). They have no stack to go on.
@@ -123,7 +224,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
         orphanBytes += size;
         continue;
       }
-      const ordinal = s.ordinal === undefined ? i + 1 : numberAt(src, s.ordinal, `${path}.ordinal`);
+      const ordinal = samples.ordinal[i] === undefined ? i + 1 : numberAt(src, samples.ordinal[i], `${path}.ordinal`);
       const st = stackOf(v);
       totalFrames += st.length;
       if (totalFrames > maxFrames) checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path });
@@ -139,7 +240,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
       });
     }
     let differ = 0;
-    for (let v = 0; v < parent.length; v++) if (sampledBytes[v] !== selfSize[v]) differ++;
+    for (let v = 0; v < nodeCount; v++) if (sampledBytes[v] !== selfSize[v]) differ++;
     if (differ > 0) {
       warnings.push({
         code: 'PROFKIT_W_V8_SELF_SIZE',
@@ -149,7 +250,7 @@ export function heapProfileToProfile(json: unknown, options: HeapProfileReadOpti
     }
   } else {
     let nodesWithBytes = 0;
-    for (let v = 0; v < parent.length; v++) {
+    for (let v = 0; v < nodeCount; v++) {
       if (selfSize[v]! === 0) continue;
       const st = stackOf(v);
       totalFrames += st.length;

@@ -19,6 +19,7 @@ export type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8PositionTick, V8Hea
 export { readCpuProfileChunks } from './read-stream.js';
 export { readCpuProfileBytes, cpuProfileToProfile, CPU_SAMPLE_TYPES, type CpuProfileReadOptions, type CpuProfileReadResult } from './read.js';
 export { writeCpuProfile, type CpuProfileWriteOptions } from './write.js';
+export { readHeapProfileChunks } from './heap-stream.js';
 export { readHeapProfileBytes, heapProfileToProfile, writeHeapProfile, HEAP_SAMPLE_TYPES, type HeapProfileReadOptions, type HeapProfileWriteOptions } from './heap.js';
 export { applySourceMaps, parseSourceMappingUrl, type SourceMapLoader, type LoadedSourceMap, type SourceMapsResult } from './source-maps.js';
 export { sourceMapsTransform } from './source-maps-transform.js';

@@ -1,19 +1,39 @@
 /**
  * `.cpuprofile` read from a stream of chunks, in memory of the order of the profile rather than
  * of its text: `samples` and `timeDeltas` (nearly all of a large profile) go straight from the
- * tokenizer into `Float64Array`s, the other top-level fields (the `nodes`, the times) are built as
- * `JSON.parse` builds them. The result is then checked and converted by the same code as the
- * whole-input reader's (`cpuProfileToProfile`), so both readers give the same profile and errors.
+ * tokenizer into `Int32Array`/`Float64Array`s; of the `nodes`, only the fields the reader uses are
+ * built (`id`, `parent`, `children`, `hitCount`, `positionTicks` and the `callFrame`'s five fields;
+ * one `callFrame` object and one string per distinct value, shared by the nodes), other keys are
+ * skipped unbuilt. The result is then checked and converted by the same code as the whole-input
+ * reader's (`cpuProfileToProfile`), so both readers give the same profile and errors.
  */
 
-import { JsonTokenizer, JsonValueBuilder, checkLimit, limitValue, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
+import { JsonTokenizer, checkLimit, limitValue, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
+import { PrunedValueBuilder, SCALAR, arrayShape, objectShape, type JsonShape } from './json-pruned.js';
 import { describe, schemaError, type JsonSource } from './json.js';
 import { cpuProfileToProfile, type CpuProfileReadOptions, type CpuProfileReadResult } from './read.js';
 
 /** The top-level arrays read as numbers only. */
 const NUMBER_COLUMNS = new Set(['samples', 'timeDeltas']);
-/** The other top-level fields `cpuProfileToProfile` reads; any other field is skipped, not built. */
-const KEPT_FIELDS = new Set(['nodes', 'startTime', 'endTime']);
+/** The fields of a call frame `readCallFrame` reads. */
+export const CALL_FRAME_SHAPE = objectShape({ functionName: SCALAR, scriptId: SCALAR, url: SCALAR, lineNumber: SCALAR, columnNumber: SCALAR }, true);
+
+/** The fields of a node `cpuProfileToProfile` reads (`deoptReason` and any other key are skipped). */
+const NODE_SHAPE = objectShape({
+  id: SCALAR,
+  callFrame: CALL_FRAME_SHAPE,
+  children: arrayShape(SCALAR),
+  parent: SCALAR,
+  hitCount: SCALAR,
+  positionTicks: arrayShape(objectShape({ line: SCALAR, ticks: SCALAR })),
+});
+
+/** The other top-level fields `cpuProfileToProfile` reads, with what is kept of them; any other field is skipped, not built. */
+const KEPT_FIELDS = new Map<string, JsonShape>([
+  ['nodes', arrayShape(NODE_SHAPE)],
+  ['startTime', SCALAR],
+  ['endTime', SCALAR],
+]);
 
 /**
  * A growing array of numbers (doubling, so each number is copied at most once on average). Held
@@ -48,7 +68,7 @@ class CpuProfileSink implements JsonSink {
   /** 0 before the top-level object, 1 inside it, 2 after it. */
   private level = 0;
   private currentKey = '';
-  private builder: JsonValueBuilder | undefined;
+  private builder: PrunedValueBuilder | undefined;
   private column: NumberColumn | undefined;
   /** Containers open in a skipped field's value (0 when not skipping). */
   private skipDepth = 0;
@@ -116,8 +136,12 @@ class CpuProfileSink implements JsonSink {
     this.finishValue();
   }
 
-  private startValue(): JsonValueBuilder {
-    this.builder = new JsonValueBuilder();
+  /** One copy of each string and call frame of the nodes (a profile's nodes repeat few functions). */
+  private readonly strings = new Map<string, string>();
+  private readonly callFrames = new Map<string, Record<string, unknown>>();
+
+  private startValue(): PrunedValueBuilder {
+    this.builder = new PrunedValueBuilder(KEPT_FIELDS.get(this.currentKey)!, this.strings, this.callFrames);
     this.nodeCount = 0;
     return this.builder;
   }
@@ -138,7 +162,7 @@ class CpuProfileSink implements JsonSink {
   }
 
   /** The builder, after counting an element of `nodes` against `maxTableEntries` as the array grows. */
-  private countNode(): JsonValueBuilder {
+  private countNode(): PrunedValueBuilder {
     const builder = this.builder!;
     if (this.currentKey === 'nodes' && builder.depth === 1 && ++this.nodeCount > this.maxNodes) {
       checkLimit(this.limits, 'maxTableEntries', this.nodeCount, 'nodes', { file: this.src.file, path: 'nodes' });
@@ -167,7 +191,17 @@ class CpuProfileSink implements JsonSink {
 export async function readCpuProfileChunks(chunks: AsyncIterable<Uint8Array>, options: CpuProfileReadOptions = {}): Promise<CpuProfileReadResult> {
   const src: JsonSource = { file: options.fileName ?? '<input>', format: '.cpuprofile' };
   const sink = new CpuProfileSink(src, options.limits);
-  const tokenizer = new JsonTokenizer(sink, src);
+  await feedChunks(chunks, new JsonTokenizer(sink, src), src, options);
+  return cpuProfileToProfile(sink.top, options);
+}
+
+/** Feeds the chunks to the tokenizer and ends it, checking `maxInputBytes` before each chunk is read and the signal between chunks. */
+export async function feedChunks(
+  chunks: AsyncIterable<Uint8Array>,
+  tokenizer: JsonTokenizer,
+  src: JsonSource,
+  options: { limits?: ReadLimits; signal?: AbortSignal },
+): Promise<void> {
   const maxInputBytes = limitValue(options.limits, 'maxInputBytes');
   for await (const chunk of chunks) {
     options.signal?.throwIfAborted();
@@ -177,5 +211,4 @@ export async function readCpuProfileChunks(chunks: AsyncIterable<Uint8Array>, op
     tokenizer.write(chunk);
   }
   tokenizer.end();
-  return cpuProfileToProfile(sink.top, options);
 }

@@ -28,6 +28,16 @@ async function thrown(f: () => Promise<unknown>): Promise<ProfkitError> {
   throw new Error('no error');
 }
 
+/** What a reader gives: its result, or its error's code, message and detail. */
+async function outcome(read: () => unknown): Promise<unknown> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ProfkitError) return { code: e.code, message: e.message, detail: e.detail };
+    throw e;
+  }
+}
+
 function wholeError(bytes: Uint8Array): ProfkitError {
   try {
     readCpuProfileBytes(bytes, { fileName: 'x.cpuprofile' });
@@ -136,6 +146,25 @@ describe('the streaming reader refuses what the whole-input reader refuses, nami
     expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxSamples', 'timeDeltas']);
     e = await thrown(() => readCpuProfileChunks(chunked(enc('{"nodes":[{},[],1,{"id":1}'), 7), { limits: { maxTableEntries: 3 } }));
     expect([e.code, e.detail.option, e.detail.path]).toEqual(['PROFKIT_E_LIMIT', 'maxTableEntries', 'nodes']);
+  });
+  it('inside the nodes, keys the reader does not use are skipped, and values of the wrong kind give the whole-input reader\'s message', async () => {
+    const good = JSON.stringify(smallCpuProfile());
+    const inputs = [
+      // Unknown keys at every level of a node, holding anything (V8 writes deoptReason; others may add more).
+      good.replace('"hitCount":3,', '"hitCount":3,"deoptReason":"x","extra":{"id":99,"children":[1,2,{"callFrame":[]}]},').replace('"url":"file:///app.js","lineNumber":4', '"url":"file:///app.js","more":[{"functionName":1}],"lineNumber":4').replace('{"line":6,"ticks":2}', '{"line":6,"ticks":2,"x":[[6]]}'),
+      good.replace('"hitCount":3,', '"hitCount":[3,[4],{"a":5}],'),
+      good.replace('"lineNumber":4', '"lineNumber":{"a":[1]}'),
+      good.replace('"children":[4,5]', '"children":[4,[5]]'),
+      good.replace('"children":[4,5]', '"children":{"4":5}'),
+      good.replace('"positionTicks":[', '"positionTicks":[[1,2,3],'),
+      good.replace('"startTime":1000', '"startTime":[1000,2000]'),
+    ];
+    for (const text of inputs) {
+      const bytes = enc(text);
+      const whole = await outcome(() => readCpuProfileBytes(bytes, { fileName: 'x.cpuprofile' }));
+      for (const size of CHUNK_SIZES) expect(await outcome(() => readCpuProfileChunks(chunked(bytes, size), { fileName: 'x.cpuprofile' }))).toEqual(whole);
+    }
+    expect(await outcome(() => readCpuProfileBytes(enc(inputs[1]!)))).toMatchObject({ message: 'nodes[3].hitCount: expected a whole number ≥ 0, got an array of 3' });
   });
   it('fields the reader does not use are skipped, whatever they hold', async () => {
     const extra = { ...smallCpuProfile(), x: [{ samples: [1], nodes: 'no' }, [[{}]], 'y'], y: { nodes: [] }, z: 1 };
