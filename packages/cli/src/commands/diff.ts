@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { REPORT_OPTIONS, asViewed, pct, phase, readWithProgress, reportOptionsOf, reportWritten, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readDiffReport, readWithProgress, reportWritten, stringOption } from './shared.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -33,26 +33,25 @@ export const diff: CliCommand = {
     const output = stringOption(ctx, 'output');
     const to = stringOption(ctx, 'to');
     if (output !== undefined) ctx.registry.writerFor(output, to);
-    const base = await readWithProgress(ctx, baseFile);
-    const next = await readWithProgress(ctx, newFile);
-    const d = diffProfiles(base.profile, next.profile, { normalize: ctx.values.normalize === true });
-    const warnings = [...base.warnings, ...next.warnings];
+    const normalize = ctx.values.normalize === true;
     if (output !== undefined) {
+      const base = await readWithProgress(ctx, baseFile);
+      const next = await readWithProgress(ctx, newFile);
+      const d = diffProfiles(base.profile, next.profile, { normalize });
+      const warnings = [...base.warnings, ...next.warnings];
       const w = await ctx.registry.write(d, output, { format: to, inputs: [baseFile, newFile], signal: ctx.signal });
       warnings.push(...w.warnings);
       return reportWritten(ctx, 'diff', output, { base: baseFile, new: newFile, output, to: w.format, warnings }, `${newFile} - ${baseFile} -> ${output} (${w.format})`);
     }
-    // pprof prunes the merged NEW - BASE profile with its first source's (NEW's) drop_frames.
-    const viewed = await asViewed(ctx, { profile: d, warnings: [] }, next.profile['.profile']);
-    warnings.push(...viewed.warnings);
-    const dv = viewed.profile;
-    const t = sampleTypeIndexOf(ctx, dv);
-    const rep = phase(ctx, 'computing the report', () => topReport(dv, reportOptionsOf(ctx, t, 1)));
+    // The table is computed from the two profiles' stack tables (merged only when the options need it).
+    const d = await readDiffReport(ctx, baseFile, newFile, 1, { normalize, baseWarningsFirst: true });
+    const warnings = d.warnings;
+    const rep = phase(ctx, 'computing the report', () => topReport(d.input, d.options));
     if (ctx.json) {
       ctx.out.document('diff', {
         base: baseFile,
         new: newFile,
-        sampleType: sampleTypeJson(dv, t),
+        sampleType: d.sampleType,
         baseTotal: rep.total,
         outputUnit: rep.table.outputUnit,
         header: rep.header,

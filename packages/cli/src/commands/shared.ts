@@ -4,9 +4,11 @@
  */
 
 import {
+  DiffReportBuilder,
   ErrorCodes,
   ProfkitError,
   applyDropFrames,
+  diffReportUnsupported,
   diff as diffProfiles,
   parseGranularity,
   withTagFrames,
@@ -18,6 +20,7 @@ import {
   type DropFramesPatterns,
   type Profile,
   type RegistryReadResult,
+  type ReportInput,
   type Warning,
 } from '@profkit/core/node';
 import type { CliContext } from '../types.js';
@@ -150,6 +153,73 @@ export async function readWithBase(ctx: CliContext, file: string): Promise<Regis
   const b = await readWithProgress(ctx, (base ?? diffBase)!);
   const profile = diffProfiles(b.profile, r.profile, { labelBase: diffBase !== undefined });
   return { ...r, profile, warnings: [...r.warnings, ...b.warnings], patterns: r.profile['.profile'] };
+}
+
+/** What the text reports (top, tree, peek, diff) read: a profile, or NEW and BASE side by side; the report options; the sample type. */
+export interface ReportRead {
+  input: Profile | ReportInput;
+  t: number;
+  options: ReturnType<typeof reportOptionsOf>;
+  sampleType: ReturnType<typeof sampleTypeJson>;
+  /** The format of FILE (NEW for a diff). */
+  format: string;
+  warnings: Warning[];
+}
+
+/**
+ * How top, tree and peek read FILE: `readForView`, or with `--diff-base B` FILE minus B as
+ * `readDiffReport` computes it (without merging when it can).
+ */
+export async function readForReport(ctx: CliContext, file: string, nodeCountMin: number): Promise<ReportRead> {
+  const diffBase = stringOption(ctx, 'diff-base');
+  if (diffBase !== undefined && stringOption(ctx, 'base') === undefined) return readDiffReport(ctx, diffBase, file, nodeCountMin, { normalize: false, baseWarningsFirst: false });
+  const r = await readForView(ctx, file);
+  const t = sampleTypeIndexOf(ctx, r.profile);
+  return { input: r.profile, t, options: reportOptionsOf(ctx, t, nodeCountMin), sampleType: sampleTypeJson(r.profile, t), format: r.format, warnings: r.warnings };
+}
+
+/**
+ * NEW minus BASE as pprof -diff_base reports it, for the text reports. When the options allow
+ * (core's `diffReportUnsupported`), each profile is reduced to its stack table as soon as it is
+ * read and dropped (`DiffReportBuilder`): no merged profile, and never both profiles at once.
+ * Otherwise (or when the profiles turn out to need it) the base is negated and merged in, the new
+ * profile's drop_frames applied to the result, as before. The numbers are the same either way.
+ */
+export async function readDiffReport(
+  ctx: CliContext,
+  baseFile: string,
+  newFile: string,
+  nodeCountMin: number,
+  how: { normalize: boolean; baseWarningsFirst: boolean },
+): Promise<ReportRead> {
+  const merged = async (base: RegistryReadResult, next: RegistryReadResult): Promise<ReportRead> => {
+    const d = diffProfiles(base.profile, next.profile, { normalize: how.normalize });
+    // pprof prunes the merged NEW - BASE profile with its first source's (NEW's) drop_frames.
+    const viewed = await asViewed(ctx, { profile: d, warnings: [] }, next.profile['.profile']);
+    const t = sampleTypeIndexOf(ctx, viewed.profile);
+    const read = how.baseWarningsFirst ? [...base.warnings, ...next.warnings] : [...next.warnings, ...base.warnings];
+    return { input: viewed.profile, t, options: reportOptionsOf(ctx, t, nodeCountMin), sampleType: sampleTypeJson(viewed.profile, t), format: next.format, warnings: [...read, ...viewed.warnings] };
+  };
+  // NEW is reduced to its stack table here, and its profile is gone when BASE is read.
+  const side = await (async () => {
+    const next = await readWithProgress(ctx, newFile);
+    const t = sampleTypeIndexOf(ctx, next.profile);
+    const options = reportOptionsOf(ctx, t, nodeCountMin);
+    if (diffReportUnsupported({ ...options, normalize: how.normalize }) !== undefined) return { mergeWith: next };
+    const builder = new DiffReportBuilder({ ...options, sampleTypeIndex: t, normalize: how.normalize, sampleTypeDefaulted: ctx.values['sample-type'] === undefined });
+    const viewed = await asViewed(ctx, next, next.profile['.profile']);
+    if (builder.addNew(viewed.profile) !== undefined) return { mergeWith: next };
+    const patterns = { drop_frames: next.profile['.profile'].drop_frames, keep_frames: next.profile['.profile'].keep_frames };
+    const dropWarnings = viewed.warnings.slice(next.warnings.length);
+    return { builder, t, options, patterns, format: next.format, warnings: next.warnings, dropWarnings, sampleType: sampleTypeJson(next.profile, t) };
+  })();
+  if (side.mergeWith) return merged(await readWithProgress(ctx, baseFile), side.mergeWith);
+  const base = await readWithProgress(ctx, baseFile);
+  const viewedBase = await asViewed(ctx, base, side.patterns);
+  // Values that make the merged total differ from the sides' (rare): merge after all, reading NEW again.
+  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, await readWithProgress(ctx, newFile));
+  const read = how.baseWarningsFirst ? [...base.warnings, ...side.warnings] : [...side.warnings, ...base.warnings];
+  return { input: side.builder.input(), t: side.t, options: side.options, sampleType: side.sampleType, format: side.format, warnings: [...read, ...side.dropWarnings] };
 }
 
 /** `--read-option KEY=VALUE`s as the reader's options. */

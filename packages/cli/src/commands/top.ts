@@ -1,6 +1,6 @@
 import { ErrorCodes, ProfkitError, formatTopTable, topReport, type TopReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
-import { BASE_OPTIONS, REPORT_OPTIONS, byOf, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { BASE_OPTIONS, REPORT_OPTIONS, byOf, pct, phase, readForReport, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson, type ReportRead } from './shared.js';
 
 /** Whose numbers `top` shows: pprof's (default) or R's `summaryRprof`'s. */
 type Accounting = 'pprof' | 'r';
@@ -66,29 +66,30 @@ export const top: CliCommand = {
     if (accounting === 'r' && by === 'file') {
       throw new ProfkitError(ErrorCodes.USAGE, '--accounting r has no --by file: summaryRprof counts per function or per source line', { option: 'by', rule: '--accounting r is per function or line' });
     }
-    let r = await readForView(ctx, file);
+    let r: ReportRead;
     if (accounting === 'r') {
-      const t = await ctx.registry.transform('r-accounting', r.profile, {
+      const read = await readForView(ctx, file);
+      const accounted = await ctx.registry.transform('r-accounting', read.profile, {
         values: { lines: by === 'line' ? 'show' : 'hide' },
         stderr: ctx.stderr,
         signal: ctx.signal,
         verbose: ctx.verbose,
         quiet: ctx.quiet || ctx.json,
       });
-      r = { ...r, profile: t.profile, warnings: [...r.warnings, ...t.warnings] };
-    }
-    const t = sampleTypeIndexOf(ctx, r.profile);
-    const options = reportOptionsOf(ctx, t, 1);
-    // R's entries are already per function or per line (as functions named basename#line); R lists them all.
-    if (accounting === 'r') Object.assign(options, { by: 'function', nodeFraction: options.nodeFraction ?? 0 });
-    const rep = phase(ctx, 'computing the report', () => topReport(r.profile, options));
+      const t = sampleTypeIndexOf(ctx, accounted.profile);
+      const options = reportOptionsOf(ctx, t, 1);
+      // R's entries are already per function or per line (as functions named basename#line); R lists them all.
+      Object.assign(options, { by: 'function', nodeFraction: options.nodeFraction ?? 0 });
+      r = { input: accounted.profile, t, options, sampleType: sampleTypeJson(accounted.profile, t), format: read.format, warnings: [...read.warnings, ...accounted.warnings] };
+    } else r = await readForReport(ctx, file, 1);
+    const rep = phase(ctx, 'computing the report', () => topReport(r.input, r.options));
     if (ctx.json) {
       let sum = 0n;
       ctx.out.document('top', {
         file,
         format: r.format,
         accounting,
-        sampleType: sampleTypeJson(r.profile, t),
+        sampleType: r.sampleType,
         total: rep.total,
         outputUnit: rep.table.outputUnit,
         header: headerWithAccounting(rep, accounting),

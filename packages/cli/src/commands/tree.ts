@@ -1,12 +1,11 @@
 import { treeReport, type TreeReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
-import { BASE_OPTIONS, REPORT_OPTIONS, pct, phase, readForView, reportOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { BASE_OPTIONS, REPORT_OPTIONS, pct, phase, readForReport } from './shared.js';
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
-  const r = await readForView(ctx, file);
-  const t = sampleTypeIndexOf(ctx, r.profile);
-  const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.profile, { ...reportOptionsOf(ctx, t, 0), symbol }));
+  const r = await readForReport(ctx, file, 0);
+  const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.input, { ...r.options, symbol }));
   if (ctx.json) {
     const g = rep.graph;
     const edge = (e: { src: number; dst: number; weight: bigint; inline: boolean }, other: number, cum: bigint) => ({
@@ -18,7 +17,7 @@ export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: stri
     ctx.out.document(name, {
       file,
       format: r.format,
-      sampleType: sampleTypeJson(r.profile, t),
+      sampleType: r.sampleType,
       total: g.total,
       outputUnit: g.outputUnit,
       header: rep.header,

@@ -4,6 +4,7 @@ export { merge, checkCompatible, combineFacts, compatibilizeSampleTypes, type Me
 export { aggregateStacks, aggregateBy, type Granularity, type AggregateOptions } from './aggregate.js';
 export { scale, scaleValue, normalize } from './scale.js';
 export { diff, setLabel, DIFF_BASE_LABEL, type DiffOptions } from './diff.js';
+export { DiffReportBuilder, diffReportUnsupported, type DiffReportOptions } from './diff-report.js';
 export { prune, pruneFrom, removeUninteresting, applyDropFrames, simplifyFunctionName, type PruneOptions, type DropFramesPatterns, type AppliedDropFrames } from './prune.js';
 export { filterSamples, compileTagFilter, numLabelUnits, type FilterOptions, type TagFilter } from './filter.js';
 export { selectSampleTypes } from './select.js';

@@ -150,6 +150,13 @@ export interface GraphInput {
   stacks: StackTable;
   /** With pprof `-mean`: per stack, the sums of the divisor (see mean.ts); nodes and calls are then divided by them. */
   divisor?: { self: StackValues };
+  /**
+   * More samples over the same nodes, in tables of their own (a diff's base, its sums negated:
+   * diff-report.ts): `buildNodes` walks each and adds up, as if their stacks were in `stacks`
+   * after this table's (sums over samples are additive; a call is inline only where every
+   * occurrence is, residual where any is; calls first reached here come first).
+   */
+  others?: GraphInput[];
 }
 
 /** The parts of a node's name (pprof `NodeInfo` as the graph labels print it); '' / 0 = absent. */
@@ -163,18 +170,36 @@ export interface NodeFields {
   address: bigint;
 }
 
+/** The nodes of a report: each node's key (what identifies it), printable name, sort key and fields, by node id. */
+export interface NodeNames {
+  keys: Map<string, number>;
+  names: string[];
+  infos: string[];
+  fields: NodeFields[];
+}
+
+export function newNodeNames(): NodeNames {
+  return { keys: new Map(), names: [], infos: [], fields: [] };
+}
+
 /**
  * Node ids of every location row (innermost line first), the node names (pprof
  * `NodeInfo.PrintableName`) and `fmt.Sprint(NodeInfo)` of each node (pprof's last-resort sort key).
  */
-export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, columns: boolean, index: ProfileIndex, locs: readonly OpLocation[] = readLocations(p, index)) {
+export function nodeTable(
+  p: Profile,
+  by: ReportGranularity,
+  inline: boolean,
+  columns: boolean,
+  index: ProfileIndex,
+  locs: readonly OpLocation[] = readLocations(p, index),
+  /** The nodes to add to (a diff gives both profiles one table, nodes matched by what they print): default a new one. */
+  into: NodeNames = newNodeNames(),
+) {
   const { withName, withFile, withLine, withAddress } = granularityFields(by);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
-  const keys = new Map<string, number>();
-  const names: string[] = [];
-  const infos: string[] = [];
-  const fields: NodeFields[] = [];
+  const { keys, names, infos, fields } = into;
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
@@ -238,7 +263,47 @@ export function nodeTable(p: Profile, by: ReportGranularity, inline: boolean, co
  */
 export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   const { self } = g.stacks;
-  return self instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
+  const own = self instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
+  return (g.others ?? []).reduce((sum, other) => addBuiltGraphs(sum, buildNodes(other, kept, callees, callers, touching)), own);
+}
+
+/** The graph of the samples of `a` and `b` together (see `GraphInput.others`). */
+function addBuiltGraphs(a: BuiltGraph, b: BuiltGraph): BuiltGraph {
+  const out: BuiltGraph = { flat: a.flat.map((v, n) => v + b.flat[n]!), cum: a.cum.map((v, n) => v + b.cum[n]!), src: a.src.slice(), dst: a.dst.slice(), weight: a.weight.slice(), inline: a.inline.slice(), residual: a.residual.slice() };
+  const edgeOf = new Map<number, number>();
+  // A (src, dst) pair as one number: exact while nodes² < 2^53.
+  const nodes = a.flat.length;
+  const key = (src: number, dst: number) => src * nodes + dst;
+  a.src.forEach((src, e) => edgeOf.set(key(src, a.dst[e]!), e));
+  b.src.forEach((src, f) => {
+    const e = edgeOf.get(key(src, b.dst[f]!));
+    if (e === undefined) {
+      out.src.push(src);
+      out.dst.push(b.dst[f]!);
+      out.weight.push(b.weight[f]!);
+      out.inline.push(b.inline[f]!);
+      out.residual.push(b.residual[f]!);
+      return;
+    }
+    out.weight[e] = addExact(out.weight[e]!, b.weight[f]!);
+    out.inline[e] = out.inline[e]! && b.inline[f]!;
+    out.residual[e] = out.residual[e]! || b.residual[f]!;
+  });
+  return out;
+}
+
+/** `a + b` in doubles while that is exact, else in bigints. */
+function addExact(a: number | bigint, b: number | bigint): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const sum = a + b;
+    if (Number.isSafeInteger(sum)) return sum;
+  }
+  return BigInt(a) + BigInt(b);
+}
+
+/** `g` summing the divisor of `-mean` instead of the values (the same nodes and calls, in the same order). */
+function divisorInput(g: GraphInput): GraphInput {
+  return { ...g, stacks: { ...g.stacks, self: g.divisor!.self }, divisor: undefined, ...(g.others ? { others: g.others.map(divisorInput) } : {}) };
 }
 
 /**
@@ -249,7 +314,7 @@ export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?
 function meanValues(g: GraphInput, values: BuiltGraph, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
   if (!g.divisor) return values;
   // Both sums over the same stacks give the same nodes and calls, in the same order.
-  const divisors = buildNodes({ ...g, stacks: { ...g.stacks, self: g.divisor.self }, divisor: undefined }, kept, callees, callers, touching);
+  const divisors = buildNodes(divisorInput(g), kept, callees, callers, touching);
   return {
     ...values,
     flat: values.flat.map((v, n) => meanOf(v, divisors.flat[n]!)),
@@ -258,7 +323,7 @@ function meanValues(g: GraphInput, values: BuiltGraph, kept: Uint8Array | undefi
 }
 
 /** The node ids of every location row in one array, with each row's start offset. */
-function flattenLocationNodes(locNodes: readonly (readonly number[])[]): { locNodeOffsets: Uint32Array; locNodeIds: Int32Array } {
+export function flattenLocationNodes(locNodes: readonly (readonly number[])[]): { locNodeOffsets: Uint32Array; locNodeIds: Int32Array } {
   const locNodeOffsets = new Uint32Array(locNodes.length + 1);
   for (let r = 0; r < locNodes.length; r++) locNodeOffsets[r + 1] = locNodeOffsets[r]! + locNodes[r]!.length;
   const locNodeIds = new Int32Array(locNodeOffsets[locNodes.length]!);
@@ -291,27 +356,75 @@ export function callGraph(p: Profile, options: CallGraphOptions = {}): CallGraph
  * calls from or to the nodes whose name it accepts (all `-peek` prints).
  */
 function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean, callsOf?: (name: string) => boolean): CallGraph {
+  return trimmedCallGraph(graphSourceOf(p, options), options, allCalls, callsOf);
+}
+
+/** The graph source of one profile for `options` (sample type, granularity, per-stack filters, -mean). */
+function graphSourceOf(p: Profile, options: CallGraphOptions): ReportGraphSource {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkSampleType(p, t);
-  const index = new ProfileIndex(p);
+  const nodes = newNodeNames();
+  const { locNodes, stacks, divisor } = reportStacks(p, new ProfileIndex(p), t, options, nodes);
+  const g: GraphInput = { nNodes: nodes.names.length, ...flattenLocationNodes(locNodes), stacks, ...(divisor ? { divisor } : {}) };
+  return { t, unit: p.sample_types.unit[t]!, g, names: nodes.names, infos: nodes.infos, total: () => reportTotal(p, t, options.meanDivisorIndex) };
+}
+
+/** The stacks a report walks, with the nodes of their frames: what `reportStacks` makes of one profile. */
+export interface ReportStacks {
+  /** Node ids (in the `NodeNames` given) of every location row, innermost line first. */
+  locNodes: number[][];
+  /** The stack table of the sample type, the per-stack filters applied. */
+  stacks: StackTable;
+  /** With `meanDivisorIndex`: the divisor's sums per stack. */
+  divisor?: { self: StackValues };
+}
+
+/**
+ * The stack table of sample type `t` as a report walks it (over the samples `-mean` counts with
+ * `meanDivisorIndex`, the per-stack filters of `options.stackFilters` applied), the node of every
+ * frame added to `nodes`.
+ */
+export function reportStacks(p: Profile, index: ProfileIndex, t: number, options: CallGraphOptions, nodes: NodeNames): ReportStacks {
   // The filters, decided once per distinct stack (see stack-filters.ts); the frames keep the lines they leave.
   const plan = options.stackFilters && hasStackFilters(options.stackFilters) ? planStackFilters(p, index, options.stackFilters) : undefined;
-  const { locNodes, names, infos } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index, plan?.locs);
-  const g = graphInputOf(p, index, t, locNodes, names.length);
-  if (options.meanDivisorIndex !== undefined) Object.assign(g, meanStackTables(p, index, t, options.meanDivisorIndex));
+  const { locNodes } = nodeTable(p, options.by ?? 'function', options.inline ?? true, options.columns ?? false, index, plan?.locs, nodes);
+  let stacks: StackTable;
+  let divisor: { self: StackValues } | undefined;
+  if (options.meanDivisorIndex !== undefined) ({ stacks, divisor } = meanStackTables(p, index, t, options.meanDivisorIndex));
+  else stacks = buildStackTable(p, index, t);
   if (plan) {
     const columns = [p.samples['.values'][t]!];
     if (options.meanDivisorIndex !== undefined) columns.push(p.samples['.values'][options.meanDivisorIndex]!);
-    const filtered = plan.apply(g.stacks, columns);
-    g.stacks = filtered.stacks;
-    if (g.divisor) g.divisor = { self: filtered.sums[1]! };
+    const filtered = plan.apply(stacks, columns);
+    stacks = filtered.stacks;
+    if (divisor) divisor = { self: filtered.sums[1]! };
   }
-  const { locNodeOffsets, locNodeIds } = g;
+  return { locNodes, stacks, ...(divisor ? { divisor } : {}) };
+}
+
+/** What a report's call graph is computed from: the graph input of one sample type and its nodes. */
+export interface ReportGraphSource {
+  t: number;
+  unit: string;
+  g: GraphInput;
+  /** Per node id: pprof's printable name and its last-resort sort key. */
+  names: string[];
+  infos: string[];
+  /** pprof's report total (`reportTotal`), computed when asked. */
+  total: () => bigint;
+}
+
+/** `buildCallGraph` from the graph input on (see there). */
+export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOptions, allCalls: boolean, callsOf?: (name: string) => boolean): CallGraph {
+  const { t, g, names, infos } = source;
   // Top needs only the calls into inlined frames (for its inline markers).
   let inlinedNodes: Uint8Array | undefined;
   if (!allCalls) {
-    inlinedNodes = new Uint8Array(names.length);
-    for (let r = 0; r < locNodes.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlinedNodes[locNodeIds[k]!] = 1;
+    const inlined = new Uint8Array(names.length);
+    for (const { locNodeOffsets, locNodeIds } of [g, ...(g.others ?? [])]) {
+      for (let r = 0; r + 1 < locNodeOffsets.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlined[locNodeIds[k]!] = 1;
+    }
+    inlinedNodes = inlined;
   }
   const keep = (list: number[]): Uint8Array => {
     const kept = new Uint8Array(names.length);
@@ -416,8 +529,8 @@ function buildCallGraph(p: Profile, options: CallGraphOptions, allCalls: boolean
     n.in.sort(edgeOrder);
     n.out.sort(edgeOrder);
   }
-  const total = reportTotal(p, t, options.meanDivisorIndex);
-  const unit = p.sample_types.unit[t]!;
+  const total = source.total();
+  const unit = source.unit;
   return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges };
 }
 
@@ -464,10 +577,17 @@ function goTime(ns: bigint): string | undefined {
  * `Type:`, `Time:` (printed in UTC), `Duration: …, Total samples = … (…%)` (the total in
  * `outputUnit`, the unit the report's table uses, as pprof does).
  */
+/** The parts of a profile its header lines print (`profileLabels`). */
+export type ProfileHeader = Pick<Profile, 'sample_types'> & {
+  '.mappings': Pick<Profile['.mappings'], 'mapping_id' | 'filename' | 'build_id'>;
+  '.profile': Pick<Profile['.profile'], 'comments' | 'time_nanos' | 'duration_nanos'>;
+};
+
 export function profileLabels(
-  p: Profile,
+  p: ProfileHeader,
   sampleTypeIndex: number,
-  total: bigint = reportTotal(p, sampleTypeIndex),
+  /** Required unless `p` is a whole profile. */
+  total: bigint = reportTotal(p as Profile, sampleTypeIndex),
   outputUnit = 'minimum',
   /** pprof's `Type:` (`mean_` + the type with `-mean`) and `-divide_by` ratio. */
   shown: { typeName?: string; ratio?: number } = {},
@@ -594,28 +714,65 @@ export function ratioOf(f: ReportFilters): number {
   return 1 / d;
 }
 
+/** What `prepareReport` makes of a report's input for sample type `t`, as the text reports use it. */
+export interface PreparedReport {
+  total: bigint;
+  ratio: number;
+  meanDivisorIndex: number | undefined;
+  typeName: string | undefined;
+  stackFilters?: ReportFilterOptions;
+  /** The graph input for these options (the sample type, granularity, per-stack filters, -mean). */
+  graphSource(options: CallGraphOptions): ReportGraphSource;
+  /** What the header's profile labels print. */
+  header: ProfileHeader;
+}
+
+/**
+ * The input of `topReport` / `treeReport` when it is not one profile: e.g. two profiles compared
+ * without merging them (`diffReportInput`).
+ */
+export interface ReportInput {
+  readonly kind: 'report-input';
+  /** The sample type reported when the options name none. */
+  defaultSampleTypeIndex: number;
+  prepare(t: number, options: ReportFilters): PreparedReport;
+}
+
+function isReportInput(p: Profile | ReportInput): p is ReportInput {
+  return (p as ReportInput).kind === 'report-input';
+}
+
+/** One profile as a report input: `prepareReport`, then the call graph of the prepared profile. */
+function profileReportInput(p: Profile): ReportInput {
+  return {
+    kind: 'report-input',
+    defaultSampleTypeIndex: defaultSampleTypeIndex(p),
+    prepare(t, options) {
+      const { profile: q, ...prepared } = prepareReport(p, t, options, true);
+      return { ...prepared, graphSource: (o) => graphSourceOf(q, o), header: p };
+    },
+  };
+}
+
 /**
  * What `-top`, `-tree` and `-peek` share: `callGraph` of `p` after focus/ignore (option defaults
  * from `defaults`), with pprof's total before filtering as its total, the output unit chosen
  * against that total, and the header lines (profile labels, then the report labels).
  */
 function textReport(
-  p: Profile,
+  p: Profile | ReportInput,
   options: TopReportOptions,
   defaults: { nodeFraction: number; edgeFraction: number; nodeCount: number },
   allCalls: boolean,
   callsOf?: (name: string) => boolean,
 ): { t: number; g: CallGraph; header: string[] } {
-  const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
-  const { profile: q, total, ratio, meanDivisorIndex, typeName, stackFilters } = prepareReport(p, t, options, true);
+  const input = isReportInput(p) ? p : profileReportInput(p);
+  const t = options.sampleTypeIndex ?? input.defaultSampleTypeIndex;
+  const { total, ratio, meanDivisorIndex, typeName, stackFilters, graphSource, header: headerProfile } = input.prepare(t, options);
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
-  const g = buildCallGraph(
-    q,
-    { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative, stackFilters },
-    allCalls,
-    callsOf,
-  );
+  const graphOptions: CallGraphOptions = { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative, stackFilters };
+  const g = trimmedCallGraph(graphSource(graphOptions), graphOptions, allCalls, callsOf);
   g.total = total;
   const unit = options.outputUnit ?? 'minimum';
   g.outputUnit = unit !== 'minimum' ? unit : outputUnitFor(g.nodes, total, g.unit, true, ratio);
@@ -624,7 +781,7 @@ function textReport(
   for (const n of g.nodes) shownFlat += n.flat;
   const header = [
     // pprof -compact_labels: the text reports leave out the profile labels (File:, Type:, Time:, …).
-    ...(options.compactLabels ? [] : profileLabels(p, t, total, g.outputUnit, { typeName, ratio })),
+    ...(options.compactLabels ? [] : profileLabels(headerProfile, t, total, g.outputUnit, { typeName, ratio })),
     ...reportLabels({
       ratio,
       total,
@@ -675,7 +832,7 @@ export interface TopReport {
  * `go tool pprof -top`: header lines and the table, from `callGraph` (entries sorted by flat, or
  * cum with `cum`; the `(inline)` / `(partial-inline)` markers from the kept calls into each entry).
  */
-export function topReport(p: Profile, options: TopReportOptions = {}): TopReport {
+export function topReport(p: Profile | ReportInput, options: TopReportOptions = {}): TopReport {
   const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 }, false);
   const entries = topEntries(g);
   const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length), ratio: g.ratio };
@@ -714,7 +871,7 @@ export interface TreeReport {
  * the node's cum each call accounts for) and `-peek RE` (the same for the nodes matching RE,
  * untrimmed). A `symbol` that matches nothing is a `PROFKIT_E_USAGE` error, as in pprof.
  */
-export function treeReport(p: Profile, options: TreeReportOptions = {}): TreeReport {
+export function treeReport(p: Profile | ReportInput, options: TreeReportOptions = {}): TreeReport {
   const peek = options.symbol !== undefined;
   const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
   const { g, header } = textReport(

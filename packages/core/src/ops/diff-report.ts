@@ -1,0 +1,245 @@
+/**
+ * The text reports of a difference (`go tool pprof -top/-tree/-peek -diff_base BASE NEW`)
+ * computed from the two profiles' stack tables, without merging the profiles.
+ *
+ * Why: `diff` (diff.ts) builds a third profile (the base relabelled, negated and merged in),
+ * which costs more than reading both inputs, and holds three profiles at once. The reports only
+ * need per-stack sums, so each profile is reduced on its own to its report stack table
+ * (`reportStacks`: the per-stack filters and `-mean` applied as for one profile) with its frames'
+ * nodes in one node table shared by both sides: a node is what the report prints (function name,
+ * file, line… at the report's granularity), so a frame of the base lands on the node of the same
+ * meaning in the new profile whatever the ids. The two tables are then interned into one, the
+ * base's sums negated, location rows matched by their node sequences, in the order the merged
+ * profile's samples would create them (the new profile's first). Every sum of the call graph is a
+ * sum over samples, so the numbers are those of the merged profile; the report total is pprof's
+ * (the sum of |value| over the base samples). A side can be reduced as soon as it is read and the
+ * profile dropped: the peak holds one profile and two stack tables.
+ *
+ * Not covered (`diffReportUnsupported` names them; callers merge instead): `-base` (samples that
+ * cancel out change the total), the tag frames and tag filters (they read the merged labels),
+ * `-relative_percentages`, `-addresses` (merging rebases addresses), `-mean` with `-normalize`,
+ * and inputs whose values make the merged total differ from the sums of the sides (negative
+ * values, samples already labelled `pprof::base`).
+ */
+
+import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { Profile } from '../model.js';
+import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
+import { DIFF_BASE_LABEL } from './diff.js';
+import { abs } from './internal.js';
+import { checkCompatible, combineFacts } from './merge.js';
+import { meanOf } from './mean.js';
+import {
+  checkSampleType,
+  flattenLocationNodes,
+  newNodeNames,
+  ratioOf,
+  reportStacks,
+  type CallGraphOptions,
+  type GraphInput,
+  type NodeNames,
+  type PreparedReport,
+  type ProfileHeader,
+  type ReportFilters,
+  type ReportInput,
+  type ReportStacks,
+} from './report.js';
+import type { ReportGranularity } from './granularity.js';
+import { given } from './report-filters.js';
+import { hasStackFilters } from './stack-filters.js';
+import { scaleValue } from './scale.js';
+import { RowSums, type StackValues } from './stack-table.js';
+
+export interface DiffReportOptions extends ReportFilters {
+  /** The sample type reported (both profiles have the same sample types). */
+  sampleTypeIndex: number;
+  by?: ReportGranularity;
+  inline?: boolean;
+  /** pprof `-normalize`: the new profile scaled to the base's total first. */
+  normalize?: boolean;
+  /**
+   * `sampleTypeIndex` is the new profile's default sample type (none was asked for): the merged
+   * profile's default (the base's when the new one names none) must then be the same.
+   */
+  sampleTypeDefaulted?: boolean;
+}
+
+/** Why `options` cannot be reported without merging (undefined: they can). */
+export function diffReportUnsupported(options: Omit<DiffReportOptions, 'sampleTypeIndex'>): string | undefined {
+  if ((options.tagRoot ?? []).some((k) => k !== '') || (options.tagLeaf ?? []).some((k) => k !== '')) return 'tag frames read the labels of the merged profile';
+  if (given(options.tagFocus) || given(options.tagIgnore)) return 'tag filters read the labels of the merged profile';
+  if (options.relativePercentages) return 'relative percentages take the total of the filtered merged profile';
+  if (options.by === 'address') return 'merging rebases addresses';
+  if (options.mean && options.normalize) return '-normalize scales the divisor too';
+  return undefined;
+}
+
+/** One profile of a diff reduced to what its reports read (see the module comment). */
+interface DiffSide {
+  stacks: ReportStacks;
+  /** Sum of |value| and sum of the divisor (with -mean) over all samples of the sample type. */
+  absTotal: bigint;
+  divisorTotal: bigint;
+  /** Signed sum of the values (pprof `-normalize` scales by the ratio of these). */
+  sum: bigint;
+  hasNegative: boolean;
+  /** The values (kept for `-normalize` only: the new profile's samples are scaled one by one, as pprof scales them). */
+  values?: BigInt64Array;
+  /** What merging, the header and the compatibility check read of the profile. */
+  shell: Pick<Profile, '.profile' | 'sample_types'> & { '.mappings': ProfileHeader['.mappings'] };
+}
+
+/**
+ * Builds the report input of NEW minus BASE side by side: `addNew(profile)`, then
+ * `addBase(profile)` (each profile can be dropped once added), then `input()` for `topReport` /
+ * `treeReport`. `addNew` / `addBase` return why the pair needs merging instead (undefined: fine).
+ */
+export class DiffReportBuilder {
+  private readonly nodes: NodeNames = newNodeNames();
+  private next: DiffSide | undefined;
+  private base: DiffSide | undefined;
+  private readonly graphOptions: CallGraphOptions;
+
+  constructor(private readonly options: DiffReportOptions) {
+    const why = diffReportUnsupported(options);
+    if (why !== undefined) throw new ProfkitError(ErrorCodes.USAGE, `this diff report needs the merged profile: ${why}`, { rule: 'diffReportUnsupported(options) is undefined' });
+    this.graphOptions = {
+      sampleTypeIndex: options.sampleTypeIndex,
+      by: options.by,
+      inline: options.inline,
+      meanDivisorIndex: options.mean ? 0 : undefined,
+      stackFilters: hasStackFilters(options) ? options : undefined,
+    };
+  }
+
+  /** Reduces the new profile; a reason when the pair must be merged instead. */
+  addNew(p: Profile): string | undefined {
+    checkSampleType(p, this.options.sampleTypeIndex);
+    const offsets = p.samples['.label_offsets'];
+    if (offsets && offsets[offsets.length - 1]! > 0 && p['.labels'].key.includes(DIFF_BASE_LABEL)) return `samples of the new profile are labelled ${DIFF_BASE_LABEL}`;
+    this.next = this.side(p, this.options.normalize === true);
+    return undefined;
+  }
+
+  /** Reduces the base profile (after `addNew`); a reason when the pair must be merged instead. */
+  addBase(p: Profile): string | undefined {
+    const next = this.next;
+    if (!next) throw new Error('DiffReportBuilder: addNew first');
+    checkCompatible(next.shell as Profile, p, 'the profile and its diff base');
+    // The merged profile's default sample type is the new one's, else the base's.
+    const merged = { '.profile': { default_sample_type: next.shell['.profile'].default_sample_type || p['.profile'].default_sample_type }, sample_types: p.sample_types } as Profile;
+    if (this.options.sampleTypeDefaulted && defaultSampleTypeIndex(merged) !== this.options.sampleTypeIndex) return 'the merged profile defaults to another sample type';
+    const base = this.side(p, false);
+    // BASE is subtracted: its sums negated once, here.
+    negate(base.stacks.stacks.self);
+    if (base.stacks.divisor) negate(base.stacks.divisor.self);
+    // The merged total sums |value| per merged sample: the sides' sums of |value| only when every value has one sign.
+    if (base.hasNegative) return 'the base profile has negative values';
+    if (base.absTotal === 0n && next.hasNegative) return 'the new profile has negative values';
+    this.base = base;
+    return undefined;
+  }
+
+  private side(p: Profile, keepValues: boolean): DiffSide {
+    const t = this.options.sampleTypeIndex;
+    const col = p.samples['.values'][t]!;
+    const div = this.options.mean ? p.samples['.values'][0] : undefined;
+    let absTotal = 0n;
+    let sum = 0n;
+    let divisorTotal = 0n;
+    let hasNegative = false;
+    for (let i = 0; i < col.length; i++) {
+      const v = col[i]!;
+      sum += v;
+      if (v < 0n) hasNegative = true;
+      absTotal += abs(v);
+    }
+    if (div) for (let i = 0; i < div.length; i++) divisorTotal += div[i]!;
+    const m = p['.mappings'];
+    const first = m.mapping_id.length > 0 ? 1 : 0;
+    return {
+      stacks: reportStacks(p, new ProfileIndex(p), t, this.graphOptions, this.nodes),
+      absTotal,
+      divisorTotal,
+      sum,
+      hasNegative,
+      ...(keepValues ? { values: col } : {}),
+      shell: {
+        '.profile': p['.profile'],
+        sample_types: p.sample_types,
+        '.mappings': { mapping_id: m.mapping_id.slice(0, first), filename: m.filename.slice(0, first), build_id: m.build_id.slice(0, first) },
+      },
+    };
+  }
+
+  /** The report input of NEW minus BASE (after `addNew` and `addBase`). */
+  input(): ReportInput {
+    const next = this.next;
+    const base = this.base;
+    if (!next || !base) throw new Error('DiffReportBuilder: addNew and addBase first');
+    const t = this.options.sampleTypeIndex;
+    // pprof -normalize: NEW's samples scaled by sum(BASE)/sum(NEW), each rounded (pprof ScaleN).
+    const ratio = this.options.normalize ? (next.sum === 0n ? 0 : Number(base.sum) / Number(next.sum)) : 1;
+    let nextSelf = next.stacks.stacks.self;
+    let nextAbsTotal = next.absTotal;
+    if (ratio !== 1) ({ self: nextSelf, absTotal: nextAbsTotal } = scaledSums(next, ratio));
+    // pprof computeTotal: the base samples' total (they carry pprof::base=true), or everything's when it is 0.
+    const meanOn = this.options.mean === true;
+    const total = base.absTotal > 0n ? meanOf(base.absTotal, meanOn ? -base.divisorTotal : 0n) : meanOf(nextAbsTotal + base.absTotal, meanOn ? next.divisorTotal - base.divisorTotal : 0n);
+    const header: ProfileHeader = {
+      sample_types: next.shell.sample_types,
+      '.mappings': next.shell['.mappings'].mapping_id.length > 0 ? next.shell['.mappings'] : base.shell['.mappings'],
+      '.profile': combineFacts([next.shell, base.shell] as Profile[]),
+    };
+    const nodes = this.nodes;
+    const inputOf = (side: ReportStacks, self: StackValues): GraphInput => ({
+      nNodes: nodes.names.length,
+      ...flattenLocationNodes(side.locNodes),
+      stacks: { ...side.stacks, self },
+      ...(side.divisor ? { divisor: side.divisor } : {}),
+    });
+    // BASE's samples after NEW's, as merging orders them; its sums were negated by `addBase`.
+    const g: GraphInput = { ...inputOf(next.stacks, nextSelf), others: [inputOf(base.stacks, base.stacks.stacks.self)] };
+    const unit = next.shell.sample_types.unit[t]!;
+    const options = this.options;
+    return {
+      kind: 'report-input',
+      defaultSampleTypeIndex: t,
+      prepare(reportType: number, reportOptions: ReportFilters): PreparedReport {
+        if (reportType !== t || diffReportUnsupported({ ...reportOptions, by: options.by, normalize: options.normalize }) !== undefined || !!reportOptions.mean !== meanOn) {
+          throw new ProfkitError(ErrorCodes.USAGE, 'a diff report input is reported with the sample type and options it was built for', { rule: 'DiffReportBuilder options match the report options' });
+        }
+        return {
+          total,
+          ratio: ratioOf(reportOptions),
+          meanDivisorIndex: meanOn ? 0 : undefined,
+          typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
+          stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
+          graphSource: () => ({ t, unit, g, names: nodes.names, infos: nodes.infos, total: () => total }),
+          header,
+        };
+      },
+    };
+  }
+}
+
+/** The new side's per-stack sums and total of |value| with every sample scaled by `ratio` (pprof `ScaleN`). */
+function scaledSums(side: DiffSide, ratio: number): { self: StackValues; absTotal: bigint } {
+  const col = side.values!;
+  const { sampleStack, length } = side.stacks.stacks;
+  const scaled = new BigInt64Array(col.length);
+  let absTotal = 0n;
+  for (let i = 0; i < col.length; i++) {
+    scaled[i] = scaleValue(col[i]!, ratio);
+    absTotal += abs(scaled[i]!);
+  }
+  const sums = new RowSums(absTotal <= 2n ** 53n, length);
+  for (let i = 0; i < col.length; i++) if (sampleStack[i]! >= 0) sums.add(sampleStack[i]!, scaled[i]!);
+  return { self: sums.finish(length), absTotal };
+}
+
+/** `values` negated in place (exact in either representation). */
+function negate(values: StackValues): void {
+  const v = values as unknown as number[];
+  for (let i = 0; i < v.length; i++) v[i] = -v[i]!;
+}
