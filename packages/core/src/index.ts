@@ -24,6 +24,7 @@ export * from './ops/report.js';
 export * from './flame/index.js';
 export * from './dump.js';
 export * from './pprof-text.js';
+export * from './report-text.js';
 export * from './dot.js';
 export * from './schema.js';
 export type { Shape, ShapeIssue, ShapeResult } from './shape.js';

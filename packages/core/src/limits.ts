@@ -56,6 +56,14 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * about 5 MB).
    */
   maxMessageBytes: 64 * 1024 * 1024,
+  /**
+   * UTF-8 bytes of one text report (`maxReportBytes`): traces, raw, folded, callgrind, tree, top…,
+   * counted as the text is made. Not a read limit (it is here so that `--limit` and `limitValue`
+   * know it): a report can print a string or a run of inline frames once per sample, so a 40 KB
+   * profile can ask for gigabytes of text. A report returned as one string is also held under
+   * the longest string JavaScript makes (~512 Mi UTF-16 units); a streamed one (the CLI) is not.
+   */
+  maxReportBytes: 256 * 1024 * 1024,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -73,6 +81,7 @@ export interface ReadLimits extends Limits {
   maxSampleValues?: number;
   maxLabelsPerSample?: number;
   maxMessageBytes?: number;
+  maxReportBytes?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

@@ -24,6 +24,7 @@ import { checkSampleType, nodeTable, prepareReport, profileLabels, reportValue, 
 import type { ReportGranularity } from './ops/granularity.js';
 import { meanOf } from './ops/mean.js';
 import type { Warning } from './errors.js';
+import { ReportTextBudget, type ReportLimits } from './report-text.js';
 
 /**
  * `go tool pprof`'s `locateBinaries` fallback: a profile without mappings gets one empty mapping
@@ -112,6 +113,8 @@ export interface SampleReportOptions extends ReportFilters {
   by?: ReportGranularity;
   /** `traces`: false prints only each location's outermost line (pprof `-noinlines`). */
   inline?: boolean;
+  /** `traces`: `maxReportBytes` bounds the text (and the samples of `--json`); see `ReportTextBudget`. */
+  limits?: ReportLimits;
 }
 
 /** Go's `%Ns` (pads by runes). */
@@ -177,14 +180,69 @@ export interface TracesReport {
   text: string;
 }
 
+/** `tracesReportStream`'s result: the report made as it is read, one sample at a time. */
+export interface TracesReportStream {
+  /** pprof's header lines (`File:`, `Type:`, `Time:`, `Duration:`). */
+  header: string[];
+  sampleTypeIndex: number;
+  unit: string;
+  /**
+   * The samples with a stack, in profile order, made as iterated. Their text is counted against
+   * `limits.maxReportBytes` as in `text()`, so a `--json` report is bounded like the text.
+   */
+  samples(): Generator<TraceSample>;
+  /** The report's text in pieces (the header, one piece per sample, the closing separator). */
+  text(): Generator<string>;
+}
+
 const TRACES_SEPARATOR = '-----------+-------------------------------------------------------';
+
+/** One piece of the traces text: the header, a sample (its separator, labels, frames), or the end. */
+type TracesPiece = { text: string; sample?: TraceSample };
 
 /**
  * `go tool pprof -traces` (`printTraces`, default `functions` granularity): the header lines,
  * then every sample with a stack, its labels and its frames innermost first (inlined frames
  * marked), between separator lines. `loaded` is a `goPprofLoad` result.
+ *
+ * Made one sample at a time as it is iterated: a sample prints every inline frame of each of its
+ * locations, so the text can be far larger than the profile (2,000 samples over one location of
+ * 2,000 inline lines, a 40 KB profile, are 1 GB of text); it is counted against
+ * `limits.maxReportBytes`, frame by frame.
+ */
+export function tracesReportStream(loaded: Profile, options: SampleReportOptions = {}): TracesReportStream {
+  const traces = tracesPieces(loaded, options);
+  const budget = () => new ReportTextBudget('traces', options.limits, false);
+  return {
+    header: traces.header,
+    sampleTypeIndex: traces.sampleTypeIndex,
+    unit: traces.unit,
+    *samples() {
+      for (const piece of traces.pieces(budget())) if (piece.sample) yield piece.sample;
+    },
+    *text() {
+      for (const piece of traces.pieces(budget())) yield piece.text;
+    },
+  };
+}
+
+/**
+ * `tracesReportStream` held whole: the samples, and the text as one string (bounded by
+ * `limits.maxReportBytes` and by the longest string JavaScript makes).
  */
 export function tracesReport(loaded: Profile, options: SampleReportOptions = {}): TracesReport {
+  const traces = tracesPieces(loaded, options);
+  const samples: TraceSample[] = [];
+  const text: string[] = [];
+  for (const piece of traces.pieces(new ReportTextBudget('traces', options.limits, true))) {
+    if (piece.sample) samples.push(piece.sample);
+    text.push(piece.text);
+  }
+  return { header: traces.header, sampleTypeIndex: traces.sampleTypeIndex, unit: traces.unit, samples, text: text.join('') };
+}
+
+/** The traces report's header, and its pieces made on demand, each counted by `budget`. */
+function tracesPieces(loaded: Profile, options: SampleReportOptions) {
   const t = sampleTypeOf(loaded, options);
   // pprof computes the total before dropping samples with an empty stack.
   const prepared = prepareReport(loaded, t, options);
@@ -200,31 +258,37 @@ export function tracesReport(loaded: Profile, options: SampleReportOptions = {})
   const values = p.samples['.values'][t]!;
   const divisors = prepared.meanDivisorIndex === undefined ? undefined : p.samples['.values'][prepared.meanDivisorIndex]!;
   const { offsets, location_id } = p.samples.locations;
-  const samples: TraceSample[] = [];
-  const out: string[] = [header.join('\n') + '\n'];
-  for (let i = 0; i < values.length; i++) {
-    const frames: TraceFrame[] = [];
-    for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
-      const r = index.locations.get(location_id[k]!);
-      // A loop, not push(...): a location can hold more inline lines than a call takes arguments.
-      if (r >= 0) for (const f of locationFrames[r]!) frames.push(f);
+  function* pieces(budget: ReportTextBudget): Generator<TracesPiece> {
+    yield { text: budget.take(header.join('\n') + '\n') };
+    for (let i = 0; i < values.length; i++) {
+      const labels = sampleLabels(p, i);
+      const sample: TraceSample = {
+        // pprof -mean: each sample's value over its count
+        value: divisors ? meanOf(values[i]!, divisors[i]!) : values[i]!,
+        labels: [...labels.str],
+        numLabels: [...labels.num].map(([k, vs]) => [k, vs, units.get(k) ?? k]),
+        frames: [],
+      };
+      const lines = [
+        budget.take(TRACES_SEPARATOR + '\n'),
+        budget.take(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join('')),
+        budget.take(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join('')),
+      ];
+      const valueColumn = padRunes(reportValue(sample.value, unit, outputUnit, prepared.ratio), 10);
+      for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
+        const r = index.locations.get(location_id[k]!);
+        if (r < 0) continue;
+        // Counted frame by frame: one location can hold more inline lines than the limit allows.
+        for (const f of locationFrames[r]!) {
+          lines.push(budget.take(`${sample.frames.length === 0 ? valueColumn : '          '}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
+          sample.frames.push(f);
+        }
+      }
+      yield { text: lines.join(''), sample };
     }
-    const labels = sampleLabels(p, i);
-    const sample: TraceSample = {
-      // pprof -mean: each sample's value over its count
-      value: divisors ? meanOf(values[i]!, divisors[i]!) : values[i]!,
-      labels: [...labels.str],
-      numLabels: [...labels.num].map(([k, vs]) => [k, vs, units.get(k) ?? k]),
-      frames,
-    };
-    samples.push(sample);
-    out.push(TRACES_SEPARATOR + '\n');
-    out.push(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join(''));
-    out.push(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join(''));
-    frames.forEach((f, k) => out.push(`${padRunes(k === 0 ? reportValue(sample.value, unit, outputUnit, prepared.ratio) : '', 10)}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
+    yield { text: budget.take(TRACES_SEPARATOR + '\n') };
   }
-  out.push(TRACES_SEPARATOR + '\n');
-  return { header, sampleTypeIndex: t, unit, samples, text: out.join('') };
+  return { header, sampleTypeIndex: t, unit, pieces };
 }
 
 /**

@@ -5,7 +5,7 @@
 
 import { thrownBy } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfkitError, tagsReport, tracesReport } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, tagsReport, tracesReport, tracesReportStream, type Profile } from '../src/index.js';
 
 describe('traces and tags reports', () => {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
@@ -34,4 +34,49 @@ describe('traces and tags reports', () => {
     expect(frames[0]).toEqual({ name: 'f', inline: true });
     expect(frames.at(-1)).toEqual({ name: 'g', inline: false });
   });
+
+  /**
+   * `go tool pprof -traces` prints every inline frame of a sample's locations: n samples over one
+   * location of n inline lines are n² frames of text from a profile of O(n) bytes.
+   */
+  function inlineSquare(n: number): Profile {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const f = b.internFunction({ name: 'f' });
+    const inlinedInto = Array.from({ length: n - 1 }, (_, i) => ({ functionId: f, line: i + 2 }));
+    const loc = b.internLocation({ functionId: f, line: 1, inlinedInto });
+    // Distinct labels, so that loading does not merge the samples into one.
+    for (let i = 0; i < n; i++) b.addSample([loc], [1n], [{ key: 'k', num: i }]);
+    return b.build();
+  }
+
+  it('traces: text over maxReportBytes is a PROFKIT_E_LIMIT error naming the option, made no further', () => {
+    const p = inlineSquare(200); // 40,000 frames, about 1 MB of text
+    const thrown = thrownBy(() => tracesReport(p, { limits: { maxReportBytes: 100_000 } }));
+    expect(thrown).toBeInstanceOf(ProfkitError);
+    expect((thrown as ProfkitError).code).toBe(ErrorCodes.LIMIT);
+    expect((thrown as ProfkitError).detail).toMatchObject({ option: 'maxReportBytes', limit: 100_000 });
+    // The streamed text stops at the limit too, after at most the limit's worth of pieces.
+    let streamed = 0;
+    const streamError = thrownBy(() => {
+      for (const piece of tracesReportStream(p, { limits: { maxReportBytes: 100_000 } }).text()) streamed += piece.length;
+    });
+    expect((streamError as ProfkitError).detail?.option).toBe('maxReportBytes');
+    expect(streamed).toBeLessThanOrEqual(100_000);
+    // --json's samples are bounded by the same count.
+    const samplesError = thrownBy(() => [...tracesReportStream(p, { limits: { maxReportBytes: 100_000 } }).samples()]);
+    expect((samplesError as ProfkitError).detail?.option).toBe('maxReportBytes');
+  });
+
+  it('traces: under the limit, the streamed text and samples are those of the whole report', () => {
+    const p = inlineSquare(60);
+    const whole = tracesReport(p);
+    const stream = tracesReportStream(p);
+    expect([...stream.text()].join('')).toBe(whole.text);
+    expect([...stream.samples()]).toEqual(whole.samples);
+    expect(whole.samples.length).toBe(60);
+    expect(whole.samples.every((s) => s.frames.length === 60)).toBe(true);
+    expect(whole.text.split('\n').filter((l) => l.endsWith('   f (inline)')).length).toBe(60 * 59);
+    expect(READ_LIMITS.maxReportBytes).toBeGreaterThan(whole.text.length);
+  });
 });
+

@@ -1,7 +1,8 @@
-import { foldedLines, writeFileAtomic } from '@profkit/core/node';
+import { foldedLines } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { BASE_OPTIONS, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
+import { writeStreamedText } from './stream-text.js';
 
 export const folded: CliCommand = {
   name: 'folded',
@@ -47,28 +48,7 @@ export const folded: CliCommand = {
     ctx.out.warnings(r.warnings);
     const out = stringOption(ctx, 'output');
     // Written as made: the text of a large profile is hundreds of megabytes.
-    if (out !== undefined) await writeFileAtomic(out, utf8Batches(lines), { inputs: [file], signal: ctx.signal });
-    else {
-      // One chunk out before the next is made.
-      for (const chunk of utf8Batches(lines)) await new Promise<void>((sent, failed) => ctx.stdout.write(chunk, (err) => (err ? failed(err) : sent())));
-    }
+    await writeStreamedText(ctx, lines, out === undefined ? undefined : { path: out, inputs: [file] });
     return 0;
   },
 };
-
-/** `lines` as UTF-8 chunks of about 64 KiB. */
-function* utf8Batches(lines: Iterable<string>): Generator<Uint8Array> {
-  const encoder = new TextEncoder();
-  let batch: string[] = [];
-  let length = 0;
-  for (const line of lines) {
-    batch.push(line);
-    length += line.length;
-    if (length >= 1 << 16) {
-      yield encoder.encode(batch.join(''));
-      batch = [];
-      length = 0;
-    }
-  }
-  if (batch.length > 0) yield encoder.encode(batch.join(''));
-}

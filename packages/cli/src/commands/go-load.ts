@@ -1,4 +1,4 @@
-import { goPprofLoad, type Profile, type RegistryReadResult, type SampleReportOptions } from '@profkit/core';
+import { goPprofLoad, parseLimitArgs, type Profile, type RegistryReadResult, type SampleReportOptions } from '@profkit/core';
 import type { CliContext } from '../types.js';
 import { byOf, filterOptionsOf, phase, readWithBase, sampleTypeIndexOf, sampleTypeJson, textOptionsOf } from './shared.js';
 
@@ -10,6 +10,11 @@ export async function readAsGoPprof(ctx: CliContext, file: string): Promise<Regi
   const r = await readWithBase(ctx, file);
   const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile));
   return { ...r, loaded: l.profile, warnings: [...r.warnings, ...l.warnings] };
+}
+
+/** The options of a report over the samples (traces, tags) from the command line. */
+export function sampleReportOptionsOf(ctx: CliContext, loaded: Profile): SampleReportOptions {
+  return { ...filterOptionsOf(ctx), ...textOptionsOf(ctx), by: byOf(ctx), sampleTypeIndex: sampleTypeIndexOf(ctx, loaded), limits: parseLimitArgs(ctx.values.limit) };
 }
 
 /**
@@ -24,7 +29,7 @@ export async function runSampleReport<R extends { sampleTypeIndex: number; text:
 ): Promise<number> {
   const file = ctx.positionals[0]!;
   const r = await readAsGoPprof(ctx, file);
-  const options: SampleReportOptions = { ...filterOptionsOf(ctx), ...textOptionsOf(ctx), by: byOf(ctx), sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) };
+  const options = sampleReportOptionsOf(ctx, r.loaded);
   const rep = phase(ctx, 'computing the report', () => report(r.loaded, options));
   if (ctx.json) {
     ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex), ...data(rep), warnings: r.warnings });

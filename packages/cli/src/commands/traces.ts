@@ -1,7 +1,8 @@
-import { tracesReport } from '@profkit/core';
+import { tracesReportStream } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, TRACES_OPTIONS } from './shared.js';
-import { runSampleReport } from './go-load.js';
+import { FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, TRACES_OPTIONS, phase, sampleTypeJson } from './shared.js';
+import { readAsGoPprof, sampleReportOptionsOf } from './go-load.js';
+import { writeStreamedText } from './stream-text.js';
 
 export const traces: CliCommand = {
   name: 'traces',
@@ -22,14 +23,24 @@ export const traces: CliCommand = {
   options: { ...FROM_OPTION, ...SAMPLE_TYPE_OPTION, ...TRACES_OPTIONS, by: GRAPH_OPTIONS.by! },
   positionals: 1,
   json: true,
-  run: (ctx) =>
-    runSampleReport(ctx, 'traces', tracesReport, (rep) => ({
-      header: rep.header,
-      samples: rep.samples.map((s) => ({
+  async run(ctx) {
+    const file = ctx.positionals[0]!;
+    const r = await readAsGoPprof(ctx, file);
+    const options = sampleReportOptionsOf(ctx, r.loaded);
+    const rep = phase(ctx, 'computing the report', () => tracesReportStream(r.loaded, options));
+    if (ctx.json) {
+      const samples = Array.from(rep.samples(), (s) => ({
         value: s.value,
         labels: Object.fromEntries(s.labels),
         numLabels: Object.fromEntries(s.numLabels.map(([k, v, unit]) => [k, { values: v, unit }])),
         frames: s.frames,
-      })),
-    })),
+      }));
+      ctx.out.document('traces', { file, format: r.format, sampleType: sampleTypeJson(r.loaded, rep.sampleTypeIndex), header: rep.header, samples, warnings: r.warnings });
+      return 0;
+    }
+    ctx.out.warnings(r.warnings);
+    // Written as made: every sample prints all inline frames of its locations (maxReportBytes bounds it).
+    await writeStreamedText(ctx, rep.text());
+    return 0;
+  },
 };

@@ -1,0 +1,92 @@
+/**
+ * Text reports are bounded by `--limit maxReportBytes=N` (core's `ReportTextBudget`): a report
+ * can print a string or a location's inline frames once per use, so a small crafted profile can
+ * ask for gigabytes of text. The CLI writes such reports as they are made and stops at the limit
+ * with PROFKIT_E_LIMIT naming the option.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { repoRoot } from '@profkit/test-utils';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-report-limits-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Protocol-buffer encoding, just enough for a crafted pprof profile. */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+  out.push(n);
+  return out;
+}
+function field(num: number, value: number | number[] | string): number[] {
+  if (typeof value === 'number') return [...varint(num * 8), ...varint(value)];
+  const bytes = typeof value === 'string' ? [...new TextEncoder().encode(value)] : value;
+  return [...varint(num * 8 + 2), ...varint(bytes.length), ...bytes];
+}
+
+/**
+ * A pprof profile of `samples` samples (each with its own numeric label `k`, so that loading
+ * does not merge them) over one location of `inlineLines` lines of function `f`: O(n) bytes, n²
+ * frames of `traces` text.
+ */
+function inlineSquarePprof(samples: number, inlineLines: number): string {
+  const bytes: number[] = [...field(1, [...field(1, 1), ...field(2, 2)])];
+  for (let i = 0; i < samples; i++) bytes.push(...field(2, [...field(1, varint(1)), ...field(2, varint(1)), ...field(3, [...field(1, 3), ...field(3, i + 1)])]));
+  const location = [...field(1, 1)];
+  for (let j = 0; j < inlineLines; j++) location.push(...field(4, field(1, 1)));
+  bytes.push(...field(4, location), ...field(5, [...field(1, 1), ...field(2, 4)]));
+  for (const s of ['', 'samples', 'count', 'k', 'f']) bytes.push(...field(6, s));
+  const file = join(tmp, `inline-${samples}x${inlineLines}.pb`);
+  writeFileSync(file, Uint8Array.from(bytes));
+  return file;
+}
+
+/** Runs `profkit ARGS` in-process; stdout's byte count and text. */
+async function profkit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const sink = () => {
+    const chunks: Buffer[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    });
+    return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+  };
+  const out = sink();
+  const err = sink();
+  const code = await main(args, { stdout: out.stream, stderr: err.stream, cwd: repoRoot });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+describe('maxReportBytes bounds the text reports', () => {
+  const square = inlineSquarePprof(300, 300); // 90,000 frames: about 2 MB of traces text
+
+  it('traces: a report over --limit maxReportBytes stops with PROFKIT_E_LIMIT, having written at most the limit', async () => {
+    const r = await profkit(['traces', square, '--limit', 'maxReportBytes=256KiB']);
+    expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+    expect(r.stderr).toMatch(/maxReportBytes/);
+    expect(r.code).not.toBe(0);
+    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(256 * 1024);
+  });
+
+  it('traces --json: the samples are bounded by the same count', async () => {
+    const r = await profkit(['traces', square, '--json', '--limit', 'maxReportBytes=256KiB']);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+    expect(r.stdout + r.stderr).toMatch(/maxReportBytes/);
+  });
+
+  it('traces: under the limit the whole report is written, every inline frame of every sample', async () => {
+    const r = await profkit(['traces', square]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.filter((l) => l.endsWith('   f (inline)')).length).toBe(300 * 299);
+    expect(lines.filter((l) => /^ +k: +[0-9]+$/.test(l)).length).toBe(300);
+  });
+});
