@@ -10,7 +10,8 @@ import { serializePprof } from '@profkit/pprof';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
 import { diffColor, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
-import { DEFAULT_STATE, hashOf, stateFromHash } from '../src/app/state.js';
+import { DEFAULT_STATE, NO_FILTERS, hashOf, stateFromHash } from '../src/app/state.js';
+import { FLAME_MIN_WIDTH } from '../src/app/engine.js';
 
 /** A CPU profile of `stacks` (leaf last) with the given values. */
 function profile(stacks: [string[], number | bigint][]): { name: string; bytes: Uint8Array } {
@@ -25,7 +26,7 @@ function profile(stacks: [string[], number | bigint][]): { name: string; bytes: 
   return { name: 'p.pb.gz', bytes: serializePprof(b.build()) };
 }
 
-const OPTIONS: ViewOptions = { sampleType: -1, by: 'function', cum: false, nodeFraction: -1, focus: '', ignore: '', hide: '', show: '' };
+const OPTIONS: ViewOptions = { sampleType: -1, by: 'function', cum: false, nodeFraction: -1, nodeCount: -1, ...NO_FILTERS };
 
 function frame(layout: FlameLayout, path: string[]): number {
   const i = frameAtPath(layout, path);
@@ -100,13 +101,32 @@ describe('the flame layout', () => {
 
 describe('the URL hash', () => {
   it('round-trips every part of the state and leaves defaults out', () => {
-    const state = { view: 'icicle' as const, sampleType: 2, by: 'line' as const, cum: true, nodeFraction: 0.001, focus: 'a&b', ignore: '#x', hide: 'h=1', show: 's s', search: '^main\\.', zoom: ['main', 'run;x'], fn: 'main.(*T).run&x' };
+    const state = {
+      view: 'icicle' as const,
+      sampleType: 2,
+      by: 'line' as const,
+      cum: true,
+      nodeFraction: 0.001,
+      nodeCount: 20,
+      focus: 'a&b',
+      ignore: '#x',
+      hide: 'h=1',
+      show: 's s',
+      tagFocus: 'bytes=1kb:',
+      tagIgnore: 'worker=a|b',
+      tagRoot: 'worker,phase',
+      search: '^main\\.',
+      zoom: ['main', 'run;x'],
+      fn: 'main.(*T).run&x',
+    };
     expect(stateFromHash(hashOf(state))).toEqual(state);
-    expect(stateFromHash(hashOf({ ...state, view: 'sandwich' })).view).toBe('sandwich');
-    expect(stateFromHash(hashOf({ ...state, view: 'peek' })).view).toBe('peek');
+    for (const view of ['sandwich', 'peek', 'graph', 'source'] as const) expect(stateFromHash(hashOf({ ...state, view })).view).toBe(view);
+    // pprof's option names.
+    expect(new URLSearchParams(hashOf(state).slice(1)).get('tagfocus')).toBe('bytes=1kb:');
     expect(hashOf(DEFAULT_STATE)).toBe('');
-    expect(stateFromHash('#view=bogus&st=-3&by=nope&nf=2')).toEqual(DEFAULT_STATE);
+    expect(stateFromHash('#view=bogus&st=-3&by=nope&nf=2&n=-4')).toEqual(DEFAULT_STATE);
     expect(stateFromHash('#nf=0').nodeFraction).toBe(0);
+    expect(stateFromHash('#n=0').nodeCount).toBe(0);
   });
 });
 
@@ -153,6 +173,47 @@ describe('the sandwich view', () => {
     expect(nodes[0]!.callers.map((c) => [c.name, c.weight])).toEqual([['a', '10'], ['b', '5']]);
     expect(nodes[0]!.callees.map((c) => [c.name, c.weight])).toEqual([['leaf', '10']]);
     expect(text).toContain('| work');
+  });
+});
+
+describe('the width cut of the sandwich and the diff flame graph', () => {
+  /** `n` callees of `work` worth 1 each beside one worth 10^6: each narrower than FLAME_MIN_WIDTH of the total. */
+  const manyNarrow = (n: number, where: string[]) => [[[...where, 'hot'], 1_000_000] as [string[], number], ...Array.from({ length: n }, (_, i) => [[...where, `narrow${i}`], 1] as [string[], number])];
+
+  it('the sandwich leaves out the frames narrower than the main flame graph does, and counts them', async () => {
+    expect(1 / FLAME_MIN_WIDTH).toBeGreaterThan(3000);
+    const s = await ProfileSession.open(webRegistry(), profile(manyNarrow(2000, ['main', 'work'])));
+    const { callers, callees } = s.view(OPTIONS, 'sandwich', 'work').sandwich!;
+    // The callees: work and hot drawn, the 2,000 narrow ones counted, not drawn; the root keeps their value.
+    expect(callees.depth.length).toBe(2);
+    expect(callees.elided).toBe(2000);
+    expect(callees.exactValue[0]).toBe(1_002_000n);
+    expect(callers.elided).toBe(0);
+    // Wide once merged: 2,000 call sites worth 1 each are one frame worth 2,000 in the callers tree, drawn.
+    const merged = await ProfileSession.open(webRegistry(), profile([[['main', 'hot', 'work'], 1_000_000], ...Array.from({ length: 2000 }, (_, i) => [[`root${i}`, 'common', 'work'], 1] as [string[], number])]));
+    const c = merged.view(OPTIONS, 'sandwich', 'work').sandwich!.callers;
+    expect(c.value[frame(c, ['common'])]).toBe(2000);
+    expect(c.elided).toBe(2000);
+  });
+
+  it('the diff cuts the base tree at the width of the new one; a frame whose base was cut says so instead of 0', async () => {
+    const base = profile([...manyNarrow(2000, ['main', 'work']), [['main', 'work', 'grew'], 1]]);
+    const newer = profile([[['main', 'work', 'hot'], 1_000_000], [['main', 'work', 'grew'], 500], [['main', 'work', 'fresh'], 500]]);
+    const s = await ProfileSession.open(webRegistry(), newer, base);
+    const f = s.view(OPTIONS, 'flame').flame!;
+    expect(f.baseCut).toBeCloseTo(FLAME_MIN_WIDTH * 1_001_000);
+    const grew = frame(f, ['main', 'work', 'grew']);
+    const fresh = frame(f, ['main', 'work', 'fresh']);
+    // grew's base (1) is below the cut: marked, not exact; fresh is in no base stack, but its base parent had frames cut.
+    expect(f.baseBelowCut![grew]).toBe(1);
+    expect(f.baseBelowCut![fresh]).toBe(1);
+    expect(f.baseBelowCut![frame(f, ['main', 'work', 'hot'])]).toBe(0);
+    expect(f.exactBase![frame(f, ['main', 'work'])]).toBe(1_002_001n);
+    // Without cut frames under it, a new frame's base is 0 for sure.
+    const plain = await ProfileSession.open(webRegistry(), profile([[['main', 'a'], 5], [['main', 'new'], 5]]), profile([[['main', 'a'], 5]]));
+    const p = plain.view(OPTIONS, 'flame').flame!;
+    expect(p.baseBelowCut).toBeUndefined();
+    expect(p.exactBase![frame(p, ['main', 'new'])]).toBe(0n);
   });
 });
 

@@ -5,14 +5,15 @@
  */
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
-import type { ProfkitError } from '@profkit/core';
+import { ProfileBuilder, type ProfkitError } from '@profkit/core';
+import { serializePprof } from '@profkit/pprof';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-web-server-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -70,7 +71,39 @@ describe('startWebServer', () => {
         expect(r.status, path).toBe(404);
         expect(r.body).not.toContain('not to be served');
       }
-      expect(s.paths).toEqual(['/', '/index.html', '/app.js', '/app.css', '/profile/cpu.folded']);
+      expect(s.paths).toEqual(['/', '/index.html', '/app.js', '/app.css', '/graph.js', '/profile/cpu.folded']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('serves the source files the profile names, looked up as profkit list does (--source-path, --trim-path), and no other file', async () => {
+    // A profile naming /build/app/main.go (found under the source path once /build is trimmed)
+    // and lib/gone.go (named, but nowhere on the source path).
+    const src = join(tmp, 'src');
+    mkdirSync(join(src, 'app'), { recursive: true });
+    writeFileSync(join(src, 'app/main.go'), 'package main\r\nfunc main() {}\n');
+    writeFileSync(join(src, 'app/other.go'), 'not named by the profile\n');
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const loc = (name: string, filename: string) => b.internLocation({ functionId: b.internFunction({ name, filename }), line: 2 });
+    b.addSample([loc('main.main', '/build/app/main.go'), loc('lib.f', 'lib/gone.go')], [5]);
+    const named = join(tmp, 'named.pb.gz');
+    writeFileSync(named, serializePprof(b.build()));
+    const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build' });
+    try {
+      const ok = await get(s, `/source?file=${encodeURIComponent('app/main.go')}`);
+      expect(ok.status).toBe(200);
+      expect(JSON.parse(ok.body)).toEqual({ lines: ['package main', 'func main() {}'] });
+      // Named by the profile but not found: profkit list's error, not a file from elsewhere.
+      const gone = await get(s, `/source?file=${encodeURIComponent('lib/gone.go')}`);
+      expect(JSON.parse(gone.body)).toEqual({ error: `could not find file lib/gone.go on path ${src}` });
+      for (const file of ['app/other.go', '/build/app/main.go', secretPath, '../secret.txt', 'app/../../secret.txt', 'app/./main.go/../../../secret.txt', '/etc/passwd', '', 'secret.txt']) {
+        const r = await get(s, `/source?file=${encodeURIComponent(file)}`);
+        expect(r.status, file).toBe(403);
+        expect(r.body).not.toMatch(/not to be served|not named by the profile|root:/);
+      }
+      // The page is told how the listing names the files (the source path and trim path).
+      expect((await get(s, '/')).body).toContain(`"source":{"url":"/source","sourcePath":${JSON.stringify(src)},"trimPath":"/build"}`);
     } finally {
       await s.close();
     }
