@@ -62,6 +62,8 @@ const ARRAY = 2;
 
 // Marked pure so that a bundle not using the tokenizer drops it (e.g. core + pprof in the browser).
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { ignoreBOM: true });
+/** Strings up to this many bytes, all ASCII, are made from their bytes without the decoder. */
+const SHORT_STRING = 32;
 /** RFC 8259's number grammar (`Number()` alone would accept `0x1`, `.5`, `Infinity`, …). */
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
@@ -213,6 +215,7 @@ export class JsonTokenizer {
   private string(chunk: Uint8Array, from: number, start: number): number {
     const n = chunk.length;
     let escaped = this.stringEscaped;
+    let ascii = true;
     let j = from;
     for (; j < n; j++) {
       const c = chunk[j]!;
@@ -222,6 +225,7 @@ export class JsonTokenizer {
         escaped = true;
         this.stringHasEscape = true;
       } else if (c < 0x20) this.syntax(j, 'no control character in a string (they are written escaped)');
+      else if (c >= 0x80) ascii = false;
     }
     if (j === n) {
       // The chunk ends inside the string: its bytes are copied, the chunk may be reused.
@@ -232,13 +236,22 @@ export class JsonTokenizer {
       this.pendingStart = start;
       return n;
     }
-    let bytes = chunk.subarray(from, j);
-    if (this.partialLength > 0) {
-      this.appendPartial(bytes);
-      bytes = this.partial.subarray(0, this.partialLength);
+    let text: string;
+    if (ascii && this.partialLength === 0 && j - from <= SHORT_STRING) {
+      // A short ASCII string within the chunk (keys, speedscope's "O"/"C", most names): its bytes
+      // are its characters, and a decoder call would cost more than the string (it was half the
+      // time of reading a speedscope file of events).
+      text = '';
+      for (let k = from; k < j; k++) text += String.fromCharCode(chunk[k]!);
+    } else {
+      let bytes = chunk.subarray(from, j);
+      if (this.partialLength > 0) {
+        this.appendPartial(bytes);
+        bytes = this.partial.subarray(0, this.partialLength);
+      }
+      text = utf8.decode(bytes);
+      this.releasePartial();
     }
-    let text = utf8.decode(bytes);
-    this.releasePartial();
     if (this.stringHasEscape) {
       try {
         text = JSON.parse(`"${text}"`) as string;
