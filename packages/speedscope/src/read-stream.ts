@@ -248,21 +248,35 @@ class FrameList implements Container {
   }
 }
 
-const FRAME_FIELDS = new Set(['name', 'file', 'line', 'col']);
-
-/** The fields of one frame (reused for each). */
-class FrameFields extends Fields {
+/** The fields of one frame (reused for each): `name`, `file`, `line` and `col`, the others skipped. */
+class FrameFields implements Container {
   private index = 0;
-  constructor(private readonly list: FrameList) {
-    super(FRAME_FIELDS);
-  }
+  private current = '';
+  private fields: { name?: unknown; file?: unknown; line?: unknown; col?: unknown } = {};
+  constructor(private readonly list: FrameList) {}
   start(i: number): this {
     this.index = i;
-    for (const k of FRAME_FIELDS) delete this.value[k];
+    this.fields = {};
     return this;
   }
+  key(name: string): void {
+    this.current = name;
+  }
+  scalar(v: JsonScalar): void {
+    this.set(this.current, v);
+  }
+  open(kind: Kind): Container {
+    const k = this.current;
+    return k === 'name' || k === 'file' || k === 'line' || k === 'col' ? new Shape(kind, (v) => this.set(k, v)) : SKIP;
+  }
   close(): void {
-    this.list.frame(this.index, this.value);
+    this.list.frame(this.index, this.fields);
+  }
+  private set(k: string, v: unknown): void {
+    if (k === 'name') this.fields.name = v;
+    else if (k === 'file') this.fields.file = v;
+    else if (k === 'line') this.fields.line = v;
+    else if (k === 'col') this.fields.col = v;
   }
 }
 
@@ -516,27 +530,33 @@ class EventList implements Container {
     state.tableEntry(++state.events, 'events', this.profile.pathOf('.events'));
     return this.events.length++;
   }
-  /** Checks event `j` as the converter does before replaying it, and stores it or keeps its error. */
+  /** An event that is not an object: kept as the converter's error. */
   event(j: number, v: unknown): void {
+    if (this.events.fault) return;
+    const error = errorOf(() => objectAt(this.profile.state.src, v, this.profile.pathOf(`.events[${j}]`)));
+    this.events.fault = { index: j, error: () => error };
+  }
+
+  /** Checks event `j` as the converter does before replaying it, and stores it or keeps its error. */
+  eventFields(j: number, type: unknown, at: unknown, frame: unknown): void {
     const { events } = this;
-    const e = v as { type?: unknown; at?: unknown; frame?: unknown };
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && isFraction(e.at)) events.fractional = true;
+    if (isFraction(at)) events.fractional = true;
     if (events.fault) return;
-    const src = this.profile.state.src;
-    const path = this.profile.pathOf(`.events[${j}]`);
-    const { at, frame, type } = e;
-    if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof at !== 'number' || typeof frame !== 'number' || !Number.isInteger(frame) || frame < 0) {
+    if (typeof at !== 'number' || typeof frame !== 'number' || !Number.isInteger(frame) || frame < 0) {
       // The checks of the converter before it replays an event (frameIndex's range check needs the frames: the converter's).
+      const src = this.profile.state.src;
+      const path = this.profile.pathOf(`.events[${j}]`);
       const error = errorOf(() => {
-        const o = objectAt(src, v, path);
-        numberAt(src, o.at, `${path}.at`);
-        integerAt(src, o.frame, `${path}.frame`, 0);
+        numberAt(src, at, `${path}.at`);
+        integerAt(src, frame, `${path}.frame`, 0);
       });
       events.fault = { index: j, error: () => error };
       return;
     }
     if (frame > MAX_STORED_FRAME_INDEX) {
-      events.fault = { index: j, error: (nFrames) => errorOf(() => frameIndex(src, frame, `${path}.frame`, nFrames)) };
+      const src = this.profile.state.src;
+      const path = this.profile.pathOf(`.events[${j}].frame`);
+      events.fault = { index: j, error: (nFrames) => errorOf(() => frameIndex(src, frame, path, nFrames)) };
       return;
     }
     events.at.push(at);
@@ -547,26 +567,38 @@ class EventList implements Container {
   }
 }
 
-const EVENT_FIELDS = new Set(['type', 'at', 'frame']);
-
-/** The fields of one event (reused for each). */
-class EventFields extends Fields {
+/** The fields of one event (reused for each): `type`, `at` and `frame`, the others skipped. */
+class EventFields implements Container {
   private index = 0;
-  constructor(private readonly list: EventList) {
-    super(EVENT_FIELDS);
-  }
+  private current = '';
+  private type: unknown;
+  private at: unknown;
+  private frame: unknown;
+  constructor(private readonly list: EventList) {}
   start(j: number): this {
     this.index = j;
-    delete this.value.type;
-    delete this.value.at;
-    delete this.value.frame;
+    this.type = this.at = this.frame = undefined;
     return this;
   }
+  key(name: string): void {
+    this.current = name;
+  }
+  scalar(v: JsonScalar): void {
+    this.set(this.current, v);
+  }
+  open(kind: Kind): Container {
+    const k = this.current;
+    return k === 'type' || k === 'at' || k === 'frame' ? new Shape(kind, (v) => this.set(k, v)) : SKIP;
+  }
   close(): void {
-    this.list.event(this.index, this.value);
+    this.list.eventFields(this.index, this.type, this.at, this.frame);
+  }
+  private set(k: string, v: unknown): void {
+    if (k === 'at') this.at = v;
+    else if (k === 'frame') this.frame = v;
+    else if (k === 'type') this.type = v;
   }
 }
-
 /** Routes the tokenizer's events to the container open at each point. */
 class SpeedscopeSink implements JsonSink {
   private readonly stack: Container[];
