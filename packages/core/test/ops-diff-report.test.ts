@@ -1,0 +1,127 @@
+/**
+ * The reports of NEW minus BASE from the two profiles' stack tables (`DiffReportBuilder`) against
+ * the reports of the merged difference (`diff`: base relabelled, negated, merged in), on random
+ * profiles whose ids differ between the two (functions and locations interned in other orders),
+ * so that frames can only meet by what they are. The interop tests compare both with
+ * `go tool pprof -diff_base` (packages/cli/test/pprof-options-interop.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@profkit/test-utils';
+import { DiffReportBuilder, ProfileBuilder, diff, diffReportUnsupported, topReport, treeReport, type Profile, type TopReportOptions } from '../src/node/index.js';
+
+const NAMES = Array.from({ length: 24 }, (_, i) => `pkg.f${i}`);
+
+/**
+ * A random profile of `samples` samples over NAMES (count and cpu sample types; some inline
+ * frames; some labels), its functions interned in an order of its own. `big` makes cpu values
+ * whose sums pass 2^53 (the reports then sum in bigints).
+ */
+function randomProfile(seed: number, samples: number, { big = false, shared = [] as number[][] } = {}): Profile {
+  const rnd = seededRandom(seed);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
+  b.internMapping({ filename: '/bin/app', memoryStart: 0x1000n, memoryLimit: 0x100000n });
+  const order = NAMES.map((_, i) => i).sort(() => rnd() - 0.5);
+  const fns = new Map<number, number>();
+  for (const i of order) fns.set(i, b.internFunction({ name: NAMES[i]!, filename: `src/f${i % 5}.go` }));
+  // Profiles of even seeds inline more functions: a call can be inlined on one side only.
+  const inlined = (f: number) => f % 7 === 3 || (seed % 2 === 0 && f % 7 === 5);
+  const loc = (f: number, line: number) =>
+    inlined(f)
+      ? b.internLocation({ functionId: fns.get(f)!, line, inlinedInto: [{ functionId: fns.get((f + 1) % NAMES.length)!, line: line + 1 }] })
+      : b.internLocation({ functionId: fns.get(f)!, line });
+  const stacks = [...shared];
+  for (let i = 0; i < samples; i++) {
+    const stack = i < stacks.length ? stacks[i]! : Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => Math.floor(rnd() * NAMES.length));
+    const value = big ? 2n ** 55n + BigInt(Math.floor(rnd() * 1000)) : BigInt(Math.floor(rnd() * 50) * 1_000_000);
+    const labels = rnd() < 0.2 ? [{ key: 'worker', str: rnd() < 0.5 ? 'a' : 'b' }] : [];
+    b.addSample(
+      stack.map((f, k) => loc(f, 10 + ((f + k) % 3))),
+      [BigInt(1 + Math.floor(rnd() * 3)), value],
+      labels,
+    );
+  }
+  return b.build();
+}
+
+/** NEW minus BASE reported from the two stack tables; undefined when the builder refuses the pair. */
+function sideBySide(base: Profile, next: Profile, options: TopReportOptions & { sampleTypeIndex: number; normalize?: boolean }) {
+  const builder = new DiffReportBuilder(options);
+  expect(builder.addNew(next)).toBeUndefined();
+  expect(builder.addBase(base)).toBeUndefined();
+  return builder.input();
+}
+
+const OPTIONS: TopReportOptions[] = [
+  {},
+  { cum: true },
+  { by: 'file' },
+  { by: 'line' },
+  { by: 'filefunctions' },
+  { inline: false },
+  { nodeCount: 5 },
+  { nodeFraction: 0, edgeFraction: 0 },
+  { focus: 'f1$' },
+  { ignore: 'f2' },
+  { hide: 'f3' },
+  { show: 'f1' },
+  { showFrom: 'f4' },
+  { pruneFrom: 'f6' },
+  { mean: true },
+  { dropNegative: true },
+  { divideBy: 2, outputUnit: 'ms' },
+];
+
+describe('DiffReportBuilder: diff reports from two stack tables', () => {
+  const shared = Array.from({ length: 40 }, (_, i) => [i % NAMES.length, (i * 7) % NAMES.length, (i * 5) % NAMES.length]);
+  const next = randomProfile(1, 400, { shared });
+  const base = randomProfile(2, 300, { shared });
+
+  it.each(OPTIONS.map((o) => [JSON.stringify(o), o] as const))('top, tree and peek equal those of the merged difference: %s', (_name, options) => {
+    for (const t of [0, 1]) {
+      for (const normalize of options.mean ? [false] : [false, true]) {
+        const merged = diff(base, next, { normalize });
+        const o = { ...options, sampleTypeIndex: t };
+        const input = () => sideBySide(base, next, { ...o, normalize });
+        const top = topReport(input(), o);
+        expect(top.text).toBe(topReport(merged, o).text);
+        expect(top.total).toBe(topReport(merged, o).total);
+        expect(treeReport(input(), o).text).toBe(treeReport(merged, o).text);
+        expect(treeReport(input(), { ...o, symbol: 'f1' }).text).toBe(treeReport(merged, { ...o, symbol: 'f1' }).text);
+      }
+    }
+  });
+
+  it('a profile minus itself: every entry 0 against the base total', () => {
+    const input = sideBySide(next, next, { sampleTypeIndex: 1 });
+    const top = topReport(input, { sampleTypeIndex: 1, nodeFraction: 0 });
+    expect(top.text).toBe(topReport(diff(next, next), { sampleTypeIndex: 1, nodeFraction: 0 }).text);
+    expect(top.total).toBeGreaterThan(0n);
+    expect(top.table.entries.every((e) => e.flat === 0n && e.cum === 0n)).toBe(true);
+  });
+
+  it('sums beyond 2^53 stay exact', () => {
+    const bigNext = randomProfile(3, 200, { big: true, shared });
+    const bigBase = randomProfile(4, 150, { big: true, shared });
+    const o = { sampleTypeIndex: 1, nodeFraction: 0 };
+    const top = topReport(sideBySide(bigBase, bigNext, o), o);
+    expect(top.total).toBeGreaterThan(2n ** 53n);
+    expect(top.text).toBe(topReport(diff(bigBase, bigNext), o).text);
+    expect(treeReport(sideBySide(bigBase, bigNext, o), o).text).toBe(treeReport(diff(bigBase, bigNext), o).text);
+  });
+
+  it('names the options and profiles it cannot report without merging', () => {
+    expect(diffReportUnsupported({ tagFocus: 'worker=a' })).toMatch(/tag filters/);
+    expect(diffReportUnsupported({ tagRoot: ['worker'] })).toMatch(/tag frames/);
+    expect(diffReportUnsupported({ relativePercentages: true })).toMatch(/relative/);
+    expect(diffReportUnsupported({ by: 'address' })).toMatch(/addresses/);
+    expect(diffReportUnsupported({ mean: true, normalize: true })).toMatch(/normalize/);
+    expect(diffReportUnsupported({ focus: 'f1', mean: true, by: 'line' })).toBeUndefined();
+    expect(() => new DiffReportBuilder({ sampleTypeIndex: 0, relativePercentages: true })).toThrow(/needs the merged profile/);
+    // A base with negative values (itself a difference): the merged total is not the sides' sum of |value|.
+    const builder = new DiffReportBuilder({ sampleTypeIndex: 1 });
+    expect(builder.addNew(next)).toBeUndefined();
+    expect(builder.addBase(diff(base, next))).toMatch(/negative values/);
+    // A new profile that is itself a -diff_base difference (samples labelled pprof::base).
+    expect(new DiffReportBuilder({ sampleTypeIndex: 1 }).addNew(diff(base, next))).toMatch(/pprof::base/);
+  });
+});
