@@ -20,6 +20,7 @@ import type { Browser, Page } from 'playwright-core';
 import { haveCli, haveSharedFixtures, runCliAsync, sharedFixturePath } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
+import { exactPattern } from '../src/app/state.js';
 
 const CHROMIUM = process.env.PROFKIT_CHROMIUM ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -542,7 +543,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.keyboard.press('Tab');
     const name = await page.evaluate(() => (document.activeElement as SVGGElement).dataset.name!);
     await page.keyboard.press('Enter');
-    const focus = `^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+    const focus = exactPattern(name);
     await page.waitForFunction((f) => new URLSearchParams(location.hash.slice(1)).get('focus') === f, focus);
     await page.waitForFunction((d) => document.querySelector('#graph-dot')?.textContent !== d, dot);
     expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.pprof, ['--focus', focus]));
@@ -552,7 +553,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.pprof, ['--nodecount', '3']));
     const clicked = await page.evaluate(() => document.querySelectorAll<SVGGElement>('#graph-svg g.node[data-name]')[1]!.dataset.name!);
     await page.click('#graph-svg g.node[data-name] >> nth=1');
-    await page.waitForFunction((f) => new URLSearchParams(location.hash.slice(1)).get('focus') === f, `^${clicked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    await page.waitForFunction((f) => new URLSearchParams(location.hash.slice(1)).get('focus') === f, exactPattern(clicked));
     expectCleanPage(page, [s.url]);
     await page.close();
   });
@@ -580,7 +581,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
 
   /** `profkit list FILE '^fn$' ARGS` (text and --json). */
   async function cliList(file: string, fn: string, args: string[]): Promise<{ text: string; routines: CliRoutine[] }> {
-    const pattern = `^${fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+    const pattern = exactPattern(fn);
     const cwd = tmpdir();
     const [j, t] = await Promise.all([runCliAsync(['list', file, pattern, ...args, '--json'], { cwd }), runCliAsync(['list', file, pattern, ...args], { cwd })]);
     expect(j.code, j.stderr).toBe(0);
