@@ -96,6 +96,7 @@ export function speedscopeToProfile(value: unknown, src: JsonSource, options: Sp
   // 20,000-sample file of 323 KB cost 40M values, so bound samples × profiles as samples grow.
   const maxValues = limitValue(limits, 'maxSampleValues');
   let totalFrames = 0;
+  let eventCount = 0;
   const locationOf = new Int32Array(frames.length).fill(-1);
   const location = (fi: number): number => {
     if (locationOf[fi]! < 0) {
@@ -132,7 +133,13 @@ export function speedscopeToProfile(value: unknown, src: JsonSource, options: Sp
     };
     const p = all[chosen[k]!] as Record<string, unknown>;
     if (head.type === 'sampled') readSampled(src, p, path, frames.length, maxDepth, head, emit);
-    else readEvented(src, p, path, frames.length, maxDepth, head, emit);
+    else {
+      const events = eventsOf(src, p, path);
+      // Events are a table of the input (the stream reader holds them as columns until they are replayed).
+      eventCount += events.length;
+      checkLimit(limits, 'maxTableEntries', eventCount, 'events', { file: src.file, path: `${path}.events` });
+      readEvented(src, events, path, frames.length, maxDepth, head, emit);
+    }
     if (rounded > 0) warnings.push({ code: 'PROFKIT_W_SPEEDSCOPE_ROUNDED', message: `${path} ("${head.name}"): ${rounded} value(s) rounded to whole ${head.scale === 1 ? head.unit : 'nanoseconds'}`, detail: { file: src.file, path } });
   });
 
@@ -317,8 +324,11 @@ function readSampled(src: JsonSource, p: Record<string, unknown>, path: string, 
   }
 }
 
-function readEvented(src: JsonSource, p: Record<string, unknown>, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
-  const events = p.events instanceof StreamedEvents ? p.events : new JsonEvents(src, arrayAt(src, p.events, `${path}.events`), path);
+function eventsOf(src: JsonSource, p: Record<string, unknown>, path: string): EventList {
+  return p.events instanceof StreamedEvents ? p.events : new JsonEvents(src, arrayAt(src, p.events, `${path}.events`), path);
+}
+
+function readEvented(src: JsonSource, events: EventList, path: string, nFrames: number, maxDepth: number, head: ProfileFacts, emit: Emit): void {
   const open: number[] = [];
   let last = head.startValue;
   for (let j = 0; j < events.length; j++) {
