@@ -149,6 +149,19 @@ describe.skipIf(!hasFixtures || !goAvailable)('-base and -diff_base = go tool pp
     }
   });
 
+  // -diff_base reports come from the two profiles' stack tables (no merged profile): the options
+  // that path applies per stack, on both sides.
+  it.each(PAIRS)('%s minus %s: peek and the per-stack options with -diff_base', async (file, base) => {
+    const flags = [`-diff_base=${fixture(base)}`];
+    // Every entry, untrimmed (when some entry is left: cppbench.thread.all holds all of cppbench.thread's samples and more).
+    const top = await expectSameAsPprof('top', fixture(file), [...flags, '-nodefraction=0']);
+    if (!/^Showing nodes accounting for 0, 0% /m.test(top)) await expectSameAsPprof({ peek: '.' }, fixture(file), flags);
+    for (const more of [['-cum', '-nodecount=8'], ['-lines'], ['-files'], ['-noinlines'], ['-mean'], ['-hide=^lib'], ['-focus=.', '-nodefraction=0.01'], ['-prune_from=^std']]) {
+      await expectSameAsPprof('top', fixture(file), [...flags, ...more]);
+      await expectSameAsPprof('tree', fixture(file), [...flags, ...more]);
+    }
+  });
+
   it('-base makes the samples that cancel out disappear, -diff_base keeps the base total', async () => {
     const f = fixture(T + 'gobench.cpu');
     const self = await expectSameAsPprof('top', f, [`-base=${f}`]);
