@@ -7,11 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { ProfileBuilder } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
-import { ProfileSession, webRegistry } from '../src/app/engine.js';
+import { FLAME_MIN_WIDTH, ProfileSession, webRegistry } from '../src/app/engine.js';
 import { diffColor, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { DEFAULT_STATE, NO_FILTERS, hashOf, stateFromHash } from '../src/app/state.js';
-import { FLAME_MIN_WIDTH } from '../src/app/engine.js';
 
 /** A CPU profile of `stacks` (leaf last) with the given values. */
 function profile(stacks: [string[], number | bigint][]): { name: string; bytes: Uint8Array } {
