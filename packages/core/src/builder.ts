@@ -27,6 +27,7 @@ import {
   type ProfileFacts,
   type ValueType,
 } from './model.js';
+import { StringKeys } from './string-keys.js';
 
 export interface FunctionInput {
   name: string;
@@ -83,6 +84,8 @@ export class ProfileBuilder {
   facts: ProfileFacts;
   readonly extensions: Record<string, FormatExtension> = {};
 
+  /** Short map keys for long strings (names, files, inline-line lists): see StringKeys. */
+  private readonly stringKeys = new StringKeys();
   private readonly functionKeys = new Map<string, number>();
   private readonly fnId = new GrowableUint32();
   private readonly fnName: string[] = [];
@@ -143,7 +146,8 @@ export class ProfileBuilder {
     const systemName = f.systemName ?? f.name;
     const filename = f.filename ?? '';
     const startLine = f.startLine === undefined ? 0 : checkLine(f.startLine, 'start_line');
-    const key = f.name + SEP + systemName + SEP + filename + SEP + startLine;
+    // Each part keyed on its own: a long name shared by many functions is hashed in O(1).
+    const key = this.stringKeys.of(f.name) + SEP + this.stringKeys.of(systemName) + SEP + this.stringKeys.of(filename) + SEP + startLine;
     let id = this.functionKeys.get(key);
     if (id === undefined) {
       id = this.fnId.length + 1;
@@ -168,6 +172,8 @@ export class ProfileBuilder {
     const folded = l.isFolded ? 1 : 0;
     let key = functionId + SEP + line + SEP + column + SEP + address + SEP + mappingId + SEP + folded;
     if (l.inlinedInto) for (const x of l.inlinedInto) key += SEP + x.functionId + ':' + (x.line ?? 0) + ':' + (x.column ?? 0);
+    // Locations of many inline lines have keys longer than V8 hashes (see StringKeys).
+    key = this.stringKeys.of(key);
     let id = this.locationKeys.get(key);
     if (id === undefined) {
       id = this.addLocationRow(functionId, line, column, address, mappingId, folded, l.inlinedInto);
@@ -226,7 +232,7 @@ export class ProfileBuilder {
     const limit = toUint64(m.memoryLimit ?? 0n, 'memory_limit');
     const offset = toUint64(m.fileOffset ?? 0n, 'file_offset');
     const flags = [m.hasFunctions, m.hasFilenames, m.hasLineNumbers, m.hasInlineFrames].map((b) => (b ? 1 : 0));
-    const key = [start, limit, offset, m.filename ?? '', m.buildId ?? '', ...flags].join(SEP);
+    const key = [start, limit, offset, this.stringKeys.of(m.filename ?? ''), this.stringKeys.of(m.buildId ?? ''), ...flags].join(SEP);
     let id = this.mappingKeys.get(key);
     if (id === undefined) {
       id = this.mapId.length + 1;

@@ -1,0 +1,49 @@
+/**
+ * `StringKeys` and the maps keyed by it. V8 hashes strings longer than 16,383 code units by their
+ * length only, so a Map of many distinct long strings of one length is searched linearly: the
+ * builder keyed a function by name + system name + file, so 3,000 functions sharing one 40 KB
+ * name (a 130 KB pprof file) made one hash chain of 3,000 keys of 80 KB each (minutes of
+ * comparisons before these keys; the test below would not finish in vitest's time).
+ */
+
+import { describe, expect, it } from 'vitest';
+import { ProfileBuilder, StringKeys } from '../src/index.js';
+
+describe('StringKeys', () => {
+  it('equal strings have equal keys, different strings different keys, at any length', () => {
+    const keys = new StringKeys();
+    const long = 'x'.repeat(50_000);
+    // Differences in one character anywhere, also where no sampled chunk looks.
+    const variants = [long, ...Array.from({ length: 200 }, (_, i) => long.slice(0, i * 250) + 'y' + long.slice(i * 250 + 1))];
+    const ks = variants.map((s) => keys.of(s));
+    expect(new Set(ks).size).toBe(variants.length);
+    // The same content in another string object has the same key.
+    expect(variants.map((s) => keys.of(s.split('').join('')))).toEqual(ks);
+    for (const k of ks) expect(k.length).toBeLessThan(100);
+  });
+
+  it('short strings are their own key, and never equal a long string\'s key', () => {
+    const keys = new StringKeys();
+    const longKey = keys.of('z'.repeat(20_000));
+    expect(keys.of('main')).toBe('main');
+    // A short string spelled like a long string's key gets a key of its own.
+    expect(keys.of(longKey)).not.toBe(longKey);
+    expect(keys.of(longKey)).toBe(keys.of(longKey));
+    expect(keys.of('\u0001')).not.toBe(keys.of('\u0001\u0001'));
+  });
+});
+
+describe('ProfileBuilder with long names', () => {
+  it('3,000 functions sharing one 40 KB name: distinct files are distinct functions, equal ones the same', () => {
+    const name = 'n'.repeat(40_000);
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const ids = Array.from({ length: 3000 }, (_, i) => b.internFunction({ name, filename: `f${i}.go` }));
+    expect(new Set(ids).size).toBe(3000);
+    expect(b.internFunction({ name: name.slice(0, 20_000) + name.slice(20_000), filename: 'f7.go' })).toBe(ids[7]);
+    // A location of many inline lines has a long key too.
+    const inlinedInto = Array.from({ length: 3000 }, () => ({ functionId: ids[0]!, line: 2 }));
+    const locs = Array.from({ length: 50 }, (_, i) => b.internLocation({ functionId: ids[i]!, line: 1, inlinedInto }));
+    expect(new Set(locs).size).toBe(50);
+    expect(b.internLocation({ functionId: ids[5]!, line: 1, inlinedInto: [...inlinedInto] })).toBe(locs[5]);
+  });
+});
