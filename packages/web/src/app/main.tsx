@@ -674,7 +674,7 @@ function GraphPanel({ result, update }: { result: ViewResult & { graph: GraphVie
   };
   return (
     <section id="graph">
-      {result.diff && <DiffLegend />}
+      {result.diff && <p class="legend">Diff (profile − base): the graph of the difference, coloured as pprof colours it (by the sign and size of cum), not red/blue.</p>}
       {!laidOut && !layoutError && <p class="status" id="graph-loading">laying out the graph…</p>}
       {layoutError && (
         <p class="error" role="alert" id="error">
