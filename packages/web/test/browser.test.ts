@@ -343,7 +343,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     });
   }
 
-  it('served with a base: the diff top table is profkit top --base, red/blue with a legend, in top and flame', async () => {
+  it('served with a base: the diff top table is profkit top --base, red/blue with a legend, in top and flame; the graph is profkit graph --base', async () => {
     const base = join(tmp, 'base.pb.gz');
     const f = await runCliAsync(['filter', FIXTURES.pprof, '-o', base, '--ignore', 'mapiternext'], { cwd: tmp });
     expect(f.code, f.stderr).toBe(0);
@@ -363,6 +363,9 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expect(await page.isVisible('#diff-legend')).toBe(true);
     await shot(page, 'diff-flame');
     await docShot(page, 'diff');
+    // The call graph of the diff is profkit graph --base's.
+    await page.click('#view-graph');
+    expect(await graphShown(page)).toBe(await cliGraph(FIXTURES.pprof, ['--base', base]));
     expectCleanPage(page, [s.url]);
     await page.close();
   });
