@@ -26,6 +26,22 @@ const cliDir = join(repoRoot, 'packages/cli');
 const outDir = join(cliDir, 'dist/bundle');
 const IMPORT_FUNCTION = '__profkitImport';
 const IMPORT_META_URL = '__profkitImportMetaUrl';
+const LAZY_BUILTIN = '__profkitBuiltin';
+
+/** The Node built-in `id`, required on the first read of one of its properties (why: where the bundle is post-processed below). */
+const lazyBuiltin = `function ${LAZY_BUILTIN}(id) {
+  let m;
+  const load = () => (m ??= require(id));
+  return new Proxy({}, {
+    get: (_, key) => load()[key],
+    has: (_, key) => key in load(),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(load(), key);
+      return d && { ...d, configurable: true };
+    },
+  });
+}`;
 
 let esbuild;
 try {
@@ -109,6 +125,12 @@ const result = await esbuild.build({
   // Loaded on demand from the CLI's own node_modules, as the unbundled CLI does.
   external: ['@viz-js/viz', '@resvg/resvg-wasm'],
   plugins: [onlyKnownPackages(), importMetaUrlByFile()],
+  // Whitespace and comments out, names kept (error messages and `constructor.name` read them):
+  // 1.4 MB -> about half, and ASCII only (charset), which fast-start.ts reads as latin1 (a
+  // one-byte string, ~5x faster to read than UTF-8 with the odd "…" in a comment).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  charset: 'ascii',
   logLevel: 'error',
 });
 let code = result.outputFiles[0].text;
@@ -116,6 +138,15 @@ let code = result.outputFiles[0].text;
 // matches are in comments of re2js; no string in the bundled code contains `import(`).
 const dynamicImports = code.match(/(?<![\w$.])import\(/g)?.length ?? 0;
 code = code.replace(/(?<![\w$.])import\(/g, `${IMPORT_FUNCTION}(`);
+// A bundled module's `import … from 'node:zlib'` becomes `x = require("node:zlib")` run when the
+// module is first evaluated, and loading a Node built-in compiles its JavaScript (node:tty brings
+// node:net, node:crypto its webcrypto half, node:fs/promises readline…): together ~10 ms of a
+// start whose command needs few of them. esbuild reads the bindings only as `x.name`, so a proxy
+// that requires the built-in on its first property read (LAZY_BUILTIN, in `wrap`) is the same
+// module, loaded when used.
+const builtinRequires = code.match(/(?<=[\w$]=)require\("node:[\w/]+"\)/g)?.length ?? 0;
+code = code.replace(/(?<=[\w$]=)require\(("node:[\w/]+")\)/g, `${LAZY_BUILTIN}($1)`);
+if (/(?<![\w$.])require\("node:/.test(code)) throw new Error(`bundle-cli: a require("node:…") that is not a plain binding (${LAZY_BUILTIN} covers \`x = require("node:…")\` only)`);
 // The wrapper fast-start.ts compiles; checked here so that a bad bundle fails the build, not the CLI.
 new vm.Script(wrap(code), { filename: 'cli.cjs' });
 
@@ -166,8 +197,9 @@ function importMetaUrlByFile() {
 
 /** The bundle as one function expression (what fast-start.ts compiles and calls). */
 function wrap(source) {
-  return `(function (exports, require, module, __filename, __dirname, ${IMPORT_META_URL}, ${IMPORT_FUNCTION}) {${source}\n})`;
+  return `(function (exports, require, module, __filename, __dirname, ${IMPORT_META_URL}, ${IMPORT_FUNCTION}) {${lazyBuiltin}\n${source}\n})`;
 }
+
 
 // What went in, by package: the files the manifest checks before the bundle is used.
 const inputs = {};
@@ -195,26 +227,44 @@ for (const [entry, bridge] of [['dist/index.js', 'core-index.mjs'], ['dist/node/
   if (names.includes('default')) lines.push('export default core.default;');
   writeFileSync(join(tmp, bridge), lines.join('\n') + '\n');
 }
-// A package's code is used from the bundle only when its files and those of the @profkit packages
-// it depends on are what the bundle was built from.
-for (const [name, entry] of Object.entries(inputs)) {
-  const pkg = [...packages.values()].find((p) => p.name === name);
-  entry.dependsOn = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies }).filter((d) => d in inputs);
-}
 const adapterPackages = new Set(exposed.map((m) => m.name).filter((n) => n !== '@profkit/core'));
-
+// Checked before the bundle runs: the CLI and what it imports. The adapter packages are checked
+// when discovery first imports one of their modules.
+const eager = Object.keys(inputs).filter((n) => !adapterPackages.has(n));
+// A module discovery imports is taken from the bundle only when the files of the bundled code it
+// can run are what the bundle was built from: its imports, static and dynamic, transitively (the
+// eager packages' files are checked anyway, before the bundle runs).
+const closureFiles = (file) => {
+  const seen = new Set();
+  const todo = [relative(repoRoot, file).split(sep).join('/')];
+  while (todo.length) {
+    const input = todo.pop();
+    if (seen.has(input) || !result.metafile.inputs[input]) continue;
+    seen.add(input);
+    for (const i of result.metafile.inputs[input].imports) if (!i.external) todo.push(i.path);
+  }
+  const byPackage = {};
+  for (const input of [...seen].sort()) {
+    const owner = packageOf(resolve(repoRoot, input));
+    if (owner && !eager.includes(owner.pkg.name)) (byPackage[owner.pkg.name] ??= []).push(relative(owner.dir, resolve(repoRoot, input)).split(sep).join('/'));
+  }
+  return byPackage;
+};
 const wrapped = wrap(code);
 writeFileSync(join(tmp, 'cli.cjs'), wrapped);
+// ASCII only (esbuild escapes strings; a regular expression or template with a non-ASCII character
+// keeps it): fast-start.ts then reads the bundle as latin1, the same string without UTF-8 decoding.
+const encoding = /[^\x00-\x7f]/.test(wrapped) ? 'utf8' : 'latin1';
 const manifest = {
   comment: 'Written by tools/scripts/bundle-cli.mjs; read by packages/cli/src/fast-start.ts',
   bundle: 'cli.cjs',
   bundleSha1: sha1(wrapped),
+  encoding,
   dynamicImports,
+  builtinRequires,
   packages: inputs,
-  modules: exposed.map((m) => ({ package: m.name, path: m.path })),
-  // Checked before the bundle runs: the CLI and what it imports. The adapter packages are checked
-  // when discovery first imports one of their modules.
-  eager: Object.keys(inputs).filter((n) => !adapterPackages.has(n)),
+  modules: exposed.map((m) => ({ package: m.name, path: m.path, files: closureFiles(m.file) })),
+  eager,
   bundledCoreKey: BUNDLED_CORE,
   coreBridges: { 'dist/index.js': 'core-index.mjs', 'dist/node/index.js': 'core-node.mjs' },
 };

@@ -72,7 +72,7 @@ function usageError(message: string, command?: string): ProfkitError {
 
 /** ` [pprof -nodecount=…]` after an option's help unless its description already names the pprof flag. */
 function pprofSpellingNote(option: string, description: string): string {
-  const spellings = pprofSpellingOf(option).filter((s) => !description.includes(`pprof ${s.replace(/=…$/, '')}`));
+  const spellings = pprofSpellingOf(option).filter((s) => !description.includes(`pprof ${s.replace(/=\u2026$/, '')}`));
   return spellings.length ? ` [pprof ${spellings.join(', ')}]` : '';
 }
 
