@@ -615,7 +615,7 @@ function loadGraphLayout(): Promise<GraphLayout> {
 const UNSAFE_SVG_ELEMENTS = new Set(['script', 'foreignObject', 'iframe', 'image', 'use', 'style']);
 
 function sanitizeSvg(svg: SVGSVGElement): void {
-  for (const el of [...svg.querySelectorAll('*')]) {
+  for (const el of [svg, ...svg.querySelectorAll('*')]) {
     if (UNSAFE_SVG_ELEMENTS.has(el.localName)) {
       el.remove();
       continue;
