@@ -37,6 +37,16 @@ function prefixSums(folded: string): Map<string, number> {
   return sums;
 }
 
+/** A value beyond 2^53 (Number would print ...992), one below, and their exact sum. */
+const BIG = '9007199254740993';
+const SMALL = '4503599627370497';
+const BIG_TOTAL = String(BigInt(BIG) + BigInt(SMALL));
+function bigValuesFolded(): string {
+  const file = join(tmp, 'int64.folded');
+  writeFileSync(file, `main;big ${BIG}\nmain;small ${SMALL}\n`);
+  return file;
+}
+
 describe('flame output without a browser', () => {
   it('flame needs -o and rejects unknown --format (exit 2)', async () => {
     const f = join(tmp, 'nothing.html');
@@ -57,6 +67,16 @@ describe('flame output without a browser', () => {
     expect(html).not.toMatch(/@import|url\(/i);
     expect(html).toContain('id="flame-data"');
     expect(html).toContain('runtime.mapiternext');
+  });
+
+  it('values beyond 2^53 are exact in the HTML data (decimal strings), smaller ones stay numbers', async () => {
+    const html = join(tmp, 'int64.html');
+    const r = await profkit(['flame', bigValuesFolded(), '--from', 'folded', '-o', html, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const data = JSON.parse(/<script type="application\/json" id="flame-data">(.*?)<\/script>/s.exec(readFileSync(html, 'utf8'))![1]!);
+    const values = new Map<string, unknown>();
+    for (let f = 0; f < data.frames.length; f += 4) values.set(data.names[data.frames[f]], data.frames[f + 1]);
+    expect(Object.fromEntries(values)).toEqual({ all: BIG_TOTAL, main: BIG_TOTAL, big: BIG, small: Number(SMALL) });
   });
 
   it.skipIf(!hasFixtures)('--json describes the written file', async () => {
@@ -188,6 +208,22 @@ describe.skipIf(!hasChromium || !hasFixtures)('flame graphs in headless Chromium
     expect(tip).toMatch(/1\.76s \(100\.00% of total\)/);
     expect(await page.isVisible('#tooltip')).toBe(true);
     await page.screenshot({ path: join(tmp, 'interactive.png') });
+    expect(errors).toEqual([]);
+  });
+
+  it('values beyond 2^53: the page prints them exact (data-value, status, tooltip, search sum)', async () => {
+    const html = join(tmp, 'int64-page.html');
+    expect((await profkit(['flame', bigValuesFolded(), '--from', 'folded', '-o', html, '--quiet'])).code).toBe(0);
+    errors.length = 0;
+    await page.goto('file://' + html);
+    const values = await page.$$eval('#chart .frame', (els) => els.map((e) => [e.getAttribute('data-name'), e.getAttribute('data-value')]));
+    expect(Object.fromEntries(values)).toEqual({ all: BIG_TOTAL, main: BIG_TOTAL, big: BIG, small: SMALL });
+    expect(await page.textContent('#status')).toContain(`total ${BIG_TOTAL}`);
+    await page.hover('#chart .frame[data-name="big"]');
+    expect(await page.textContent('#tooltip')).toContain(`${BIG} (`);
+    expect(await page.textContent('#tooltip')).toContain(`self ${BIG} (`);
+    await page.fill('#search', '^(big|small)$');
+    expect(await page.textContent('#status')).toContain(`search matches ${BIG_TOTAL} (`);
     expect(errors).toEqual([]);
   });
 

@@ -327,7 +327,9 @@ const VIEWER_JS = String.raw`
   var maxDepth = 0;
   for (var f = 0; f < data.frames.length; f += 4) {
     var p = data.frames[f + 3];
-    var node = { name: data.names[data.frames[f]], value: data.frames[f + 1], self: data.frames[f + 2], kids: [], parent: p < 0 ? null : nodes[p] };
+    // A value beyond 2^53 comes as a decimal string: drawn from its Number, printed exact.
+    var node = { name: data.names[data.frames[f]], value: Number(data.frames[f + 1]), valueText: String(data.frames[f + 1]),
+      self: Number(data.frames[f + 2]), selfText: String(data.frames[f + 2]), kids: [], parent: p < 0 ? null : nodes[p] };
     node.depth = node.parent ? node.parent.depth + 1 : 0;
     if (node.depth + 1 > maxDepth) maxDepth = node.depth + 1;
     if (node.parent) node.parent.kids.push(node);
@@ -348,9 +350,10 @@ const VIEWER_JS = String.raw`
     seconds: [[1, 's']],
     bytes: [[1, 'B'], [1024, 'kB'], [1048576, 'MB'], [1073741824, 'GB'], [1099511627776, 'TB']]
   };
-  function fmt(v) {
+  // v: the value as a Number; exact: its decimal text, printed when the unit is not scaled.
+  function fmt(v, exact) {
     var s = SCALES[unit];
-    if (!s) return String(v) + (unit && unit !== 'count' && unit !== 'samples' ? ' ' + unit : '');
+    if (!s) return exact + (unit && unit !== 'count' && unit !== 'samples' ? ' ' + unit : '');
     var best = s[0];
     for (var i = 0; i < s.length; i++) if (Math.abs(v) >= s[i][0]) best = s[i];
     return (v / best[0]).toFixed(2).replace(/\.00$/, '') + best[1];
@@ -366,7 +369,7 @@ const VIEWER_JS = String.raw`
     var levels = maxDepth;
     chart.style.height = (levels * FRAME_H) + 'px';
     var frag = document.createDocumentFragment();
-    var matched = 0;
+    var matched = BigInt(0);
     function place(start, x0, w0, level0) {
       var todo = [[start, x0, w0, level0]];
       while (todo.length) {
@@ -380,14 +383,14 @@ const VIEWER_JS = String.raw`
           d.className += ' match';
           var a = n.parent, inside = false;
           while (a && a !== zoomed.parent) { if (re.test(a.name)) { inside = true; break; } a = a.parent; }
-          if (!inside) matched += n.value;
+          if (!inside) matched += BigInt(n.valueText);
         }
         d.style.left = x + 'px';
         d.style.width = Math.max(w - 1, 0.5) + 'px';
         d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
         if (!hit) d.style.background = color(n.name);
         d.setAttribute('data-name', n.name);
-        d.setAttribute('data-value', String(n.value));
+        d.setAttribute('data-value', n.valueText);
         if (w > 30) d.textContent = n.name;
         d.__node = n;
         frag.appendChild(d);
@@ -409,7 +412,7 @@ const VIEWER_JS = String.raw`
       d.style.width = (width - 1) + 'px';
       d.style.top = (icicle ? level * FRAME_H : (levels - level - 1) * FRAME_H) + 'px';
       d.setAttribute('data-name', n.name);
-      d.setAttribute('data-value', String(n.value));
+      d.setAttribute('data-value', n.valueText);
       d.textContent = n.name;
       d.__node = n;
       frag.appendChild(d);
@@ -417,7 +420,7 @@ const VIEWER_JS = String.raw`
     place(zoomed, 0, width, ancestors.length - 1);
     chart.appendChild(frag);
     status.textContent = (zoomed === root ? '' : 'zoomed to ' + zoomed.name + ' \u2014 ') +
-      (re ? 'search matches ' + fmt(matched) + ' (' + pct(matched, root.value) + ' of total)' : 'total ' + fmt(root.value));
+      (re ? 'search matches ' + fmt(Number(matched), String(matched)) + ' (' + pct(Number(matched), root.value) + ' of total)' : 'total ' + fmt(root.value, root.valueText));
   }
   function color(name) {
     var h = 2166136261;
@@ -434,8 +437,8 @@ const VIEWER_JS = String.raw`
   chart.addEventListener('mousemove', function (e) {
     var n = e.target.__node;
     if (!n) { tip.style.display = 'none'; return; }
-    tip.innerHTML = '<b>' + escapeHtml(n.name) + '</b><br>' + fmt(n.value) + ' (' + pct(n.value, root.value) + ' of total' +
-      (zoomed !== root ? ', ' + pct(n.value, zoomed.value) + ' of zoom' : '') + ')<br>self ' + fmt(n.self) + ' (' + pct(n.self, root.value) + ')';
+    tip.innerHTML = '<b>' + escapeHtml(n.name) + '</b><br>' + fmt(n.value, n.valueText) + ' (' + pct(n.value, root.value) + ' of total' +
+      (zoomed !== root ? ', ' + pct(n.value, zoomed.value) + ' of zoom' : '') + ')<br>self ' + fmt(n.self, n.selfText) + ' (' + pct(n.self, root.value) + ')';
     tip.style.display = 'block';
     var x = e.pageX + 12, y = e.pageY + 12;
     if (x + tip.offsetWidth > window.innerWidth - 4) x = e.pageX - tip.offsetWidth - 12;
@@ -460,18 +463,25 @@ const VIEWER_JS = String.raw`
 })();
 `;
 
+/** `v` as a JSON number when a double holds it exactly, else as its decimal string. */
+function exactJsonValue(v: bigint): number | string {
+  return v >= -MAX_EXACT_DOUBLE && v <= MAX_EXACT_DOUBLE ? Number(v) : String(v);
+}
+const MAX_EXACT_DOUBLE = BigInt(Number.MAX_SAFE_INTEGER);
+
 function renderHtml(tree: FlameNode, o: { title: string; subtitle: string; unit: string }): string {
   // Flat encoding (no nesting, names shared): frames in depth-first order, 4 numbers each:
-  // name index, value, self, parent frame index (-1 for the root).
+  // name index, value, self, parent frame index (-1 for the root). A value beyond 2^53 (which a
+  // JSON number would round) is a decimal string instead.
   const names = new Map<string, number>();
-  const frames: number[] = [];
+  const frames: (number | string)[] = [];
   const index = new Map<FlameNode, number>();
   const parent = new Map<FlameNode, number>();
   for (const { node } of layout(tree)) {
     let k = names.get(node.name);
     if (k === undefined) names.set(node.name, (k = names.size));
     index.set(node, frames.length / 4);
-    frames.push(k, Number(node.value), Number(node.self), parent.get(node) ?? -1);
+    frames.push(k, exactJsonValue(node.value), exactJsonValue(node.self), parent.get(node) ?? -1);
     for (const c of node.children) parent.set(c, index.get(node)!);
   }
   // `<` is escaped so that no frame name can close the script element.
