@@ -11,7 +11,7 @@
  * is allocated uninitialized, so the pages it never touches do not count in the resident set.
  */
 
-import { Readable, pipeline } from 'node:stream';
+import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import { availableParallelism } from 'node:os';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { isProfkitError } from './errors.js';
@@ -98,9 +98,14 @@ export function inflateHead(raw: Uint8Array, max = 4096): Promise<Uint8Array> {
  * a thread-pool round trip and a main-thread callback, and a 14 MB profile took 500 of them at
  * 64 KiB: measured 20–30 % less CPU per pass at 256 KiB). An error of the source (a limit) comes
  * out as it is; corrupt data is `PROFKIT_E_DECOMPRESS`. The caller bounds the output.
+ *
+ * The inflating runs up to `INFLATE_AHEAD_BYTES` ahead of the consumer, on the thread pool while
+ * the consumer (a decoder) works on the main thread: with the stream's default 16 KiB buffer it
+ * stopped after each piece until the consumer asked for the next, so the two took turns.
  */
 export async function* gunzipChunks(raw: AsyncIterable<Uint8Array>, file?: string): AsyncGenerator<Uint8Array> {
-  const gunzip = createGunzip({ chunkSize: 1 << 18 });
+  // zlib's streams hand their options on to Transform (its typings only list zlib's own).
+  const gunzip = createGunzip({ chunkSize: 1 << 18, readableHighWaterMark: INFLATE_AHEAD_BYTES } as ZlibOptions & TransformOptions);
   // pipeline, not pipe: it hands an error of the source on to the gunzip stream.
   pipeline(Readable.from(raw, { objectMode: false }), gunzip, () => undefined);
   try {
@@ -110,6 +115,12 @@ export async function* gunzipChunks(raw: AsyncIterable<Uint8Array>, file?: strin
     throw decompressError(file ?? 'gzip data', (e as Error).message, file, e);
   }
 }
+
+/**
+ * Inflated bytes `gunzipChunks` may hold ahead of its consumer (so at most this much beyond what a
+ * caller's limit has counted). 4 MiB: 16 pieces, a few ms of decoding each.
+ */
+export const INFLATE_AHEAD_BYTES = 4 << 20;
 
 /**
  * gzips a buffer into one output buffer (no concatenation copy): the buffer is sized to zlib's
@@ -149,13 +160,48 @@ function gzipHeader(level: number): Uint8Array {
 }
 
 /**
+ * The buffers that blocks spanning several chunks are copied into, reused once their deflate job
+ * has finished: a 19 MB encoding otherwise allocates 19 fresh 1 MiB buffers, whose first touch
+ * (page faults) and external-memory pressure (V8 collects garbage when it grows) the main thread
+ * pays for while the deflating waits on it.
+ */
+class BlockBuffers {
+  private readonly spare: Uint8Array[] = [];
+  private readonly owned = new WeakSet<ArrayBufferLike>();
+  constructor(private readonly size: number) {}
+
+  take(): Uint8Array {
+    const recycled = this.spare.pop();
+    if (recycled) return recycled;
+    const fresh = new Uint8Array(this.size);
+    this.owned.add(fresh.buffer);
+    return fresh;
+  }
+
+  /** Hands `block` back when it is one of ours; its bytes may be overwritten from now on. */
+  release(block: Uint8Array): void {
+    if (this.owned.has(block.buffer)) this.spare.push(new Uint8Array(block.buffer, 0, this.size));
+  }
+}
+
+/**
  * Cuts a stream of chunks into blocks of exactly `size` bytes (the last may be shorter), so that
  * the output depends on the bytes only, never on how they were chunked. A block within one chunk
- * is a view of it; one spanning chunks is copied together.
+ * is a view of it; one spanning chunks is copied into a buffer of `buffers`.
  */
-function* blocksOf(chunks: Iterable<Uint8Array>, size: number): Generator<Uint8Array> {
+function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuffers): Generator<Uint8Array> {
   let parts: Uint8Array[] = [];
   let bytes = 0;
+  const joined = (): Uint8Array => {
+    if (parts.length === 1) return parts[0]!;
+    const block = buffers.take();
+    let at = 0;
+    for (const part of parts) {
+      block.set(part, at);
+      at += part.length;
+    }
+    return block.subarray(0, bytes);
+  };
   for (const chunk of chunks) {
     for (let c = chunk; c.length > 0; ) {
       const take = Math.min(c.length, size - bytes);
@@ -163,13 +209,13 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number): Generator<Uint8A
       bytes += take;
       c = c.subarray(take);
       if (bytes === size) {
-        yield concatBytes(parts, bytes);
+        yield joined();
         parts = [];
         bytes = 0;
       }
     }
   }
-  if (bytes > 0) yield concatBytes(parts, bytes);
+  if (bytes > 0) yield joined();
 }
 
 /**
@@ -190,27 +236,37 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number): Generator<Uint8A
  * deflating overlaps the encoding instead of following it. A wrong `total` throws.
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number): AsyncGenerator<Uint8Array> {
-  const inFlight: Promise<Buffer>[] = [];
+  const inFlight: { job: Promise<Buffer>; input: Uint8Array }[] = [];
+  const buffers = new BlockBuffers(DEFLATE_BLOCK_BYTES);
   // Awaited in order below; a rejection met while the consumer stopped early is not "unhandled".
   const start = (input: Uint8Array, dictionary: Uint8Array | undefined, last: boolean) => {
     // chunkSize: the block's whole output in one piece, so one thread-pool round trip per block
-    // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB).
+    // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB). The dictionary
+    // is copied when the job is created; the input is read until the job ends.
     const options: ZlibOptions = { level, memLevel: 9, chunkSize: gzipBound(input.length), finishFlush: last ? zc.Z_FINISH : zc.Z_SYNC_FLUSH };
     if (dictionary) options.dictionary = dictionary;
     const job = deflateRawAsync(input, options);
     job.catch(() => undefined);
-    inFlight.push(job);
+    inFlight.push({ job, input });
+  };
+  // The oldest job's output; its input buffer is free again (the block after it, primed with
+  // its tail, was started before: DEFLATE_BLOCKS_IN_FLIGHT >= 2 when this runs in the loops).
+  const oldest = async (): Promise<Uint8Array> => {
+    const { job, input } = inFlight.shift()!;
+    const out = await job;
+    buffers.release(input);
+    return bytesOf(out);
   };
   let crc = 0;
   let size = 0;
   yield gzipHeader(level);
   if (total !== undefined) {
     let previous: Uint8Array | undefined;
-    for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES)) {
+    for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES, buffers)) {
       if (size >= total) throw new Error(`gzipStream: more than the announced ${total} bytes`);
       crc = crc32(block, crc);
       size += block.length;
-      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield bytesOf(await inFlight.shift()!);
+      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
       start(block, previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), size >= total);
       previous = block;
     }
@@ -220,11 +276,11 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
   // One block of look-ahead: whether a block is the last is known once the next one exists.
   let previous: Uint8Array | undefined;
   let held: Uint8Array | undefined;
-  for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES)) {
+  for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES, buffers)) {
     crc = crc32(block, crc);
     size += block.length;
     if (held) {
-      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield bytesOf(await inFlight.shift()!);
+      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
       start(held, previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), false);
       previous = held;
     }
@@ -232,7 +288,7 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
   }
   start(held ?? new Uint8Array(0), previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), true);
   }
-  while (inFlight.length > 0) yield bytesOf(await inFlight.shift()!);
+  while (inFlight.length > 0) yield await oldest();
   const trailer = new Uint8Array(8);
   const view = new DataView(trailer.buffer);
   view.setUint32(0, crc >>> 0, true);

@@ -4,10 +4,10 @@
  * reader inflates to the input, about as small as one zlib stream, and every block must end on a
  * byte-aligned sync point (what lets the blocks be deflated apart and joined).
  */
-import { constants as zc, gunzipSync, inflateRawSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { constants as zc, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
+import { describe, expect, it, vi } from 'vitest';
 import { rejectionOf, seededRandom } from '@profkit/test-utils';
-import { DEFLATE_BLOCK_BYTES, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
+import { DEFLATE_BLOCK_BYTES, INFLATE_AHEAD_BYTES, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
 
 /** Compressible but not trivially (varint-like bytes and repeated names, as in profile.proto). */
 function profileLike(n: number, seed: number): Uint8Array {
@@ -97,3 +97,37 @@ describe('parallel gzip on Node', () => {
     expect(((await rejectionOf(pieces(gzipStream(failing(), 6)))) as Error).message).toBe('encoder failed');
   });
 });
+
+describe('streamed gunzip on Node', () => {
+  it('inflates ahead of its consumer (up to INFLATE_AHEAD_BYTES), not one piece at a time', async () => {
+    // Random bytes: deflate stores them, so compressed and inflated sizes are about equal.
+    const random = seededRandom(5);
+    const words = Uint32Array.from({ length: (2 * INFLATE_AHEAD_BYTES) / 4 }, () => Math.floor(random() * 2 ** 32));
+    const raw = new Uint8Array(words.buffer);
+    const gz = gzipSync(raw, { level: 1 });
+    let pulled = 0;
+    async function* source(): AsyncGenerator<Uint8Array> {
+      for (let at = 0; at < gz.length; at += 64 * 1024) {
+        const piece = gz.subarray(at, at + 64 * 1024);
+        pulled += piece.length;
+        yield piece;
+      }
+    }
+    const inflated = gunzipChunks(source());
+    const first = await inflated.next();
+    expect(first.done).toBe(false);
+    // While the consumer holds its first piece, the inflating goes on (it stopped after one more
+    // 256 KiB piece before: under 1 MiB of input pulled).
+    await vi.waitFor(() => expect(pulled).toBeGreaterThanOrEqual(INFLATE_AHEAD_BYTES - (512 << 10)), { timeout: 10_000, interval: 20 });
+    // ... and no further than the bound (plus the pieces in the stream's buffers).
+    expect(pulled).toBeLessThan(INFLATE_AHEAD_BYTES + (2 << 20));
+    const rest = await drain(inflated);
+    expect(Buffer.concat([first.value!, rest]).equals(raw)).toBe(true);
+  });
+});
+
+async function drain(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const p of it) parts.push(p);
+  return Buffer.concat(parts);
+}
