@@ -3,7 +3,8 @@
 // Prints, per run: time from navigation to the first flame paint (the page's
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
 // event to the next animation frame, i.e. the redraw included); then the time to show the top
-// table, the peek of its first entry and that entry's sandwich. Chromium: PROFKIT_CHROMIUM or
+// table, the peek of its first entry, that entry's sandwich and source listing, and the call graph
+// (graph.js loaded and laid out). Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
 import { chromium } from 'playwright-core';
 import { startWebServer } from '../dist/index.js';
@@ -50,7 +51,9 @@ try {
     const peekMs = await timed(() => page.click('#top-table tbody tr:first-child'), '#peek-text');
     const fn = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('fn'));
     const sandwichMs = await timed(() => page.click('.open-sandwich'), '#sandwich-callees');
-    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms; top table ${topMs} ms, peek of ${fn} ${peekMs} ms, its sandwich ${sandwichMs} ms`);
+    const sourceMs = await timed(() => page.click('#view-source'), '#source .routine, #error');
+    const graphMs = await timed(() => page.click('#view-graph'), '#graph-svg, #error');
+    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms; top table ${topMs} ms, peek of ${fn} ${peekMs} ms, its sandwich ${sandwichMs} ms, its source ${sourceMs} ms; call graph ${graphMs} ms`);
     await page.close();
   }
 } finally {
