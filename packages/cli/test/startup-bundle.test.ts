@@ -137,6 +137,54 @@ describe('the start-up bundle', () => {
     }
   });
 
+  it('takes a sniff module from the bundle when only other files of its adapter changed, and runs those files as they are now', () => {
+    // A copy of the CLI beside a node_modules whose @profkit/rprof is a copy with a rebuilt
+    // read.js (its sniff module does not import it; the adapter's index does).
+    const copy = join(root, 'copy-rprof');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const modules = join(copy, 'node_modules');
+    mkdirSync(join(modules, '@profkit'), { recursive: true });
+    for (const entry of readdirSync(join(repoRoot, 'node_modules'))) {
+      if (entry !== '@profkit') symlinkSync(join(repoRoot, 'node_modules', entry), join(modules, entry));
+    }
+    for (const entry of readdirSync(join(repoRoot, 'node_modules/@profkit'))) {
+      if (entry !== 'rprof') symlinkSync(join(repoRoot, 'node_modules/@profkit', entry), join(modules, '@profkit', entry));
+    }
+    const rprof = join(modules, '@profkit/rprof');
+    mkdirSync(rprof);
+    cpSync(join(packagesDir, 'rprof/package.json'), join(rprof, 'package.json'));
+    cpSync(join(packagesDir, 'rprof/dist'), join(rprof, 'dist'), { recursive: true });
+    appendFileSync(join(rprof, 'dist/read.js'), "\nprocess.stderr.write('read.js as rebuilt\\n');\n");
+    const bin = join(copy, 'cli/dist/bin.js');
+    // Detection runs every adapter's sniff: rprof's comes from the bundle, nothing else of rprof loads.
+    const top = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
+    expect({ status: top.status, stderr: top.stderr }).toEqual({ status: 0, stderr: '' });
+    const files = fileModules(top.urls);
+    expect(files).not.toContain(join(copy, 'cli/dist/cli.js'));
+    expect(files.filter(under(rprof))).toEqual([]);
+    // Reading Rprof imports the adapter, whose files differ from the bundled ones: from disk.
+    const converted = run(bin, ['convert', join(repoRoot, 'examples/r/fib.Rprof.out'), join(root, 'fib-copy.pb.gz'), '--quiet']);
+    expect({ status: converted.status, stderr: converted.stderr }).toEqual({ status: 0, stderr: 'read.js as rebuilt\n' });
+  });
+
+  it('requires a Node built-in only when the command uses it, and is read as a one-byte string', () => {
+    // `--version` uses neither zlib nor a terminal: the bundle's core and CLI modules import
+    // node:zlib and node:tty, required on first use.
+    const preload = join(root, 'log-builtins.cjs');
+    const log = join(root, 'builtins.log');
+    writeFileSync(preload, "process.on('exit', () => require('node:fs').writeFileSync(process.env.BUILTINS_LOG, process.moduleLoadList.join('\\n')));\n");
+    const r = spawnSync(process.execPath, ['--require', preload, cliBin, '--version'], { cwd: root, env: env({ BUILTINS_LOG: log }), encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    const loaded = readFileSync(log, 'utf8').split('\n');
+    expect(loaded.filter((m) => /^NativeModule (zlib|tty)$/.test(m))).toEqual([]);
+    expect(loaded.some((m) => m === 'NativeModule vm')).toBe(true); // the bundle ran (fast-start.ts compiles it with node:vm)
+    const manifest = JSON.parse(readFileSync(join(cliDir, 'dist/bundle/manifest.json'), 'utf8')) as { bundle: string; encoding?: string };
+    expect(manifest.encoding).toBe('latin1');
+    expect(readFileSync(join(cliDir, 'dist/bundle', manifest.bundle)).every((byte) => byte < 0x80)).toBe(true);
+  });
+
   it('starts unbundled when the bundle fails while it loads', () => {
     const copy = join(root, 'copy-throwing');
     mkdirSync(join(copy, 'cli'), { recursive: true });
