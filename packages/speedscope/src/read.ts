@@ -140,6 +140,10 @@ export function speedscopeToProfile(value: unknown, src: JsonSource, options: Sp
       checkLimit(limits, 'maxTableEntries', eventCount, 'events', { file: src.file, path: `${path}.events` });
       readEvented(src, events, path, frames.length, maxDepth, head, emit);
     }
+    // Its samples are in the builder now: the parsed arrays or the stream's columns can go before the profile is built.
+    delete p.samples;
+    delete p.weights;
+    delete p.events;
     if (rounded > 0) warnings.push({ code: 'PROFKIT_W_SPEEDSCOPE_ROUNDED', message: `${path} ("${head.name}"): ${rounded} value(s) rounded to whole ${head.scale === 1 ? head.unit : 'nanoseconds'}`, detail: { file: src.file, path } });
   });
 
