@@ -128,6 +128,34 @@ abstract class Fields implements Container {
   abstract close(): void;
 }
 
+/**
+ * An array of entries that are each an object or each an array (`entryKind`, read by `entry`);
+ * an entry of another kind is kept as the converter's error of it (`bad`). `next` counts an entry
+ * against its limit before it is read.
+ */
+abstract class EntryList<T> implements Container {
+  constructor(
+    private readonly entryKind: Kind,
+    protected readonly list: T,
+    private readonly done: (v: T) => void,
+  ) {}
+  key(): void {}
+  scalar(v: JsonScalar): void {
+    this.bad(this.next(), v);
+  }
+  open(kind: Kind): Container {
+    const j = this.next();
+    if (kind === this.entryKind) return this.entry(j);
+    return new Shape(kind, (v) => this.bad(j, v));
+  }
+  close(): void {
+    this.done(this.list);
+  }
+  protected abstract next(): number;
+  protected abstract entry(j: number): Container;
+  protected abstract bad(j: number, v: unknown): void;
+}
+
 /** The state of one read: the options, the limits and what all profiles hold so far. */
 class StreamState {
   readonly maxSamples: number;
@@ -213,31 +241,25 @@ class SharedFields extends Fields {
 }
 
 /** `shared.frames`: each frame checked as it ends (`readFrame`, as the converter would) and kept as a `Frame`. */
-class FrameList implements Container {
-  private readonly list = new StreamedFrames();
+class FrameList extends EntryList<StreamedFrames> {
   private readonly fields = new FrameFields(this);
   constructor(
     private readonly state: StreamState,
-    private readonly done: (v: StreamedFrames) => void,
-  ) {}
-  key(): void {}
-  scalar(v: JsonScalar): void {
-    this.frame(this.next(), v);
+    done: (v: StreamedFrames) => void,
+  ) {
+    super(OBJECT, new StreamedFrames(), done);
   }
-  open(kind: Kind): Container {
-    const i = this.next();
-    if (this.list.fault) return SKIP;
-    if (kind === OBJECT) return this.fields.start(i);
-    return new Shape(kind, (v) => this.frame(i, v));
-  }
-  close(): void {
-    this.done(this.list);
-  }
-  /** Counts the next frame, before it is read. */
-  private next(): number {
+  protected next(): number {
     this.state.tableEntry(++this.list.length, 'frames', 'shared.frames');
     return this.list.length - 1;
   }
+  protected entry(i: number): Container {
+    return this.list.fault ? SKIP : this.fields.start(i);
+  }
+  protected bad(i: number, v: unknown): void {
+    this.frame(i, v);
+  }
+  /** Frame `i`, an object of its fields or any other value: stored, or kept as the converter's error. */
   frame(i: number, v: unknown): void {
     if (this.list.fault) return;
     try {
@@ -248,15 +270,13 @@ class FrameList implements Container {
   }
 }
 
-/** The fields of one frame (reused for each): `name`, `file`, `line` and `col`, the others skipped. */
-class FrameFields implements Container {
-  private index = 0;
+/** The fields of an entry of a list, one instance reused for each entry: those named by `has` are kept by `set`, the others skipped. */
+abstract class EntryFields implements Container {
+  protected index = 0;
   private current = '';
-  private fields: { name?: unknown; file?: unknown; line?: unknown; col?: unknown } = {};
-  constructor(private readonly list: FrameList) {}
   start(i: number): this {
     this.index = i;
-    this.fields = {};
+    this.reset();
     return this;
   }
   key(name: string): void {
@@ -267,12 +287,30 @@ class FrameFields implements Container {
   }
   open(kind: Kind): Container {
     const k = this.current;
-    return k === 'name' || k === 'file' || k === 'line' || k === 'col' ? new Shape(kind, (v) => this.set(k, v)) : SKIP;
+    return this.has(k) ? new Shape(kind, (v) => this.set(k, v)) : SKIP;
+  }
+  abstract close(): void;
+  protected abstract reset(): void;
+  protected abstract has(key: string): boolean;
+  protected abstract set(key: string, v: unknown): void;
+}
+
+/** The fields of one frame: `name`, `file`, `line` and `col`. */
+class FrameFields extends EntryFields {
+  private fields: { name?: unknown; file?: unknown; line?: unknown; col?: unknown } = {};
+  constructor(private readonly list: FrameList) {
+    super();
   }
   close(): void {
     this.list.frame(this.index, this.fields);
   }
-  private set(k: string, v: unknown): void {
+  protected reset(): void {
+    this.fields = {};
+  }
+  protected has(k: string): boolean {
+    return k === 'name' || k === 'file' || k === 'line' || k === 'col';
+  }
+  protected set(k: string, v: unknown): void {
     if (k === 'name') this.fields.name = v;
     else if (k === 'file') this.fields.file = v;
     else if (k === 'line') this.fields.line = v;
@@ -281,32 +319,27 @@ class FrameFields implements Container {
 }
 
 /** `profiles`: the heads of all, the columns of those the `profile` option reads. */
-class ProfileList implements Container {
-  private readonly profiles: unknown[] = [];
+class ProfileList extends EntryList<unknown[]> {
   constructor(
     private readonly state: StreamState,
-    private readonly done: (v: unknown[]) => void,
-  ) {}
-  key(): void {}
-  scalar(v: JsonScalar): void {
-    this.next();
-    this.profiles.push(v);
+    done: (v: unknown[]) => void,
+  ) {
+    super(OBJECT, [], done);
   }
-  open(kind: Kind): Container {
-    const i = this.next();
-    if (kind === OBJECT) return new ProfileFields(this.state, i, (v) => this.profiles.push(v));
-    return new Shape(kind, (v) => this.profiles.push(v));
-  }
-  close(): void {
-    this.done(this.profiles);
-  }
-  private next(): number {
-    const n = this.profiles.length + 1;
+  protected next(): number {
+    const n = this.list.length + 1;
     // Read all, each profile is a value column of every sample; read one, the others are only their heads.
     if (this.state.chosenIndex === undefined) {
       if (n > this.state.maxSampleTypes) throw tooManyProfiles(this.state.src, n, this.state.maxSampleTypes);
     } else this.state.tableEntry(n, 'profiles', 'profiles');
     return n - 1;
+  }
+  protected entry(i: number): Container {
+    return new ProfileFields(this.state, i, (v) => this.list.push(v));
+  }
+  /** Not an object: the converter says so if it reads this profile. */
+  protected bad(_i: number, v: unknown): void {
+    this.list.push(v);
   }
 }
 
@@ -349,10 +382,9 @@ class ProfileFields extends Fields {
     const type = this.value.type;
     if (!this.read || (key === 'events' ? type === 'sampled' : type === 'evented')) return SKIP;
     if (kind !== ARRAY) return undefined;
-    const { src } = this.state;
-    if (key === 'samples') return new SampleList(this, new StreamedStacks(src, this.path, frameIndex), (v) => (this.value.samples = v));
+    if (key === 'samples') return new SampleList(this, (v) => (this.value.samples = v));
     if (key === 'weights') return new WeightValues(this, (v) => (this.value.weights = v));
-    return new EventList(this, new StreamedEvents(src, this.path, frameIndex), (v) => (this.value.events = v));
+    return new EventList(this, (v) => (this.value.events = v));
   }
 
   /** The first `name` decides whether a profile chosen by its name is this one. */
@@ -387,38 +419,31 @@ class ProfileFields extends Fields {
 }
 
 /** A profile's `samples`: frame indices into one column, where each stack starts into another. */
-class SampleList implements Container {
-  private readonly frames: SampleFrames;
+class SampleList extends EntryList<StreamedStacks> {
+  private readonly frames = new SampleFrames(this);
   constructor(
     readonly profile: ProfileFields,
-    readonly stacks: StreamedStacks,
-    private readonly done: (v: StreamedStacks) => void,
+    done: (v: StreamedStacks) => void,
   ) {
-    this.frames = new SampleFrames(this);
+    super(ARRAY, new StreamedStacks(profile.state.src, profile.pathOf(''), frameIndex), done);
   }
-  key(): void {}
-  scalar(v: JsonScalar): void {
-    this.badSample(this.next(), v);
-  }
-  open(kind: Kind): Container {
-    const j = this.next();
-    if (kind === ARRAY) return this.frames.start(j);
-    return new Shape(kind, (v) => this.badSample(j, v));
-  }
-  close(): void {
-    this.done(this.stacks);
+  get stacks(): StreamedStacks {
+    return this.list;
   }
   /** Counts the next sample against maxSamples and maxSampleValues (with the profiles so far) before it is read. */
-  private next(): number {
+  protected next(): number {
     const { state } = this.profile;
     const n = ++state.samples;
     this.profile.samples++;
     if (n > state.maxSamples) throw tooManySamples(state.src, this.profile.pathOf(''), n, state.maxSamples);
     if (n * state.columns > state.maxValues) throw tooManyValues(state.src, this.profile.pathOf(''), n, state.columns, state.maxValues);
-    return this.stacks.length++;
+    return this.list.length++;
   }
-  private badSample(j: number, v: unknown): void {
-    const { stacks } = this;
+  protected entry(j: number): Container {
+    return this.frames.start(j);
+  }
+  protected bad(j: number, v: unknown): void {
+    const stacks = this.list;
     if (stacks.fault) return;
     const error = errorOf(() => arrayAt(this.profile.state.src, v, this.profile.pathOf(`.samples[${j}]`)));
     stacks.fault = { index: j, storedFrames: stacks.frames.length, error: () => error };
@@ -504,42 +529,34 @@ class WeightValues implements Container {
 }
 
 /** A profile's `events`, into columns of times, frames and types. */
-class EventList implements Container {
+class EventList extends EntryList<StreamedEvents> {
   private readonly fields = new EventFields(this);
   constructor(
     readonly profile: ProfileFields,
-    readonly events: StreamedEvents,
-    private readonly done: (v: StreamedEvents) => void,
-  ) {}
-  key(): void {}
-  scalar(v: JsonScalar): void {
-    this.event(this.next(), v);
-  }
-  open(kind: Kind): Container {
-    const j = this.next();
-    if (kind === OBJECT) return this.fields.start(j);
-    return new Shape(kind, (v) => this.event(j, v));
-  }
-  close(): void {
-    this.done(this.events);
+    done: (v: StreamedEvents) => void,
+  ) {
+    super(OBJECT, new StreamedEvents(profile.state.src, profile.pathOf(''), frameIndex), done);
   }
   /** Counts the next event against maxTableEntries before it is read. */
-  private next(): number {
+  protected next(): number {
     const { state } = this.profile;
     this.profile.events++;
     state.tableEntry(++state.events, 'events', this.profile.pathOf('.events'));
-    return this.events.length++;
+    return this.list.length++;
+  }
+  protected entry(j: number): Container {
+    return this.fields.start(j);
   }
   /** An event that is not an object: kept as the converter's error. */
-  event(j: number, v: unknown): void {
-    if (this.events.fault) return;
+  protected bad(j: number, v: unknown): void {
+    if (this.list.fault) return;
     const error = errorOf(() => objectAt(this.profile.state.src, v, this.profile.pathOf(`.events[${j}]`)));
-    this.events.fault = { index: j, error: () => error };
+    this.list.fault = { index: j, error: () => error };
   }
 
   /** Checks event `j` as the converter does before replaying it, and stores it or keeps its error. */
   eventFields(j: number, type: unknown, at: unknown, frame: unknown): void {
-    const { events } = this;
+    const events = this.list;
     if (isFraction(at)) events.fractional = true;
     if (events.fault) return;
     if (typeof at !== 'number' || typeof frame !== 'number' || !Number.isInteger(frame) || frame < 0) {
@@ -567,38 +584,30 @@ class EventList implements Container {
   }
 }
 
-/** The fields of one event (reused for each): `type`, `at` and `frame`, the others skipped. */
-class EventFields implements Container {
-  private index = 0;
-  private current = '';
+/** The fields of one event: `type`, `at` and `frame`. */
+class EventFields extends EntryFields {
   private type: unknown;
   private at: unknown;
   private frame: unknown;
-  constructor(private readonly list: EventList) {}
-  start(j: number): this {
-    this.index = j;
-    this.type = this.at = this.frame = undefined;
-    return this;
-  }
-  key(name: string): void {
-    this.current = name;
-  }
-  scalar(v: JsonScalar): void {
-    this.set(this.current, v);
-  }
-  open(kind: Kind): Container {
-    const k = this.current;
-    return k === 'type' || k === 'at' || k === 'frame' ? new Shape(kind, (v) => this.set(k, v)) : SKIP;
+  constructor(private readonly list: EventList) {
+    super();
   }
   close(): void {
     this.list.eventFields(this.index, this.type, this.at, this.frame);
   }
-  private set(k: string, v: unknown): void {
+  protected reset(): void {
+    this.type = this.at = this.frame = undefined;
+  }
+  protected has(k: string): boolean {
+    return k === 'type' || k === 'at' || k === 'frame';
+  }
+  protected set(k: string, v: unknown): void {
     if (k === 'at') this.at = v;
     else if (k === 'frame') this.frame = v;
     else if (k === 'type') this.type = v;
   }
 }
+
 /** Routes the tokenizer's events to the container open at each point. */
 class SpeedscopeSink implements JsonSink {
   private readonly stack: Container[];
