@@ -37,6 +37,23 @@ function get(server: WebServer, path: string, options: { host?: string; method?:
   });
 }
 
+/**
+ * A profile naming /build/app/main.go (found under src once /build is trimmed) and lib/gone.go
+ * (named, but nowhere on the source path); src also holds app/other.go, which it does not name.
+ */
+function sourceTree(): { named: string; src: string } {
+  const src = join(tmp, 'src');
+  mkdirSync(join(src, 'app'), { recursive: true });
+  writeFileSync(join(src, 'app/main.go'), 'package main\r\nfunc main() {}\n');
+  writeFileSync(join(src, 'app/other.go'), 'not named by the profile\n');
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const loc = (name: string, filename: string) => b.internLocation({ functionId: b.internFunction({ name, filename }), line: 2 });
+  b.addSample([loc('main.main', '/build/app/main.go'), loc('lib.f', 'lib/gone.go')], [5]);
+  const named = join(tmp, 'named.pb.gz');
+  writeFileSync(named, serializePprof(b.build()));
+  return { named, src };
+}
+
 describe('isLoopbackHost', () => {
   it('accepts 127.0.0.0/8, ::1 and localhost, nothing else', () => {
     for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', 'app.localhost', '::ffff:127.0.0.1']) expect(isLoopbackHost(h), h).toBe(true);
@@ -78,17 +95,7 @@ describe('startWebServer', () => {
   });
 
   it('serves the source files the profile names, looked up as profkit list does (--source-path, --trim-path), and no other file', async () => {
-    // A profile naming /build/app/main.go (found under the source path once /build is trimmed)
-    // and lib/gone.go (named, but nowhere on the source path).
-    const src = join(tmp, 'src');
-    mkdirSync(join(src, 'app'), { recursive: true });
-    writeFileSync(join(src, 'app/main.go'), 'package main\r\nfunc main() {}\n');
-    writeFileSync(join(src, 'app/other.go'), 'not named by the profile\n');
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-    const loc = (name: string, filename: string) => b.internLocation({ functionId: b.internFunction({ name, filename }), line: 2 });
-    b.addSample([loc('main.main', '/build/app/main.go'), loc('lib.f', 'lib/gone.go')], [5]);
-    const named = join(tmp, 'named.pb.gz');
-    writeFileSync(named, serializePprof(b.build()));
+    const { named, src } = sourceTree();
     const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build' });
     try {
       const ok = await get(s, `/source?file=${encodeURIComponent('app/main.go')}`);
@@ -203,6 +210,19 @@ describe.skipIf(!haveCli('@profkit/web'))('profkit web', () => {
       void exited.then((code) => reject(new Error(`profkit web exited ${code}: ${err}`)));
     });
   }
+
+  it('--source-path and --trim-path reach the server: the source view gets the named file, no other', async () => {
+    const { named, src } = sourceTree();
+    const { line, stop } = await startCli([named, '--no-open', '--source-path', src, '--trim-path', '/build']);
+    try {
+      const url = /(http:\/\/\S+)/.exec(line)![1]!;
+      const ok = await fetch(new URL(`source?file=${encodeURIComponent('app/main.go')}`, url));
+      expect(await ok.json()).toEqual({ lines: ['package main', 'func main() {}'] });
+      expect((await fetch(new URL(`source?file=${encodeURIComponent('app/other.go')}`, url))).status).toBe(403);
+    } finally {
+      await stop();
+    }
+  });
 
   it('serves FILE on 127.0.0.1 and stops on SIGTERM', async () => {
     const { line, stop } = await startCli([profilePath, '--no-open']);
