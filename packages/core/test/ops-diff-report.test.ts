@@ -123,5 +123,13 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     expect(builder.addBase(diff(base, next))).toMatch(/negative values/);
     // A new profile that is itself a -diff_base difference (samples labelled pprof::base).
     expect(new DiffReportBuilder({ sampleTypeIndex: 1 }).addNew(diff(base, next))).toMatch(/pprof::base/);
+    // The merged profile defaults to the base's default sample type when the new one names none.
+    const named: Profile = { ...base, '.profile': { ...base['.profile'], default_sample_type: 'samples' } };
+    const defaulted = new DiffReportBuilder({ sampleTypeIndex: 1, sampleTypeDefaulted: true });
+    expect(defaulted.addNew(next)).toBeUndefined();
+    expect(defaulted.addBase(named)).toMatch(/another sample type/);
+    const asked = new DiffReportBuilder({ sampleTypeIndex: 1 });
+    expect(asked.addNew(next)).toBeUndefined();
+    expect(asked.addBase(named)).toBeUndefined();
   });
 });

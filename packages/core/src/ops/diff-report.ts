@@ -8,11 +8,11 @@
  * (`reportStacks`: the per-stack filters and `-mean` applied as for one profile) with its frames'
  * nodes in one node table shared by both sides: a node is what the report prints (function name,
  * file, line… at the report's granularity), so a frame of the base lands on the node of the same
- * meaning in the new profile whatever the ids. The two tables are then interned into one, the
- * base's sums negated, location rows matched by their node sequences, in the order the merged
- * profile's samples would create them (the new profile's first). Every sum of the call graph is a
- * sum over samples, so the numbers are those of the merged profile; the report total is pprof's
- * (the sum of |value| over the base samples). A side can be reduced as soon as it is read and the
+ * meaning in the new profile whatever the ids. The base's sums are negated, and the call graph
+ * walks both tables and adds the results (`GraphInput.others`): every sum of the graph is a sum
+ * over samples, so the numbers are those of the merged profile, and calls first reached in the new
+ * profile come first, as in the merged profile (its samples first). The report total is pprof's
+ * (the sum of |value| over the base samples). A side is reduced as soon as it is read and the
  * profile dropped: the peak holds one profile and two stack tables.
  *
  * Not covered (`diffReportUnsupported` names them; callers merge instead): `-base` (samples that
