@@ -15,6 +15,11 @@
  * - Kept for the writer in `.extensions.speedscope`: per sample its profile (`profile`) and its
  *   start (`at`, in the profile's unit); the file's name, exporter and activeProfileIndex, and
  *   each profile's name, type, unit, startValue, endValue and scale (`facts.profiles`).
+ *
+ * `readSpeedscopeBytes` parses the whole input with JSON.parse; the stream reader (read-stream.ts)
+ * builds a document whose large arrays are columns. Both go through `speedscopeToProfile`, which
+ * reads a profile's samples, weights and events through `StackList`/`WeightList`/`EventList`
+ * (streamed.ts) whichever reader parsed them, so the checks, their order and the errors are one code.
  */
 
 import {
