@@ -642,7 +642,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
-  it('static build: the source view shows the line costs without text, and the text once the file is chosen', async () => {
+  it('static build: the source view shows the line costs without text, and the text once the file is chosen or dropped', async () => {
     const tree = sourceTree();
     const page = await newPage();
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
@@ -665,6 +665,26 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expect(await pageSource(page)).toEqual(named);
     expect(await page.textContent('#source-text')).toBe(want.text.replace(' in testdata/sample/sample.go\n', ` in ${fullName}\n`));
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    // Dropped on the source view instead, a file of that name is the source (not a new profile).
+    const dropped = await newPage();
+    await dropped.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await dropped.setInputFiles('#profile-input', FIXTURES.pprof);
+    await topShown(dropped);
+    await dropped.evaluate(() => (location.hash = '#view=source&fn=main.busyLoop'));
+    await pageSource(dropped);
+    await dropped.evaluate(
+      ({ b64 }) => {
+        const data = new DataTransfer();
+        data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'sample.go'));
+        document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      },
+      { b64: readFileSync(tree.file).toString('base64') },
+    );
+    await dropped.waitForSelector('#source-text', { state: 'attached' });
+    expect(await pageSource(dropped)).toEqual(named);
+    expect(await dropped.textContent('#profile-summary')).toContain('sample.cpu');
+    expectCleanPage(dropped, [pathToFileURL(staticDir).href]);
+    await dropped.close();
     await page.close();
   });
 

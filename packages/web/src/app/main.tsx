@@ -101,6 +101,11 @@ async function fileInput(file: File): Promise<ProfileInput> {
   return { name: file.name, bytes: await file.arrayBuffer() };
 }
 
+/** The last part of a path (profiles name files with / or \\). */
+function baseNameOf(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+}
+
 /** A failure to read a picked or dropped file, as the page's error status. */
 function readErrorStatus(e: unknown): { kind: 'error'; code: string; message: string } {
   return { kind: 'error', code: isProfkitError(e) ? e.code : 'PROFKIT_E_IO', message: e instanceof Error ? e.message : String(e) };
@@ -198,13 +203,25 @@ function App() {
     })();
   }, []);
 
-  // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base.
+  // A file dropped on the source view whose name is that of a listed file without text is its source.
+  const dropSource = useRef<(files: File[]) => boolean>(() => false);
+  dropSource.current = (files) => {
+    if (state.view !== 'source' || !source) return false;
+    const wanted = source.result.source.routines.filter((r) => r.noText && r.file !== '');
+    const matched = files.flatMap((f) => wanted.filter((r) => baseNameOf(r.file) === f.name).map((r) => [r.file, f] as const));
+    if (matched.length === 0) return false;
+    void Promise.all(matched.map(async ([file, f]) => [file, await f.text()] as const)).then((texts) => setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts) })));
+    return true;
+  };
+
+  // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
+  // (on the source view, a file named as a listed source file is that file's text).
   useEffect(() => {
     const over = (e: DragEvent) => e.preventDefault();
     const drop = (e: DragEvent) => {
       e.preventDefault();
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length === 0) return;
+      if (files.length === 0 || dropSource.current(files)) return;
       void Promise.all(files.slice(0, 2).map(fileInput)).then(([p, b]) => open(p!, b), (err: unknown) => setStatus(readErrorStatus(err)));
     };
     addEventListener('dragover', over);
@@ -712,7 +729,7 @@ function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: Source
       {routine.error !== undefined && <p class="source-error">{routine.error}</p>}
       {routine.noText && !served && routine.file !== '' && (
         <label class="source-drop">
-          The static page has no source text: choose {routine.file} to see it{' '}
+          The static page has no source text: drop {baseNameOf(routine.file)} here, or choose it, to see it{' '}
           <input
             type="file"
             class="source-input"
