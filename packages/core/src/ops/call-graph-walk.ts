@@ -34,6 +34,10 @@ export function walkCallGraph<V extends number | bigint>(
   const { locNodeOffsets, locNodeIds, stacks } = g;
   const { frame } = stacks;
   const { firstChild, nextSibling } = stackChildren(stacks);
+  // The node of each location with one node (most: no inline frames), -1 for the others: one
+  // read per stack instead of three (the node lists stop fitting the cache on large profiles).
+  const onlyNode = new Int32Array(locNodeOffsets.length - 1);
+  for (let r = 0; r < onlyNode.length; r++) onlyNode[r] = locNodeOffsets[r + 1]! - locNodeOffsets[r]! === 1 ? locNodeIds[locNodeOffsets[r]!]! : -1;
   // Nodes counted by a stack on the current path (pprof counts a node once per sample).
   const nodeOnPath = new Uint8Array(g.nNodes);
   const eSrc: number[] = [];
@@ -77,7 +81,8 @@ export function walkCallGraph<V extends number | bigint>(
   // none yet), whether nodes were skipped since, and where its marks start; and the sum of its
   // subtree so far.
   let path: Int32Array = new Int32Array(4 * 256);
-  const pathTotal: V[] = [];
+  // Doubles in a typed array when the sums are numbers (most profiles): no boxing per level.
+  let pathTotal: V[] | Float64Array = typeof zero === 'number' ? new Float64Array(256) : [];
   // What the stacks on the path counted: node n as n, call e as ~e; summed and cleared on leaving.
   let marks: Int32Array = new Int32Array(1024);
   let marked = 0;
@@ -90,13 +95,15 @@ export function walkCallGraph<V extends number | bigint>(
       let residual = depth === 0 ? false : path[4 * depth - 2] === 1;
       const marksStart = marked;
       const r = frame[s]!;
-      const b = locNodeOffsets[r]!;
-      const last = locNodeOffsets[r + 1]! - 1;
+      const only = onlyNode[r]!;
+      // A location of one node is walked as the list [only] at position -1.
+      const b = only >= 0 ? -1 : locNodeOffsets[r]!;
+      const last = only >= 0 ? -1 : locNodeOffsets[r + 1]! - 1;
       // Room for a mark per node and per call of the location.
-      marks = grown(marks, marked + 2 * (last - b + 1));
+      if (marked + 2 * (last - b + 1) > marks.length) marks = grown(marks, marked + 2 * (last - b + 1));
       // The location's nodes, outermost line first.
       for (let ni = last; ni >= b; ni--) {
-        const n = locNodeIds[ni]!;
+        const n = only >= 0 ? only : locNodeIds[ni]!;
         if (kept && !kept[n]) {
           residual = true;
           continue;
@@ -140,12 +147,15 @@ export function walkCallGraph<V extends number | bigint>(
         residual = false;
       }
       if (parent >= 0 && !residual) flat[parent] = add(flat[parent]!, self[s]!);
-      path = grown(path, 4 * depth + 4);
+      if (4 * depth + 4 > path.length) {
+        path = grown(path, 4 * depth + 4);
+        if (pathTotal instanceof Float64Array) pathTotal = grown(pathTotal, depth + 1);
+      }
       path[4 * depth] = s;
       path[4 * depth + 1] = parent;
       path[4 * depth + 2] = residual ? 1 : 0;
       path[4 * depth + 3] = marksStart;
-      pathTotal[depth++] = self[s]!;
+      (pathTotal as V[])[depth++] = self[s]!;
       next = firstChild[s + 1]!;
       continue;
     }
@@ -153,7 +163,7 @@ export function walkCallGraph<V extends number | bigint>(
     // Leaving the stack at the end of the path: its subtree total is complete.
     depth--;
     const s = path[4 * depth]!;
-    const total = pathTotal[depth]!;
+    const total = pathTotal[depth] as V;
     const from = path[4 * depth + 3]!;
     for (let m = marked - 1; m >= from; m--) {
       const id = marks[m]!;
@@ -166,7 +176,7 @@ export function walkCallGraph<V extends number | bigint>(
       }
     }
     marked = from;
-    if (depth > 0) pathTotal[depth - 1] = add(pathTotal[depth - 1]!, total);
+    if (depth > 0) (pathTotal as V[])[depth - 1] = add(pathTotal[depth - 1] as V, total);
     next = nextSibling[s]!;
   }
   // First-reached order: stack rows are numbered in sample order, root first.
