@@ -46,6 +46,24 @@ function inlineSquarePprof(samples: number, inlineLines: number): string {
   return file;
 }
 
+/**
+ * A pprof profile of `functions` functions sharing one name of `nameLength` characters (distinct
+ * files), one location each, and one sample over all of them: O(functions + nameLength) bytes,
+ * functions × nameLength characters of raw, folded and traces text.
+ */
+function sharedNamePprof(functions: number, nameLength: number): string {
+  const bytes: number[] = [...field(1, [...field(1, 1), ...field(2, 2)])];
+  bytes.push(...field(2, [...field(1, Array.from({ length: functions }, (_, i) => varint(i + 1)).flat()), ...field(2, varint(1))]));
+  for (let i = 0; i < functions; i++) {
+    bytes.push(...field(4, [...field(1, i + 1), ...field(4, field(1, i + 1))]));
+    bytes.push(...field(5, [...field(1, i + 1), ...field(2, 3), ...field(4, 4 + i)]));
+  }
+  for (const s of ['', 'samples', 'count', 'n'.repeat(nameLength), ...Array.from({ length: functions }, (_, i) => `f${i}.go`)]) bytes.push(...field(6, s));
+  const file = join(tmp, `shared-name-${functions}x${nameLength}.pb`);
+  writeFileSync(file, Uint8Array.from(bytes));
+  return file;
+}
+
 /** Runs `profkit ARGS` in-process; stdout's byte count and text. */
 async function profkit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const sink = () => {
@@ -89,4 +107,21 @@ describe('maxReportBytes bounds the text reports', () => {
     expect(lines.filter((l) => l.endsWith('   f (inline)')).length).toBe(300 * 299);
     expect(lines.filter((l) => /^ +k: +[0-9]+$/.test(l)).length).toBe(300);
   });
+
+  // 200 functions sharing one 20,000-character name: 4 MB of text from a 22 KB profile.
+  const shared = sharedNamePprof(200, 20_000);
+  for (const command of ['raw', 'folded', 'traces']) {
+    it(`${command}: one long name printed once per function stops at --limit maxReportBytes`, async () => {
+      const r = await profkit([command, shared, '--limit', 'maxReportBytes=1MiB']);
+      expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+      expect(r.stderr).toMatch(/maxReportBytes/);
+      expect(r.code).not.toBe(0);
+      expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(1024 * 1024);
+      // Under the limit it is all there: the name once per function.
+      const all = await profkit([command, shared]);
+      expect(all.code, all.stderr).toBe(0);
+      expect(all.stdout.split('n'.repeat(20_000)).length - 1).toBe(200);
+    });
+  }
 });
+

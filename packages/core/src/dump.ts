@@ -131,23 +131,34 @@ export interface PprofDumpOptions {
  * unit, as the Go model does after decoding.
  */
 export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): string {
+  return [...pprofDumpText(p, options)].join('');
+}
+
+/**
+ * The text of `formatPprofDump` in pieces (one line each, ending in `\n`),
+ * made as iterated: a report writes it as it is made, and counts it (`maxReportBytes`).
+ */
+export function* pprofDumpText(p: Profile, options: PprofDumpOptions = {}): Generator<string> {
+  for (const line of pprofDumpLines(p, options)) yield line + '\n';
+}
+
+function* pprofDumpLines(p: Profile, options: PprofDumpOptions): Generator<string> {
   const columns = options.columns ?? true;
   const shown = (name: string) => (name === options.emptyNamePlaceholder ? '' : name);
   const f = p['.profile'];
-  const ss: string[] = [];
-  for (const c of f.comments) ss.push('Comment: ' + c);
-  if (f.doc_url !== '') ss.push('Doc: ' + f.doc_url);
-  if (f.period_type) ss.push(`PeriodType: ${f.period_type.type} ${f.period_type.unit}`);
-  ss.push(`Period: ${f.period}`);
-  if (f.time_nanos !== 0n) ss.push('Time: ' + goTimeStringUTC(f.time_nanos));
-  if (f.duration_nanos !== 0n) ss.push('Duration: ' + [...goDurationString(f.duration_nanos)].slice(0, 4).join(''));
-  ss.push('Samples:');
+  for (const c of f.comments) yield 'Comment: ' + c;
+  if (f.doc_url !== '') yield 'Doc: ' + f.doc_url;
+  if (f.period_type) yield `PeriodType: ${f.period_type.type} ${f.period_type.unit}`;
+  yield `Period: ${f.period}`;
+  if (f.time_nanos !== 0n) yield 'Time: ' + goTimeStringUTC(f.time_nanos);
+  if (f.duration_nanos !== 0n) yield 'Duration: ' + [...goDurationString(f.duration_nanos)].slice(0, 4).join('');
+  yield 'Samples:';
   let sh = '';
   for (let t = 0; t < p.sample_types.type.length; t++) {
     const type = p.sample_types.type[t]!;
     sh += `${type}/${p.sample_types.unit[t]}${type === f.default_sample_type ? '[dflt]' : ''} `;
   }
-  ss.push(sh.trim());
+  yield sh.trim();
   const cols = p.samples['.values'];
   const { offsets, location_id } = p.samples.locations;
   const n = p.samples.value.length;
@@ -156,10 +167,10 @@ export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): str
     for (const c of cols) sv += ' ' + pad(String(c[i]!), 10);
     sv += ': ';
     for (let k = offsets[i]!; k < offsets[i + 1]!; k++) sv += `${location_id[k]} `;
-    ss.push(sv);
-    for (const l of sampleLabelLines(p, i)) ss.push(l);
+    yield sv;
+    for (const l of sampleLabelLines(p, i)) yield l;
   }
-  ss.push('Locations');
+  yield 'Locations';
   const index = new ProfileIndex(p);
   const l = p.locations;
   const fn = p.functions;
@@ -177,25 +188,24 @@ export function formatPprofDump(p: Profile, options: PprofDumpOptions = {}): str
     let locStr = `${pad(String(l.location_id[r]), 6)}: ${hex(l['.address'][r]!)} `;
     if (l['.mapping_id'][r] !== 0) locStr += `M=${l['.mapping_id'][r]} `;
     if (l['.is_folded'][r]) locStr += '[F] ';
-    const lines: string[] = [];
-    if (l.function_id[r] !== 0) lines.push(lineText(l.function_id[r]!, l.line[r]!, l['.column'][r]!));
-    for (let j = l['.inline_offsets'][r]!; j < l['.inline_offsets'][r + 1]!; j++) lines.push(lineText(inl.function_id[j]!, inl.line[j]!, inl.column[j]!));
-    if (lines.length === 0) ss.push(locStr);
-    else {
-      const parts: string[] = [];
-      for (const t of lines) {
-        parts.push(locStr + t);
-        locStr = ' '.repeat(13);
-      }
-      ss.push(parts.join('\n'));
+    const from = l['.inline_offsets'][r]!;
+    const to = l['.inline_offsets'][r + 1]!;
+    if (l.function_id[r] === 0 && from === to) yield locStr;
+    // One line at a time: a location can hold many inline lines of one long name.
+    if (l.function_id[r] !== 0) {
+      yield locStr + lineText(l.function_id[r]!, l.line[r]!, l['.column'][r]!);
+      locStr = ' '.repeat(13);
+    }
+    for (let j = from; j < to; j++) {
+      yield locStr + lineText(inl.function_id[j]!, inl.line[j]!, inl.column[j]!);
+      locStr = ' '.repeat(13);
     }
   }
-  ss.push('Mappings');
+  yield 'Mappings';
   const m = p['.mappings'];
   for (let r = 0; r < m.mapping_id.length; r++) {
     const bits =
       (m.has_functions[r] ? '[FN]' : '') + (m.has_filenames[r] ? '[FL]' : '') + (m.has_line_numbers[r] ? '[LN]' : '') + (m.has_inline_frames[r] ? '[IN]' : '');
-    ss.push(`${m.mapping_id[r]}: ${hex(m.memory_start[r]!)}/${hex(m.memory_limit[r]!)}/${hex(m.file_offset[r]!)} ${m.filename[r]} ${m.build_id[r]} ${bits}`);
+    yield `${m.mapping_id[r]}: ${hex(m.memory_start[r]!)}/${hex(m.memory_limit[r]!)}/${hex(m.file_offset[r]!)} ${m.filename[r]} ${m.build_id[r]} ${bits}`;
   }
-  return ss.join('\n') + '\n';
 }

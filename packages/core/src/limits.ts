@@ -60,10 +60,11 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * UTF-8 bytes of one text report (`maxReportBytes`): traces, raw, folded, callgrind, tree, top…,
    * counted as the text is made. Not a read limit (it is here so that `--limit` and `limitValue`
    * know it): a report can print a string or a run of inline frames once per sample, so a 40 KB
-   * profile can ask for gigabytes of text. A report returned as one string is also held under
-   * the longest string JavaScript makes (~512 Mi UTF-16 units); a streamed one (the CLI) is not.
+   * profile can ask for gigabytes of text. 512 MiB is about the longest string JavaScript makes
+   * (2^29 - 24 UTF-16 units), which a report returned as one string cannot pass anyway; a
+   * streamed report (the CLI's) can be raised past it.
    */
-  maxReportBytes: 256 * 1024 * 1024,
+  maxReportBytes: 512 * 1024 * 1024,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;

@@ -11,7 +11,7 @@
  */
 
 import type { Profile } from './model.js';
-import { formatPprofDump } from './dump.js';
+import { pprofDumpText } from './dump.js';
 import { compact } from './ops/compact.js';
 import { applyDropFrames } from './ops/prune.js';
 import { numLabelUnits } from './ops/filter.js';
@@ -24,7 +24,7 @@ import { checkSampleType, nodeTable, prepareReport, profileLabels, reportValue, 
 import type { ReportGranularity } from './ops/granularity.js';
 import { meanOf } from './ops/mean.js';
 import type { Warning } from './errors.js';
-import { ReportTextBudget, type ReportLimits } from './report-text.js';
+import { ReportTextBudget, boundedReportText, joinReportText, type ReportLimits } from './report-text.js';
 
 /**
  * `go tool pprof`'s `locateBinaries` fallback: a profile without mappings gets one empty mapping
@@ -99,11 +99,26 @@ export interface RawReportOptions {
   columns?: boolean;
   /** pprof's filters (-focus … -prune_from), applied as pprof does: every location keeps its id and row (see `filtersKeepingLocations`). */
   filters?: ReportFilterOptions;
+  /** `maxReportBytes` bounds the text. */
+  limits?: ReportLimits;
 }
 
-/** `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`) after pprof's filters. */
+/**
+ * `go tool pprof -raw`: `Profile.String()` of the loaded profile (see `goPprofLoad`) after pprof's
+ * filters, bounded by `limits.maxReportBytes` (a location prints its function's name once per
+ * line, so many lines naming one long function are far more text than the profile).
+ */
 export function rawReport(loaded: Profile, options: RawReportOptions = {}): string {
-  return formatPprofDump(filtersKeepingLocations(loaded, options.filters ?? {}), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
+  return joinReportText('raw', rawPieces(loaded, options), options.limits);
+}
+
+/** `rawReport`'s text in pieces, made as iterated (for a report written as it is made). */
+export function rawReportText(loaded: Profile, options: RawReportOptions = {}): Generator<string> {
+  return boundedReportText('raw', rawPieces(loaded, options), options.limits);
+}
+
+function rawPieces(loaded: Profile, options: RawReportOptions): Generator<string> {
+  return pprofDumpText(filtersKeepingLocations(loaded, options.filters ?? {}), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
 }
 
 export interface SampleReportOptions extends ReportFilters {
@@ -191,13 +206,16 @@ export interface TracesReportStream {
    * `limits.maxReportBytes` as in `text()`, so a `--json` report is bounded like the text.
    */
   samples(): Generator<TraceSample>;
-  /** The report's text in pieces (the header, one piece per sample, the closing separator). */
+  /** The report's text in pieces (the header, each sample's labels and each of its frames, the closing separator). */
   text(): Generator<string>;
 }
 
 const TRACES_SEPARATOR = '-----------+-------------------------------------------------------';
 
-/** One piece of the traces text: the header, a sample (its separator, labels, frames), or the end. */
+/**
+ * One piece of the traces text: the header, a sample's separator and labels, one of its frames,
+ * or the end; `sample` is set on the empty piece after a sample's last frame.
+ */
 type TracesPiece = { text: string; sample?: TraceSample };
 
 /**
@@ -269,22 +287,24 @@ function tracesPieces(loaded: Profile, options: SampleReportOptions) {
         numLabels: [...labels.num].map(([k, vs]) => [k, vs, units.get(k) ?? k]),
         frames: [],
       };
-      const lines = [
-        budget.take(TRACES_SEPARATOR + '\n'),
-        budget.take(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join('')),
-        budget.take(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join('')),
-      ];
+      yield {
+        text:
+          budget.take(TRACES_SEPARATOR + '\n') +
+          budget.take(sample.labels.map(([k, vs]) => `${padRunes(k, 10)}:  ${vs.join(' ')}\n`).sort(compareGoStrings).join('')) +
+          budget.take(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join('')),
+      };
       const valueColumn = padRunes(reportValue(sample.value, unit, outputUnit, prepared.ratio), 10);
       for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
         const r = index.locations.get(location_id[k]!);
         if (r < 0) continue;
-        // Counted frame by frame: one location can hold more inline lines than the limit allows.
+        // A piece and a count per frame: one location can hold more inline lines than the limit
+        // allows, and a sample's frames can be more text than is worth holding at once.
         for (const f of locationFrames[r]!) {
-          lines.push(budget.take(`${sample.frames.length === 0 ? valueColumn : '          '}   ${f.name}${f.inline ? ' (inline)' : ''}\n`));
+          yield { text: budget.take(`${sample.frames.length === 0 ? valueColumn : '          '}   ${f.name}${f.inline ? ' (inline)' : ''}\n`) };
           sample.frames.push(f);
         }
       }
-      yield { text: lines.join(''), sample };
+      yield { text: '', sample };
     }
     yield { text: budget.take(TRACES_SEPARATOR + '\n') };
   }

@@ -38,6 +38,17 @@ export class ReportTextBudget {
     this.max = limitValue(limits, 'maxReportBytes');
   }
 
+  /**
+   * Checks, before a piece of `units` UTF-16 code units is made, that it fits (its UTF-8 bytes are
+   * at least as many): a piece joined from many names is refused before it costs its memory.
+   */
+  reserve(units: number): void {
+    if (this.bytes + units > this.max) {
+      throw limitError('maxReportBytes', `the text of the ${this.report} report (over ${this.bytes + units} bytes with the next piece)`, this.max, { rule: 'report text size' });
+    }
+    if (this.asOneString && this.units + units > MAX_STRING_LENGTH) this.tooLongForAString(this.units + units);
+  }
+
   /** Returns `text` after counting it; throws when the report's text is over the limit. */
   take(text: string): string {
     this.bytes += utf8Length(text);
@@ -46,15 +57,17 @@ export class ReportTextBudget {
     }
     if (this.asOneString) {
       this.units += text.length;
-      if (this.units > MAX_STRING_LENGTH) {
-        throw new ProfkitError(
-          ErrorCodes.LIMIT,
-          `the text of the ${this.report} report (over ${this.units} UTF-16 code units) exceeds the longest string JavaScript makes (${MAX_STRING_LENGTH}); write it piece by piece (the streamed form of the report) instead`,
-          { rule: 'longest JavaScript string', option: 'maxReportBytes', limit: MAX_STRING_LENGTH },
-        );
-      }
+      if (this.units > MAX_STRING_LENGTH) this.tooLongForAString(this.units);
     }
     return text;
+  }
+
+  private tooLongForAString(units: number): never {
+    throw new ProfkitError(
+      ErrorCodes.LIMIT,
+      `the text of the ${this.report} report (over ${units} UTF-16 code units) exceeds the longest string JavaScript makes (${MAX_STRING_LENGTH}); write it piece by piece (the streamed form of the report) instead`,
+      { rule: 'longest JavaScript string', option: 'maxReportBytes', limit: MAX_STRING_LENGTH },
+    );
   }
 }
 

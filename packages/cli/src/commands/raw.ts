@@ -1,8 +1,9 @@
-import { rawReport } from '@profkit/core';
+import { parseLimitArgs, rawReportText } from '@profkit/core';
 import type { CliCommand } from '../types.js';
 import { BASE_OPTIONS, FROM_OPTION, filterOptionsOf } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
 import { REPORT_FILTER_OPTIONS } from './symbol-report.js';
+import { writeStreamedText } from './stream-text.js';
 
 export const raw: CliCommand = {
   name: 'raw',
@@ -37,7 +38,8 @@ export const raw: CliCommand = {
   async run(ctx) {
     const r = await readAsGoPprof(ctx, ctx.positionals[0]!);
     ctx.out.warnings(r.warnings);
-    ctx.stdout.write(rawReport(r.loaded, { columns: ctx.values.columns === true, filters: filterOptionsOf(ctx) }));
+    // Written as made: many lines can print one long name (maxReportBytes bounds the text).
+    await writeStreamedText(ctx, rawReportText(r.loaded, { columns: ctx.values.columns === true, filters: filterOptionsOf(ctx), limits: parseLimitArgs(ctx.values.limit) }));
     return 0;
   },
 };

@@ -4,6 +4,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { buildStackTable } from './stack-table.js';
+import { ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 
 /** A frame name made safe for the folded format: `;` would split frames, line breaks lines. */
 function foldedName(name: string): string {
@@ -19,7 +20,9 @@ function foldedName(name: string): string {
  * with `\n`. The text of `foldedLines`, joined.
  */
 export function toFolded(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): string {
-  return [...foldedLines(p, sampleTypeIndex)].join('');
+  // Writers call this: the text is bounded only by what one string holds (a typed error past it).
+  const unbounded = { maxReportBytes: Infinity };
+  return joinReportText('folded', foldedLines(p, sampleTypeIndex, unbounded), unbounded);
 }
 
 /**
@@ -28,7 +31,10 @@ export function toFolded(p: Profile, sampleTypeIndex: number = defaultSampleType
  * The stacks are sorted as their texts would sort without building those texts: comparing the
  * frame names of two stacks in turn gives the order of the joined strings (names hold no `;`).
  */
-export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p)): Generator<string> {
+export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p), limits?: ReportLimits): Generator<string> {
+  // A line prints every inline frame of its locations, each a name that many frames can share:
+  // the text is counted (`maxReportBytes`), and each line's length checked before it is made.
+  const budget = new ReportTextBudget('folded', limits, false);
   const col = p.samples['.values'][sampleTypeIndex];
   if (!col) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${sampleTypeIndex} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -110,6 +116,21 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
     }
   }
   const locText: (string | undefined)[] = new Array(locNames.length);
+  const locTextLength = new Float64Array(locNames.length).fill(-1);
+  const textLengthOf = (k: number): number => {
+    let length = offsets[k + 1]! - offsets[k]! - 1;
+    for (let i = offsets[k]!; i < offsets[k + 1]!; i++) {
+      const r = locs[i]!;
+      if (locTextLength[r]! < 0) {
+        const ids = namesOf(r);
+        let n = ids.length - 1;
+        for (const id of ids) n += names[id]!.length;
+        locTextLength[r] = n;
+      }
+      length += locTextLength[r]!;
+    }
+    return length;
+  };
   const textOf = (k: number): string => {
     let text = '';
     for (let i = offsets[k]!; i < offsets[k + 1]!; i++) {
@@ -123,7 +144,10 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
     let sum = 0n;
     let j = i;
     for (; j < order.length && (j === i || compareStackTexts(order[i]!, order[j]!) === 0); j++) sum += BigInt(self[lineStacks[order[j]!]!]!);
-    if (sum !== 0n) yield `${textOf(order[i]!)} ${sum}\n`;
+    if (sum !== 0n) {
+      budget.reserve(textLengthOf(order[i]!));
+      yield budget.take(`${textOf(order[i]!)} ${sum}\n`);
+    }
     i = j;
   }
 }
