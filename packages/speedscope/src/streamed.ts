@@ -29,6 +29,31 @@ export type FrameIndexCheck = (src: JsonSource, value: unknown, path: string, nF
 /** Frame indices stored in a column are below this; a larger one is outside any `shared.frames`. */
 export const MAX_STORED_FRAME_INDEX = 0xfffffffe;
 
+/**
+ * Frame indices, 2 bytes each while every one is below 65,536 (real files have fewer frames), 4
+ * bytes from the first that is not. Grown by doubling, so each index is copied once on average.
+ */
+export class FrameIndexColumn {
+  private data: Uint16Array | Uint32Array = new Uint16Array(1024);
+  length = 0;
+
+  push(i: number): void {
+    const full = this.length === this.data.length;
+    const widen = i > 0xffff && this.data instanceof Uint16Array;
+    if (full || widen) {
+      const capacity = full ? this.data.length * 2 : this.data.length;
+      const grown = widen || this.data instanceof Uint32Array ? new Uint32Array(capacity) : new Uint16Array(capacity);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = i;
+  }
+
+  get(k: number): number {
+    return this.data[k]!;
+  }
+}
+
 /** A profile's `samples`, as the converter reads them. */
 export interface StackList {
   readonly length: number;
@@ -73,7 +98,7 @@ interface Fault {
 export class StreamedStacks implements StackList {
   /** Where each stored sample's frames start in `frames`, then where the last one ends. */
   readonly offsets = new GrowableUint32(1024);
-  readonly frames = new GrowableUint32(4096);
+  readonly frames = new FrameIndexColumn();
   /** Samples counted, stored or not. */
   length = 0;
   fault: (Fault & { storedFrames: number }) | undefined;
@@ -123,7 +148,7 @@ export const EVENT_OTHER = 0;
 
 export class StreamedEvents implements EventList {
   readonly at = new GrowableFloat64(1024);
-  readonly frame = new GrowableUint32(1024);
+  readonly frame = new FrameIndexColumn();
   readonly type = new GrowableUint8(1024);
   /** Events counted, stored or not. */
   length = 0;

@@ -165,6 +165,23 @@ describe('the streaming reader gives what the whole-input reader gives', () => {
     expect('error' in two && two.error.detail.path).toBe('profiles[0].samples[1][1]');
   });
 
+  it('frame indices above 65,535 late in the columns (stored in 2 bytes each until then)', async () => {
+    const many = Array.from({ length: 70_000 }, (_, i) => ({ name: `f${i}` }));
+    const stacks = [[0, 1], [2], [3, 65_535, 65_536], [69_999, 0], [1]];
+    const opened = [0, 65_535, 65_536, 69_999];
+    const bytes = enc({
+      shared: { frames: many },
+      profiles: [
+        { type: 'sampled', name: 's', samples: stacks, weights: stacks.map(() => 1) },
+        { type: 'evented', name: 'e', startValue: 0, events: [...opened.map((frame, at) => ({ type: 'O', frame, at })), ...opened.reverse().map((frame, k) => ({ type: 'C', frame, at: 4 + k }))] },
+      ],
+    });
+    const whole = readSpeedscopeBytes(bytes);
+    const streamed = await readSpeedscopeChunks(chunked(bytes, 4096));
+    expect(streamed).toEqual(whole);
+    expect(whole.profile.functions.name).toContain('f69999');
+  });
+
   it('escapes, whitespace and duplicate keys (the last one wins, as in JSON.parse)', async () => {
     const text = JSON.stringify(doc([sampled()]), null, '\t')
       .replace('"name": "main"', '"name": "m\\u00e9\\"n\\\\", "name": "ma\\u0069n"')
