@@ -23,6 +23,7 @@ import { JsonChunks, callFrameJson } from './json-out.js';
 import { arrayAt, integerAt, isObject, numberAt, objectAt, parseInputJson, schemaError, type JsonSource } from './json.js';
 import { ROOT_CALL_FRAME, buildCallTree } from './stacks.js';
 import { bytesTypeIndex, countTypeIndex } from './values.js';
+import { ValueColumn } from './columns.js';
 
 export interface HeapProfileReadOptions {
   fileName?: string;
@@ -70,9 +71,9 @@ export interface HeapRows {
 /** The fields of each element of `samples` (`notObject`: the elements that are not objects). */
 export interface HeapSampleColumns {
   length: number;
-  size: unknown[];
-  nodeId: unknown[];
-  ordinal: unknown[];
+  size: ValueColumn;
+  nodeId: ValueColumn;
+  ordinal: ValueColumn;
   notObject: Map<number, unknown>;
 }
 
@@ -81,7 +82,7 @@ export function emptyHeapRows(): HeapRows {
 }
 
 export function emptyHeapSamples(): HeapSampleColumns {
-  return { length: 0, size: [], nodeId: [], ordinal: [], notObject: new Map() };
+  return { length: 0, size: new ValueColumn(), nodeId: new ValueColumn(), ordinal: new ValueColumn(), notObject: new Map() };
 }
 
 /**
@@ -215,8 +216,8 @@ export function heapRowsToProfile(rows: HeapRows, options: HeapProfileReadOption
       if ((i & 0xffff) === 0xffff) options.signal?.throwIfAborted();
       const path = `samples[${i}]`;
       if (samples.notObject.has(i)) objectAt(src, samples.notObject.get(i), path);
-      const size = integerAt(src, samples.size[i], `${path}.size`, 0);
-      const v = idToNode.get(integerAt(src, samples.nodeId[i], `${path}.nodeId`, 0));
+      const size = integerAt(src, samples.size.at(i), `${path}.size`, 0);
+      const v = idToNode.get(integerAt(src, samples.nodeId.at(i), `${path}.nodeId`, 0));
       if (v === undefined) {
         // Node.js writes these: a few samples of a node the tree no longer has (seen on
         // Node 20 with --heap-prof: 6 of 10627 samples). They have no stack to go on.
@@ -224,7 +225,8 @@ export function heapRowsToProfile(rows: HeapRows, options: HeapProfileReadOption
         orphanBytes += size;
         continue;
       }
-      const ordinal = samples.ordinal[i] === undefined ? i + 1 : numberAt(src, samples.ordinal[i], `${path}.ordinal`);
+      const rawOrdinal = samples.ordinal.at(i);
+      const ordinal = rawOrdinal === undefined ? i + 1 : numberAt(src, rawOrdinal, `${path}.ordinal`);
       const st = stackOf(v);
       totalFrames += st.length;
       if (totalFrames > maxFrames) checkLimit(limits, 'maxTotalFrames', totalFrames, 'frames of all samples', { file: src.file, path });

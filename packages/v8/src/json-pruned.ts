@@ -154,12 +154,14 @@ export class PrunedValueBuilder implements JsonSink {
 
   /** One object per distinct set of scalar fields (an object holding a stand-in is kept as is). */
   private internObject(o: Record<string, unknown>): Record<string, unknown> {
-    let key = '';
+    const parts: unknown[] = [];
     for (const k in o) {
       const v = o[k];
       if (typeof v === 'object' && v !== null) return o;
-      key += `${k}\u0000${typeof v}\u0000${String(v)}\u0000`;
+      parts.push(k, typeof v, v);
     }
+    // One flat string (a key built with += is a tree of cons strings, ~500 bytes per call frame kept as the Map key).
+    const key = parts.join('\u0000');
     const seen = this.objects!.get(key);
     if (seen !== undefined) return seen;
     this.objects!.set(key, o);

@@ -9,6 +9,7 @@
  */
 
 import { JsonTokenizer, checkLimit, limitValue, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
+import { NumberColumn } from './columns.js';
 import { PrunedValueBuilder, SCALAR, arrayShape, objectShape, type JsonShape } from './json-pruned.js';
 import { describe, schemaError, type JsonSource } from './json.js';
 import { cpuProfileToProfile, type CpuProfileReadOptions, type CpuProfileReadResult } from './read.js';
@@ -34,33 +35,6 @@ const KEPT_FIELDS = new Map<string, JsonShape>([
   ['startTime', SCALAR],
   ['endTime', SCALAR],
 ]);
-
-/**
- * A growing array of numbers (doubling, so each number is copied at most once on average). Held
- * as 32-bit integers while every number is one (node ids, V8's integral µs deltas: half the memory
- * of doubles), as doubles from the first number that is not.
- */
-class NumberColumn {
-  private data: Int32Array | Float64Array = new Int32Array(1024);
-  length = 0;
-
-  push(v: number): void {
-    if (this.length === this.data.length) this.data = this.copy(this.data instanceof Int32Array ? Int32Array : Float64Array, this.data.length * 2);
-    if (this.data instanceof Int32Array && ((v | 0) !== v || Object.is(v, -0))) this.data = this.copy(Float64Array, this.data.length);
-    this.data[this.length++] = v;
-  }
-
-  private copy(type: Int32ArrayConstructor | Float64ArrayConstructor, capacity: number): Int32Array | Float64Array {
-    const grown = new type(capacity);
-    grown.set(this.data);
-    return grown;
-  }
-
-  /** The numbers (a view: copying out the doubling slack would cost more memory at once than it frees). */
-  values(): Int32Array | Float64Array {
-    return this.data.subarray(0, this.length);
-  }
-}
 
 /** Keeps the top-level object of a `.cpuprofile`, its number columns as typed arrays. */
 class CpuProfileSink implements JsonSink {

@@ -91,7 +91,7 @@ describe('the streaming .heapprofile reader gives what the whole-input reader gi
   }
   it('the inputs have what they are meant to test', () => {
     const real = readHeapProfileBytes(inputs[0]![1]);
-    expect(real.profile.samples.value.length).toBeGreaterThan(100);
+    expect(real.profile.samples.value.length).toBeGreaterThan(20);
     expect(real.profile.functions.name).toContain('grow');
     expect(readHeapProfileBytes(inputs[3]![1]).warnings.map((w) => w.code)).toEqual(['PROFKIT_W_V8_ORPHAN_SAMPLES', 'PROFKIT_W_V8_SELF_SIZE']);
     expect(readHeapProfileBytes(inputs[6]![1]).profile.functions.name).toEqual(['b']);
