@@ -21,6 +21,7 @@
 import { latin1String } from '#native';
 import { ErrorCodes, ProfkitError } from './errors.js';
 import { MAX_JSON_BYTES, type JsonSource } from './json-fields.js';
+import { checkLimit, limitValue, type ReadLimits } from './limits.js';
 
 export type JsonScalar = string | number | boolean | null;
 
@@ -464,4 +465,26 @@ export class JsonValueBuilder implements JsonSink {
     // An own property even for `__proto__`, as JSON.parse makes it (an assignment would set the prototype).
     else Object.defineProperty(parent, this.pendingKey, { value: v, writable: true, enumerable: true, configurable: true });
   }
+}
+
+/**
+ * Feeds a stream of chunks (e.g. `ReadInput.chunks()`) to a tokenizer and ends it, checking
+ * `maxInputBytes` before each chunk is taken (so a stream's limit fires while it is read) and the
+ * signal between chunks: the loop every streaming JSON reader runs.
+ */
+export async function tokenizeChunks(
+  tokenizer: JsonTokenizer,
+  chunks: AsyncIterable<Uint8Array>,
+  src: JsonSource,
+  options: { limits?: ReadLimits; signal?: { throwIfAborted(): void } },
+): Promise<void> {
+  const maxInputBytes = limitValue(options.limits, 'maxInputBytes');
+  for await (const chunk of chunks) {
+    options.signal?.throwIfAborted();
+    if (tokenizer.offset + chunk.length > maxInputBytes) {
+      checkLimit(options.limits, 'maxInputBytes', tokenizer.offset + chunk.length, 'input bytes', { file: src.file });
+    }
+    tokenizer.write(chunk);
+  }
+  tokenizer.end();
 }

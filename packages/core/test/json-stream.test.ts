@@ -4,7 +4,7 @@
  * fed in chunks of 1, 7 and 4096 bytes. (The readers built on it are tested in their packages.)
  */
 import { describe, expect, it } from 'vitest';
-import { JsonTokenizer, JsonValueBuilder, ProfkitError } from '../src/index.js';
+import { JsonTokenizer, JsonValueBuilder, ProfkitError, tokenizeChunks } from '../src/index.js';
 
 const CHUNK_SIZES = [1, 7, 4096];
 const enc = (text: string) => new TextEncoder().encode(text);
@@ -66,5 +66,25 @@ describe('the JSON tokenizer refuses what JSON.parse refuses, naming the byte of
     const e = thrown(() => parseInChunks(enc('['.repeat(50)), 7, 10));
     expect([e.code, e.detail.offset]).toEqual(['PROFKIT_E_PARSE', 10]);
     expect(parseInChunks(enc('['.repeat(10) + ']'.repeat(10)), 7, 10)).toStrictEqual(JSON.parse('['.repeat(10) + ']'.repeat(10)));
+  });
+});
+
+describe('tokenizeChunks', () => {
+  async function* chunksOf(...texts: string[]): AsyncGenerator<Uint8Array> {
+    for (const t of texts) yield enc(t);
+  }
+  it('feeds every chunk and ends the tokenizer', async () => {
+    const builder = new JsonValueBuilder();
+    await tokenizeChunks(new JsonTokenizer(builder, { file: 'x.json', format: 'test' }), chunksOf('[1,', '2', ']'), { file: 'x.json', format: 'test' }, {});
+    expect(builder.result).toStrictEqual([1, 2]);
+  });
+  it('maxInputBytes stops before the chunk that goes past it is tokenized; an aborted signal stops between chunks', async () => {
+    const builder = new JsonValueBuilder();
+    const t = new JsonTokenizer(builder, { file: 'x.json', format: 'test' });
+    let e = await tokenizeChunks(t, chunksOf('[1,', '2,3]'), { file: 'x.json', format: 'test' }, { limits: { maxInputBytes: 5 } }).catch((x: unknown) => x as ProfkitError);
+    expect([e?.code, e?.detail.option, e?.detail.file, t.offset]).toEqual(['PROFKIT_E_LIMIT', 'maxInputBytes', 'x.json', 3]);
+    const aborted = AbortSignal.abort();
+    e = await tokenizeChunks(new JsonTokenizer(new JsonValueBuilder(), { file: 'x', format: 'test' }), chunksOf('1'), { file: 'x', format: 'test' }, { signal: aborted }).catch((x: unknown) => x as ProfkitError);
+    expect((e as unknown as Error).name).toBe('AbortError');
   });
 });

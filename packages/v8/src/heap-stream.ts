@@ -8,7 +8,7 @@
  * the whole-input reader's code (`heapRowsToProfile`), so both give the same profile and errors.
  */
 
-import { JsonTokenizer, checkLimit, limitValue, type JsonScalar, type JsonSink, type Profile, type Warning } from '@profkit/core';
+import { JsonTokenizer, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type Profile, type Warning } from '@profkit/core';
 import {
   addHeapRow,
   addHeapSample,
@@ -22,7 +22,7 @@ import {
 } from './heap.js';
 import { PrunedValueBuilder, SCALAR, type JsonShape } from './json-pruned.js';
 import { describe, schemaError, type JsonSource } from './json.js';
-import { CALL_FRAME_SHAPE, feedChunks } from './read-stream.js';
+import { CALL_FRAME_SHAPE } from './read-stream.js';
 
 /** Where the tokenizer is: one entry per open container the sink reads (skipped and built values aside). */
 type Frame =
@@ -258,6 +258,6 @@ export async function readHeapProfileChunks(chunks: AsyncIterable<Uint8Array>, o
   // Two JSON levels per level of the tree (a node, its children): deep enough for the deepest
   // tree maxFramesPerStack allows, so that limit is the one reported.
   const maxDepth = Math.min(2 * limitValue(options.limits, 'maxFramesPerStack') + 8, 1 << 26);
-  await feedChunks(chunks, new JsonTokenizer(sink, src, maxDepth), src, options);
+  await tokenizeChunks(new JsonTokenizer(sink, src, maxDepth), chunks, src, options);
   return heapRowsToProfile(sink.finish(), options);
 }

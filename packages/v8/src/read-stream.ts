@@ -8,7 +8,7 @@
  * reader's (`cpuProfileToProfile`), so both readers give the same profile and errors.
  */
 
-import { JsonTokenizer, checkLimit, limitValue, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
+import { JsonTokenizer, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
 import { NumberColumn } from './columns.js';
 import { PrunedValueBuilder, SCALAR, arrayShape, objectShape, type JsonShape } from './json-pruned.js';
 import { describe, schemaError, type JsonSource } from './json.js';
@@ -165,24 +165,6 @@ class CpuProfileSink implements JsonSink {
 export async function readCpuProfileChunks(chunks: AsyncIterable<Uint8Array>, options: CpuProfileReadOptions = {}): Promise<CpuProfileReadResult> {
   const src: JsonSource = { file: options.fileName ?? '<input>', format: '.cpuprofile' };
   const sink = new CpuProfileSink(src, options.limits);
-  await feedChunks(chunks, new JsonTokenizer(sink, src), src, options);
+  await tokenizeChunks(new JsonTokenizer(sink, src), chunks, src, options);
   return cpuProfileToProfile(sink.top, options);
-}
-
-/** Feeds the chunks to the tokenizer and ends it, checking `maxInputBytes` before each chunk is read and the signal between chunks. */
-export async function feedChunks(
-  chunks: AsyncIterable<Uint8Array>,
-  tokenizer: JsonTokenizer,
-  src: JsonSource,
-  options: { limits?: ReadLimits; signal?: AbortSignal },
-): Promise<void> {
-  const maxInputBytes = limitValue(options.limits, 'maxInputBytes');
-  for await (const chunk of chunks) {
-    options.signal?.throwIfAborted();
-    if (tokenizer.offset + chunk.length > maxInputBytes) {
-      checkLimit(options.limits, 'maxInputBytes', tokenizer.offset + chunk.length, 'input bytes', { file: src.file });
-    }
-    tokenizer.write(chunk);
-  }
-  tokenizer.end();
 }

@@ -10,13 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfkitError } from '@profkit/core';
 import { readCpuProfileBytes, readCpuProfileChunks } from '../src/index.js';
-import { callFrame, enc, smallCpuProfile } from './helpers.js';
+import { callFrame, chunked, enc, outcome, smallCpuProfile } from './helpers.js';
 
 const CHUNK_SIZES = [1, 7, 4096];
-
-async function* chunked(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
-  for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
-}
 
 async function thrown(f: () => Promise<unknown>): Promise<ProfkitError> {
   try {
@@ -26,16 +22,6 @@ async function thrown(f: () => Promise<unknown>): Promise<ProfkitError> {
     throw e;
   }
   throw new Error('no error');
-}
-
-/** What a reader gives: its result, or its error's code, message and detail. */
-async function outcome(read: () => unknown): Promise<unknown> {
-  try {
-    return await read();
-  } catch (e) {
-    if (e instanceof ProfkitError) return { code: e.code, message: e.message, detail: e.detail };
-    throw e;
-  }
 }
 
 function wholeError(bytes: Uint8Array): ProfkitError {

@@ -11,23 +11,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfkitError } from '@profkit/core';
 import { readHeapProfileBytes, readHeapProfileChunks, type HeapProfileReadOptions } from '../src/index.js';
-import { callFrame, enc } from './helpers.js';
+import { callFrame, chunked, enc, outcome } from './helpers.js';
 
 const CHUNK_SIZES = [1, 7, 4096];
-
-async function* chunked(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
-  for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
-}
-
-/** What a reader gives: its result, or its error's code, message and detail. */
-async function outcome(read: () => unknown): Promise<unknown> {
-  try {
-    return await read();
-  } catch (e) {
-    if (e instanceof ProfkitError) return { code: e.code, message: e.message, detail: e.detail };
-    throw e;
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'profkit-v8-heap-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

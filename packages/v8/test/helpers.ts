@@ -1,4 +1,4 @@
-import { ProfileIndex, resolveStack, validate, type Profile } from '@profkit/core';
+import { ProfileIndex, ProfkitError, resolveStack, validate, type Profile } from '@profkit/core';
 
 /** A profile's samples by meaning: "root;…;leaf" of `name@file:line:column` → summed values of type `t`. */
 export function stacksByMeaning(p: Profile, t = 0): Map<string, bigint> {
@@ -58,4 +58,19 @@ export function smallCpuProfile() {
     samples: [4, 4, 2, 5, 3, 6, 7, 4],
     timeDeltas: [100, 100, 250, 100, 50, 100, 100, 300],
   };
+}
+
+/** The bytes in chunks of `size` (copies: a reader must not keep a chunk it was given). */
+export async function* chunked(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
+}
+
+/** What a reader gives: its result, or its error's code, message and detail (to compare two readers). */
+export async function outcome(read: () => unknown): Promise<unknown> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof ProfkitError) return { code: e.code, message: e.message, detail: e.detail };
+    throw e;
+  }
 }
