@@ -110,15 +110,16 @@ describe('maxReportBytes bounds the text reports', () => {
 
   // 200 functions sharing one 20,000-character name: 4 MB of text from a 22 KB profile.
   const shared = sharedNamePprof(200, 20_000);
-  for (const command of ['raw', 'folded', 'traces']) {
+  for (const [command, ...rest] of [['raw'], ['folded'], ['traces'], ['list', '^n']]) {
     it(`${command}: one long name printed once per function stops at --limit maxReportBytes`, async () => {
-      const r = await profkit([command, shared, '--limit', 'maxReportBytes=1MiB']);
+      const args = [command!, shared, ...rest];
+      const r = await profkit([...args, '--limit', 'maxReportBytes=1MiB']);
       expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
       expect(r.stderr).toMatch(/maxReportBytes/);
       expect(r.code).not.toBe(0);
       expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(1024 * 1024);
       // Under the limit it is all there: the name once per function.
-      const all = await profkit([command, shared]);
+      const all = await profkit(args);
       expect(all.code, all.stderr).toBe(0);
       expect(all.stdout.split('n'.repeat(20_000)).length - 1).toBe(200);
     });

@@ -25,7 +25,7 @@ export * from './flame/index.js';
 export * from './dump.js';
 export * from './pprof-text.js';
 export * from './report-text.js';
-export { StringKeys } from './string-keys.js';
+export { StringKeyedMap, StringKeys } from './string-keys.js';
 export * from './dot.js';
 export * from './schema.js';
 export type { Shape, ShapeIssue, ShapeResult } from './shape.js';

@@ -49,3 +49,34 @@ export class StringKeys {
     return parts.join('');
   }
 }
+
+/**
+ * A `Map` from strings that stays fast when keys are long (see `StringKeys`): for readers that
+ * index names, paths or stack texts of the input.
+ */
+export class StringKeyedMap<V> {
+  private readonly keys = new StringKeys();
+  private readonly map = new Map<string, V>();
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): V | undefined {
+    return this.map.get(this.keys.of(key));
+  }
+
+  has(key: string): boolean {
+    return this.map.has(this.keys.of(key));
+  }
+
+  set(key: string, value: V): this {
+    this.map.set(this.keys.of(key), value);
+    return this;
+  }
+
+  /** The values, in insertion order. */
+  values(): IterableIterator<V> {
+    return this.map.values();
+  }
+}

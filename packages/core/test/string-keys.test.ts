@@ -7,7 +7,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, StringKeys } from '../src/index.js';
+import { ProfileBuilder, StringKeys, callgrindReport, goGraph } from '../src/index.js';
+import { compareGoStrings } from '../src/ops/internal.js';
 
 describe('StringKeys', () => {
   it('equal strings have equal keys, different strings different keys, at any length', () => {
@@ -45,5 +46,36 @@ describe('ProfileBuilder with long names', () => {
     const locs = Array.from({ length: 50 }, (_, i) => b.internLocation({ functionId: ids[i]!, line: 1, inlinedInto }));
     expect(new Set(locs).size).toBe(50);
     expect(b.internLocation({ functionId: ids[5]!, line: 1, inlinedInto: [...inlinedInto] })).toBe(locs[5]);
+  });
+});
+
+describe('reports over many functions sharing one long name', () => {
+  /** 3,000 functions named alike (40 KB), distinct files, one sample each. */
+  function sharedName() {
+    const name = 'n'.repeat(40_000);
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    for (let i = 0; i < 3000; i++) b.addSample([b.internLocation({ functionId: b.internFunction({ name, filename: `f${i}.go` }), line: 1 })], [1n]);
+    return b.build();
+  }
+
+  it('the pprof graph keys its nodes by short keys (3,000 nodes, one per file), and callgrind tells them apart', () => {
+    const p = sharedName();
+    const g = goGraph(p, { granularity: 'lines' });
+    expect(g.nodes.length).toBe(3000);
+    expect(new Set(g.nodes.map((n) => n.info.file)).size).toBe(3000);
+    // callgrind names functions of one name and file alike, but these are in distinct files.
+    const text = callgrindReport(p);
+    expect(text.split('\nfn=').length - 1).toBe(3000);
+  });
+
+  it('compareGoStrings: code point order, also past a long common prefix', () => {
+    const prefix = 'p'.repeat(100_000);
+    expect(compareGoStrings(prefix + 'a', prefix + 'b')).toBeLessThan(0);
+    expect(compareGoStrings(prefix + 'b', prefix)).toBeGreaterThan(0);
+    expect(compareGoStrings(prefix, prefix.slice(0))).toBe(0);
+    // U+FFFF sorts before U+10000 (a surrogate pair), though its UTF-16 unit is larger.
+    expect(compareGoStrings(prefix + '\uffff', prefix + '\u{10000}')).toBeLessThan(0);
+    expect(compareGoStrings('\u{10000}', '\uffff')).toBeGreaterThan(0);
+    expect(compareGoStrings('\ud7ff', '\u{10000}')).toBeLessThan(0);
   });
 });

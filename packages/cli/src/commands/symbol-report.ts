@@ -1,4 +1,4 @@
-import { applyReportFilters, compileGoPattern, reportTotal, type CommandOption, type Profile, type Warning } from '@profkit/core/node';
+import { applyReportFilters, compileGoPattern, parseLimitArgs, reportTotal, type CommandOption, type Profile, type ReadLimits, type Warning } from '@profkit/core/node';
 import type { CliContext } from '../types.js';
 import { FILTER_OPTIONS, FOCUS_OPTIONS, filterOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
@@ -20,6 +20,8 @@ export interface SymbolReportInput {
   sampleTypeIndex: number;
   symbol: (name: string) => boolean;
   symbolText: string;
+  /** The command line's `--limit` values (`maxReportBytes` bounds the text). */
+  limits: ReadLimits;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function runSymbolReport(
   const r = await readAsGoPprof(ctx, file);
   const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
   const { profile: p, total } = filteredForReport(ctx, prepare(r.loaded), sampleTypeIndex);
-  const rep = report(p, { total, sampleTypeIndex, symbol: (s) => symbol.test(s), symbolText: regex });
+  const rep = report(p, { total, sampleTypeIndex, symbol: (s) => symbol.test(s), symbolText: regex, limits: parseLimitArgs(ctx.values.limit) });
   const warnings = [...r.warnings, ...(rep.warnings ?? [])];
   if (ctx.json) {
     ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(p, rep.sampleTypeIndex), total: rep.total, routines: rep.routines, warnings });

@@ -11,6 +11,7 @@ import { scaleMeasurement } from './format.js';
 import { compareGoStrings } from './internal.js';
 import { byAbsDescending, goGraph, printableName, sortGoNodes, type GoGraphNode } from './pprof-graph.js';
 import { outputUnitFor } from './report.js';
+import { StringKeys } from '../string-keys.js';
 
 export interface CallgrindOptions {
   /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
@@ -50,7 +51,8 @@ function compressedAddress(previous: bigint | undefined, address: bigint): strin
  */
 function disambiguatedNames(nodes: GoGraphNode[]): Map<GoGraphNode, string> {
   const functionsOf = new Map<string, Map<string, number>>();
-  const keyOf = (n: GoGraphNode) => JSON.stringify([n.info.file, n.info.name]);
+  const names = new StringKeys();
+  const keyOf = (n: GoGraphNode) => JSON.stringify([names.of(n.info.file), names.of(n.info.name)]);
   for (const n of nodes) {
     let fns = functionsOf.get(keyOf(n));
     if (!fns) functionsOf.set(keyOf(n), (fns = new Map()));

@@ -34,9 +34,14 @@ export function sampleTypeNames(p: Profile): string[] {
   return p.sample_types.type.map((t, i) => `${t}/${p.sample_types.unit[i]}`);
 }
 
+const SURROGATE_OR_ABOVE = /[\uD800-\uFFFF]/;
+
 /** Go string order (`<` on strings, `sort.Strings`): bytewise UTF-8, i.e. Unicode code point order. */
 export function compareGoStrings(a: string, b: string): number {
   if (a === b) return 0;
+  // UTF-16 order (native, fast on long equal prefixes) is code point order unless a surrogate
+  // meets a unit above it (U+E000..U+FFFF): only strings holding such units are compared below.
+  if (!SURROGATE_OR_ABOVE.test(a) || !SURROGATE_OR_ABOVE.test(b)) return a < b ? -1 : 1;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.codePointAt(i)!;

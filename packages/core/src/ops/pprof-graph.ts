@@ -12,6 +12,7 @@ import { EMPTY_NAME_PLACEHOLDER } from '../pprof-text.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { buildNodes, checkSampleType, graphInputOf, reportTotal, type BuiltGraph, type GraphInput } from './report.js';
+import { StringKeys } from '../string-keys.js';
 
 /** pprof `graph.NodeInfo` (Go 1.19: no column). */
 export interface GoNodeInfo {
@@ -145,8 +146,8 @@ export function sortGoNodes(nodes: GoGraphNode[], cum = false): GoGraphNode[] {
 }
 
 /** The key of a node's whole function: its info without address and line (pprof `Node.Function`). */
-function functionKeyOf(i: GoNodeInfo): string {
-  return JSON.stringify([i.name, i.origName, i.file, i.startLine, i.objfile]);
+function functionKeyOf(i: GoNodeInfo, keys: StringKeys): string {
+  return JSON.stringify([keys.of(i.name), keys.of(i.origName), keys.of(i.file), i.startLine, keys.of(i.objfile)]);
 }
 
 /**
@@ -170,8 +171,10 @@ function nodeInfos(p: Profile, locs: OpLocation[], o: GoGraphOptions): { locNode
   };
   const withAddress = o.granularity === 'addresses';
   const withLine = o.granularity !== 'functions';
+  // Names and files keyed through StringKeys: many nodes can share one long name.
+  const stringKeys = new StringKeys();
   const intern = (info: GoNodeInfo): number => {
-    const key = JSON.stringify([info.name, info.origName, String(info.address), info.file, info.startLine, info.lineno, info.objfile]);
+    const key = JSON.stringify([stringKeys.of(info.name), stringKeys.of(info.origName), String(info.address), stringKeys.of(info.file), info.startLine, info.lineno, stringKeys.of(info.objfile)]);
     let id = keys.get(key);
     if (id === undefined) {
       id = infos.length;
@@ -233,7 +236,8 @@ export function goGraph(p: Profile, options: GoGraphOptions): GoGraph {
   }
   const position = new Int32Array(infos.length).fill(-1);
   ids.forEach((id, k) => (position[id] = k));
-  const nodes = ids.map((id) => ({ info: infos[id]!, flat: built.flat[id]!, cum: built.cum[id]!, functionKey: functionKeyOf(infos[id]!) }));
+  const functionKeys = new StringKeys();
+  const nodes = ids.map((id) => ({ info: infos[id]!, flat: built.flat[id]!, cum: built.cum[id]!, functionKey: functionKeyOf(infos[id]!, functionKeys) }));
   const calls: GoGraphCall[] = [];
   if (options.calls) {
     for (let e = 0; e < built.src.length; e++) {

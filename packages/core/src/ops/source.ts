@@ -10,6 +10,7 @@ import type { Profile } from '../model.js';
 import { formatPercentage, formatValue } from './format.js';
 import { compareGoStrings } from './internal.js';
 import { goGraph, type GoGraphNode } from './pprof-graph.js';
+import { ReportTextBudget, type ReportLimits } from '../report-text.js';
 
 /** A source file's lines (without line ends), or why it could not be read (pprof's error text). */
 export type SourceLines = { lines: readonly string[] } | { error: string };
@@ -31,6 +32,8 @@ export interface ListReportOptions {
   inlines?: boolean;
   /** The lines of a file named as in the profile (after trimming and `filepath.Clean`). */
   readSource: (file: string) => SourceLines;
+  /** `maxReportBytes` bounds the text (a routine's header prints its name once per file). */
+  limits?: ReportLimits;
 }
 
 export interface ListLine {
@@ -141,7 +144,10 @@ export function listReport(loaded: Profile, options: ListReportOptions): ListRep
   const value = (v: bigint) => formatValue(v, g.unit);
   const dot = (v: bigint) => (v === 0n ? '.' : value(v));
   const routines: ListRoutine[] = [];
-  const out: string[] = [`Total: ${value(g.total)}\n`];
+  const budget = new ReportTextBudget('list', options.limits, true);
+  const out: string[] = [];
+  const print = (text: string) => out.push(budget.take(text));
+  print(`Total: ${value(g.total)}\n`);
   for (const name of [...functions.keys()].sort(compareGoStrings)) {
     const files = groupBy(
       functions.get(name)!.filter((n) => n.info.file !== ''),
@@ -150,21 +156,21 @@ export function listReport(loaded: Profile, options: ListReportOptions): ListRep
     if (files.size === 0) {
       const fnNodes = functions.get(name)!;
       routines.push({ name, file: '', flat: sum(fnNodes, (n) => n.flat), cum: sum(fnNodes, (n) => n.cum), lines: [], error: 'no source information' });
-      out.push(`No source information for ${name}\n`);
+      print(`No source information for ${name}\n`);
       continue;
     }
     for (const file of [...files.keys()].sort(compareGoStrings)) {
       const nodes = files.get(file)!;
       const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
-      out.push(`ROUTINE ======================== ${name} in ${file}\n`);
-      out.push(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
+      print(`ROUTINE ======================== ${name} in ${file}\n`);
+      print(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
       const source = listedLines(nodes, () => options.readSource(file));
       if ('error' in source) {
         routine.error = source.error;
-        out.push(` Error: ${source.error}\n`);
+        print(` Error: ${source.error}\n`);
       } else {
         routine.lines = source.listed;
-        for (const l of routine.lines) out.push(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
+        for (const l of routine.lines) print(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
       }
       routines.push(routine);
     }
