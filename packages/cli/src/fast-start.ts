@@ -20,8 +20,7 @@
  * `$XDG_CACHE_HOME/profkit` or `~/.cache/profkit`, else the temporary folder).
  */
 
-import { createHash } from 'node:crypto';
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -72,7 +71,17 @@ function cacheDir(): string {
   }
 }
 
-const sha1 = (data: string | Uint8Array) => createHash('sha1').update(data).digest('hex');
+const requireBuiltin = createRequire(import.meta.url);
+
+/** SHA-1 in hex. node:crypto is loaded only when a file is hashed (loading it costs ~3 ms; a start with its checks remembered hashes nothing). */
+const sha1 = (data: Uint8Array) => (requireBuiltin('node:crypto') as typeof import('node:crypto')).createHash('sha1').update(data).digest('hex');
+
+/** FNV-1a (32 bits) of `text` in hex: names a check marker, whose content is then compared in full. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
 
 /**
  * True when nobody but this user (or root) can have written the file: owned by this user and not
@@ -149,20 +158,18 @@ class InputCheck {
     if (!expected) return false;
     const files = only ?? Object.keys(expected.files);
     if (files.some((file) => expected.files[file] === undefined)) return false;
-    let signature = `${name}\0${root}`;
+    let signature = `${name}\0${root}\0${files.join('\0')}`;
+    // The marker of these files at this root holds their (size, mtime, inode) when they last
+    // matched: the same signature now means the same files, with nothing hashed.
+    const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(signature)}`);
     // Plain (not bigint) stats and string paths: this runs on every start, ~110 files for the CLI
     // and core (~1 ms; bigint stats and path.join cost 3–4× that).
     for (const file of files) {
       const s = statSync(`${root}/${file}`, { throwIfNoEntry: false });
       if (!s) return false;
-      signature += `\0${file}\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
+      signature += `\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
     }
-    const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${sha1(signature)}`);
-    try {
-      if (writtenByUs(lstatSync(marker))) return true;
-    } catch {
-      // not checked yet (or the files changed since): hash them
-    }
+    if (readCacheFile(marker)?.toString('utf8') === signature) return true; // else not checked yet, or the files changed since: hash them
     for (const file of files) {
       try {
         if (sha1(readFileSync(`${root}/${file}`)) !== expected.files[file]) return false;
@@ -170,7 +177,7 @@ class InputCheck {
         return false;
       }
     }
-    writeCacheFile(marker, '');
+    writeCacheFile(marker, signature);
     return true;
   }
 }

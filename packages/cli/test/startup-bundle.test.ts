@@ -171,14 +171,17 @@ describe('the start-up bundle', () => {
 
   it('requires a Node built-in only when the command uses it, and is read as a one-byte string', () => {
     // `--version` uses neither zlib nor a terminal: the bundle's core and CLI modules import
-    // node:zlib and node:tty, required on first use.
+    // node:zlib and node:tty, required on first use. node:crypto hashes the bundled files only
+    // when their check is not remembered yet (the first run here).
     const preload = join(root, 'log-builtins.cjs');
     const log = join(root, 'builtins.log');
     writeFileSync(preload, "process.on('exit', () => require('node:fs').writeFileSync(process.env.BUILTINS_LOG, process.moduleLoadList.join('\\n')));\n");
-    const r = spawnSync(process.execPath, ['--require', preload, cliBin, '--version'], { cwd: root, env: env({ BUILTINS_LOG: log }), encoding: 'utf8' });
-    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    for (let i = 0; i < 2; i++) {
+      const r = spawnSync(process.execPath, ['--require', preload, cliBin, '--version'], { cwd: root, env: env({ BUILTINS_LOG: log }), encoding: 'utf8' });
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    }
     const loaded = readFileSync(log, 'utf8').split('\n');
-    expect(loaded.filter((m) => /^NativeModule (zlib|tty)$/.test(m))).toEqual([]);
+    expect(loaded.filter((m) => /^NativeModule (zlib|tty|crypto)$/.test(m))).toEqual([]);
     expect(loaded.some((m) => m === 'NativeModule vm')).toBe(true); // the bundle ran (fast-start.ts compiles it with node:vm)
     const manifest = JSON.parse(readFileSync(join(cliDir, 'dist/bundle/manifest.json'), 'utf8')) as { bundle: string; encoding?: string };
     expect(manifest.encoding).toBe('latin1');
