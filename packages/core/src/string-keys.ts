@@ -55,8 +55,13 @@ export class StringKeys {
  * index names, paths or stack texts of the input.
  */
 export class StringKeyedMap<V> {
-  private readonly keys = new StringKeys();
+  private keys = new StringKeys();
   private readonly map = new Map<string, V>();
+
+  clear(): void {
+    this.map.clear();
+    this.keys = new StringKeys();
+  }
 
   get size(): number {
     return this.map.size;

@@ -12,6 +12,7 @@ import {
   limitValue,
   type ReadLimits,
   ProfkitError,
+  StringKeyedMap,
   createProfile,
   defaultSampleTypeIndex,
   findSampleType,
@@ -122,7 +123,8 @@ export async function readFoldedChunks(chunks: AsyncIterable<Uint8Array> | Itera
   const maxFrames = limitValue(options.limits, 'maxFramesPerStack');
   const maxString = limitValue(options.limits, 'maxStringLength');
   const maxSamples = limitValue(options.limits, 'maxSamples');
-  const fnIndex = new Map<string, number>();
+  // Names can be long (V8 hashes those by length only): StringKeyedMap keeps lookups O(1).
+  const fnIndex = new StringKeyedMap<number>();
   const fnName: string[] = [];
   const offsets = new GrowableUint32(1024);
   offsets.push(0);

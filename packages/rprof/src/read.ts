@@ -22,6 +22,7 @@ import {
   GrowableUint32,
   GrowableUint8,
   ProfkitError,
+  StringKeyedMap,
   createProfile,
   gunzipBounded,
   isGzip,
@@ -112,9 +113,9 @@ export class RprofParser {
   private readonly filesFact: { run: number; number: number; path: string }[] = [];
 
   private readonly names: string[] = [];
-  private readonly nameIndex = new Map<string, number>();
+  private readonly nameIndex = new StringKeyedMap<number>();
   private readonly paths: string[] = [];
-  private readonly pathIndex = new Map<string, number>();
+  private readonly pathIndex = new StringKeyedMap<number>();
   private readonly rawKeys: RawFrameKey[] = [];
   /** Per name index: (path·2^32 + line) → raw frame id. */
   private readonly rawIndex: Map<number, number>[] = [];
@@ -129,7 +130,7 @@ export class RprofParser {
   private readonly stackOffsets = new GrowableUint32(1024);
   private readonly stackFrames = new GrowableUint32(8192);
   private readonly stackGc = new GrowableUint8(1024);
-  private readonly stackIndex = new Map<string, number>();
+  private readonly stackIndex = new StringKeyedMap<number>();
   /** Stack number of each sample. */
   private readonly sampleStack = new GrowableUint32(1024);
   /** Frames of all samples' stacks together: the length of the profile's location column. */
@@ -153,7 +154,7 @@ export class RprofParser {
   private prevMem: { small: number; big: number; nodes: number } | undefined;
   private readonly trace: TraceLine = newTraceLine();
   /** Trace text (after the memory prefix) → stack number, for the current run's file table. */
-  private readonly cache = new Map<string, number>();
+  private readonly cache = new StringKeyedMap<number>();
   private lastKey: string | undefined;
   private lastEntry = 0;
   private memSmall = 0;
