@@ -1,6 +1,6 @@
 /** Small helpers shared by the text parsers: line splitting, Go number parsing, errors. */
 
-import { ErrorCodes, ProfkitError, type ErrorCode } from '@profkit/core';
+import { ErrorCodes, ProfkitError, StringKeyedMap, type ErrorCode } from '@profkit/core';
 
 /** Thrown by a parser that does not recognize its input (google/pprof's `errUnrecognized`). */
 export class Unrecognized extends Error {
@@ -97,7 +97,8 @@ export const MAX_CACHED_ROWS = 65536;
  * shared array rather than a new one (samples never change their `locs` in place).
  */
 export class RowStacks {
-  private readonly byText = new Map<string, import('./legacy-model.js').LLocation[]>();
+  // Address texts of deep stacks are longer than V8 hashes (see core's StringKeyedMap).
+  private readonly byText = new StringKeyedMap<import('./legacy-model.js').LLocation[]>();
   constructor(private readonly table: { getDecremented(tok: string): import('./legacy-model.js').LLocation | undefined }) {}
   get(addresses: string, where: { line: number }): import('./legacy-model.js').LLocation[] {
     let locs = this.byText.get(addresses);

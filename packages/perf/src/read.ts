@@ -23,6 +23,7 @@ import {
   LineSplitter,
   ProfileBuilder,
   ProfkitError,
+  StringKeyedMap,
   limitError,
   limitValue,
   type LabelInput,
@@ -100,7 +101,8 @@ export class PerfScriptParser {
   private droppedComments = 0;
 
   /** Location id of a frame group's printed text (most frames repeat; parsing them once is the fast path). */
-  private readonly locationOfText = new Map<string, number>();
+  // Frame texts can be longer than V8 hashes (see core's StringKeyedMap).
+  private readonly locationOfText = new StringKeyedMap<number>();
   private readonly mappingOfDso = new Map<string, number>();
   private readonly comms = new Map<string, string>();
 
