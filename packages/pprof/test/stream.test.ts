@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
 import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
-import { codec } from '../src/codec.js';
+import { codec, readStreamed } from '../src/codec.js';
 import { PROTO_FIXTURES, hasFixtures, meaning, pb, readFixture, str } from './helpers.js';
 
 /** A re-openable stream of `bytes` in pieces of `size` bytes. */
@@ -202,7 +202,7 @@ describe('decodeProfileStream', () => {
 });
 
 describe('the adapter\'s streamed read', () => {
-  it('reads and inflates its input once: the second pass replays the chunks the first one kept', async () => {
+  it('reads and inflates its input once (within the bound, the collected chunks are decoded as one buffer)', async () => {
     const bytes = sample();
     let opened = 0;
     const input = {
@@ -216,6 +216,33 @@ describe('the adapter\'s streamed read', () => {
     };
     const r = await codec.read!(input, { format: 'pprof' });
     expect(opened).toBe(1);
+    expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
+  });
+
+  it('beyond the bound, replays the chunks it collected as the first pass and reads the input again for the second', async () => {
+    const bytes = sample();
+    let opened = 0;
+    let closed = 0;
+    async function* counted(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+      try {
+        yield* pieces;
+      } finally {
+        closed++;
+      }
+    }
+    const input = {
+      fileName: 'x.pb',
+      gzipped: false,
+      bytes: async () => bytes,
+      chunks: () => {
+        opened++;
+        return counted(chunked(bytes, 7)());
+      },
+    };
+    // A bound of 20 bytes: three 7-byte chunks are collected before the streamed decode takes over.
+    const r = await readStreamed(input, { format: 'pprof' }, 20);
+    expect(opened).toBe(2);
+    expect(closed).toBe(2);
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
   });
 });
