@@ -8,7 +8,7 @@ process.stdout.on('error', () => undefined);
 
 // The start-up bundle when it is built and matches the installed files (fast-start.ts), else
 // the modules as tsc wrote them.
-const bundle = startBundle();
+const bundle = startBundle(process.argv.slice(2));
 const { main } = bundle ?? (await import('./cli.js'));
 process.exitCode = await main(process.argv.slice(2), { handleSignals: true });
 bundle?.saveCodeCache();

@@ -49,6 +49,8 @@ interface Manifest {
   eager: string[];
   bundledCoreKey: string;
   coreBridges: Record<string, string>;
+  /** The built-in command names: each has a code cache of its own. */
+  commands: string[];
 }
 
 interface BundleExports {
@@ -265,7 +267,7 @@ function packageName(root: string): string | undefined {
  * Starts the bundle when it is built and matches the installed files; undefined otherwise (the
  * caller then imports dist/cli.js). Never throws for a missing, stale or rejected bundle or cache.
  */
-export function startBundle(): StartedBundle | undefined {
+export function startBundle(argv: string[] = []): StartedBundle | undefined {
   if (process.env.PROFKIT_NO_BUNDLE) return undefined;
   let manifest: Manifest;
   try {
@@ -284,7 +286,13 @@ export function startBundle(): StartedBundle | undefined {
   const coreRoot = roots.get('@profkit/core')!;
 
   const bundlePath = join(bundleDir, manifest.bundle);
-  const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-node${process.version}-${process.arch}.v8cache`);
+  // One code cache per built-in command: a cache holds the functions the run that wrote it
+  // compiled, and a command run with another's cache compiles its own code from source again
+  // (`convert` of the Rprof benchmark file with `top`'s cache: ~30 ms more CPU). The command is
+  // the first argument that is no option; anything else shares one cache.
+  const word = argv.find((a) => !a.startsWith('-'));
+  const command = word !== undefined && (manifest.commands ?? []).includes(word) ? word : 'other';
+  const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-${command}-node${process.version}-${process.arch}.v8cache`);
   const cachedData = readCacheFile(codeCachePath);
   let script: VmScript;
   try {

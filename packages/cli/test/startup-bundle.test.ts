@@ -57,9 +57,19 @@ describe('the start-up bundle', () => {
     expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
   });
 
+  it('keeps a code cache per built-in command (a cache holds the functions the run that wrote it compiled)', () => {
+    rmSync(cacheDir, { recursive: true, force: true });
+    expect(run(cliBin, ['top', profile]).status).toBe(0);
+    expect(run(cliBin, ['convert', profile, join(root, 'again.pb.gz'), '--quiet']).status).toBe(0);
+    expect(run(cliBin, ['--version']).status).toBe(0);
+    const caches = readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache'));
+    expect(caches.map((f) => f.split('-')[2]).sort()).toEqual(['convert', 'other', 'top']);
+    expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
+  });
+
   it('ignores a code cache V8 rejects and writes a new one', () => {
     run(cliBin, ['top', profile]);
-    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!);
+    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache') && f.includes('-top-'))!);
     writeFileSync(cacheFile, 'not a code cache');
     const r = run(cliBin, ['top', profile]);
     expect(r.stderr).toBe('');
@@ -70,7 +80,7 @@ describe('the start-up bundle', () => {
   it.skipIf(process.platform === 'win32')('trusts no code cache or check marker that others could have written (a shared cache folder): it writes its own, private', () => {
     rmSync(cacheDir, { recursive: true, force: true });
     run(cliBin, ['top', profile]);
-    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!);
+    const cacheFile = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith('.v8cache') && f.includes('-top-'))!);
     const markers = readdirSync(join(cacheDir, 'checked')).map((f) => join(cacheDir, 'checked', f));
     expect(markers.length).toBeGreaterThan(0);
     for (const file of [cacheFile, ...markers]) expect(statSync(file).mode & 0o077).toBe(0);
@@ -223,7 +233,7 @@ describe('the start-up bundle', () => {
 
   it('deletes the code caches and check markers other bundles left more than a week ago when it writes its own', () => {
     run(cliBin, ['top', profile]);
-    const ours = readdirSync(cacheDir).find((f) => f.endsWith('.v8cache'))!;
+    const ours = readdirSync(cacheDir).find((f) => f.endsWith('.v8cache') && f.includes('-top-'))!;
     const weekAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
     const old = join(cacheDir, 'cli-0000000000000000-nodev0.0.0-x64.v8cache');
     const recent = join(cacheDir, 'cli-1111111111111111-nodev0.0.0-x64.v8cache');
