@@ -11,6 +11,7 @@ import {
   diffReportUnsupported,
   diff as diffProfiles,
   parseGranularity,
+  parseLimitArgs,
   withTagFrames,
   type ReportFilterOptions,
   type ReportGranularity,
@@ -365,6 +366,7 @@ export function reportOptionsOf(ctx: CliContext, sampleTypeIndex: number, nodeCo
     edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
     nodeCount: numberOption(ctx, 'nodecount', { integer: true, min: nodeCountMin }),
     compactLabels: ctx.values['compact-labels'] === true,
+    limits: parseLimitArgs(ctx.values.limit),
   };
 }
 

@@ -20,6 +20,8 @@ import { meanOf, meanStackTables } from './mean.js';
 import { activeFilterLabels, applyReportFilters, withoutEmptyStacks, type ReportFilterOptions } from './report-filters.js';
 import { addTagFrames } from './tag-frames.js';
 import { hasStackFilters, planStackFilters } from './stack-filters.js';
+import { StringKeys } from '../string-keys.js';
+import { ReportTextBudget, type ReportLimits } from '../report-text.js';
 
 export interface CallGraphOptions {
   /** Sample type to report; default: the profile's default sample type. */
@@ -200,6 +202,7 @@ export function nodeTable(
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const { keys, names, infos, fields } = into;
+  const stringKeys = new StringKeys();
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
@@ -222,8 +225,10 @@ export function nodeTable(
         startLine = f.start_line[ln.fn]!;
       }
     } else obj = objfile;
-    // Unambiguous (each string led by its length) and much cheaper than JSON.stringify of the fields.
-    const key = `${name.length}:${name}${file.length}:${file}${obj.length}:${obj}${lineno},${column},${startLine},${address}`;
+    // Unambiguous (each string led by its length) and much cheaper than JSON.stringify of the
+    // fields; a long name or file stands in by its StringKeys key (V8 hashes long keys slowly).
+    const [nameKey, fileKey, objKey] = [stringKeys.of(name), stringKeys.of(file), stringKeys.of(obj)];
+    const key = `${nameKey.length}:${nameKey}${fileKey.length}:${fileKey}${objKey.length}:${objKey}${lineno},${column},${startLine},${address}`;
     let id = keys.get(key);
     if (id === undefined) {
       const parts: string[] = [];
@@ -804,6 +809,8 @@ function textReport(
 }
 
 export interface TopReportOptions extends ReportFilters {
+  /** `maxReportBytes` bounds the text (a long name printed once per node or call). */
+  limits?: ReportLimits;
   sampleTypeIndex?: number;
   by?: ReportGranularity;
   cum?: boolean;
@@ -839,10 +846,12 @@ export function topReport(p: Profile | ReportInput, options: TopReportOptions = 
   const { t, g, header } = textReport(p, options, { nodeFraction: 0.005, edgeFraction: 0.001, nodeCount: 0 }, false);
   const entries = topEntries(g);
   const table: TopTable = { entries, total: g.total, sampleTypeIndex: t, unit: g.unit, outputUnit: g.outputUnit, dropped: g.droppedNodes + (g.origCount - entries.length), ratio: g.ratio };
-  return { header, table, total: g.total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table) };
+  return { header, table, total: g.total, origCount: g.origCount, droppedNodes: g.droppedNodes, text: header.join('\n') + '\n' + formatTopTable(table, options.limits) };
 }
 
 export interface TreeReportOptions extends ReportFilters {
+  /** `maxReportBytes` bounds the text (a long name printed once per node or call). */
+  limits?: ReportLimits;
   sampleTypeIndex?: number;
   by?: ReportGranularity;
   cum?: boolean;
@@ -889,25 +898,29 @@ export function treeReport(p: Profile | ReportInput, options: TreeReportOptions 
   const total = g.total;
   const fv = (v: bigint) => reportValue(v, g.unit, g.outputUnit, g.ratio);
   const sep = '----------------------------------------------------------+-------------';
-  const lines = [...header, sep, '      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t '];
+  // Counted as made (maxReportBytes): every call prints its caller's or callee's name.
+  const budget = new ReportTextBudget(rx ? 'peek' : 'tree', options.limits, true);
+  const lines: string[] = [];
+  const push = (line: string) => lines.push(budget.take(line + '\n'));
+  for (const line of [...header, sep, '      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t ']) push(line);
   let flatSum = 0n;
   const printed: number[] = [];
   g.nodes.forEach((n, k) => {
     if (rx && !rx.test(n.name)) return;
     printed.push(k);
-    lines.push(sep);
-    for (const e of n.in) lines.push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.src]!.name}${e.inline ? ' (inline)' : ''}`);
+    push(sep);
+    for (const e of n.in) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.src]!.name}${e.inline ? ' (inline)' : ''}`);
     flatSum += n.flat;
-    lines.push(
+    push(
       `${fv(n.flat).padStart(10)} ${formatPercentage(n.flat, total)} ${formatPercentage(flatSum, total)} ${fv(n.cum).padStart(10)} ${formatPercentage(n.cum, total)}                | ${n.name}`,
     );
-    for (const e of n.out) lines.push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.dst]!.name}${e.inline ? ' (inline)' : ''}`);
+    for (const e of n.out) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.dst]!.name}${e.inline ? ' (inline)' : ''}`);
   });
-  if (g.nodes.length > 0) lines.push(sep);
+  if (g.nodes.length > 0) push(sep);
   if (rx && printed.length === 0) {
     throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${rx.source}`, { option: 'symbol', rule: 'the regular expression must match a function of the report' });
   }
-  return { header, graph: g, printed, text: lines.join('\n') + '\n' };
+  return { header, graph: g, printed, text: lines.join('') };
 }
 
 /** pprof's inline marker of a node: from the kept calls into it. */

@@ -2,6 +2,7 @@
 
 import { applyRatio, formatPercentage, formatValue } from './format.js';
 import type { ReportGranularity } from './granularity.js';
+import { ReportTextBudget, type ReportLimits } from '../report-text.js';
 
 export interface TopOptions {
   /** Sample type to report; default: the profile's default sample type (pprof's rule). */
@@ -65,18 +66,22 @@ export { topTable } from './report.js';
  * The table as `pprof -top` prints it (the column header and one line per entry; pprof's
  * preamble lines — file, type, "Showing nodes accounting for…" — are not printed).
  */
-export function formatTopTable(table: TopTable): string {
+export function formatTopTable(table: TopTable, limits?: ReportLimits): string {
   const pad = (s: string, w: number) => s.padStart(w, ' ');
   const ratio = table.ratio ?? 1;
   const fv = (v: bigint) => formatValue(applyRatio(v, ratio), table.unit, table.outputUnit);
-  const lines = [`${pad('flat', 10)} ${pad('flat', 5)}% ${pad('sum', 5)}% ${pad('cum', 10)} ${pad('cum', 5)}%`];
+  // Counted as made (maxReportBytes): many entries can print one long name.
+  const budget = new ReportTextBudget('top', limits, true);
+  const lines = [budget.take(`${pad('flat', 10)} ${pad('flat', 5)}% ${pad('sum', 5)}% ${pad('cum', 10)} ${pad('cum', 5)}%\n`)];
   let sum = 0n;
   for (const e of table.entries) {
     sum += e.flat;
     lines.push(
-      `${pad(fv(e.flat), 10)} ${formatPercentage(e.flat, table.total)} ${formatPercentage(sum, table.total)} ` +
-        `${pad(fv(e.cum), 10)} ${formatPercentage(e.cum, table.total)}  ${e.name}${e.inline ? ' ' + e.inline : ''}`,
+      budget.take(
+        `${pad(fv(e.flat), 10)} ${formatPercentage(e.flat, table.total)} ${formatPercentage(sum, table.total)} ` +
+          `${pad(fv(e.cum), 10)} ${formatPercentage(e.cum, table.total)}  ${e.name}${e.inline ? ' ' + e.inline : ''}\n`,
+      ),
     );
   }
-  return lines.join('\n') + '\n';
+  return lines.join('');
 }
