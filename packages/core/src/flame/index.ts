@@ -7,9 +7,12 @@
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
-import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
+import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
+import { locationNameIds } from './cut.js';
+
+export { cutFlameTree, locationNameIds, type CutFlameTree } from './cut.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -100,27 +103,9 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   checkType(p, sampleTypeIndex);
   const index = new ProfileIndex(p);
   const stacks = buildStackTable(p, index, sampleTypeIndex, (v) => v > 0n);
-  const names: string[] = [];
-  const nameIds = new Map<string, number>();
   // Name ids of the frames of location row r, outermost first: locNameIds[locNameStart[r] ..
   // locNameStart[r + 1]].
-  const nLocations = p.locations.location_id.length;
-  const locNameStart = new Int32Array(nLocations + 1);
-  const locNameList: number[] = [];
-  for (let r = 0; r < nLocations; r++) {
-    for (const f of locationFrames(p, index, r).reverse()) {
-      const name = f.name || '[unknown]';
-      let id = nameIds.get(name);
-      if (id === undefined) {
-        id = names.length;
-        names.push(name);
-        nameIds.set(name, id);
-      }
-      locNameList.push(id);
-    }
-    locNameStart[r + 1] = locNameList.length;
-  }
-  const locNameIds = Int32Array.from(locNameList);
+  const { names, start: locNameStart, ids: locNameIds } = locationNameIds(p, index);
   const { frame, self } = stacks;
   // Samples without a known frame are the root's own (as wide as they are, drawn as `all`).
   const col = p.samples['.values'][sampleTypeIndex]!;

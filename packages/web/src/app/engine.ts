@@ -15,6 +15,7 @@ import {
   applyDropFrames,
   applyReportFilters,
   boundedFlameTree,
+  cutFlameTree,
   defaultSampleTypeIndex,
   diff,
   dotReport,
@@ -142,7 +143,8 @@ export class ProfileSession {
     else if (part === 'graph') result.graph = graphView(p, t, options, filters);
     else if (part === 'source') result.source = sourceView(p, t, filters, fn, this.loaded.source, readSource);
     else if (newer && base) result.flame = diffFlameLayout(newer, base, p.sample_types.type[t]!, filters, unit);
-    else result.flame = flameLayout(boundedFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
+    // Cut from the samples (only drawn frames expanded): the first paint of a big profile waits for nothing else.
+    else result.flame = flameLayout(cutFlameTree(applyReportFilters(p, filters), t, FLAME_MIN_WIDTH), unit);
     return result;
   }
 }
@@ -441,11 +443,11 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
 function diffFlameLayout(newer: Profile, base: Profile, sampleType: string, filters: ReportFilterOptions, unit: string): FlameLayout {
   const tn = findSampleType(newer, sampleType);
   const tb = findSampleType(base, sampleType);
-  const newTree = boundedFlameTree(applyReportFilters(newer, filters), tn, FLAME_MIN_WIDTH);
+  const newTree = cutFlameTree(applyReportFilters(newer, filters), tn, FLAME_MIN_WIDTH);
   const filteredBase = applyReportFilters(base, filters);
   const cut = FLAME_MIN_WIDTH * Number(newTree.tree.value);
   const baseTotal = positiveTotal(filteredBase, tb);
-  const baseTree = boundedFlameTree(filteredBase, tb, baseTotal > 0 ? Math.min(1, cut / baseTotal) : 0).tree;
+  const baseTree = cutFlameTree(filteredBase, tb, baseTotal > 0 ? Math.min(1, cut / baseTotal) : 0).tree;
   // The base value of each new frame: both trees walked together, children matched by name.
   const baseValue = new Map<FlameNode, bigint>();
   const belowCut = new Set<FlameNode>();

@@ -828,7 +828,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
         {matches && <span id="search-total">matched: {fmt(matched)} ({formatPercentage(matched, total).trim()})</span>}
         {searchError && <span class="error">{searchError}</span>}
         <button type="button" id="reset-zoom" disabled={zoom === 0} onClick={() => update({ zoom: [] })}>Reset zoom</button>
-        {layout.elided > 0 && <span class="note">{layout.elided.toLocaleString('en-US')} frames narrower than 0.001% left out</span>}
+        {layout.elided > 0 && <span class="note">{layout.elided.toLocaleString('en-US')} frames narrower than 0.001% left out, with their callees</span>}
       </div>
       <div ref={box} class="flame-box">
         <canvas

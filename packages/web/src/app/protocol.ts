@@ -136,7 +136,10 @@ export interface FlameLayout {
   baseCut?: number;
   baseBelowCut?: Uint8Array;
   maxDepth: number;
-  /** Frames left out because they were narrower than `minWidth` of the total. */
+  /**
+   * Frames left out because they were narrower than `minWidth` of the total: the flame graph
+   * (core's `cutFlameTree`) counts the outermost of them only, the sandwich every one.
+   */
   elided: number;
   unit: string;
 }
