@@ -24,6 +24,7 @@ import {
   limitValue,
   numberAt,
   objectAt,
+  tokenizeChunks,
   type JsonScalar,
   type JsonSink,
   type JsonSource,
@@ -644,15 +645,6 @@ class SpeedscopeSink implements JsonSink {
 export async function readSpeedscopeChunks(chunks: AsyncIterable<Uint8Array>, options: SpeedscopeStreamOptions = {}): Promise<ReadResult> {
   const src = speedscopeSource(options);
   const state = new StreamState(src, options);
-  const tokenizer = new JsonTokenizer(new SpeedscopeSink(state), src);
-  const maxInputBytes = limitValue(options.limits, 'maxInputBytes');
-  for await (const chunk of chunks) {
-    options.signal?.throwIfAborted();
-    if (tokenizer.offset + chunk.length > maxInputBytes) {
-      checkLimit(options.limits, 'maxInputBytes', tokenizer.offset + chunk.length, 'input bytes', { file: src.file });
-    }
-    tokenizer.write(chunk);
-  }
-  tokenizer.end();
+  await tokenizeChunks(new JsonTokenizer(new SpeedscopeSink(state), src), chunks, src, options);
   return speedscopeToProfile(state.document, src, options);
 }
