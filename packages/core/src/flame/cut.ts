@@ -14,6 +14,7 @@ import type { Profile } from '../model.js';
 import { grown, sumsExactInDoubles } from '../ops/stack-table.js';
 import { ProfileIndex, locationFrames } from '../views.js';
 import type { FlameNode } from './index.js';
+import { StringKeyedMap } from '../string-keys.js';
 
 /** A flame tree cut at a width, and how many frames were cut (the outermost only: their callees are not visited). */
 export interface CutFlameTree {
@@ -28,7 +29,8 @@ export interface CutFlameTree {
  */
 export function locationNameIds(p: Profile, index: ProfileIndex): { names: string[]; start: Int32Array; ids: Int32Array } {
   const names: string[] = [];
-  const nameIds = new Map<string, number>();
+  // Names can be long (see StringKeyedMap).
+  const nameIds = new StringKeyedMap<number>();
   const nLocations = p.locations.location_id.length;
   const start = new Int32Array(nLocations + 1);
   const list: number[] = [];

@@ -11,6 +11,7 @@ import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
 import { locationNameIds } from './cut.js';
+import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, locationNameIds, type CutFlameTree } from './cut.js';
 
@@ -458,19 +459,20 @@ function renderHtml(tree: FlameNode, o: { title: string; subtitle: string; unit:
   // Flat encoding (no nesting, names shared): frames in depth-first order, 4 numbers each:
   // name index, value, self, parent frame index (-1 for the root). A value beyond 2^53 (which a
   // JSON number would round) is a decimal string instead.
-  const names = new Map<string, number>();
+  const names = new StringKeyedMap<number>();
+  const nameList: string[] = [];
   const frames: (number | string)[] = [];
   const index = new Map<FlameNode, number>();
   const parent = new Map<FlameNode, number>();
   for (const { node } of layout(tree)) {
     let k = names.get(node.name);
-    if (k === undefined) names.set(node.name, (k = names.size));
+    if (k === undefined) names.set(node.name, (k = nameList.push(node.name) - 1));
     index.set(node, frames.length / 4);
     frames.push(k, exactJsonValue(node.value), exactJsonValue(node.self), parent.get(node) ?? -1);
     for (const c of node.children) parent.set(c, index.get(node)!);
   }
   // `<` is escaped so that no frame name can close the script element.
-  const json = JSON.stringify({ version: 1, unit: o.unit, names: [...names.keys()], frames }).replace(/</g, '\\u003c');
+  const json = JSON.stringify({ version: 1, unit: o.unit, names: nameList, frames }).replace(/</g, '\\u003c');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -11,7 +11,7 @@ import { scaleMeasurement } from './format.js';
 import { compareGoStrings } from './internal.js';
 import { byAbsDescending, goGraph, printableName, sortGoNodes, type GoGraphNode } from './pprof-graph.js';
 import { outputUnitFor } from './report.js';
-import { StringKeys } from '../string-keys.js';
+import { StringKeyedMap, StringKeys } from '../string-keys.js';
 
 export interface CallgrindOptions {
   /** The sample type reported (pprof `-sample_index`); default the profile's default type. */
@@ -23,7 +23,7 @@ export interface CallgrindOptions {
 }
 
 /** pprof `callgrindName`: `(N) name` for a new name, `(N)` for a known one, '' for none. */
-function compressedName(names: Map<string, number>, name: string): string {
+function compressedName(names: StringKeyedMap<number>, name: string): string {
   if (name === '') return '';
   const id = names.get(name);
   if (id !== undefined) return `(${id})`;
@@ -79,9 +79,10 @@ export function callgrindReport(loaded: Profile, options: CallgrindOptions = {})
   const outCalls = g.nodes.map(() => [] as { dst: number; weight: bigint }[]);
   for (const c of g.calls) outCalls[c.src]!.push({ dst: c.dst, weight: c.weight });
   const names = g.nodes.map((n) => printableName(n.info));
-  const objfiles = new Map<string, number>();
-  const files = new Map<string, number>();
-  const functions = new Map<string, number>();
+  // Names and files can be long (see StringKeyedMap).
+  const objfiles = new StringKeyedMap<number>();
+  const files = new StringKeyedMap<number>();
+  const functions = new StringKeyedMap<number>();
   const sampleType = loaded.sample_types.type[g.sampleTypeIndex] ?? '';
   const out: string[] = ['positions: instr line\n', `events: ${sampleType}(${outputUnit})\n`];
   let previous: GoGraphNode | undefined;

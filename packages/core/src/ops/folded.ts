@@ -5,6 +5,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { buildStackTable } from './stack-table.js';
 import { ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
+import { StringKeyedMap } from '../string-keys.js';
 
 /** A frame name made safe for the folded format: `;` would split frames, line breaks lines. */
 function foldedName(name: string): string {
@@ -46,7 +47,7 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
   const stacks = buildStackTable(p, index, sampleTypeIndex);
   // Name ids of each location row's frames, root-most first.
   const names: string[] = [];
-  const nameIds = new Map<string, number>();
+  const nameIds = new StringKeyedMap<number>();
   const locNames: (Int32Array | undefined)[] = new Array(p.locations.location_id.length);
   const namesOf = (r: number): Int32Array =>
     (locNames[r] ??= Int32Array.from(
