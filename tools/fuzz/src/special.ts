@@ -167,6 +167,9 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'folded: 2 MiB frame', bytes: enc('a'.repeat(BIG_STRING) + ' 1\n') });
       out.push({ name: 'folded: 1.1M samples', bytes: enc(Array.from({ length: SAMPLES }, (_, i) => `f${i % 1000} 1\n`).join('')) });
       out.push({ name: 'folded: count 2^70', bytes: enc('f 1180591620717411303424\n') });
+      // Distinct names longer than V8 hashes (16,383 units), of one length: one Map hash chain
+      // (2,000 of them: 67 s before StringKeyedMap; a 50 KB gzip).
+      out.push({ name: 'folded: 1,500 distinct 20 KB names of one length (gzip)', bytes: gzipSync(enc(Array.from({ length: 1500 }, (_, i) => `${'x'.repeat(20_000)}${String(i).padStart(6, '0')} 1\n`).join(''))) });
       break;
     case 'pprof': {
       // sample { location_id: [1 x 150k] } (packed), location { id: 1 }
@@ -211,6 +214,9 @@ export function specialInputs(target: TargetName, seeds: readonly Uint8Array[] =
       out.push({ name: 'heap: huge counts', bytes: enc(head + '99999999999999999999999: 18446744073709551616 [ 1: 1] @ 0x1\n') });
       out.push({ name: 'heap: 2 MiB maps line', bytes: enc(head + '1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n00400000-00452000 r-xp 00000000 08:02 1 /' + 'a'.repeat(BIG_STRING) + '\n') });
       out.push({ name: 'heap: gzip bomb', bytes: gzipBomb(enc(head), 0x20, GZIP_OUT) });
+      // Distinct address lists longer than V8 hashes, of one length (30.7 s before StringKeyedMap).
+      const longRows = Array.from({ length: 1500 }, (_, i) => `1: 2 [3: 4] @${' 0x1000'.repeat(2500)} 0x${(0x10000000 + i).toString(16)}\n`);
+      out.push({ name: 'heap: 1,500 distinct rows of 2,501 addresses (gzip)', bytes: gzipSync(enc(head + longRows.join(''))) });
       // Issue 15: endless-ish repetitive records (shared stacks and values) and deep rows (total frames).
       out.push({ name: 'heap: gzip bomb of records', bytes: gzipBombOf(head, '     1:   64 [     1:   64] @ 0x4000 0x5000\n', GZIP_OUT) });
       out.push({ name: 'heap: 1.1M records of deep stacks', bytes: gzipBombOf(head, '1: 64 [1: 64] @' + ' 0x1'.repeat(50) + '\n', SAMPLES * 160) });

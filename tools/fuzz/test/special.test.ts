@@ -56,6 +56,21 @@ describe('special inputs hit the limit meant for them', () => {
   }
 });
 
+// Distinct keys longer than V8 hashes (16,383 units), of one length: read as profiles, in the
+// fuzzer's time (minutes before the readers' indexes were StringKeyedMaps).
+describe('special inputs of long distinct names read as profiles', () => {
+  for (const [target, name] of [
+    ['folded', 'folded: 1,500 distinct 20 KB names of one length (gzip)'],
+    ['gperftools-heap', 'heap: 1,500 distinct rows of 2,501 addresses (gzip)'],
+  ] as [TargetName, string][]) {
+    it(name, async () => {
+      const input = specialInputs(target).find((s) => s.name === name);
+      expect(input, `special input ${name}`).toBeDefined();
+      expect(await makeTarget(target).exec(input!.bytes)).toMatch(/^ok:samples~2\^11:/);
+    }, 30_000);
+  }
+});
+
 // Inputs the views must read and report (issue 15 items 10-11): the pprof target applies the
 // profile's drop_frames (linear-time RE2, so (a+)+ cannot hang it; an invalid one is ignored
 // like pprof) and computes `top` of sums beyond int64.
