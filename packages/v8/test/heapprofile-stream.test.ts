@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProfkitError } from '@profkit/core';
 import { readHeapProfileBytes, readHeapProfileChunks, type HeapProfileReadOptions } from '../src/index.js';
+import { addHeapRow, emptyHeapRows, truncateHeapRows } from '../src/heap.js';
 import { callFrame, chunked, enc, outcome } from './helpers.js';
 
 const CHUNK_SIZES = [1, 7, 4096];
@@ -61,6 +62,7 @@ describe('the streaming .heapprofile reader gives what the whole-input reader gi
     ['no ordinals, sizes beyond 32 bits', enc(smallText.replace(/,"ordinal":\d+/g, '').replace('"size":100', '"size":5000000000'))],
     ['keys the reader does not use, at every level, holding anything', enc(smallText.replace('"selfSize":8,', '"selfSize":8,"x":{"children":[{"id":9}],"head":1},"deopt":[[]],').replace('"functionName":"main",', '"functionName":"main","extra":{"url":[1]},').replace('"ordinal":7', '"ordinal":7,"nodeId2":{"a":[1,2]}').replace('"samples":', '"meta":{"samples":[1],"head":null},"samples":'))],
     ['keys in another order, repeated keys (the last counts)', enc('{"samples":[{"ordinal":3,"nodeId":1,"size":4,"size":6}],"head":{"children":[{"id":5}],"children":[{"children":[],"id":2,"selfSize":0,"callFrame":{"functionName":"b","url":"u","lineNumber":1,"lineNumber":2}}],"id":1,"id":1,"callFrame":{"functionName":"(root)"},"selfSize":6}}')],
+    ['a repeated children whose dropped nodes were not objects or had children not an array (their rows made again)', enc('{"head":{"id":1,"callFrame":{"functionName":"(root)"},"children":[5,{"id":9,"children":"no"}],"children":[{"id":2,"callFrame":{"functionName":"a"},"selfSize":3},{"id":3,"callFrame":{"functionName":"b"},"selfSize":4}]}}')],
     ['a repeated head (the last counts)', enc(`{"head":${json(node(7, 'gone', 0, [node(8, 'gone2', 0)]))},${smallText.slice(1)}`)],
     ['children null, selfSize null', enc(smallText.replace('"children":[]}', '"children":null}').replace('"selfSize":0,', '"selfSize":null,'))],
     ['a tree 1500 deep (3000 JSON levels)', enc(deep(1500))],
@@ -81,8 +83,9 @@ describe('the streaming .heapprofile reader gives what the whole-input reader gi
     expect(real.profile.functions.name).toContain('grow');
     expect(readHeapProfileBytes(inputs[3]![1]).warnings.map((w) => w.code)).toEqual(['PROFKIT_W_V8_ORPHAN_SAMPLES', 'PROFKIT_W_V8_SELF_SIZE']);
     expect(readHeapProfileBytes(inputs[6]![1]).profile.functions.name).toEqual(['b']);
-    expect(readHeapProfileBytes(inputs[7]![1]).profile.functions.name).not.toContain('gone');
-    expect(readHeapProfileBytes(inputs[9]![1]).profile.samples.value.length).toBe(1);
+    expect(readHeapProfileBytes(inputs[7]![1]).profile.functions.name).toEqual(['a', 'b']);
+    expect(readHeapProfileBytes(inputs[8]![1]).profile.functions.name).not.toContain('gone');
+    expect(readHeapProfileBytes(inputs[10]![1]).profile.samples.value.length).toBe(1);
   });
 });
 
@@ -156,5 +159,47 @@ describe('limits, checked as the tree and the samples grow (before the input end
   it('a deep tree is refused by maxFramesPerStack, not by the JSON nesting guard', async () => {
     const e = (await outcome(() => readHeapProfileChunks(chunked(enc(deep(3000)), 4096), { limits: { maxFramesPerStack: 2000 } }))) as ProfkitError;
     expect([e.code, e.detail.option]).toEqual(['PROFKIT_E_LIMIT', 'maxFramesPerStack']);
+  });
+});
+
+describe('rows dropped by a repeated key', () => {
+  /** A Map that counts the walks over it. */
+  class WalkCountingMap<K, V> extends Map<K, V> {
+    walks = 0;
+    override keys() {
+      this.walks++;
+      return super.keys();
+    }
+    override entries() {
+      this.walks++;
+      return super.entries();
+    }
+    override values() {
+      this.walks++;
+      return super.values();
+    }
+    override forEach(f: (v: V, k: K, m: Map<K, V>) => void) {
+      this.walks++;
+      super.forEach(f);
+    }
+    override [Symbol.iterator]() {
+      this.walks++;
+      return super[Symbol.iterator]();
+    }
+  }
+  it('cost no walk over the bad rows (a file repeating "children":[{}] after many bad nodes was quadratic: 1.8 MB took 32 s)', () => {
+    const rows = emptyHeapRows();
+    const notObject = new WalkCountingMap<number, unknown>();
+    const childrenNotArray = new WalkCountingMap<number, unknown>();
+    Object.assign(rows, { notObject, childrenNotArray });
+    const src = { file: 'h.heapprofile', format: '.heapprofile' };
+    addHeapRow(rows, -1, 0, 0, src, undefined);
+    for (let i = 1; i <= 1000; i++) notObject.set(addHeapRow(rows, 0, i - 1, 1, src, undefined), i);
+    const node = addHeapRow(rows, 0, 1000, 1, src, undefined);
+    for (let k = 0; k < 100; k++) {
+      truncateHeapRows(rows, node + 1);
+      addHeapRow(rows, node, 0, 2, src, undefined);
+    }
+    expect([notObject.walks, childrenNotArray.walks, rows.parent.length, notObject.size]).toEqual([0, 0, node + 2, 1000]);
   });
 });
