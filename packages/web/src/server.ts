@@ -9,14 +9,14 @@
  */
 
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { ErrorCodes, ProfkitError, isProfkitError } from '@profkit/core';
-import { listedSourceNames, sourceFileReader } from '@profkit/core/node';
+import { listedSourceNames, readInput, sourceFileReader } from '@profkit/core/node';
 import { readAppAssets, type AppAssets } from './assets.js';
 import { webRegistry } from './registry.js';
 
@@ -106,7 +106,10 @@ function sourceFiles(profiles: string[], sourcePath: string, trimPath: string) {
     const registry = webRegistry();
     const all = new Set<string>();
     for (const file of profiles) {
-      const r = await registry.read(await readFile(file), { fileName: basename(file) });
+      // Checked again (replaced by a FIFO since the start, it would be read without end), and
+      // read within maxInputBytes.
+      await checkFile(file, 'profile');
+      const r = await registry.read(await readInput(file), { fileName: basename(file) });
       for (const name of listedSourceNames(r.profile, trimPath, sourcePath)) all.add(name);
     }
     return all;
@@ -165,6 +168,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const fail = (status: number, text: string) => {
+      if (res.headersSent) return void res.destroy();
       res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
       res.end(`${text}\n`);
     };
@@ -177,14 +181,17 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     const [path, query = ''] = (req.url ?? '/').split('?') as [string, string?];
     if (path === SOURCE_URL) {
       const file = new URLSearchParams(query).get('file') ?? '';
-      void sources.read(file).then(
-        (lines) => {
+      void sources
+        .read(file)
+        .then((lines) => {
           if (lines === undefined) return fail(403, 'profkit web serves only the source files the profile names');
+          // Made before the head is sent: a file of control characters (6 characters of JSON
+          // each) can pass the longest string, a RangeError that must be a 500, not a crash.
+          const body = JSON.stringify(lines);
           res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8' });
-          res.end(req.method === 'HEAD' ? undefined : JSON.stringify(lines));
-        },
-        (e: unknown) => fail(500, isProfkitError(e) ? `${e.code} ${e.message}` : 'the profile could not be read for its source files'),
-      );
+          res.end(req.method === 'HEAD' ? undefined : body);
+        })
+        .catch((e: unknown) => fail(500, isProfkitError(e) ? `${e.code} ${e.message}` : `${file} could not be served: ${e instanceof Error ? e.message : String(e)}`));
       return;
     }
     const asset = staticFiles.get(path);
@@ -217,6 +224,15 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
+  // The name checked above is not the address bound: a name under .localhost (or localhost in
+  // /etc/hosts) may resolve elsewhere. Closed before any request is answered.
+  if (!isLoopbackHost(address.address) && !options.allowRemote) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw new ProfkitError(ErrorCodes.USAGE, `--host ${host} resolved to ${address.address}, not a loopback address: anyone who can reach it could read the profile (pass --allow-remote to bind it anyway)`, {
+      option: 'host',
+      rule: 'profkit web binds loopback addresses only unless --allow-remote',
+    });
+  }
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${urlHost}:${address.port}/`,

@@ -5,12 +5,13 @@
  */
 
 import { execFileSync, spawn } from 'node:child_process';
+import dns from 'node:dns';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
 import { ProfileBuilder, type ProfkitError } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
@@ -135,6 +136,18 @@ describe('startWebServer', () => {
     expect(e.message).toContain('--allow-remote');
   });
 
+  it('refuses a loopback name that resolves to another address: the address bound is checked, not the name', async () => {
+    // net's listen resolves the host through dns.lookup: app.localhost answered with 0.0.0.0 (all interfaces).
+    const lookup = vi.spyOn(dns, 'lookup').mockImplementation(((...args: unknown[]) => (args.at(-1) as (e: null, address: string, family: number) => void)(null, '0.0.0.0', 4)) as typeof dns.lookup);
+    try {
+      const e = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, host: 'app.localhost' }));
+      expect([e.code, e.detail.option]).toEqual(['PROFKIT_E_USAGE', 'host']);
+      expect(e.message).toContain('resolved to 0.0.0.0');
+    } finally {
+      lookup.mockRestore();
+    }
+  });
+
   it('reports a missing profile or base, a directory, a bad port and a busy port as typed errors', async () => {
     const missing = await rejectionOf<ProfkitError>(startWebServer({ profile: join(tmp, 'nope.pb.gz') }));
     expect([missing.code, missing.detail.file, missing.detail.option]).toEqual(['PROFKIT_E_IO', join(tmp, 'nope.pb.gz'), 'profile']);
@@ -167,6 +180,45 @@ describe('startWebServer, files changed after the start', () => {
       await s.close();
     }
   }, 10_000);
+});
+
+describe('startWebServer, source files that cannot be served', () => {
+  it('a profile replaced by a FIFO gives the source view a 500, not a read without end', async () => {
+    const { named, src } = sourceTree();
+    const path = join(tmp, 'source-replaced.pb.gz');
+    writeFileSync(path, readFileSync(named));
+    const s = await startWebServer({ profile: path, sourcePath: src, trimPath: '/build' });
+    try {
+      rmSync(path);
+      execFileSync('mkfifo', [path]);
+      const r = await get(s, `/source?file=${encodeURIComponent('app/main.go')}`);
+      expect(r.status).toBe(500);
+      expect(r.body).toContain('PROFKIT_E_IO not a regular file');
+    } finally {
+      await s.close();
+    }
+  }, 10_000);
+
+  it('a named file whose JSON would pass the longest string is a 500, not a crash', async () => {
+    // 90 MB of U+0001 (each \u0001 in JSON): 540M characters, past V8's 2^29 - 24.
+    const big = join(tmp, 'control.c');
+    writeFileSync(big, ('\x01'.repeat(60_000) + '\n').repeat(1_500));
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'f', filename: big }), line: 1 })], [1]);
+    const profile = join(tmp, 'control.pb.gz');
+    writeFileSync(profile, serializePprof(b.build()));
+    const s = await startWebServer({ profile });
+    try {
+      const r = await get(s, `/source?file=${encodeURIComponent(big)}`);
+      expect(r.status).toBe(500);
+      expect(r.body).toContain(`${big} could not be served`);
+      // The server still answers.
+      expect((await get(s, '/profile/control.pb.gz')).status).toBe(200);
+    } finally {
+      await s.close();
+      rmSync(big);
+    }
+  }, 60_000);
 });
 
 describe('writeStaticSite', () => {
