@@ -13,12 +13,13 @@
  * runs with TZ=UTC and -symbolize=none; nothing else.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { goPprofAsCompared, goProfilesNow } from './producers.js';
-import { fixture, goAvailable, hasFixtures, profkit } from './views-helpers.js';
+import { bin, fixture, goAvailable, hasFixtures, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-pprof-options-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -159,6 +160,20 @@ describe.skipIf(!hasFixtures || !goAvailable)('-base and -diff_base = go tool pp
     for (const more of [['-cum', '-nodecount=8'], ['-lines'], ['-files'], ['-noinlines'], ['-mean'], ['-hide=^lib'], ['-focus=.', '-nodefraction=0.01'], ['-prune_from=^std']]) {
       await expectSameAsPprof('top', fixture(file), [...flags, ...more]);
       await expectSameAsPprof('tree', fixture(file), [...flags, ...more]);
+    }
+  });
+
+  // A base holding negative values (itself a difference): the side-by-side report gives up after
+  // reading it and merges, NEW read again; from standard input NEW cannot be read twice.
+  it('-diff_base with a base of negative values, NEW from a file and from standard input', async () => {
+    const [file, base] = PAIRS[2]!;
+    const negativeBase = join(tmp, 'negative-base.pb.gz');
+    expect((await profkit(['diff', fixture(base), fixture(file), '-o', negativeBase, '--quiet'])).code).toBe(0);
+    for (const mode of ['top', 'tree'] as const) {
+      const expected = await expectSameAsPprof(mode, fixture(file), [`-diff_base=${negativeBase}`]);
+      const r = spawnSync(process.execPath, [bin, mode, '-', `-diff_base=${negativeBase}`, '--quiet'], { input: readFileSync(fixture(file)), encoding: 'utf8', cwd: repoRoot });
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe(expected);
     }
   });
 

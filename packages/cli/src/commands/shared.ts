@@ -212,13 +212,15 @@ export async function readDiffReport(
     if (builder.addNew(viewed.profile) !== undefined) return { mergeWith: next };
     const patterns = { drop_frames: next.profile['.profile'].drop_frames, keep_frames: next.profile['.profile'].keep_frames };
     const dropWarnings = viewed.warnings.slice(next.warnings.length);
-    return { builder, t, options, patterns, format: next.format, warnings: next.warnings, dropWarnings, sampleType: sampleTypeJson(next.profile, t) };
+    // Standard input cannot be read twice: NEW from `-` is kept for the fallback below.
+    const kept = newFile === '-' ? next : undefined;
+    return { builder, t, options, patterns, format: next.format, warnings: next.warnings, dropWarnings, sampleType: sampleTypeJson(next.profile, t), kept };
   })();
   if (side.mergeWith) return merged(await readWithProgress(ctx, baseFile), side.mergeWith);
   const base = await readWithProgress(ctx, baseFile);
   const viewedBase = await asViewed(ctx, base, side.patterns);
   // Values that make the merged total differ from the sides' (rare): merge after all, reading NEW again.
-  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, await readWithProgress(ctx, newFile));
+  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, side.kept ?? (await readWithProgress(ctx, newFile)));
   const read = how.baseWarningsFirst ? [...base.warnings, ...side.warnings] : [...side.warnings, ...base.warnings];
   return { input: side.builder.input(), t: side.t, options: side.options, sampleType: side.sampleType, format: side.format, warnings: [...read, ...side.dropWarnings] };
 }
