@@ -510,7 +510,8 @@ class WeightValues implements Container {
     const j = weights.length++;
     if (isFraction(v)) weights.fractional = true;
     if (weights.fault) return;
-    if (typeof v === 'number' && v >= 0) {
+    // JSON's 1e999 is Infinity: not finite, the converter's error (checkWeight), as the whole-input reader's.
+    if (typeof v === 'number' && v >= 0 && v !== Infinity) {
       // More weights than maxSamples allows samples: only their count matters (it differs from the samples', or the samples are refused).
       if (j < this.profile.state.maxSamples) weights.values.push(v);
     } else this.bad(j, v);
@@ -560,7 +561,7 @@ class EventList extends EntryList<StreamedEvents> {
     const events = this.list;
     if (isFraction(at)) events.fractional = true;
     if (events.fault) return;
-    if (typeof at !== 'number' || typeof frame !== 'number' || !Number.isInteger(frame) || frame < 0) {
+    if (typeof at !== 'number' || !Number.isFinite(at) || typeof frame !== 'number' || !Number.isInteger(frame) || frame < 0) {
       // The checks of the converter before it replays an event (frameIndex's range check needs the frames: the converter's).
       const src = this.profile.state.src;
       const path = this.profile.pathOf(`.events[${j}]`);

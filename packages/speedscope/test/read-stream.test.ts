@@ -192,6 +192,17 @@ describe('the streaming reader gives what the whole-input reader gives', () => {
     expect('result' in whole && whole.result.profile['.extensions'].speedscope!.facts).not.toHaveProperty('exporter');
   });
 
+  it('numbers beyond a double (1e999 is Infinity) as a weight or an event time: the same error', async () => {
+    const sampledText = JSON.stringify(doc([sampled({ weights: [1, 2, 0, 7777] })]));
+    const eventedText = JSON.stringify(doc([evented({ events: [{ type: 'O', frame: 0, at: 7777 }, { type: 'C', frame: 0, at: 7777 }] })]));
+    for (const text of [sampledText, eventedText]) {
+      for (const big of ['1e999', '-1e999']) {
+        const whole = await expectSameAsWhole(enc(text.replaceAll('7777', big)));
+        expect('error' in whole && [whole.error.code, whole.error.detail.rule]).toEqual(['PROFKIT_E_PARSE', 'speedscope: numbers are finite']);
+      }
+    }
+  });
+
   it('syntax errors, a cut file and an empty one: the same codes', async () => {
     const text = JSON.stringify(doc([sampled()]));
     for (const bad of [text.slice(0, 100), text.replace('"samples"', '"samples" 1'), text + 'x', '', '   ', text.replace('[[0,1]', '[[0,01]')]) {
