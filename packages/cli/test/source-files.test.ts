@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_SOURCE_FILE_LINES } from '@profkit/core/node';
 import { sourceFileReader } from '../src/commands/source-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'profkit-source-files-'));
@@ -54,6 +55,15 @@ describe('sourceFileReader (pprof openSourceFile cases)', () => {
 
   it.skipIf(!existsSync('/dev/zero'))('a device (/dev/zero) is reported, not read without end', () => {
     expect(sourceFileReader('', '')('/dev/zero')).toEqual({ error: 'open /dev/zero: not a regular file' });
+  });
+
+  it('a file of more lines than MAX_SOURCE_FILE_LINES is reported, not read (200 MB of empty lines ran past the heap)', () => {
+    const f = join(dir, 'newlines.c');
+    writeFileSync(f, Buffer.alloc(MAX_SOURCE_FILE_LINES + 1, 0x0a));
+    expect(sourceFileReader('', '')(f)).toEqual({ error: `open ${f}: more than ${MAX_SOURCE_FILE_LINES} lines` });
+    writeFileSync(f, Buffer.alloc(MAX_SOURCE_FILE_LINES, 0x0a));
+    const read = sourceFileReader('', '')(f);
+    expect('lines' in read && read.lines.length).toBe(MAX_SOURCE_FILE_LINES);
   });
 
   it('a directory reads as no lines and no error (Go opens it and reads nothing)', () => {

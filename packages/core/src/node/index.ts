@@ -9,5 +9,5 @@ export * from '../index.js';
 export * from './io.js';
 export { nodeFileAccess } from './files.js';
 export { NodeRegistry, createRegistry } from './registry.js';
-export { sourceFileReader, listedSourceNames, goErrnoText, MAX_SOURCE_FILE_BYTES } from './source-files.js';
+export { sourceFileReader, listedSourceNames, goErrnoText, MAX_SOURCE_FILE_BYTES, MAX_SOURCE_FILE_LINES } from './source-files.js';
 export * from '../discovery.js';

@@ -31,8 +31,18 @@ const MAX_CACHED_SOURCE_CHARS = 64 << 20;
 /** Go's `bufio.Scanner` default limit: a longer line ends the scan (pprof then lists the lines before it). */
 const MAX_SCANNED_LINE_BYTES = 64 * 1024;
 
-/** The lines as Go's `bufio.ScanLines` gives them: split at \n, a trailing \r removed, no empty last line. */
-function scanLines(bytes: Uint8Array): string[] {
+/**
+ * Lines of one source file, beyond which it is reported, not read: each line costs an array
+ * slot and a string header beyond its text, so a 200 MB file of empty lines took `profkit list`
+ * past V8's heap (a fatal error, not a catchable one) within the 256 MB file limit.
+ */
+export const MAX_SOURCE_FILE_LINES = 4 << 20;
+
+/**
+ * The lines as Go's `bufio.ScanLines` gives them: split at \n, a trailing \r removed, no empty
+ * last line; undefined past MAX_SOURCE_FILE_LINES.
+ */
+function scanLines(bytes: Uint8Array): string[] | undefined {
   const lines: string[] = [];
   const decoder = new TextDecoder();
   let start = 0;
@@ -42,13 +52,14 @@ function scanLines(bytes: Uint8Array): string[] {
     if (last) end = bytes.length;
     if (end - start >= MAX_SCANNED_LINE_BYTES) break;
     const cut = end > start && bytes[end - 1] === 0x0d ? end - 1 : end;
+    if (lines.length === MAX_SOURCE_FILE_LINES) return undefined;
     lines.push(decoder.decode(bytes.subarray(start, cut)));
     start = end + 1;
   }
   return lines;
 }
 
-type Opened = { bytes: Uint8Array } | { directory: true } | { errno: string };
+type Opened = { lines: string[] } | { directory: true } | { errno: string };
 
 /** The text Go gives the error of a failed file operation (`no such file or directory`). */
 export function goErrnoText(e: unknown): string {
@@ -64,7 +75,8 @@ function open(path: string): Opened {
     // A device or FIFO named by a profile (/dev/zero, /dev/stdin) would be read without end or block.
     if (!st.isFile()) return { errno: 'not a regular file' };
     if (st.size > MAX_SOURCE_FILE_BYTES) return { errno: `larger than ${MAX_SOURCE_FILE_BYTES} bytes` };
-    return { bytes: readFileSync(path) };
+    const lines = scanLines(readFileSync(path));
+    return lines ? { lines } : { errno: `more than ${MAX_SOURCE_FILE_LINES} lines` };
   } catch (e) {
     return { errno: goErrnoText(e) };
   }
@@ -95,7 +107,7 @@ export function sourceFileReader(searchPath: string, trim: string): (file: strin
   let cachedChars = 0;
   const read = (file: string): SourceLines => {
     const path = goTrimPath(localPath(file), trim, searchPath);
-    const linesOf = (o: Opened & ({ bytes: Uint8Array } | { directory: true })) => ({ lines: 'bytes' in o ? scanLines(o.bytes) : [] });
+    const linesOf = (o: Opened & ({ lines: string[] } | { directory: true })) => ({ lines: 'lines' in o ? o.lines : [] });
     if (isAbsolute(path)) {
       const o = open(path);
       return 'errno' in o ? { error: `open ${path}: ${o.errno}` } : linesOf(o);
