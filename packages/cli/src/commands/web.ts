@@ -44,7 +44,7 @@ export const web: CliCommand = {
     base: { type: 'string', valueName: 'FILE', description: 'show FILE minus this base profile (pprof -base), coloured red/blue' },
     port: { type: 'string', valueName: 'N', description: 'port to listen on (default: a free port)' },
     host: { type: 'string', valueName: 'ADDR', description: 'address to bind (default 127.0.0.1; loopback only unless --allow-remote)' },
-    'allow-remote': { type: 'boolean', description: 'bind a --host that is not a loopback address (anyone reaching it can read the profile)' },
+    'allow-remote': { type: 'boolean', description: 'bind a --host that is not a loopback address (anyone reaching it can read the profile and the source files it names)' },
     'no-open': { type: 'boolean', description: 'do not open the page in a browser' },
     static: { type: 'string', valueName: 'DIR', description: 'write the static viewer into DIR instead of serving a file' },
     'source-path': { type: 'string', valueName: 'DIRS', description: "directories to search for the source view's files, ':'-separated (as profkit list; default the working directory)" },
