@@ -163,6 +163,23 @@ describe.skipIf(!hasFixtures || !goAvailable)('-base and -diff_base = go tool pp
     }
   });
 
+  // pprof's driver merges each source's samples on load, then -normalize rounds each merged sample
+  // once (gobench.cpu repeats stacks: rounding the repeats one by one was 10ns off); -o writes the same.
+  it.each(PAIRS)('%s minus %s: diff --normalize, its table and what -o writes', async (file, base) => {
+    const written = join(tmp, 'normalized.pb.gz');
+    for (const more of [[], ['-cum', '-lines']]) {
+      const g = goPprofAsCompared(['-top', '-normalize', `-diff_base=${fixture(base)}`, ...more, fixture(file)], tmp);
+      expect(g.code, g.stderr).toBe(0);
+      const r = await profkit(['diff', fixture(base), fixture(file), '--normalize', ...more, '--quiet']);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe(g.stdout);
+    }
+    expect((await profkit(['diff', fixture(base), fixture(file), '--normalize', '-o', written, '--quiet'])).code).toBe(0);
+    const reported = goPprofAsCompared(['-top', written], tmp);
+    const reference = goPprofAsCompared(['-top', '-normalize', `-diff_base=${fixture(base)}`, fixture(file)], tmp);
+    expect(reported.stdout.split('\n').slice(1)).toEqual(reference.stdout.split('\n').slice(1));
+  });
+
   // A base holding negative values (itself a difference): the side-by-side report gives up after
   // reading it and merges, NEW read again; from standard input NEW cannot be read twice.
   it('-diff_base with a base of negative values, NEW from a file and from standard input', async () => {

@@ -1,6 +1,6 @@
 import { diff as diffProfiles, topReport } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { REPORT_OPTIONS, pct, phase, readDiffReport, readWithProgress, reportWritten, stringOption } from './shared.js';
+import { REPORT_OPTIONS, pct, phase, readDiffNew, readDiffReport, readWithProgress, reportWritten, stringOption } from './shared.js';
 
 export const diff: CliCommand = {
   name: 'diff',
@@ -36,7 +36,7 @@ export const diff: CliCommand = {
     const normalize = ctx.values.normalize === true;
     if (output !== undefined) {
       const base = await readWithProgress(ctx, baseFile);
-      const next = await readWithProgress(ctx, newFile);
+      const next = await readDiffNew(ctx, newFile, normalize);
       const d = diffProfiles(base.profile, next.profile, { normalize });
       const warnings = [...base.warnings, ...next.warnings];
       const w = await ctx.registry.write(d, output, { format: to, inputs: [baseFile, newFile], signal: ctx.signal });

@@ -10,6 +10,7 @@ import {
   applyDropFrames,
   diffReportUnsupported,
   diff as diffProfiles,
+  merge as mergeProfiles,
   parseGranularity,
   parseLimitArgs,
   withTagFrames,
@@ -156,6 +157,15 @@ export async function readWithBase(ctx: CliContext, file: string): Promise<Regis
   return { ...r, profile, warnings: [...r.warnings, ...b.warnings], patterns: r.profile['.profile'] };
 }
 
+/**
+ * NEW of a diff as pprof's driver holds it when `-normalize` scales it: merged (pprof merges the
+ * samples of every source it loads), so that a sample repeated in the file is rounded once.
+ */
+export async function readDiffNew(ctx: CliContext, file: string, normalize: boolean): Promise<RegistryReadResult> {
+  const r = await readWithProgress(ctx, file);
+  return normalize ? { ...r, profile: mergeProfiles([r.profile]) } : r;
+}
+
 /** What the text reports (top, tree, peek, diff) read: a profile, or NEW and BASE side by side; the report options; the sample type. */
 export interface ReportRead {
   input: Profile | ReportInput;
@@ -203,7 +213,7 @@ export async function readDiffReport(
   };
   // NEW is reduced to its stack table here, and its profile is gone when BASE is read.
   const side = await (async () => {
-    const next = await readWithProgress(ctx, newFile);
+    const next = await readDiffNew(ctx, newFile, how.normalize);
     const t = sampleTypeIndexOf(ctx, next.profile);
     const options = reportOptionsOf(ctx, t, nodeCountMin);
     if (diffReportUnsupported({ ...options, normalize: how.normalize }) !== undefined) return { mergeWith: next };
@@ -220,7 +230,7 @@ export async function readDiffReport(
   const base = await readWithProgress(ctx, baseFile);
   const viewedBase = await asViewed(ctx, base, side.patterns);
   // Values that make the merged total differ from the sides' (rare): merge after all, reading NEW again.
-  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, side.kept ?? (await readWithProgress(ctx, newFile)));
+  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, side.kept ?? (await readDiffNew(ctx, newFile, how.normalize)));
   const read = how.baseWarningsFirst ? [...base.warnings, ...side.warnings] : [...side.warnings, ...base.warnings];
   return { input: side.builder.input(), t: side.t, options: side.options, sampleType: side.sampleType, format: side.format, warnings: [...read, ...side.dropWarnings] };
 }

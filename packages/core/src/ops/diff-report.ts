@@ -55,7 +55,11 @@ export interface DiffReportOptions extends ReportFilters {
   sampleTypeIndex: number;
   by?: ReportGranularity;
   inline?: boolean;
-  /** pprof `-normalize`: the new profile scaled to the base's total first. */
+  /**
+   * pprof `-normalize`: the new profile scaled to the base's total first, sample by sample (each
+   * rounded). pprof's driver has merged the samples of the file by then: give `addNew` the new
+   * profile merged (`merge([p])`, before drop_frames) to get its numbers.
+   */
   normalize?: boolean;
   /**
    * `sampleTypeIndex` is the new profile's default sample type (none was asked for): the merged
