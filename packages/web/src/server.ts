@@ -88,7 +88,8 @@ async function checkFile(path: string, option: string): Promise<number> {
 /** The page with the files it is to fetch (JSON in a non-executed script element; `<` escaped). */
 function pageWithConfig(assets: AppAssets, config: unknown): string {
   const json = JSON.stringify(config).replace(/</g, '\\u003c');
-  return assets.indexHtml.replace('<!--profkit-config-->', `<script type="application/json" id="profkit-config">${json}</script>`);
+  // A function, not a string: `$'`, `$&` in a file name or --source-path are replacement patterns.
+  return assets.indexHtml.replace('<!--profkit-config-->', () => `<script type="application/json" id="profkit-config">${json}</script>`);
 }
 
 /** Where the page asks for a source file: `/source?file=NAME`, NAME as the listing names it. */

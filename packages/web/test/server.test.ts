@@ -117,6 +117,20 @@ describe('startWebServer', () => {
     }
   });
 
+  it("puts the page's config in whole, whatever the file names and --source-path hold ($' and $& are not replacement patterns)", async () => {
+    const odd = join(tmp, "a$'b$&c$`.folded");
+    writeFileSync(odd, 'main 1\n');
+    const s = await startWebServer({ profile: odd, sourcePath: "/src/$'", trimPath: '$&' });
+    try {
+      const page = (await get(s, '/')).body;
+      const config = /<script type="application\/json" id="profkit-config">(.*?)<\/script>/.exec(page)![1]!;
+      expect(JSON.parse(config)).toEqual({ profile: { name: "a$'b$&c$`.folded", url: `/profile/${encodeURIComponent("a$'b$&c$`.folded")}` }, source: { url: '/source', sourcePath: "/src/$'", trimPath: '$&' } });
+      expect(page.match(/<script src="app.js">/g)).toHaveLength(1);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('answers only GET and HEAD, and only requests addressed to a loopback name (DNS rebinding)', async () => {
     const s = await startWebServer({ profile: profilePath });
     try {
