@@ -324,10 +324,15 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
       if (!file.endsWith(suffix)) continue;
       const root = file.slice(0, file.length - suffix.length);
       if (nameAt(root) !== name) continue;
-      const filesMatch = Object.entries(files).every(([pkg, paths]) => {
-        const pkgRoot = pkg === name ? root : pkg === '@profkit/core' ? coreRoot : packageRoot(pkg, root);
-        return pkgRoot !== undefined && check.matches(pkg, pkgRoot, paths);
-      });
+      // An eager package's files (core's) are in no module's `files`: they were checked at its
+      // install only, so another copy of it (a config naming its dist/index.js) is checked whole.
+      const filesMatch = manifest.eager.includes(name)
+        ? check.matches(name, root)
+        : files[name]?.includes(path) === true &&
+          Object.entries(files).every(([pkg, paths]) => {
+            const pkgRoot = pkg === name ? root : pkg === '@profkit/core' ? coreRoot : packageRoot(pkg, root);
+            return pkgRoot !== undefined && check.matches(pkg, pkgRoot, paths);
+          });
       if (!filesMatch) continue;
       roots.set(name, root);
       return bundled.get(`${name}\0${path}`);

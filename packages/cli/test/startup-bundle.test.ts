@@ -179,6 +179,18 @@ describe('the start-up bundle', () => {
     expect({ status: converted.status, stderr: converted.stderr }).toEqual({ status: 0, stderr: 'read.js as rebuilt\n' });
   });
 
+  it('runs another copy of @profkit/core imported by file (a config naming its entry) from disk when its files differ from the bundled ones', () => {
+    // Core is checked before the bundle runs, at the CLI's install only: a copy elsewhere is not that check.
+    const copy = join(root, 'copy-core');
+    mkdirSync(join(copy, 'core'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(packagesDir, 'core/package.json'), join(copy, 'core/package.json'));
+    cpSync(join(packagesDir, 'core/dist'), join(copy, 'core/dist'), { recursive: true });
+    appendFileSync(join(copy, 'core/dist/index.js'), "\nprocess.stderr.write('core copy ran\\n');\n");
+    const r = run(cliBin, ['--config', join(copy, 'core/dist/index.js'), 'top', profile]);
+    expect(r.stderr).toContain('core copy ran\n');
+  });
+
   it('requires a Node built-in only when the command uses it, and is read as a one-byte string', () => {
     // `--version` uses neither zlib nor a terminal: the bundle's core and CLI modules import
     // node:zlib and node:tty, required on first use. node:crypto hashes the bundled files only
