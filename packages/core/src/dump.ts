@@ -6,6 +6,7 @@
 import type { Profile } from './model.js';
 import { compareGoStrings } from './ops/internal.js';
 import { ProfileIndex } from './views.js';
+import type { ReportTextBudget } from './report-text.js';
 
 const pad = (s: string, w: number) => s.padStart(w, ' ');
 
@@ -76,10 +77,14 @@ export function goTimeStringUTC(ns: bigint): string {
   );
 }
 
-function sampleLabelLines(p: Profile, i: number): string[] {
+function sampleLabelLines(p: Profile, i: number, budget: ReportTextBudget | undefined): string[] {
   const offsets = p.samples['.label_offsets'];
   if (!offsets) return [];
   const t = p['.labels'];
+  // The string values are printed whole: many labels can share one long value.
+  let printed = 0;
+  for (let j = offsets[i]!; j < offsets[i + 1]!; j++) printed += t.str[j]!.length;
+  budget?.reserve(printed);
   const str = new Map<string, string[]>();
   const num = new Map<string, { v: bigint[]; u: string[]; anyUnit: boolean }>();
   for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
@@ -122,6 +127,8 @@ export interface PprofDumpOptions {
    * such as the pprof adapter's read "" as `<?>`, as R's profile package does).
    */
   emptyNamePlaceholder?: string;
+  /** Counts the text of a report made from the dump (`rawReport`): checked before a long line is made. */
+  budget?: ReportTextBudget;
 }
 
 /**
@@ -168,7 +175,7 @@ function* pprofDumpLines(p: Profile, options: PprofDumpOptions): Generator<strin
     sv += ': ';
     for (let k = offsets[i]!; k < offsets[i + 1]!; k++) sv += `${location_id[k]} `;
     yield sv;
-    for (const l of sampleLabelLines(p, i)) yield l;
+    for (const l of sampleLabelLines(p, i, options.budget)) yield l;
   }
   yield 'Locations';
   const index = new ProfileIndex(p);

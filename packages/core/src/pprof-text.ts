@@ -24,7 +24,7 @@ import { checkSampleType, nodeTable, prepareReport, profileLabels, reportValue, 
 import type { ReportGranularity } from './ops/granularity.js';
 import { meanOf } from './ops/mean.js';
 import type { Warning } from './errors.js';
-import { ReportTextBudget, boundedReportText, joinReportText, type ReportLimits } from './report-text.js';
+import { ReportTextBudget, type ReportLimits } from './report-text.js';
 
 /**
  * `go tool pprof`'s `locateBinaries` fallback: a profile without mappings gets one empty mapping
@@ -109,16 +109,17 @@ export interface RawReportOptions {
  * line, so many lines naming one long function are far more text than the profile).
  */
 export function rawReport(loaded: Profile, options: RawReportOptions = {}): string {
-  return joinReportText('raw', rawPieces(loaded, options), options.limits);
+  return [...rawPieces(loaded, options, new ReportTextBudget('raw', options.limits, true))].join('');
 }
 
 /** `rawReport`'s text in pieces, made as iterated (for a report written as it is made). */
 export function rawReportText(loaded: Profile, options: RawReportOptions = {}): Generator<string> {
-  return boundedReportText('raw', rawPieces(loaded, options), options.limits);
+  return rawPieces(loaded, options, new ReportTextBudget('raw', options.limits, false));
 }
 
-function rawPieces(loaded: Profile, options: RawReportOptions): Generator<string> {
-  return pprofDumpText(filtersKeepingLocations(loaded, options.filters ?? {}), { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER });
+function* rawPieces(loaded: Profile, options: RawReportOptions, budget: ReportTextBudget): Generator<string> {
+  const p = filtersKeepingLocations(loaded, options.filters ?? {});
+  for (const piece of pprofDumpText(p, { columns: options.columns ?? false, emptyNamePlaceholder: EMPTY_NAME_PLACEHOLDER, budget })) yield budget.take(piece);
 }
 
 export interface SampleReportOptions extends ReportFilters {
@@ -280,6 +281,10 @@ function tracesPieces(loaded: Profile, options: SampleReportOptions) {
     yield { text: budget.take(header.join('\n') + '\n') };
     for (let i = 0; i < values.length; i++) {
       const labels = sampleLabels(p, i);
+      // The string values are printed whole: many labels can share one long value.
+      let printed = 0;
+      for (const vs of labels.str.values()) for (const v of vs) printed += v.length;
+      budget.reserve(printed);
       const sample: TraceSample = {
         // pprof -mean: each sample's value over its count
         value: divisors ? meanOf(values[i]!, divisors[i]!) : values[i]!,

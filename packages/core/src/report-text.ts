@@ -47,6 +47,14 @@ export class ReportTextBudget {
       throw limitError('maxReportBytes', `the text of the ${this.report} report (over ${this.bytes + units} bytes with the next piece)`, this.max, { rule: 'report text size' });
     }
     if (this.asOneString && this.units + units > MAX_STRING_LENGTH) this.tooLongForAString(this.units + units);
+    // One piece is one string, whatever the limit: a single line that long cannot be made.
+    if (units > MAX_STRING_LENGTH) {
+      throw new ProfkitError(
+        ErrorCodes.LIMIT,
+        `one line of the ${this.report} report (${units} UTF-16 code units) exceeds the longest string JavaScript makes (${MAX_STRING_LENGTH})`,
+        { rule: 'longest JavaScript string', option: 'maxReportBytes', limit: MAX_STRING_LENGTH },
+      );
+    }
   }
 
   /** Returns `text` after counting it; throws when the report's text is over the limit. */

@@ -5,7 +5,7 @@
 
 import { thrownBy } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, tagsReport, tracesReport, tracesReportStream, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, goPprofLoad, rawReport, tagsReport, tracesReport, tracesReportStream, type Profile } from '../src/index.js';
 
 describe('traces and tags reports', () => {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
@@ -77,6 +77,30 @@ describe('traces and tags reports', () => {
     expect(whole.samples.every((s) => s.frames.length === 60)).toBe(true);
     expect(whole.text.split('\n').filter((l) => l.endsWith('   f (inline)')).length).toBe(60 * 59);
     expect(READ_LIMITS.maxReportBytes).toBeGreaterThan(whole.text.length);
+  });
+
+  /** One sample with 8,000 labels `k` naming one 100 KB value: a 148 KB pprof file. */
+  function sharedLabelValue(): Profile {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const value = 'v'.repeat(100_000);
+    b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'f' }), line: 1 })], [1n], Array.from({ length: 8000 }, () => ({ key: 'k', str: value })));
+    return b.build();
+  }
+
+  it('loading a sample whose labels share one long value keys them short (was an 800 MB key: RangeError)', async () => {
+    const loaded = (await goPprofLoad(sharedLabelValue())).profile;
+    expect(loaded.samples.value.length).toBe(1);
+    expect(tagsReport(loaded).keys.map((k) => [k.key, k.values.length, k.total])).toEqual([['k', 1, 8000n]]);
+  });
+
+  it('traces and raw: a label line longer than the limit is a PROFKIT_E_LIMIT error before it is made', async () => {
+    const loaded = (await goPprofLoad(sharedLabelValue())).profile;
+    for (const report of [() => tracesReport(loaded), () => rawReport(loaded), () => rawReport(loaded, { limits: { maxReportBytes: 2 ** 31 } })]) {
+      const thrown = thrownBy(report);
+      expect(thrown).toBeInstanceOf(ProfkitError);
+      expect((thrown as ProfkitError).code).toBe(ErrorCodes.LIMIT);
+      expect((thrown as ProfkitError).detail.option).toBe('maxReportBytes');
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import { GrowableUint32, takeRows } from '../columns.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
+import { StringKeys } from '../string-keys.js';
 
 export const abs = (v: bigint): bigint => (v < 0n ? -v : v);
 
@@ -146,22 +147,26 @@ export function labelInputs(p: Profile, i: number): LabelInput[] {
 /**
  * pprof's sample-key view of labels: string labels grouped by key (values in order) and numeric
  * labels grouped by key (value and unit in order), keys sorted. Label order across keys does not
- * matter, order within a key does.
+ * matter, order within a key does. Keys and string values stand in by their `strings` keys (one
+ * instance for all samples compared): a label can name a long string that every sample shares,
+ * and a key holding its text would cost its length once per sample (8,000 labels of one 100 KB
+ * value, a 148 KB profile, made an 800 MB key: "Invalid string length").
  */
-export function labelKey(labels: LabelInput[]): string {
+export function labelKey(labels: LabelInput[], strings: StringKeys): string {
   if (labels.length === 0) return '';
   const str = new Map<string, string[]>();
   const num = new Map<string, string[]>();
   for (const l of labels) {
+    const key = strings.of(l.key);
     if ('str' in l) {
-      const v = str.get(l.key);
-      if (v) v.push(l.str);
-      else str.set(l.key, [l.str]);
+      const v = str.get(key);
+      if (v) v.push(strings.of(l.str));
+      else str.set(key, [strings.of(l.str)]);
     } else {
-      const s = String(l.num) + '\u0001' + (l.unit ?? '');
-      const v = num.get(l.key);
+      const s = String(l.num) + '\u0001' + strings.of(l.unit ?? '');
+      const v = num.get(key);
       if (v) v.push(s);
-      else num.set(l.key, [s]);
+      else num.set(key, [s]);
     }
   }
   const sorted = (m: Map<string, string[]>) => [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -397,6 +402,8 @@ export class SampleCombiner {
   private readonly values: bigint[][];
   private readonly labels: LabelInput[][] = [];
   private readonly labelKeys: string[] = [];
+  /** Short keys of the label keys and values (see `labelKey`). */
+  private readonly labelStrings = new StringKeys();
   private readonly src: number[] = [];
   private readonly row: number[] = [];
   private readonly combined: boolean[] = [];
@@ -418,7 +425,7 @@ export class SampleCombiner {
 
   /** Adds (or sums into an equal earlier) sample; `value(t)` gives its value of type t. */
   add(stack: ArrayLike<number>, len: number, value: (t: number) => bigint, labels: LabelInput[], src: number, row: number): void {
-    const lkey = labelKey(labels);
+    const lkey = labelKey(labels, this.labelStrings);
     let h = lkey === '' ? 0x12345 : stringHash(lkey);
     for (let j = 0; j < len; j++) h = Math.imul(h ^ stack[j]!, 0x01000193);
     h = Math.imul(h ^ len, 0x85ebca6b);
