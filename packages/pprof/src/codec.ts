@@ -157,7 +157,15 @@ const WHOLE_DECODE_MAX_BYTES = 32 << 20;
 /** The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes. */
 export async function readStreamed(input: ReadInput, options: ReadOptions, wholeDecodeMaxBytes = WHOLE_DECODE_MAX_BYTES): Promise<DecodeResult> {
   const decodeOptions = { file: input.fileName, limits: options.limits };
-  const rest = input.chunks()[Symbol.asyncIterator]();
+  // The signal is checked between chunks (the decoders take none): an abort stops the read.
+  const { signal } = options;
+  async function* abortable(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+    for await (const chunk of chunks) {
+      signal?.throwIfAborted();
+      yield chunk;
+    }
+  }
+  const rest = abortable(input.chunks());
   const head: Uint8Array[] = [];
   let headBytes = 0;
   while (headBytes <= wholeDecodeMaxBytes) {
@@ -181,11 +189,11 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
       for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
     } finally {
       // A decoder that stops early (an error) closes the file here.
-      await rest.return?.();
+      await rest.return(undefined);
     }
   }
   let opened = 0;
-  return decodeProfileStream(() => (opened++ === 0 ? firstPass() : input.chunks()), decodeOptions);
+  return decodeProfileStream(() => (opened++ === 0 ? firstPass() : abortable(input.chunks())), decodeOptions);
 }
 
 const EMPTY = new Uint8Array(0);

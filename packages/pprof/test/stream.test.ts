@@ -4,7 +4,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, createRegistry, isProfkitError } from '@profkit/core/node';
+import { ErrorCodes, ProfkitError, createRegistry, isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
 import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
 import { codec, readStreamed } from '../src/codec.js';
@@ -217,6 +217,30 @@ describe('the adapter\'s streamed read', () => {
     const r = await codec.read!(input, { format: 'pprof' });
     expect(opened).toBe(1);
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
+  });
+
+  it('stops at an aborted signal, collecting one buffer or streaming, and closes the input', async () => {
+    const bytes = sample();
+    // Within the bound the abort meets the collecting; with 20 bytes, the streamed first pass.
+    for (const [bound, abortAt] of [[1 << 20, 3], [20, 5]] as const) {
+      const controller = new AbortController();
+      let closed = 0;
+      async function* abortingAfterTwo(): AsyncGenerator<Uint8Array> {
+        try {
+          let n = 0;
+          for await (const piece of chunked(bytes, 7)()) {
+            if (++n === abortAt) controller.abort(new ProfkitError(ErrorCodes.ABORTED, 'aborted'));
+            yield piece;
+          }
+        } finally {
+          closed++;
+        }
+      }
+      const input = { fileName: 'x.pb', gzipped: false, bytes: async () => bytes, chunks: abortingAfterTwo };
+      const e = await readStreamed(input, { format: 'pprof', signal: controller.signal }, bound).then(() => undefined, (err: unknown) => err);
+      expect(isProfkitError(e) && e.code).toBe(ErrorCodes.ABORTED);
+      expect(closed).toBe(1);
+    }
   });
 
   it('beyond the bound, replays the chunks it collected as the first pass and reads the input again for the second', async () => {
