@@ -115,7 +115,8 @@ class CpuProfileSink implements JsonSink {
   private readonly callFrames = new Map<string, Record<string, unknown>>();
 
   private startValue(): PrunedValueBuilder {
-    this.builder = new PrunedValueBuilder(KEPT_FIELDS.get(this.currentKey)!, this.strings, this.callFrames);
+    // `samples` or `timeDeltas` that is not an array is kept as a scalar (a container as a stand-in) for the converter's error.
+    this.builder = new PrunedValueBuilder(KEPT_FIELDS.get(this.currentKey) ?? SCALAR, this.strings, this.callFrames);
     this.nodeCount = 0;
     return this.builder;
   }

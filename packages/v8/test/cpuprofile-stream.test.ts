@@ -152,6 +152,23 @@ describe('the streaming reader refuses what the whole-input reader refuses, nami
     }
     expect(await outcome(() => readCpuProfileBytes(enc(inputs[1]!)))).toMatchObject({ message: 'nodes[3].hitCount: expected a whole number ≥ 0, got an array of 3' });
   });
+  it('samples or timeDeltas that are not arrays, or repeated (the last counts): the whole-input reader\'s result or message', async () => {
+    const good = JSON.stringify(smallCpuProfile());
+    const inputs = [
+      good.replace('"samples":[', '"samples":2000,"samples":['),
+      good.replace('"timeDeltas":[', '"timeDeltas":{"a":[1]},"timeDeltas":['),
+      good.replace(/"samples":\[[^\]]*\]/, '"samples":5'),
+      good.replace(/"timeDeltas":\[[^\]]*\]/, '"timeDeltas":{"a":[1]}'),
+      good.replace(/"samples":\[[^\]]*\]/, '"samples":[4,4],"samples":null'),
+    ];
+    for (const text of inputs) {
+      const bytes = enc(text);
+      const whole = await outcome(() => readCpuProfileBytes(bytes, { fileName: 'x.cpuprofile' }));
+      for (const size of CHUNK_SIZES) expect(await outcome(() => readCpuProfileChunks(chunked(bytes, size), { fileName: 'x.cpuprofile' }))).toEqual(whole);
+    }
+    expect(await outcome(() => readCpuProfileBytes(enc(inputs[0]!)))).toHaveProperty('profile');
+    expect(await outcome(() => readCpuProfileBytes(enc(inputs[2]!)))).toHaveProperty('code', 'PROFKIT_E_PARSE');
+  });
   it('fields the reader does not use are skipped, whatever they hold', async () => {
     const extra = { ...smallCpuProfile(), x: [{ samples: [1], nodes: 'no' }, [[{}]], 'y'], y: { nodes: [] }, z: 1 };
     const bytes = enc(JSON.stringify(extra));
