@@ -114,6 +114,28 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     expect(treeReport(sideBySide(bigBase, next, o), o).text).toBe(treeReport(diff(bigBase, next), o).text);
   });
 
+  // pprof merges mappings of one identity (build id, size, offset) into the first one, whose file
+  // then names the unsymbolized frames of both: one node [app], not one per directory.
+  it('refuses mappings that merging makes one under another file name', () => {
+    const unsymbolized = (filename: string, value: bigint): Profile => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const m = b.internMapping({ filename, buildId: 'abc', memoryStart: 0x1000n, memoryLimit: 0x9000n });
+      b.addSample([b.internLocation({ mappingId: m, address: 0x1234n }), b.internLocation({ functionId: b.internFunction({ name: 'main' }), line: 1 })], [value]);
+      return b.build();
+    };
+    const [newer, older] = [unsymbolized('/v2/app', 10n), unsymbolized('/v1/app', 4n)];
+    const o = { sampleTypeIndex: 0, nodeFraction: 0 };
+    const builder = new DiffReportBuilder(o);
+    expect(builder.addNew(newer)).toBeUndefined();
+    expect(builder.addBase(older)).toMatch(/"\/v2\/app" and "\/v1\/app" are merged into one/);
+    expect(topReport(diff(older, newer), o).table.entries.map((e) => [e.name, e.flat])).toEqual([['[app]', 6n], ['main', 0n]]);
+    // The same file: one mapping either way, reported side by side.
+    const same = new DiffReportBuilder(o);
+    expect(same.addNew(newer)).toBeUndefined();
+    expect(same.addBase(unsymbolized('/v2/app', 4n))).toBeUndefined();
+    expect(topReport(same.input(), o).text).toBe(topReport(diff(unsymbolized('/v2/app', 4n), newer), o).text);
+  });
+
   it('names the options and profiles it cannot report without merging', () => {
     expect(diffReportUnsupported({ tagFocus: 'worker=a' })).toMatch(/tag filters/);
     expect(diffReportUnsupported({ tagRoot: ['worker'] })).toMatch(/tag frames/);

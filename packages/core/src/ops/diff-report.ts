@@ -26,7 +26,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { DIFF_BASE_LABEL } from './diff.js';
-import { abs } from './internal.js';
+import { abs, mappingIdentity } from './internal.js';
 import { checkCompatible, combineFacts } from './merge.js';
 import { meanOf } from './mean.js';
 import {
@@ -103,6 +103,8 @@ export class DiffReportBuilder {
   private next: DiffSide | undefined;
   private base: DiffSide | undefined;
   private readonly graphOptions: CallGraphOptions;
+  /** The file of each mapping identity seen so far (pprof Merge's key: build id or file, size, offset). */
+  private readonly mappingFiles = new Map<string, string>();
 
   constructor(private readonly options: DiffReportOptions) {
     const why = diffReportUnsupported(options);
@@ -121,6 +123,8 @@ export class DiffReportBuilder {
     checkSampleType(p, this.options.sampleTypeIndex);
     const offsets = p.samples['.label_offsets'];
     if (offsets && offsets[offsets.length - 1]! > 0 && p['.labels'].key.includes(DIFF_BASE_LABEL)) return `samples of the new profile are labelled ${DIFF_BASE_LABEL}`;
+    const clash = this.mappingClash(p);
+    if (clash !== undefined) return clash;
     this.next = this.side(p, this.options.normalize === true);
     return undefined;
   }
@@ -133,6 +137,8 @@ export class DiffReportBuilder {
     // The merged profile's default sample type is the new one's, else the base's.
     const merged = { '.profile': { default_sample_type: next.shell['.profile'].default_sample_type || p['.profile'].default_sample_type }, sample_types: p.sample_types } as Profile;
     if (this.options.sampleTypeDefaulted && defaultSampleTypeIndex(merged) !== this.options.sampleTypeIndex) return 'the merged profile defaults to another sample type';
+    const clash = this.mappingClash(p);
+    if (clash !== undefined) return clash;
     const base = this.side(p, false);
     // BASE is subtracted: its sums negated once, here.
     negate(base.stacks.stacks.self);
@@ -141,6 +147,22 @@ export class DiffReportBuilder {
     if (base.hasNegative) return 'the base profile has negative values';
     if (base.absTotal === 0n && next.hasNegative) return 'the new profile has negative values';
     this.base = base;
+    return undefined;
+  }
+
+  /**
+   * Merging makes mappings of one identity one mapping, named by the first one's file, which
+   * unsymbolized frames print: a mapping named otherwise than an earlier one of its identity
+   * (e.g. the same build in another directory) would make nodes of its own here.
+   */
+  private mappingClash(p: Profile): string | undefined {
+    const m = p['.mappings'];
+    for (let r = 0; r < m.mapping_id.length; r++) {
+      const identity = mappingIdentity(p, r);
+      const file = this.mappingFiles.get(identity);
+      if (file === undefined) this.mappingFiles.set(identity, m.filename[r]!);
+      else if (file !== m.filename[r]) return `mappings ${JSON.stringify(file)} and ${JSON.stringify(m.filename[r])} are merged into one`;
+    }
     return undefined;
   }
 
