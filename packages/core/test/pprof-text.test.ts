@@ -5,7 +5,7 @@
 
 import { thrownBy } from '@profkit/test-utils';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, goPprofLoad, rawReport, tagsReport, tracesReport, tracesReportStream, type Profile } from '../src/index.js';
+import { ErrorCodes, ProfileBuilder, ProfkitError, READ_LIMITS, dotReport, goPprofLoad, rawReport, tagsReport, tracesReport, tracesReportStream, type Profile } from '../src/index.js';
 
 describe('traces and tags reports', () => {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
@@ -101,6 +101,19 @@ describe('traces and tags reports', () => {
       expect((thrown as ProfkitError).code).toBe(ErrorCodes.LIMIT);
       expect((thrown as ProfkitError).detail.option).toBe('maxReportBytes');
     }
+  });
+
+  it('graph: labels too long for one tag are a PROFKIT_E_LIMIT error (was a RangeError at 880 MB); shared labels share their tag', () => {
+    const thrown = thrownBy(() => dotReport(sharedLabelValue()));
+    expect(thrown).toBeInstanceOf(ProfkitError);
+    expect((thrown as ProfkitError).code).toBe(ErrorCodes.LIMIT);
+    // 300 samples (distinct stacks) with one label naming one 20 KB value: drawn with the tag.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const value = 'w'.repeat(20_000);
+    const main = b.internLocation({ functionId: b.internFunction({ name: 'main' }), line: 1 });
+    for (let i = 0; i < 300; i++) b.addSample([b.internLocation({ functionId: b.internFunction({ name: `f${i}` }), line: 1 }), main], [1n], [{ key: 'k', str: value }]);
+    const dot = dotReport(b.build()).text;
+    expect(dot).toContain(`k:${value}`);
   });
 });
 

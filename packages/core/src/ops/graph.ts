@@ -21,6 +21,8 @@ import { abs, compareGoStrings } from './internal.js';
 import { buildNodes, checkSampleType, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
 import { PrefixTreeBuilder, subtreeSums, type StackValues } from './stack-table.js';
 import { meanStackTables } from './mean.js';
+import { StringKeys } from '../string-keys.js';
+import { MAX_STRING_LENGTH } from '../report-text.js';
 
 /** A sample annotation summed on a node (pprof `graph.Tag`). */
 export interface GraphTag {
@@ -130,16 +132,39 @@ function sampleTagsOf(p: Profile, tagUnit: string): { labels: string[]; bytes: b
   const n = offsets.length - 1;
   const labels = new Array<string>(n).fill('');
   const bytes: bigint[][] = new Array(n);
+  // Samples with the same labels share one tag text, found by a short key: labels can name one
+  // long value many times, and a text per sample would cost its length once per sample.
+  const strings = new StringKeys();
+  const tagTexts = new Map<string, string>();
   let any = false;
   for (let i = 0; i < n; i++) {
-    const strs: string[] = [];
+    const strs: { text: string; key: string }[] = [];
     const nums: bigint[] = [];
+    let length = 0;
     for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
       if (t.is_num[j]) {
         if (t.key[j] === 'bytes') nums.push(t.num[j]!);
-      } else if (t.key[j] !== DIFF_BASE_KEY) strs.push(t.key[j]! + ':' + t.str[j]!);
+      } else if (t.key[j] !== DIFF_BASE_KEY) {
+        strs.push({ text: t.key[j]! + ':' + t.str[j]!, key: strings.of(t.key[j]!) + ':' + strings.of(t.str[j]!) });
+        length += t.key[j]!.length + t.str[j]!.length + 3;
+      }
     }
-    if (strs.length > 0) labels[i] = strs.sort(compareGoStrings).join('\\n');
+    if (strs.length > 0) {
+      // Checked before the sort, which makes each label's text whole.
+      if (length > MAX_STRING_LENGTH) {
+        throw new ProfkitError(ErrorCodes.LIMIT, `the labels of sample ${i} as one tag (${length} UTF-16 code units) exceed the longest string JavaScript makes (${MAX_STRING_LENGTH})`, {
+          rule: 'longest JavaScript string',
+          limit: MAX_STRING_LENGTH,
+        });
+      }
+      strs.sort((a, b) => compareGoStrings(a.text, b.text));
+      const key = strs.map((e) => e.key).join('\n');
+      let text = tagTexts.get(key);
+      if (text === undefined) {
+        tagTexts.set(key, (text = strs.map((e) => e.text).join('\\n')));
+      }
+      labels[i] = text;
+    }
     bytes[i] = nums;
     any ||= strs.length > 0 || nums.length > 0;
   }
