@@ -186,6 +186,30 @@ class InputCheck {
     writeCacheFile(marker, signature);
     return true;
   }
+
+  /**
+   * The bundle's text when its bytes are the ones the manifest names (`bundleSha1`), else
+   * undefined. Checked as the files are, and needed: V8 takes a code cache for any source of the
+   * same length, so an edited bundle would run the bytecode of the one the cache was made from.
+   */
+  bundleText(path: string): string | undefined {
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, fsConstants.O_RDONLY);
+      const s = fstatSync(fd);
+      const signature = `bundle\0${path}\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
+      const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(`bundle\0${path}`)}`);
+      const bytes = readFileSync(fd);
+      const remembered = readCacheFile(marker)?.toString('utf8') === signature;
+      if (!remembered && sha1(bytes) !== this.manifest.bundleSha1) return undefined;
+      if (!remembered) writeCacheFile(marker, signature);
+      return bytes.toString(this.manifest.encoding === 'latin1' ? 'latin1' : 'utf8');
+    } catch {
+      return undefined;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
 }
 
 /** Code caches and check markers of other bundles (other builds, other installs) unused for a week. */
@@ -294,9 +318,11 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
   const command = word !== undefined && (manifest.commands ?? []).includes(word) ? word : 'other';
   const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-${command}-node${process.version}-${process.arch}.v8cache`);
   const cachedData = readCacheFile(codeCachePath);
+  const source = check.bundleText(bundlePath);
+  if (source === undefined) return undefined; // edited or damaged since the build: start unbundled
   let script: VmScript;
   try {
-    script = new Script(readFileSync(bundlePath, manifest.encoding === 'latin1' ? 'latin1' : 'utf8'), { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
+    script = new Script(source, { filename: bundlePath, ...(cachedData ? { cachedData } : {}) });
   } catch {
     return undefined; // an unreadable or damaged bundle file: start unbundled
   }

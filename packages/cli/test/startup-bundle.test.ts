@@ -7,6 +7,7 @@
  */
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -219,10 +220,32 @@ describe('the start-up bundle', () => {
     const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
     const code = readFileSync(bundleFile, 'utf8');
     const body = code.indexOf('{') + 1;
-    writeFileSync(bundleFile, code.slice(0, body) + "throw new Error('bundle broken');" + code.slice(body));
+    const broken = code.slice(0, body) + "throw new Error('bundle broken');" + code.slice(body);
+    writeFileSync(bundleFile, broken);
+    // The manifest names the broken bundle (else its hash, not its loading, keeps it from running).
+    const manifestFile = join(copy, 'cli/dist/bundle/manifest.json');
+    writeFileSync(manifestFile, JSON.stringify({ ...JSON.parse(readFileSync(manifestFile, 'utf8')), bundleSha1: createHash('sha1').update(broken).digest('hex') }));
     const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
     expect(stderr).toBe('');
     expect(status).toBe(0);
+    expect(fileModules(urls)).toContain(join(copy, 'cli/dist/cli.js'));
+  });
+
+  it('never runs a bundle edited since the build, even one of the same length whose code cache V8 would take', () => {
+    const copy = join(root, 'copy-edited');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const bin = join(copy, 'cli/dist/bin.js');
+    expect(run(bin, ['top', profile]).status).toBe(0); // writes the code cache and the check markers
+    const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
+    const code = readFileSync(bundleFile, 'latin1');
+    const at = code.indexOf('profkit');
+    expect(at).toBeGreaterThan(0);
+    writeFileSync(bundleFile, code.slice(0, at) + 'profkiT' + code.slice(at + 7), 'latin1');
+    const { status, stderr, urls } = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
+    expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
     expect(fileModules(urls)).toContain(join(copy, 'cli/dist/cli.js'));
   });
 
