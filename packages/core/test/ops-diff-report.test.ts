@@ -114,6 +114,31 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     expect(treeReport(sideBySide(bigBase, next, o), o).text).toBe(treeReport(diff(bigBase, next), o).text);
   });
 
+  // Merging drops samples that cancel out, and pprof -normalize drops those it rounds to 0: walked
+  // here, a stack of only those would show its calls with weight 0 (x -> a below).
+  it('refuses a new profile whose samples merging or -normalize would drop', () => {
+    const named = (samples: [string[], bigint][]): Profile => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = new Map<string, number>();
+      const loc = (n: string) => fns.get(n) ?? fns.set(n, b.internLocation({ functionId: b.internFunction({ name: n }), line: 1 })).get(n)!;
+      for (const [stack, v] of samples) b.addSample(stack.map(loc), [v]);
+      return b.build();
+    };
+    const o = { sampleTypeIndex: 0, nodeFraction: 0, edgeFraction: 0 };
+    const cancelling = named([[['a', 'x', 'main'], 5n], [['a', 'x', 'main'], -5n], [['a', 'main'], 3n], [['x', 'main'], 2n]]);
+    const small = named([[['b', 'main'], 1n]]);
+    const builder = new DiffReportBuilder(o);
+    expect(builder.addNew(cancelling)).toBeUndefined();
+    expect(builder.addBase(small)).toMatch(/new profile has negative values/);
+    // The merged tree has no call of weight 0 (the side-by-side walk had x -> a and a <- x).
+    expect(treeReport(diff(small, cancelling), o).text).not.toMatch(/^ +0 +0% \|   [ax]$/m);
+    expect(treeReport(diff(small, cancelling), o).text).toMatch(/^ +3ns +100% \|   main$/m);
+    const rounded = named([[['a', 'x', 'main'], 1n], [['a', 'main'], 1_000_000n], [['x', 'main'], 1_000_000n]]);
+    const normalized = new DiffReportBuilder({ ...o, normalize: true });
+    expect(normalized.addNew(rounded)).toBeUndefined();
+    expect(normalized.addBase(named([[['a', 'main'], 10n], [['x', 'main'], 10n]]))).toMatch(/-normalize rounds samples of the new profile to 0/);
+  });
+
   // pprof merges mappings of one identity (build id, size, offset) into the first one, whose file
   // then names the unsymbolized frames of both: one node [app], not one per directory.
   it('refuses mappings that merging makes one under another file name', () => {

@@ -145,7 +145,13 @@ export class DiffReportBuilder {
     if (base.stacks.divisor) negate(base.stacks.divisor.self);
     // The merged total sums |value| per merged sample: the sides' sums of |value| only when every value has one sign.
     if (base.hasNegative) return 'the base profile has negative values';
-    if (base.absTotal === 0n && next.hasNegative) return 'the new profile has negative values';
+    // Merging drops the samples that cancel out (and -normalize those it rounds to 0): a stack of
+    // only those would still be walked here, its calls shown with weight 0.
+    if (next.hasNegative) return 'the new profile has negative values';
+    if (next.values) {
+      const ratio = normalizeRatio(next, base);
+      for (const v of next.values) if (v !== 0n && scaleValue(v, ratio) === 0n) return '-normalize rounds samples of the new profile to 0';
+    }
     this.base = base;
     return undefined;
   }
@@ -205,7 +211,7 @@ export class DiffReportBuilder {
     if (!next || !base) throw new Error('DiffReportBuilder: addNew and addBase first');
     const t = this.options.sampleTypeIndex;
     // pprof -normalize: NEW's samples scaled by sum(BASE)/sum(NEW), each rounded (pprof ScaleN).
-    const ratio = this.options.normalize ? (next.sum === 0n ? 0 : Number(base.sum) / Number(next.sum)) : 1;
+    const ratio = this.options.normalize ? normalizeRatio(next, base) : 1;
     let nextSelf = next.stacks.stacks.self;
     let nextAbsTotal = next.absTotal;
     if (ratio !== 1) ({ self: nextSelf, absTotal: nextAbsTotal } = scaledSums(next, ratio));
@@ -262,6 +268,11 @@ function scaledSums(side: DiffSide, ratio: number): { self: StackValues; absTota
   const sums = new RowSums(absTotal <= 2n ** 53n, length);
   for (let i = 0; i < col.length; i++) if (sampleStack[i]! >= 0) sums.add(sampleStack[i]!, scaled[i]!);
   return { self: sums.finish(length), absTotal };
+}
+
+/** pprof `Normalize`'s ratio: sum(BASE) / sum(NEW), 0 when NEW sums to 0. */
+function normalizeRatio(next: DiffSide, base: DiffSide): number {
+  return next.sum === 0n ? 0 : Number(base.sum) / Number(next.sum);
 }
 
 /** `values` negated in place (exact in either representation). */
