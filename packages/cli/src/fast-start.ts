@@ -14,7 +14,7 @@
  * resolve hook, bundle-hooks.ts) so that there is one core instance per process.
  *
  * Hashing ~180 files costs more than it saves, so a check that passed is remembered in the cache
- * folder under the files' (path, size, mtime, inode): the next run only stats them.
+ * folder under the files' (path, size, mtime, ctime, inode): the next run only stats them.
  *
  * `PROFKIT_NO_BUNDLE=1` starts unbundled; `PROFKIT_CACHE_DIR` moves the cache folder (default:
  * `$XDG_CACHE_HOME/profkit` or `~/.cache/profkit`, else the temporary folder).
@@ -165,15 +165,16 @@ class InputCheck {
     const files = only ?? Object.keys(expected.files);
     if (files.some((file) => expected.files[file] === undefined)) return false;
     let signature = `${name}\0${root}\0${files.join('\0')}`;
-    // The marker of these files at this root holds their (size, mtime, inode) when they last
-    // matched: the same signature now means the same files, with nothing hashed.
+    // The marker of these files at this root holds their (size, mtime, ctime, inode) when they
+    // last matched: the same signature now means the same files, with nothing hashed. ctime
+    // because mtime can be set back (npm extracts every file with the same 1985 mtime; utimes).
     const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(signature)}`);
     // Plain (not bigint) stats and string paths: this runs on every start, ~110 files for the CLI
     // and core (~1 ms; bigint stats and path.join cost 3–4× that).
     for (const file of files) {
       const s = statSync(`${root}/${file}`, { throwIfNoEntry: false });
       if (!s) return false;
-      signature += `\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
+      signature += `\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`;
     }
     if (readCacheFile(marker)?.toString('utf8') === signature) return true; // else not checked yet, or the files changed since: hash them
     for (const file of files) {
@@ -197,7 +198,7 @@ class InputCheck {
     try {
       fd = openSync(path, fsConstants.O_RDONLY);
       const s = fstatSync(fd);
-      const signature = `bundle\0${path}\0${s.size}\0${s.mtimeMs}\0${s.ino}`;
+      const signature = `bundle\0${path}\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`;
       const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(`bundle\0${path}`)}`);
       const bytes = readFileSync(fd);
       const remembered = readCacheFile(marker)?.toString('utf8') === signature;

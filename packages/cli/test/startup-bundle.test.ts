@@ -148,6 +148,30 @@ describe('the start-up bundle', () => {
     }
   });
 
+  it('never runs a bundle older than a file rewritten in place with its size and mtime kept (an npm extraction sets every mtime to 1985)', () => {
+    const copy = join(root, 'copy-same-mtime');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const bin = join(copy, 'cli/dist/bin.js');
+    const topJs = join(copy, 'cli/dist/commands/top.js');
+    const mtime = 499162500; // 1985-10-26T08:15:00Z, whole seconds: set back exactly below
+    utimesSync(topJs, mtime, mtime);
+    const before = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
+    expect(before.status).toBe(0);
+    expect(fileModules(before.urls)).not.toContain(join(copy, 'cli/dist/cli.js'));
+    // The same number of bytes, written into the same file (same inode), its mtime set back.
+    const text = readFileSync(topJs, 'latin1');
+    const at = text.lastIndexOf('.js.map'); // in the sourceMappingURL comment: harmless to change
+    expect(at).toBeGreaterThan(0);
+    writeFileSync(topJs, text.slice(0, at) + '.js.MAP' + text.slice(at + 7), 'latin1');
+    utimesSync(topJs, mtime, mtime);
+    const after = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
+    expect(after.status).toBe(0);
+    expect(fileModules(after.urls)).toContain(join(copy, 'cli/dist/cli.js'));
+  });
+
   it('takes a sniff module from the bundle when only other files of its adapter changed, and runs those files as they are now', () => {
     // A copy of the CLI beside a node_modules whose @profkit/rprof is a copy with a rebuilt
     // read.js (its sniff module does not import it; the adapter's index does).
