@@ -172,7 +172,12 @@ class InputCheck {
     // Plain (not bigint) stats and string paths: this runs on every start, ~110 files for the CLI
     // and core (~1 ms; bigint stats and path.join cost 3–4× that).
     for (const file of files) {
-      const s = statSync(`${root}/${file}`, { throwIfNoEntry: false });
+      let s: Stats | undefined;
+      try {
+        s = statSync(`${root}/${file}`, { throwIfNoEntry: false });
+      } catch {
+        return false; // ENOTDIR, EACCES: not the file the bundle holds
+      }
       if (!s) return false;
       signature += `\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`;
     }
@@ -252,7 +257,13 @@ function pruneCache(cache: string, bundleKey: string): void {
 function packageRoot(name: string, fromRoot: string): string | undefined {
   for (let dir = fromRoot; ; ) {
     const candidate = join(dir, 'node_modules', name);
-    if (statSync(candidate, { throwIfNoEntry: false })?.isDirectory()) {
+    let isDirectory = false;
+    try {
+      isDirectory = statSync(candidate, { throwIfNoEntry: false })?.isDirectory() === true;
+    } catch {
+      // ENOTDIR (a file named node_modules), EACCES: not here, as for Node's resolution
+    }
+    if (isDirectory) {
       try {
         return realpathSync(candidate);
       } catch {

@@ -172,6 +172,18 @@ describe('the start-up bundle', () => {
     expect(fileModules(after.urls)).toContain(join(copy, 'cli/dist/cli.js'));
   });
 
+  it('looks for a package past a file named node_modules (ENOTDIR), as Node does, instead of crashing', () => {
+    const copy = join(root, 'copy-enotdir');
+    mkdirSync(join(copy, 'cli'), { recursive: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    writeFileSync(join(copy, 'cli/node_modules'), 'not a folder\n');
+    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
+    expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
+    expect(fileModules(urls)).not.toContain(join(copy, 'cli/dist/cli.js'));
+  });
+
   it('takes a sniff module from the bundle when only other files of its adapter changed, and runs those files as they are now', () => {
     // A copy of the CLI beside a node_modules whose @profkit/rprof is a copy with a rebuilt
     // read.js (its sniff module does not import it; the adapter's index does).
