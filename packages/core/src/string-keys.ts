@@ -12,22 +12,19 @@
 const DIRECT_KEY_LENGTH = 4096;
 /** Marks a key that is not the string itself. */
 const MARK = '\u0001';
-/** Characters of a long string looked at to choose its bucket: chunks of CHUNK at SAMPLES places. */
-const SAMPLES = 64;
-const CHUNK = 32;
 
 /** Short keys for strings, one set per map (ids are not shared between instances). */
 export class StringKeys {
   private readonly buckets = new Map<string, { s: string; key: string }[]>();
   private count = 0;
-  // Where the chunks are taken, shifted by a per-instance random amount: an input cannot place
-  // its differences where no chunk looks.
-  private readonly jitter = Math.random();
+  // Seeds of the hash, random per instance: an input cannot choose strings that share a bucket.
+  private readonly seedA = (Math.random() * 0x1_0000_0000) >>> 0;
+  private readonly seedB = (Math.random() * 0x1_0000_0000) >>> 0;
 
   /** The key of `s`: `s` itself when short (escaped when it starts with the mark), else `MARK#id`. */
   of(s: string): string {
     if (s.length <= DIRECT_KEY_LENGTH) return s.startsWith(MARK) ? MARK + s : s;
-    const sample = this.sampleOf(s);
+    const sample = this.bucketOf(s);
     let bucket = this.buckets.get(sample);
     if (!bucket) this.buckets.set(sample, (bucket = []));
     // Equal strings (the same name used again) usually are the same object: `===` is then O(1).
@@ -37,16 +34,28 @@ export class StringKeys {
     return key;
   }
 
-  /** The bucket of a long string: its length and chunks spread over it (about 2 K characters). */
-  private sampleOf(s: string): string {
-    const parts = [String(s.length)];
-    const step = (s.length - CHUNK) / SAMPLES;
-    for (let k = 0; k < SAMPLES; k++) {
-      const at = Math.floor((k + this.jitter) * step);
-      parts.push(s.slice(at, at + CHUNK));
+  /** How many buckets the long strings fill (one per distinct string but for hash collisions). */
+  get bucketCount(): number {
+    return this.buckets.size;
+  }
+
+  /**
+   * The bucket of a long string: its length and a 64-bit seeded hash of every code unit. The whole
+   * string is read (a sample of it would put strings that differ only where it does not look in
+   * one bucket, each lookup then comparing against all of them); reading it costs what making it
+   * cost, once per lookup.
+   */
+  private bucketOf(s: string): string {
+    let a = this.seedA;
+    let b = this.seedB;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x9e3779b1);
+      b = Math.imul(b ^ c, 0x85ebca77);
+      a ^= a >>> 15;
+      b ^= b >>> 13;
     }
-    parts.push(s.slice(-CHUNK));
-    return parts.join('');
+    return `${s.length}:${a >>> 0}:${b >>> 0}`;
   }
 }
 

@@ -23,6 +23,22 @@ describe('StringKeys', () => {
     for (const k of ks) expect(k.length).toBeLessThan(100);
   });
 
+  it('strings that differ in one character, anywhere, fall in different buckets (no hash chain to search)', () => {
+    const keys = new StringKeys();
+    const long = 'x'.repeat(30_000);
+    // One position per string, as a crafted input would choose: a bucket chosen by sampling parts
+    // of the string put most of these in one bucket, searched string by string on every lookup.
+    const at = [0, 7_777, 15_000, 29_999];
+    let n = 0;
+    for (const p of at) {
+      for (let c = 0; c < 100; c++) {
+        keys.of(long.slice(0, p) + String.fromCharCode(0x100 + c) + long.slice(p + 1));
+        n++;
+      }
+    }
+    expect(keys.bucketCount).toBe(n);
+  });
+
   it('short strings are their own key, and never equal a long string\'s key', () => {
     const keys = new StringKeys();
     const longKey = keys.of('z'.repeat(20_000));
