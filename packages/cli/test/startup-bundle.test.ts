@@ -29,6 +29,16 @@ const run = (bin: string, args: string[], extra: Record<string, string> = {}): S
 const fileModules = (urls: string[]) => urls.filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
 const under = (dir: string) => (file: string) => file.startsWith(dir + '/');
 
+/** A copy of the CLI package (package.json, dist with its bundle) in `root/<name>/cli`, beside the repository's node_modules. */
+function copyOfCli(name: string): string {
+  const copy = join(root, name);
+  mkdirSync(join(copy, 'cli'), { recursive: true });
+  symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
+  cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+  return copy;
+}
+
 let profile: string;
 let unbundledTop: string;
 beforeAll(() => {
@@ -129,12 +139,7 @@ describe('the start-up bundle', () => {
   });
 
   it('never runs a bundle older than the files it was built from (a `tsc -b` after the build)', () => {
-    // A copy of the CLI package (dist with its bundle) beside the repository's node_modules.
-    const copy = join(root, 'copy');
-    mkdirSync(join(copy, 'cli'), { recursive: true });
-    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
-    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const copy = copyOfCli('copy');
     const bin = join(copy, 'cli/dist/bin.js');
     const before = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
     expect(before.status).toBe(0);
@@ -149,11 +154,7 @@ describe('the start-up bundle', () => {
   });
 
   it('never runs a bundle older than a file rewritten in place with its size and mtime kept (an npm extraction sets every mtime to 1985)', () => {
-    const copy = join(root, 'copy-same-mtime');
-    mkdirSync(join(copy, 'cli'), { recursive: true });
-    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
-    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const copy = copyOfCli('copy-same-mtime');
     const bin = join(copy, 'cli/dist/bin.js');
     const topJs = join(copy, 'cli/dist/commands/top.js');
     const mtime = 499162500; // 1985-10-26T08:15:00Z, whole seconds: set back exactly below
@@ -173,11 +174,7 @@ describe('the start-up bundle', () => {
   });
 
   it('looks for a package past a file named node_modules (ENOTDIR), as Node does, instead of crashing', () => {
-    const copy = join(root, 'copy-enotdir');
-    mkdirSync(join(copy, 'cli'), { recursive: true });
-    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
-    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const copy = copyOfCli('copy-enotdir');
     writeFileSync(join(copy, 'cli/node_modules'), 'not a folder\n');
     const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
     expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
@@ -248,11 +245,7 @@ describe('the start-up bundle', () => {
   });
 
   it('starts unbundled when the bundle fails while it loads', () => {
-    const copy = join(root, 'copy-throwing');
-    mkdirSync(join(copy, 'cli'), { recursive: true });
-    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
-    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const copy = copyOfCli('copy-throwing');
     const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
     const code = readFileSync(bundleFile, 'utf8');
     const body = code.indexOf('{') + 1;
@@ -268,11 +261,7 @@ describe('the start-up bundle', () => {
   });
 
   it('never runs a bundle edited since the build, even one of the same length whose code cache V8 would take', () => {
-    const copy = join(root, 'copy-edited');
-    mkdirSync(join(copy, 'cli'), { recursive: true });
-    symlinkSync(join(repoRoot, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    cpSync(join(cliDir, 'package.json'), join(copy, 'cli/package.json'));
-    cpSync(join(cliDir, 'dist'), join(copy, 'cli/dist'), { recursive: true });
+    const copy = copyOfCli('copy-edited');
     const bin = join(copy, 'cli/dist/bin.js');
     expect(run(bin, ['top', profile]).status).toBe(0); // writes the code cache and the check markers
     const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
