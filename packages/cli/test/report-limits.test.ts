@@ -5,13 +5,16 @@
  * with PROFKIT_E_LIMIT naming the option.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { repoRoot } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
+import { READ_LIMITS } from '@profkit/core';
 import { main } from '../src/cli.js';
+import { STREAMED_TEXT_PER_INPUT_BYTE, streamedReportLimits } from '../src/commands/stream-text.js';
+import type { CliContext } from '../src/types.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-report-limits-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -130,3 +133,32 @@ describe('maxReportBytes bounds the text reports', () => {
   }
 });
 
+
+describe('streamed reports: maxReportBytes by default follows the input size', () => {
+  // A streamed report holds one chunk, so its default bound is on amplification: the 1M-sample
+  // benchmark profile (95 MB) prints 1.3 GB of folded stacks, over the fixed 512 MiB default.
+  const dir = mkdtempSync(join(tmpdir(), 'profkit-streamed-limit-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const sized = (name: string, bytes: number) => {
+    const path = join(dir, name);
+    writeFileSync(path, '');
+    truncateSync(path, bytes); // sparse: no bytes written
+    return path;
+  };
+  const ctxOf = (values: Record<string, unknown>) => ({ values }) as unknown as CliContext;
+
+  it('is 64 bytes per input byte (FILE and its base) when that is above the default', () => {
+    const big = sized('big.pb.gz', 16 * 1024 * 1024);
+    const base = sized('base.pb.gz', 4 * 1024 * 1024);
+    expect(streamedReportLimits(ctxOf({}), [big]).maxReportBytes).toBe(STREAMED_TEXT_PER_INPUT_BYTE * 16 * 1024 * 1024);
+    expect(streamedReportLimits(ctxOf({}), [big, base]).maxReportBytes).toBe(STREAMED_TEXT_PER_INPUT_BYTE * 20 * 1024 * 1024);
+  });
+
+  it('is the default for small inputs and stdin, and what --limit says when given', () => {
+    const small = sized('small.pb.gz', 40_000);
+    expect(streamedReportLimits(ctxOf({}), [small]).maxReportBytes).toBe(READ_LIMITS.maxReportBytes);
+    expect(streamedReportLimits(ctxOf({}), ['-']).maxReportBytes).toBe(READ_LIMITS.maxReportBytes);
+    const big = sized('big2.pb.gz', 64 * 1024 * 1024);
+    expect(streamedReportLimits(ctxOf({ limit: ['maxReportBytes=1KiB'] }), [big]).maxReportBytes).toBe(1024);
+  });
+});

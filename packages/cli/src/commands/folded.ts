@@ -1,8 +1,8 @@
-import { foldedLines, parseLimitArgs } from '@profkit/core/node';
+import { foldedLines } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
-import { BASE_OPTIONS, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
+import { BASE_OPTIONS, inputFilesOf, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
-import { writeStreamedText } from './stream-text.js';
+import { streamedReportLimits, writeStreamedText } from './stream-text.js';
 
 export const folded: CliCommand = {
   name: 'folded',
@@ -30,7 +30,7 @@ export const folded: CliCommand = {
     const file = ctx.positionals[0]!;
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const lines = foldedLines(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t, parseLimitArgs(ctx.values.limit));
+    const lines = foldedLines(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t, streamedReportLimits(ctx, inputFilesOf(ctx, file)));
     if (ctx.json) {
       const stacks = Array.from(lines, (l) => {
         const sp = l.lastIndexOf(' ');

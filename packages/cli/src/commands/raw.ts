@@ -1,9 +1,9 @@
-import { parseLimitArgs, rawReportText } from '@profkit/core';
+import { rawReportText } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { BASE_OPTIONS, FROM_OPTION, filterOptionsOf } from './shared.js';
+import { BASE_OPTIONS, FROM_OPTION, filterOptionsOf, inputFilesOf } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
 import { REPORT_FILTER_OPTIONS } from './symbol-report.js';
-import { writeStreamedText } from './stream-text.js';
+import { streamedReportLimits, writeStreamedText } from './stream-text.js';
 
 export const raw: CliCommand = {
   name: 'raw',
@@ -36,10 +36,11 @@ export const raw: CliCommand = {
   positionals: 1,
   json: false,
   async run(ctx) {
-    const r = await readAsGoPprof(ctx, ctx.positionals[0]!);
+    const file = ctx.positionals[0]!;
+    const r = await readAsGoPprof(ctx, file);
     ctx.out.warnings(r.warnings);
     // Written as made: many lines can print one long name (maxReportBytes bounds the text).
-    await writeStreamedText(ctx, rawReportText(r.loaded, { columns: ctx.values.columns === true, filters: filterOptionsOf(ctx), limits: parseLimitArgs(ctx.values.limit) }));
+    await writeStreamedText(ctx, rawReportText(r.loaded, { columns: ctx.values.columns === true, filters: filterOptionsOf(ctx), limits: streamedReportLimits(ctx, inputFilesOf(ctx, file)) }));
     return 0;
   },
 };

@@ -141,6 +141,12 @@ export async function readForView(ctx: CliContext, file: string): Promise<Regist
   return asViewed(ctx, r, r.patterns);
 }
 
+/** FILE and the profile of `--base` / `--diff-base` when given: the files a report is made from. */
+export function inputFilesOf(ctx: CliContext, file: string): string[] {
+  const base = stringOption(ctx, 'base') ?? stringOption(ctx, 'diff-base');
+  return base === undefined ? [file] : [file, base];
+}
+
 /**
  * Reads FILE, minus the profile of `--base` / `--diff-base` when given (pprof -base / -diff_base:
  * the base negated and merged in, labelled pprof::base=true for -diff_base); `patterns` are

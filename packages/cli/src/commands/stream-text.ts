@@ -4,8 +4,35 @@
  * one chunk out before the next is made, never held whole.
  */
 
-import { writeFileAtomic } from '@profkit/core/node';
+import { statSync } from 'node:fs';
+import { READ_LIMITS, parseLimitArgs, writeFileAtomic, type ReadLimits } from '@profkit/core/node';
 import type { CliContext } from '../types.js';
+
+/** Bytes of streamed report text allowed per byte of the input files, by default. */
+export const STREAMED_TEXT_PER_INPUT_BYTE = 64;
+
+/**
+ * The `--limit` values for a report written as it is made. Such a report holds one chunk, not its
+ * text, so `maxReportBytes` guards against amplification (a 40 KB profile asking for gigabytes),
+ * not memory: unless the command line sets it, it is the larger of the default (512 MiB) and 64
+ * bytes per byte of the input files. A real profile's text is proportional to it (the 1M-sample
+ * benchmark profile, 95 MB gzipped, prints 1.3 GB of folded stacks), a crafted one is not. Stdin
+ * (`-`) counts nothing.
+ */
+export function streamedReportLimits(ctx: CliContext, files: string[]): ReadLimits & Record<string, number> {
+  const limits = parseLimitArgs(ctx.values.limit);
+  if (limits.maxReportBytes !== undefined) return limits;
+  let inputBytes = 0;
+  for (const file of files) {
+    if (file === '-') continue;
+    try {
+      inputBytes += statSync(file).size;
+    } catch {
+      // Read already, so present; a file gone since then counts nothing.
+    }
+  }
+  return { ...limits, maxReportBytes: Math.max(READ_LIMITS.maxReportBytes, STREAMED_TEXT_PER_INPUT_BYTE * inputBytes) };
+}
 
 /** `pieces` as UTF-8 chunks of about 64 KiB. */
 export function* utf8Batches(pieces: Iterable<string>): Generator<Uint8Array> {

@@ -1,8 +1,8 @@
 import { tracesReportStream } from '@profkit/core';
 import type { CliCommand } from '../types.js';
-import { FROM_OPTION, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, TRACES_OPTIONS, phase, sampleTypeJson } from './shared.js';
+import { FROM_OPTION, inputFilesOf, GRAPH_OPTIONS, SAMPLE_TYPE_OPTION, TRACES_OPTIONS, phase, sampleTypeJson } from './shared.js';
 import { readAsGoPprof, sampleReportOptionsOf } from './go-load.js';
-import { writeStreamedText } from './stream-text.js';
+import { streamedReportLimits, writeStreamedText } from './stream-text.js';
 
 export const traces: CliCommand = {
   name: 'traces',
@@ -26,7 +26,7 @@ export const traces: CliCommand = {
   async run(ctx) {
     const file = ctx.positionals[0]!;
     const r = await readAsGoPprof(ctx, file);
-    const options = sampleReportOptionsOf(ctx, r.loaded);
+    const options = { ...sampleReportOptionsOf(ctx, r.loaded), limits: streamedReportLimits(ctx, inputFilesOf(ctx, file)) };
     const rep = phase(ctx, 'computing the report', () => tracesReportStream(r.loaded, options));
     if (ctx.json) {
       const samples = Array.from(rep.samples(), (s) => ({
