@@ -161,4 +161,10 @@ describe('streamed reports: maxReportBytes by default follows the input size', (
     const big = sized('big2.pb.gz', 64 * 1024 * 1024);
     expect(streamedReportLimits(ctxOf({ limit: ['maxReportBytes=1KiB'] }), [big]).maxReportBytes).toBe(1024);
   });
+
+  it('is the fixed default under --json, which holds the whole report', () => {
+    const big = sized('big3.pb.gz', 64 * 1024 * 1024);
+    const json = { ...ctxOf({}), json: true } as CliContext;
+    expect(streamedReportLimits(json, [big]).maxReportBytes ?? READ_LIMITS.maxReportBytes).toBe(READ_LIMITS.maxReportBytes);
+  });
 });

@@ -21,7 +21,8 @@ export const STREAMED_TEXT_PER_INPUT_BYTE = 64;
  */
 export function streamedReportLimits(ctx: CliContext, files: string[]): ReadLimits & Record<string, number> {
   const limits = parseLimitArgs(ctx.values.limit);
-  if (limits.maxReportBytes !== undefined) return limits;
+  // `--json` holds the whole report (then its document), so the default bounds memory there.
+  if (limits.maxReportBytes !== undefined || ctx.json) return limits;
   let inputBytes = 0;
   for (const file of files) {
     if (file === '-') continue;
