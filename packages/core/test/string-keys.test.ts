@@ -7,7 +7,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, StringKeys, callgrindReport, goGraph, renderFlameGraph, toFolded, topReport } from '../src/index.js';
+import { ProfileBuilder, StringKeyedMap, StringKeys, callgrindReport, goGraph, renderFlameGraph, toFolded, topReport } from '../src/index.js';
 import { compareGoStrings } from '../src/ops/internal.js';
 
 describe('StringKeys', () => {
@@ -47,6 +47,17 @@ describe('StringKeys', () => {
     expect(keys.of(longKey)).not.toBe(longKey);
     expect(keys.of(longKey)).toBe(keys.of(longKey));
     expect(keys.of('\u0001')).not.toBe(keys.of('\u0001\u0001'));
+  });
+
+  it('StringKeyedMap: a short key spelled like a long key\'s inner key is a different entry', () => {
+    const map = new StringKeyedMap<number>();
+    const long = 'z'.repeat(20_000);
+    map.set(long, 1);
+    const inner = new StringKeys().of(long); // the spelling of the map's first long key
+    expect(map.get(inner)).toBeUndefined();
+    map.set(inner, 2).set('\u0001', 3).set('', 4);
+    expect([map.get(long), map.get(inner), map.get('\u0001'), map.get(''), map.get('\u0001\u0001')]).toEqual([1, 2, 3, 4, undefined]);
+    expect(map.size).toBe(4);
   });
 });
 
