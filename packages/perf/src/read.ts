@@ -103,8 +103,10 @@ export class PerfScriptParser {
   /** Location id of a frame group's printed text (most frames repeat; parsing them once is the fast path). */
   // Frame texts can be longer than V8 hashes (see core's StringKeyedMap).
   private readonly locationOfText = new StringKeyedMap<number>();
-  private readonly mappingOfDso = new Map<string, number>();
-  private readonly comms = new Map<string, string>();
+  // DSO paths and comms come from the input too: as long as it likes.
+  private readonly mappingOfDso = new StringKeyedMap<number>();
+  /** Each distinct comm, as its own value (one string per comm, not per sample). */
+  private readonly comms = new StringKeyedMap<string>();
 
   private current: { event: EventLine; line: number } | undefined;
   private frames: PendingFrame[] = [];
@@ -292,7 +294,7 @@ export class PerfScriptParser {
     if (this.periodMismatch > 0) {
       this.warnings.push({ code: 'PROFKIT_W_PERF_PERIOD_MIXED', message: `${this.periodMismatch} sample(s) print no period where others of their event do (or the reverse): counted as 1`, detail: { file: this.file } });
     }
-    const built = mainMappingFirst(b.build(), this.comms.keys().next().value);
+    const built = mainMappingFirst(b.build(), this.comms.values().next().value);
     const n = this.eventOfSample.length;
     const eventOf = this.eventOfSample.finish();
     const single = built.samples.value;
