@@ -1,23 +1,53 @@
 // Measures profkit web on one profile in headless Chromium (not a test: numbers for
-// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS]
+// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top]
 // Prints, per run: time from navigation to the first flame paint (the page's
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
 // event to the next animation frame, i.e. the redraw included); then the time to show the top
 // table, the peek of its first entry, that entry's sandwich and source listing, and the call graph
-// (graph.js loaded and laid out). Chromium: PROFKIT_CHROMIUM or
+// (graph.js loaded and laid out; `top`: stop after the table), and the renderer's peak RSS. Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
+import { readFileSync, readdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { startWebServer } from '../dist/index.js';
 
-const [file, runsText = '3'] = process.argv.slice(2);
+/** This run's Chromium is the process whose command line holds this (unknown) switch. */
+const MARKER = `--profkit-bench=${process.pid}`;
+const procText = (pid, file) => {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'latin1');
+  } catch {
+    return '';
+  }
+};
+/**
+ * The peak resident memory (VmHWM) of this Chromium's renderer processes, MB: the page and its
+ * Web Worker (the worker's typed arrays are outside the JS heap, so heap metrics miss them). Linux only.
+ */
+function rendererPeakMb() {
+  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  const parent = new Map(pids.map((pid) => [pid, procText(pid, 'stat').replace(/^.*\) \S+ /, '').split(' ')[0]]));
+  const ours = (pid) => {
+    for (let p = pid, n = 0; p && p !== '0' && n < 8; p = parent.get(p), n++) if (procText(p, 'cmdline').includes(MARKER)) return true;
+    return false;
+  };
+  let kb = 0;
+  for (const pid of pids) {
+    if (!procText(pid, 'cmdline').includes('--type=renderer') || !ours(pid)) continue;
+    kb += Number(/VmHWM:\s+(\d+)/.exec(procText(pid, 'status'))?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+const [file, runsText = '3', only] = process.argv.slice(2);
 if (!file) {
   console.error('usage: node scripts/bench-first-paint.mjs FILE [RUNS]');
   process.exit(2);
 }
 const server = await startWebServer({ profile: file });
-const browser = await chromium.launch({ executablePath: process.env.PROFKIT_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 try {
   for (let run = 0; run < Number(runsText); run++) {
+    // A browser per run: its renderer's peak memory is this run's.
+    const browser = await chromium.launch({ executablePath: process.env.PROFKIT_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', MARKER] });
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('pageerror', (e) => console.error('pageerror', String(e)));
     await page.goto(`${server.url}#view=flame`);
@@ -39,6 +69,7 @@ try {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       requestAnimationFrame(() => resolve(performance.now() - t0));
     }));
+    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
     // Then the table, and from its first row the peek and the sandwich (worker time included).
     const timed = async (act, selector) => {
       const t0 = Date.now();
@@ -47,16 +78,22 @@ try {
       await page.waitForFunction(() => !document.querySelector('[role=status]'), undefined, { timeout: 600_000 });
       return Date.now() - t0;
     };
-    const topMs = await timed(() => page.click('#view-top'), '#top-table tbody tr');
+    const topMs = await timed(() => page.click('#view-top'), '#top-table tbody tr, #error');
+    const error = await page.locator('#error').textContent({ timeout: 1 }).catch(() => '');
+    if (only === 'top' || error) {
+      // `top`: the flame graph and the table only (the function views of a 1M-sample profile take minutes).
+      console.log(`run ${run + 1}: top table ${topMs} ms${error ? ` (${error})` : ''}; renderer peak RSS ${rendererPeakMb().toFixed(0)} MB`);
+      await browser.close();
+      continue;
+    }
     const peekMs = await timed(() => page.click('#top-table tbody tr:first-child'), '#peek-text');
     const fn = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('fn'));
     const sandwichMs = await timed(() => page.click('.open-sandwich'), '#sandwich-callees');
     const sourceMs = await timed(() => page.click('#view-source'), '#source .routine, #error');
     const graphMs = await timed(() => page.click('#view-graph'), '#graph-svg, #error');
-    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms; top table ${topMs} ms, peek of ${fn} ${peekMs} ms, its sandwich ${sandwichMs} ms, its source ${sourceMs} ms; call graph ${graphMs} ms`);
-    await page.close();
+    console.log(`run ${run + 1}: top table ${topMs} ms, peek of ${fn} ${peekMs} ms, its sandwich ${sandwichMs} ms, its source ${sourceMs} ms; call graph ${graphMs} ms; renderer peak RSS ${rendererPeakMb().toFixed(0)} MB`);
+    await browser.close();
   }
 } finally {
-  await browser.close();
   await server.close();
 }

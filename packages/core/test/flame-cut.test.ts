@@ -1,0 +1,60 @@
+/**
+ * `cutFlameTree` (the flame tree cut at a width, walked from the samples) draws exactly the tree
+ * `boundedFlameTree` draws at the same width (which flame-levels.test.ts checks against a
+ * per-sample build): inline frames, two locations of one function, sums beyond 2^53, zero and
+ * negative values, samples without frames; and counts the outermost frames it leaves out.
+ */
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@profkit/test-utils';
+import { ProfileBuilder, boundedFlameTree, cutFlameTree, type FlameNode, type Profile } from '../src/node/index.js';
+
+/** 300 samples of up to 7 of 12 locations over 6 functions, half the locations with inline frames. */
+function randomProfile(seed: number, big: boolean): Profile {
+  const r = seededRandom(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }, { type: 'samples', unit: 'count' }] });
+  const fns = Array.from({ length: 6 }, (_, i) => b.internFunction({ name: `f${i}` }));
+  const locs = Array.from({ length: 12 }, (_, i) =>
+    b.internLocation({ functionId: fns[int(6)]!, line: i, inlinedInto: i % 2 === 0 ? [{ functionId: fns[int(6)]!, line: 100 + i }] : [] }),
+  );
+  for (let i = 0; i < 300; i++) {
+    const stack = Array.from({ length: int(8) }, () => locs[int(locs.length)]!);
+    b.addSample(stack, [big ? (1n << 58n) + BigInt(int(1000)) : BigInt(int(40) - 5), BigInt(1 + int(3))]);
+  }
+  return b.build();
+}
+
+/** Frames of `full` narrower than `threshold` whose caller is not: the ones a cut leaves out first. */
+function outermostNarrow(full: FlameNode, threshold: number): number {
+  let n = 0;
+  const work = [full];
+  while (work.length > 0) {
+    for (const c of work.pop()!.children) {
+      if (Number(c.value) < threshold) n++;
+      else work.push(c);
+    }
+  }
+  return n;
+}
+
+describe('cutFlameTree', () => {
+  for (const big of [false, true]) {
+    for (const minWidth of [0, 0.002, 0.01, 0.05, 0.3]) {
+      it(`draws what boundedFlameTree draws at ${minWidth} of the total (${big ? 'sums beyond 2^53' : 'zeros and negatives'}), counting the outermost frames left out`, () => {
+        const p = randomProfile(big ? 21 : 22, big);
+        for (const t of [0, 1]) {
+          const bounded = boundedFlameTree(p, t, minWidth);
+          const cut = cutFlameTree(p, t, minWidth);
+          expect(cut.tree).toEqual(bounded.tree);
+          const full = boundedFlameTree(p, t, 0).tree;
+          expect(cut.elided).toBe(outermostNarrow(full, minWidth * Number(full.value)));
+          if (minWidth >= 0.05) expect(cut.elided).toBeGreaterThan(0);
+        }
+      });
+    }
+  }
+
+  it('refuses a sample type that does not exist', () => {
+    expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
+  });
+});
