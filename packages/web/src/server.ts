@@ -15,10 +15,9 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
-import { ErrorCodes, ProfkitError, isProfkitError } from '@profkit/core';
+import { ErrorCodes, ProfkitError, isProfkitError, type Registry } from '@profkit/core';
 import { listedSourceNames, readInput, sourceFileReader } from '@profkit/core/node';
 import { readAppAssets, type AppAssets } from './assets.js';
-import { webRegistry } from './registry.js';
 
 export interface WebServerOptions {
   /** The profile to show. */
@@ -35,6 +34,12 @@ export interface WebServerOptions {
   sourcePath?: string;
   /** Prefixes removed from the profile's file names, ':'-separated (`profkit list --trim-path`). */
   trimPath?: string;
+  /**
+   * The adapters the server reads the profile with, for the names of the source files it may
+   * serve: the CLI passes its registry (the adapters the user installed). Without one, the
+   * first-party adapters the page bundles are imported, which must then be installed.
+   */
+  registry?: Registry;
 }
 
 export interface WebServer {
@@ -101,10 +106,10 @@ const SOURCE_URL = '/source';
  * profiles, trimmed and cleaned as the listing does); any other name gets undefined. The
  * profiles are read once, at the first request (reading a large profile costs seconds).
  */
-function sourceFiles(profiles: string[], sourcePath: string, trimPath: string) {
+function sourceFiles(profiles: string[], sourcePath: string, trimPath: string, given: Registry | undefined) {
   let names: Promise<Set<string>> | undefined;
   const listed = async () => {
-    const registry = webRegistry();
+    const registry = given ?? (await import('./registry.js')).webRegistry();
     const all = new Set<string>();
     for (const file of profiles) {
       // Checked again (replaced by a FIFO since the start, it would be read without end), and
@@ -158,7 +163,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     ...(baseUrl ? { base: { name: basename(options.base!), url: baseUrl } } : {}),
     source: { url: SOURCE_URL, sourcePath, trimPath },
   });
-  const sources = sourceFiles([options.profile, ...(options.base !== undefined ? [options.base] : [])], sourcePath, trimPath);
+  const sources = sourceFiles([options.profile, ...(options.base !== undefined ? [options.base] : [])], sourcePath, trimPath, options.registry);
   const staticFiles = new Map<string, { type: string; body: string | Uint8Array }>([
     ['/', { type: 'text/html; charset=utf-8', body: page }],
     ['/index.html', { type: 'text/html; charset=utf-8', body: page }],

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
-import { ProfileBuilder, type ProfkitError } from '@profkit/core';
-import { serializePprof } from '@profkit/pprof';
+import { ProfileBuilder, Registry, type ProfkitError } from '@profkit/core';
+import { pprofAdapter, serializePprof } from '@profkit/pprof';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-web-server-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -114,6 +114,25 @@ describe('startWebServer', () => {
       expect((await get(s, '/')).body).toContain(`"source":{"url":"/source","sourcePath":${JSON.stringify(src)},"trimPath":"/build"}`);
     } finally {
       await s.close();
+    }
+  });
+
+  it('reads the profile with the registry it is given (the CLI passes the adapters the user installed)', async () => {
+    const { named, src } = sourceTree();
+    // A registry without the pprof adapter cannot read the profile: no name is served.
+    const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build', registry: new Registry([]) });
+    try {
+      const r = await get(s, `/source?file=${encodeURIComponent('app/main.go')}`);
+      expect(r.status).not.toBe(200);
+      expect(r.body).not.toContain('package main');
+    } finally {
+      await s.close();
+    }
+    const t = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build', registry: new Registry([pprofAdapter]) });
+    try {
+      expect((await get(t, `/source?file=${encodeURIComponent('app/main.go')}`)).status).toBe(200);
+    } finally {
+      await t.close();
     }
   });
 

@@ -73,6 +73,7 @@ export const web: CliCommand = {
       allowRemote: ctx.values['allow-remote'] === true,
       sourcePath: stringOption(ctx, 'source-path'),
       trimPath: stringOption(ctx, 'trim-path'),
+      registry: ctx.registry,
     });
     if (ctx.json) ctx.out.document('web', { file, base: stringOption(ctx, 'base') ?? null, url: server.url, host: server.host, port: server.port });
     else ctx.out.line(`profkit web: ${file} at ${server.url} (Ctrl-C to stop)`);
