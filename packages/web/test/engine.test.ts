@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProfileBuilder } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
-import { FLAME_MIN_WIDTH, ProfileSession, webRegistry } from '../src/app/engine.js';
+import { FLAME_MIN_WIDTH, MAX_SOURCE_FILE_LINES, ProfileSession, linesOf, sourceLinesOf, webRegistry } from '../src/app/engine.js';
 import { diffColor, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { DEFAULT_STATE, NO_FILTERS, hashOf, stateFromHash } from '../src/app/state.js';
@@ -228,5 +228,21 @@ describe('values above 2^53', () => {
     expect(flame.exactBase![work]).toBe(1n);
     const { callees } = s.view(OPTIONS, 'sandwich', 'work').sandwich!;
     expect(callees.exactValue[0]).toBe(big - 1n);
+  });
+});
+
+describe('dropped source files', () => {
+  it('splits lines as bufio.ScanLines does', () => {
+    expect(linesOf('a\r\nb\n\nc')).toEqual(['a', 'b', '', 'c']);
+    expect(linesOf('a\n')).toEqual(['a']);
+    expect(linesOf('')).toEqual([]);
+  });
+
+  it('reports a file past MAX_SOURCE_FILE_LINES as a PROFKIT_E_LIMIT error instead of keeping its lines', () => {
+    const lines = linesOf('\n'.repeat(MAX_SOURCE_FILE_LINES + 10));
+    expect(lines.length).toBe(MAX_SOURCE_FILE_LINES + 1); // the scan stops one line past the limit
+    const read = sourceLinesOf('big.go', lines);
+    expect(read).toEqual({ error: `big.go: more than ${MAX_SOURCE_FILE_LINES} lines (PROFKIT_E_LIMIT)` });
+    expect(sourceLinesOf('ok.go', lines.slice(0, MAX_SOURCE_FILE_LINES))).toEqual({ lines: lines.slice(0, MAX_SOURCE_FILE_LINES) });
   });
 });

@@ -47,6 +47,34 @@ export { webRegistry } from '../registry.js';
 export type SourceReader = (file: string) => SourceLines | undefined;
 
 /**
+ * Lines of one source file beyond which it is reported, not kept (core's MAX_SOURCE_FILE_LINES:
+ * each line costs an array slot and a string header; its `node` entry cannot load in a worker).
+ */
+export const MAX_SOURCE_FILE_LINES = 4 << 20;
+
+/** A file's lines, or the error shown in their place past MAX_SOURCE_FILE_LINES. */
+export function sourceLinesOf(file: string, lines: readonly string[]): SourceLines {
+  return lines.length > MAX_SOURCE_FILE_LINES ? { error: `${file}: more than ${MAX_SOURCE_FILE_LINES} lines (${ErrorCodes.LIMIT})` } : { lines };
+}
+
+/**
+ * The lines of a file as Go's `bufio.ScanLines` splits them (as `profkit list` reads files): \n, a
+ * trailing \r dropped; the scan stops one line past MAX_SOURCE_FILE_LINES (a file of newlines
+ * would otherwise cost an array slot per byte).
+ */
+export function linesOf(text: string): string[] {
+  const lines: string[] = [];
+  for (let at = 0; at < text.length && lines.length <= MAX_SOURCE_FILE_LINES; ) {
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    const line = text.slice(at, end);
+    lines.push(line.endsWith('\r') ? line.slice(0, -1) : line);
+    at = end + 1;
+  }
+  return lines;
+}
+
+/**
  * Frames narrower than this fraction of the total are left out of the flame graph: 1/100 of a
  * pixel of a 1000-pixel graph, so that zooming 100x still shows every frame wider than a pixel,
  * while a profile of millions of distinct stacks stays a bounded number of frames.

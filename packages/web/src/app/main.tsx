@@ -101,6 +101,20 @@ async function fileInput(file: File): Promise<ProfileInput> {
   return { name: file.name, bytes: await file.arrayBuffer() };
 }
 
+/**
+ * A source file larger than this is refused before it is read into the page (core's
+ * MAX_SOURCE_FILE_BYTES for `profkit list`; its `node` entry cannot be loaded in a browser).
+ */
+const MAX_SOURCE_FILE_BYTES = 256 << 20;
+
+/** The text of a source file the user dropped or picked, refused past MAX_SOURCE_FILE_BYTES. */
+async function sourceTextOf(file: File): Promise<string> {
+  if (file.size > MAX_SOURCE_FILE_BYTES) {
+    throw new ProfkitError(ErrorCodes.LIMIT, `${file.name}: source file is ${file.size} bytes, above the limit of ${MAX_SOURCE_FILE_BYTES}`, { file: file.name, option: 'maxSourceFileBytes' });
+  }
+  return file.text();
+}
+
 /** The last part of a path (profiles name files with / or \\). */
 function baseNameOf(path: string): string {
   return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
@@ -210,9 +224,14 @@ function App() {
     const wanted = source.result.source.routines.filter((r) => r.noText && r.file !== '');
     const matched = files.flatMap((f) => wanted.filter((r) => baseNameOf(r.file) === f.name).map((r) => [r.file, f] as const));
     if (matched.length === 0) return false;
-    void Promise.all(matched.map(async ([file, f]) => [file, await f.text()] as const)).then((texts) => setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts) })));
+    readSources(matched);
     return true;
   };
+  const readSources = (files: (readonly [string, File])[]) =>
+    void Promise.all(files.map(async ([file, f]) => [file, await sourceTextOf(f)] as const)).then(
+      (texts) => setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts) })),
+      (err: unknown) => setStatus(readErrorStatus(err)),
+    );
 
   // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
   // (on the source view, a file named as a listed source file is that file's text).
@@ -303,7 +322,7 @@ function App() {
       {sandwich && part === 'sandwich' && !needsFunction && <SandwichPanel result={sandwich.result} fn={state.fn} update={update} />}
       {graph && part === 'graph' && <GraphPanel result={graph.result} update={update} />}
       {source && part === 'source' && !needsFunction && (
-        <SourcePanel result={source.result} fn={state.fn} served={SERVED !== undefined} onDrop={(file, text) => setDroppedSources((d) => ({ ...d, [file]: text }))} />
+        <SourcePanel result={source.result} fn={state.fn} served={SERVED !== undefined} onDrop={(file, f) => readSources([[file, f]])} />
       )}
     </div>
   );
@@ -716,7 +735,7 @@ function GraphPanel({ result, update }: { result: ViewResult & { graph: GraphVie
 }
 
 /** One function in one file of the listing: its lines with their costs, and the text when known. */
-function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: SourceRoutine; unit: string; served: boolean; onDrop: (file: string, text: string) => void }) {
+function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: SourceRoutine; unit: string; served: boolean; onDrop: (file: string, f: File) => void }) {
   const fv = (v: string) => formatValue(BigInt(v), unit);
   return (
     <div class="routine" data-name={routine.name} data-file={routine.file} data-flat={routine.flat} data-cum={routine.cum}>
@@ -733,9 +752,9 @@ function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: Source
           <input
             type="file"
             class="source-input"
-            onChange={async (e) => {
+            onChange={(e) => {
               const f = (e.currentTarget as HTMLInputElement).files?.[0];
-              if (f) onDrop(routine.file, await f.text());
+              if (f) onDrop(routine.file, f);
             }}
           />
         </label>
@@ -767,7 +786,7 @@ function SourceRoutinePanel({ routine, unit, served, onDrop }: { routine: Source
 }
 
 /** `profkit list FILE '^fn$'`: each of the function's files with its line costs and source text. */
-function SourcePanel({ result, fn, served, onDrop }: { result: ViewResult & { source: SourceView }; fn: string; served: boolean; onDrop: (file: string, text: string) => void }) {
+function SourcePanel({ result, fn, served, onDrop }: { result: ViewResult & { source: SourceView }; fn: string; served: boolean; onDrop: (file: string, f: File) => void }) {
   const complete = result.source.routines.every((r) => !r.noText);
   return (
     <section id="source">

@@ -5,7 +5,7 @@
  */
 
 import { ErrorCodes, ProfkitError, type SourceLines } from '@profkit/core';
-import { ProfileSession, errorOf, webRegistry } from './engine.js';
+import { ProfileSession, errorOf, linesOf, sourceLinesOf, webRegistry } from './engine.js';
 import type { SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
 const registry = webRegistry();
@@ -25,13 +25,6 @@ function transferablesOf(r: ViewResult): Transferable[] {
   return layouts.flatMap((f) => [f.nameIndex, f.depth, f.start, f.value, f.self, f.base, f.exactValue, f.exactSelf, f.exactBase, f.baseBelowCut].flatMap((a) => (a ? [a.buffer] : []))) as Transferable[];
 }
 
-/** The lines of a file as Go's `bufio.ScanLines` splits them (as `profkit list` reads files): \n, a trailing \r dropped. */
-function linesOf(text: string): string[] {
-  const lines = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
 /** Asks `profkit web` for the source files the listing names and does not have yet. */
 async function fetchSources(access: SourceAccess, files: string[]): Promise<void> {
   await Promise.all(
@@ -39,7 +32,8 @@ async function fetchSources(access: SourceAccess, files: string[]): Promise<void
       let lines: SourceLines;
       try {
         const response = await fetch(`${access.url}?file=${encodeURIComponent(file)}`);
-        lines = response.ok ? ((await response.json()) as SourceLines) : { error: `profkit web did not serve ${file}: HTTP ${response.status}` };
+        const served = response.ok ? ((await response.json()) as SourceLines) : undefined;
+        lines = served ? ('lines' in served ? sourceLinesOf(file, served.lines) : served) : { error: `profkit web did not serve ${file}: HTTP ${response.status}` };
       } catch (e) {
         lines = { error: `profkit web did not serve ${file}: ${e instanceof Error ? e.message : String(e)}` };
       }
@@ -56,7 +50,7 @@ async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }):
   const dropped = req.sources ?? {};
   const missing = new Set<string>();
   const read = (file: string): SourceLines | undefined => {
-    if (Object.hasOwn(dropped, file)) return { lines: linesOf(dropped[file]!) };
+    if (Object.hasOwn(dropped, file)) return sourceLinesOf(file, linesOf(dropped[file]!));
     const fetched = fetchedSources.get(file);
     if (!fetched && s.source.url !== undefined) missing.add(file);
     return fetched;
