@@ -51,6 +51,51 @@ export function locationNameIds(p: Profile, index: ProfileIndex): { names: strin
 }
 
 /**
+ * One expansion's callees grouped by name (two locations of one function are one frame), for
+ * the flame cut and the levelled flame graph: `begin()` starts an expansion, `groupOf(name)`
+ * counts a callee into its group (numbered 0..size-1 by first appearance) and returns it.
+ */
+export class CalleeGroups {
+  /** Per group: its name id, member count and value (bigints or doubles, as `zero`). */
+  readonly name: number[] = [];
+  readonly count: number[] = [];
+  readonly value: number[] = [];
+  size = 0;
+  // groupOfName[name] is valid while stampOf[name] is the current expansion's stamp.
+  private readonly groupOfName: Int32Array;
+  private readonly stampOf: Int32Array;
+  private stamp = 0;
+
+  constructor(
+    nameCount: number,
+    private readonly zero: number,
+  ) {
+    this.groupOfName = new Int32Array(nameCount);
+    this.stampOf = new Int32Array(nameCount).fill(-1);
+  }
+
+  begin(): void {
+    this.stamp++;
+    this.size = 0;
+  }
+
+  groupOf(name: number): number {
+    if (this.stampOf[name] === this.stamp) {
+      const g = this.groupOfName[name]!;
+      this.count[g]!++;
+      return g;
+    }
+    const g = this.size++;
+    this.stampOf[name] = this.stamp;
+    this.groupOfName[name] = g;
+    this.name[g] = name;
+    this.count[g] = 1;
+    this.value[g] = this.zero;
+    return g;
+  }
+}
+
+/**
  * The flame tree of sample type `t` (as `flameTree`: root `all`, inline frames expanded
  * outermost first, callees sorted by name, samples with a value <= 0 left out) without the frames
  * narrower than `minWidth` of the total: every drawn frame and value equal to
@@ -106,12 +151,8 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
   let nextRow = new Int32Array(1024);
   let nextPos = new Int32Array(1024);
   let nextGroup = new Int32Array(1024);
-  const groupOfName = new Int32Array(names.length);
-  const groupStamp = new Int32Array(names.length).fill(-1);
-  let stamp = 0;
-  const groupName: number[] = [];
-  const groupCount: number[] = [];
-  const groupValue: number[] = [];
+  const calleeGroups = new CalleeGroups(names.length, zero);
+  const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   let elided = 0;
   const pendingStart: number[] = [0];
   const pendingNode: FlameNode[] = [tree];
@@ -146,25 +187,13 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
     }
     node.self = BigInt(self);
     // The callees grouped by name.
-    stamp++;
-    let groups = 0;
+    calleeGroups.begin();
     for (let c = 0; c < callees; c++) {
-      const name = locIds[locStart[nextRow[c]!]! + nextPos[c]!]!;
-      let g: number;
-      if (groupStamp[name] === stamp) {
-        g = groupOfName[name]!;
-        groupCount[g]!++;
-      } else {
-        g = groups++;
-        groupStamp[name] = stamp;
-        groupOfName[name] = g;
-        groupName[g] = name;
-        groupCount[g] = 1;
-        groupValue[g] = zero;
-      }
+      const g = calleeGroups.groupOf(locIds[locStart[nextRow[c]!]! + nextPos[c]!]!);
       nextGroup[c] = g;
       groupValue[g]! += values[nextSample[c]!]!;
     }
+    const groups = calleeGroups.size;
     // The drawn callees replace the expanded frame's members, one run per group (a counting
     // sort); the members of the callees left out are dropped.
     members = from;

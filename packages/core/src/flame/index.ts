@@ -10,7 +10,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
-import { locationNameIds } from './cut.js';
+import { CalleeGroups, locationNameIds } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, locationNameIds, type CutFlameTree } from './cut.js';
@@ -142,13 +142,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     const n = calleeRow.length + 1;
     [calleeRow, calleePos, calleeGroup] = [grown(calleeRow, n), grown(calleePos, n), grown(calleeGroup, n)];
   };
-  // Grouping by name: groupOfName[name] is valid while groupStamp[name] is the current expansion.
-  const groupOfName = new Int32Array(names.length);
-  const groupStamp = new Int32Array(names.length).fill(-1);
-  let stamp = 0;
-  const groupName: number[] = [];
-  const groupCount: number[] = [];
-  const groupValue: number[] = [];
+  const calleeGroups = new CalleeGroups(names.length, zero);
+  const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   let frames = 1;
   let shown = 1;
   while (pendingStart.length > 0) {
@@ -157,8 +152,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     const end = members;
     // The callees of the members, grouped by name.
     let callees = 0;
-    let groups = 0;
-    stamp++;
+    calleeGroups.begin();
     // The frame's self value: its members that are their location's innermost frame, each its
     // stack's total minus its callees' (the root's own is known).
     let selfSum = zero;
@@ -185,24 +179,13 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       const s = calleeRow[k]!;
       const r = frame[s]!;
       const at = locNameStart[r]! + calleePos[k]!;
-      const name = locNameIds[at]!;
-      let g: number;
-      if (groupStamp[name] === stamp) {
-        g = groupOfName[name]!;
-        groupCount[g]!++;
-      } else {
-        g = groups++;
-        groupStamp[name] = stamp;
-        groupOfName[name] = g;
-        groupName[g] = name;
-        groupCount[g] = 1;
-        groupValue[g] = zero;
-      }
+      const g = calleeGroups.groupOf(locNameIds[at]!);
       calleeGroup[k] = g;
       if (node) {
         groupValue[g]! += sums[s]!;
       }
     }
+    const groups = calleeGroups.size;
     frames += groups;
     // The callees replace the expanded frame's members, one run per group (a counting sort).
     members = start + callees;
