@@ -246,3 +246,20 @@ describe('dropped source files', () => {
     expect(sourceLinesOf('ok.go', lines.slice(0, MAX_SOURCE_FILE_LINES))).toEqual({ lines: lines.slice(0, MAX_SOURCE_FILE_LINES) });
   });
 });
+
+describe('the source view without text', () => {
+  it('lists no line past MAX_SOURCE_FILE_LINES (a profile line number does not make the listing that long)', async () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const work = b.internFunction({ name: 'work', filename: 'app.go' });
+    const idle = b.internFunction({ name: 'idle', filename: 'app.go' });
+    b.addSample([b.internLocation({ functionId: work, line: MAX_SOURCE_FILE_LINES + 100 })], [5n]);
+    b.addSample([b.internLocation({ functionId: idle, line: 20 })], [3n]);
+    const s = await ProfileSession.open(webRegistry(), { name: 'p.pb.gz', bytes: serializePprof(b.build()) });
+    const [far] = s.view(OPTIONS, 'source', 'work').source!.routines;
+    expect(far!.noText).toBe(true);
+    expect(far!.lines).toEqual([]); // past the end a readable file can have: no rows
+    // A line within it: the 11 lines pprof shows around it.
+    const [near] = s.view(OPTIONS, 'source', 'idle').source!.routines;
+    expect(near!.lines.map((l) => l.line)).toEqual(Array.from({ length: 11 }, (_, i) => 15 + i));
+  });
+});

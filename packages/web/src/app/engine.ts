@@ -198,12 +198,14 @@ export function graphView(p: Profile, t: number, options: ViewOptions, filters: 
 }
 
 /**
- * The lines of a file whose text is not known: as many as asked for, each empty. The listing then
- * shows the lines pprof would show around the sampled ones, with their costs, without text (it
- * cannot know where the file ends).
+ * The lines of a file whose text is not known: as many as a readable file can have
+ * (MAX_SOURCE_FILE_LINES), each empty. The listing then shows the lines pprof would show around
+ * the sampled ones, with their costs, without text. Not more: the listing has a row for every
+ * line from a function's first to its last sampled line, and a profile's line numbers are its
+ * own (sampled lines 1 and 2^40 were 2^40 rows, the worker out of memory).
  */
 const UNKNOWN_TEXT: readonly string[] = new Proxy([] as string[], {
-  get: (target, key) => (key === 'length' ? Number.MAX_SAFE_INTEGER : typeof key === 'string' && /^\d+$/.test(key) ? '' : Reflect.get(target, key)),
+  get: (target, key) => (key === 'length' ? MAX_SOURCE_FILE_LINES : typeof key === 'string' && /^\d+$/.test(key) ? '' : Reflect.get(target, key)),
 });
 
 /**
