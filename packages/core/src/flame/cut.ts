@@ -50,6 +50,17 @@ export function locationNameIds(p: Profile, index: ProfileIndex): { names: strin
   return { names, start, ids: Int32Array.from(list) };
 }
 
+/** Every node's callees in name order (how flame graphs lay them out), without recursion. */
+export function sortChildrenByName(tree: FlameNode): void {
+  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
+  const work: FlameNode[] = [tree];
+  while (work.length) {
+    const n = work.pop()!;
+    n.children.sort(byName);
+    for (const c of n.children) work.push(c);
+  }
+}
+
 /**
  * One expansion's callees grouped by name (two locations of one function are one frame), for
  * the flame cut and the levelled flame graph: `begin()` starts an expansion, `groupOf(name)`
@@ -222,12 +233,6 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
       memberPos[to] = nextPos[c]!;
     }
   }
-  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
-  const work: FlameNode[] = [tree];
-  while (work.length) {
-    const n = work.pop()!;
-    n.children.sort(byName);
-    for (const c of n.children) work.push(c);
-  }
+  sortChildrenByName(tree);
   return { tree, elided };
 }

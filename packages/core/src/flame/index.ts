@@ -10,7 +10,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
-import { CalleeGroups, locationNameIds } from './cut.js';
+import { CalleeGroups, locationNameIds, sortChildrenByName } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, locationNameIds, type CutFlameTree } from './cut.js';
@@ -210,13 +210,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       memberPos[to] = calleePos[k]!;
     }
   }
-  const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
-  const work: FlameNode[] = [tree];
-  while (work.length) {
-    const n = work.pop()!;
-    n.children.sort(byName);
-    for (const c of n.children) work.push(c);
-  }
+  sortChildrenByName(tree);
   return { tree, frames, elided: frames - shown };
 }
 
