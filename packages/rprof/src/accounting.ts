@@ -17,7 +17,7 @@
  * The same rules as `summarizeRprof`, which computes the tables directly.
  */
 
-import { ErrorCodes, ProfileBuilder, ProfkitError, sampleTypes, type AdapterTransform, type Profile, type TransformContext, type TransformResult } from '@profkit/core';
+import { ErrorCodes, ProfileBuilder, ProfkitError, sampleTypes, type AdapterTransform, type Profile, type ReadLimits, type TransformContext, type TransformResult } from '@profkit/core';
 import { rStacks, type RLinesView } from './r-stacks.js';
 
 export { GC_FRAME, NO_LOCATION, type RLinesView } from './r-stacks.js';
@@ -28,18 +28,13 @@ export { GC_FRAME, NO_LOCATION, type RLinesView } from './r-stacks.js';
  * the same values, facts and sample types; no mappings, files or extensions. R's entries are
  * worked out once per distinct stack (`rStacks`), not once per sample.
  */
-export function rAccounting(p: Profile, lines: RLinesView = 'hide'): Profile {
+export function rAccounting(p: Profile, lines: RLinesView = 'hide', limits?: ReadLimits): Profile {
   const b = new ProfileBuilder({ sampleTypes: sampleTypes(p), facts: { ...p['.profile'], comments: p['.profile'].comments.slice() } });
-  const locationOf = new Map<string, number>();
-  const location = (name: string): number => {
-    let id = locationOf.get(name);
-    if (id === undefined) {
-      id = b.internLocation({ functionId: b.internFunction({ name }), line: 0 });
-      locationOf.set(name, id);
-    }
-    return id;
-  };
-  const stacks = rStacks(p);
+  const stacks = rStacks(p, undefined, limits);
+  const keys = stacks.keys[lines];
+  // The location of each entry id, made when the entry is first used.
+  const locationOf: number[] = [];
+  const location = (id: number): number => (locationOf[id] ??= b.internLocation({ functionId: b.internFunction({ name: keys.key(id) }), line: 0 }));
   // Each group's stack of entry locations, interned in the order of the groups' first samples
   // (the order a per-sample pass would intern them in).
   const stackOfGroup = new Array<number[] | undefined>(stacks.groupCount);

@@ -12,7 +12,7 @@ export { sniffRprof, sniffFolded } from './sniff.js';
 export { RprofParser, readRprofBytes, readRprofChunks, readRprofInput, memoryDelta, ADAPTER_NAME, type RprofReadOptions, type RprofReadResult, type RprofRun } from './read.js';
 export { writeRprof, writeRprofText, type RprofWriteOptions } from './write.js';
 export { writeFolded, readFoldedChunks, type FoldedWriteOptions } from './folded.js';
-export { summarizeRprof, type RprofSummary, type SummaryEntry } from './summary.js';
+export { summarizeRprof, SummaryTable, type RprofSummary, type SummaryEntry, type SummarizeOptions } from './summary.js';
 export { rAccounting, rAccountingTransform, GC_FRAME, NO_LOCATION, type RLinesView } from './accounting.js';
 export { LineSplitter } from './lines.js';
 export { parseHeader, parseTraceLine, newTraceLine, type TraceLine, type Header } from './grammar.js';

@@ -8,7 +8,7 @@
  * stacks, and the per-sample work is one table lookup per frame.
  */
 
-import { ProfileIndex, buildStackTable, locationFrames, type Profile } from '@profkit/core';
+import { ProfileIndex, StringKeyedMap, buildStackTable, checkLimit, locationFrames, type Profile, type ReadLimits } from '@profkit/core';
 import { ADAPTER_NAME } from './read.js';
 
 /** `<GC>`: R's name of garbage collection, innermost in `summaryRprof`'s function tables. */
@@ -18,6 +18,106 @@ export const NO_LOCATION = '<no location>';
 
 /** R's entries per function (`summaryRprof(lines = "hide")`) or per source line (`lines = "show"`). */
 export type RLinesView = 'hide' | 'show';
+
+/**
+ * R's entries of one view, interned as ids 0, 1, 2… in the order they are first asked for: per
+ * function (`hide`) a name, per line (`show`) a file's base name and a line number, or
+ * `<no location>`. A line's key `basename#line` is never kept as one joined string: a 1 MB file
+ * name with 10,000 sampled lines would be 10 GB of keys (a Map flattens each joined key it
+ * hashes), and a Map hashes strings longer than 16,383 units by their length alone (core's
+ * `StringKeys`). Names and base names are keyed through `StringKeyedMap`. The number of entries
+ * is bounded by `maxTableEntries` (a Map holds at most 2^24 entries; a profile can name more
+ * functions or lines than that), checked as each one is added.
+ */
+export class REntries {
+  /** `hide`: entry name -> id; `show`: file base name -> file number. */
+  private readonly byName = new StringKeyedMap<number>();
+  /** `show`: the base name of each file number. */
+  private readonly bases: string[] = [];
+  /** `show`: `fileNumber:line` -> id (short keys). */
+  private readonly byLine = new Map<string, number>();
+  /** `hide`: the name of each id. */
+  private readonly names: string[] = [];
+  /** `show`: the file number and line of each id; file -1 is `<no location>`. */
+  private readonly fileOf: number[] = [];
+  private readonly lineOf: number[] = [];
+  private count = 0;
+
+  constructor(
+    readonly view: RLinesView,
+    private readonly limits?: ReadLimits,
+  ) {}
+
+  /** Entries so far. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The id of the function named `name` (`hide`; `<GC>` too). */
+  ofName(name: string): number {
+    let id = this.byName.get(name);
+    if (id === undefined) {
+      id = this.add();
+      this.byName.set(name, id);
+      this.names.push(name);
+    }
+    return id;
+  }
+
+  /** The id of line `line` of the file whose base name is `base` (`show`). */
+  ofLine(base: string, line: number): number {
+    let file = this.byName.get(base);
+    if (file === undefined) {
+      file = this.bases.length;
+      this.byName.set(base, file);
+      this.bases.push(base);
+    }
+    const k = `${file}:${line}`;
+    let id = this.byLine.get(k);
+    if (id === undefined) {
+      id = this.add();
+      this.byLine.set(k, id);
+      this.fileOf.push(file);
+      this.lineOf.push(line);
+    }
+    return id;
+  }
+
+  /** The id of `<no location>` (`show`). */
+  noLocation(): number {
+    if (this.noLocationId === undefined) {
+      this.noLocationId = this.add();
+      this.fileOf.push(-1);
+      this.lineOf.push(0);
+    }
+    return this.noLocationId;
+  }
+  private noLocationId: number | undefined;
+
+  /** The entry's key as `summaryRprof` prints it: the name, `basename#line` or `<no location>`. */
+  key(id: number): string {
+    if (this.view === 'hide') return this.names[id]!;
+    const file = this.fileOf[id]!;
+    return file < 0 ? NO_LOCATION : `${this.bases[file]!}#${this.lineOf[id]!}`;
+  }
+
+  /** The id whose `key` is `key`, if there is one. */
+  find(key: string): number | undefined {
+    if (this.view === 'hide') return this.byName.get(key);
+    if (key === NO_LOCATION) return this.noLocationId;
+    // The line is the digits after the last '#' (a base name may contain '#', a line number not).
+    const at = key.lastIndexOf('#');
+    if (at < 0) return undefined;
+    const file = this.byName.get(key.slice(0, at));
+    const line = key.slice(at + 1);
+    return file === undefined || String(Number(line)) !== line ? undefined : this.byLine.get(`${file}:${line}`);
+  }
+
+  private add(): number {
+    checkLimit(this.limits, 'maxTableEntries', this.count + 1, `the ${this.view === 'hide' ? 'functions' : 'source lines'} of the R summary`, { rule: 'entries of a summary table' });
+    return this.count++;
+  }
+}
 
 export interface RStacks {
   /**
@@ -31,11 +131,14 @@ export interface RStacks {
   /** Number of group numbers (some may have no sample). */
   groupCount: number;
   /**
-   * R's entries of a group's samples, innermost first: per function, `<GC>` first for GC samples
-   * then the frames' names; per line, the frames' `basename#line` keys, or `<no location>` when
-   * there are none (and the sample has a frame or GC). Empty: R leaves these samples out.
+   * R's entries of a group's samples as ids of `keys[view]`, innermost first: per function,
+   * `<GC>` first for GC samples then the frames' names; per line, the frames' `basename#line`
+   * keys, or `<no location>` when there are none (and the sample has a frame or GC). Empty: R
+   * leaves these samples out.
    */
-  entries(group: number, view: RLinesView): string[];
+  entries(group: number, view: RLinesView): number[];
+  /** The entries of each view, as `entries` gives them out. */
+  keys: Record<RLinesView, REntries>;
 }
 
 function basename(path: string): string {
@@ -43,8 +146,11 @@ function basename(path: string): string {
   return i >= 0 ? path.slice(i + 1) : path;
 }
 
-/** The stack-table view of `p` in R's terms (see the file comment). */
-export function rStacks(p: Profile, index: ProfileIndex = new ProfileIndex(p)): RStacks {
+/**
+ * The stack-table view of `p` in R's terms (see the file comment). `limits.maxTableEntries`
+ * bounds the distinct entries of each view.
+ */
+export function rStacks(p: Profile, index: ProfileIndex = new ProfileIndex(p), limits?: ReadLimits): RStacks {
   const gc = p['.extensions'][ADAPTER_NAME]?.samples?.gc as ArrayLike<number> | undefined;
   // The table is built over every sample (R counts zero-valued samples' entries too); its sums
   // are not used, so any value column will do, and `value` exists even without sample types.
@@ -68,31 +174,33 @@ export function rStacks(p: Profile, index: ProfileIndex = new ProfileIndex(p)): 
     }
   }
 
-  // Each location's frames as R sees them, resolved once per location row.
-  const namesOfRow = new Map<number, { names: string[]; lines: string[] }>();
-  const rowEntries = (r: number) => {
-    let e = namesOfRow.get(r);
+  // Each location row's entries per view, resolved once per row and view.
+  const keys = { hide: new REntries('hide', limits), show: new REntries('show', limits) };
+  const entriesOfRow = { hide: new Map<number, { ids: number[]; frames: number }>(), show: new Map<number, { ids: number[]; frames: number }>() };
+  const rowEntries = (r: number, view: RLinesView): { ids: number[]; frames: number } => {
+    let e = entriesOfRow[view].get(r);
     if (!e) {
       const frames = locationFrames(p, index, r);
-      e = { names: frames.map((f) => f.name), lines: frames.filter((f) => f.line > 0).map((f) => `${basename(f.filename)}#${f.line}`) };
-      namesOfRow.set(r, e);
+      const ids = view === 'hide' ? frames.map((f) => keys.hide.ofName(f.name)) : frames.filter((f) => f.line > 0).map((f) => keys.show.ofLine(basename(f.filename), f.line));
+      e = { ids, frames: frames.length };
+      entriesOfRow[view].set(r, e);
     }
     return e;
   };
-  const entries = (group: number, view: RLinesView): string[] => {
+  const entries = (group: number, view: RLinesView): number[] => {
     const isGc = group >= stacks;
-    const out: string[] = isGc && view === 'hide' ? [GC_FRAME] : [];
+    const out: number[] = isGc && view === 'hide' ? [keys.hide.ofName(GC_FRAME)] : [];
     let frames = 0;
     // Leaf first: the stack's own row, then its callers.
     for (let s = isGc ? group - stacks - 1 : group; s >= 0; s = table.prefix[s]!) {
-      const e = rowEntries(table.frame[s]!);
-      frames += e.names.length;
-      for (const x of view === 'hide' ? e.names : e.lines) out.push(x);
+      const e = rowEntries(table.frame[s]!, view);
+      frames += e.frames;
+      for (const x of e.ids) out.push(x);
     }
-    if (view === 'show' && out.length === 0 && (frames > 0 || isGc)) out.push(NO_LOCATION);
+    if (view === 'show' && out.length === 0 && (frames > 0 || isGc)) out.push(keys.show.noLocation());
     return out;
   };
-  return { sampleGroup, order: Int32Array.from(order), groupCount, entries };
+  return { sampleGroup, order: Int32Array.from(order), groupCount, entries, keys };
 }
 
 const EXACT_LIMIT = 2 ** 53;
