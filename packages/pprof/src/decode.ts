@@ -24,6 +24,7 @@ import {
   type ReadLimits,
   MAX_ID,
   ProfkitError,
+  concatBytes,
   createProfile,
   crc32,
   utf8Decoder,
@@ -687,7 +688,9 @@ async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamSt
       step(view.length, true);
       consumed = pos;
     } catch (e) {
-      // Report the rest of the stream too: the caller tells a bad input from one that changed.
+      // Read the rest of the stream too: a corrupt gzip input is a decompression error whatever
+      // its inflated bytes decode to (as when it is inflated whole first), and the caller of a
+      // second pass tells a bad input from one that changed by the digest.
       let length = start + view.length;
       for (;;) {
         const more = await source.next();
@@ -737,6 +740,24 @@ class StreamError {
   ) {}
 }
 
+/** The chunks pass 1 keeps for a one-buffer pass 2; `chunks` is dropped once they exceed the bound. */
+interface KeptChunks {
+  chunks: Uint8Array[] | undefined;
+  bytes: number;
+}
+
+/** Passes `chunks` through, keeping them in `kept` while their total stays within `maxBytes`. */
+async function* keeping(chunks: AsyncIterable<Uint8Array>, kept: KeptChunks, maxBytes: number): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    if (kept.chunks) {
+      kept.bytes += chunk.length;
+      if (kept.bytes <= maxBytes) kept.chunks.push(chunk);
+      else kept.chunks = undefined;
+    }
+    yield chunk;
+  }
+}
+
 function changedInput(file: string | undefined): ProfkitError {
   return new ProfkitError(ErrorCodes.PARSE, `pprof: the input changed between the two reads of a streamed decode${file ? ` (${file})` : ''}`, {
     file,
@@ -750,8 +771,14 @@ function changedInput(file: string | undefined): ProfkitError {
  * sized columns), so it must yield the same bytes each time (a file read twice, or bytes in
  * memory inflated twice). Same result and same errors (offsets included) as `decodeProfile`;
  * peak memory is the profile plus one window of the stream.
+ *
+ * `keepBytes` > 0 reads a stream that ends within that many bytes only once: pass 1 keeps the
+ * chunks it walks and pass 2 runs over them joined into one buffer (`decodeProfile`'s pass 2),
+ * so pass 1 works while the source still produces the rest (on Node, a gzip input inflates on
+ * the thread pool meanwhile) instead of after it. A longer stream drops what it kept and is
+ * opened a second time, as without `keepBytes`: memory stays the profile plus `keepBytes`.
  */
-export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
+export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}, keepBytes = 0): Promise<DecodeResult> {
   const st: StreamState = {
     fileName: options.file,
     limits: decodeLimits(options.limits),
@@ -762,9 +789,10 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
     unresolvedMappings: 0,
   };
   const c = newCounts();
+  const kept: KeptChunks = { chunks: keepBytes > 0 ? [] : undefined, bytes: 0 };
   let first: StreamDigest;
   try {
-    first = await streamWindows(open, st, (end, partial) => indexFields(c, end, partial));
+    first = await streamWindows(kept.chunks ? () => keeping(open(), kept, keepBytes) : open, st, (end, partial) => indexFields(c, end, partial));
   } catch (e) {
     throw e instanceof StreamError ? e.error : e;
   }
@@ -774,6 +802,17 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
     beginFill(c);
   } finally {
     leave(st);
+  }
+  if (kept.chunks) {
+    const whole = concatBytes(kept.chunks, kept.bytes);
+    kept.chunks = undefined; // garbage from here on, while pass 2 allocates
+    enter(st, whole, 0);
+    try {
+      fillFields(whole.length, false);
+      return endFill(c, false);
+    } finally {
+      leave(st);
+    }
   }
   let second: StreamDigest;
   try {

@@ -2,7 +2,7 @@
  * The streamed decoder (`decodeProfileStream`) against the buffer decoder: same profiles, same
  * errors (code, rule, offset) for every fixture, every chunking and mutated inputs.
  */
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfkitError, createRegistry, isProfkitError } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
@@ -113,6 +113,53 @@ describe('decodeProfileStream', () => {
     expect(errors).toBeGreaterThan(100);
   });
 
+  it('with keepBytes, reads a stream within the bound once and decodes as decodeProfile (profile, errors, offsets)', async () => {
+    const bytes = encodeProfile(decodeProfile(sample()).profile);
+    const rnd = seededRandom(9);
+    const inputs: Uint8Array[] = [bytes];
+    for (let cut = 0; cut < bytes.length; cut += 5) inputs.push(bytes.slice(0, cut));
+    for (let k = 0; k < 150; k++) {
+      const m = bytes.slice();
+      for (let j = 0; j < 1 + Math.floor(rnd() * 3); j++) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256);
+      inputs.push(m);
+    }
+    let opens = 0;
+    for (const input of inputs) {
+      const want = outcome(() => decodeProfile(input, { file: 'in.pb' }));
+      for (const size of [1, 7, 4096]) {
+        let opened = 0;
+        const open = () => {
+          opened++;
+          return chunked(input, size)();
+        };
+        const got = await decodeProfileStream(open, { file: 'in.pb' }, input.length).then(
+          (r) => ({ ok: true, profile: r.profile, warnings: r.warnings }) as Outcome,
+          (e: unknown) => {
+            if (!isProfkitError(e)) throw e;
+            return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message } as Outcome;
+          },
+        );
+        expect(got).toEqual(want);
+        // An input that pass 1 accepts is not opened again: pass 2 decodes the kept chunks.
+        expect(opened).toBe(1);
+        opens += opened;
+      }
+    }
+    expect(opens).toBe(inputs.length * 3);
+  });
+
+  it('with keepBytes, a stream longer than the bound is read again for pass 2', async () => {
+    const bytes = sample();
+    let opened = 0;
+    const open = () => {
+      opened++;
+      return chunked(bytes, 7)();
+    };
+    const r = await decodeProfileStream(open, {}, bytes.length - 1);
+    expect(opened).toBe(2);
+    expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
+  });
+
   it('decodes the same at every byte alignment of the input (word-wise id counting)', () => {
     // Long packed location ids, so that the aligned-word counting of pass 1 is used.
     const ids = Array.from({ length: 500 }, (_v, i) => 1 + ((i * 7919) % 300) * (i % 3 === 0 ? 1 : 97));
@@ -217,6 +264,18 @@ describe('the adapter\'s streamed read', () => {
     const r = await codec.read!(input, { format: 'pprof' });
     expect(opened).toBe(1);
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
+  });
+
+  it('reports a corrupt gzip input as a decompression error even when pass 1 fails on its first bytes', async () => {
+    // 1 MiB that pass 1 refuses at once (wire type 7), in a gzip stream whose CRC-32 is wrong: the
+    // inflating fails only at the end, after many chunks were decoded; Go's reader (and a whole
+    // inflate) reports the gzip error.
+    const gz = new Uint8Array(gzipSync(new Uint8Array(1 << 20).fill(0x07)));
+    gz[gz.length - 8] ^= 0xff;
+    const e = await createRegistry([adapter]).read(gz, { fileName: 'bad.pb.gz', format: 'pprof' }).catch((x: unknown) => x);
+    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.DECOMPRESS);
+    const whole = await createRegistry([adapter]).read(gz, { fileName: 'bad.pb.gz', format: 'pprof', options: { stream: false } }).catch((x: unknown) => x);
+    expect(isProfkitError(whole) && whole.code).toBe(ErrorCodes.DECOMPRESS);
   });
 
   it('stops at an aborted signal, collecting one buffer or streaming, and closes the input', async () => {
