@@ -4,6 +4,7 @@
  * samples of a Java binary CPU profile.
  */
 
+import { StringKeyedMap, limitError } from '@profkit/core';
 import { type LFunction, type LLocation, type LProfile, newLProfile, remapFunctionIDs, remapLocationIDs } from './legacy-model.js';
 import { remapMappingIDs } from './mappings.js';
 import { MAX_SEARCH_LINE, checkDigitRuns, scaleHeapSample, clip } from './heap.js';
@@ -109,6 +110,7 @@ export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimi
 
   // Samples: `<value> <count> @ <ids>`.
   const locs = new Map<bigint, LLocation>();
+  let totalFrames = 0;
   for (const { line: rawLine, begin, end } of completeLines(text, pos)) {
     const line = rawLine.trim();
     pos = begin;
@@ -117,7 +119,7 @@ export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimi
       const sm = javaSampleRx.exec(line);
       if (!sm) break;
       const addrs = parseHexAddresses(sm[3]!, { line: where(begin) });
-      const sloc = addrs.map((a) => javaLoc(p, locs, a));
+      const sloc = addrs.map((a) => javaLoc(p, locs, a, limits, begin, where));
       const v0 = parseInt0(sm[2]!);
       const v1 = parseInt0(sm[1]!);
       if (v0 === undefined || v1 === undefined) throw parseError(`parsing sample ${clip(line)}: value out of int64 range`, { line: where(begin), rule: 'values fit in int64' });
@@ -130,7 +132,8 @@ export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimi
       } else if (p.period !== 0n) {
         values = [BigInt.asIntN(64, v0 * p.period), BigInt.asIntN(64, v1 * p.period)];
       }
-      checkRecord(limits, p.samples.length, sloc.length, where(begin));
+      totalFrames += sloc.length;
+      checkRecord(limits, p.samples.length, sloc.length, where(begin), totalFrames);
       p.samples.push(bytes === undefined ? { values, locs: sloc } : { values, locs: sloc, bytes });
     }
     pos = end;
@@ -146,9 +149,15 @@ export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimi
   return { profile: p, kind };
 }
 
-function javaLoc(p: LProfile, locs: Map<bigint, LLocation>, a: bigint): LLocation {
+/**
+ * The location of id `a`, made when first seen. Distinct ids are bounded by `maxTableEntries`
+ * (a Map holds at most 2^24 entries; `maxTotalFrames` allows more), checked as each is added.
+ */
+function javaLoc(p: LProfile, locs: Map<bigint, LLocation>, a: bigint, limits: RecordLimits | undefined, begin: number, where: (offset: number) => number): LLocation {
   let loc = locs.get(a);
   if (!loc) {
+    const max = limits?.maxTableEntries ?? Infinity;
+    if (locs.size >= max) throw limitError('maxTableEntries', `more than ${max} distinct location ids`, max, { line: where(begin) });
     loc = { id: 0, address: a, mapping: undefined, line: undefined };
     locs.set(a, loc);
     p.locations.push(loc);
@@ -158,7 +167,9 @@ function javaLoc(p: LProfile, locs: Map<bigint, LLocation>, a: bigint): LLocatio
 
 /** google/pprof `parseJavaLocations`: symbolize locations from `0x<id> <frame text>` lines. */
 export function parseJavaLocations(text: string, locs: Map<bigint, LLocation>, p: LProfile, lineBase = 0): void {
-  const fns = new Map<string, LFunction>();
+  // At most one function per location; names are keyed through StringKeyedMap (a frame text
+  // longer than MAX_SEARCH_LINE is a name whole, and a Map hashes long strings by length alone).
+  const fns = new StringKeyedMap<LFunction>();
   const lines = text.split('\n');
   lines.forEach((raw, k) => {
     const line = raw.trim();

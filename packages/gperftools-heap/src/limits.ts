@@ -14,6 +14,8 @@ export interface RecordLimits {
   maxFramesPerStack?: number;
   /** Frames of all samples together (the profile's location column). */
   maxTotalFrames?: number;
+  /** Distinct location ids of a Java heapz/contentionz profile (a parser that interns them checks it). */
+  maxTableEntries?: number;
 }
 
 /**

@@ -164,6 +164,7 @@ function readLegacyInner(bytes: Uint8Array, options: LegacyReadOptions): LegacyR
     maxSamples: limitValue(options.limits, 'maxSamples'),
     maxFramesPerStack: limitValue(options.limits, 'maxFramesPerStack'),
     maxTotalFrames: limitValue(options.limits, 'maxTotalFrames'),
+    maxTableEntries: limitValue(options.limits, 'maxTableEntries'),
   };
   try {
     const cpu = parseCpuWithinLimits(bytes, options, early.maxSamples);
