@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { startBundle } from './fast-start.js';
+import { discoveryCacheFiles, startBundle } from './fast-start.js';
 
 // Writes to stdout go through CommandStdout (stdout.ts), which reports a failed write (a full
 // disk, a closed pipe) as the command's error; the stream's own 'error' event must not crash
@@ -10,5 +10,6 @@ process.stdout.on('error', () => undefined);
 // the modules as tsc wrote them.
 const bundle = startBundle(process.argv.slice(2));
 const { main } = bundle ?? (await import('./cli.js'));
-process.exitCode = await main(process.argv.slice(2), { handleSignals: true });
+// Discovery remembers what it found in each node_modules folder (checked before use; fast-start.ts).
+process.exitCode = await main(process.argv.slice(2), { handleSignals: true, discoveryCache: discoveryCacheFiles() });
 bundle?.saveCodeCache();

@@ -18,6 +18,7 @@ import {
   type BuildRegistryResult,
   type CommandContext,
   type CommandOption,
+  type DiscoveryCache,
 } from '@profkit/core/node';
 import { BUILTIN_COMMAND_NAMES, loadBuiltinCommand, loadBuiltinCommands } from './commands/lazy.js';
 import { asLongOptionsForScan, goModeCommand, normalizeGoFlags, pprofSpellingOf } from './go-flags.js';
@@ -48,6 +49,8 @@ export interface MainIO {
   cwd?: string;
   /** Install SIGINT/SIGTERM handlers (the bin does; in-process callers may not want it). */
   handleSignals?: boolean;
+  /** Where discovery remembers what it found in node_modules between runs (the bin passes one; default none). */
+  discoveryCache?: DiscoveryCache;
 }
 
 function cliVersion(): string {
@@ -184,7 +187,7 @@ export async function main(argv: string[], io: MainIO = {}): Promise<number> {
   // is aborted) and becomes its error. See stdout.ts.
   const stdout = new CommandStdout(io.stdout, (e) => controller.abort(e));
   try {
-    const code = await run(argv, { stdout, stderr, cwd, signal: controller.signal, setVerbose: (v) => (verbose = v) });
+    const code = await run(argv, { stdout, stderr, cwd, signal: controller.signal, setVerbose: (v) => (verbose = v), discoveryCache: io.discoveryCache });
     // No exit code before stdout is known to be written (a full disk must not exit 0).
     await stdout.flush();
     if (interrupted) return ExitCode.INTERRUPTED;
@@ -216,6 +219,7 @@ interface RunIO {
   cwd: string;
   signal: AbortSignal;
   setVerbose(v: boolean): void;
+  discoveryCache: DiscoveryCache | undefined;
 }
 
 async function run(argv: string[], io: RunIO): Promise<number> {
@@ -231,6 +235,7 @@ async function run(argv: string[], io: RunIO): Promise<number> {
     config: typeof g.config === 'string' ? g.config : undefined,
     adapters: Array.isArray(g.adapter) ? (g.adapter as unknown[]).filter((x): x is string => typeof x === 'string') : [],
     discover: g['no-discover'] === true ? false : g.discover === true ? true : undefined,
+    discoveryCache: io.discoveryCache,
   };
   const bare = createOutput({ stdout: io.stdout, stderr: io.stderr, json: g.json === true, quiet: g.quiet === true, verbose: g.verbose === true });
   const limits = parseLimits(g.limit);

@@ -9,7 +9,7 @@
 
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildRegistry, type BuildRegistryResult } from '@profkit/core/node';
+import { buildRegistry, type BuildRegistryResult, type DiscoveryCache } from '@profkit/core/node';
 
 /** The folder of the CLI package (resolution falls back to it). */
 export function cliInstallDir(): string {
@@ -25,6 +25,8 @@ export interface RegistryFlags {
   discover?: boolean;
   /** Register discovered adapters that declare themselves in package.json lazily (core's `lazy`). */
   lazy?: boolean;
+  /** Remembers what discovery found in each node_modules folder between runs (core's `DiscoveryCache`). */
+  discoveryCache?: DiscoveryCache;
 }
 
 export function loadRegistry(flags: RegistryFlags): Promise<BuildRegistryResult> {
@@ -35,5 +37,6 @@ export function loadRegistry(flags: RegistryFlags): Promise<BuildRegistryResult>
     discover: flags.discover,
     lazy: flags.lazy,
     fallbackDirs: [cliInstallDir()],
+    discoveryCache: flags.discoveryCache,
   });
 }

@@ -21,6 +21,7 @@
  */
 
 import type { Stats } from 'node:fs';
+import type { DiscoveryCache } from '@profkit/core/node';
 import type { Script as VmScript } from 'node:vm';
 import { createRequire, register } from 'node:module';
 
@@ -216,6 +217,20 @@ class InputCheck {
       if (fd !== undefined) closeSync(fd);
     }
   }
+}
+
+/**
+ * Discovery's cache (core's `DiscoveryCache`): what it found in each \`node_modules\` folder, one
+ * private file per folder (\`discover/<FNV-1a of the folder>.json\` in the cache folder, read only
+ * when written by this user, as the code caches). Discovery checks an entry against the files
+ * before using it; the bundled or unbundled CLI gets it from bin.ts.
+ */
+export function discoveryCacheFiles(): DiscoveryCache {
+  const fileOf = (folder: string) => join(cacheDir(), 'discover', `${fnv1a(folder)}.json`);
+  return {
+    get: (folder) => readCacheFile(fileOf(folder))?.toString('utf8'),
+    set: (folder, text) => writeCacheFile(fileOf(folder), text),
+  };
 }
 
 /** Code caches and check markers of other bundles (other builds, other installs) unused for a week. */

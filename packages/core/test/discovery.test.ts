@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rejectionOf } from '@profkit/test-utils';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DiscoveryErrorCodes,
   ErrorCodes,
@@ -14,6 +14,7 @@ import {
   findConfigFile,
   loadConfigFile,
   resolveModule,
+  type DiscoveryCache,
   type ProfkitError,
 } from '../src/node/index.js';
 
@@ -429,5 +430,97 @@ export default {
     const e = await rejection(r.registry.read(join(dir, 'in.txt')));
     expect(e.code).toBe('PROFKIT_E_ADAPTER_LOAD');
     expect(e.message).toMatch(/declares adapter "other-name" but its module .* exports no adapter of that name/);
+  });
+});
+
+describe('discovery cache (DiscoveryCache: what each node_modules folder held, checked before use)', () => {
+  /** A cache in memory that counts what discovery stored. */
+  function memoryCache(): DiscoveryCache & { entries: Map<string, string>; sets: number } {
+    const entries = new Map<string, string>();
+    const cache = { entries, sets: 0, get: (folder: string) => entries.get(folder), set: (folder: string, text: string) => void (cache.sets++, entries.set(folder, text)) };
+    return cache;
+  }
+  // Discovery does not remember a folder changed within the last 2 s (a change in the same
+  // timestamp tick would go unseen): the clock is moved on instead of waiting, and real time is
+  // let pass before each change (so that it gets a new timestamp, as it would in use).
+  const afterAWhile = () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(performance.timeOrigin + performance.now() + 60_000);
+  };
+  const tick = () => new Promise((r) => setTimeout(r, 30));
+  afterEach(() => vi.useRealTimers());
+  const found = (dir: string, cache?: DiscoveryCache) => findInstalledAdapterPackages([dir], cache).map((p) => p.name);
+
+  it('uses what it remembered while nothing changed', () => {
+    const dir = project();
+    installPackage(dir, 'profkit-adapter-a', plainAdapter('a'));
+    installPackage(dir, 'plain', '', { keywords: [] });
+    afterAWhile();
+    const cache = memoryCache();
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    const nm = join(dir, 'node_modules');
+    expect(cache.sets).toBe(1);
+    // The remembered list is what a second run answers (here made to say more than the files).
+    const entry = JSON.parse(cache.entries.get(nm)!) as { packages: { name: string; dir: string }[] };
+    entry.packages.push({ name: 'plain', dir: join(nm, 'plain') });
+    cache.entries.set(nm, JSON.stringify(entry));
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a', 'plain']);
+    expect(cache.sets).toBe(1);
+  });
+
+  it('sees a package added, an adapter edited in place, a package added to a scope, a linked package edited and an install in place', async () => {
+    const dir = project();
+    const nm = join(dir, 'node_modules');
+    const a = installPackage(dir, 'profkit-adapter-a', plainAdapter('a'));
+    installPackage(dir, '@scope/first', '', { keywords: [] });
+    const plain = installPackage(dir, 'plain', '', { keywords: [] });
+    const linkedTarget = join(project(), 'linked');
+    write(join(linkedTarget, 'package.json'), { name: 'linked', keywords: [] });
+    symlinkSync(linkedTarget, join(nm, 'linked'));
+    write(join(nm, '.package-lock.json'), '{}');
+    const cache = memoryCache();
+    const step = async (change: () => void, expected: string[]) => {
+      afterAWhile();
+      found(dir, cache); // remembered now
+      vi.useRealTimers();
+      await tick();
+      change();
+      afterAWhile();
+      expect(found(dir, cache)).toEqual(expected);
+      expect(found(dir)).toEqual(expected);
+    };
+    await step(() => installPackage(dir, 'profkit-adapter-b', plainAdapter('b')), ['profkit-adapter-a', 'profkit-adapter-b']);
+    await step(() => writeFileSync(join(a, 'package.json'), readFileSync(join(a, 'package.json'), 'utf8').replace('"profkit-adapter"', '"other"')), ['profkit-adapter-b']);
+    await step(() => installPackage(dir, '@scope/profkit-adapter-c', plainAdapter('c')), ['@scope/profkit-adapter-c', 'profkit-adapter-b']);
+    await step(() => write(join(linkedTarget, 'package.json'), { name: 'linked', keywords: ['profkit-adapter'] }), ['@scope/profkit-adapter-c', 'linked', 'profkit-adapter-b']);
+    // A package manager updating a package's files in place rewrites its install marker.
+    await step(() => {
+      writeFileSync(join(plain, 'package.json'), JSON.stringify({ name: 'plain', keywords: ['profkit-adapter'] }));
+      writeFileSync(join(nm, '.package-lock.json'), '{"updated":true}');
+    }, ['@scope/profkit-adapter-c', 'linked', 'plain', 'profkit-adapter-b']);
+  });
+
+  it('does not remember a folder changed within the last seconds', () => {
+    const dir = project();
+    installPackage(dir, 'profkit-adapter-a', plainAdapter('a'));
+    const cache = memoryCache();
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    expect(cache.sets).toBe(0);
+  });
+
+  it('ignores a remembered entry that names a folder outside its node_modules, or is not its own', () => {
+    const dir = project();
+    installPackage(dir, 'profkit-adapter-a', plainAdapter('a'));
+    afterAWhile();
+    const cache = memoryCache();
+    found(dir, cache);
+    const nm = join(dir, 'node_modules');
+    const entry = JSON.parse(cache.entries.get(nm)!) as { folder: string; packages: { name: string; dir: string }[] };
+    cache.entries.set(nm, JSON.stringify({ ...entry, packages: [{ name: 'evil', dir: '/tmp' }] }));
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    cache.entries.set(nm, JSON.stringify({ ...entry, folder: '/elsewhere/node_modules', packages: [] }));
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    cache.entries.set(nm, 'not json');
+    expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
   });
 });
