@@ -353,7 +353,7 @@ function printVersion(out: Output): number {
 }
 
 function makeContext(discovery: BuildRegistryResult, io: RunIO, positionals: string[], values: CommandContext['values']): CliContext {
-  const out = createOutput({ stdout: io.stdout, stderr: io.stderr, json: values.json === true, quiet: values.quiet === true, verbose: values.verbose === true });
+  const out = createOutput({ stdout: io.stdout, stderr: io.stderr, json: values.json === true, quiet: values.quiet === true, verbose: values.verbose === true, limits: () => parseLimits(values.limit) });
   const registry = discovery.registry;
   return {
     registry,

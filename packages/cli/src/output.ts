@@ -3,19 +3,107 @@
  * format, and the TTY-only progress bar on stderr.
  */
 
-import { isProfkitError, type ProfkitError, type Warning } from '@profkit/core/node';
+import { ReportTextBudget, isProfkitError, type ProfkitError, type ReportLimits, type Warning } from '@profkit/core/node';
 
 /** JSON with bigint as decimal strings and typed arrays as arrays. */
 export function toJson(value: unknown, indent = 2): string {
-  return JSON.stringify(
-    value,
-    (_k, v: unknown) => {
-      if (typeof v === 'bigint') return v.toString();
-      if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<number | bigint>, (x) => (typeof x === 'bigint' ? x.toString() : x));
-      return v;
-    },
-    indent,
-  );
+  return JSON.stringify(value, (_k, v: unknown) => jsonValue(v), indent);
+}
+
+/** What `toJson` makes of a value (its replacer): bigint as a decimal string, a typed array as an array. */
+function jsonValue(v: unknown): unknown {
+  if (typeof v === 'bigint') return v.toString();
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<number | bigint>, (x) => (typeof x === 'bigint' ? x.toString() : x));
+  return v;
+}
+
+/** UTF-16 code units of JSON text collected before they are written as one piece. */
+const JSON_PIECE_UNITS = 64 * 1024;
+
+/**
+ * Writes `toJson(value, indent)` piece by piece (each about JSON_PIECE_UNITS code units) instead
+ * of making it one string: a document near the longest string JavaScript makes (2^29 - 24 units,
+ * ~512 MiB; a `--json` report holds its whole text, which escaping makes longer) failed with a
+ * bare RangeError. Each piece is counted against `maxReportBytes` before it is written (a typed
+ * `PROFKIT_E_LIMIT` error naming the option), so the text written, and the pieces buffered on
+ * their way out, stay under the limit. Follows `JSON.stringify`: `toJSON`, the replacer, own
+ * enumerable keys in order, `undefined`/functions left out of objects and `null` in arrays.
+ */
+export function writeJson(value: unknown, write: (piece: string) => void, options: { indent?: number; limits?: ReportLimits; pieceUnits?: number } = {}): void {
+  const indent = ' '.repeat(Math.min(10, options.indent ?? 2));
+  const pieceUnits = options.pieceUnits ?? JSON_PIECE_UNITS;
+  const budget = new ReportTextBudget('--json document', options.limits, false);
+  let parts: string[] = [];
+  let units = 0;
+  const flush = () => {
+    if (units === 0) return;
+    const piece = parts.join('');
+    parts = [];
+    units = 0;
+    write(budget.take(piece));
+  };
+  const emit = (text: string) => {
+    parts.push(text);
+    units += text.length;
+    if (units >= pieceUnits) flush();
+  };
+  const emitString = (text: string) => {
+    if (text.length <= pieceUnits) return emit(JSON.stringify(text));
+    // A long string is escaped a slice at a time, never between the halves of a surrogate pair
+    // (JSON.stringify escapes a lone surrogate, so a split pair would be written as two escapes).
+    emit('"');
+    for (let at = 0; at < text.length; ) {
+      let end = Math.min(text.length, at + pieceUnits);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+      emit(JSON.stringify(text.slice(at, end)).slice(1, -1));
+      at = end;
+    }
+    emit('"');
+  };
+  // JSON.stringify's SerializeJSONProperty: toJSON, the replacer, unwrapped primitive objects;
+  // undefined when the value has no JSON form (undefined, a function, a symbol).
+  const prepare = (key: string, raw: unknown): unknown => {
+    let v = raw;
+    if ((typeof v === 'object' && v !== null) || typeof v === 'bigint') {
+      const toJSON = (v as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') v = toJSON.call(v, key);
+    }
+    v = jsonValue(v);
+    if (v instanceof Number) return Number(v);
+    if (v instanceof String) return String(v);
+    if (v instanceof Boolean) return v.valueOf();
+    return v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string' || typeof v === 'object' ? v : undefined;
+  };
+  const emitValue = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') return emitString(v);
+    if (v === null || typeof v !== 'object') return emit(JSON.stringify(v));
+    const inner = indent === '' ? '' : '\n' + indent.repeat(depth + 1);
+    const outer = indent === '' ? '' : '\n' + indent.repeat(depth);
+    if (Array.isArray(v)) {
+      if (v.length === 0) return emit('[]');
+      for (let i = 0; i < v.length; i++) {
+        emit((i === 0 ? '[' : ',') + inner);
+        const item = prepare(String(i), v[i]);
+        if (item === undefined) emit('null');
+        else emitValue(item, depth + 1);
+      }
+      return emit(outer + ']');
+    }
+    let first = true;
+    for (const k of Object.keys(v)) {
+      const item = prepare(k, (v as Record<string, unknown>)[k]);
+      if (item === undefined) continue;
+      emit((first ? '{' : ',') + inner + JSON.stringify(k) + (indent === '' ? ':' : ': '));
+      emitValue(item, depth + 1);
+      first = false;
+    }
+    emit(first ? '{}' : outer + '}');
+  };
+  const top = prepare('', value);
+  if (top === undefined) return;
+  emitValue(top, 0);
+  flush();
 }
 
 export interface Output {
@@ -26,7 +114,10 @@ export interface Output {
   verbose: boolean;
   /** Writes a line to stdout. */
   line(text?: string): void;
-  /** Writes a JSON document `{ schema: "profkit.<name>/1", ...body }` to stdout. */
+  /**
+   * Writes a JSON document `{ schema: "profkit.<name>/1", ...body }` to stdout, piece by piece,
+   * stopping at `maxReportBytes` (`writeJson`).
+   */
   document(name: string, body: Record<string, unknown>): void;
   /** Prints reader/writer warnings to stderr (unless --quiet). */
   warnings(ws: Warning[]): void;
@@ -35,14 +126,24 @@ export interface Output {
   progress(label: string, total?: number): { update(done: number, total?: number): void; done(): void };
 }
 
-export function createOutput(o: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; json: boolean; quiet: boolean; verbose: boolean }): Output {
+export function createOutput(o: {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  /** The command line's limits (`maxReportBytes` bounds a JSON document), read when a document is written. */
+  limits?: () => ReportLimits;
+}): Output {
+  const { limits: _limits, ...fields } = o;
   return {
-    ...o,
+    ...fields,
     line(text = '') {
       o.stdout.write(text + '\n');
     },
     document(name, body) {
-      o.stdout.write(toJson({ schema: `profkit.${name}/1`, ...body }) + '\n');
+      writeJson({ schema: `profkit.${name}/1`, ...body }, (piece) => o.stdout.write(piece), { limits: o.limits?.() });
+      o.stdout.write('\n');
     },
     warnings(ws) {
       if (o.quiet) return;
