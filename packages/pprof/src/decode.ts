@@ -656,10 +656,10 @@ function leave(st: StreamState): void {
  * left over from the previous chunk (the start of a field not yet whole) followed by the next
  * chunk. `step(end, partial)` consumes whole fields from `pos`; the last call (`partial` false)
  * gets what is left at the end, so a truncated field is reported as the buffer decoder reports
- * it. Returns the number of bytes streamed. Memory: the window, which grows only to hold the
- * largest single field.
+ * it. Returns the number of bytes streamed and, with `crcs`, their CRC-32. Memory: the window,
+ * which grows only to hold the largest single field.
  */
-async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamState, step: (end: number, partial: boolean) => void): Promise<StreamDigest> {
+async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamState, step: (end: number, partial: boolean) => void, crcs = true): Promise<StreamDigest> {
   let win = new Uint8Array(0);
   let have = 0; // win[0, have) holds the pending start of a field
   let start = 0; // offset of that pending start in the whole input
@@ -670,7 +670,7 @@ async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamSt
     if (next.done) break;
     const chunk = next.value;
     if (chunk.length === 0) continue;
-    crc = crc32(chunk, crc);
+    if (crcs) crc = crc32(chunk, crc);
     let view: Uint8Array;
     if (have === 0) view = chunk; // nothing pending: decode the chunk where it is
     else {
@@ -695,7 +695,7 @@ async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamSt
       for (;;) {
         const more = await source.next();
         if (more.done) break;
-        crc = crc32(more.value, crc);
+        if (crcs) crc = crc32(more.value, crc);
         length += more.value.length;
       }
       throw new StreamError(e, { length, crc });
@@ -740,19 +740,26 @@ class StreamError {
   ) {}
 }
 
-/** The chunks pass 1 keeps for a one-buffer pass 2; `chunks` is dropped once they exceed the bound. */
+/**
+ * The chunks pass 1 keeps for a one-buffer pass 2; `chunks` is dropped once they exceed the
+ * bound, and only then is the CRC-32 of the stream computed (a second read needs it to tell a
+ * changed input; a one-buffer pass 2 decodes the very bytes pass 1 walked).
+ */
 interface KeptChunks {
   chunks: Uint8Array[] | undefined;
   bytes: number;
+  crc: number;
 }
 
 /** Passes `chunks` through, keeping them in `kept` while their total stays within `maxBytes`. */
 async function* keeping(chunks: AsyncIterable<Uint8Array>, kept: KeptChunks, maxBytes: number): AsyncGenerator<Uint8Array> {
   for await (const chunk of chunks) {
-    if (kept.chunks) {
-      kept.bytes += chunk.length;
-      if (kept.bytes <= maxBytes) kept.chunks.push(chunk);
-      else kept.chunks = undefined;
+    kept.bytes += chunk.length;
+    if (kept.chunks && kept.bytes <= maxBytes) kept.chunks.push(chunk);
+    else {
+      if (kept.chunks) for (const earlier of kept.chunks) kept.crc = crc32(earlier, kept.crc);
+      kept.chunks = undefined;
+      kept.crc = crc32(chunk, kept.crc);
     }
     yield chunk;
   }
@@ -789,13 +796,15 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
     unresolvedMappings: 0,
   };
   const c = newCounts();
-  const kept: KeptChunks = { chunks: keepBytes > 0 ? [] : undefined, bytes: 0 };
+  const keep = keepBytes > 0;
+  const kept: KeptChunks = { chunks: keep ? [] : undefined, bytes: 0, crc: 0 };
   let first: StreamDigest;
   try {
-    first = await streamWindows(kept.chunks ? () => keeping(open(), kept, keepBytes) : open, st, (end, partial) => indexFields(c, end, partial));
+    first = await streamWindows(keep ? () => keeping(open(), kept, keepBytes) : open, st, (end, partial) => indexFields(c, end, partial), !keep);
   } catch (e) {
     throw e instanceof StreamError ? e.error : e;
   }
+  if (keep) first = { length: first.length, crc: kept.crc };
   enter(st, new Uint8Array(0), 0);
   try {
     if (first.length === 0) emptyInput();

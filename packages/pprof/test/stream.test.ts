@@ -204,13 +204,18 @@ describe('decodeProfileStream', () => {
     const oneByte = a.slice();
     oneByte[oneByte.length - 30] ^= 1;
     expect(outcome(() => decodeProfile(oneByte)).ok).toBe(true);
-    for (const b of [fewerTypes, oneByte]) {
-      let opened = 0;
-      const open = () => chunked(opened++ === 0 ? a : b, 16)();
-      const e = await decodeProfileStream(open, { file: 'moving.pb' }).catch((x: unknown) => x);
-      expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
-      expect(isProfkitError(e) && e.detail.rule).toBe('streamed input must read the same twice');
-      expect(isProfkitError(e) && e.detail.file).toBe('moving.pb');
+    // keepBytes: the kept chunks (which hold the changed byte) are dropped near the end of
+    // pass 1, and only then is the CRC-32 computed, over them too.
+    for (const keepBytes of [0, a.length - 20]) {
+      for (const b of [fewerTypes, oneByte]) {
+        let opened = 0;
+        const open = () => chunked(opened++ === 0 ? a : b, 16)();
+        const e = await decodeProfileStream(open, { file: 'moving.pb' }, keepBytes).catch((x: unknown) => x);
+        expect(opened).toBe(2);
+        expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
+        expect(isProfkitError(e) && e.detail.rule).toBe('streamed input must read the same twice');
+        expect(isProfkitError(e) && e.detail.file).toBe('moving.pb');
+      }
     }
   });
 
@@ -249,7 +254,7 @@ describe('decodeProfileStream', () => {
 });
 
 describe('the adapter\'s streamed read', () => {
-  it('reads and inflates its input once (within the bound, the collected chunks are decoded as one buffer)', async () => {
+  it('reads and inflates its input once (within the bound, pass 2 decodes the chunks pass 1 kept as one buffer)', async () => {
     const bytes = sample();
     let opened = 0;
     const input = {
@@ -302,7 +307,7 @@ describe('the adapter\'s streamed read', () => {
     }
   });
 
-  it('beyond the bound, replays the chunks it collected as the first pass and reads the input again for the second', async () => {
+  it('beyond the bound, drops the chunks its first pass kept and reads the input again for the second', async () => {
     const bytes = sample();
     let opened = 0;
     let closed = 0;
@@ -322,7 +327,7 @@ describe('the adapter\'s streamed read', () => {
         return counted(chunked(bytes, 7)());
       },
     };
-    // A bound of 20 bytes: three 7-byte chunks are collected before the streamed decode takes over.
+    // A bound of 20 bytes: pass 1 keeps two 7-byte chunks, then drops them.
     const r = await readStreamed(input, { format: 'pprof' }, 20);
     expect(opened).toBe(2);
     expect(closed).toBe(2);
