@@ -5,7 +5,7 @@
  * the CLI's pprof-source-interop and pprof-disasm-interop tests.
  */
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, disasmReport, goPprofLoad, listReport, type ObjectFile, type Profile, type SourceLines } from '../src/index.js';
+import { MAX_SOURCE_FILE_LINES, ProfileBuilder, disasmReport, goPprofLoad, isProfkitError, listReport, type ObjectFile, type Profile, type SourceLines } from '../src/index.js';
 
 /** f (file /src/a.go, starting at line 10) sampled at lines 12 (5 ns) and 14 (2 ns); g (starting at 50) at line 3. */
 async function profile(): Promise<Profile> {
@@ -52,6 +52,47 @@ describe('listReport', () => {
     expect(() => listReport(p, { symbol: () => false, symbolText: 'zzz', readSource: () => ({ lines: [] }) })).toThrow(
       expect.objectContaining({ code: 'PROFKIT_E_USAGE', message: 'no matches found for regexp: zzz' }),
     );
+  });
+});
+
+/** A file of `length` lines (none made until read), counting the lines read. */
+function endlessSource(length: number): { lines: readonly string[]; read: () => number } {
+  let reads = 0;
+  const lines = new Proxy([] as string[], {
+    get: (target, key) => (key === 'length' ? length : typeof key === 'string' && /^\d+$/.test(key) ? (reads++, '') : Reflect.get(target, key)),
+  });
+  return { lines, read: () => reads };
+}
+
+/** Function `far` (file /src/big.go, starting at `startLine`) sampled at `lines`. */
+async function farProfile(startLine: number, lines: number[]): Promise<Profile> {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const far = b.internFunction({ name: 'far', filename: '/src/big.go', startLine });
+  for (const line of lines) b.addSample([b.internLocation({ functionId: far, line })], [1n]);
+  return (await goPprofLoad(b.build())).profile;
+}
+
+describe('listReport bounds', () => {
+  it('lists no line past MAX_SOURCE_FILE_LINES, whatever readSource gives', async () => {
+    // pprof's rows: from the start line, MAX - 10, to MAX + 25; the ones past MAX are not listed.
+    const p = await farProfile(MAX_SOURCE_FILE_LINES - 10, [MAX_SOURCE_FILE_LINES + 20]);
+    const file = endlessSource(2 ** 40);
+    const rep = listReport(p, { symbol: (n) => n === 'far', symbolText: 'far', readSource: () => ({ lines: file.lines }) });
+    expect(rep.routines[0]!.lines.map((l) => l.line)).toEqual(Array.from({ length: 11 }, (_, i) => MAX_SOURCE_FILE_LINES - 10 + i));
+  });
+
+  it('makes rows as it prints them: maxReportBytes stops the listing before the rows after it are read', async () => {
+    const p = await farProfile(0, [1, 1_000_000]);
+    const file = endlessSource(2_000_000);
+    let error: unknown;
+    try {
+      listReport(p, { symbol: (n) => n === 'far', symbolText: 'far', readSource: () => ({ lines: file.lines }), limits: { maxReportBytes: 10_000 } });
+    } catch (e) {
+      error = e;
+    }
+    expect(isProfkitError(error) && error.detail.option).toBe('maxReportBytes');
+    // Each row prints at least 30 bytes: no more than 10,000 / 30 rows (plus the one over) were read.
+    expect(file.read()).toBeLessThanOrEqual(10_000 / 30 + 1);
   });
 });
 

@@ -10,7 +10,11 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Profile } from '../model.js';
 import { goTrimPath, type SourceLines } from '../ops/index.js';
+import { MAX_SOURCE_FILE_LINES } from '../ops/source.js';
 import { cleanPath } from '../ops/internal.js';
+
+// One bound for the listing and for the files read for it (see ops/source.ts).
+export { MAX_SOURCE_FILE_LINES };
 
 /** Go's `syscall.Errno` texts of the errors opening a file can give. */
 const ERRNO_TEXT: Record<string, string> = {
@@ -30,13 +34,6 @@ const MAX_CACHED_SOURCE_CHARS = 64 << 20;
 
 /** Go's `bufio.Scanner` default limit: a longer line ends the scan (pprof then lists the lines before it). */
 const MAX_SCANNED_LINE_BYTES = 64 * 1024;
-
-/**
- * Lines of one source file, beyond which it is reported, not read: each line costs an array
- * slot and a string header beyond its text, so a 200 MB file of empty lines took `profkit list`
- * past V8's heap (a fatal error, not a catchable one) within the 256 MB file limit.
- */
-export const MAX_SOURCE_FILE_LINES = 4 << 20;
 
 /**
  * The lines as Go's `bufio.ScanLines` gives them: split at \n, a trailing \r removed, no empty

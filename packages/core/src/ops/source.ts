@@ -70,13 +70,25 @@ export interface ListReport {
 const MARGIN = 5;
 
 /**
+ * Lines of one source file that a listing shows at most: a file with more is not read
+ * (`sourceFileReader` reports it; each line costs an array slot and a string header beyond its
+ * text, so a 200 MB file of empty lines took `profkit list` past V8's heap), and no routine lists
+ * a line past it, whatever its `readSource` gives (the web's source view without the file's text
+ * gives lines without end): a routine has a row for every line from its first to its last sampled
+ * line, and a profile's line numbers are its own (lines 1 and 2^40 were 2^40 rows).
+ */
+export const MAX_SOURCE_FILE_LINES = 4 << 20;
+
+/**
  * The lines pprof shows of one function in one file (`getSourceFromFile`): from the function's
  * start line (or 5 before its first sampled line) to 5 after its last sampled line, stopping at
- * the end of the file. `nodes` are in graph order: pprof seeds the range with the first one.
- * The file is read only when the range is not empty (as in pprof: a start line after the
- * sampled lines shows nothing, and no error).
+ * the end of the file (or MAX_SOURCE_FILE_LINES). `nodes` are in graph order: pprof seeds the
+ * range with the first one. The file is read only when the range is not empty (as in pprof: a
+ * start line after the sampled lines shows nothing, and no error). Each line is given to `row`
+ * as it is made, which prints it before it is kept: rows stop at `maxReportBytes` (each prints
+ * at least 30 bytes) instead of being made first, up to MAX_SOURCE_FILE_LINES for each routine.
  */
-function listedLines(nodes: GoGraphNode[], read: () => SourceLines): { listed: ListLine[] } | { error: string } {
+function listedLines(nodes: GoGraphNode[], read: () => SourceLines, row: (l: ListLine) => void): { error: string } | undefined {
   const byLine = new Map<number, { flat: bigint; cum: bigint }>();
   const first = nodes[0]!.info;
   let start = first.startLine !== 0 ? first.startLine : first.lineno - MARGIN;
@@ -93,15 +105,15 @@ function listedLines(nodes: GoGraphNode[], read: () => SourceLines): { listed: L
     byLine.set(n.info.lineno, sum);
   }
   if (start < 1) start = 1;
-  if (start > end) return { listed: [] };
+  if (start > end) return undefined;
   const source = read();
   if ('error' in source) return source;
-  const listed: ListLine[] = [];
-  for (let line = start; line <= end && line <= source.lines.length; line++) {
+  const last = Math.min(end, source.lines.length, MAX_SOURCE_FILE_LINES);
+  for (let line = start; line <= last; line++) {
     const sum = byLine.get(line);
-    listed.push({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source.lines[line - 1]! });
+    row({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source.lines[line - 1]! });
   }
-  return { listed };
+  return undefined;
 }
 
 /** Groups `nodes` by `key`, keeping the first-seen order of the groups and of each group's nodes. */
@@ -164,13 +176,17 @@ export function listReport(loaded: Profile, options: ListReportOptions): ListRep
       const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
       print(`ROUTINE ======================== ${name} in ${file}\n`);
       print(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
-      const source = listedLines(nodes, () => options.readSource(file));
-      if ('error' in source) {
-        routine.error = source.error;
-        print(` Error: ${source.error}\n`);
-      } else {
-        routine.lines = source.listed;
-        for (const l of routine.lines) print(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
+      const failed = listedLines(
+        nodes,
+        () => options.readSource(file),
+        (l) => {
+          print(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
+          routine.lines.push(l);
+        },
+      );
+      if (failed) {
+        routine.error = failed.error;
+        print(` Error: ${failed.error}\n`);
       }
       routines.push(routine);
     }
