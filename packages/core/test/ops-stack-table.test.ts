@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, treeReport, type Profile } from '../src/node/index.js';
 import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeTotals } from '../src/ops/stack-table.js';
+import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable } from '../src/ops/report.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
@@ -305,5 +306,176 @@ describe('stack table columns sized by the known bound', () => {
       return out.sort((a, b) => a - b);
     };
     for (let slot = 0; slot <= prefix.length; slot++) expect(callees(children, slot)).toEqual(callees(derived, slot));
+  });
+});
+
+/**
+ * A profile of long random tails below a few shared prefixes (most stacks the only callee of the
+ * one before: the runs the call graph walk takes as one level), with recursion inside the tails,
+ * inline lines, samples ending where another sample's stack goes on (a run broken by samples of
+ * its own) and samples of zero value.
+ */
+function runsProfile(seed: number, bigValues: boolean, samples = 60): Profile {
+  const r = seededRandom(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const fns = Array.from({ length: 12 }, (_, i) => b.internFunction({ name: `g${i}`, filename: `run${i % 4}.go` }));
+  const locs = Array.from({ length: 40 }, () =>
+    b.internLocation({ functionId: fns[int(fns.length)]!, line: 1 + int(4), inlinedInto: r() < 0.5 ? [{ functionId: fns[int(fns.length)]!, line: 1 + int(4) }] : [] }),
+  );
+  const prefixes = Array.from({ length: 3 }, () => Array.from({ length: 2 + int(4) }, () => locs[int(locs.length)]!));
+  const stacks: number[][] = [];
+  for (let i = 0; i < samples; i++) {
+    // Leaf first: a tail of 10 to 50 frames, then one of the shared prefixes (outermost last).
+    let stack = [...Array.from({ length: 10 + int(40) }, () => locs[int(locs.length)]!), ...prefixes[int(prefixes.length)]!];
+    // Now and then a caller stack of an earlier sample: its run ends with samples of its own.
+    if (stacks.length > 0 && r() < 0.25) {
+      const earlier = stacks[int(stacks.length)]!;
+      stack = earlier.slice(1 + int(earlier.length - 1));
+    }
+    stacks.push(stack);
+    const value = bigValues ? (1n << 60n) + BigInt(int(1000)) : BigInt(int(4));
+    b.addSample(stack, [value]);
+  }
+  return b.build();
+}
+
+/** pprof's graph over `kept` nodes (residual calls skip the others), sample by sample: the walk's specification. */
+function referenceKeptGraph(p: Profile, nodeOfFrame: (loc: number, k: number) => number, linesOf: (loc: number) => number, kept: (n: number) => boolean) {
+  const index = new ProfileIndex(p);
+  const col = p.samples['.values'][0]!;
+  const { offsets, location_id } = p.samples.locations;
+  const flat = new Map<number, bigint>();
+  const cum = new Map<number, bigint>();
+  const calls = new Map<string, { weight: bigint; inline: boolean; residual: boolean }>();
+  const add = (m: Map<number, bigint>, k: number, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i]!;
+    if (v === 0n) continue;
+    const seenNodes = new Set<number>();
+    const seenCalls = new Set<string>();
+    let parent = -1;
+    let residual = false;
+    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
+      const loc = index.locations.get(location_id[k]!);
+      // The location's lines, outermost first.
+      for (let j = linesOf(loc) - 1; j >= 0; j--) {
+        const n = nodeOfFrame(loc, j);
+        if (!kept(n)) {
+          residual = true;
+          continue;
+        }
+        if (!seenNodes.has(n)) {
+          seenNodes.add(n);
+          add(cum, n, v);
+        }
+        const key = `${parent}->${n}`;
+        if (parent >= 0 && parent !== n && !seenCalls.has(key)) {
+          seenCalls.add(key);
+          const c = calls.get(key) ?? { weight: 0n, inline: true, residual: false };
+          c.weight += v;
+          if (residual) c.residual = true;
+          if (j === linesOf(loc) - 1) c.inline = false;
+          calls.set(key, c);
+        }
+        parent = n;
+        residual = false;
+      }
+    }
+    if (parent >= 0 && !residual) add(flat, parent, v);
+  }
+  return { flat, cum, calls };
+}
+
+describe('call graph walk over runs of single-callee stacks', () => {
+  for (const bigValues of [false, true]) {
+    it(`gives the per-sample flat, cum and calls, all nodes kept or some (${bigValues ? 'bigint sums past 2^53' : 'double sums'})`, () => {
+      const p = runsProfile(bigValues ? 31 : 30, bigValues);
+      const index = new ProfileIndex(p);
+      const nodes = newNodeNames();
+      const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
+      const g = graphInputOf(p, index, 0, locNodes, nodes.names.length);
+      // Most stacks are runs: each the only callee of its caller, no samples of their own.
+      const { firstChild, nextSibling } = g.stacks.children!;
+      // (Told by sampleStack: reading `self` would replace the table's sparse sums the walk reads.)
+      const withSamples = new Set(g.stacks.sampleStack);
+      let runs = 0;
+      for (let s = 0; s < g.stacks.length; s++) if (firstChild[s + 1]! >= 0 && nextSibling[firstChild[s + 1]!] === -1 && !withSamples.has(s)) runs++;
+      expect(runs).toBeGreaterThan(g.stacks.length / 2);
+      const all = new Uint8Array(nodes.names.length).fill(1);
+      const some = new Uint8Array(nodes.names.length).map((_, n) => (n % 3 === 0 ? 0 : 1));
+      for (const kept of [undefined, some]) {
+        const isKept = (n: number) => (kept ? kept[n] === 1 : true);
+        const ref = referenceKeptGraph(p, (loc, j) => locNodes[loc]![j]!, (loc) => locNodes[loc]!.length, isKept);
+        const built = buildNodes(g, kept, all, all);
+        for (let n = 0; n < nodes.names.length; n++) {
+          expect([nodes.names[n], built.flat[n]]).toEqual([nodes.names[n], isKept(n) ? (ref.flat.get(n) ?? 0n) : 0n]);
+          expect([nodes.names[n], built.cum[n]]).toEqual([nodes.names[n], isKept(n) ? (ref.cum.get(n) ?? 0n) : 0n]);
+        }
+        const calls = new Map(built.src.map((src, e) => [`${src}->${built.dst[e]}`, { weight: BigInt(built.weight[e]!), inline: built.inline[e]!, residual: built.residual[e]! }]));
+        expect(calls).toEqual(ref.calls);
+        if (bigValues) expect(built.cum.some((v) => v > 2n ** 62n)).toBe(true);
+      }
+    });
+  }
+
+  it('sums the self column as changed in place once it was read (as a diff negates its base)', () => {
+    const p = runsProfile(32, false);
+    const index = new ProfileIndex(p);
+    const nodes = newNodeNames();
+    const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
+    const g = graphInputOf(p, index, 0, locNodes, nodes.names.length);
+    const before = buildNodes(g, undefined);
+    const self = g.stacks.self as Float64Array;
+    for (let s = 0; s < self.length; s++) self[s] = -self[s]!;
+    const after = buildNodes(g, undefined);
+    expect(after.cum).toEqual(before.cum.map((v) => -v));
+    expect(after.flat).toEqual(before.flat.map((v) => -v));
+    expect(before.cum.some((v) => v > 0n)).toBe(true);
+  });
+
+  it('keeps no prefix or per-stack sum column for the call graph (made only when a view reads them)', () => {
+    // Enough frames that the walk's own arrays (per node and call) are shorter than the table.
+    const p = runsProfile(33, false, 400);
+    const index = new ProfileIndex(p);
+    const nodes = newNodeNames();
+    const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
+    const flat = flattenLocationNodes(locNodes);
+    const frames = p.samples.locations.location_id.length;
+    const lengths: { type: string; n: number }[] = [];
+    let built!: ReturnType<typeof buildNodes>;
+    let table!: ReturnType<typeof buildStackTable>;
+    const counting = (base: new (...args: unknown[]) => object, type: string) =>
+      class extends base {
+        constructor(...args: unknown[]) {
+          super(...args);
+          if (typeof args[0] === 'number') lengths.push({ type, n: args[0] });
+        }
+      };
+    vi.stubGlobal('Int32Array', counting(Int32Array as new (...args: unknown[]) => object, 'Int32Array'));
+    vi.stubGlobal('Float64Array', counting(Float64Array as new (...args: unknown[]) => object, 'Float64Array'));
+    try {
+      table = buildStackTable(p, index, 0);
+      built = buildNodes({ nNodes: nodes.names.length, ...flat, stacks: table }, undefined);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(table.length).toBeGreaterThan(frames / 2);
+    // Per stack: the frame column and the two child lists, nothing else (before: also prefix and self).
+    const perStack = lengths.filter(({ n }) => n >= table.length);
+    expect(nodes.names.length * 2).toBeLessThan(table.length);
+    expect(perStack.filter(({ type }) => type !== 'Int32Array')).toEqual([]);
+    // Allocated at the bound (the number of frames), then cut to the rows (copies: the bound is far).
+    expect(perStack.filter(({ n }) => n >= frames).map(({ n }) => n)).toEqual([frames, frames, frames + 1]);
+    expect(perStack.filter(({ n }) => n < frames).map(({ n }) => n).sort()).toEqual([table.length + 1, table.length, table.length].sort());
+    // Read later, both columns are there and right.
+    const derived = childLists(table.prefix);
+    for (let s = 0; s < table.length; s++) expect(table.prefix[s]!).toBeLessThan(s);
+    expect([...derived.nextSibling].filter((c) => c >= 0).length + [...derived.firstChild].filter((c) => c >= 0).length).toBe(table.length);
+    const col = p.samples['.values'][0]!;
+    const expectedSelf = new Float64Array(table.length);
+    for (let i = 0; i < col.length; i++) if (table.sampleStack[i]! >= 0) expectedSelf[table.sampleStack[i]!]! += Number(col[i]!);
+    expect(table.self).toEqual(expectedSelf);
+    expect(buildNodes({ nNodes: nodes.names.length, ...flat, stacks: table }, undefined)).toEqual(built);
   });
 });

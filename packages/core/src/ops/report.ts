@@ -13,7 +13,7 @@ import { applyRatio, formatPercentage, formatValue, scaleMeasurement } from './f
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
 import { walkCallGraph } from './call-graph-walk.js';
-import { buildStackTable, type StackTable, type StackValues } from './stack-table.js';
+import { buildStackTable, sparseSelf, type StackTable, type StackValues } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 import { granularityFields, type ReportGranularity } from './granularity.js';
 import { meanOf, meanStackTables } from './mean.js';
@@ -268,8 +268,8 @@ export function nodeTable(
  * pprof's graph lists them.
  */
 export function buildNodes(g: GraphInput, kept: Uint8Array | undefined, callees?: Uint8Array, callers?: Uint8Array, touching?: Uint8Array): BuiltGraph {
-  const { self } = g.stacks;
-  const own = self instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
+  const self = sparseSelf(g.stacks);
+  const own = self.sums instanceof Float64Array ? walkCallGraph(g, self, 0, kept, callees, callers, touching) : walkCallGraph(g, self, 0n, kept, callees, callers, touching);
   return (g.others ?? []).reduce((sum, other) => addBuiltGraphs(sum, buildNodes(other, kept, callees, callers, touching)), own);
 }
 
