@@ -16,22 +16,23 @@ const NAMES = Array.from({ length: 24 }, (_, i) => `pkg.f${i}`);
  * frames; some labels), its functions interned in an order of its own. `big` makes cpu values
  * whose sums pass 2^53 (the reports then sum in bigints).
  */
-function randomProfile(seed: number, samples: number, { big = false, shared = [] as number[][] } = {}): Profile {
+function randomProfile(seed: number, samples: number, { big = false, shared = [] as number[][], functions = NAMES.length, depth = 6 } = {}): Profile {
   const rnd = seededRandom(seed);
+  const names = functions === NAMES.length ? NAMES : Array.from({ length: functions }, (_, i) => `pkg.f${i}`);
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
   b.internMapping({ filename: '/bin/app', memoryStart: 0x1000n, memoryLimit: 0x100000n });
-  const order = NAMES.map((_, i) => i).sort(() => rnd() - 0.5);
+  const order = names.map((_, i) => i).sort(() => rnd() - 0.5);
   const fns = new Map<number, number>();
-  for (const i of order) fns.set(i, b.internFunction({ name: NAMES[i]!, filename: `src/f${i % 5}.go` }));
+  for (const i of order) fns.set(i, b.internFunction({ name: names[i]!, filename: `src/f${i % 5}.go` }));
   // Profiles of even seeds inline more functions: a call can be inlined on one side only.
   const inlined = (f: number) => f % 7 === 3 || (seed % 2 === 0 && f % 7 === 5);
   const loc = (f: number, line: number) =>
     inlined(f)
-      ? b.internLocation({ functionId: fns.get(f)!, line, inlinedInto: [{ functionId: fns.get((f + 1) % NAMES.length)!, line: line + 1 }] })
+      ? b.internLocation({ functionId: fns.get(f)!, line, inlinedInto: [{ functionId: fns.get((f + 1) % names.length)!, line: line + 1 }] })
       : b.internLocation({ functionId: fns.get(f)!, line });
   const stacks = [...shared];
   for (let i = 0; i < samples; i++) {
-    const stack = i < stacks.length ? stacks[i]! : Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => Math.floor(rnd() * NAMES.length));
+    const stack = i < stacks.length ? stacks[i]! : Array.from({ length: 1 + Math.floor(rnd() * depth) }, () => Math.floor(rnd() * names.length));
     const value = big ? 2n ** 55n + BigInt(Math.floor(rnd() * 1000)) : BigInt(Math.floor(rnd() * 50) * 1_000_000);
     const labels = rnd() < 0.2 ? [{ key: 'worker', str: rnd() < 0.5 ? 'a' : 'b' }] : [];
     b.addSample(
@@ -90,6 +91,25 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
       }
     }
   });
+
+  // The report walks each whole table once, then tables cut to the stacks of the shown nodes
+  // (diff-report.ts `prunedSource`): many nodes and deep stacks that share little make most of
+  // each table cut, with calls of the shown nodes whose weights include cut callees.
+  it.each([{}, { nodeCount: 3 }, { nodeCount: 10, cum: true }, { nodeCount: 8, nodeFraction: 0, edgeFraction: 0 }, { by: 'line', nodeCount: 6 }, { nodeFraction: 0.02, edgeFraction: 0.01 }] as TopReportOptions[])(
+    'reports of a few of many nodes equal those of the merged difference: %j',
+    (options) => {
+      const manyNext = randomProfile(5, 600, { functions: 300, depth: 30 });
+      const manyBase = randomProfile(6, 500, { functions: 300, depth: 30 });
+      for (const normalize of [false, true]) {
+        const merged = diff(manyBase, manyNext, { normalize });
+        const o = { ...options, sampleTypeIndex: 1 };
+        const input = () => sideBySide(manyBase, manyNext, { ...o, normalize });
+        expect(topReport(input(), o).text).toBe(topReport(merged, o).text);
+        expect(treeReport(input(), o).text).toBe(treeReport(merged, o).text);
+        expect(treeReport(input(), { ...o, symbol: 'f1' }).text).toBe(treeReport(merged, { ...o, symbol: 'f1' }).text);
+      }
+    },
+  );
 
   it('a profile minus itself: no entry (every node nets to 0) against the base total', () => {
     const input = sideBySide(next, next, { sampleTypeIndex: 1 });

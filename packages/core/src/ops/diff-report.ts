@@ -43,6 +43,10 @@ import {
   type ReportFilters,
   type ReportInput,
   type ReportStacks,
+  buildNodes,
+  trimmedCallGraph,
+  type ReportGraphSource,
+  type BuiltGraph,
 } from './report.js';
 import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
@@ -231,8 +235,10 @@ export class DiffReportBuilder {
       ...(side.divisor ? { divisor: side.divisor } : {}),
     });
     // BASE's samples after NEW's, as merging orders them; its sums were negated by `addBase`.
-    const g: GraphInput = { ...inputOf(next.stacks, nextSelf), others: [inputOf(base.stacks, base.stacks.stacks.self)] };
+    const sides = [inputOf(next.stacks, nextSelf), inputOf(base.stacks, base.stacks.stacks.self)];
+    const g: GraphInput = { ...sides[0]!, others: [sides[1]!] };
     const unit = next.shell.sample_types.unit[t]!;
+    const wholeSource = (): ReportGraphSource => ({ t, unit, g, names: nodes.names, infos: nodes.infos, total: () => total });
     const options = this.options;
     return {
       kind: 'report-input',
@@ -247,7 +253,8 @@ export class DiffReportBuilder {
           meanDivisorIndex: meanOn ? 0 : undefined,
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
-          graphSource: () => ({ t, unit, g, names: nodes.names, infos: nodes.infos, total: () => total }),
+          // With -mean the divisor's sums would need the same pruning: the whole tables then.
+          graphSource: (graphOptions) => (meanOn ? wholeSource() : prunedSource(wholeSource(), sides, graphOptions)),
           header,
         };
       },
@@ -279,4 +286,177 @@ function normalizeRatio(next: DiffSide, base: DiffSide): number {
 function negate(values: StackValues): void {
   const v = values as unknown as number[];
   for (let i = 0; i < v.length; i++) v[i] = -v[i]!;
+}
+
+/**
+ * The graph source of a report of NEW minus BASE that walks each side's whole stack table once
+ * instead of once per pass of the report.
+ *
+ * Why: on profiles whose stacks share little each table has about one row per frame (millions),
+ * and the report walks every table twice (flat and cum of every node to pick the shown nodes,
+ * then again for the calls between them). The second walk only needs the stacks that hold a
+ * shown node and their callers: every other subtree adds to those stacks' totals only (its
+ * frames hold no shown node, so it has no call into one and no flat of one). So: one walk per
+ * side for every node's flat and cum (`exact`); the shown nodes picked from those sums by the
+ * report's own trimming (`trimmedCallGraph` of a graph that has exactly those sums); each table
+ * cut to the stacks above a frame of a shown node, every cut subtree replaced by one row of its
+ * total and no frame; and a small table of corrections that makes every node's flat and cum
+ * those of the whole tables again, for the report's first pass (which then picks the same nodes).
+ * Rows keep their order, so calls are first reached in the same order.
+ */
+function prunedSource(whole: ReportGraphSource, sides: GraphInput[], options: CallGraphOptions): ReportGraphSource {
+  const nodeCount = whole.names.length;
+  // One node more, never shown: the corrections add to it and take it away again (see `correctionInput`).
+  const names = [...whole.names, ''];
+  const infos = [...whole.infos, ''];
+  const widened = sides.map((side) => ({ ...side, nNodes: nodeCount + 1 }));
+  const exact = sumOfGraphs(widened.map((side) => buildNodes(side, undefined)));
+  const shownNames = new Set(trimmedCallGraph({ ...whole, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
+  // By name: a superset of the shown nodes when names repeat, which the cut allows.
+  const shown = new Uint8Array(nodeCount + 1);
+  for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
+  const pruned = widened.map((side) => pruneStacks(side, shown));
+  const left = sumOfGraphs(pruned.map((side) => buildNodes(side, undefined)));
+  const corrections = correctionInput(
+    exact.flat.map((v, n) => v - left.flat[n]!),
+    exact.cum.map((v, n) => v - left.cum[n]!),
+  );
+  return { ...whole, names, infos, g: { ...pruned[0]!, others: [...pruned.slice(1), corrections] } };
+}
+
+/** Flat and cum per node of graphs over the same nodes, added up. */
+function sumOfGraphs(graphs: BuiltGraph[]): { flat: bigint[]; cum: bigint[] } {
+  const flat = graphs[0]!.flat.slice();
+  const cum = graphs[0]!.cum.slice();
+  for (const g of graphs.slice(1)) {
+    for (let n = 0; n < flat.length; n++) {
+      flat[n]! += g.flat[n]!;
+      cum[n]! += g.cum[n]!;
+    }
+  }
+  return { flat, cum };
+}
+
+/**
+ * `side` with only the stacks that hold a frame of a `shown` node and their callers; below each
+ * kept stack, one row without frame (an added location of no node) carries the total of its cut
+ * callees. That row's value counts as flat of the stack's innermost node, which the corrections
+ * take back (`prunedSource`).
+ */
+function pruneStacks(side: GraphInput, shown: Uint8Array): GraphInput {
+  const { locNodeOffsets, locNodeIds, stacks } = side;
+  const { length, prefix, frame } = stacks;
+  const locations = locNodeOffsets.length - 1;
+  const holdsShown = new Uint8Array(locations);
+  for (let r = 0; r < locations; r++) {
+    for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) {
+      if (shown[locNodeIds[k]!]) {
+        holdsShown[r] = 1;
+        break;
+      }
+    }
+  }
+  // Callees have larger row numbers than their callers: one backward pass marks the callers.
+  const needed = new Uint8Array(length);
+  for (let s = length - 1; s >= 0; s--) {
+    if (!needed[s] && !holdsShown[frame[s]!]) continue;
+    needed[s] = 1;
+    if (prefix[s]! >= 0) needed[prefix[s]!] = 1;
+  }
+  // The same arithmetic on doubles or bigints (as `negate`).
+  const exactInDoubles = stacks.self instanceof Float64Array;
+  const self = stacks.self as unknown as number[];
+  const zero = (exactInDoubles ? 0 : 0n) as number;
+  const newValues = (n: number) => (exactInDoubles ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as number[];
+  // The old row of each kept row, ascending (new numbers keep the order of the rows).
+  let keptRows = 0;
+  for (let s = 0; s < length; s++) keptRows += needed[s]!;
+  const oldRow = new Int32Array(keptRows);
+  for (let s = 0, r = 0; s < length; s++) if (needed[s]) oldRow[r++] = s;
+  const newRowOf = (old: number): number => {
+    let lo = 0;
+    let hi = keptRows - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (oldRow[mid]! < old) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  // What each kept row's cut callees hold: a cut stack's own value goes to its nearest kept
+  // caller (up the prefixes, as many steps as frames; few stacks have values of their own).
+  const cutTotal = newValues(keptRows);
+  for (let s = 0; s < length; s++) {
+    if (needed[s] || self[s] === zero) continue;
+    let caller = prefix[s]!;
+    while (caller >= 0 && !needed[caller]) caller = prefix[caller]!;
+    if (caller < 0) continue;
+    cutTotal[newRowOf(caller)]! += self[s]!;
+  }
+  let cutRows = 0;
+  for (let k = 0; k < keptRows; k++) if (cutTotal[k] !== zero) cutRows++;
+  const rows = keptRows + cutRows;
+  const newPrefix = new Int32Array(rows);
+  const newFrame = new Int32Array(rows);
+  const newSelf = newValues(rows);
+  for (let k = 0; k < keptRows; k++) {
+    const s = oldRow[k]!;
+    newPrefix[k] = prefix[s]! >= 0 ? newRowOf(prefix[s]!) : -1;
+    newFrame[k] = frame[s]!;
+    newSelf[k] = self[s]!;
+  }
+  // Below each kept row with cut callees, one row of no frame with their total.
+  const noFrame = locations;
+  for (let k = 0, r = keptRows; k < keptRows; k++) {
+    if (cutTotal[k] === zero) continue;
+    newPrefix[r] = k;
+    newFrame[r] = noFrame;
+    newSelf[r++] = cutTotal[k]!;
+  }
+  const offsets = new Uint32Array(locations + 2);
+  offsets.set(locNodeOffsets);
+  offsets[locations + 1] = offsets[locations]!;
+  return {
+    nNodes: side.nNodes,
+    locNodeOffsets: offsets,
+    locNodeIds,
+    stacks: { length: rows, prefix: newPrefix, frame: newFrame, self: newSelf as unknown as StackValues, sampleStack: new Int32Array(0) },
+  };
+}
+
+/**
+ * A table whose walk gives node n flat `flat[n]` and cum `cum[n]` and no call, whatever nodes a
+ * pass keeps: per node a root stack of its value of its own, and below it a stack of the last
+ * node (never shown, `prunedSource`) with the rest of its cum; one root stack of that node takes
+ * those back. Frame r is the location of node r alone.
+ */
+function correctionInput(flat: bigint[], cum: bigint[]): GraphInput {
+  const nNodes = flat.length;
+  const hidden = nNodes - 1;
+  const prefix: number[] = [];
+  const frame: number[] = [];
+  const values: bigint[] = [];
+  const row = (caller: number, node: number, value: bigint): number => {
+    prefix.push(caller);
+    frame.push(node);
+    values.push(value);
+    return prefix.length - 1;
+  };
+  let taken = 0n;
+  for (let n = 0; n < hidden; n++) {
+    const rest = cum[n]! - flat[n]!;
+    if (flat[n] === 0n && rest === 0n) continue;
+    const own = row(-1, n, flat[n]!);
+    if (rest !== 0n) row(own, hidden, rest);
+    taken += rest;
+  }
+  if (taken !== 0n) row(-1, hidden, -taken);
+  let absSum = 0n;
+  for (const v of values) absSum += abs(v);
+  const self: StackValues = absSum <= 2n ** 53n ? Float64Array.from(values, Number) : values;
+  const locNodeOffsets = new Uint32Array(nNodes + 1);
+  for (let r = 0; r <= nNodes; r++) locNodeOffsets[r] = r;
+  const locNodeIds = new Int32Array(nNodes);
+  for (let r = 0; r < nNodes; r++) locNodeIds[r] = r;
+  return { nNodes, locNodeOffsets, locNodeIds, stacks: { length: prefix.length, prefix: Int32Array.from(prefix), frame: Int32Array.from(frame), self, sampleStack: new Int32Array(0) } };
 }
