@@ -59,15 +59,20 @@ export class ReportTextBudget {
 
   /** Returns `text` after counting it; throws when the report's text is over the limit. */
   take(text: string): string {
-    this.bytes += utf8Length(text);
-    if (this.bytes > this.max) {
-      throw limitError('maxReportBytes', `the text of the ${this.report} report (over ${this.bytes} bytes so far)`, this.max, { rule: 'report text size' });
-    }
+    this.count(utf8Length(text));
     if (this.asOneString) {
       this.units += text.length;
       if (this.units > MAX_STRING_LENGTH) this.tooLongForAString(this.units);
     }
     return text;
+  }
+
+  /** Counts `bytes` of text made as UTF-8 (no string); throws when the report's text is over the limit. */
+  count(bytes: number): void {
+    this.bytes += bytes;
+    if (this.bytes > this.max) {
+      throw limitError('maxReportBytes', `the text of the ${this.report} report (over ${this.bytes} bytes so far)`, this.max, { rule: 'report text size' });
+    }
   }
 
   private tooLongForAString(units: number): never {

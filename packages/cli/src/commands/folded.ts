@@ -1,8 +1,8 @@
-import { foldedLines } from '@profkit/core/node';
+import { foldedChunks, foldedLines } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { BASE_OPTIONS, inputFilesOf, TAG_FRAME_OPTIONS, VIEW_OPTIONS, readForView, withTagFramesOf, sampleTypeIndexOf, sampleTypeJson, stringOption } from './shared.js';
 import { applyFilterOptions } from './filter.js';
-import { streamedReportLimits, writeStreamedText } from './stream-text.js';
+import { streamedReportLimits, writeStreamedBytes } from './stream-text.js';
 
 export const folded: CliCommand = {
   name: 'folded',
@@ -30,9 +30,10 @@ export const folded: CliCommand = {
     const file = ctx.positionals[0]!;
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const lines = foldedLines(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), t, streamedReportLimits(ctx, inputFilesOf(ctx, file)));
+    const profile = applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile));
+    const limits = streamedReportLimits(ctx, inputFilesOf(ctx, file));
     if (ctx.json) {
-      const stacks = Array.from(lines, (l) => {
+      const stacks = Array.from(foldedLines(profile, t, limits), (l) => {
         const sp = l.lastIndexOf(' ');
         return { stack: l.slice(0, sp).split(';'), value: l.slice(sp + 1, -1) };
       });
@@ -48,7 +49,7 @@ export const folded: CliCommand = {
     ctx.out.warnings(r.warnings);
     const out = stringOption(ctx, 'output');
     // Written as made: the text of a large profile is hundreds of megabytes.
-    await writeStreamedText(ctx, lines, out === undefined ? undefined : { path: out, inputs: [file] });
+    await writeStreamedBytes(ctx, foldedChunks(profile, t, limits), out === undefined ? undefined : { path: out, inputs: [file] });
     return 0;
   },
 };

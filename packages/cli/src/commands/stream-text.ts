@@ -57,9 +57,14 @@ export function* utf8Batches(pieces: Iterable<string>): Generator<Uint8Array> {
  * `output` is undefined, to stdout, each chunk awaited before the next is made.
  */
 export async function writeStreamedText(ctx: CliContext, pieces: Iterable<string>, output?: { path: string; inputs: string[] }): Promise<void> {
+  await writeStreamedBytes(ctx, utf8Batches(pieces), output);
+}
+
+/** `writeStreamedText` for a report made as UTF-8 chunks (`foldedChunks`). */
+export async function writeStreamedBytes(ctx: CliContext, chunks: Iterable<Uint8Array>, output?: { path: string; inputs: string[] }): Promise<void> {
   if (output) {
-    await writeFileAtomic(output.path, utf8Batches(pieces), { inputs: output.inputs, signal: ctx.signal });
+    await writeFileAtomic(output.path, chunks, { inputs: output.inputs, signal: ctx.signal });
     return;
   }
-  for (const chunk of utf8Batches(pieces)) await new Promise<void>((sent, failed) => ctx.stdout.write(chunk, (err) => (err ? failed(err) : sent())));
+  for (const chunk of chunks) await new Promise<void>((sent, failed) => ctx.stdout.write(chunk, (err) => (err ? failed(err) : sent())));
 }

@@ -1,0 +1,142 @@
+/**
+ * `foldedLines`, `toFolded` and `foldedChunks` (the UTF-8 bytes the CLI writes) give the text of
+ * the straightforward method: every sample's frame names joined, equal texts summed, sorted as
+ * strings. Checked on random small profiles chosen to hit the order's edge cases: names that
+ * start other names with characters below and above `;` (`f2` sorts before `f;…`, `f~` after),
+ * distinct stacks that print alike (locations of one function, inline frames against frames),
+ * negative and cancelling values (as from `diff`), non-ASCII names (including astral characters,
+ * whose UTF-16 order differs from their code point order), names with `;` and line breaks,
+ * unsymbolized locations, and stacks much deeper than the rest. And the text's size budget.
+ */
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@profkit/test-utils';
+import { ErrorCodes, ProfileBuilder, ProfileIndex, foldedChunks, foldedLines, locationFrames, toFolded, type Profile } from '../src/node/index.js';
+
+const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
+
+function edgeCaseProfile(seed: number): Profile {
+  const r = seededRandom(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+  // Few names, several locations (lines) per function: many distinct stacks print alike.
+  const fns = NAMES.slice(0, 3 + int(NAMES.length - 2)).map((name) => b.internFunction({ name }));
+  const locs = Array.from({ length: 4 + int(16) }, (_, line) => {
+    const kind = r();
+    if (kind < 0.05) return b.internLocation({ address: BigInt(0x1000 + line) });
+    if (kind < 0.08) return b.internLocation({});
+    const inlined = Array.from({ length: r() < 0.4 ? 1 + int(3) : 0 }, () => ({ functionId: fns[int(fns.length)]!, line: line + 1 }));
+    return b.internLocation({ functionId: fns[int(fns.length)]!, line: line + 1, inlinedInto: inlined });
+  });
+  for (let i = 0; i < 300; i++) {
+    const depth = r() < 0.02 ? 200 + int(200) : 1 + int(6);
+    const stack = Array.from({ length: depth }, () => locs[int(locs.length)]!);
+    b.addSample(stack, [BigInt(int(7) - 3)]);
+  }
+  return b.build();
+}
+
+/** The folded text computed sample by sample: joined names, summed, sorted as strings. */
+function referenceFolded(p: Profile): string {
+  const index = new ProfileIndex(p);
+  const { offsets, location_id } = p.samples.locations;
+  const col = p.samples['.values'][0]!;
+  const sums = new Map<string, bigint>();
+  for (let i = 0; i < col.length; i++) {
+    const frames: string[] = [];
+    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
+      const names = locationFrames(p, index, index.locations.get(location_id[k]!)).map((f) => (f.name || '[unknown]').replace(/;/g, ':').replace(/[\r\n]+/g, ' '));
+      frames.push(...names.reverse());
+    }
+    if (frames.length === 0) continue;
+    const key = frames.join(';');
+    sums.set(key, (sums.get(key) ?? 0n) + col[i]!);
+  }
+  return [...sums.keys()]
+    .filter((k) => sums.get(k) !== 0n)
+    .sort()
+    .map((k) => `${k} ${sums.get(k)}\n`)
+    .join('');
+}
+
+function concat(chunks: Iterable<Uint8Array>): Uint8Array {
+  const all = [...chunks];
+  const out = new Uint8Array(all.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of all) (out.set(c, at), (at += c.length));
+  return out;
+}
+
+describe('folded text order and sums against the joined-and-sorted reference', () => {
+  for (let seed = 1; seed <= 40; seed++) {
+    it(`seed ${seed}`, () => {
+      const p = edgeCaseProfile(seed);
+      const expected = referenceFolded(p);
+      expect(expected).toMatch(/ -\d+\n/); // the cases include negative sums
+      expect([...foldedLines(p)].join('')).toBe(expected);
+      expect(toFolded(p)).toBe(expected);
+      expect(concat(foldedChunks(p))).toEqual(new TextEncoder().encode(expected));
+    });
+  }
+
+  it('orders a name before the longer names it starts, by the character after it against `;`', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
+    const [f, f2, fTilde, g] = ['f', 'f2', 'f~', 'g'].map(loc) as [number, number, number, number];
+    // Stacks are leaf first: f;g, f, f2, f~, f2;g.
+    for (const stack of [[g, f], [f], [f2], [fTilde], [g, f2]]) b.addSample(stack, [1n]);
+    const text = ['f 1', 'f2 1', 'f2;g 1', 'f;g 1', 'f~ 1', ''].join('\n');
+    expect(toFolded(b.build())).toBe(text);
+    expect(new TextDecoder().decode(concat(foldedChunks(b.build())))).toBe(text);
+  });
+
+  it('sums distinct stacks that print alike, and drops those whose sum is 0', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const main = b.internFunction({ name: 'main' });
+    const work = b.internFunction({ name: 'work' });
+    const main1 = b.internLocation({ functionId: main, line: 1 });
+    const main2 = b.internLocation({ functionId: main, line: 2 });
+    // `work` inlined into `main` prints as the two frames `main;work`.
+    const inlined = b.internLocation({ functionId: work, line: 3, inlinedInto: [{ functionId: main, line: 4 }] });
+    const work1 = b.internLocation({ functionId: work, line: 5 });
+    b.addSample([work1, main1], [5n]);
+    b.addSample([work1, main2], [-2n]);
+    b.addSample([inlined], [4n]);
+    b.addSample([main1], [3n]);
+    b.addSample([main2], [-3n]);
+    const p = b.build();
+    expect(toFolded(p)).toBe('main;work 7\n');
+    expect(new TextDecoder().decode(concat(foldedChunks(p)))).toBe('main;work 7\n');
+  });
+});
+
+describe('foldedChunks: the size budget', () => {
+  it('stops with PROFKIT_E_LIMIT (maxReportBytes) at the first line past the limit, after writing the lines before it', () => {
+    const p = edgeCaseProfile(7);
+    const all = new TextEncoder().encode(referenceFolded(p));
+    const lineEnds = all.reduce<number[]>((ends, byte, i) => (byte === 10 ? [...ends, i + 1] : ends), []);
+    expect(lineEnds.length).toBeGreaterThan(20);
+    for (const max of [lineEnds[10]!, lineEnds[10]! + 1, lineEnds[11]! - 1]) {
+      const written: Uint8Array[] = [];
+      let error: unknown;
+      try {
+        for (const chunk of foldedChunks(p, 0, { maxReportBytes: max })) written.push(chunk.slice());
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: max } });
+      // Chunks are written whole: what came out is a prefix of the text, under the limit.
+      const out = concat(written);
+      expect(out.length).toBeLessThanOrEqual(max);
+      expect(out).toEqual(all.subarray(0, out.length));
+    }
+    // Exactly the text's size is enough.
+    expect(concat(foldedChunks(p, 0, { maxReportBytes: all.length }))).toEqual(all);
+  });
+
+  it('refuses a line before copying it: one long name repeated along a deep stack', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const long = b.internLocation({ functionId: b.internFunction({ name: 'n'.repeat(100_000) }) });
+    b.addSample(new Array<number>(10_000).fill(long), [1n]); // a 1 GB line from a small profile
+    expect(() => [...foldedChunks(b.build(), 0, { maxReportBytes: 1 << 20 })]).toThrow(expect.objectContaining({ code: ErrorCodes.LIMIT }));
+  });
+});
