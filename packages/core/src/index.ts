@@ -20,7 +20,7 @@ export * from './json-fields.js';
 export * from './json-stream.js';
 export * from './adapter.js';
 export * from './ops/index.js';
-export { MAX_SOURCE_FILE_LINES } from './ops/source.js';
+export { MAX_SOURCE_FILE_LINES, listReportText } from './ops/source.js';
 export * from './ops/report.js';
 export * from './flame/index.js';
 export * from './dump.js';

@@ -5,7 +5,7 @@
  * the CLI's pprof-source-interop and pprof-disasm-interop tests.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_SOURCE_FILE_LINES, ProfileBuilder, disasmReport, goPprofLoad, isProfkitError, listReport, type ObjectFile, type Profile, type SourceLines } from '../src/index.js';
+import { MAX_SOURCE_FILE_LINES, ProfileBuilder, disasmReport, goPprofLoad, isProfkitError, listReport, listReportText, type ObjectFile, type Profile, type SourceLines } from '../src/index.js';
 
 /** f (file /src/a.go, starting at line 10) sampled at lines 12 (5 ns) and 14 (2 ns); g (starting at 50) at line 3. */
 async function profile(): Promise<Profile> {
@@ -93,6 +93,32 @@ describe('listReport bounds', () => {
     expect(isProfkitError(error) && error.detail.option).toBe('maxReportBytes');
     // Each row prints at least 30 bytes: no more than 10,000 / 30 rows (plus the one over) were read.
     expect(file.read()).toBeLessThanOrEqual(10_000 / 30 + 1);
+  });
+});
+
+describe('listReportText', () => {
+  it('is the text of listReport, piece by piece', async () => {
+    const options = { symbol: (n: string) => n === 'f' || n === 'g', symbolText: 'f|g', readSource: () => ({ lines: source }) };
+    const p = await profile();
+    const pieces = [...listReportText(p, options)];
+    expect(pieces.length).toBeGreaterThan(10);
+    expect(pieces.join('')).toBe(listReport(p, options).text);
+    expect(() => [...listReportText(p, { ...options, symbol: () => false })]).toThrow(expect.objectContaining({ code: 'PROFKIT_E_USAGE' }));
+  });
+
+  it('keeps no rows: only the text counts towards maxReportBytes; listReport counts the rows it keeps too', async () => {
+    // About 1,000 rows of 30 bytes: 30 KB of text, and 100 KB more as kept rows.
+    const p = await farProfile(0, [1, 1000]);
+    const options = { symbol: (n: string) => n === 'far', symbolText: 'far', readSource: () => ({ lines: endlessSource(2000).lines }), limits: { maxReportBytes: 60_000 } };
+    expect([...listReportText(p, options)].join('').split('\n').length).toBeGreaterThan(1000);
+    let error: unknown;
+    try {
+      listReport(p, options);
+    } catch (e) {
+      error = e;
+    }
+    expect(isProfkitError(error) && error.detail.option).toBe('maxReportBytes');
+    expect(listReport(p, { ...options, limits: { maxReportBytes: 200_000 } }).routines[0]!.lines.length).toBe(1005);
   });
 });
 

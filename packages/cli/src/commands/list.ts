@@ -1,4 +1,4 @@
-import { listReport } from '@profkit/core/node';
+import { listReport, listReportText, type ListReportOptions } from '@profkit/core/node';
 import type { CliCommand } from '../types.js';
 import { FROM_OPTION, SAMPLE_TYPE_OPTION, stringOption } from './shared.js';
 import { sourceFileReader } from './source-files.js';
@@ -40,6 +40,14 @@ export const list: CliCommand = {
     const sourcePath = stringOption(ctx, 'source-path') ?? '';
     const trimPath = stringOption(ctx, 'trim-path') ?? '';
     const readSource = sourceFileReader(sourcePath === '' ? ctx.cwd : sourcePath, trimPath);
-    return runSymbolReport(ctx, 'list', (p, input) => listReport(p, { ...input, sourcePath, trimPath, inlines: ctx.values.noinlines !== true, readSource }));
+    const options = { sourcePath, trimPath, inlines: ctx.values.noinlines !== true, readSource } satisfies Partial<ListReportOptions>;
+    return runSymbolReport(
+      ctx,
+      'list',
+      (p, input) => listReport(p, { ...input, ...options }),
+      undefined,
+      // The text written as it is made: a listing has a row for every line of a function's range.
+      (p, input) => listReportText(p, { ...input, ...options }),
+    );
   },
 };

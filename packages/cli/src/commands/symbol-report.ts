@@ -2,6 +2,7 @@ import { applyReportFilters, compileGoPattern, parseLimitArgs, reportTotal, type
 import type { CliContext } from '../types.js';
 import { FILTER_OPTIONS, FOCUS_OPTIONS, filterOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
+import { streamedReportLimits, writeStreamedText } from './stream-text.js';
 
 /** pprof's filters, applied before every report: --focus, --ignore, --hide, --show, --show-from, --tag-*, --prune-from. */
 export const REPORT_FILTER_OPTIONS: Record<string, CommandOption> = { ...FOCUS_OPTIONS, ...FILTER_OPTIONS };
@@ -28,19 +29,28 @@ export interface SymbolReportInput {
  * The run of a report over the functions matching REGEX (`list`, `disasm`): FILE read as pprof
  * loads it (then `prepare`d), REGEX compiled as Go's, the report's text printed, or with `--json`
  * the document `name` with its total and routines; `warnings` of the report added to the file's.
+ * With `streamed`, the text (not `--json`) is its pieces written as they are made, never held
+ * whole (a listing can be a row for each of millions of source lines).
  */
 export async function runSymbolReport(
   ctx: CliContext,
   name: string,
   report: (p: Profile, input: SymbolReportInput) => { sampleTypeIndex: number; total: bigint; routines: unknown[]; text: string; warnings?: Warning[] },
   prepare: (p: Profile) => Profile = (p) => p,
+  streamed?: (p: Profile, input: SymbolReportInput) => Iterable<string>,
 ): Promise<number> {
   const [file, regex] = ctx.positionals as [string, string];
   const symbol = await compileGoPattern(regex, 'REGEX');
   const r = await readAsGoPprof(ctx, file);
   const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
   const { profile: p, total } = filteredForReport(ctx, prepare(r.loaded), sampleTypeIndex);
-  const rep = report(p, { total, sampleTypeIndex, symbol: (s) => symbol.test(s), symbolText: regex, limits: parseLimitArgs(ctx.values.limit) });
+  const input = { total, sampleTypeIndex, symbol: (s: string) => symbol.test(s), symbolText: regex };
+  if (streamed && !ctx.json) {
+    ctx.out.warnings(r.warnings);
+    await writeStreamedText(ctx, streamed(p, { ...input, limits: streamedReportLimits(ctx, [file]) }));
+    return 0;
+  }
+  const rep = report(p, { ...input, limits: parseLimitArgs(ctx.values.limit) });
   const warnings = [...r.warnings, ...(rep.warnings ?? [])];
   if (ctx.json) {
     ctx.out.document(name, { file, format: r.format, sampleType: sampleTypeJson(p, rep.sampleTypeIndex), total: rep.total, routines: rep.routines, warnings });

@@ -9,7 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { formatPercentage, formatValue } from './format.js';
 import { compareGoStrings } from './internal.js';
-import { goGraph, type GoGraphNode } from './pprof-graph.js';
+import { goGraph, type GoGraph, type GoGraphNode } from './pprof-graph.js';
 import { ReportTextBudget, type ReportLimits } from '../report-text.js';
 
 /** A source file's lines (without line ends), or why it could not be read (pprof's error text). */
@@ -88,7 +88,7 @@ export const MAX_SOURCE_FILE_LINES = 4 << 20;
  * as it is made, which prints it before it is kept: rows stop at `maxReportBytes` (each prints
  * at least 30 bytes) instead of being made first, up to MAX_SOURCE_FILE_LINES for each routine.
  */
-function listedLines(nodes: GoGraphNode[], read: () => SourceLines, row: (l: ListLine) => void): { error: string } | undefined {
+function* listedLines(nodes: GoGraphNode[], read: () => SourceLines): Generator<ListLine, { error: string } | undefined> {
   const byLine = new Map<number, { flat: bigint; cum: bigint }>();
   const first = nodes[0]!.info;
   let start = first.startLine !== 0 ? first.startLine : first.lineno - MARGIN;
@@ -111,7 +111,7 @@ function listedLines(nodes: GoGraphNode[], read: () => SourceLines, row: (l: Lis
   const last = Math.min(end, source.lines.length, MAX_SOURCE_FILE_LINES);
   for (let line = start; line <= last; line++) {
     const sum = byLine.get(line);
-    row({ line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source.lines[line - 1]! });
+    yield { line, flat: sum?.flat ?? 0n, cum: sum?.cum ?? 0n, text: source.lines[line - 1]! };
   }
   return undefined;
 }
@@ -137,59 +137,102 @@ const sum = (nodes: GoGraphNode[], value: (n: GoGraphNode) => bigint) => nodes.r
  * `PROFKIT_E_USAGE` error, as in pprof.
  */
 export function listReport(loaded: Profile, options: ListReportOptions): ListReport {
-  const g = goGraph(loaded, {
-    sampleTypeIndex: options.sampleTypeIndex,
-    granularity: 'lines',
-    inlines: options.inlines,
-    objNames: true,
-    trimPath: options.trimPath,
-    sourcePath: options.sourcePath,
-    total: options.total,
-  });
-  const functions = groupBy(
-    g.nodes.filter((n) => options.symbol(n.info.name)),
-    (n) => n.info.name,
-  );
-  if (functions.size === 0) {
-    throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${options.symbolText}`, { option: 'symbol', rule: 'the regexp must match a function with samples' });
-  }
-  const value = (v: bigint) => formatValue(v, g.unit);
-  const dot = (v: bigint) => (v === 0n ? '.' : value(v));
+  const listing = new Listing(loaded, options);
   const routines: ListRoutine[] = [];
   const budget = new ReportTextBudget('list', options.limits, true);
   const out: string[] = [];
-  const print = (text: string) => out.push(budget.take(text));
-  print(`Total: ${value(g.total)}\n`);
-  for (const name of [...functions.keys()].sort(compareGoStrings)) {
-    const files = groupBy(
-      functions.get(name)!.filter((n) => n.info.file !== ''),
-      (n) => n.info.file,
+  let rows = 0;
+  for (const piece of listing.pieces(routines, () => rows++)) {
+    out.push(budget.take(piece));
+    // A kept row is also a value of `routines` (the CLI's --json prints each as an object of
+    // about 100 bytes): it counts that too, so the rows kept stay a few times under the limit.
+    for (; rows > 0; rows--) budget.count(KEPT_ROW_BYTES);
+  }
+  const { g } = listing;
+  return { sampleTypeIndex: g.sampleTypeIndex, unit: g.unit, total: g.total, routines, text: out.join('') };
+}
+
+/** What a row kept in `ListReport.routines` counts towards `maxReportBytes` besides its text. */
+const KEPT_ROW_BYTES = 100;
+
+/**
+ * The text of `listReport` piece by piece as it is made, nothing kept (the CLI writes it as it
+ * comes): `maxReportBytes` bounds the text, not the memory, which is one routine's nodes and the
+ * source files read.
+ */
+export function* listReportText(loaded: Profile, options: ListReportOptions): Generator<string> {
+  const budget = new ReportTextBudget('list', options.limits, false);
+  for (const piece of new Listing(loaded, options).pieces()) yield budget.take(piece);
+}
+
+/** The functions a listing shows, and its text. */
+class Listing {
+  readonly g: GoGraph;
+  private readonly functions: Map<string, GoGraphNode[]>;
+
+  constructor(
+    loaded: Profile,
+    private readonly options: ListReportOptions,
+  ) {
+    this.g = goGraph(loaded, {
+      sampleTypeIndex: options.sampleTypeIndex,
+      granularity: 'lines',
+      inlines: options.inlines,
+      objNames: true,
+      trimPath: options.trimPath,
+      sourcePath: options.sourcePath,
+      total: options.total,
+    });
+    this.functions = groupBy(
+      this.g.nodes.filter((n) => options.symbol(n.info.name)),
+      (n) => n.info.name,
     );
-    if (files.size === 0) {
-      const fnNodes = functions.get(name)!;
-      routines.push({ name, file: '', flat: sum(fnNodes, (n) => n.flat), cum: sum(fnNodes, (n) => n.cum), lines: [], error: 'no source information' });
-      print(`No source information for ${name}\n`);
-      continue;
-    }
-    for (const file of [...files.keys()].sort(compareGoStrings)) {
-      const nodes = files.get(file)!;
-      const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
-      print(`ROUTINE ======================== ${name} in ${file}\n`);
-      print(`${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`);
-      const failed = listedLines(
-        nodes,
-        () => options.readSource(file),
-        (l) => {
-          print(`${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`);
-          routine.lines.push(l);
-        },
-      );
-      if (failed) {
-        routine.error = failed.error;
-        print(` Error: ${failed.error}\n`);
-      }
-      routines.push(routine);
+    if (this.functions.size === 0) {
+      throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${options.symbolText}`, { option: 'symbol', rule: 'the regexp must match a function with samples' });
     }
   }
-  return { sampleTypeIndex: g.sampleTypeIndex, unit: g.unit, total: g.total, routines, text: out.join('') };
+
+  /**
+   * The listing's text, one line a piece, made as it is asked for; with `routines`, each routine
+   * (and each line once its text is taken, calling `kept`) is added to it.
+   */
+  *pieces(routines?: ListRoutine[], kept?: () => void): Generator<string> {
+    const { g, functions, options } = this;
+    const value = (v: bigint) => formatValue(v, g.unit);
+    const dot = (v: bigint) => (v === 0n ? '.' : value(v));
+    yield `Total: ${value(g.total)}\n`;
+    for (const name of [...functions.keys()].sort(compareGoStrings)) {
+      const files = groupBy(
+        functions.get(name)!.filter((n) => n.info.file !== ''),
+        (n) => n.info.file,
+      );
+      if (files.size === 0) {
+        const fnNodes = functions.get(name)!;
+        routines?.push({ name, file: '', flat: sum(fnNodes, (n) => n.flat), cum: sum(fnNodes, (n) => n.cum), lines: [], error: 'no source information' });
+        yield `No source information for ${name}\n`;
+        continue;
+      }
+      for (const file of [...files.keys()].sort(compareGoStrings)) {
+        const nodes = files.get(file)!;
+        const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
+        yield `ROUTINE ======================== ${name} in ${file}\n`;
+        yield `${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`;
+        const lines = listedLines(nodes, () => options.readSource(file));
+        let next = lines.next();
+        for (; !next.done; next = lines.next()) {
+          const l = next.value;
+          yield `${dot(l.flat).padStart(10)} ${dot(l.cum).padStart(10)} ${String(l.line).padStart(6)}:${l.text}\n`;
+          if (routines) {
+            routine.lines.push(l);
+            kept?.();
+          }
+        }
+        if (next.value) {
+          routine.error = next.value.error;
+          yield ` Error: ${next.value.error}\n`;
+        }
+        routines?.push(routine);
+      }
+    }
+  }
 }
