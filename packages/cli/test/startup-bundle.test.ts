@@ -308,6 +308,21 @@ describe('the start-up bundle', () => {
     expect([old, recent, oldMarker, notOurs, join(cacheDir, ours)].map((f) => existsSync(f))).toEqual([false, true, false, true, true]);
   });
 
+  it('remembers the adapter packages discovery found in each node_modules folder, privately, in the cache folder', () => {
+    const ownCache = join(root, 'discovery-cache');
+    const first = run(cliBin, ['top', profile], { PROFKIT_CACHE_DIR: ownCache });
+    expect(first.status).toBe(0);
+    const files = readdirSync(join(ownCache, 'discover'));
+    const entries = files.map((f) => JSON.parse(readFileSync(join(ownCache, 'discover', f), 'utf8')) as { folder: string; packages: { name: string }[] });
+    // The CLI's own install is found from any working folder: the repository's node_modules.
+    const repoModules = entries.find((e) => e.folder === join(repoRoot, 'node_modules'));
+    expect(repoModules?.packages.map((p) => p.name)).toContain('@profkit/pprof');
+    for (const f of files) expect(statSync(join(ownCache, 'discover', f)).mode & 0o077).toBe(0);
+    const second = run(cliBin, ['top', profile], { PROFKIT_CACHE_DIR: ownCache });
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stdout).toBe(unbundledTop);
+  });
+
   it('is not used with PROFKIT_NO_BUNDLE=1', () => {
     const { status, urls } = runWithModuleLog([cliBin, 'top', profile], { cwd: root, env: env({ PROFKIT_NO_BUNDLE: '1' }) });
     expect(status).toBe(0);
