@@ -46,7 +46,6 @@ import {
   buildNodes,
   trimmedCallGraph,
   type ReportGraphSource,
-  type BuiltGraph,
 } from './report.js';
 import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
@@ -84,7 +83,15 @@ export function diffReportUnsupported(options: Omit<DiffReportOptions, 'sampleTy
 
 /** One profile of a diff reduced to what its reports read (see the module comment). */
 interface DiffSide {
-  stacks: ReportStacks;
+  /** Node ids of every location row (`flattenLocationNodes`). */
+  locations: Locations;
+  /**
+   * The whole stack table (and the divisor's sums), kept with -mean (its reports walk the whole
+   * tables) and for NEW with -normalize (its sums are scaled once BASE is read).
+   */
+  whole?: Pick<ReportStacks, 'stacks' | 'divisor'>;
+  /** Otherwise the side summed as soon as it is read, its whole table dropped (`summedSide`). */
+  summed?: SummedSide;
   /** Sum of |value| and sum of the divisor (with -mean) over all samples of the sample type. */
   absTotal: bigint;
   divisorTotal: bigint;
@@ -129,7 +136,7 @@ export class DiffReportBuilder {
     if (offsets && offsets[offsets.length - 1]! > 0 && p['.labels'].key.includes(DIFF_BASE_LABEL)) return `samples of the new profile are labelled ${DIFF_BASE_LABEL}`;
     const clash = this.mappingClash(p);
     if (clash !== undefined) return clash;
-    this.next = this.side(p, this.options.normalize === true);
+    this.next = this.side(p, this.options.normalize === true, false);
     return undefined;
   }
 
@@ -143,10 +150,8 @@ export class DiffReportBuilder {
     if (this.options.sampleTypeDefaulted && defaultSampleTypeIndex(merged) !== this.options.sampleTypeIndex) return 'the merged profile defaults to another sample type';
     const clash = this.mappingClash(p);
     if (clash !== undefined) return clash;
-    const base = this.side(p, false);
-    // BASE is subtracted: its sums negated once, here.
-    negate(base.stacks.stacks.self);
-    if (base.stacks.divisor) negate(base.stacks.divisor.self);
+    // BASE is subtracted: its sums negated (`side`).
+    const base = this.side(p, false, true);
     // The merged total sums |value| per merged sample: the sides' sums of |value| only when every value has one sign.
     if (base.hasNegative) return 'the base profile has negative values';
     // Merging drops the samples that cancel out (and -normalize those it rounds to 0): a stack of
@@ -176,7 +181,7 @@ export class DiffReportBuilder {
     return undefined;
   }
 
-  private side(p: Profile, keepValues: boolean): DiffSide {
+  private side(p: Profile, keepValues: boolean, negated: boolean): DiffSide {
     const t = this.options.sampleTypeIndex;
     const col = p.samples['.values'][t]!;
     const div = this.options.mean ? p.samples['.values'][0] : undefined;
@@ -193,8 +198,16 @@ export class DiffReportBuilder {
     if (div) for (let i = 0; i < div.length; i++) divisorTotal += div[i]!;
     const m = p['.mappings'];
     const first = m.mapping_id.length > 0 ? 1 : 0;
+    const { locNodes, stacks, divisor } = reportStacks(p, new ProfileIndex(p), t, this.graphOptions, this.nodes);
+    if (negated) {
+      negate(stacks.self);
+      if (divisor) negate(divisor.self);
+    }
+    const locations = flattenLocationNodes(locNodes);
+    const keepWhole = this.options.mean === true || keepValues;
     return {
-      stacks: reportStacks(p, new ProfileIndex(p), t, this.graphOptions, this.nodes),
+      locations,
+      ...(keepWhole ? { whole: { stacks, ...(divisor ? { divisor } : {}) } } : { summed: summedSide({ nNodes: this.nodes.names.length, ...locations, stacks }) }),
       absTotal,
       divisorTotal,
       sum,
@@ -216,7 +229,7 @@ export class DiffReportBuilder {
     const t = this.options.sampleTypeIndex;
     // pprof -normalize: NEW's samples scaled by sum(BASE)/sum(NEW), each rounded (pprof ScaleN).
     const ratio = this.options.normalize ? normalizeRatio(next, base) : 1;
-    let nextSelf = next.stacks.stacks.self;
+    let nextSelf = next.whole?.stacks.self;
     let nextAbsTotal = next.absTotal;
     if (ratio !== 1) ({ self: nextSelf, absTotal: nextAbsTotal } = scaledSums(next, ratio));
     // pprof computeTotal: the base samples' total (they carry pprof::base=true), or everything's when it is 0.
@@ -228,17 +241,18 @@ export class DiffReportBuilder {
       '.profile': combineFacts([next.shell, base.shell] as Profile[]),
     };
     const nodes = this.nodes;
-    const inputOf = (side: ReportStacks, self: StackValues): GraphInput => ({
+    const wholeInput = (side: DiffSide, self = side.whole!.stacks.self): GraphInput => ({
       nNodes: nodes.names.length,
-      ...flattenLocationNodes(side.locNodes),
-      stacks: { ...side.stacks, self },
-      ...(side.divisor ? { divisor: side.divisor } : {}),
+      ...side.locations,
+      stacks: { ...side.whole!.stacks, self },
+      ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}),
     });
-    // BASE's samples after NEW's, as merging orders them; its sums were negated by `addBase`.
-    const sides = [inputOf(next.stacks, nextSelf), inputOf(base.stacks, base.stacks.stacks.self)];
-    const g: GraphInput = { ...sides[0]!, others: [sides[1]!] };
+    // BASE's samples after NEW's, as merging orders them; its sums were negated by `side`.
+    let summed: SummedSide[] | undefined;
+    const summedSides = () => (summed ??= [next.summed ?? summedSide(wholeInput(next, nextSelf)), base.summed ?? summedSide(wholeInput(base))]);
     const unit = next.shell.sample_types.unit[t]!;
-    const wholeSource = (): ReportGraphSource => ({ t, unit, g, names: nodes.names, infos: nodes.infos, total: () => total });
+    const source = { t, unit, names: nodes.names, infos: nodes.infos, total: () => total };
+    const wholeSource = (): ReportGraphSource => ({ ...source, g: { ...wholeInput(next, nextSelf), others: [wholeInput(base)] } });
     const options = this.options;
     return {
       kind: 'report-input',
@@ -254,7 +268,7 @@ export class DiffReportBuilder {
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
           // With -mean the divisor's sums would need the same pruning: the whole tables then.
-          graphSource: (graphOptions) => (meanOn ? wholeSource() : prunedSource(wholeSource(), sides, graphOptions)),
+          graphSource: (graphOptions) => (meanOn ? wholeSource() : prunedSource(source, summedSides(), graphOptions)),
           header,
         };
       },
@@ -265,7 +279,7 @@ export class DiffReportBuilder {
 /** The new side's per-stack sums and total of |value| with every sample scaled by `ratio` (pprof `ScaleN`). */
 function scaledSums(side: DiffSide, ratio: number): { self: StackValues; absTotal: bigint } {
   const col = side.values!;
-  const { sampleStack, length } = side.stacks.stacks;
+  const { sampleStack, length } = side.whole!.stacks;
   const scaled = new BigInt64Array(col.length);
   let absTotal = 0n;
   for (let i = 0; i < col.length; i++) {
@@ -304,48 +318,93 @@ function negate(values: StackValues): void {
  * those of the whole tables again, for the report's first pass (which then picks the same nodes).
  * Rows keep their order, so calls are first reached in the same order.
  */
-function prunedSource(whole: ReportGraphSource, sides: GraphInput[], options: CallGraphOptions): ReportGraphSource {
-  const nodeCount = whole.names.length;
+function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: SummedSide[], options: CallGraphOptions): ReportGraphSource {
+  const nodeCount = source.names.length;
   // One node more, never shown: the corrections add to it and take it away again (see `correctionInput`).
-  const names = [...whole.names, ''];
-  const infos = [...whole.infos, ''];
-  const widened = sides.map((side) => ({ ...side, nNodes: nodeCount + 1 }));
-  const exact = sumOfGraphs(widened.map((side) => buildNodes(side, undefined)));
-  const shownNames = new Set(trimmedCallGraph({ ...whole, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
+  const names = [...source.names, ''];
+  const infos = [...source.infos, ''];
+  const exact = sumOfSides(sides, nodeCount + 1);
+  const shownNames = new Set(trimmedCallGraph({ ...source, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount + 1);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
-  const pruned = widened.map((side) => pruneStacks(side, shown));
-  const left = sumOfGraphs(pruned.map((side) => buildNodes(side, undefined)));
+  const pruned = sides.map((side) => pruneStacks(side, nodeCount + 1, shown));
+  const left = sumOfSides(
+    pruned.map((side) => buildNodes(side, undefined)),
+    nodeCount + 1,
+  );
   const corrections = correctionInput(
     exact.flat.map((v, n) => v - left.flat[n]!),
     exact.cum.map((v, n) => v - left.cum[n]!),
   );
-  return { ...whole, names, infos, g: { ...pruned[0]!, others: [...pruned.slice(1), corrections] } };
+  return { ...source, names, infos, g: { ...pruned[0]!, others: [...pruned.slice(1), corrections] } };
 }
 
-/** Flat and cum per node of graphs over the same nodes, added up. */
-function sumOfGraphs(graphs: BuiltGraph[]): { flat: bigint[]; cum: bigint[] } {
-  const flat = graphs[0]!.flat.slice();
-  const cum = graphs[0]!.cum.slice();
-  for (const g of graphs.slice(1)) {
-    for (let n = 0; n < flat.length; n++) {
-      flat[n]! += g.flat[n]!;
-      cum[n]! += g.cum[n]!;
+/** A side's stacks as the cut reads them: each row's caller and frame, and the rows that have values of their own. */
+interface CuttableStacks {
+  length: number;
+  prefix: Int32Array;
+  frame: Int32Array;
+  valueRows: Int32Array;
+  /** The values of `valueRows`, doubles when the table sums in doubles. */
+  values: StackValues;
+}
+
+/** One side of a diff walked once: every node's flat and cum over its samples, and its stacks for the cut. */
+interface SummedSide {
+  locations: Locations;
+  /** Per node id (nodes added by the other side later have none). */
+  flat: bigint[];
+  cum: bigint[];
+  stacks: CuttableStacks;
+}
+
+type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
+
+/**
+ * Walks a side's whole table once (`buildNodes`: flat and cum of every node) and keeps of it
+ * what the cut reads: without the child lists and with the values of the few stacks that have
+ * some, about a third of the table, held while the other profile is read.
+ */
+function summedSide(g: GraphInput): SummedSide {
+  const { flat, cum } = buildNodes(g, undefined);
+  const { length, prefix, frame } = g.stacks;
+  const self = g.stacks.self as unknown as number[];
+  const zero = (g.stacks.self instanceof Float64Array ? 0 : 0n) as number;
+  let count = 0;
+  for (let s = 0; s < length; s++) if (self[s] !== zero) count++;
+  const valueRows = new Int32Array(count);
+  const values = (g.stacks.self instanceof Float64Array ? new Float64Array(count) : new Array<bigint>(count)) as unknown as number[];
+  for (let s = 0, k = 0; s < length; s++) {
+    if (self[s] === zero) continue;
+    valueRows[k] = s;
+    values[k++] = self[s]!;
+  }
+  return { locations: { locNodeOffsets: g.locNodeOffsets, locNodeIds: g.locNodeIds }, flat, cum, stacks: { length, prefix, frame, valueRows, values: values as unknown as StackValues } };
+}
+
+/** Flat and cum per node of sides (or graphs) over the first `nNodes` nodes, added up. */
+function sumOfSides(sides: Pick<SummedSide, 'flat' | 'cum'>[], nNodes: number): { flat: bigint[]; cum: bigint[] } {
+  const flat = new Array<bigint>(nNodes).fill(0n);
+  const cum = new Array<bigint>(nNodes).fill(0n);
+  for (const side of sides) {
+    for (let n = 0; n < side.flat.length; n++) {
+      flat[n]! += side.flat[n]!;
+      cum[n]! += side.cum[n]!;
     }
   }
   return { flat, cum };
 }
 
 /**
- * `side` with only the stacks that hold a frame of a `shown` node and their callers; below each
- * kept stack, one row without frame (an added location of no node) carries the total of its cut
- * callees. That row's value counts as flat of the stack's innermost node, which the corrections
- * take back (`prunedSource`).
+ * The graph input of `side` with only the stacks that hold a frame of a `shown` node and their
+ * callers; below each kept stack, one row without frame (an added location of no node) carries
+ * the total of its cut callees. That row's value counts as flat of the stack's innermost node,
+ * which the corrections take back (`prunedSource`).
  */
-function pruneStacks(side: GraphInput, shown: Uint8Array): GraphInput {
-  const { locNodeOffsets, locNodeIds, stacks } = side;
-  const { length, prefix, frame } = stacks;
+function pruneStacks(side: SummedSide, nNodes: number, shown: Uint8Array): GraphInput {
+  const { locNodeOffsets, locNodeIds } = side.locations;
+  const { length, prefix, frame, valueRows } = side.stacks;
   const locations = locNodeOffsets.length - 1;
   const holdsShown = new Uint8Array(locations);
   for (let r = 0; r < locations; r++) {
@@ -364,8 +423,8 @@ function pruneStacks(side: GraphInput, shown: Uint8Array): GraphInput {
     if (prefix[s]! >= 0) needed[prefix[s]!] = 1;
   }
   // The same arithmetic on doubles or bigints (as `negate`).
-  const exactInDoubles = stacks.self instanceof Float64Array;
-  const self = stacks.self as unknown as number[];
+  const exactInDoubles = side.stacks.values instanceof Float64Array;
+  const values = side.stacks.values as unknown as number[];
   const zero = (exactInDoubles ? 0 : 0n) as number;
   const newValues = (n: number) => (exactInDoubles ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as number[];
   // The old row of each kept row, ascending (new numbers keep the order of the rows).
@@ -383,27 +442,27 @@ function pruneStacks(side: GraphInput, shown: Uint8Array): GraphInput {
     }
     return lo;
   };
-  // What each kept row's cut callees hold: a cut stack's own value goes to its nearest kept
-  // caller (up the prefixes, as many steps as frames; few stacks have values of their own).
+  // What each kept row's cut callees hold: a cut stack's value goes to its nearest kept caller
+  // (up the prefixes, as many steps as frames; few stacks have values of their own).
   const cutTotal = newValues(keptRows);
-  for (let s = 0; s < length; s++) {
-    if (needed[s] || self[s] === zero) continue;
+  for (let k = 0; k < valueRows.length; k++) {
+    const s = valueRows[k]!;
+    if (needed[s]) continue;
     let caller = prefix[s]!;
     while (caller >= 0 && !needed[caller]) caller = prefix[caller]!;
-    if (caller < 0) continue;
-    cutTotal[newRowOf(caller)]! += self[s]!;
+    if (caller >= 0) cutTotal[newRowOf(caller)]! += values[k]!;
   }
   let cutRows = 0;
   for (let k = 0; k < keptRows; k++) if (cutTotal[k] !== zero) cutRows++;
   const rows = keptRows + cutRows;
   const newPrefix = new Int32Array(rows);
   const newFrame = new Int32Array(rows);
-  const newSelf = newValues(rows);
+  const self = newValues(rows);
+  for (let k = 0; k < valueRows.length; k++) if (needed[valueRows[k]!]) self[newRowOf(valueRows[k]!)] = values[k]!;
   for (let k = 0; k < keptRows; k++) {
     const s = oldRow[k]!;
     newPrefix[k] = prefix[s]! >= 0 ? newRowOf(prefix[s]!) : -1;
     newFrame[k] = frame[s]!;
-    newSelf[k] = self[s]!;
   }
   // Below each kept row with cut callees, one row of no frame with their total.
   const noFrame = locations;
@@ -411,16 +470,16 @@ function pruneStacks(side: GraphInput, shown: Uint8Array): GraphInput {
     if (cutTotal[k] === zero) continue;
     newPrefix[r] = k;
     newFrame[r] = noFrame;
-    newSelf[r++] = cutTotal[k]!;
+    self[r++] = cutTotal[k]!;
   }
   const offsets = new Uint32Array(locations + 2);
   offsets.set(locNodeOffsets);
   offsets[locations + 1] = offsets[locations]!;
   return {
-    nNodes: side.nNodes,
+    nNodes,
     locNodeOffsets: offsets,
     locNodeIds,
-    stacks: { length: rows, prefix: newPrefix, frame: newFrame, self: newSelf as unknown as StackValues, sampleStack: new Int32Array(0) },
+    stacks: { length: rows, prefix: newPrefix, frame: newFrame, self: self as unknown as StackValues, sampleStack: new Int32Array(0) },
   };
 }
 
