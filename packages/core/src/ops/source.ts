@@ -11,6 +11,7 @@ import { formatPercentage, formatValue } from './format.js';
 import { compareGoStrings } from './internal.js';
 import { goGraph, type GoGraph, type GoGraphNode } from './pprof-graph.js';
 import { ReportTextBudget, type ReportLimits } from '../report-text.js';
+import { StringKeyedMap } from '../string-keys.js';
 
 /** A source file's lines (without line ends), or why it could not be read (pprof's error text). */
 export type SourceLines = { lines: readonly string[] } | { error: string };
@@ -116,16 +117,25 @@ function* listedLines(nodes: GoGraphNode[], read: () => SourceLines): Generator<
   return undefined;
 }
 
-/** Groups `nodes` by `key`, keeping the first-seen order of the groups and of each group's nodes. */
-function groupBy(nodes: GoGraphNode[], key: (n: GoGraphNode) => string): Map<string, GoGraphNode[]> {
-  const groups = new Map<string, GoGraphNode[]>();
+interface NodeGroup {
+  key: string;
+  nodes: GoGraphNode[];
+}
+
+/**
+ * Groups `nodes` by `key`, sorted by key as Go sorts strings, each group's nodes in their order.
+ * Keys (function names, file names) go through StringKeyedMap: a Map hashes a string longer than
+ * 16,383 units by its length alone, and 2,000 long names of one length took a minute to group.
+ */
+function groupBy(nodes: GoGraphNode[], key: (n: GoGraphNode) => string): NodeGroup[] {
+  const groups = new StringKeyedMap<NodeGroup>();
   for (const n of nodes) {
     const k = key(n);
     const g = groups.get(k);
-    if (g) g.push(n);
-    else groups.set(k, [n]);
+    if (g) g.nodes.push(n);
+    else groups.set(k, { key: k, nodes: [n] });
   }
-  return groups;
+  return [...groups.values()].sort((a, b) => compareGoStrings(a.key, b.key));
 }
 
 const sum = (nodes: GoGraphNode[], value: (n: GoGraphNode) => bigint) => nodes.reduce((s, n) => s + value(n), 0n);
@@ -168,7 +178,7 @@ export function* listReportText(loaded: Profile, options: ListReportOptions): Ge
 /** The functions a listing shows, and its text. */
 class Listing {
   readonly g: GoGraph;
-  private readonly functions: Map<string, GoGraphNode[]>;
+  private readonly functions: NodeGroup[];
 
   constructor(
     loaded: Profile,
@@ -187,7 +197,7 @@ class Listing {
       this.g.nodes.filter((n) => options.symbol(n.info.name)),
       (n) => n.info.name,
     );
-    if (this.functions.size === 0) {
+    if (this.functions.length === 0) {
       throw new ProfkitError(ErrorCodes.USAGE, `no matches found for regexp: ${options.symbolText}`, { option: 'symbol', rule: 'the regexp must match a function with samples' });
     }
   }
@@ -201,19 +211,17 @@ class Listing {
     const value = (v: bigint) => formatValue(v, g.unit);
     const dot = (v: bigint) => (v === 0n ? '.' : value(v));
     yield `Total: ${value(g.total)}\n`;
-    for (const name of [...functions.keys()].sort(compareGoStrings)) {
+    for (const { key: name, nodes: fnNodes } of functions) {
       const files = groupBy(
-        functions.get(name)!.filter((n) => n.info.file !== ''),
+        fnNodes.filter((n) => n.info.file !== ''),
         (n) => n.info.file,
       );
-      if (files.size === 0) {
-        const fnNodes = functions.get(name)!;
+      if (files.length === 0) {
         routines?.push({ name, file: '', flat: sum(fnNodes, (n) => n.flat), cum: sum(fnNodes, (n) => n.cum), lines: [], error: 'no source information' });
         yield `No source information for ${name}\n`;
         continue;
       }
-      for (const file of [...files.keys()].sort(compareGoStrings)) {
-        const nodes = files.get(file)!;
+      for (const { key: file, nodes } of files) {
         const routine: ListRoutine = { name, file, flat: sum(nodes, (n) => n.flat), cum: sum(nodes, (n) => n.cum), lines: [] };
         yield `ROUTINE ======================== ${name} in ${file}\n`;
         yield `${value(routine.flat).padStart(10)} ${value(routine.cum).padStart(10)} (flat, cum) ${formatPercentage(routine.cum, g.total)} of Total\n`;
