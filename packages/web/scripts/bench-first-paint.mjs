@@ -1,10 +1,10 @@
 // Measures profkit web on one profile in headless Chromium (not a test: numbers for
-// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top]
+// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top|flame]
 // Prints, per run: time from navigation to the first flame paint (the page's
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
 // event to the next animation frame, i.e. the redraw included); then the time to show the top
 // table, the peek of its first entry, that entry's sandwich and source listing, and the call graph
-// (graph.js loaded and laid out; `top`: stop after the table), and the renderer's peak RSS. Chromium: PROFKIT_CHROMIUM or
+// (graph.js loaded and laid out; `top`: stop after the table, `flame`: after the flame graph), and the renderer's peak RSS. Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
 import { readFileSync, readdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -52,7 +52,7 @@ try {
     page.on('pageerror', (e) => console.error('pageerror', String(e)));
     await page.goto(`${server.url}#view=flame`);
     await page.waitForFunction(() => performance.getEntriesByName('profkit:first-flame-paint').length > 0, undefined, { timeout: 120_000 });
-    const firstPaint = await page.evaluate(() => performance.getEntriesByName('profkit:first-flame-paint')[0].startTime);
+    const [fetched, read, firstPaint] = await page.evaluate(() => ['profkit:profile-fetched', 'profkit:profile-read', 'profkit:first-flame-paint'].map((m) => performance.getEntriesByName(m)[0]?.startTime ?? NaN));
     const frames = await page.getAttribute('#flame', 'data-frames');
     // Zoom: click the widest frame one row above the root (flame: the root is the bottom row).
     const box = await page.locator('#flame').boundingBox();
@@ -69,7 +69,12 @@ try {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       requestAnimationFrame(() => resolve(performance.now() - t0));
     }));
-    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
+    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (fetched at ${fetched.toFixed(0)}, read by the worker at ${read.toFixed(0)}; ${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
+    if (only === 'flame') {
+      console.log(`run ${run + 1}: renderer peak RSS ${rendererPeakMb().toFixed(0)} MB`);
+      await browser.close();
+      continue;
+    }
     // Then the table, and from its first row the peek and the sandwich (worker time included).
     const timed = async (act, selector) => {
       const t0 = Date.now();
@@ -78,7 +83,8 @@ try {
       await page.waitForFunction(() => !document.querySelector('[role=status]'), undefined, { timeout: 600_000 });
       return Date.now() - t0;
     };
-    const topMs = await timed(() => page.click('#view-top'), '#top-table tbody tr, #error');
+    // The table itself, not a row: a profile whose entries are all below the node fraction has none.
+    const topMs = await timed(() => page.click('#view-top'), '#top-table, #no-entries, #error');
     const error = await page.locator('#error').textContent({ timeout: 1 }).catch(() => '');
     if (only === 'top' || error) {
       // `top`: the flame graph and the table only (the function views of a 1M-sample profile take minutes).

@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync,
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { haveCli, haveSharedFixtures, runCliAsync, sharedFixturePath } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -195,6 +196,22 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
       await page.close();
     });
   }
+
+  it('served: a gzip of two members (which the worker leaves to core: Chromium inflates only one) is read whole, the table profkit top\'s', async () => {
+    const raw = gunzipSync(readFileSync(FIXTURES.pprof));
+    const half = raw.length >> 1;
+    const twoMembers = join(tmp, 'two-members.pb.gz');
+    writeFileSync(twoMembers, Buffer.concat([gzipSync(raw.subarray(0, half)), gzipSync(raw.subarray(half))]));
+    const s = await serve(twoMembers);
+    const page = await newPage();
+    await page.goto(s.url);
+    await topShown(page);
+    const want = await cliTop(twoMembers);
+    expect(want.json.total).toBe((await cliTop(FIXTURES.pprof)).json.total);
+    expectSameTop(await pageTop(page), want);
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
 
   it('served: the flame graph and icicle paint, zoom on click (kept in the URL), highlight a search', async () => {
     const s = await serve(FIXTURES.pprof);

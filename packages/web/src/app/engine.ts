@@ -265,7 +265,7 @@ export function topView(p: Profile, t: number, options: ViewOptions, filters: Re
       cumPercent: formatPercentage(e.cum, total).trim(),
     };
   });
-  return { header: rep.header, total: total.toString(), outputUnit, rows };
+  return { header: rep.header, total: total.toString(), outputUnit, rows, dropped: rep.table.dropped };
 }
 
 /**

@@ -107,6 +107,8 @@ export interface TopView {
   total: string;
   outputUnit: string;
   rows: TopRow[];
+  /** Entries left out (below the node fraction), as the header's "Dropped N nodes" counts them. */
+  dropped: number;
 }
 
 /**

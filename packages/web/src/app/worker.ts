@@ -6,7 +6,8 @@
 
 import { ErrorCodes, ProfkitError, type SourceLines } from '@profkit/core';
 import { ProfileSession, errorOf, linesOf, sourceLinesOf, webRegistry } from './engine.js';
-import type { SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { nativeGunzip } from './native-gunzip.js';
+import type { ProfileInput, SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
 const registry = webRegistry();
 let session: Promise<ProfileSession> | undefined;
@@ -61,12 +62,17 @@ async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }):
   return s.view(req.options, req.part, req.fn, read);
 }
 
+/** A profile's bytes for core, gzip inflated natively when the browser can (see native-gunzip.ts). */
+async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint8Array }> {
+  const bytes = new Uint8Array(input.bytes);
+  return { name: input.name, bytes: (await nativeGunzip(bytes)) ?? bytes };
+}
+
 async function answer(req: WorkerRequest): Promise<void> {
   try {
     if (req.kind === 'load') {
-      const base = req.base ? { name: req.base.name, bytes: new Uint8Array(req.base.bytes) } : undefined;
       fetchedSources = new Map();
-      session = ProfileSession.open(registry, { name: req.profile.name, bytes: new Uint8Array(req.profile.bytes) }, base, req.source);
+      session = ProfileSession.open(registry, await inputOf(req.profile), req.base ? await inputOf(req.base) : undefined, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else {
       if (!session) throw new ProfkitError(ErrorCodes.USAGE, 'no profile is loaded');

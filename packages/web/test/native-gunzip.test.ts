@@ -1,0 +1,55 @@
+/**
+ * The worker's native gzip path (src/app/native-gunzip.ts): it must give exactly the inflated
+ * bytes, or `undefined` so that core's own reader decides (its errors, its limits, every member)
+ * — never a partial result. Runs on Node's `DecompressionStream` (Chromium's, which rejects bytes
+ * after the first member, is exercised by browser.test.ts through the page).
+ */
+
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { nativeGunzip } from '../src/app/native-gunzip.js';
+
+/** Bytes that do not compress much (as a profile's), `n` of them. */
+function noise(n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let x = 12345;
+  for (let i = 0; i < n; i++) out[i] = (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 24;
+  return out;
+}
+
+describe('nativeGunzip', () => {
+  it('inflates one gzip member to exactly its bytes', async () => {
+    const raw = noise(300_000);
+    expect(await nativeGunzip(gzipSync(raw))).toEqual(raw);
+    // The output buffer grown as it fills (the limit is below the announced size's buffer).
+    expect(await nativeGunzip(gzipSync(raw), 400_000)).toEqual(raw);
+    expect(await nativeGunzip(gzipSync(new Uint8Array(0)))).toEqual(new Uint8Array(0));
+  });
+
+  it('leaves input that is not gzip to core', async () => {
+    expect(await nativeGunzip(noise(1000))).toBeUndefined();
+    expect(await nativeGunzip(new Uint8Array([0x1f, 0x8b]))).toBeUndefined();
+  });
+
+  it('leaves corrupt gzip and output above maxDecompressedBytes to core (its typed errors), never a part of it', async () => {
+    // A Uint8Array, not a Buffer: Buffer's slice is a view, the corruptions below would reach `gz`.
+    const gz = new Uint8Array(gzipSync(noise(100_000)));
+    // A wrong size in the trailer is corrupt too (zlib checks it).
+    const lying = gz.slice();
+    new DataView(lying.buffer).setUint32(lying.length - 4, 10, true);
+    expect(await nativeGunzip(lying)).toBeUndefined();
+    const corrupt = gz.slice();
+    corrupt.fill(0xff, 20, 200);
+    expect(await nativeGunzip(corrupt)).toBeUndefined();
+    expect(await nativeGunzip(gz.subarray(0, gz.length - 1000))).toBeUndefined();
+    expect(await nativeGunzip(gz, 99_999)).toBeUndefined();
+    expect(await nativeGunzip(gz, 100_000)).toEqual(noise(100_000));
+  });
+
+  it('two members: all of it or undefined (core then reads every member), never the first member alone', async () => {
+    const raw = noise(50_000);
+    const two = Buffer.concat([gzipSync(raw.subarray(0, 20_000)), gzipSync(raw.subarray(20_000))]);
+    const got = await nativeGunzip(two);
+    if (got !== undefined) expect(got).toEqual(raw);
+  });
+});
