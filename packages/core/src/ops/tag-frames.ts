@@ -9,6 +9,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes } from '../views.js';
 import { formatValue } from './format.js';
 import { Rebuilder, copyFacts, labelInputs, readLocations, stackRows } from './internal.js';
+import { StringKeyedMap } from '../string-keys.js';
 
 /** The name the views read as "no function name" (pprof's empty name; see report.ts). */
 const NO_NAME = '<?>';
@@ -45,7 +46,8 @@ export function addTagFrames(p: Profile, rootKeys: readonly string[], leafKeys: 
   const rb = new Rebuilder({ sampleTypes: sampleTypes(p), facts: copyFacts(p['.profile']), mergeMappings: false });
   rb.addSource(p, index, readLocations(p, index));
   if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
-  const frameIds = new Map<string, number>();
+  // Keyed through StringKeyedMap: label values are the input's strings (see string-keys.ts).
+  const frameIds = new StringKeyedMap<number>();
   const frameOf = (name: string, key: string): number => {
     const k = JSON.stringify([name, key]);
     let id = frameIds.get(k);
