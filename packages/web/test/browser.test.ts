@@ -684,6 +684,17 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     // Dropped on the source view instead, a file of that name is the source (not a new profile).
     const dropped = await newPage();
+    // Counts what the page hands the worker: the source views asked for, and the messages that carry the file's text.
+    await dropped.addInitScript(() => {
+      const counts = { sourceViews: 0, textSends: 0 };
+      (window as unknown as { workerMessages: typeof counts }).workerMessages = counts;
+      const post = Worker.prototype.postMessage;
+      Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: [Transferable[]]) {
+        if ((message as { part?: string }).part === 'source') counts.sourceViews++;
+        if (JSON.stringify(message).includes('sample.go line 7')) counts.textSends++;
+        return post.call(this, message, ...rest);
+      };
+    });
     await dropped.goto(pathToFileURL(join(staticDir, 'index.html')).href);
     await dropped.setInputFiles('#profile-input', FIXTURES.pprof);
     await topShown(dropped);
@@ -699,6 +710,13 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     );
     await dropped.waitForSelector('#source-text', { state: 'attached' });
     expect(await pageSource(dropped)).toEqual(named);
+    // The listing computed again (another option): the worker still has the text, which crossed once.
+    const messages = () => dropped.evaluate(() => (window as unknown as { workerMessages: { sourceViews: number; textSends: number } }).workerMessages);
+    const viewsBefore = (await messages()).sourceViews;
+    await dropped.evaluate(() => (location.hash += '&hide=no%20such%20frame'));
+    await dropped.waitForFunction((n) => (window as unknown as { workerMessages: { sourceViews: number } }).workerMessages.sourceViews > n, viewsBefore);
+    expect(await pageSource(dropped)).toEqual(named);
+    expect(await messages()).toEqual({ sourceViews: viewsBefore + 1, textSends: 1 });
     expect(await dropped.textContent('#profile-summary')).toContain('sample.cpu');
     expectCleanPage(dropped, [pathToFileURL(staticDir).href]);
     await dropped.close();

@@ -76,8 +76,16 @@ class Analysis {
     return this.ask({ kind: 'load', id: this.nextId++, profile, base, source }, [profile.bytes, ...(base ? [base.bytes] : [])]);
   }
 
-  view(state: ViewState, part: ViewPart, sources?: Record<string, string>): Promise<WorkerResponse> {
-    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part, fn: state.fn, sources });
+  view(state: ViewState, part: ViewPart): Promise<WorkerResponse> {
+    return this.ask({ kind: 'view', id: this.nextId++, options: viewOptionsOf(state), part, fn: state.fn });
+  }
+
+  /**
+   * Hands the worker the text of a source file the user dropped or picked, once: it keeps it for
+   * the profile (the views after it, in order, see it). Not answered.
+   */
+  addSource(file: string, text: string): void {
+    if (this.dead === undefined) this.worker.postMessage({ kind: 'source', id: this.nextId++, file, text } satisfies WorkerRequest);
   }
 }
 
@@ -129,7 +137,7 @@ function readErrorStatus(e: unknown): { kind: 'error'; code: string; message: st
  * What a part of the view depends on: the flame graph not on the table's granularity and sort,
  * peek (untrimmed) not on --node-fraction, the sandwich only on the function and the filters.
  */
-function partKey(state: ViewState, part: ViewPart, droppedSources: string[]): string {
+function partKey(state: ViewState, part: ViewPart, droppedSources: Record<string, number>): string {
   const { by, cum, nodeFraction, nodeCount, ...flameOptions } = viewOptionsOf(state);
   if (part === 'top') return JSON.stringify({ ...flameOptions, by, cum, nodeFraction });
   if (part === 'peek') return JSON.stringify({ ...flameOptions, by, cum, fn: state.fn });
@@ -168,7 +176,12 @@ function App() {
   const [graph, setGraph] = useState<Computed<{ graph: GraphView }>>();
   const [source, setSource] = useState<Computed<{ source: SourceView }>>();
   /** Source files the user dropped for the source view (static build), text by the listing's file name. */
-  const [droppedSources, setDroppedSources] = useState<Record<string, string>>({});
+  /**
+   * Source files the user dropped for the source view (static build): the number of times each
+   * was handed to the worker (which keeps the text), by the listing's file name; the source view
+   * is computed again when it changes.
+   */
+  const [droppedSources, setDroppedSources] = useState<Record<string, number>>({});
   const latest = useRef(0);
   const [loadCount, setLoadCount] = useState(0);
   const [pendingBase, setPendingBase] = useState<ProfileInput>();
@@ -232,7 +245,10 @@ function App() {
   };
   const readSources = (files: (readonly [string, File])[]) =>
     void Promise.all(files.map(async ([file, f]) => [file, await sourceTextOf(f)] as const)).then(
-      (texts) => setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts) })),
+      (texts) => {
+        for (const [file, text] of texts) analysis.addSource(file, text);
+        setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts.map(([file]) => [file, (d[file] ?? 0) + 1])) }));
+      },
       (err: unknown) => setStatus(readErrorStatus(err)),
     );
 
@@ -257,14 +273,14 @@ function App() {
   // The part the view shows, computed when its options change (the search and the zoom are drawn
   // here, not computed by the worker); a part already computed for these options is kept.
   const part = partOf(state);
-  const key = partKey(state, part, Object.keys(droppedSources));
+  const key = partKey(state, part, droppedSources);
   const computed = { top, flame, peek, sandwich, graph, source }[part];
   const needsFunction = FUNCTION_PARTS.includes(part) && state.fn === '';
   useEffect(() => {
     if (loadCount === 0 || needsFunction || computed?.key === key) return;
     const id = ++latest.current;
     setStatus({ kind: 'busy', text: 'computing…' });
-    void analysis.view(state, part, part === 'source' ? droppedSources : undefined).then((r) => {
+    void analysis.view(state, part).then((r) => {
       if (id !== latest.current) return;
       if (r.kind === 'error') setStatus({ kind: 'error', code: r.code, message: r.message });
       else if (r.kind === 'view') {

@@ -64,11 +64,13 @@ export interface SourceAccess {
 
 export type WorkerRequest =
   | { kind: 'load'; id: number; profile: ProfileInput; base?: ProfileInput; source?: SourceAccess }
+  /** `fn`: the function (an entry name of the top table) the peek, sandwich and source parts are about. */
+  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart; fn?: string }
   /**
-   * `fn`: the function (an entry name of the top table) the peek, sandwich and source parts are
-   * about; `sources`: source files the user dropped, text by the listing's file name.
+   * The text of a source file the user dropped, by the listing's file name: sent once, kept by the
+   * worker until the next `load` (a file dropped again replaces it). Not answered.
    */
-  | { kind: 'view'; id: number; options: ViewOptions; part: ViewPart; fn?: string; sources?: Record<string, string> };
+  | { kind: 'source'; id: number; file: string; text: string };
 
 /** A warning of the reader (or of drop_frames), as the CLI prints it. */
 export interface ViewWarning {

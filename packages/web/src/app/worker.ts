@@ -13,6 +13,13 @@ const registry = webRegistry();
 let session: Promise<ProfileSession> | undefined;
 /** The source files fetched from `profkit web` for this session, by the listing's file name. */
 let fetchedSources = new Map<string, SourceLines>();
+/**
+ * The source files the user dropped for this session, by the listing's file name: each text
+ * crosses from the page once (a `source` message) and is split into lines once, not with every
+ * view. Bounded as the page bounds them: a file's text by MAX_SOURCE_FILE_BYTES before it is
+ * read, its lines by MAX_SOURCE_FILE_LINES (`sourceLinesOf`), one entry per file the listing names.
+ */
+let droppedSources = new Map<string, SourceLines>();
 
 /** The worker's global scope, typed for what it is used for (the DOM lib types `self` as a window). */
 const scope = self as unknown as {
@@ -48,10 +55,10 @@ async function fetchSources(access: SourceAccess, files: string[]): Promise<void
  * `profkit web` (fetched once, then the view computed again), else none (costs without text).
  */
 async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }): Promise<ViewResult> {
-  const dropped = req.sources ?? {};
   const missing = new Set<string>();
   const read = (file: string): SourceLines | undefined => {
-    if (Object.hasOwn(dropped, file)) return sourceLinesOf(file, linesOf(dropped[file]!));
+    const dropped = droppedSources.get(file);
+    if (dropped) return dropped;
     const fetched = fetchedSources.get(file);
     if (!fetched && s.source.url !== undefined) missing.add(file);
     return fetched;
@@ -72,8 +79,11 @@ async function answer(req: WorkerRequest): Promise<void> {
   try {
     if (req.kind === 'load') {
       fetchedSources = new Map();
+      droppedSources = new Map();
       session = ProfileSession.open(registry, await inputOf(req.profile), req.base ? await inputOf(req.base) : undefined, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
+    } else if (req.kind === 'source') {
+      droppedSources.set(req.file, sourceLinesOf(req.file, linesOf(req.text)));
     } else {
       if (!session) throw new ProfkitError(ErrorCodes.USAGE, 'no profile is loaded');
       const result = await viewOf(await session, req);
