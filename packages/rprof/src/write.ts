@@ -17,6 +17,7 @@ import {
   ErrorCodes,
   ProfileIndex,
   ProfkitError,
+  StringKeyedMap,
   locationFrames,
   type Profile,
   type Warning,
@@ -46,6 +47,8 @@ interface FrameText {
   /** `"name" ` */
   quoted: string;
   path: string | undefined;
+  /** The path's number among the profile's distinct paths (-1: no path). */
+  pathId: number;
   line: number;
 }
 
@@ -174,7 +177,15 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
   const locText: (FrameText[] | undefined)[] = new Array(nLoc);
   let droppedFrames = 0;
   let droppedLines = 0;
-  const renamed = new Set<string>();
+  const renamed = new StringKeyedMap<string>();
+  // Paths numbered once per location row, through StringKeyedMap (a Map hashes a path longer than
+  // 16,383 units by its length alone); each run's `#File` numbers are then kept by path number.
+  const pathIds = new StringKeyedMap<number>();
+  const pathIdOf = (path: string): number => {
+    let id = pathIds.get(path);
+    if (id === undefined) pathIds.set(path, (id = pathIds.size));
+    return id;
+  };
   const textOf = (row: number): FrameText[] => {
     let t = locText[row];
     if (t) return t;
@@ -187,12 +198,12 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
       }
       if (!nameRoundTrips(name)) {
         const fixed = name.replace(/[\r\n]/g, ' ').replace(/"/g, "'");
-        renamed.add(name);
+        renamed.set(name, name);
         name = fixed;
       }
       const hasLine = fr.line > 0 && fr.symbolized;
       if (fr.line > 0 && !fr.symbolized) droppedLines++;
-      t.push({ quoted: `"${name}" `, path: hasLine ? fr.filename : undefined, line: hasLine ? fr.line : 0 });
+      t.push({ quoted: `"${name}" `, path: hasLine ? fr.filename : undefined, pathId: hasLine ? pathIdOf(fr.filename) : -1, line: hasLine ? fr.line : 0 });
     }
     locText[row] = t;
     return t;
@@ -243,7 +254,7 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
   if (renamed.size > 0) {
     warnings.push({
       code: 'PROFKIT_W_RPROF_NAME_CHANGED',
-      message: `${renamed.size} function name(s) would not read back unambiguously (line breaks, or '" ' followed by a frame); written with ' for " and spaces for line breaks: ${[...renamed].slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}`,
+      message: `${renamed.size} function name(s) would not read back unambiguously (line breaks, or '" ' followed by a frame); written with ' for " and spaces for line breaks: ${[...renamed.values()].slice(0, 3).map((s) => JSON.stringify(s)).join(', ')}`,
     });
   }
   if (nonPositive > 0) warnings.push({ code: 'PROFKIT_W_RPROF_SAMPLE_DROPPED', message: `${nonPositive} sample(s) with a count ≤ 0 not written` });
@@ -270,7 +281,9 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
       return undefined;
     };
     let curRun = -1;
-    let fileNo = new Map<string, number>();
+    // `#File` number of each path number in the current run (0: none yet).
+    let fileNo: number[] = [];
+    let fileCount = 0;
     const parts: string[] = [];
     for (let i = 0; i < n; i++) {
       const c = countOf(i);
@@ -287,10 +300,10 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
         for (const f of textOf(row)) {
           frames++;
           if (f.path !== undefined) {
-            let no = fileNo.get(f.path);
+            let no = fileNo[f.pathId];
             if (no === undefined && r === curRun) {
-              no = fileNo.size + 1;
-              fileNo.set(f.path, no);
+              no = ++fileCount;
+              fileNo[f.pathId] = no;
               fileLines += `#File ${no}: ${f.path}\n`;
             }
             if (no !== undefined) parts.push(`${no}#${f.line} `);
@@ -302,7 +315,8 @@ export function writeRprof(p: Profile, options: RprofWriteOptions = {}): { data:
       if (r !== curRun) {
         // New run: header first, then recompute the #File lines with fresh numbering.
         curRun = r;
-        fileNo = new Map();
+        fileNo = [];
+        fileCount = 0;
         const h = `${info.memory ? 'memory profiling: ' : ''}${info.gc ? 'GC profiling: ' : ''}${info.line ? 'line profiling: ' : ''}sample.interval=${info.intervalUs}\n`;
         const b = out(h);
         if (b) yield b;
