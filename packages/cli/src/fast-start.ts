@@ -233,7 +233,7 @@ export function discoveryCacheFiles(): DiscoveryCache {
   };
 }
 
-/** Code caches and check markers of other bundles (other builds, other installs) unused for a week. */
+/** Code caches and check markers of other bundles (other builds, other installs), and discovery entries, unused for a week. */
 const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 /**
@@ -243,7 +243,8 @@ const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
  */
 function pruneCache(cache: string, bundleKey: string): void {
   const now = Date.now();
-  for (const dir of [cache, join(cache, 'checked')]) {
+  // Discovery's entries too: one per node_modules folder ever searched (test projects come and go).
+  for (const dir of [cache, join(cache, 'checked'), join(cache, 'discover')]) {
     let names: string[];
     try {
       names = readdirSync(dir);

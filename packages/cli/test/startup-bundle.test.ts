@@ -291,7 +291,7 @@ describe('the start-up bundle', () => {
     }
   });
 
-  it('deletes the code caches and check markers other bundles left more than a week ago when it writes its own', () => {
+  it('deletes the code caches, check markers and discovery entries other bundles left more than a week ago when it writes its own', () => {
     run(cliBin, ['top', profile]);
     const ours = readdirSync(cacheDir).find((f) => f.endsWith('.v8cache') && f.includes('-top-'))!;
     const weekAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
@@ -299,13 +299,16 @@ describe('the start-up bundle', () => {
     const recent = join(cacheDir, 'cli-1111111111111111-nodev0.0.0-x64.v8cache');
     const oldMarker = join(cacheDir, 'checked', '0000000000000000-0123456789abcdef0123456789abcdef01234567');
     const notOurs = join(cacheDir, 'notes.txt');
-    for (const f of [old, recent, oldMarker, notOurs]) writeFileSync(f, 'x');
-    for (const f of [old, oldMarker, notOurs]) utimesSync(f, weekAgo, weekAgo);
+    // Discovery's entry for a node_modules folder not searched for a week (a test project's).
+    const oldDiscovery = join(cacheDir, 'discover', '0badc0de.json');
+    mkdirSync(dirname(oldDiscovery), { recursive: true });
+    for (const f of [old, recent, oldMarker, notOurs, oldDiscovery]) writeFileSync(f, 'x');
+    for (const f of [old, oldMarker, notOurs, oldDiscovery]) utimesSync(f, weekAgo, weekAgo);
     run(cliBin, ['top', profile]); // has its code cache: prunes nothing
-    expect([old, oldMarker].map((f) => existsSync(f))).toEqual([true, true]);
+    expect([old, oldMarker, oldDiscovery].map((f) => existsSync(f))).toEqual([true, true, true]);
     rmSync(join(cacheDir, ours));
     expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
-    expect([old, recent, oldMarker, notOurs, join(cacheDir, ours)].map((f) => existsSync(f))).toEqual([false, true, false, true, true]);
+    expect([old, recent, oldMarker, notOurs, join(cacheDir, ours), oldDiscovery].map((f) => existsSync(f))).toEqual([false, true, false, true, true, false]);
   });
 
   it('remembers the adapter packages discovery found in each node_modules folder, privately, in the cache folder', () => {
