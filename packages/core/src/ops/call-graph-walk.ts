@@ -21,6 +21,9 @@
 import type { BuiltGraph, GraphInput } from './report.js';
 import { grown, sparseSlot, stackChildren, type SparseSelf } from './stack-table.js';
 
+/** `onlyNode` of a location whose nodes a pass leaves out, every one. */
+const NONE_KEPT = -2;
+
 /**
  * The sums of one graph pass (see `buildNodes`): flat and cum per node, the calls in the order the
  * samples first reach them. `self` is the per-stack sum to add up (the table's own, or a
@@ -44,8 +47,15 @@ export function walkCallGraph<V extends number | bigint>(
   const { firstChild, nextSibling } = stackChildren(stacks);
   // The node of each location with one node (most: no inline frames), -1 for the others: one
   // read per stack instead of three (the node lists stop fitting the cache on large profiles).
+  // With `kept`, NONE_KEPT for a location whose nodes are all left out (most, when a pass keeps
+  // the few shown nodes): its stacks only mark the calls below them residual, read no node list.
   const onlyNode = new Int32Array(locNodeOffsets.length - 1);
-  for (let r = 0; r < onlyNode.length; r++) onlyNode[r] = locNodeOffsets[r + 1]! - locNodeOffsets[r]! === 1 ? locNodeIds[locNodeOffsets[r]!]! : -1;
+  for (let r = 0; r < onlyNode.length; r++) {
+    const [from, to] = [locNodeOffsets[r]!, locNodeOffsets[r + 1]!];
+    let anyKept = !kept;
+    for (let k = from; k < to && !anyKept; k++) anyKept = kept![locNodeIds[k]!] === 1;
+    onlyNode[r] = to > from && !anyKept ? NONE_KEPT : to - from === 1 ? locNodeIds[from]! : -1;
+  }
   // Nodes counted by a stack on the current path (pprof counts a node once per sample).
   const nodeOnPath = new Uint8Array(g.nNodes);
   const eSrc: number[] = [];
@@ -107,9 +117,10 @@ export function walkCallGraph<V extends number | bigint>(
       for (;;) {
         const r = frame[s]!;
         const only = onlyNode[r]!;
-        // A location of one node is walked as the list [only] at position -1.
-        const b = only >= 0 ? -1 : locNodeOffsets[r]!;
-        const last = only >= 0 ? -1 : locNodeOffsets[r + 1]! - 1;
+        if (only === NONE_KEPT) residual = true;
+        // A location of one node is walked as the list [only] at position -1 (one of no kept node as no list).
+        const b = only >= 0 ? -1 : only === NONE_KEPT ? 0 : locNodeOffsets[r]!;
+        const last = only >= 0 ? -1 : only === NONE_KEPT ? -1 : locNodeOffsets[r + 1]! - 1;
         // Room for a mark per node and per call of the location.
         if (marked + 2 * (last - b + 1) > marks.length) marks = grown(marks, marked + 2 * (last - b + 1));
         // The location's nodes, outermost line first.

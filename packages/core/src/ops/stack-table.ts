@@ -158,11 +158,15 @@ export class PrefixTreeBuilder {
   intern(prefix: number, frame: number): number {
     const parent = prefix + 1;
     const wide = this.childCount[parent]! > PrefixTreeBuilder.LIST_LIMIT;
-    if (wide) {
-      const hit = this.slots[this.slotOf(prefix, frame)]!;
-      if (hit !== -1) return hit;
-    } else {
-      for (let c = this.firstChild[parent]!; c !== -1; c = this.nextSibling[c]!) if (this.frames[c] === frame) return c;
+    // The newest row has no callees yet (they would be newer still): a stack's new tail, row
+    // after row, needs no lookup.
+    if (prefix !== this.length - 1) {
+      if (wide) {
+        const hit = this.slots[this.slotOf(prefix, frame)]!;
+        if (hit !== -1) return hit;
+      } else {
+        for (let c = this.firstChild[parent]!; c !== -1; c = this.nextSibling[c]!) if (this.frames[c] === frame) return c;
+      }
     }
     const row = this.length++;
     if (row === this.frames.length) this.grow(row + 1);
