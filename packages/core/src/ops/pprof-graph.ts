@@ -12,7 +12,7 @@ import { EMPTY_NAME_PLACEHOLDER } from '../pprof-text.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
 import { buildNodes, checkSampleType, graphInputOf, reportTotal, type BuiltGraph, type GraphInput } from './report.js';
-import { StringKeys } from '../string-keys.js';
+import { StringKeyedMap, StringKeys } from '../string-keys.js';
 
 /** pprof `graph.NodeInfo` (Go 1.19: no column). */
 export interface GoNodeInfo {
@@ -159,7 +159,8 @@ function nodeInfos(p: Profile, locs: OpLocation[], o: GoGraphOptions): { locNode
   const mapFile = p['.mappings'].filename;
   const keys = new Map<string, number>();
   const infos: GoNodeInfo[] = [];
-  const trimmed = new Map<string, string>();
+  // Keyed through StringKeyedMap: file names are the input's (a Map hashes long ones by length alone).
+  const trimmed = new StringKeyedMap<string>();
   const fileOf = (name: string): string => {
     let t = trimmed.get(name);
     if (t === undefined) {
