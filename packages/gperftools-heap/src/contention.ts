@@ -90,7 +90,7 @@ export function parseContention(lines: string[], lineBase = 0, limits?: RecordLi
         throw new Unrecognized(`contention attribute ${key}`);
     }
   }
-  const stacks = new RowStacks(new HexLocationTable(p));
+  const stacks = new RowStacks(new HexLocationTable(p, limits?.maxTableEntries));
   const raw: [bigint, bigint][] = [];
   // Repeated rows share their stack, values and raw numbers (see parseHeap).
   const rowsByNumbers = new Map<string, { values: bigint[]; raw: [bigint, bigint] }>();

@@ -126,7 +126,7 @@ export function parseHeap(lines: string[], lineBase = 0, limits?: RecordLimits):
         { type: 'space', unit: 'bytes' },
       ];
 
-  const stacks = new RowStacks(new HexLocationTable(p));
+  const stacks = new RowStacks(new HexLocationTable(p, limits?.maxTableEntries));
   // Columns, not a tuple per row: 32 bytes a row rather than about 150.
   const raw = [new GrowableBigInt64(1024), new GrowableBigInt64(1024), new GrowableBigInt64(1024), new GrowableBigInt64(1024)] as const;
   const pushRaw = (nums: readonly bigint[]) => nums.forEach((v, k) => raw[k]!.push(v));

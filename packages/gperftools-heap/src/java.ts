@@ -4,8 +4,8 @@
  * samples of a Java binary CPU profile.
  */
 
-import { StringKeyedMap, limitError } from '@profkit/core';
-import { type LFunction, type LLocation, type LProfile, newLProfile, remapFunctionIDs, remapLocationIDs } from './legacy-model.js';
+import { StringKeyedMap } from '@profkit/core';
+import { type LFunction, type LLocation, type LProfile, checkLocationCount, newLProfile, remapFunctionIDs, remapLocationIDs } from './legacy-model.js';
 import { remapMappingIDs } from './mappings.js';
 import { MAX_SEARCH_LINE, checkDigitRuns, scaleHeapSample, clip } from './heap.js';
 import { type RecordLimits, checkRecord } from './limits.js';
@@ -156,8 +156,7 @@ export function parseJavaProfile(text: string, lineBase = 0, limits?: RecordLimi
 function javaLoc(p: LProfile, locs: Map<bigint, LLocation>, a: bigint, limits: RecordLimits | undefined, begin: number, where: (offset: number) => number): LLocation {
   let loc = locs.get(a);
   if (!loc) {
-    const max = limits?.maxTableEntries ?? Infinity;
-    if (locs.size >= max) throw limitError('maxTableEntries', `more than ${max} distinct location ids`, max, { line: where(begin) });
+    checkLocationCount(locs.size, limits?.maxTableEntries, where(begin));
     loc = { id: 0, address: a, mapping: undefined, line: undefined };
     locs.set(a, loc);
     p.locations.push(loc);

@@ -5,7 +5,7 @@
  * into profkit's columnar model at the end.
  */
 
-import { createProfile, type FormatExtension, type Profile, type ValueType } from '@profkit/core';
+import { createProfile, limitError, type FormatExtension, type Profile, type ValueType } from '@profkit/core';
 
 export interface LMapping {
   id: number;
@@ -56,13 +56,28 @@ export function newLProfile(sampleTypes: ValueType[], periodType: ValueType | un
   return { sampleTypes, periodType, period, durationNanos: 0n, samples: [], locations: [], functions: [], mappings: [], dropFrames: '', keepFrames: '' };
 }
 
+/**
+ * Throws the `maxTableEntries` limit error when a table of `size` distinct locations is to get
+ * another: the text parsers intern one per distinct address, and a Map holds at most 2^24 entries
+ * while `maxTotalFrames` allows more frames (a 150 MB text of distinct addresses).
+ */
+export function checkLocationCount(size: number, maxTableEntries: number | undefined, line: number | undefined): void {
+  if (maxTableEntries !== undefined && size >= maxTableEntries) {
+    throw limitError('maxTableEntries', `more than ${maxTableEntries} distinct addresses`, maxTableEntries, line === undefined ? {} : { line });
+  }
+}
+
 /** Interns locations by (already adjusted) address, as every legacy parser does. */
 export class LocationTable {
   readonly byAddress = new Map<bigint, LLocation>();
-  constructor(private readonly p: LProfile) {}
-  get(address: bigint): LLocation {
+  constructor(
+    private readonly p: LProfile,
+    private readonly maxTableEntries?: number,
+  ) {}
+  get(address: bigint, line?: number): LLocation {
     let loc = this.byAddress.get(address);
     if (!loc) {
+      checkLocationCount(this.byAddress.size, this.maxTableEntries, line);
       loc = { id: 0, address, mapping: undefined, line: undefined };
       this.byAddress.set(address, loc);
       this.p.locations.push(loc);
@@ -77,15 +92,19 @@ export class LocationTable {
  */
 export class HexLocationTable {
   private readonly byHex = new Map<string, LLocation>();
-  constructor(private readonly p: LProfile) {}
-  /** The location of `addr - 1` for the `0x…` token `tok`; undefined if it exceeds 64 bits. */
-  getDecremented(tok: string): LLocation | undefined {
+  constructor(
+    private readonly p: LProfile,
+    private readonly maxTableEntries?: number,
+  ) {}
+  /** The location of `addr - 1` for the `0x…` token `tok` (on `line`); undefined if it exceeds 64 bits. */
+  getDecremented(tok: string, line?: number): LLocation | undefined {
     let i = 2;
     while (i < tok.length - 1 && tok.charCodeAt(i) === 48) i++;
     const key = i === 2 ? tok : tok.slice(i);
     let loc = this.byHex.get(key);
     if (!loc) {
       if (tok.length - i > 16) return undefined;
+      checkLocationCount(this.byHex.size, this.maxTableEntries, line);
       loc = { id: 0, address: dec(BigInt(i === 2 ? tok : '0x' + key)), mapping: undefined, line: undefined };
       this.byHex.set(key, loc);
       this.p.locations.push(loc);

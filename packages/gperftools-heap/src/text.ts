@@ -76,10 +76,10 @@ export function parseHexAddresses(s: string, where: { line: number }): bigint[] 
 }
 
 /** The frames of a row, all decremented by one, interned through `table`. */
-export function decrementedLocations(s: string, table: { getDecremented(tok: string): import('./legacy-model.js').LLocation | undefined }, where: { line: number }): import('./legacy-model.js').LLocation[] {
+export function decrementedLocations(s: string, table: { getDecremented(tok: string, line?: number): import('./legacy-model.js').LLocation | undefined }, where: { line: number }): import('./legacy-model.js').LLocation[] {
   const out: import('./legacy-model.js').LLocation[] = [];
   for (const m of s.matchAll(hexNumberRE)) {
-    const loc = table.getDecremented(m[0]);
+    const loc = table.getDecremented(m[0], where.line);
     if (!loc) {
       throw parseError(`failed to parse as hex 64-bit number: ${m[0]}`, { line: where.line, rule: 'addresses are 64-bit hex numbers' });
     }
@@ -99,7 +99,7 @@ export const MAX_CACHED_ROWS = 65536;
 export class RowStacks {
   // Address texts of deep stacks are longer than V8 hashes (see core's StringKeyedMap).
   private readonly byText = new StringKeyedMap<import('./legacy-model.js').LLocation[]>();
-  constructor(private readonly table: { getDecremented(tok: string): import('./legacy-model.js').LLocation | undefined }) {}
+  constructor(private readonly table: { getDecremented(tok: string, line?: number): import('./legacy-model.js').LLocation | undefined }) {}
   get(addresses: string, where: { line: number }): import('./legacy-model.js').LLocation[] {
     let locs = this.byText.get(addresses);
     if (locs === undefined) {

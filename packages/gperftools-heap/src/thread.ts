@@ -28,7 +28,7 @@ export function parseGoCount(lines: string[], lineBase = 0, limits?: RecordLimit
   if (!m) throw new Unrecognized('no count profile header');
   const type = m[1]!;
   const p = newLProfile([{ type, unit: 'count' }], { type, unit: 'count' }, 1n);
-  const stacks = new RowStacks(new HexLocationTable(p));
+  const stacks = new RowStacks(new HexLocationTable(p, limits?.maxTableEntries));
   // Repeated rows share their stack and their values (see parseHeap).
   const valuesByCount = new Map<string, bigint[]>();
   let totalFrames = 0;
@@ -93,7 +93,8 @@ export function parseThread(lines: string[], lineBase = 0, limits?: RecordLimits
     throw new Unrecognized('no thread profile header');
   }
   const p = newLProfile([{ type: 'thread', unit: 'count' }], { type: 'thread', unit: 'count' }, 1n);
-  const locs = new LocationTable(p);
+  const locs = new LocationTable(p, limits?.maxTableEntries);
+  let totalFrames = 0;
   while (!isMemoryMapSentinel(line)) {
     if (line.startsWith('---- no stack trace for')) {
       line = '';
@@ -127,8 +128,9 @@ export function parseThread(lines: string[], lineBase = 0, limits?: RecordLimits
       if (last) last.values[0] = last.values[0]! + 1n;
       continue;
     }
-    const sloc = addrs.map((a, k) => locs.get(k > 0 ? dec(a) : a));
-    checkRecord(limits, p.samples.length, hasDuplicateLeaf(sloc) ? sloc.length - 1 : sloc.length, headerLine);
+    const sloc = addrs.map((a, k) => locs.get(k > 0 ? dec(a) : a, headerLine));
+    totalFrames += sloc.length;
+    checkRecord(limits, p.samples.length, hasDuplicateLeaf(sloc) ? sloc.length - 1 : sloc.length, headerLine, totalFrames);
     p.samples.push({ values: [1n], locs: sloc });
   }
   // parseAdditionalSections

@@ -175,6 +175,20 @@ describe.each(textCases)('$name', (c) => {
   });
 });
 
+describe.each(textCases)('$name: frames and addresses of all records', (c) => {
+  it('checks maxTotalFrames as records are read, naming the record that passes it', () => {
+    expect(read(build(c, rows(MAX, 2)).input, { maxTotalFrames: 2 * MAX }, c.format)).toMatchObject({ ok: true, samples: MAX });
+    const b = build(c, rows(MAX + 1, 2));
+    expect(read(b.input, { maxTotalFrames: 2 * MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxTotalFrames', line: b.line(MAX + 1) });
+  });
+
+  it('checks maxTableEntries on the distinct addresses (a Map holds at most 2^24), naming the record that passes it', () => {
+    expect(read(build(c, rows(MAX, 2)).input, { maxTableEntries: 2 * MAX }, c.format)).toMatchObject({ ok: true, samples: MAX });
+    const b = build(c, rows(MAX + 1, 2));
+    expect(read(b.input, { maxTableEntries: 2 * MAX }, c.format)).toMatchObject({ ok: false, code: ErrorCodes.LIMIT, option: 'maxTableEntries', line: b.line(MAX + 1) });
+  });
+});
+
 describe('threadz frame limit and the duplicated leaf', () => {
   it('counts frames after the duplicate leaf is dropped, as the parsed profile has them', () => {
     // The unwinder reported the leaf twice: google/pprof drops one, leaving FRAMES frames.
