@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, boundedFlameTree, cutFlameTree, type FlameNode, type Profile } from '../src/node/index.js';
+import { locationNameIds } from '../src/flame/cut.js';
+import { ProfileIndex, locationFrames } from '../src/views.js';
 
 /** 300 samples of up to 7 of 12 locations over 6 functions, half the locations with inline frames. */
 function randomProfile(seed: number, big: boolean): Profile {
@@ -56,5 +58,36 @@ describe('cutFlameTree', () => {
 
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
+  });
+});
+
+describe('locationNameIds', () => {
+  it("gives each location's frame names as locationFrames does, outermost first: inline frames, unsymbolized addresses, unknown function ids, names shared by functions", () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const f = ['a', 'b', 'c', ''].map((name, i) => b.internFunction({ name, filename: `f${i}.go` }));
+    // A second function of name 'a' (another file): one name, one id.
+    const a2 = b.internFunction({ name: 'a', filename: 'other.go' });
+    const locs = [
+      b.internLocation({ functionId: f[0]!, line: 1 }),
+      b.internLocation({ functionId: f[1]!, line: 2, inlinedInto: [{ functionId: f[2]!, line: 3 }, { functionId: a2, line: 4 }] }),
+      b.internLocation({ address: 0x4a2f }),
+      b.internLocation({ address: 0 , line: 9 }),
+      b.internLocation({ functionId: f[3]!, line: 5 }),
+      b.internLocation({ functionId: f[2]!, line: 6 }),
+    ];
+    b.addSample(locs, [1n]);
+    const p = b.build();
+    // A location whose function id names no function (an invalid profile the views still draw).
+    p.locations.function_id[5] = 999;
+    const index = new ProfileIndex(p);
+    const { names, start, ids } = locationNameIds(p, index);
+    for (let r = 0; r < p.locations.location_id.length; r++) {
+      const want = locationFrames(p, index, r)
+        .reverse()
+        .map((fr) => fr.name || '[unknown]');
+      expect([...ids.subarray(start[r]!, start[r + 1]!)].map((id) => names[id])).toEqual(want);
+    }
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toContain('0x4a2f');
   });
 });
