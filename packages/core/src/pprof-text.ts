@@ -20,6 +20,7 @@ import { filtersKeepingLocations } from './ops/raw-filters.js';
 import { formatPercentage, formatValue, goFormatF, scaleMeasurement } from './ops/format.js';
 import { abs, compareGoStrings } from './ops/internal.js';
 import { ProfileIndex, defaultSampleTypeIndex } from './views.js';
+import { StringKeyedMap } from './string-keys.js';
 import { checkSampleType, nodeTable, prepareReport, profileLabels, reportValue, type ReportFilters } from './ops/report.js';
 import type { ReportGranularity } from './ops/granularity.js';
 import { meanOf } from './ops/mean.js';
@@ -392,19 +393,23 @@ export function tagsReport(loaded: Profile, options: SampleReportOptions = {}): 
   const outputUnit = options.outputUnit ?? 'minimum';
   const units = numLabelUnits(p);
   const values = p.samples['.values'][t]!;
-  const tagMap = new Map<string, Map<string, bigint>>();
-  const add = (key: string, val: string, v: bigint) => {
+  // Keys and values are the input's strings: keyed through StringKeyedMap (a Map hashes a string
+  // longer than 16,383 units by its length alone, so many long values of one length were one chain).
+  const tagMap = new StringKeyedMap<{ key: string; values: StringKeyedMap<TagValue> }>();
+  const add = (key: string, value: string, v: bigint) => {
     let m = tagMap.get(key);
-    if (!m) tagMap.set(key, (m = new Map()));
-    m.set(val, (m.get(val) ?? 0n) + v);
+    if (!m) tagMap.set(key, (m = { key, values: new StringKeyedMap() }));
+    const e = m.values.get(value);
+    if (e) e.amount += v;
+    else m.values.set(value, { value, amount: v });
   };
   for (let i = 0; i < values.length; i++) {
     const labels = sampleLabels(p, i);
     for (const [k, vs] of labels.str) for (const v of vs) add(k, v, values[i]!);
     for (const [k, vs] of labels.num) for (const v of vs) add(k, formatValue(v, units.get(k) ?? k, outputUnit), values[i]!);
   }
-  const keys: TagKey[] = [...tagMap.keys()].sort(compareGoStrings).map((key) => {
-    const tagValues = [...tagMap.get(key)!].map(([value, amount]) => ({ value, amount }));
+  const keys: TagKey[] = [...tagMap.values()].sort((a, b) => compareGoStrings(a.key, b.key)).map(({ key, values: byValue }) => {
+    const tagValues = [...byValue.values()];
     let total = 0n;
     for (const v of tagValues) total += v.amount;
     tagValues.sort((a, b) => (abs(a.amount) !== abs(b.amount) ? (abs(a.amount) > abs(b.amount) ? -1 : 1) : compareGoStrings(a.value, b.value)));
