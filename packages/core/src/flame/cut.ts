@@ -78,6 +78,13 @@ export function locationNameIds(p: Profile, index: ProfileIndex): { names: strin
   return { names, start, ids: ids.slice(0, n) };
 }
 
+/** `col` as doubles. A loop: `Float64Array.from(col, Number)` calls its mapper per value, 5-10x slower (0.4-0.7 s at 1M samples). */
+function doublesOf(col: BigInt64Array): Float64Array {
+  const out = new Float64Array(col.length);
+  for (let i = 0; i < col.length; i++) out[i] = Number(col[i]!);
+  return out;
+}
+
 /** Every node's callees in name order (how flame graphs lay them out), without recursion. */
 export function sortChildrenByName(tree: FlameNode): void {
   const byName = (x: FlameNode, y: FlameNode) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0);
@@ -156,7 +163,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
   // bigints: `+` is exact on either (as in boundedFlameTree).
   const keep = (v: bigint) => v > 0n;
   const exact = sumsExactInDoubles(col, keep);
-  const values = (exact ? Float64Array.from(col, Number) : col) as unknown as ArrayLike<number>;
+  const values = (exact ? doublesOf(col) : col) as unknown as ArrayLike<number>;
   const zero = (exact ? 0 : 0n) as number;
   const rowOf = (k: number) => index.locations.get(location_id[k]!);
 
