@@ -1,7 +1,7 @@
 /**
  * Start-up benchmark (issue 16 item 4), whole processes, CPU time (user + system, from bash's
  * `time` in 1 ms steps, else `/usr/bin/time` in 10 ms steps) and elapsed, median of `--runs`
- * (default 5):
+ * (default 5) rounds in which the commands take turns:
  *
  *   node -e 0                                   the floor: Node itself
  *   import('@profkit/core/node')                what every command pays for core's entry
@@ -57,20 +57,32 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const BASH_TIME = ['bash', '-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null', 'bash'];
 const hasBash = spawnSync('bash', ['-c', 'true']).status === 0;
 
-/** Median CPU and elapsed milliseconds of running `argv` `runs` times (after one warm-up run). */
-function timeProcess(argv: string[], runs: number, cwd: string): ProcessTime {
-  const cpu: number[] = [];
-  const elapsed: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    const [cmd, ...args] = hasBash ? [...BASH_TIME, ...argv] : [TIME, '-f', '%e %U %S', ...argv];
-    const r = spawnSync(cmd!, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
-    const [wall, user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
-    if (i === 0) continue; // warm-up: file cache
-    cpu.push(Math.round((user + sys) * 1000));
-    elapsed.push(Math.round(wall * 1000));
+/** CPU and elapsed milliseconds of one run of `argv`. */
+function timeOnce(argv: string[], cwd: string): ProcessTime {
+  const [cmd, ...args] = hasBash ? [...BASH_TIME, ...argv] : [TIME, '-f', '%e %U %S', ...argv];
+  const r = spawnSync(cmd!, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  const [wall, user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
+  return { cpuMs: Math.round((user + sys) * 1000), elapsedMs: Math.round(wall * 1000) };
+}
+
+/**
+ * Median CPU and elapsed milliseconds of each command over `runs` rounds (after one warm-up
+ * round), the commands taking turns within each round: on a shared machine the load changes
+ * within seconds, and a ratio (top against \`node -e 0\`) is only meaningful between runs made
+ * under the same load.
+ */
+function timeInRounds(commands: string[][], runs: number, cwd: string): ProcessTime[] {
+  const times = commands.map(() => ({ cpu: [] as number[], elapsed: [] as number[] }));
+  for (let round = 0; round <= runs; round++) {
+    commands.forEach((argv, i) => {
+      const t = timeOnce(argv, cwd);
+      if (round === 0) return; // warm-up: file cache
+      times[i]!.cpu.push(t.cpuMs);
+      times[i]!.elapsed.push(t.elapsedMs);
+    });
   }
-  return { cpuMs: median(cpu), elapsedMs: median(elapsed) };
+  return times.map((t) => ({ cpuMs: median(t.cpu), elapsedMs: median(t.elapsed) }));
 }
 
 interface StartPath {
@@ -123,12 +135,17 @@ export async function runStartupBench(args: string[]): Promise<void> {
     await writeFileAtomic(rprofFile, new TextEncoder().encode(Array.from(generate(Number(values.lines))).join('')));
     const node = process.execPath;
     const result: Record<string, unknown> = { suite: 'startup', node: process.versions.node, runs, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) };
-    const floor = timeProcess([node, '-e', '0'], runs, dir);
-    const coreImport = timeProcess([node, '--input-type=module', '-e', `await import(${JSON.stringify(coreNodeEntry)})`], runs, dir);
     const topArgs = [cliBin, 'top', small];
     const convertArgs = [cliBin, 'convert', rprofFile, join(dir, 'out.pb.gz'), '--quiet'];
-    const top = timeProcess([node, ...topArgs], runs, dir);
-    const convert = timeProcess([node, ...convertArgs], runs, dir);
+    const hasR = spawnSync('Rscript', ['--version']).status === 0;
+    const commands = [
+      [node, '-e', '0'],
+      [node, '--input-type=module', '-e', `await import(${JSON.stringify(coreNodeEntry)})`],
+      [node, ...topArgs],
+      [node, ...convertArgs],
+      ...(hasR ? [['Rscript', '--vanilla', '-e', `invisible(summaryRprof("${rprofFile}"))`]] : []),
+    ];
+    const [floor, coreImport, top, convert, r] = timeInRounds(commands, runs, dir) as [ProcessTime, ProcessTime, ProcessTime, ProcessTime, ProcessTime | undefined];
     Object.assign(result, {
       cli: cliBin,
       node_e0: floor,
@@ -136,9 +153,7 @@ export async function runStartupBench(args: string[]): Promise<void> {
       top_small: { ...top, profileBytes: smallBytes, cpuVsNode: Math.round((top.cpuMs / floor.cpuMs) * 100) / 100, ...startPath(topArgs, dir) },
       convert_rprof: { ...convert, lines: Number(values.lines), fileBytes: statSync(rprofFile).size, ...startPath(convertArgs, dir) },
     });
-    const hasR = spawnSync('Rscript', ['--version']).status === 0;
-    if (hasR) {
-      const r = timeProcess(['Rscript', '--vanilla', '-e', `invisible(summaryRprof("${rprofFile}"))`], runs, dir);
+    if (r) {
       result.r_summaryRprof = r;
       (result.convert_rprof as Record<string, unknown>).cpuVsR = Math.round((convert.cpuMs / r.cpuMs) * 100) / 100;
       (result.convert_rprof as Record<string, unknown>).elapsedVsR = Math.round((convert.elapsedMs / r.elapsedMs) * 100) / 100;
