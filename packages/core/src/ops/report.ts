@@ -111,7 +111,8 @@ export function reportTotal(p: Profile, sampleTypeIndex: number, meanDivisorInde
   checkSampleType(p, sampleTypeIndex);
   const col = p.samples['.values'][sampleTypeIndex]!;
   const divCol = meanDivisorIndex === undefined ? undefined : p.samples['.values'][meanDivisorIndex];
-  const offsets = p.samples['.label_offsets'];
+  // The labels of a sample are read only when some label has pprof's base key (most profiles: none).
+  const offsets = p['.labels'].key.includes(DIFF_BASE_LABEL) ? p.samples['.label_offsets'] : undefined;
   let total = 0n;
   let diffTotal = 0n;
   let div = 0n;
