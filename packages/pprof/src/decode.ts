@@ -756,6 +756,9 @@ interface KeptBytes {
   crc: number;
 }
 
+/** The largest `keepBytes` of `decodeProfileStream` (its buffer is allocated at that size). */
+const MAX_KEEP_BYTES = 1 << 30;
+
 /** Passes `chunks` through (as views of `kept.buffer` while kept), keeping them within `maxBytes`. */
 async function* keeping(chunks: AsyncIterable<Uint8Array>, kept: KeptBytes, maxBytes: number): AsyncGenerator<Uint8Array> {
   for await (const chunk of chunks) {
@@ -807,7 +810,8 @@ function changedInput(file: string | undefined): ProfkitError {
  * Node, a gzip input inflates on the thread pool meanwhile) instead of after it. A longer stream
  * drops what it kept and is opened a second time, as without `keepBytes`: memory stays the
  * profile plus `keepBytes`. A stream of more than one chunk allocates `keepBytes` at once (only
- * the pages written become resident), so keep it to tens of MiB.
+ * the pages written become resident), so keep it to tens of MiB; above `MAX_KEEP_BYTES` it is
+ * that.
  */
 export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}, keepBytes = 0): Promise<DecodeResult> {
   const st: StreamState = {
@@ -820,11 +824,12 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
     unresolvedMappings: 0,
   };
   const c = newCounts();
-  const keep = keepBytes > 0;
+  const keepBound = Math.min(keepBytes, MAX_KEEP_BYTES);
+  const keep = keepBound > 0;
   const kept: KeptBytes = { buffer: undefined, joined: false, dropped: !keep, bytes: 0, crc: 0 };
   let first: StreamDigest;
   try {
-    first = await streamWindows(keep ? () => keeping(open(), kept, keepBytes) : open, st, (end, partial) => indexFields(c, end, partial), !keep);
+    first = await streamWindows(keep ? () => keeping(open(), kept, keepBound) : open, st, (end, partial) => indexFields(c, end, partial), !keep);
   } catch (e) {
     throw e instanceof StreamError ? e.error : e;
   }
