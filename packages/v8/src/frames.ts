@@ -11,7 +11,7 @@
  *   lists them as top-level entries); `(root)` is the tree's root and not a frame.
  */
 
-import { limitValue, type ProfileBuilder, type ReadLimits } from '@profkit/core';
+import { StringKeyedMap, limitValue, type ProfileBuilder, type ReadLimits } from '@profkit/core';
 import { ANONYMOUS_NAME, type V8CallFrame } from './format.js';
 import { integerAt, isObject, objectAt, schemaError, stringAt, type JsonSource } from './json.js';
 
@@ -67,7 +67,8 @@ export function displayName(functionName: string): string {
  * by their text so that the many nodes of one function share one function and one location.
  */
 export class CallFrameTable {
-  private readonly ids = new Map<string, number>();
+  // Keyed through StringKeyedMap: names and URLs (data: URLs) can be longer than V8 hashes.
+  private readonly ids = new StringKeyedMap<number>();
   /** The script id of each location, in location order (for the `call_frames` extension table). */
   readonly locationIds: number[] = [];
   readonly scriptIds: string[] = [];

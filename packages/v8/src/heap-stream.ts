@@ -8,7 +8,7 @@
  * the whole-input reader's code (`heapRowsToProfile`), so both give the same profile and errors.
  */
 
-import { JsonTokenizer, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type Profile, type Warning } from '@profkit/core';
+import { JsonTokenizer, StringKeyedMap, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type Profile, type Warning } from '@profkit/core';
 import {
   addHeapRow,
   addHeapSample,
@@ -46,8 +46,9 @@ class HeapProfileSink implements JsonSink {
   /** Containers open in a skipped value (0 when not skipping). */
   private skipDepth = 0;
   private started = false;
-  private readonly strings = new Map<string, string>();
-  private readonly callFrames = new Map<string, Record<string, unknown>>();
+  // Keyed through StringKeyedMap: names and URLs can be longer than V8 hashes (see core's string-keys.ts).
+  private readonly strings = new StringKeyedMap<string>();
+  private readonly callFrames = new StringKeyedMap<Record<string, unknown>>();
   private readonly maxSamples: number;
 
   constructor(

@@ -10,7 +10,7 @@
  * of a shape marked `intern` too (the nodes of one function share one `callFrame` object).
  */
 
-import type { JsonScalar, JsonSink } from '@profkit/core';
+import type { JsonScalar, JsonSink, StringKeyedMap } from '@profkit/core';
 
 /** A scalar is kept; a container in its place becomes an empty stand-in. */
 export const SCALAR = 'scalar';
@@ -57,8 +57,8 @@ export class PrunedValueBuilder implements JsonSink {
 
   constructor(
     private readonly shape: JsonShape,
-    private readonly strings?: Map<string, string>,
-    private readonly objects?: Map<string, Record<string, unknown>>,
+    private readonly strings?: StringKeyedMap<string>,
+    private readonly objects?: StringKeyedMap<Record<string, unknown>>,
   ) {}
 
   /** Containers open (0 before the value and once it is complete), skipped ones included. */

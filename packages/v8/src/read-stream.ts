@@ -8,7 +8,7 @@
  * reader's (`cpuProfileToProfile`), so both readers give the same profile and errors.
  */
 
-import { JsonTokenizer, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
+import { JsonTokenizer, StringKeyedMap, checkLimit, limitValue, tokenizeChunks, type JsonScalar, type JsonSink, type ReadLimits } from '@profkit/core';
 import { NumberColumn } from './columns.js';
 import { PrunedValueBuilder, SCALAR, arrayShape, objectShape, type JsonShape } from './json-pruned.js';
 import { describe, schemaError, type JsonSource } from './json.js';
@@ -111,8 +111,9 @@ class CpuProfileSink implements JsonSink {
   }
 
   /** One copy of each string and call frame of the nodes (a profile's nodes repeat few functions). */
-  private readonly strings = new Map<string, string>();
-  private readonly callFrames = new Map<string, Record<string, unknown>>();
+  // Keyed through StringKeyedMap: names and URLs can be longer than V8 hashes (see core's string-keys.ts).
+  private readonly strings = new StringKeyedMap<string>();
+  private readonly callFrames = new StringKeyedMap<Record<string, unknown>>();
 
   private startValue(): PrunedValueBuilder {
     // `samples` or `timeDeltas` that is not an array is kept as a scalar (a container as a stand-in) for the converter's error.

@@ -9,7 +9,7 @@
  * is the running line: the CPU writer turns it into `positionTicks`.
  */
 
-import { ProfileIndex, locationFrames, type Profile, type Warning } from '@profkit/core';
+import { ProfileIndex, StringKeyedMap, locationFrames, type Profile, type Warning } from '@profkit/core';
 import { ADAPTER_NAME, ANONYMOUS_NAME, ROOT_NAME, type V8CallFrame } from './format.js';
 import { zeroBased } from './frames.js';
 
@@ -24,7 +24,8 @@ export class CallTree {
   readonly frames: TreeFrame[] = [];
   readonly parent: number[] = [-1];
   readonly frameOf: number[] = [-1];
-  private readonly frameIds = new Map<string, number>();
+  // Keyed through StringKeyedMap: names and URLs can be longer than V8 hashes.
+  private readonly frameIds = new StringKeyedMap<number>();
   /** Per node: frame → child node. Numeric keys: a string key per frame of every sample cost 1/3 of a write. */
   private readonly childIds: Map<number, number>[] = [new Map()];
 
