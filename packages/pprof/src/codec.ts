@@ -143,14 +143,13 @@ async function write(profile: Profile, options: WriteOptions): Promise<WriteResu
 }
 
 /**
- * Inflated bytes up to which a streamed read is read (and inflated) once: pass 1 of the decode
- * walks the chunks as they come, while the rest is still being read and inflated on the thread
- * pool, and keeps them; pass 2 runs over them joined as one buffer (the buffer decoder's pass 2,
- * faster than the streamed one: a 200,000-sample profile, 19 MB, ~5 % less CPU for the whole
- * `convert`, measured in 2 × 18 alternating runs). Pass 1 over the chunks as they come instead
- * of over the collected whole takes the decoding's first ~1/3 off the wall time of the
- * inflating. A longer input goes on as a stream read twice, so that memory stays the profile
- * plus this bound: the second pass reads and inflates the input again.
+ * Inflated bytes up to which a streamed read is read (and inflated) once (`keepBytes` of
+ * `decodeProfileStream`): pass 1 of the decode walks the chunks as they come, while the rest is
+ * still being read and inflated on the thread pool, and keeps them; pass 2 runs over them as one
+ * buffer (the buffer decoder's pass 2, faster than the streamed one: a 200,000-sample profile,
+ * 19 MB, ~5 % less CPU for the whole `convert`, measured in 2 × 18 alternating runs). A longer
+ * input goes on as a stream read twice, so that memory stays the profile plus this bound: the
+ * second pass reads and inflates the input again.
  */
 const WHOLE_DECODE_MAX_BYTES = 32 << 20;
 
@@ -166,7 +165,6 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
   }
   return decodeProfileStream(() => abortable(input.chunks()), { file: input.fileName, limits: options.limits }, wholeDecodeMaxBytes);
 }
-
 
 async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   yield* chunks;

@@ -740,8 +740,8 @@ class StreamError {
 }
 
 /**
- * The bytes pass 1 keeps for a one-buffer pass 2: the first chunk as it is (an input of one chunk
- * needs no copy), then a buffer of the bound's size that each chunk is copied into as it arrives
+ * The bytes pass 1 keeps for a one-buffer pass 2: a copy of the first chunk (an input of one
+ * chunk needs no more), then a buffer of the bound's size that each chunk is copied into as it arrives
  * (only its written pages become resident), so that the whole exists when pass 1 ends: the copying
  * happens while pass 1 waits for the inflating anyway, instead of a 19 MB concatenation (and its
  * page faults) between the two passes. Dropped once the input exceeds the bound; only then is the
@@ -766,8 +766,9 @@ async function* keeping(chunks: AsyncIterable<Uint8Array>, kept: KeptBytes, maxB
     kept.bytes += chunk.length;
     if (!kept.dropped && kept.bytes <= maxBytes) {
       if (at === 0) {
-        kept.buffer = chunk;
-        yield chunk;
+        // A copy: a source may reuse its buffer once asked for the next chunk.
+        kept.buffer = chunk.slice();
+        yield kept.buffer;
         continue;
       }
       if (!kept.joined) {

@@ -148,6 +148,23 @@ describe('decodeProfileStream', () => {
     expect(opens).toBe(inputs.length * 3);
   });
 
+  it('with keepBytes, decodes a source that reuses one buffer for every chunk', async () => {
+    const bytes = sample();
+    for (const size of [7, 64, bytes.length]) {
+      const reused = async function* (): AsyncGenerator<Uint8Array> {
+        const shared = new Uint8Array(size);
+        for (let i = 0; i < bytes.length; i += size) {
+          const piece = bytes.subarray(i, Math.min(bytes.length, i + size));
+          shared.fill(0xee).set(piece);
+          yield shared.subarray(0, piece.length);
+        }
+        shared.fill(0xee); // after the last chunk too
+      };
+      const r = await decodeProfileStream(reused, {}, bytes.length);
+      expect(meaning(r.profile), `${size}-byte chunks`).toEqual(meaning(decodeProfile(bytes).profile));
+    }
+  });
+
   it('with keepBytes, a stream longer than the bound is read again for pass 2', async () => {
     const bytes = sample();
     let opened = 0;
