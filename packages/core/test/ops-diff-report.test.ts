@@ -45,7 +45,7 @@ function randomProfile(seed: number, samples: number, { big = false, shared = []
 }
 
 /** NEW minus BASE reported from the two stack tables; undefined when the builder refuses the pair. */
-function sideBySide(base: Profile, next: Profile, options: TopReportOptions & { sampleTypeIndex: number; normalize?: boolean }) {
+function sideBySide(base: Profile, next: Profile, options: TopReportOptions & { sampleTypeIndex: number; normalize?: boolean; untrimmed?: boolean }) {
   const builder = new DiffReportBuilder(options);
   expect(builder.addNew(next)).toBeUndefined();
   expect(builder.addBase(base)).toBeUndefined();
@@ -107,6 +107,9 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
         expect(topReport(input(), o).text).toBe(topReport(merged, o).text);
         expect(treeReport(input(), o).text).toBe(treeReport(merged, o).text);
         expect(treeReport(input(), { ...o, symbol: 'f1' }).text).toBe(treeReport(merged, { ...o, symbol: 'f1' }).text);
+        // Kept whole for an untrimmed report (peek): the same numbers.
+        const whole = sideBySide(manyBase, manyNext, { ...o, normalize, untrimmed: true });
+        expect(treeReport(whole, { ...o, symbol: 'f1' }).text).toBe(treeReport(merged, { ...o, symbol: 'f1' }).text);
       }
     },
   );

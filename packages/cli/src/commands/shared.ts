@@ -185,11 +185,12 @@ export interface ReportRead {
 
 /**
  * How top, tree and peek read FILE: `readForView`, or with `--diff-base B` FILE minus B as
- * `readDiffReport` computes it (without merging when it can).
+ * `readDiffReport` computes it (without merging when it can); `untrimmed` for peek, whose report
+ * shows every node.
  */
-export async function readForReport(ctx: CliContext, file: string, nodeCountMin: number): Promise<ReportRead> {
+export async function readForReport(ctx: CliContext, file: string, nodeCountMin: number, untrimmed = false): Promise<ReportRead> {
   const diffBase = stringOption(ctx, 'diff-base');
-  if (diffBase !== undefined && stringOption(ctx, 'base') === undefined) return readDiffReport(ctx, diffBase, file, nodeCountMin, { normalize: false, baseWarningsFirst: false });
+  if (diffBase !== undefined && stringOption(ctx, 'base') === undefined) return readDiffReport(ctx, diffBase, file, nodeCountMin, { normalize: false, baseWarningsFirst: false, untrimmed });
   const r = await readForView(ctx, file);
   const t = sampleTypeIndexOf(ctx, r.profile);
   return { input: r.profile, t, options: reportOptionsOf(ctx, t, nodeCountMin), sampleType: sampleTypeJson(r.profile, t), format: r.format, warnings: r.warnings };
@@ -207,7 +208,7 @@ export async function readDiffReport(
   baseFile: string,
   newFile: string,
   nodeCountMin: number,
-  how: { normalize: boolean; baseWarningsFirst: boolean },
+  how: { normalize: boolean; baseWarningsFirst: boolean; untrimmed?: boolean },
 ): Promise<ReportRead> {
   const merged = async (base: RegistryReadResult, next: RegistryReadResult): Promise<ReportRead> => {
     const d = diffProfiles(base.profile, next.profile, { normalize: how.normalize });
@@ -223,7 +224,7 @@ export async function readDiffReport(
     const t = sampleTypeIndexOf(ctx, next.profile);
     const options = reportOptionsOf(ctx, t, nodeCountMin);
     if (diffReportUnsupported({ ...options, normalize: how.normalize }) !== undefined) return { mergeWith: next };
-    const builder = new DiffReportBuilder({ ...options, sampleTypeIndex: t, normalize: how.normalize, sampleTypeDefaulted: ctx.values['sample-type'] === undefined });
+    const builder = new DiffReportBuilder({ ...options, sampleTypeIndex: t, normalize: how.normalize, sampleTypeDefaulted: ctx.values['sample-type'] === undefined, untrimmed: how.untrimmed });
     const viewed = await asViewed(ctx, next, next.profile['.profile']);
     if (builder.addNew(viewed.profile) !== undefined) return { mergeWith: next };
     const patterns = { drop_frames: next.profile['.profile'].drop_frames, keep_frames: next.profile['.profile'].keep_frames };

@@ -4,7 +4,8 @@ import { BASE_OPTIONS, REPORT_OPTIONS, pct, phase, readForReport } from './share
 
 /** Runs `tree` (symbol undefined) or `peek` (symbol = RE) and prints the text or JSON report. */
 export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: string, symbol: string | undefined): Promise<number> {
-  const r = await readForReport(ctx, file, 0);
+  // peek is never trimmed (see core's DiffReportBuilder `untrimmed`).
+  const r = await readForReport(ctx, file, 0, name === 'peek');
   const rep: TreeReport = phase(ctx, 'computing the report', () => treeReport(r.input, { ...r.options, symbol }));
   if (ctx.json) {
     const g = rep.graph;

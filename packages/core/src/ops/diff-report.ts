@@ -53,7 +53,7 @@ import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
 import { hasStackFilters } from './stack-filters.js';
 import { scaleValue } from './scale.js';
-import { RowSums, type StackValues } from './stack-table.js';
+import { RowSums, childLists, type StackValues } from './stack-table.js';
 
 export interface DiffReportOptions extends ReportFilters {
   /** The sample type reported (both profiles have the same sample types). */
@@ -71,6 +71,11 @@ export interface DiffReportOptions extends ReportFilters {
    * profile's default (the base's when the new one names none) must then be the same.
    */
   sampleTypeDefaulted?: boolean;
+  /**
+   * The reports will not be trimmed (`peek`: every node shown): the tables are then kept whole and
+   * walked by each pass of the report, as cutting them to the shown nodes would keep every stack.
+   */
+  untrimmed?: boolean;
 }
 
 /** Why `options` cannot be reported without merging (undefined: they can). */
@@ -206,7 +211,7 @@ export class DiffReportBuilder {
       if (divisor) negate(divisor.self);
     }
     const locations = flattenLocationNodes(locNodes);
-    const keepWhole = this.options.mean === true || keepValues;
+    const keepWhole = this.options.mean === true || this.options.untrimmed === true || keepValues;
     return {
       locations,
       ...(keepWhole ? { whole: { stacks, ...(divisor ? { divisor } : {}) } } : { summed: summedSide({ nNodes: this.nodes.names.length, ...locations, stacks }) }),
@@ -236,6 +241,8 @@ export class DiffReportBuilder {
     if (ratio !== 1) ({ self: nextSelf, absTotal: nextAbsTotal } = scaledSums(next, ratio));
     // pprof computeTotal: the base samples' total (they carry pprof::base=true), or everything's when it is 0.
     const meanOn = this.options.mean === true;
+    // With -mean the divisor's sums would need the same cut: the whole tables then.
+    const walkWhole = meanOn || this.options.untrimmed === true;
     const total = base.absTotal > 0n ? meanOf(base.absTotal, meanOn ? -base.divisorTotal : 0n) : meanOf(nextAbsTotal + base.absTotal, meanOn ? next.divisorTotal - base.divisorTotal : 0n);
     const header: ProfileHeader = {
       sample_types: next.shell.sample_types,
@@ -269,8 +276,7 @@ export class DiffReportBuilder {
           meanDivisorIndex: meanOn ? 0 : undefined,
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
-          // With -mean the divisor's sums would need the same pruning: the whole tables then.
-          graphSource: (graphOptions) => (meanOn ? wholeSource() : prunedSource(source, summedSides(), graphOptions)),
+          graphSource: (graphOptions) => (walkWhole ? wholeSource() : prunedSource(source, summedSides(), graphOptions)),
           header,
         };
       },
@@ -330,16 +336,21 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: SummedSide[],
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount + 1);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
-  const pruned = sides.map((side) => pruneStacks(side, nodeCount + 1, shown));
+  // A side whose cut would keep most rows (e.g. `peek`, never trimmed) is walked whole: the cut
+  // would save nothing, and its sums are then known without a walk.
+  const walked = sides.map((side) => {
+    const cut = pruneStacks(side, nodeCount + 1, shown);
+    return cut ? { g: cut, sums: buildNodes(cut, undefined) } : { g: wholeStacks(side, nodeCount + 1), sums: side };
+  });
   const left = sumOfSides(
-    pruned.map((side) => buildNodes(side, undefined)),
+    walked.map((w) => w.sums),
     nodeCount + 1,
   );
   const corrections = correctionInput(
     exact.flat.map((v, n) => v - left.flat[n]!),
     exact.cum.map((v, n) => v - left.cum[n]!),
   );
-  return { ...source, names, infos, g: { ...pruned[0]!, others: [...pruned.slice(1), corrections] } };
+  return { ...source, names, infos, g: { ...walked[0]!.g, others: [...walked.slice(1).map((w) => w.g), corrections] } };
 }
 
 /** A side's stacks as the cut reads them: each row's caller and frame, and the rows that have values of their own. */
@@ -444,13 +455,30 @@ function sumOfSides(sides: Pick<SummedSide, 'flat' | 'cum'>[], nNodes: number): 
   return { flat, cum };
 }
 
+/** The graph input of a summed side's whole table again (`summedSide` in reverse). */
+function wholeStacks(side: SummedSide, nNodes: number): GraphInput {
+  const { length, callers, frame, valueRows } = side.stacks;
+  const prefix = new Int32Array(length);
+  for (let s = 0; s < length; s++) prefix[s] = callers.of(s);
+  const exactInDoubles = side.stacks.values instanceof Float64Array;
+  const values = side.stacks.values as unknown as number[];
+  const self = (exactInDoubles ? new Float64Array(length) : new Array<bigint>(length).fill(0n)) as unknown as number[];
+  for (let k = 0; k < valueRows.length; k++) self[valueRows[k]!] = values[k]!;
+  return {
+    nNodes,
+    ...side.locations,
+    stacks: { length, prefix, frame, self: self as unknown as StackValues, sampleStack: new Int32Array(0), children: childLists(prefix) },
+  };
+}
+
 /**
  * The graph input of `side` with only the stacks that hold a frame of a `shown` node and their
  * callers; below each kept stack, one row without frame (an added location of no node) carries
  * the total of its cut callees. That row's value counts as flat of the stack's innermost node,
- * which the corrections take back (`prunedSource`).
+ * which the corrections take back (`prunedSource`). Undefined when that would keep more than
+ * half of the rows.
  */
-function pruneStacks(side: SummedSide, nNodes: number, shown: Uint8Array): GraphInput {
+function pruneStacks(side: SummedSide, nNodes: number, shown: Uint8Array): GraphInput | undefined {
   const { locNodeOffsets, locNodeIds } = side.locations;
   const { length, callers, frame, valueRows } = side.stacks;
   const locations = locNodeOffsets.length - 1;
@@ -479,6 +507,7 @@ function pruneStacks(side: SummedSide, nNodes: number, shown: Uint8Array): Graph
   // The old row of each kept row, ascending (new numbers keep the order of the rows).
   let keptRows = 0;
   for (let s = 0; s < length; s++) keptRows += needed[s]!;
+  if (keptRows > length / 2) return undefined;
   const oldRow = new Int32Array(keptRows);
   for (let s = 0, r = 0; s < length; s++) if (needed[s]) oldRow[r++] = s;
   const newRowOf = (old: number): number => {
