@@ -27,6 +27,7 @@ import {
   ProfileBuilder,
   ProfkitError,
   arrayAt,
+  StringKeyedMap,
   checkLimit,
   describeJson,
   integerAt,
@@ -86,7 +87,8 @@ export function speedscopeToProfile(value: unknown, src: JsonSource, options: Sp
 
   const heads = chosen.map((i) => readHead(src, all[i], `profiles[${i}]`, i));
   const warnings: Warning[] = [];
-  const seen = new Map<string, number>();
+  // Profile names are the input's: keyed through StringKeyedMap (a Map hashes long ones by length alone).
+  const seen = new StringKeyedMap<number>();
   const typeNames = heads.map((h) => {
     const n = (seen.get(h.name) ?? 0) + 1;
     seen.set(h.name, n);

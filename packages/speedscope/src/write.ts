@@ -15,6 +15,7 @@ import {
   ErrorCodes,
   ProfileIndex,
   ProfkitError,
+  StringKeyedMap,
   defaultSampleTypeIndex,
   findSampleType,
   resolveStack,
@@ -35,7 +36,8 @@ export interface SpeedscopeWriteOptions {
 /** Frames of the profile's stacks as `shared.frames` entries, root first per sample. */
 class FrameTable {
   readonly frames: SpeedscopeFrame[] = [];
-  private readonly byKey = new Map<string, number>();
+  // Keyed through StringKeyedMap: names and files can be longer than V8 hashes (core's string-keys.ts).
+  private readonly byKey = new StringKeyedMap<number>();
   private readonly index: ProfileIndex;
   constructor(private readonly p: Profile) {
     this.index = new ProfileIndex(p);
