@@ -7,7 +7,7 @@
 
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { nativeGunzip } from '../src/app/native-gunzip.js';
+import { nativeGunzip, streamedProfileBytes } from '../src/app/native-gunzip.js';
 
 /** Bytes that do not compress much (as a profile's), `n` of them. */
 function noise(n: number): Uint8Array {
@@ -51,5 +51,41 @@ describe('nativeGunzip', () => {
     const two = Buffer.concat([gzipSync(raw.subarray(0, 20_000)), gzipSync(raw.subarray(20_000))]);
     const got = await nativeGunzip(two);
     if (got !== undefined) expect(got).toEqual(raw);
+  });
+});
+
+/** `bytes` as a stream of `piece`-byte chunks, erroring after them when `fail` is given. */
+function streamOf(bytes: Uint8Array, piece = 7_001, fail?: Error): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at < bytes.length) {
+        controller.enqueue(bytes.slice(at, at + piece));
+        at += piece;
+      } else if (fail) controller.error(fail);
+      else controller.close();
+    },
+  });
+}
+
+describe('streamedProfileBytes (the served file, inflated while it downloads)', () => {
+  const limits = { maxInputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 };
+  it('gives the inflated bytes of one gzip member, and any other input as it came (for core)', async () => {
+    const raw = noise(200_000);
+    const gz = new Uint8Array(gzipSync(raw));
+    expect(await streamedProfileBytes('p.pb.gz', streamOf(gz), gz.length, limits)).toEqual(raw);
+    expect(await streamedProfileBytes('p.pb.gz', streamOf(gz), 0, limits)).toEqual(raw);
+    expect(await streamedProfileBytes('p.pb', streamOf(raw), raw.length, limits)).toEqual(raw);
+    const two = new Uint8Array(Buffer.concat([gzipSync(raw.subarray(0, 1000)), gzipSync(raw.subarray(1000))]));
+    const got = await streamedProfileBytes('p.pb.gz', streamOf(two), two.length, limits);
+    expect([raw, two]).toContainEqual(got);
+    // Inflating past maxDecompressedBytes: the gzip bytes, whose limit error is core's.
+    expect(await streamedProfileBytes('p.pb.gz', streamOf(gz), gz.length, { ...limits, maxDecompressedBytes: 100_000 })).toEqual(gz);
+  });
+
+  it('more than maxInputBytes arriving is a PROFKIT_E_LIMIT error naming the option; a broken download is its error', async () => {
+    const raw = noise(200_000);
+    await expect(streamedProfileBytes('p.pb', streamOf(raw), 0, { ...limits, maxInputBytes: 100_000 })).rejects.toMatchObject({ code: 'PROFKIT_E_LIMIT', detail: { option: 'maxInputBytes', file: 'p.pb' } });
+    await expect(streamedProfileBytes('p.pb.gz', streamOf(new Uint8Array(gzipSync(raw)), 7_001, new Error('connection reset')), 0, limits)).rejects.toThrow('connection reset');
   });
 });

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
 import type { GraphLayout } from './graph-layout.js';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { inputSizeError } from './native-gunzip.js';
 import { FILTER_KEYS, exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
 /** The worker's bundled source (scripts/build-app.mjs defines it). */
@@ -73,7 +74,8 @@ class Analysis {
     // The worker runs from a blob: URL: it needs the source URL absolute.
     const s = SERVED?.source;
     const source = s ? { ...s, ...(s.url !== undefined ? { url: new URL(s.url, location.href).href } : {}) } : undefined;
-    return this.ask({ kind: 'load', id: this.nextId++, profile, base, source }, [profile.bytes, ...(base ? [base.bytes] : [])]);
+    const transfer = [profile, base].flatMap((input) => (input ? ['bytes' in input ? input.bytes : input.stream] : []));
+    return this.ask({ kind: 'load', id: this.nextId++, profile, base, source }, transfer);
   }
 
   view(state: ViewState, part: ViewPart): Promise<WorkerResponse> {
@@ -92,15 +94,27 @@ class Analysis {
 async function fetchInput(spec: { name: string; url: string }): Promise<ProfileInput> {
   const response = await fetch(spec.url);
   if (!response.ok) throw new Error(`${spec.name}: HTTP ${response.status}`);
-  checkInputSize(spec.name, Number(response.headers.get('content-length') ?? 0));
+  const size = Number(response.headers.get('content-length') ?? 0);
+  checkInputSize(spec.name, size);
+  // The body goes to the worker as it arrives (it inflates while it downloads), where streams can be transferred.
+  if (response.body && CAN_TRANSFER_STREAMS) return { name: spec.name, stream: response.body, size };
   return { name: spec.name, bytes: await response.arrayBuffer() };
 }
 
+/** Whether this browser can hand a ReadableStream to a worker (Chromium, Firefox; not every Safari). */
+const CAN_TRANSFER_STREAMS = (() => {
+  try {
+    const probe = new ReadableStream();
+    structuredClone(probe, { transfer: [probe] });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** Core's input limit, checked on the size before the bytes are read into the page's memory. */
 function checkInputSize(name: string, size: number): void {
-  if (size > DEFAULT_LIMITS.maxInputBytes) {
-    throw new ProfkitError(ErrorCodes.LIMIT, `${name}: input is ${size} bytes, above the limit of ${DEFAULT_LIMITS.maxInputBytes} (maxInputBytes)`, { file: name, option: 'maxInputBytes' });
-  }
+  if (size > DEFAULT_LIMITS.maxInputBytes) throw inputSizeError(name, `${size} bytes`, DEFAULT_LIMITS.maxInputBytes);
 }
 
 /** A picked or dropped file's bytes. */

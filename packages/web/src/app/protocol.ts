@@ -44,11 +44,12 @@ export interface ViewOptions extends ViewFilters {
  */
 export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich' | 'graph' | 'source';
 
-/** A profile the page hands to the worker: its bytes and the name format detection may use. */
-export interface ProfileInput {
-  name: string;
-  bytes: ArrayBuffer;
-}
+/**
+ * A profile the page hands to the worker (transferred, not copied), with the name format
+ * detection may use: its bytes (a picked or dropped file), or the served file's body as it
+ * arrives and its Content-Length (0 if unknown), which the worker inflates while it downloads.
+ */
+export type ProfileInput = { name: string; bytes: ArrayBuffer } | { name: string; stream: ReadableStream<Uint8Array>; size: number };
 
 /**
  * Where the source view's text comes from: `profkit web` serves the source files the profile

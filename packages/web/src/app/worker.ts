@@ -4,9 +4,9 @@
  * answered in order, each answer carrying its request's id (the page drops stale answers).
  */
 
-import { ErrorCodes, ProfkitError, type SourceLines } from '@profkit/core';
+import { ErrorCodes, ProfkitError, isProfkitError, type SourceLines } from '@profkit/core';
 import { ProfileSession, errorOf, linesOf, sourceLinesOf, webRegistry } from './engine.js';
-import { nativeGunzip } from './native-gunzip.js';
+import { nativeGunzip, streamedProfileBytes } from './native-gunzip.js';
 import type { ProfileInput, SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
 const registry = webRegistry();
@@ -71,8 +71,16 @@ async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }):
 
 /** A profile's bytes for core, gzip inflated natively when the browser can (see native-gunzip.ts). */
 async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint8Array }> {
-  const bytes = new Uint8Array(input.bytes);
-  return { name: input.name, bytes: (await nativeGunzip(bytes)) ?? bytes };
+  if ('bytes' in input) {
+    const bytes = new Uint8Array(input.bytes);
+    return { name: input.name, bytes: (await nativeGunzip(bytes)) ?? bytes };
+  }
+  try {
+    return { name: input.name, bytes: await streamedProfileBytes(input.name, input.stream, input.size) };
+  } catch (e) {
+    // The download failing (the server closed the connection: a file it could not read).
+    throw isProfkitError(e) ? e : new ProfkitError(ErrorCodes.IO, `${input.name}: ${e instanceof Error ? e.message : String(e)}`, { file: input.name });
+  }
 }
 
 async function answer(req: WorkerRequest): Promise<void> {
