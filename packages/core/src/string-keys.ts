@@ -35,6 +35,17 @@ export class StringKeys {
     return key;
   }
 
+  /** Forgets `s`: its key is not kept (nor given out again), nor the string. */
+  forget(s: string): void {
+    if (s.length <= DIRECT_KEY_LENGTH) return;
+    const sample = this.bucketOf(s);
+    const bucket = this.buckets.get(sample);
+    const at = bucket ? bucket.findIndex((e) => e.s === s) : -1;
+    if (at < 0) return;
+    bucket!.splice(at, 1);
+    if (bucket!.length === 0) this.buckets.delete(sample);
+  }
+
   /** How many buckets the long strings fill (one per distinct string but for hash collisions). */
   get bucketCount(): number {
     return this.buckets.size;
@@ -88,6 +99,13 @@ export class StringKeyedMap<V> {
   set(key: string, value: V): this {
     this.map.set(this.keyOf(key), value);
     return this;
+  }
+
+  /** Removes `key`; true if it was there. */
+  delete(key: string): boolean {
+    const had = this.map.delete(this.keyOf(key));
+    if (key.length > DIRECT_KEY_LENGTH) this.keys.forget(key);
+    return had;
   }
 
   /**

@@ -138,3 +138,28 @@ describe('reports over many distinct long names of one length', () => {
   }, 20_000);
 });
 
+
+describe('StringKeyedMap.delete', () => {
+  it('removes short and long keys, forgets a long key (its bucket), and keeps the others', () => {
+    const m = new StringKeyedMap<number>();
+    const long = (i: number) => 'x'.repeat(20_000) + String(i).padStart(6, '0');
+    for (let i = 0; i < 10; i++) m.set(long(i), i);
+    m.set('short', 100);
+    m.set('\u0001#1', 101); // spelled like a long key's inner key
+    expect(m.delete(long(3))).toBe(true);
+    expect(m.delete(long(3))).toBe(false);
+    expect(m.delete('short')).toBe(true);
+    expect(m.has(long(3))).toBe(false);
+    expect(m.get('\u0001#1')).toBe(101);
+    expect([...m.values()]).toEqual([0, 1, 2, 4, 5, 6, 7, 8, 9, 101]);
+    // Set again, a deleted long key is a new entry.
+    m.set(long(3), 33);
+    expect(m.get(long(3))).toBe(33);
+    expect(m.size).toBe(11);
+    const keys = new StringKeys();
+    keys.of(long(1));
+    keys.of(long(2));
+    keys.forget(long(1));
+    expect(keys.bucketCount).toBe(1);
+  });
+});

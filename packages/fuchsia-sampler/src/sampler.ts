@@ -15,7 +15,7 @@
  *   either kind of profile.
  */
 
-import { latin1String, utf8Length } from '@profkit/core';
+import { StringKeyedMap, latin1String, utf8Length } from '@profkit/core';
 import { fuchsiaError, FuchsiaErrorCodes as C } from './errors.js';
 import { buildIdHex, BUILD_ID_BYTES, MAX_NAME_LEN, type ModuleMap, type SamplerCall } from './fidl/protocol.js';
 
@@ -103,8 +103,11 @@ export class Sampler {
   readonly live = new Map<bigint, LiveAllocation>();
   dead = new Map<Stack, Aggregate>();
   deallocations = new Map<Stack, Aggregate>();
-  /** Interned stacks by key. */
-  private readonly stacks = new Map<string, Stack>();
+  /**
+   * Interned stacks by key (8 latin1 characters a frame): through StringKeyedMap, as a stack of
+   * more than 2,047 frames is a key longer than V8 hashes (a Map hashes it by its length alone).
+   */
+  private readonly stacks = new StringKeyedMap<Stack>();
   private nextStackId = 1;
   private frameCount = 0;
   private segmentCount = 0;
@@ -333,9 +336,9 @@ export class Sampler {
     this.releaseAll(this.deallocations);
     this.dead = new Map();
     this.deallocations = new Map();
-    for (const [k, s] of this.stacks) {
+    for (const s of this.stacks.values()) {
       if (s.refs <= 0) {
-        this.stacks.delete(k);
+        this.stacks.delete(latin1String(s.frames));
         this.frameCount -= s.frames.length;
       }
     }
