@@ -53,7 +53,7 @@ import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
 import { hasStackFilters } from './stack-filters.js';
 import { scaleValue } from './scale.js';
-import { RowSums, childLists, type StackValues } from './stack-table.js';
+import { RowSums, childLists, sparseSelf, stackChildren, type ChildLists, type StackValues } from './stack-table.js';
 
 export interface DiffReportOptions extends ReportFilters {
   /** The sample type reported (both profiles have the same sample types). */
@@ -206,15 +206,15 @@ export class DiffReportBuilder {
     const m = p['.mappings'];
     const first = m.mapping_id.length > 0 ? 1 : 0;
     const { locNodes, stacks, divisor } = reportStacks(p, new ProfileIndex(p), t, this.graphOptions, this.nodes);
-    if (negated) {
+    const locations = flattenLocationNodes(locNodes);
+    const keepWhole = this.options.mean === true || this.options.untrimmed === true || keepValues;
+    if (keepWhole && negated) {
       negate(stacks.self);
       if (divisor) negate(divisor.self);
     }
-    const locations = flattenLocationNodes(locNodes);
-    const keepWhole = this.options.mean === true || this.options.untrimmed === true || keepValues;
     return {
       locations,
-      ...(keepWhole ? { whole: { stacks, ...(divisor ? { divisor } : {}) } } : { summed: summedSide({ nNodes: this.nodes.names.length, ...locations, stacks }) }),
+      ...(keepWhole ? { whole: { stacks, ...(divisor ? { divisor } : {}) } } : { summed: summedSide({ nNodes: this.nodes.names.length, ...locations, stacks }, negated) }),
       absTotal,
       divisorTotal,
       sum,
@@ -256,9 +256,10 @@ export class DiffReportBuilder {
       stacks: { ...side.whole!.stacks, self },
       ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}),
     });
-    // BASE's samples after NEW's, as merging orders them; its sums were negated by `side`.
+    // BASE's samples after NEW's, as merging orders them; its sums were negated by `side` (whole
+    // tables) or `summedSide`.
     let summed: SummedSide[] | undefined;
-    const summedSides = () => (summed ??= [next.summed ?? summedSide(wholeInput(next, nextSelf)), base.summed ?? summedSide(wholeInput(base))]);
+    const summedSides = () => (summed ??= [next.summed ?? summedSide(wholeInput(next, nextSelf), false), base.summed ?? summedSide(wholeInput(base), false)]);
     const unit = next.shell.sample_types.unit[t]!;
     const source = { t, unit, names: nodes.names, infos: nodes.infos, total: () => total };
     const wholeSource = (): ReportGraphSource => ({ ...source, g: { ...wholeInput(next, nextSelf), others: [wholeInput(base)] } });
@@ -375,25 +376,32 @@ interface SummedSide {
 type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
 
 /**
- * Walks a side's whole table once (`buildNodes`: flat and cum of every node) and keeps of it
- * what the cut reads: the callers in a byte a row, the frames, and the values of the few stacks
- * that have some (about 5 of the table's 25 bytes a row), held while the other profile is read.
+ * Walks a side's whole table once (`buildNodes`: flat and cum of every node, negated for BASE)
+ * and keeps of it what the cut reads: the callers in a byte a row, the frames, and the values of
+ * the few stacks that have some (about 5 of the table's 25 bytes a row), held while the other
+ * profile is read. Read from the table's child lists and sparse sums, so that neither its
+ * `prefix` nor its dense `self` column is made.
  */
-function summedSide(g: GraphInput): SummedSide {
-  const { flat, cum } = buildNodes(g, undefined);
-  const { length, prefix, frame } = g.stacks;
-  const self = g.stacks.self as unknown as number[];
-  const zero = (g.stacks.self instanceof Float64Array ? 0 : 0n) as number;
-  let count = 0;
-  for (let s = 0; s < length; s++) if (self[s] !== zero) count++;
-  const valueRows = new Int32Array(count);
-  const values = (g.stacks.self instanceof Float64Array ? new Float64Array(count) : new Array<bigint>(count)) as unknown as number[];
-  for (let s = 0, k = 0; s < length; s++) {
-    if (self[s] === zero) continue;
-    valueRows[k] = s;
-    values[k++] = self[s]!;
+function summedSide(g: GraphInput, negated: boolean): SummedSide {
+  let { flat, cum } = buildNodes(g, undefined);
+  const { length, frame } = g.stacks;
+  const { bits, sums } = sparseSelf(g.stacks);
+  const valueRows = new Int32Array(sums.length);
+  for (let w = 0, k = 0; w < bits.length; w++) {
+    for (let word = bits[w]!; word !== 0; word &= word - 1) valueRows[k++] = w * 32 + (31 - Math.clz32(word & -word));
   }
-  return { locations: { locNodeOffsets: g.locNodeOffsets, locNodeIds: g.locNodeIds }, flat, cum, stacks: { length, callers: new CallerColumn(prefix, length), frame, valueRows, values: values as unknown as StackValues } };
+  // The table is dropped after this: its sums can be negated in place.
+  if (negated) {
+    flat = flat.map((v) => -v);
+    cum = cum.map((v) => -v);
+    negate(sums);
+  }
+  return {
+    locations: { locNodeOffsets: g.locNodeOffsets, locNodeIds: g.locNodeIds },
+    flat,
+    cum,
+    stacks: { length, callers: new CallerColumn(stackChildren(g.stacks), length), frame, valueRows, values: sums },
+  };
 }
 
 /**
@@ -408,21 +416,23 @@ class CallerColumn {
   private readonly farRows: Int32Array;
   private readonly farCallers: Int32Array;
 
-  constructor(prefix: Int32Array, length: number) {
+  constructor({ firstChild, nextSibling }: ChildLists, length: number) {
     const FAR = CallerColumn.FAR;
-    this.back = new Uint8Array(length);
+    const back = new Uint8Array(length);
     let far = 0;
-    for (let s = 0; s < length; s++) {
-      const back = prefix[s]! < 0 ? 0 : s - prefix[s]!;
-      this.back[s] = back < FAR ? back : FAR;
-      if (back >= FAR) far++;
+    for (let p = -1; p < length; p++) {
+      for (let c = firstChild[p + 1]!; c !== -1; c = nextSibling[c]!) {
+        const rows = p < 0 ? 0 : c - p;
+        back[c] = rows < FAR ? rows : FAR;
+        if (rows >= FAR) far++;
+      }
     }
+    this.back = back;
     this.farRows = new Int32Array(far);
     this.farCallers = new Int32Array(far);
-    for (let s = 0, k = 0; s < length; s++) {
-      if (this.back[s] !== FAR) continue;
-      this.farRows[k] = s;
-      this.farCallers[k++] = prefix[s]!;
+    for (let s = 0, k = 0; s < length; s++) if (back[s] === FAR) this.farRows[k++] = s;
+    for (let p = 0; p < length; p++) {
+      for (let c = firstChild[p + 1]!; c !== -1; c = nextSibling[c]!) if (back[c] === FAR) this.farCallers[this.farIndex(c)] = p;
     }
   }
 
@@ -430,7 +440,10 @@ class CallerColumn {
   of(s: number): number {
     const back = this.back[s]!;
     if (back === 0) return -1;
-    if (back !== CallerColumn.FAR) return s - back;
+    return back !== CallerColumn.FAR ? s - back : this.farCallers[this.farIndex(s)]!;
+  }
+
+  private farIndex(s: number): number {
     let lo = 0;
     let hi = this.farRows.length - 1;
     while (lo < hi) {
@@ -438,7 +451,7 @@ class CallerColumn {
       if (this.farRows[mid]! < s) lo = mid + 1;
       else hi = mid;
     }
-    return this.farCallers[lo]!;
+    return lo;
   }
 }
 
