@@ -107,6 +107,18 @@ describe('folded text order and sums against the joined-and-sorted reference', (
     expect(toFolded(p)).toBe('main;work 7\n');
     expect(new TextDecoder().decode(concat(foldedChunks(p)))).toBe('main;work 7\n');
   });
+
+  it('keeps sums past 2^53 exact', () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const a = b.internLocation({ functionId: b.internFunction({ name: 'a' }) });
+    const c = b.internLocation({ functionId: b.internFunction({ name: 'c' }) });
+    b.addSample([a], [2n ** 62n + 1n]);
+    b.addSample([a], [3n]);
+    b.addSample([c, a], [2n ** 53n + 1n]);
+    const text = `a ${2n ** 62n + 4n}\na;c ${2n ** 53n + 1n}\n`;
+    expect(toFolded(b.build())).toBe(text);
+    expect(new TextDecoder().decode(concat(foldedChunks(b.build())))).toBe(text);
+  });
 });
 
 describe('foldedChunks: the size budget', () => {

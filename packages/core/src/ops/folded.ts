@@ -3,7 +3,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
-import { buildStackTable, stackChildren, type StackTable } from './stack-table.js';
+import { buildStackTable, grown, sparseSelf, sparseSlot, stackChildren, type SparseSelf, type StackTable } from './stack-table.js';
 import { ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
 
@@ -94,8 +94,8 @@ export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampl
     const value = String(line.sum);
     const lineBytes = pathLength + value.length + 2;
     budget.count(lineBytes);
-    if (depth > ends.length) ends = grownTo(ends, depth);
-    if (pathStart + pathLength > text.length) text = grownTo(text, pathStart + pathLength);
+    if (depth > ends.length) ends = grown(ends, depth);
+    if (pathStart + pathLength > text.length) text = grown(text, pathStart + pathLength);
     for (let i = unchanged, at = unchanged === 0 ? pathStart : ends[unchanged - 1]!; i < depth; i++) {
       if (i > 0) text[at++] = SEPARATOR;
       const name = path[i]!;
@@ -114,15 +114,6 @@ export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampl
     chunk[used++] = NEWLINE;
   }
   if (used > 0) yield chunk.subarray(0, used);
-}
-
-/** A typed array grown (doubling) to hold at least `n` elements, its contents kept. */
-function grownTo<T extends Int32Array | Uint8Array>(a: T, n: number): T {
-  let size = a.length;
-  while (size < n) size *= 2;
-  const next = new (a.constructor as new (n: number) => T)(size);
-  next.set(a);
-  return next;
 }
 
 /** One line of the walk: the frame names of its stack, root first, and its value. */
@@ -160,13 +151,10 @@ class FoldedWalk {
   readonly names: string[] = [];
   private readonly stacks: StackTable;
   /**
-   * The samples of each stack row, for its self sum: a bit a row (set when the row has samples of
-   * its own), those rows in order, and their samples (`samples[start[k]…start[k + 1]]` those of
-   * `rows[k]`). Few rows of a table of stacks that share little have samples of their own: the
-   * table's dense `self` column would cost 8 bytes a row, this about 12 bytes a sample.
+   * The self sums of the stack rows in the table's sparse form (a bit a row, set when its sum is
+   * not 0): few rows of a table of stacks that share little have samples of their own.
    */
-  private readonly selfSamples: { bits: Uint32Array; rows: Int32Array; start: Int32Array; samples: Int32Array };
-  private readonly values: BigInt64Array;
+  private readonly selfSums: SparseSelf;
   /**
    * Name ids of the location rows' frames: those of row `r`, root-most (outermost inline frame)
    * first, are the `nameCount[r]` from `firstName[r]` on.
@@ -188,8 +176,7 @@ class FoldedWalk {
     }
     const index = new ProfileIndex(p);
     this.stacks = buildStackTable(p, index, sampleTypeIndex);
-    this.values = p.samples['.values'][sampleTypeIndex]!;
-    this.selfSamples = samplesByStack(this.stacks);
+    this.selfSums = sparseSelf(this.stacks);
     const nameIds = new StringKeyedMap<number>();
     const nameIdOf = (f: { name: string }) => {
       const name = foldedName(f.name || '[unknown]');
@@ -223,19 +210,10 @@ class FoldedWalk {
     this.keyOfRank.forEach((key, rank) => (this.rankOfKey[key] = rank));
   }
 
-  /** The self sum of stack row `s`, which has samples of its own. */
+  /** The self sum of stack row `s`, which has samples of its own (doubles hold exact sums only). */
   private selfOf(s: number): bigint {
-    const { rows, start, samples } = this.selfSamples;
-    let lo = 0;
-    let hi = rows.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (rows[mid]! < s) lo = mid + 1;
-      else hi = mid;
-    }
-    let sum = 0n;
-    for (let k = start[lo]!; k < start[lo + 1]!; k++) sum += this.values[samples[k]!]!;
-    return sum;
+    const sum = this.selfSums.sums[sparseSlot(this.selfSums, s)]!;
+    return typeof sum === 'bigint' ? sum : BigInt(sum);
   }
 
   /**
@@ -257,7 +235,7 @@ class FoldedWalk {
   /** The lines in text order. The line object is reused: read it before asking for the next. */
   *lines(): Generator<FoldedLine> {
     const { frame } = this.stacks;
-    const { bits } = this.selfSamples;
+    const { bits } = this.selfSums;
     const selfOf = (s: number) => this.selfOf(s);
     const { firstChild, nextSibling } = stackChildren(this.stacks);
     const { locNames, firstName, nameCount } = this;
@@ -288,7 +266,7 @@ class FoldedWalk {
 
 
     const setName = (depth: number, name: number) => {
-      if (depth >= line.path.length) line.path = grownTo(line.path, depth + 1);
+      if (depth >= line.path.length) line.path = grown(line.path, depth + 1);
       line.path[depth] = name;
       if (depth < line.unchanged) line.unchanged = depth;
     };
@@ -299,9 +277,9 @@ class FoldedWalk {
       let n = 0;
       const candidate = (s: number, printed: number, name: number) => {
         if (n === candStack.length) {
-          candStack = grownTo(candStack, n + 1);
-          candPrinted = grownTo(candPrinted, n + 1);
-          candNames = grownTo(candNames, n + 1);
+          candStack = grown(candStack, n + 1);
+          candPrinted = grown(candPrinted, n + 1);
+          candNames = grown(candNames, n + 1);
         }
         candStack[n] = s;
         candPrinted[n] = printed;
@@ -321,10 +299,10 @@ class FoldedWalk {
         const name = candNames[k]!;
         if (groupStamp[name] !== stamp) {
           if (groups === groupName.length) {
-            groupName = grownTo(groupName, groups + 1);
-            groupCount = grownTo(groupCount, groups + 1);
-            groupFill = grownTo(groupFill, groups + 1);
-            groupMore = grownTo(groupMore, groups + 1);
+            groupName = grown(groupName, groups + 1);
+            groupCount = grown(groupCount, groups + 1);
+            groupFill = grown(groupFill, groups + 1);
+            groupMore = grown(groupMore, groups + 1);
           }
           groupStamp[name] = stamp;
           groupOfName[name] = groups;
@@ -338,7 +316,7 @@ class FoldedWalk {
       }
       const blockStart = top;
       const blockEnd = top + n;
-      if (blockEnd > posStack.length) ((posStack = grownTo(posStack, blockEnd)), (posNames = grownTo(posNames, blockEnd)));
+      if (blockEnd > posStack.length) ((posStack = grown(posStack, blockEnd)), (posNames = grown(posNames, blockEnd)));
       for (let g = 0, at = blockStart; g < groups; at += groupCount[g]!, g++) groupFill[g] = at;
       for (let k = 0; k < n; k++) {
         const s = candStack[k]!;
@@ -355,7 +333,7 @@ class FoldedWalk {
       }
       top = blockEnd;
       // Each group's keys, sorted, queued last first.
-      if (2 * groups > ranks.length) ranks = grownTo(ranks, 2 * groups);
+      if (2 * groups > ranks.length) ranks = grown(ranks, 2 * groups);
       let keys = 0;
       for (let g = 0; g < groups; g++) {
         const name = groupName[g]!;
@@ -402,7 +380,7 @@ class FoldedWalk {
           printed = 0;
           continue;
         }
-        if (top === posStack.length) ((posStack = grownTo(posStack, top + 1)), (posNames = grownTo(posNames, top + 1)));
+        if (top === posStack.length) ((posStack = grown(posStack, top + 1)), (posNames = grown(posNames, top + 1)));
         posStack[top] = s;
         posNames[top] = printed;
         top++;
@@ -431,39 +409,6 @@ class FoldedWalk {
       }
     }
   }
-}
-
-/** The samples of `t`'s rows, grouped by row (see `FoldedWalk.selfSamples`). */
-function samplesByStack(t: StackTable): { bits: Uint32Array; rows: Int32Array; start: Int32Array; samples: Int32Array } {
-  const { sampleStack } = t;
-  const bits = new Uint32Array((t.length + 31) >>> 5);
-  let n = 0;
-  for (let i = 0; i < sampleStack.length; i++) if (sampleStack[i]! >= 0) n++;
-  // (row, sample) pairs in one number each, sorted: the samples grouped by row.
-  const pairs = new BigUint64Array(n);
-  for (let i = 0, k = 0; i < sampleStack.length; i++) {
-    const s = sampleStack[i]!;
-    if (s < 0) continue;
-    bits[s >>> 5]! |= 1 << (s & 31);
-    pairs[k++] = (BigInt(s) << 32n) | BigInt(i);
-  }
-  pairs.sort();
-  const samples = new Int32Array(n);
-  const rowOf = new Int32Array(n);
-  let rowCount = 0;
-  for (let k = 0; k < n; k++) {
-    const s = Number(pairs[k]! >> 32n);
-    samples[k] = Number(pairs[k]! & 0xffffffffn);
-    if (rowCount === 0 || rowOf[rowCount - 1] !== s) rowOf[rowCount++] = s;
-  }
-  const rows = rowOf.slice(0, rowCount);
-  const start = new Int32Array(rowCount + 1);
-  for (let k = 0, r = 0; k < n; k++) {
-    const s = Number(pairs[k]! >> 32n);
-    if (rows[r]! !== s) start[++r] = k;
-  }
-  start[rowCount] = n;
-  return { bits, rows, start, samples };
 }
 
 /** Bytes of the folded text. */
