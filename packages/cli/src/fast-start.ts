@@ -101,11 +101,14 @@ function writtenByUs(s: Stats): boolean {
   return uid === undefined || (s.isFile() && s.uid === uid && (s.mode & 0o022) === 0);
 }
 
-/** The cache file at `path` when this user wrote it (`writtenByUs`), else undefined; symbolic links are not followed. */
+/**
+ * The cache file at `path` when this user wrote it (`writtenByUs`), else undefined; symbolic links
+ * are not followed, and a FIFO planted there is opened without waiting for a writer (then refused).
+ */
 function readCacheFile(path: string): Buffer | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+    fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0));
     return writtenByUs(fstatSync(fd)) ? readFileSync(fd) : undefined;
   } catch {
     return undefined;
@@ -316,6 +319,31 @@ function packageName(root: string): string | undefined {
 }
 
 /**
+ * The global options that take a value (cli.ts's `GLOBAL_OPTIONS` of type string; a test keeps the
+ * two lists equal): `--config x.json top` runs `top`, not a command named `x.json`. Written here,
+ * not imported from cli.ts, whose import is what the bundle saves.
+ */
+export const GLOBAL_VALUE_OPTIONS: readonly string[] = ['config', 'adapter', 'limit'];
+
+/**
+ * The built-in command whose code cache a run uses: the first argument that is neither an option
+ * (`--json`, `--config=x.json`) nor the value of a global option that takes one (`--config
+ * x.json`; pprof's single-dash spelling `-config x.json` too), when it names one of `commands`;
+ * else `other`. Which cache a run takes only decides what is compiled already: V8 checks every
+ * cache against the bundle's source, and a config's adapters outside the bundle are never in it.
+ */
+export function codeCacheCommand(argv: readonly string[], commands: readonly string[]): string {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return commands.includes(argv[i + 1] ?? '') ? argv[i + 1]! : 'other';
+    if (!a.startsWith('-')) return commands.includes(a) ? a : 'other';
+    const option = /^--?([^=]+)$/.exec(a)?.[1];
+    if (option !== undefined && GLOBAL_VALUE_OPTIONS.includes(option)) i++;
+  }
+  return 'other';
+}
+
+/**
  * Starts the bundle when it is built and matches the installed files; undefined otherwise (the
  * caller then imports dist/cli.js). Never throws for a missing, stale or rejected bundle or cache.
  */
@@ -341,9 +369,8 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
   // One code cache per built-in command: a cache holds the functions the run that wrote it
   // compiled, and a command run with another's cache compiles its own code from source again
   // (`convert` of the Rprof benchmark file with `top`'s cache: ~30 ms more CPU). The command is
-  // the first argument that is no option; anything else shares one cache.
-  const word = argv.find((a) => !a.startsWith('-'));
-  const command = word !== undefined && (manifest.commands ?? []).includes(word) ? word : 'other';
+  // the first argument that is no option nor an option's value; anything else shares one cache.
+  const command = codeCacheCommand(argv, manifest.commands ?? []);
   const codeCachePath = join(cache, `cli-${manifest.bundleSha1.slice(0, 16)}-${command}-node${process.version}-${process.arch}.v8cache`);
   const cachedData = readCacheFile(codeCachePath);
   const source = check.bundleText(bundlePath);

@@ -24,8 +24,11 @@
  * module and export of its sniff function, see `StaticAdapterMetadata` and
  * docs/writing-an-adapter.md) is registered as lazy stand-ins: only the small sniff module is
  * imported when the registry is built, the adapter's main module when a file of its format is
- * read or written (or `registry.loadLazyAdapters()` asks for commands and transforms). Packages
- * without the field, and adapters named by the config file or `--adapter`, are imported eagerly.
+ * read or written (or `registry.loadLazyAdapters()` asks for commands and transforms). A config
+ * entry naming such a package (`"@profkit/pprof"`, resolved from the config file's folder) is
+ * registered the same way, with the config as its source. Packages without the field, config
+ * entries that are paths or subpaths, and `--adapter` modules are imported eagerly; a config
+ * entry that cannot be resolved is imported too, so it fails at start as before.
  */
 
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
@@ -33,7 +36,7 @@ import { basename, dirname, extname, isAbsolute, join, resolve, sep } from 'node
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defineAdapter, type Adapter, type FormatInfo, type SniffHints, type SniffResult } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { Registry, checkAdapter, type AdapterSource, type RegistryOptions } from './registry.js';
+import { Registry, checkAdapter, type AdapterSource, type RegisterOptions, type RegistryOptions } from './registry.js';
 import { nodeFileAccess } from './node/files.js';
 import { jsonSyntaxErrorAt } from './sniff-util.js';
 import * as s from './shape.js';
@@ -362,16 +365,44 @@ export async function loadAdapterModule(specifier: string, options: LoadAdapterO
 }
 
 function registerAll(registry: Registry, values: unknown[], source: AdapterSource): Adapter[] {
-  const out: Adapter[] = [];
-  for (const v of values) {
-    try {
-      out.push(registry.register(v, { source }));
-    } catch (e) {
-      if (isProfkitError(e)) throw e.withDetail({ file: source.from, specifier: source.specifier });
-      throw e;
-    }
+  return values.map((v) => registerNamed(registry, v, { source }));
+}
+
+/** Registers one adapter; a registration error (a duplicate name...) names where the adapter was named. */
+function registerNamed(registry: Registry, value: unknown, options: RegisterOptions & { source: AdapterSource }): Adapter {
+  try {
+    return registry.register(value, options);
+  } catch (e) {
+    if (isProfkitError(e)) throw e.withDetail({ file: options.source.from, specifier: options.source.specifier });
+    throw e;
   }
-  return out;
+}
+
+/**
+ * The installed package a config entry names (a bare package name, no subpath) when its
+ * package.json declares its adapters statically (`"profkit"`), found as `loadAdapterModule`
+ * would find it: the first folder of `fromDirs` from which its entry module resolves. Undefined
+ * for anything else (a path, a subpath, a package without the field, one that is not installed
+ * or whose package.json or entry is broken): such an entry is imported at start as before, so
+ * that a config naming a missing or broken package fails there, with the same error.
+ */
+function declaredPackage(specifier: string, fromDirs: string[]): { pkg: DiscoveredPackage; json: Record<string, unknown>; adapters: StaticAdapterMetadata[]; resolved: string } | undefined {
+  if (specifier.startsWith('.') || specifier.startsWith('file:') || isAbsolute(specifier)) return undefined;
+  const parsed = splitPackageSpecifier(specifier);
+  if (!parsed || parsed.subpath !== '.') return undefined;
+  try {
+    for (const from of fromDirs) {
+      const resolved = resolveModule(specifier, from);
+      if (!resolved) continue;
+      const dir = findPackageDir(parsed.name, from)!;
+      const json = readPackageJson(dir) ?? {};
+      const adapters = staticAdapterMetadata(json);
+      return adapters ? { pkg: { name: parsed.name, dir }, json, adapters, resolved } : undefined;
+    }
+  } catch {
+    // an unreadable package.json: the import at start reports it
+  }
+  return undefined;
 }
 
 /** A name that discovery considers: `@profkit/*` or `[@scope/]profkit-adapter-*`. */
@@ -657,10 +688,15 @@ async function importStaticSniff(pkgDir: string, spec: string): Promise<(head: U
  * main module (once per package) for the real adapter's codec. Each comes with `loadReal`, which
  * the registry calls to swap the stand-in for the real adapter.
  */
-async function lazyStandIns(p: DiscoveredPackage, pkg: Record<string, unknown>, entries: StaticAdapterMetadata[]): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter> }[]> {
+async function lazyStandIns(
+  p: DiscoveredPackage,
+  pkg: Record<string, unknown>,
+  entries: StaticAdapterMetadata[],
+  importFrom: LoadAdapterOptions,
+): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter> }[]> {
   let moduleValues: Promise<{ values: unknown[]; resolved: string }> | undefined;
   const realAdapter = async (name: string): Promise<Adapter> => {
-    moduleValues ??= loadAdapterModule(p.name, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
+    moduleValues ??= loadAdapterModule(p.name, importFrom);
     const { values, resolved } = await moduleValues;
     const found = values.find((v) => v && typeof v === 'object' && (v as { name?: unknown }).name === name);
     if (!found) {
@@ -751,7 +787,23 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
     const dir = dirname(config.path);
     for (const entry of config.adapters) {
       if (typeof entry === 'string') {
-        const { values, resolved } = await loadAdapterModule(entry, { fromDirs: uniq([dir, ...fallbacks]), namedIn: config.path });
+        const importFrom = { fromDirs: uniq([dir, ...fallbacks]), namedIn: config.path };
+        const declared = options.lazy ? declaredPackage(entry, importFrom.fromDirs) : undefined;
+        if (declared) {
+          let standIns: Awaited<ReturnType<typeof lazyStandIns>> | undefined;
+          try {
+            standIns = await lazyStandIns(declared.pkg, declared.json, declared.adapters, importFrom);
+          } catch (e) {
+            warnings.push({ code: 'PROFKIT_W_DISCOVER_STATIC', message: `the "profkit" field of ${join(declared.pkg.dir, 'package.json')} cannot be used (${(e as Error)?.message ?? String(e)}); the adapter is imported instead` });
+          }
+          if (standIns) {
+            loadedFiles.add(realpathSync(declared.resolved));
+            const source: AdapterSource = { kind: 'config', specifier: entry, from: config.path, resolved: declared.resolved };
+            for (const { standIn, loadReal } of standIns) registerNamed(registry, standIn, { source, loadReal });
+            continue;
+          }
+        }
+        const { values, resolved } = await loadAdapterModule(entry, importFrom);
         loadedFiles.add(realpathSync(resolved));
         registerAll(registry, values, { kind: 'config', specifier: entry, from: config.path, resolved });
       } else {
@@ -785,7 +837,7 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
       let standIns: Awaited<ReturnType<typeof lazyStandIns>> | undefined;
       if (pkg && declared) {
         try {
-          standIns = await lazyStandIns(p, pkg, declared);
+          standIns = await lazyStandIns(p, pkg, declared, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
         } catch (e) {
           // A broken sniff declaration must not cost the adapter: import it as without the field.
           warnings.push({ code: 'PROFKIT_W_DISCOVER_STATIC', message: `the "profkit" field of ${join(p.dir, 'package.json')} cannot be used (${(e as Error)?.message ?? String(e)}); the adapter is imported instead` });
