@@ -30,7 +30,7 @@ const JSON_PIECE_UNITS = 64 * 1024;
  * enumerable keys in order, `undefined`/functions left out of objects and `null` in arrays.
  */
 export function writeJson(value: unknown, write: (piece: string) => void, options: { indent?: number; limits?: ReportLimits; pieceUnits?: number } = {}): void {
-  const indent = ' '.repeat(Math.min(10, options.indent ?? 2));
+  const indent = ' '.repeat(Math.max(0, Math.min(10, options.indent ?? 2)));
   const pieceUnits = options.pieceUnits ?? JSON_PIECE_UNITS;
   const budget = new ReportTextBudget('--json document', options.limits, false);
   let parts: string[] = [];
@@ -54,8 +54,10 @@ export function writeJson(value: unknown, write: (piece: string) => void, option
     emit('"');
     for (let at = 0; at < text.length; ) {
       let end = Math.min(text.length, at + pieceUnits);
+      // Only a high surrogate followed by a low one is a pair (a lone high one is escaped alone).
       const last = text.charCodeAt(end - 1);
-      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+      const next = text.charCodeAt(end);
+      if (last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) end++;
       emit(JSON.stringify(text.slice(at, end)).slice(1, -1));
       at = end;
     }
@@ -73,6 +75,7 @@ export function writeJson(value: unknown, write: (piece: string) => void, option
     if (v instanceof Number) return Number(v);
     if (v instanceof String) return String(v);
     if (v instanceof Boolean) return v.valueOf();
+    if (v instanceof BigInt) return v.valueOf(); // JSON.stringify then throws its TypeError, as toJson does
     return v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string' || typeof v === 'object' ? v : undefined;
   };
   const emitValue = (v: unknown, depth: number): void => {

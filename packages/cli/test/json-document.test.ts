@@ -17,7 +17,7 @@ const values: Record<string, unknown> = {
   wrappers: [new Number(3), new String('s'), new Boolean(false)],
   toJSON: { date: new Date(0), custom: { toJSON: (key: string) => `key ${key}` }, nested: [{ toJSON: () => undefined }] },
   maps: { m: new Map([[1, 2]]), s: new Set([1]) },
-  strings: ['', 'quote " backslash \\ newline \n tab \t nul \u0000 \u001f', 'größe€ 😀', '\ud800 lone \udc00', '\u2028\u2029'],
+  strings: ['', 'quote " backslash \\ newline \n tab \t nul \u0000 \u001f', 'größe€ 😀', '\ud800 lone \udc00', '\u2028\u2029', '\ud800\ud800\ude00 \udbff\udbff\udfff\udfff \ud83d'],
   keys: { '': 1, 'a"b': 2, '😀': 3, '10': 4, '2': 5 },
   onlyUndefined: { u: undefined },
   long: 'ab😀'.repeat(5000),
@@ -37,6 +37,9 @@ describe('writeJson', () => {
     }
     // Nothing for a value without a JSON form, as JSON.stringify returns undefined.
     expect(pieces(undefined, { indent })).toEqual([]);
+    // A BigInt object is unwrapped to a bigint, which JSON.stringify refuses, as toJson does.
+    expect(() => toJson({ n: Object(1n) }, indent)).toThrow(TypeError);
+    expect(() => pieces({ n: Object(1n) }, { indent })).toThrow(TypeError);
   });
 
   it('never splits a surrogate pair between pieces of a long string', () => {
