@@ -10,6 +10,7 @@
 
 import {
   ErrorCodes,
+  MAX_SOURCE_FILE_LINES,
   ProfkitError,
   type Registry,
   applyDropFrames,
@@ -46,11 +47,8 @@ export { webRegistry } from '../registry.js';
  */
 export type SourceReader = (file: string) => SourceLines | undefined;
 
-/**
- * Lines of one source file beyond which it is reported, not kept (core's MAX_SOURCE_FILE_LINES:
- * each line costs an array slot and a string header; its `node` entry cannot load in a worker).
- */
-export const MAX_SOURCE_FILE_LINES = 4 << 20;
+/** Lines of one source file beyond which it is reported, not kept: core's bound, the CLI's too. */
+export { MAX_SOURCE_FILE_LINES };
 
 /** A file's lines, or the error shown in their place past MAX_SOURCE_FILE_LINES. */
 export function sourceLinesOf(file: string, lines: readonly string[]): SourceLines {
