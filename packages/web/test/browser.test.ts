@@ -18,6 +18,8 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
+import { ProfileBuilder } from '@profkit/core';
+import { serializePprof } from '@profkit/pprof';
 import { haveCli, haveSharedFixtures, runCliAsync, sharedFixturePath } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
@@ -209,6 +211,25 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     const want = await cliTop(twoMembers);
     expect(want.json.total).toBe((await cliTop(FIXTURES.pprof)).json.total);
     expectSameTop(await pageTop(page), want);
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
+
+  it('served: a table whose entries are all below the node fraction says how many it hid (not "no samples")', async () => {
+    // 12 functions of 10ns each: each is 1/12 of the total, under the cutoff of a node fraction of 10%.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    for (let i = 0; i < 12; i++) b.addSample([b.internLocation({ functionId: b.internFunction({ name: `f${i}`, filename: 'app.go' }) })], [10n]);
+    const thin = join(tmp, 'thin.pb.gz');
+    writeFileSync(thin, serializePprof(b.build()));
+    const s = await serve(thin);
+    const page = await newPage();
+    await page.goto(`${s.url}#nf=0.1`);
+    await topShown(page);
+    expect(await page.locator('#top-table tbody tr').count()).toBe(0);
+    expect(await page.textContent('#no-entries')).toBe('No entries above the node fraction (12 below it): choose a smaller one to see them.');
+    const cli = await cliTop(thin, ['--node-fraction', '0.1']);
+    expect(cli.json.entries).toEqual([]);
+    expect(cli.lines.join('\n')).toContain('Dropped 12 nodes');
     expectCleanPage(page, [s.url]);
     await page.close();
   });

@@ -175,6 +175,22 @@ describe('the sandwich view', () => {
   });
 });
 
+describe('the top table under the node fraction', () => {
+  it('counts the entries the node fraction hid when it hides them all (the page says how many, not "no samples")', async () => {
+    // 12 functions of 10 each: every entry is 1/12 (8.3%) of the total, under the cutoff of a node fraction of 10% (12).
+    const p = profile(Array.from({ length: 12 }, (_, i): [string[], number] => [[`f${i}`], 10]));
+    const s = await ProfileSession.open(webRegistry(), p);
+    const hidden = s.view({ ...OPTIONS, nodeFraction: 0.1 }, 'top').top!;
+    expect(hidden.rows).toEqual([]);
+    expect(hidden.dropped).toBe(12);
+    expect(hidden.header.join('\n')).toContain('Dropped 12 nodes');
+    // At 8% (a cutoff of 9) every entry is shown, none dropped.
+    const shown = s.view({ ...OPTIONS, nodeFraction: 0.08 }, 'top').top!;
+    expect(shown.rows).toHaveLength(12);
+    expect(shown.dropped).toBe(0);
+  });
+});
+
 describe('the width cut of the sandwich and the diff flame graph', () => {
   /** `n` callees of `work` worth 1 each beside one worth 10^6: each narrower than FLAME_MIN_WIDTH of the total. */
   const manyNarrow = (n: number, where: string[]) => [[[...where, 'hot'], 1_000_000] as [string[], number], ...Array.from({ length: n }, (_, i) => [[...where, `narrow${i}`], 1] as [string[], number])];
