@@ -424,6 +424,79 @@ export default {
     expect(r.warnings[0]!.message).toContain('missing.js');
   });
 
+  describe('config entries naming such a package', () => {
+    it('registers a stand-in with the config as its source, imported only when a file of its format is read', async () => {
+      const { dir, tag, imported } = lazyProject();
+      const cfg = write(join(dir, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`], autoDiscover: false });
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      expect(r.registry.list().map((e) => [e.adapter.name, e.source.kind, e.source.specifier, e.source.from])).toEqual([[tag, 'config', `profkit-adapter-${tag}`, cfg]]);
+      expect(r.registry.list()[0]!.source.resolved).toBe(join(dir, 'node_modules', `profkit-adapter-${tag}`, 'dist', 'index.js'));
+      expect(imported()).toBe(false);
+      expect((await r.registry.read(join(dir, 'in.txt'))).profile).toEqual({ text: `#${tag} hello` });
+      expect(imported()).toBe(true);
+      // Swapped for the real adapter (commands listed): still the config's.
+      await r.registry.loadLazyAdapters();
+      expect(r.registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([[tag, 'config']]);
+    });
+
+    it('is not imported when a file of another format is read', async () => {
+      const { dir, tag, imported } = lazyProject();
+      write(join(dir, 'other.mjs'), plainAdapter('other').replace("{ throw new Error('not used'); }", "({ profile: { other: true }, warnings: [] })"));
+      write(join(dir, 'x.other'), '#other');
+      write(join(dir, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`, './other.mjs'], autoDiscover: false });
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      expect((await r.registry.read(join(dir, 'x.other'))).profile).toEqual({ other: true });
+      expect(imported()).toBe(false);
+    });
+
+    it('overrides a discovered adapter of the same name, as an imported one does', async () => {
+      const { dir, tag, imported } = lazyProject();
+      // Another installed package whose adapter takes the same name.
+      installPackage(dir, 'profkit-adapter-rival', plainAdapter(tag));
+      write(join(dir, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`] });
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      expect(r.registry.list().find((e) => e.adapter.name === tag)?.source).toMatchObject({ kind: 'config', specifier: `profkit-adapter-${tag}` });
+      expect(r.warnings.map((w) => w.message).join('\n')).toContain(`discovered adapter ${tag} from profkit-adapter-rival`);
+      expect((await r.registry.read(join(dir, 'in.txt'))).profile).toEqual({ text: `#${tag} hello` });
+      expect(imported()).toBe(true);
+    });
+
+    it('fails at start, naming the config, when the package is not installed or its entry module is missing', async () => {
+      const dir = project();
+      const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['@profkit/not-there'] });
+      const e = await rejection(buildRegistry({ cwd: dir, lazy: true }));
+      expect(e.code).toBe(DiscoveryErrorCodes.ADAPTER_NOT_FOUND);
+      expect(e.message).toContain(`"@profkit/not-there" named in ${cfg}`);
+      expect(e.message).toContain('npm install @profkit/not-there');
+      const { dir: d2, tag } = lazyProject();
+      rmSync(join(d2, 'node_modules', `profkit-adapter-${tag}`, 'dist', 'index.js'));
+      const cfg2 = write(join(d2, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`] });
+      const e2 = await rejection(buildRegistry({ cwd: d2, lazy: true }));
+      expect(e2.code).toBe(DiscoveryErrorCodes.ADAPTER_NOT_FOUND);
+      expect(e2.detail.file).toBe(cfg2);
+    });
+
+    it('reports a module that throws on import as a typed error naming the config, when its file is read', async () => {
+      const { dir, tag } = lazyProject();
+      const main = join(dir, 'node_modules', `profkit-adapter-${tag}`, 'dist', 'index.js');
+      writeFileSync(main, 'throw new Error("kaput");\n');
+      const cfg = write(join(dir, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`], autoDiscover: false });
+      const r = await buildRegistry({ cwd: dir, lazy: true });
+      const e = await rejection(r.registry.read(join(dir, 'in.txt')));
+      expect(e.code).toBe(DiscoveryErrorCodes.ADAPTER_LOAD);
+      expect(e.message).toContain(`named in ${cfg}`);
+      expect(e.message).toContain('kaput');
+    });
+
+    it('imports paths and subpaths at start, as before', async () => {
+      const { dir, tag, imported } = lazyProject();
+      write(join(dir, 'profkit.config.json'), { adapters: [`./node_modules/profkit-adapter-${tag}/dist/index.js`], autoDiscover: false });
+      const r = await buildRegistry({ cwd: dir, lazy: true });
+      expect(imported()).toBe(true);
+      expect(r.registry.hasLazyAdapters()).toBe(false);
+    });
+  });
+
   it('fails the read naming the package when the metadata declares an adapter its module does not export', async () => {
     const { dir } = lazyProject({ name: 'other-name' });
     const r = await buildRegistry({ cwd: dir, lazy: true });
