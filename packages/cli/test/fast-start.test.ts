@@ -5,7 +5,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,6 +13,8 @@ import { cliBin, runWithModuleLog } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_COMMANDS } from '../src/commands/index.js';
 import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
+import { GLOBAL_OPTIONS } from '../src/cli.js';
+import { GLOBAL_VALUE_OPTIONS, codeCacheCommand } from '../src/fast-start.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packagesDir = resolve(here, '../..');
@@ -54,6 +56,23 @@ describe('static adapter metadata (package.json "profkit")', () => {
       }
     });
   }
+});
+
+describe('the code cache a run takes (codeCacheCommand)', () => {
+  const commands = ['top', 'convert'];
+  it('is the first word that is neither an option nor the value of a global option that takes one', () => {
+    expect(codeCacheCommand(['top', 'x.pb.gz'], commands)).toBe('top');
+    expect(codeCacheCommand(['--config', 'x.json', 'top', 'x.pb.gz'], commands)).toBe('top');
+    expect(codeCacheCommand(['-config', 'x.json', '--adapter', './a.mjs', '--limit', 'maxSamples=9', 'convert', 'a', 'b'], commands)).toBe('convert');
+    expect(codeCacheCommand(['--config=x.json', '--json', 'top'], commands)).toBe('top');
+    expect(codeCacheCommand(['--', 'top'], commands)).toBe('top');
+    expect(codeCacheCommand(['--version'], commands)).toBe('other');
+    expect(codeCacheCommand(['fuchsia-sampler', 'serve'], commands)).toBe('other');
+  });
+
+  it("skips the values of exactly the global options that take one (cli.ts's GLOBAL_OPTIONS)", () => {
+    expect([...GLOBAL_VALUE_OPTIONS].sort()).toEqual(Object.keys(GLOBAL_OPTIONS).filter((k) => GLOBAL_OPTIONS[k]!.type === 'string').sort());
+  });
 });
 
 describe('the CLI entry', () => {
@@ -109,6 +128,24 @@ describe('the CLI entry', () => {
     // node_modules folder is a third-party dependency (zod, re2js, pako…) loaded on the hot path.
     expect(files.filter((u) => u.includes('/node_modules/'))).toEqual([]);
     expect(files.length).toBeLessThanOrEqual(MAX_TOP_MODULES);
+  });
+
+  it('`top` with a config listing every first-party adapter imports the pprof adapter only; `formats` names the config as their source', () => {
+    // What the repository's own profkit.config.json was: every run from its root imported them all.
+    const project = join(root, 'configured');
+    mkdirSync(project, { recursive: true });
+    const config = join(project, 'profkit.config.json');
+    writeFileSync(config, JSON.stringify({ adapters: ADAPTER_PACKAGES.map((name) => `@profkit/${name}`) }));
+    const mainModule = (pkg: string) => pathToFileURL(join(packagesDir, pkg, 'dist', 'index.js')).href;
+    for (const args of [['top', pprofProfile()], ['--config', config, 'top', pprofProfile()]]) {
+      const { status, stderr, urls } = loadedModules(args, args[0] === 'top' ? project : root);
+      expect({ args, stderr, status }).toEqual({ args, stderr: '', status: 0 });
+      expect(urls).toContain(mainModule('pprof'));
+      for (const other of ADAPTER_PACKAGES.filter((name) => name !== 'pprof')) expect(urls).not.toContain(mainModule(other));
+    }
+    const formats = spawnSync(process.execPath, [cliBin, 'formats', '--json'], { cwd: project, encoding: 'utf8', env: { ...process.env, PROFKIT_NO_BUNDLE: '1' } });
+    const listed = JSON.parse(formats.stdout) as { adapters: { name: string; source: { kind: string; specifier?: string; from?: string } }[] };
+    expect(listed.adapters.find((a) => a.name === 'pprof')?.source).toMatchObject({ kind: 'config', specifier: '@profkit/pprof', from: config });
   });
 
   it('`formats` still imports every adapter and lists their commands', () => {
