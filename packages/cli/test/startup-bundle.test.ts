@@ -138,6 +138,40 @@ describe('the start-up bundle', () => {
     expect(files).not.toContain(join(repoRoot, 'tools/adapter-example-speedscope/dist/index.js'));
   });
 
+  it('imports a config-named package with static declarations only for its own files, and `--config FILE top` takes top\'s code cache', () => {
+    // A third-party adapter named by a config (no profkit-adapter keyword: only the config finds
+    // it), whose main module leaves a marker file when it is imported.
+    const project = join(root, 'configured');
+    const pkgDir = join(project, 'node_modules/profkit-side-effect');
+    mkdirSync(join(pkgDir, 'dist'), { recursive: true });
+    const marker = join(project, 'imported');
+    const formats = [{ id: 'side', extensions: ['.side'], binary: false }];
+    writeFileSync(
+      join(pkgDir, 'package.json'),
+      JSON.stringify({ name: 'profkit-side-effect', version: '1.0.0', type: 'module', exports: './dist/index.js', profkit: { adapters: [{ name: 'side', formats, sniff: './dist/sniff.js#sniff' }] } }),
+    );
+    writeFileSync(join(pkgDir, 'dist/sniff.js'), "export const sniff = (head) => (head[0] === 0x23 && head[1] === 0x73 ? 1 : 0);\n");
+    writeFileSync(
+      join(pkgDir, 'dist/index.js'),
+      `import { writeFileSync } from 'node:fs';\nimport { sniff } from './sniff.js';\nwriteFileSync(${JSON.stringify(marker)}, 'yes');\nexport default { apiVersion: 1, name: 'side', formats: ${JSON.stringify(formats)}, sniff, read: async () => ({ profile: {}, warnings: [] }) };\n`,
+    );
+    const config = join(project, 'profkit.config.json');
+    writeFileSync(config, JSON.stringify({ adapters: ['profkit-side-effect', '@profkit/pprof'] }));
+    rmSync(cacheDir, { recursive: true, force: true });
+    const top = spawnSync(process.execPath, [cliBin, 'top', profile], { cwd: project, env: env(), encoding: 'utf8' });
+    expect({ stderr: top.stderr, status: top.status }).toEqual({ stderr: '', status: 0 });
+    expect(top.stdout).toBe(unbundledTop);
+    expect(existsSync(marker)).toBe(false);
+    const elsewhere = run(cliBin, ['--config', config, 'top', profile]);
+    expect(elsewhere.stdout).toBe(unbundledTop);
+    expect(existsSync(marker)).toBe(false);
+    expect(readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache')).map((f) => f.split('-')[2])).toEqual(['top']);
+    // `formats` imports every adapter and names the config as the source.
+    const listing = spawnSync(process.execPath, [cliBin, 'formats'], { cwd: project, env: env(), encoding: 'utf8' });
+    expect(listing.stdout.split('\n').find((l) => l.startsWith('side '))).toContain(`config profkit-side-effect (${config})`);
+    expect(existsSync(marker)).toBe(true);
+  });
+
   it('never runs a bundle older than the files it was built from (a `tsc -b` after the build)', () => {
     const copy = copyOfCli('copy');
     const bin = join(copy, 'cli/dist/bin.js');
