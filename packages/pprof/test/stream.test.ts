@@ -165,6 +165,22 @@ describe('decodeProfileStream', () => {
     }
   });
 
+  it('with keepBytes, joins an input of more than 8 MiB (the kept buffer grows) and decodes it as decodeProfile', async () => {
+    // 10,000 strings of 1 KiB: the kept buffer starts at 8 MiB and is grown once.
+    const fields: Parameters<typeof pb>[0] = [[1, [[1, 1], [2, 2]]], [2, [[2, 5]]], [6, str('')], [6, str('samples')], [6, str('count')]];
+    for (let i = 0; i < 10_000; i++) fields.push([6, str(`s${i}`.padEnd(1024, 'x'))]);
+    const bytes = pb(fields);
+    expect(bytes.length).toBeGreaterThan(9 << 20);
+    let opened = 0;
+    const open = () => {
+      opened++;
+      return chunked(bytes, 1 << 18)();
+    };
+    const r = await decodeProfileStream(open, {}, 32 << 20);
+    expect(opened).toBe(1);
+    expect(r.profile).toEqual(decodeProfile(bytes).profile);
+  });
+
   it('with keepBytes, a stream longer than the bound is read again for pass 2', async () => {
     const bytes = sample();
     let opened = 0;
