@@ -88,4 +88,25 @@ describe('streamedProfileBytes (the served file, inflated while it downloads)', 
     await expect(streamedProfileBytes('p.pb', streamOf(raw), 0, { ...limits, maxInputBytes: 100_000 })).rejects.toMatchObject({ code: 'PROFKIT_E_LIMIT', detail: { option: 'maxInputBytes', file: 'p.pb' } });
     await expect(streamedProfileBytes('p.pb.gz', streamOf(new Uint8Array(gzipSync(raw)), 7_001, new Error('connection reset')), 0, limits)).rejects.toThrow('connection reset');
   });
+
+  it('past maxInputBytes, the body is no longer read (the inflate of the rest stopped too)', async () => {
+    const gz = new Uint8Array(gzipSync(noise(400_000)));
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      // A chunk a millisecond, as from a network: the readers keep up with it.
+      async pull(controller) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (pulled * 7_001 < gz.length) controller.enqueue(gz.slice(pulled++ * 7_001, pulled * 7_001));
+        else controller.close();
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    await expect(streamedProfileBytes('p.pb.gz', body, 0, { ...limits, maxInputBytes: 50_000 })).rejects.toMatchObject({ code: 'PROFKIT_E_LIMIT', detail: { option: 'maxInputBytes' } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(cancelled).toBe(true);
+    expect(pulled * 7_001).toBeLessThan(gz.length);
+  });
 });

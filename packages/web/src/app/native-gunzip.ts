@@ -28,28 +28,31 @@ function appended(into: Uint8Array, used: number, chunk: Uint8Array): Uint8Array
 
 /** Reads a stream of bytes into one buffer of `sizeHint` bytes, grown as it fills; undefined past `maxBytes`. */
 async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number): Promise<Uint8Array | undefined> {
-  let out: Uint8Array = new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31));
+  // Allocated at the first chunk: a stream that errors at once (not gzip) costs no buffer of the hint's size.
+  let out: Uint8Array | undefined;
   let used = 0;
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     if (used + value.length > maxBytes) {
-      await reader.cancel();
+      // Not awaited: a branch of a tee is cancelled only when the other one is too (the raw branch
+      // waited here for the inflate to read the whole body).
+      reader.cancel().catch(() => {});
       return undefined;
     }
-    out = appended(out, used, value);
+    out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value);
     used += value.length;
   }
-  return out.subarray(0, used);
+  return out ? out.subarray(0, used) : new Uint8Array(0);
 }
 
 /** A gzip stream inflated by the platform, or undefined on any error (core's reader then decides). */
-async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number): Promise<Uint8Array | undefined> {
+async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array | undefined> {
   // Chromium's and Firefox's DecompressionStream reject bytes after the first member (another
   // member, or trailing garbage): those reach core's reader, which reads every member as Go does.
   try {
-    return await collected(gzip.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), sizeHint, maxBytes);
+    return await collected(gzip.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>, { signal }), sizeHint, maxBytes);
   } catch {
     return undefined;
   }
@@ -66,7 +69,8 @@ export async function nativeGunzip(bytes: Uint8Array, maxBytes: number = DEFAULT
   // past the limit, or 0, only costs a buffer grown as it fills.
   const n = bytes.length;
   const announced = (bytes[n - 4]! | (bytes[n - 3]! << 8) | (bytes[n - 2]! << 16) | (bytes[n - 1]! << 24)) >>> 0;
-  return inflated(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(), announced > 0 ? announced : n * 4, maxBytes);
+  // Deflate inflates at most 1032 times: a larger size in the trailer is a lie, not a buffer to allocate.
+  return inflated(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes);
 }
 
 /**
@@ -81,8 +85,18 @@ export async function streamedProfileBytes(name: string, stream: ReadableStream<
   if (typeof DecompressionStream !== 'function') return rawBytes(name, stream, size, limits.maxInputBytes);
   const [forRaw, forInflate] = stream.tee();
   // Both branches read at once; the raw bytes are kept until the inflate is known to have worked.
-  const [raw, inflatedBytes] = await Promise.all([rawBytes(name, forRaw, size, limits.maxInputBytes), inflated(forInflate, size * 4, limits.maxDecompressedBytes)]);
-  return inflatedBytes ?? raw;
+  // The raw branch failing (maxInputBytes, the download) stops the inflate too, which would
+  // otherwise go on downloading and inflating the rest of the body for nothing.
+  const stopInflate = new AbortController();
+  const inflating = inflated(forInflate, size * 4, limits.maxDecompressedBytes, stopInflate.signal);
+  let raw: Uint8Array;
+  try {
+    raw = await rawBytes(name, forRaw, size, limits.maxInputBytes);
+  } catch (e) {
+    stopInflate.abort();
+    throw e;
+  }
+  return (await inflating) ?? raw;
 }
 
 async function rawBytes(name: string, stream: ReadableStream<Uint8Array>, size: number, maxInputBytes: number): Promise<Uint8Array> {
