@@ -35,6 +35,14 @@ export class StringKeys {
     return key;
   }
 
+  /** The key `of(s)` has given out, or undefined: a lookup that keeps nothing (a miss adds no entry). */
+  find(s: string): string | undefined {
+    if (s.length <= DIRECT_KEY_LENGTH) return s.startsWith(MARK) ? MARK + s : s;
+    const bucket = this.buckets.get(this.bucketOf(s));
+    if (bucket) for (const e of bucket) if (e.s === s) return e.key;
+    return undefined;
+  }
+
   /** Forgets `s`: its key is not kept (nor given out again), nor the string. */
   forget(s: string): void {
     if (s.length <= DIRECT_KEY_LENGTH) return;
@@ -88,12 +96,16 @@ export class StringKeyedMap<V> {
     return this.map.size;
   }
 
+  // get, has and delete look a long key up without interning it: a miss keeps no entry (nor the
+  // string) in `keys`, however many absent keys are asked for.
   get(key: string): V | undefined {
-    return this.map.get(this.keyOf(key));
+    const k = this.foundKeyOf(key);
+    return k === undefined ? undefined : this.map.get(k);
   }
 
   has(key: string): boolean {
-    return this.map.has(this.keyOf(key));
+    const k = this.foundKeyOf(key);
+    return k !== undefined && this.map.has(k);
   }
 
   set(key: string, value: V): this {
@@ -103,9 +115,16 @@ export class StringKeyedMap<V> {
 
   /** Removes `key`; true if it was there. */
   delete(key: string): boolean {
-    const had = this.map.delete(this.keyOf(key));
+    const k = this.foundKeyOf(key);
+    if (k === undefined) return false;
+    const had = this.map.delete(k);
     if (key.length > DIRECT_KEY_LENGTH) this.keys.forget(key);
     return had;
+  }
+
+  /** `this.keys.find(key)`, the common short case inlined as in `keyOf`. */
+  private foundKeyOf(key: string): string | undefined {
+    return key.length <= DIRECT_KEY_LENGTH && key.charCodeAt(0) !== MARK_CODE ? key : this.keys.find(key);
   }
 
   /**

@@ -162,4 +162,29 @@ describe('StringKeyedMap.delete', () => {
     keys.forget(long(1));
     expect(keys.bucketCount).toBe(1);
   });
+
+  it('get, has and delete of absent long keys keep nothing (no key interned for a miss)', () => {
+    const m = new StringKeyedMap<number>();
+    const long = (i: number) => 'y'.repeat(5_000) + String(i);
+    m.set(long(0), 0);
+    const bucketsOf = (map: StringKeyedMap<number>) => (map as unknown as { keys: StringKeys }).keys.bucketCount;
+    for (let i = 1; i <= 100; i++) {
+      expect(m.get(long(i))).toBeUndefined();
+      expect(m.has(long(i))).toBe(false);
+      expect(m.delete(long(i))).toBe(false);
+    }
+    expect(bucketsOf(m)).toBe(1);
+    expect(m.get(long(0))).toBe(0);
+    expect(m.delete(long(0))).toBe(true);
+    expect(m.has(long(0))).toBe(false);
+    expect(bucketsOf(m)).toBe(0);
+    const keys = new StringKeys();
+    expect(keys.find(long(1))).toBeUndefined();
+    expect(keys.find(long(1) + 'x')).toBeUndefined();
+    expect(keys.find(long(2))).toBeUndefined();
+    expect(keys.bucketCount).toBe(0);
+    const key = keys.of(long(1));
+    expect(keys.find(long(1))).toBe(key);
+    expect(keys.find('short')).toBe('short');
+  });
 });
