@@ -655,10 +655,10 @@ function leave(st: StreamState): void {
  * left over from the previous chunk (the start of a field not yet whole) followed by the next
  * chunk. `step(end, partial)` consumes whole fields from `pos`; the last call (`partial` false)
  * gets what is left at the end, so a truncated field is reported as the buffer decoder reports
- * it. Returns the number of bytes streamed and, with `crcs`, their CRC-32. Memory: the window,
- * which grows only to hold the largest single field.
+ * it. Returns the number of bytes streamed. Memory: the window, which grows only to hold the
+ * largest single field.
  */
-async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamState, step: (end: number, partial: boolean) => void, crcs = true): Promise<StreamDigest> {
+async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamState, step: (end: number, partial: boolean) => void): Promise<StreamDigest> {
   let win = new Uint8Array(0);
   let have = 0; // win[0, have) holds the pending start of a field
   let start = 0; // offset of that pending start in the whole input
@@ -669,7 +669,7 @@ async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamSt
     if (next.done) break;
     const chunk = next.value;
     if (chunk.length === 0) continue;
-    if (crcs) crc = crc32(chunk, crc);
+    crc = crc32(chunk, crc);
     let view: Uint8Array;
     if (have === 0) view = chunk; // nothing pending: decode the chunk where it is
     else {
@@ -687,14 +687,12 @@ async function streamWindows(open: () => AsyncIterable<Uint8Array>, st: StreamSt
       step(view.length, true);
       consumed = pos;
     } catch (e) {
-      // Read the rest of the stream too: a corrupt gzip input is a decompression error whatever
-      // its inflated bytes decode to (as when it is inflated whole first), and the caller of a
-      // second pass tells a bad input from one that changed by the digest.
+      // Report the rest of the stream too: the caller tells a bad input from one that changed.
       let length = start + view.length;
       for (;;) {
         const more = await source.next();
         if (more.done) break;
-        if (crcs) crc = crc32(more.value, crc);
+        crc = crc32(more.value, crc);
         length += more.value.length;
       }
       throw new StreamError(e, { length, crc });
@@ -739,63 +737,6 @@ class StreamError {
   ) {}
 }
 
-/**
- * The bytes pass 1 keeps for a one-buffer pass 2: a copy of the first chunk (an input of one
- * chunk needs no more), then a buffer that each chunk is copied into as it arrives (8 MiB, then
- * doubled as needed up to the bound; only its written pages become resident), so that the whole
- * exists when pass 1 ends: the copying happens while pass 1 waits for the inflating anyway,
- * instead of a 19 MB concatenation (and its page faults) between the two passes. (One buffer of
- * the bound's size at once, 32 MiB, measured ~5 MiB more peak RSS for a 200k convert.) Dropped
- * once the input exceeds the bound; only then is the CRC-32 of the stream computed (a second
- * read needs it to tell a changed input; a one-buffer pass 2 decodes the very bytes pass 1
- * walked).
- */
-interface KeptBytes {
-  buffer: Uint8Array | undefined;
-  joined: boolean;
-  dropped: boolean;
-  bytes: number;
-  crc: number;
-}
-
-/** The largest `keepBytes` of `decodeProfileStream`. */
-const MAX_KEEP_BYTES = 1 << 30;
-
-/** The first size of the buffer the kept chunks are joined in. */
-const KEEP_FIRST_BYTES = 8 << 20;
-
-/** Passes `chunks` through (as views of `kept.buffer` while kept), keeping them within `maxBytes`. */
-async function* keeping(chunks: AsyncIterable<Uint8Array>, kept: KeptBytes, maxBytes: number): AsyncGenerator<Uint8Array> {
-  for await (const chunk of chunks) {
-    const at = kept.bytes;
-    kept.bytes += chunk.length;
-    if (!kept.dropped && kept.bytes <= maxBytes) {
-      if (at === 0) {
-        // A copy: a source may reuse its buffer once asked for the next chunk.
-        kept.buffer = chunk.slice();
-        yield kept.buffer;
-        continue;
-      }
-      if (!kept.joined || kept.bytes > kept.buffer!.length) {
-        const whole = new Uint8Array(Math.min(maxBytes, Math.max(KEEP_FIRST_BYTES, 2 * kept.bytes)));
-        whole.set(kept.buffer!.subarray(0, at));
-        kept.buffer = whole;
-        kept.joined = true;
-      }
-      kept.buffer!.set(chunk, at);
-      yield kept.buffer!.subarray(at, kept.bytes);
-      continue;
-    }
-    if (!kept.dropped) {
-      kept.crc = crc32(kept.buffer?.subarray(0, at) ?? new Uint8Array(0), kept.crc);
-      kept.buffer = undefined;
-      kept.dropped = true;
-    }
-    kept.crc = crc32(chunk, kept.crc);
-    yield chunk;
-  }
-}
-
 function changedInput(file: string | undefined): ProfkitError {
   return new ProfkitError(ErrorCodes.PARSE, `pprof: the input changed between the two reads of a streamed decode${file ? ` (${file})` : ''}`, {
     file,
@@ -809,15 +750,8 @@ function changedInput(file: string | undefined): ProfkitError {
  * sized columns), so it must yield the same bytes each time (a file read twice, or bytes in
  * memory inflated twice). Same result and same errors (offsets included) as `decodeProfile`;
  * peak memory is the profile plus one window of the stream.
- *
- * `keepBytes` > 0 reads a stream that ends within that many bytes only once: pass 1 keeps the
- * chunks it walks, joined in one buffer as they come, and pass 2 runs over that buffer
- * (`decodeProfile`'s pass 2), so pass 1 works while the source still produces the rest (on
- * Node, a gzip input inflates on the thread pool meanwhile) instead of after it. A longer stream
- * drops what it kept and is opened a second time, as without `keepBytes`: memory stays the
- * profile plus `keepBytes` (at most `MAX_KEEP_BYTES`).
  */
-export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}, keepBytes = 0): Promise<DecodeResult> {
+export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
   const st: StreamState = {
     fileName: options.file,
     limits: decodeLimits(options.limits),
@@ -828,33 +762,18 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
     unresolvedMappings: 0,
   };
   const c = newCounts();
-  const keepBound = Math.min(keepBytes, MAX_KEEP_BYTES);
-  const keep = keepBound > 0;
-  const kept: KeptBytes = { buffer: undefined, joined: false, dropped: !keep, bytes: 0, crc: 0 };
   let first: StreamDigest;
   try {
-    first = await streamWindows(keep ? () => keeping(open(), kept, keepBound) : open, st, (end, partial) => indexFields(c, end, partial), !keep);
+    first = await streamWindows(open, st, (end, partial) => indexFields(c, end, partial));
   } catch (e) {
     throw e instanceof StreamError ? e.error : e;
   }
-  if (keep) first = { length: first.length, crc: kept.crc };
   enter(st, new Uint8Array(0), 0);
   try {
     if (first.length === 0) emptyInput();
     beginFill(c);
   } finally {
     leave(st);
-  }
-  if (!kept.dropped) {
-    const whole = kept.buffer!.subarray(0, kept.bytes);
-    kept.buffer = undefined;
-    enter(st, whole, 0);
-    try {
-      fillFields(whole.length, false);
-      return endFill(c, false);
-    } finally {
-      leave(st);
-    }
   }
   let second: StreamDigest;
   try {

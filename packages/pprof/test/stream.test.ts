@@ -113,86 +113,6 @@ describe('decodeProfileStream', () => {
     expect(errors).toBeGreaterThan(100);
   });
 
-  it('with keepBytes, reads a stream within the bound once and decodes as decodeProfile (profile, errors, offsets)', async () => {
-    const bytes = encodeProfile(decodeProfile(sample()).profile);
-    const rnd = seededRandom(9);
-    const inputs: Uint8Array[] = [bytes];
-    for (let cut = 0; cut < bytes.length; cut += 5) inputs.push(bytes.slice(0, cut));
-    for (let k = 0; k < 150; k++) {
-      const m = bytes.slice();
-      for (let j = 0; j < 1 + Math.floor(rnd() * 3); j++) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256);
-      inputs.push(m);
-    }
-    let opens = 0;
-    for (const input of inputs) {
-      const want = outcome(() => decodeProfile(input, { file: 'in.pb' }));
-      for (const size of [1, 7, 4096]) {
-        let opened = 0;
-        const open = () => {
-          opened++;
-          return chunked(input, size)();
-        };
-        const got = await decodeProfileStream(open, { file: 'in.pb' }, input.length).then(
-          (r) => ({ ok: true, profile: r.profile, warnings: r.warnings }) as Outcome,
-          (e: unknown) => {
-            if (!isProfkitError(e)) throw e;
-            return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message } as Outcome;
-          },
-        );
-        expect(got).toEqual(want);
-        // An input that pass 1 accepts is not opened again: pass 2 decodes the kept chunks.
-        expect(opened).toBe(1);
-        opens += opened;
-      }
-    }
-    expect(opens).toBe(inputs.length * 3);
-  });
-
-  it('with keepBytes, decodes a source that reuses one buffer for every chunk', async () => {
-    const bytes = sample();
-    for (const size of [7, 64, bytes.length]) {
-      const reused = async function* (): AsyncGenerator<Uint8Array> {
-        const shared = new Uint8Array(size);
-        for (let i = 0; i < bytes.length; i += size) {
-          const piece = bytes.subarray(i, Math.min(bytes.length, i + size));
-          shared.fill(0xee).set(piece);
-          yield shared.subarray(0, piece.length);
-        }
-        shared.fill(0xee); // after the last chunk too
-      };
-      const r = await decodeProfileStream(reused, {}, bytes.length);
-      expect(meaning(r.profile), `${size}-byte chunks`).toEqual(meaning(decodeProfile(bytes).profile));
-    }
-  });
-
-  it('with keepBytes, joins an input of more than 8 MiB (the kept buffer grows) and decodes it as decodeProfile', async () => {
-    // 10,000 strings of 1 KiB: the kept buffer starts at 8 MiB and is grown once.
-    const fields: Parameters<typeof pb>[0] = [[1, [[1, 1], [2, 2]]], [2, [[2, 5]]], [6, str('')], [6, str('samples')], [6, str('count')]];
-    for (let i = 0; i < 10_000; i++) fields.push([6, str(`s${i}`.padEnd(1024, 'x'))]);
-    const bytes = pb(fields);
-    expect(bytes.length).toBeGreaterThan(9 << 20);
-    let opened = 0;
-    const open = () => {
-      opened++;
-      return chunked(bytes, 1 << 18)();
-    };
-    const r = await decodeProfileStream(open, {}, 32 << 20);
-    expect(opened).toBe(1);
-    expect(r.profile).toEqual(decodeProfile(bytes).profile);
-  });
-
-  it('with keepBytes, a stream longer than the bound is read again for pass 2', async () => {
-    const bytes = sample();
-    let opened = 0;
-    const open = () => {
-      opened++;
-      return chunked(bytes, 7)();
-    };
-    const r = await decodeProfileStream(open, {}, bytes.length - 1);
-    expect(opened).toBe(2);
-    expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
-  });
-
   it('decodes the same at every byte alignment of the input (word-wise id counting)', () => {
     // Long packed location ids, so that the aligned-word counting of pass 1 is used.
     const ids = Array.from({ length: 500 }, (_v, i) => 1 + ((i * 7919) % 300) * (i % 3 === 0 ? 1 : 97));
@@ -237,18 +157,13 @@ describe('decodeProfileStream', () => {
     const oneByte = a.slice();
     oneByte[oneByte.length - 30] ^= 1;
     expect(outcome(() => decodeProfile(oneByte)).ok).toBe(true);
-    // keepBytes: the kept chunks (which hold the changed byte) are dropped near the end of
-    // pass 1, and only then is the CRC-32 computed, over them too.
-    for (const keepBytes of [0, a.length - 20]) {
-      for (const b of [fewerTypes, oneByte]) {
-        let opened = 0;
-        const open = () => chunked(opened++ === 0 ? a : b, 16)();
-        const e = await decodeProfileStream(open, { file: 'moving.pb' }, keepBytes).catch((x: unknown) => x);
-        expect(opened).toBe(2);
-        expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
-        expect(isProfkitError(e) && e.detail.rule).toBe('streamed input must read the same twice');
-        expect(isProfkitError(e) && e.detail.file).toBe('moving.pb');
-      }
+    for (const b of [fewerTypes, oneByte]) {
+      let opened = 0;
+      const open = () => chunked(opened++ === 0 ? a : b, 16)();
+      const e = await decodeProfileStream(open, { file: 'moving.pb' }).catch((x: unknown) => x);
+      expect(isProfkitError(e) && e.code).toBe(ErrorCodes.PARSE);
+      expect(isProfkitError(e) && e.detail.rule).toBe('streamed input must read the same twice');
+      expect(isProfkitError(e) && e.detail.file).toBe('moving.pb');
     }
   });
 
@@ -287,7 +202,7 @@ describe('decodeProfileStream', () => {
 });
 
 describe('the adapter\'s streamed read', () => {
-  it('reads and inflates its input once (within the bound, pass 2 decodes the chunks pass 1 kept as one buffer)', async () => {
+  it('reads and inflates its input once (within the bound, the collected chunks are decoded as one buffer)', async () => {
     const bytes = sample();
     let opened = 0;
     const input = {
@@ -304,16 +219,16 @@ describe('the adapter\'s streamed read', () => {
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
   });
 
-  it('reports a corrupt gzip input as a decompression error even when pass 1 fails on its first bytes', async () => {
-    // 1 MiB that pass 1 refuses at once (wire type 7), in a gzip stream whose CRC-32 is wrong: the
-    // inflating fails only at the end, after many chunks were decoded; Go's reader (and a whole
-    // inflate) reports the gzip error.
+  it('reports a corrupt gzip input as a decompression error even when its first inflated bytes are no profile', async () => {
+    // 1 MiB that the decoder refuses at once (wire type 7), in a gzip stream whose CRC-32 is
+    // wrong: the inflating fails only at the end. Go's reader (gzip first) reports the gzip error;
+    // a read that decoded chunks as they arrive must still read to the end before failing.
     const gz = new Uint8Array(gzipSync(new Uint8Array(1 << 20).fill(0x07)));
     gz[gz.length - 8] ^= 0xff;
-    const e = await createRegistry([adapter]).read(gz, { fileName: 'bad.pb.gz', format: 'pprof' }).catch((x: unknown) => x);
-    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.DECOMPRESS);
-    const whole = await createRegistry([adapter]).read(gz, { fileName: 'bad.pb.gz', format: 'pprof', options: { stream: false } }).catch((x: unknown) => x);
-    expect(isProfkitError(whole) && whole.code).toBe(ErrorCodes.DECOMPRESS);
+    for (const stream of [true, false]) {
+      const e = await createRegistry([adapter]).read(gz, { fileName: 'bad.pb.gz', format: 'pprof', options: { stream } }).catch((x: unknown) => x);
+      expect(isProfkitError(e) && e.code, `stream=${stream}`).toBe(ErrorCodes.DECOMPRESS);
+    }
   });
 
   it('stops at an aborted signal, collecting one buffer or streaming, and closes the input', async () => {
@@ -340,7 +255,7 @@ describe('the adapter\'s streamed read', () => {
     }
   });
 
-  it('beyond the bound, drops the chunks its first pass kept and reads the input again for the second', async () => {
+  it('beyond the bound, replays the chunks it collected as the first pass and reads the input again for the second', async () => {
     const bytes = sample();
     let opened = 0;
     let closed = 0;
@@ -360,7 +275,7 @@ describe('the adapter\'s streamed read', () => {
         return counted(chunked(bytes, 7)());
       },
     };
-    // A bound of 20 bytes: pass 1 keeps two 7-byte chunks, then drops them.
+    // A bound of 20 bytes: three 7-byte chunks are collected before the streamed decode takes over.
     const r = await readStreamed(input, { format: 'pprof' }, 20);
     expect(opened).toBe(2);
     expect(closed).toBe(2);
