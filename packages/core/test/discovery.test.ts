@@ -591,6 +591,11 @@ describe('discovery cache (DiscoveryCache: what each node_modules folder held, c
     const entry = JSON.parse(cache.entries.get(nm)!) as { folder: string; packages: { name: string; dir: string }[] };
     cache.entries.set(nm, JSON.stringify({ ...entry, packages: [{ name: 'evil', dir: '/tmp' }] }));
     expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    // Names that climb out of the folder (their dir is what `join` makes of them, so only the name rule stops them).
+    for (const name of ['..', '../evil', '@scope/../../evil', '@../evil', 'a/b']) {
+      cache.entries.set(nm, JSON.stringify({ ...entry, packages: [...entry.packages, { name, dir: join(nm, name) }] }));
+      expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
+    }
     cache.entries.set(nm, JSON.stringify({ ...entry, folder: '/elsewhere/node_modules', packages: [] }));
     expect(found(dir, cache)).toEqual(['profkit-adapter-a']);
     cache.entries.set(nm, 'not json');
