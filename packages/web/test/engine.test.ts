@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ProfileBuilder } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
 import { FLAME_MIN_WIDTH, MAX_SOURCE_FILE_LINES, ProfileSession, linesOf, sourceLinesOf, webRegistry } from '../src/app/engine.js';
+import { DroppedSources } from '../src/app/dropped-sources.js';
 import { diffColor, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { DEFAULT_STATE, NO_FILTERS, hashOf, stateFromHash } from '../src/app/state.js';
@@ -260,6 +261,25 @@ describe('dropped source files', () => {
     const read = sourceLinesOf('big.go', lines);
     expect(read).toEqual({ error: `big.go: more than ${MAX_SOURCE_FILE_LINES} lines (PROFKIT_E_LIMIT)` });
     expect(sourceLinesOf('ok.go', lines.slice(0, MAX_SOURCE_FILE_LINES))).toEqual({ lines: lines.slice(0, MAX_SOURCE_FILE_LINES) });
+  });
+});
+
+describe('the dropped source files the worker keeps', () => {
+  it('keeps each text once, a file dropped again replaces it, and past the limit forgets the files dropped first', () => {
+    const kept = new DroppedSources(10);
+    kept.add('a.go', 'a1\na2');
+    kept.add('b.go', 'b1');
+    expect(kept.get('a.go')).toEqual({ lines: ['a1', 'a2'] });
+    kept.add('a.go', 'A');
+    expect(kept.get('a.go')).toEqual({ lines: ['A'] });
+    // 'A' (1) + 'b1' (2) + 8 = 11 > 10: b.go, now the oldest, is forgotten, a.go kept.
+    kept.add('c.go', 'c1234567');
+    expect(kept.get('b.go')).toBeUndefined();
+    expect(kept.get('a.go')).toEqual({ lines: ['A'] });
+    expect(kept.get('c.go')).toEqual({ lines: ['c1234567'] });
+    // A file larger than the limit alone is still kept (the page bounds each file), all others forgotten.
+    kept.add('d.go', 'd'.repeat(20));
+    expect([kept.get('a.go'), kept.get('c.go'), kept.get('d.go')?.lines]).toEqual([undefined, undefined, ['d'.repeat(20)]]);
   });
 });
 

@@ -5,7 +5,8 @@
  */
 
 import { ErrorCodes, ProfkitError, isProfkitError, type SourceLines } from '@profkit/core';
-import { ProfileSession, errorOf, linesOf, sourceLinesOf, webRegistry } from './engine.js';
+import { ProfileSession, errorOf, sourceLinesOf, webRegistry } from './engine.js';
+import { DroppedSources } from './dropped-sources.js';
 import { nativeGunzip, streamedProfileBytes } from './native-gunzip.js';
 import type { ProfileInput, SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
@@ -13,13 +14,8 @@ const registry = webRegistry();
 let session: Promise<ProfileSession> | undefined;
 /** The source files fetched from `profkit web` for this session, by the listing's file name. */
 let fetchedSources = new Map<string, SourceLines>();
-/**
- * The source files the user dropped for this session, by the listing's file name: each text
- * crosses from the page once (a `source` message) and is split into lines once, not with every
- * view. Bounded as the page bounds them: a file's text by MAX_SOURCE_FILE_BYTES before it is
- * read, its lines by MAX_SOURCE_FILE_LINES (`sourceLinesOf`), one entry per file the listing names.
- */
-let droppedSources = new Map<string, SourceLines>();
+/** The source files the user dropped for this session (see dropped-sources.ts). */
+let droppedSources = new DroppedSources();
 
 /** The worker's global scope, typed for what it is used for (the DOM lib types `self` as a window). */
 const scope = self as unknown as {
@@ -87,11 +83,11 @@ async function answer(req: WorkerRequest): Promise<void> {
   try {
     if (req.kind === 'load') {
       fetchedSources = new Map();
-      droppedSources = new Map();
+      droppedSources = new DroppedSources();
       session = ProfileSession.open(registry, await inputOf(req.profile), req.base ? await inputOf(req.base) : undefined, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else if (req.kind === 'source') {
-      droppedSources.set(req.file, sourceLinesOf(req.file, linesOf(req.text)));
+      droppedSources.add(req.file, req.text);
     } else {
       if (!session) throw new ProfkitError(ErrorCodes.USAGE, 'no profile is loaded');
       const result = await viewOf(await session, req);
