@@ -1,6 +1,6 @@
 /**
- * Helpers of the view command tests: the repository root (whose profkit.config.json names every
- * first-party adapter), the shared fixtures, an in-process `profkit` runner, and `go tool pprof`.
+ * Helpers of the view command tests: the repository root (where discovery finds every first-party
+ * adapter), the shared fixtures, an in-process `profkit` runner, and `go tool pprof`.
  */
 
 import { spawnSync } from 'node:child_process';

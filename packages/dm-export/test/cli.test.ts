@@ -1,4 +1,4 @@
-/** End to end through the real CLI (spawned), with the workspace's profkit.config.json. */
+/** End to end through the real CLI (spawned), with the workspace's adapters (found by discovery). */
 import { execFileSync } from 'node:child_process';
 import { runCli, runCliAsync } from '@profkit/test-utils';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

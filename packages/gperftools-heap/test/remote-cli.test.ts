@@ -6,15 +6,14 @@ import { join } from 'node:path';
 import { cliBin, haveCli as haveCliBuilt, runCliAsync, type CliRun } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLegacy } from '../src/node.js';
-import { pprofTestdata, repoRoot } from './helpers.js';
+import { pprofTestdata } from './helpers.js';
 import { fixtureProfile, haveFixtures, stacksByMeaning } from './remote-helpers.js';
 
 const bin = cliBin;
 const haveCli = haveCliBuilt('remote CLI tests');
-const config = join(repoRoot, 'profkit.config.json');
 
 function runCli(args: string[], timeoutMs = 30_000): Promise<CliRun> {
-  return runCliAsync(['--config', config, ...args], { timeoutMs, cwd: process.cwd() });
+  return runCliAsync(args, { timeoutMs, cwd: process.cwd() });
 }
 
 describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () => {
@@ -24,7 +23,7 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () =
   let serveErr = '';
   let exited: Promise<number | null>;
   beforeAll(async () => {
-    serve = spawn(process.execPath, [bin, '--config', config, 'serve', join(pprofTestdata, 'cppbench.heap'), join(pprofTestdata, 'cppbench.contention'), '--program', '/bin/cppbench'], {
+    serve = spawn(process.execPath, [bin, 'serve', join(pprofTestdata, 'cppbench.heap'), join(pprofTestdata, 'cppbench.contention'), '--program', '/bin/cppbench'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     serve.stderr!.on('data', (d) => (serveErr += d));

@@ -17,10 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliBin, haveCli as haveCliBuilt } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveCommand, pprofTestdata, repoRoot } from './helpers.js';
+import { haveCommand, pprofTestdata } from './helpers.js';
 import { haveFixtures } from './remote-helpers.js';
 
-const config = join(repoRoot, 'profkit.config.json');
 const haveCli = haveCliBuilt('remote google-pprof tests');
 const haveLib = ['/usr/lib/x86_64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/aarch64-linux-gnu/libtcmalloc_and_profiler.so', '/usr/lib/libtcmalloc_and_profiler.so'].some(existsSync);
 const haveProducer = haveCommand('gcc') && haveLib;
@@ -38,7 +37,7 @@ interface Served {
 
 /** Starts `profkit serve FILES…` and waits for its "serving on" line. */
 async function serve(files: string[], program: string): Promise<Served> {
-  const proc = spawn(process.execPath, [cliBin, '--config', config, 'serve', ...files, '--program', program], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [cliBin, 'serve', ...files, '--program', program], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal })));

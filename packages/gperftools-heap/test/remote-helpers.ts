@@ -1,5 +1,4 @@
 import { haveTool } from '@profkit/test-utils';
-import { join } from 'node:path';
 import { ProfileIndex, resolveStack, type Profile, type Registry } from '@profkit/core/node';
 import { buildRegistry } from '@profkit/core/node';
 import { readLegacy } from '../src/node.js';
@@ -34,10 +33,10 @@ export function stacksByMeaning(p: Profile): Map<string, string> {
   return out;
 }
 
-/** The registry of the repository's config (all first-party adapters), or undefined when it cannot be built. */
+/** The registry of the repository (all first-party adapters, found by discovery), or undefined when it cannot be built. */
 export async function repoRegistry(): Promise<Registry | undefined> {
   try {
-    const r = await buildRegistry({ config: join(repoRoot, 'profkit.config.json'), cwd: repoRoot });
+    const r = await buildRegistry({ cwd: repoRoot });
     return r.registry.get('pprof') ? r.registry : undefined;
   } catch (e) {
     console.warn(`remote tests: the repository registry could not be built (${(e as Error).message}); pprof-dependent tests are skipped`);

@@ -14,7 +14,6 @@ import { haveCli as haveCliBuilt, haveTool, runCliAsync, startRedirectTestServer
 import { ProfileIndex, resolveStack, type Profile } from '@profkit/core/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchProfile, readLegacy, symbolizeRemote } from '../src/node.js';
-import { repoRoot } from './helpers.js';
 
 const HEAP = 'heap profile:      1:      100 [     1:      100] @ heapprofile\n     1:      100 [     1:      100] @ 0x1001\n';
 const decodeLegacy = async (bytes: Uint8Array) => readLegacy(bytes);
@@ -100,9 +99,8 @@ describe('symbolizeRemote: the /pprof/symbol POST follows the same rules', () =>
 });
 
 const haveCli = haveCliBuilt('fetch redirect CLI tests');
-const config = join(repoRoot, 'profkit.config.json');
 function runCli(args: string[], timeoutMs = 20_000): Promise<CliRun> {
-  return runCliAsync(['--config', config, ...args], { timeoutMs, cwd: process.cwd() });
+  return runCliAsync(args, { timeoutMs, cwd: process.cwd() });
 }
 
 describe.skipIf(!haveCli)('profkit fetch: redirects through the CLI', () => {

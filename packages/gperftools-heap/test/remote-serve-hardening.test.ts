@@ -16,7 +16,6 @@ import { cliBin, haveCli } from '@profkit/test-utils';
 import { ProfileBuilder, type Profile } from '@profkit/core/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProfileServer, writeHeapText, type ProfileServer } from '../src/node.js';
-import { repoRoot } from './helpers.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const haveDist = existsSync(join(pkgDir, 'dist/node.js'));
@@ -249,7 +248,7 @@ describe.skipIf(!haveCliBuilt)('profkit serve /pprof/cmdline', () => {
     const file = join(dir, 'secret-place', 'app.heap');
     mkdirSync(dirname(file));
     writeFileSync(file, writeHeapText(bigHeapProfile(10)).text);
-    const serve = spawn(process.execPath, [cliBin, '--config', join(repoRoot, 'profkit.config.json'), 'serve', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const serve = spawn(process.execPath, [cliBin, 'serve', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((ok, fail) => {
         let out = '';

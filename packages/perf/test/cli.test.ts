@@ -1,4 +1,4 @@
-/** The CLI (built, spawned from the repository root, whose profkit.config.json names @profkit/perf). */
+/** The CLI (built, spawned from the repository root, where discovery finds @profkit/perf). */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { haveCli, runCli } from '@profkit/test-utils';

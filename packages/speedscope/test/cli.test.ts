@@ -1,4 +1,4 @@
-/** The CLI (built, spawned from the repository root, whose profkit.config.json names @profkit/speedscope). */
+/** The CLI (built, spawned from the repository root, where discovery finds @profkit/speedscope). */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

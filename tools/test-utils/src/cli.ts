@@ -18,7 +18,7 @@ export function haveCli(who = 'tests'): boolean {
 }
 
 export interface CliRunOptions {
-  /** Working directory; default the repository root (whose profkit.config.json names every adapter). */
+  /** Working directory; default the repository root (where discovery finds every first-party adapter through node_modules/@profkit). */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Standard input (none: closed at once). */
