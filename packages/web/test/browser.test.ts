@@ -12,6 +12,7 @@
  * documentation's images, DIR/web-<view>.png.
  */
 
+import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -508,6 +509,35 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     } finally {
       await s.close();
       rmSync(huge);
+    }
+  });
+
+  it('served: a download that breaks off (the connection closed mid-body) is a typed error on the page', async () => {
+    const s = await serve(FIXTURES.pprof);
+    const bytes = readFileSync(FIXTURES.pprof);
+    // In front of profkit web: the profile's body stops after half of its announced bytes.
+    const proxy: Server = createServer((req, res) => {
+      if (req.url?.startsWith('/profile/')) {
+        res.writeHead(200, { 'content-length': String(bytes.length), 'content-type': 'application/octet-stream' });
+        res.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => res.socket?.destroy(), 50));
+        return;
+      }
+      void fetch(new URL(req.url ?? '/', s.url)).then(async (r) => {
+        res.writeHead(r.status, Object.fromEntries(r.headers));
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await newPage();
+      await page.goto(`http://127.0.0.1:${(proxy.address() as { port: number }).port}/`);
+      await page.waitForSelector('#error', { timeout: 30_000 });
+      expect(await page.textContent('#error code')).toBe('PROFKIT_E_IO');
+      expect(await page.textContent('#error')).toContain(basename(FIXTURES.pprof));
+      await page.close();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 
