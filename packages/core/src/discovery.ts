@@ -794,7 +794,7 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
           try {
             standIns = await lazyStandIns(declared.pkg, declared.json, declared.adapters, importFrom);
           } catch (e) {
-            warnings.push({ code: 'PROFKIT_W_DISCOVER_STATIC', message: `the "profkit" field of ${join(declared.pkg.dir, 'package.json')} cannot be used (${(e as Error)?.message ?? String(e)}); the adapter is imported instead` });
+            warnings.push(staticFieldUnusable(declared.pkg.dir, e));
           }
           if (standIns) {
             loadedFiles.add(realpathSync(declared.resolved));
@@ -840,7 +840,7 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
           standIns = await lazyStandIns(p, pkg, declared, { fromDirs: [projectDirOf(p)], namedIn: p.dir });
         } catch (e) {
           // A broken sniff declaration must not cost the adapter: import it as without the field.
-          warnings.push({ code: 'PROFKIT_W_DISCOVER_STATIC', message: `the "profkit" field of ${join(p.dir, 'package.json')} cannot be used (${(e as Error)?.message ?? String(e)}); the adapter is imported instead` });
+          warnings.push(staticFieldUnusable(p.dir, e));
         }
       }
       if (standIns) {
@@ -879,6 +879,14 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
   }
 
   return { registry, config, warnings };
+}
+
+/** The warning for a package whose `"profkit"` field cannot be used (its sniff module fails to import): it is imported instead. */
+function staticFieldUnusable(pkgDir: string, error: unknown): { code: string; message: string } {
+  return {
+    code: 'PROFKIT_W_DISCOVER_STATIC',
+    message: `the "profkit" field of ${join(pkgDir, 'package.json')} cannot be used (${(error as Error)?.message ?? String(error)}); the adapter is imported instead`,
+  };
 }
 
 /** The folder whose `node_modules` holds an installed package (where Node resolves it from). */
