@@ -14,7 +14,7 @@ export interface RecordLimits {
   maxFramesPerStack?: number;
   /** Frames of all samples together (the profile's location column). */
   maxTotalFrames?: number;
-  /** Distinct location ids of a Java heapz/contentionz profile (a parser that interns them checks it). */
+  /** Distinct addresses or location ids of a text profile (each parser that interns them checks it as one is added). */
   maxTableEntries?: number;
 }
 
