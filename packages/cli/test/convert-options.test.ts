@@ -127,7 +127,7 @@ describe('convert validates the profile once', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const mappingId = b.internMapping({ memoryStart: 0x9000n, memoryLimit: 0x1000n, filename: '/bin/app' });
     b.addSample([b.addLocation({ address: 0x9100n, mappingId, functionId: b.internFunction({ name: 'main' }), line: 1 })], [1n]);
-    const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
+    const { registry } = await loadRegistry({ cwd: repoRoot, adapters: ['@profkit/pprof'], discover: false });
     const input = join(tmp, 'bad-mapping.pb.gz');
     await registry.write(b.build(), input, { validate: false });
     const r = await profkit(['convert', input, join(tmp, 'bad-mapping-out.pb.gz'), '--json']);

@@ -52,7 +52,7 @@ const badPattern = join(tmp, 'bad-pattern.pb.gz');
 const hostile = join(tmp, 'hostile.pb.gz');
 
 beforeAll(async () => {
-  const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
+  const { registry } = await loadRegistry({ cwd: repoRoot, adapters: ['@profkit/pprof'], discover: false });
   await registry.write(heapLike({ drop_frames: DROP, keep_frames: KEEP }), file);
   await registry.write(heapLike({ drop_frames: DROP, keep_frames: KEEP }, 100), base);
   await registry.write(heapLike({ drop_frames: 'malloc|(' }), badPattern);
@@ -106,7 +106,7 @@ describe.skipIf(!goAvailable)('views prune drop_frames/keep_frames like go tool 
 
   it('--no-drop-frames shows the dropped frames (pprof cannot: compared with the profile without the patterns)', async () => {
     const plain = join(tmp, 'plain.pb.gz');
-    const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
+    const { registry } = await loadRegistry({ cwd: repoRoot, adapters: ['@profkit/pprof'], discover: false });
     await registry.write(heapLike({}), plain);
     const g = pprof(['-top', '-symbolize=none', plain], tmp);
     const a = parseTop(await ours(['top', file, '--no-drop-frames']));

@@ -25,7 +25,7 @@ beforeAll(async () => {
   b.addSample([loc('a'), main], [BIG]);
   b.addSample([loc('b'), main], [BIG]);
   b.addSample([loc('c'), main], [1000n]);
-  const { registry } = await loadRegistry({ cwd: repoRoot, adapters: [], discover: false });
+  const { registry } = await loadRegistry({ cwd: repoRoot, adapters: ['@profkit/pprof'], discover: false });
   await registry.write(b.build(), file);
 });
 
