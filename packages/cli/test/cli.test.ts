@@ -18,6 +18,7 @@ const bin = cliBin;
 const fixtures = join(here, 'fixtures');
 const linesAdapter = join(fixtures, 'lines-adapter.mjs');
 const twinAdapter = join(fixtures, 'twin-adapter.mjs');
+const danglingSourceMapsAdapter = join(fixtures, 'dangling-source-maps-adapter.mjs');
 const cliPkg = JSON.parse(readFileSync(resolve(here, '../package.json'), 'utf8')) as { version: string };
 const corePkg = JSON.parse(readFileSync(resolve(here, '../../core/package.json'), 'utf8')) as { version: string };
 
@@ -449,6 +450,17 @@ describe('convert', () => {
     const r3 = await run(['convert', 'sample.lines', 'x.twin', '--adapter', twinAdapter], { cwd: dir });
     expect(r3.code).toBe(4);
     expect(expectOneLineError(r3, 'PROFKIT_E_UNSUPPORTED')).toContain('cannot write format "twin"');
+  });
+
+  it('validates the profile --source-maps produced before writing it: an invalid one is refused, nothing written', async () => {
+    // Discovery is off, so the fixture's transform is the only `source-maps` (@profkit/v8's would clash).
+    const dir = project({ adapters: [linesAdapter, join(here, '../../pprof/dist/index.js'), danglingSourceMapsAdapter] });
+    expect((await run(['convert', 'sample.lines', 'plain.pb.gz'], { cwd: dir })).code).toBe(0);
+    const r = await run(['convert', '--source-maps', 'sample.lines', 'out.pb.gz'], { cwd: dir });
+    expect(r.code).not.toBe(0);
+    // Location 4242 is the fixture transform's: the validator saw the transformed profile.
+    expect(expectOneLineError(r, 'PROFKIT_E_INVALID_PROFILE')).toMatch(/refusing to write an invalid profile: samples.*4242/);
+    expect(existsSync(join(dir, 'out.pb.gz'))).toBe(false);
   });
 });
 

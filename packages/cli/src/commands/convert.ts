@@ -95,9 +95,9 @@ export const convert: CliCommand = {
       signal: ctx.signal,
       onProgress: (d, t) => wbar.update(d, t),
       // The read already validated this very profile (its warnings are in `warnings`); only a
-      // transformed profile is new to the validator. Validating twice cost 5–10 % of a convert
-      // and listed every validation warning twice.
-      validate: symbolize,
+      // transformed profile (--symbolize, --source-maps) is new to the validator. Validating twice
+      // cost 5–10 % of a convert and listed every validation warning twice.
+      validate: symbolize || sourceMaps,
     });
     wbar.done();
     warnings.push(...w.warnings);
