@@ -216,6 +216,20 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('static build: a picked gzip of two members (Chromium inflates only the first) is read whole by core, the input intact after the native attempt', async () => {
+    const raw = gunzipSync(readFileSync(FIXTURES.pprof));
+    const half = raw.length >> 1;
+    const twoMembers = join(tmp, 'picked-two-members.pb.gz');
+    writeFileSync(twoMembers, Buffer.concat([gzipSync(raw.subarray(0, half)), gzipSync(raw.subarray(half))]));
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', twoMembers);
+    await topShown(page);
+    expectSameTop(await pageTop(page), await cliTop(twoMembers));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
   it('served: a table whose entries are all below the node fraction says how many it hid (not "no samples")', async () => {
     // 12 functions of 10ns each: each is 1/12 of the total, under the cutoff of a node fraction of 10%.
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });

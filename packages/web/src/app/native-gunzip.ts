@@ -70,7 +70,21 @@ export async function nativeGunzip(bytes: Uint8Array, maxBytes: number = DEFAULT
   const n = bytes.length;
   const announced = (bytes[n - 4]! | (bytes[n - 3]! << 8) | (bytes[n - 2]! << 16) | (bytes[n - 1]! << 24)) >>> 0;
   // Deflate inflates at most 1032 times: a larger size in the trailer is a lie, not a buffer to allocate.
-  return inflated(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes);
+  return inflated(piecesOf(bytes), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes);
+}
+
+/**
+ * `bytes` as a stream of 64 KiB views, not copied (a Blob's stream would copy the whole input
+ * first). Small pieces as a download's: the inflate checks `maxBytes` after each one's output.
+ */
+function piecesOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= bytes.length) controller.close();
+      else controller.enqueue(bytes.subarray(at, (at += 1 << 16)));
+    },
+  });
 }
 
 /**
