@@ -114,6 +114,65 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     },
   );
 
+  // Random pairs and option sets: profiles whose functions differ (nodes on one side only),
+  // shallow or deep stacks (the cut, callers far back in the table), no samples on one side,
+  // sums past 2^53, every granularity, trimming option, stack filter and -normalize.
+  it('reports of random pairs and options equal those of the merged difference (many seeds)', () => {
+    const pick = <T>(rnd: () => number, list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+    const filters: TopReportOptions[] = [{}, {}, { focus: 'f1' }, { ignore: 'f2$' }, { hide: 'f3' }, { show: 'f[0-4]$' }, { showFrom: 'f4' }, { pruneFrom: 'f6' }];
+    let compared = 0;
+    for (let seed = 100; seed < 160; seed++) {
+      const rnd = seededRandom(seed);
+      const [newFunctions, baseFunctions] = rnd() < 0.5 ? [pick(rnd, [8, 40, 200]), pick(rnd, [8, 40, 200])] : [30, 30];
+      const depth = pick(rnd, [3, 12, 40]);
+      const big = rnd() < 0.15;
+      const nextSamples = rnd() < 0.1 ? 0 : 50 + Math.floor(rnd() * 250);
+      const baseSamples = rnd() < 0.1 ? 0 : 50 + Math.floor(rnd() * 250);
+      const pairNext = randomProfile(seed * 2, nextSamples, { functions: newFunctions, depth, big });
+      const pairBase = randomProfile(seed * 2 + 1, baseSamples, { functions: baseFunctions, depth, big: big && rnd() < 0.5 });
+      const options: TopReportOptions = {
+        ...pick(rnd, filters),
+        ...(rnd() < 0.6 ? { nodeCount: pick(rnd, [1, 3, 10, 40]) } : {}),
+        ...(rnd() < 0.5 ? { nodeFraction: pick(rnd, [0, 0.01, 0.05]) } : {}),
+        ...(rnd() < 0.5 ? { edgeFraction: pick(rnd, [0, 0.02, 0.1]) } : {}),
+        ...(rnd() < 0.3 ? { cum: true } : {}),
+        ...(rnd() < 0.5 ? { by: pick(rnd, ['file', 'line', 'filefunctions'] as const) } : {}),
+        ...(rnd() < 0.2 ? { inline: false } : {}),
+        ...(rnd() < 0.2 ? { dropNegative: true } : {}),
+      };
+      const t = rnd() < 0.8 ? 1 : 0;
+      const normalize = rnd() < 0.3;
+      const o = { ...options, sampleTypeIndex: t };
+      const builder = (untrimmed: boolean) => {
+        const b = new DiffReportBuilder({ ...o, normalize, untrimmed });
+        return b.addNew(pairNext) === undefined && b.addBase(pairBase) === undefined ? b.input() : undefined;
+      };
+      // Refused only for -normalize rounding samples to 0 (e.g. a base of no samples).
+      if (!builder(false)) {
+        expect(normalize).toBe(true);
+        continue;
+      }
+      compared++;
+      const merged = diff(pairBase, pairNext, { normalize });
+      const name = `seed ${seed} ${JSON.stringify({ ...o, normalize, newFunctions, baseFunctions, depth, nextSamples, baseSamples })}`;
+      expect(topReport(builder(false)!, o).text, name).toBe(topReport(merged, o).text);
+      expect(treeReport(builder(false)!, o).text, name).toBe(treeReport(merged, o).text);
+      // A peek whose symbol matches no shown node fails alike on both paths.
+      const peek = { ...o, symbol: pick(rnd, ['f1', 'f1[0-9]$', '^pkg']) };
+      const peekText = (input: Profile | ReturnType<DiffReportBuilder['input']>) => {
+        try {
+          return treeReport(input, peek).text;
+        } catch (e) {
+          return `error: ${(e as Error).message}`;
+        }
+      };
+      const expected = peekText(merged);
+      expect(peekText(builder(false)!), name).toBe(expected);
+      expect(peekText(builder(true)!), name).toBe(expected);
+    }
+    expect(compared).toBeGreaterThan(45);
+  });
+
   it('a profile minus itself: no entry (every node nets to 0) against the base total', () => {
     const input = sideBySide(next, next, { sampleTypeIndex: 1 });
     const top = topReport(input, { sampleTypeIndex: 1, nodeFraction: 0 });
