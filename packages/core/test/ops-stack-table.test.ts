@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, treeReport, type Profile } from '../src/node/index.js';
 import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeTotals } from '../src/ops/stack-table.js';
-import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable } from '../src/ops/report.js';
+import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable, reportStacks, trimmedCallGraph } from '../src/ops/report.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
@@ -477,5 +477,23 @@ describe('call graph walk over runs of single-callee stacks', () => {
     for (let i = 0; i < col.length; i++) if (table.sampleStack[i]! >= 0) expectedSelf[table.sampleStack[i]!]! += Number(col[i]!);
     expect(table.self).toEqual(expectedSelf);
     expect(buildNodes({ nNodes: nodes.names.length, ...flat, stacks: table }, undefined)).toEqual(built);
+  });
+
+  it('walks the -mean divisor without making the prefix or self column of the value table', () => {
+    const p = runsProfile(34, false);
+    const withCount = { ...p, sample_types: { type: ['samples', 'cpu'], unit: ['count', 'nanoseconds'] }, samples: { ...p.samples, '.values': [p.samples['.values'][0]!.map(() => 1n), p.samples['.values'][0]!.map((v) => v * 1000n)] } } as Profile;
+    const nodes = newNodeNames();
+    const options = { meanDivisorIndex: 0, nodeFraction: 0 };
+    const { locNodes, stacks, divisor } = reportStacks(withCount, new ProfileIndex(withCount), 1, options, nodes);
+    // Counts the reads of the table's lazy columns (the same object: its sparse sums stay its own).
+    const reads: string[] = [];
+    for (const column of ['prefix', 'self'] as const) {
+      const lazy = Object.getOwnPropertyDescriptor(stacks, column)!.get!;
+      Object.defineProperty(stacks, column, { get: () => (reads.push(column), lazy.call(stacks)) });
+    }
+    const g = { nNodes: nodes.names.length, ...flattenLocationNodes(locNodes), stacks, divisor };
+    const graph = trimmedCallGraph({ t: 1, unit: 'nanoseconds', g, names: nodes.names, infos: nodes.infos, total: () => 1n }, options, true);
+    expect(reads).toEqual([]);
+    expect(graph.nodes.some((n) => n.cum > 0n)).toBe(true);
   });
 });

@@ -322,7 +322,20 @@ function addExact(a: number | bigint, b: number | bigint): number | bigint {
 
 /** `g` summing the divisor of `-mean` instead of the values (the same nodes and calls, in the same order). */
 function divisorInput(g: GraphInput): GraphInput {
-  return { ...g, stacks: { ...g.stacks, self: g.divisor!.self }, divisor: undefined, ...(g.others ? { others: g.others.map(divisorInput) } : {}) };
+  // Not `{ ...g.stacks }`: spreading reads a built table's lazy `prefix` and `self` (see buildStackTable).
+  const values = g.stacks;
+  const { length, frame, sampleStack, children } = values;
+  const stacks: StackTable = {
+    length,
+    frame,
+    sampleStack,
+    ...(children ? { children } : {}),
+    get prefix() {
+      return values.prefix;
+    },
+    self: g.divisor!.self,
+  };
+  return { ...g, stacks, divisor: undefined, ...(g.others ? { others: g.others.map(divisorInput) } : {}) };
 }
 
 /**
