@@ -30,7 +30,11 @@ export interface StackTable {
   prefix: Int32Array;
   /** Leaf frame of each stack: a location row index. */
   frame: Int32Array;
-  /** Sum of the values of the samples whose stack is exactly this one. */
+  /**
+   * Sum of the values of the samples whose stack is exactly this one. On `buildStackTable`'s
+   * tables, `prefix` and `self` are getters that make the column on first read (a spread
+   * `{ ...table }` makes both; assigning throws): walks read `stackChildren` and `sparseSelf`.
+   */
   self: StackValues;
   /** The stack of each sample, -1 for samples left out (value filtered, or no known frame). */
   sampleStack: Int32Array;
