@@ -18,7 +18,7 @@ import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { numLabelUnits } from './filter.js';
 import { formatValue } from './format.js';
 import { abs, compareGoStrings } from './internal.js';
-import { buildNodes, checkSampleType, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
+import { buildNodes, checkSampleType, divisorInput, graphInputOf, nodeTable, type CallGraphOptions, type GraphInput, type NodeFields } from './report.js';
 import { PrefixTreeBuilder, subtreeSums, type StackValues } from './stack-table.js';
 import { meanStackTables } from './mean.js';
 import { StringKeys } from '../string-keys.js';
@@ -262,7 +262,7 @@ function newGraph(src: GraphSource, kept: Uint8Array | undefined, calls = true):
   const callees = calls ? (kept ?? new Uint8Array(src.input.nNodes).fill(1)) : undefined;
   const b = buildNodes(src.input, kept, callees);
   // -mean: the divisor summed over the same stacks gives the same nodes and calls, in the same order.
-  const d = src.input.divisor ? buildNodes({ ...src.input, stacks: { ...src.input.stacks, self: src.input.divisor.self }, divisor: undefined }, kept, callees) : undefined;
+  const d = src.input.divisor ? buildNodes(divisorInput(src.input), kept, callees) : undefined;
   const byId: (GraphNode | undefined)[] = new Array(src.input.nNodes);
   const nodes: GraphNode[] = [];
   for (let id = 0; id < src.input.nNodes; id++) {

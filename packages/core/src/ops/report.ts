@@ -321,7 +321,7 @@ function addExact(a: number | bigint, b: number | bigint): number | bigint {
 }
 
 /** `g` summing the divisor of `-mean` instead of the values (the same nodes and calls, in the same order). */
-function divisorInput(g: GraphInput): GraphInput {
+export function divisorInput(g: GraphInput): GraphInput {
   // Not `{ ...g.stacks }`: spreading reads a built table's lazy `prefix` and `self` (see buildStackTable).
   const values = g.stacks;
   const { length, frame, sampleStack, children } = values;
