@@ -121,10 +121,12 @@ export function normalizeGoFlags(args: string[], options: Record<string, Command
     const m = SINGLE_DASH_LONG.exec(a);
     const name = m?.[1];
     const mapped = name === undefined ? undefined : has(options, name) && !name.includes('_') ? { option: name } : (has(PPROF_FLAGS, name) ? PPROF_FLAGS[name] : undefined) ?? (has(options, name.replace(/_/g, '-')) ? { option: name.replace(/_/g, '-') } : undefined);
-    if (m && (!mapped || !has(options, mapped.option)) && !isShortCluster(name!, shorts)) {
+    // A pprof flag name is one flag, never a cluster of short options (`-normalize` is not `-n ormalize`).
+    const flag = name?.split('=')[0];
+    const pprofName = flag !== undefined && (has(PPROF_FLAGS, flag) || PPROF_ONLY.has(flag));
+    if (m && (!mapped || !has(options, mapped.option)) && (pprofName || !isShortCluster(name!, shorts))) {
       // Not a cluster of this command's short options: a long option it does not have.
-      const flag = name!.split('=')[0]!;
-      const pprof = (has(PPROF_FLAGS, flag) ? PPROF_FLAGS[flag] : undefined) ?? (PPROF_ONLY.has(flag) ? { option: '' } : undefined);
+      const pprof = (has(PPROF_FLAGS, flag!) ? PPROF_FLAGS[flag!] : undefined) ?? (pprofName ? { option: '' } : undefined);
       throw new ProfkitError(
         ErrorCodes.USAGE,
         pprof

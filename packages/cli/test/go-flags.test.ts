@@ -44,6 +44,8 @@ describe('normalizeGoFlags', () => {
     expect(() => normalizeGoFlags(['-http=:8080'], OPTIONS)).toThrow(/-http \(go tool pprof\) has no equivalent for this command; see docs\/cli\.md/);
     expect(() => normalizeGoFlags(['-tagfocus=a'], OPTIONS)).toThrow(/it would be --tag-focus/);
     expect(() => normalizeGoFlags(['-bogus'], OPTIONS)).toThrow(/^Unknown option '-bogus'$/);
+    // Every character of `normalize` after the `n` would be its value (`-n ormalize`): a pprof flag is one flag.
+    expect(() => normalizeGoFlags(['-normalize', '-nodecount=4'], OPTIONS)).toThrow(/-normalize \(go tool pprof\) has no equivalent for this command/);
   });
 
   it("names of Object.prototype's members are unknown options, not options or pprof flags", () => {
