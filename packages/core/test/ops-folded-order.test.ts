@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ErrorCodes, ProfileBuilder, ProfileIndex, foldedChunks, foldedLines, locationFrames, toFolded, type Profile } from '../src/node/index.js';
+import { ErrorCodes, MAX_FOLDED_LINE_BYTES, ProfileBuilder, ProfileIndex, foldedChunks, foldedLines, locationFrames, toFolded, type Profile } from '../src/node/index.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
 
@@ -122,33 +122,74 @@ describe('folded text order and sums against the joined-and-sorted reference', (
 });
 
 describe('foldedChunks: the size budget', () => {
-  it('stops with PROFKIT_E_LIMIT (maxReportBytes) at the first line past the limit, after writing the lines before it', () => {
-    const p = edgeCaseProfile(7);
+  /** The chunks `foldedChunks` delivers (copied) until it stops, and the error it stops with. */
+  function chunksUntilError(p: Profile, limits: { maxReportBytes: number }): { written: Uint8Array[]; error: unknown } {
+    const written: Uint8Array[] = [];
+    try {
+      for (const chunk of foldedChunks(p, 0, limits)) written.push(chunk.slice());
+    } catch (error) {
+      return { written, error };
+    }
+    return { written, error: undefined };
+  }
+
+  /** One location of a function named `name`, shared by every use. */
+  function locationNamed(b: ProfileBuilder, name: string): number {
+    return b.internLocation({ functionId: b.internFunction({ name }) });
+  }
+
+  it('stops with PROFKIT_E_LIMIT (maxReportBytes) at the first line past the limit, after writing the chunks before it', () => {
+    // 300 lines of about 24 KB (two distinct 12 KB names each): about 7 MiB, several 1 MiB chunks.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const locs = Array.from({ length: 30 }, (_, i) => locationNamed(b, `${String(i).padStart(2, '0')}`.repeat(6_000)));
+    for (let i = 0; i < 300; i++) b.addSample([locs[i % 30]!, locs[(i * 7 + 1) % 30]!, locs[Math.floor(i / 10)]!], [BigInt(i + 1)]);
+    const p = b.build();
     const all = new TextEncoder().encode(referenceFolded(p));
-    const lineEnds = all.reduce<number[]>((ends, byte, i) => (byte === 10 ? [...ends, i + 1] : ends), []);
-    expect(lineEnds.length).toBeGreaterThan(20);
-    for (const max of [lineEnds[10]!, lineEnds[10]! + 1, lineEnds[11]! - 1]) {
-      const written: Uint8Array[] = [];
-      let error: unknown;
-      try {
-        for (const chunk of foldedChunks(p, 0, { maxReportBytes: max })) written.push(chunk.slice());
-      } catch (e) {
-        error = e;
-      }
+    expect(all.length).toBeGreaterThan(6 << 20);
+    const lineEnds: number[] = [];
+    for (let i = all.indexOf(10); i >= 0; i = all.indexOf(10, i + 1)) lineEnds.push(i + 1);
+    // Megabytes compared as text (toEqual on typed arrays goes element by element).
+    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    // Limits in the fourth chunk: at a line's end, just past it, just before the next line's end.
+    const at = lineEnds.findIndex((end) => end > 3.5 * (1 << 20));
+    for (const max of [lineEnds[at]!, lineEnds[at]! + 1, lineEnds[at + 1]! - 1]) {
+      const { written, error } = chunksUntilError(p, { maxReportBytes: max });
       expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: max } });
-      // Chunks are written whole: what came out is a prefix of the text, under the limit.
+      // Whole chunks came out before the error: a prefix of the text, within the limit, and all
+      // but the last chunk's worth of it (the chunk being filled when the line was refused).
+      expect(written.length).toBeGreaterThanOrEqual(3);
       const out = concat(written);
       expect(out.length).toBeLessThanOrEqual(max);
-      expect(out).toEqual(all.subarray(0, out.length));
+      expect(out.length).toBeGreaterThan(max - (1 << 20) - 30_000);
+      expect(decode(out)).toBe(decode(all.subarray(0, out.length)));
     }
     // Exactly the text's size is enough.
-    expect(concat(foldedChunks(p, 0, { maxReportBytes: all.length }))).toEqual(all);
+    expect(decode(concat(foldedChunks(p, 0, { maxReportBytes: all.length })))).toBe(decode(all));
   });
 
   it('refuses a line before copying it: one long name repeated along a deep stack', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
-    const long = b.internLocation({ functionId: b.internFunction({ name: 'n'.repeat(100_000) }) });
-    b.addSample(new Array<number>(10_000).fill(long), [1n]); // a 1 GB line from a small profile
-    expect(() => [...foldedChunks(b.build(), 0, { maxReportBytes: 1 << 20 })]).toThrow(expect.objectContaining({ code: ErrorCodes.LIMIT }));
+    const long = locationNamed(b, 'n'.repeat(100_000));
+    // A 5 GB line from a small profile: longer than any typed array V8 makes (4 GiB), so a line
+    // copied (or its buffer grown) before being counted fails with something else than this error.
+    b.addSample(new Array<number>(50_000).fill(long), [1n]);
+    const { written, error } = chunksUntilError(b.build(), { maxReportBytes: 1 << 20 });
+    expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: 1 << 20 } });
+    expect(written).toEqual([]);
+  });
+
+  it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
+    // 100,000-byte name × 12,000 frames: a 1.2 GB line (past the 1 GiB cap) of one shared name;
+    // × 50,000: 5 GB, past what a typed array holds (this was a RangeError).
+    for (const depth of [12_000, 50_000]) {
+      const c = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+      const name = locationNamed(c, 'n'.repeat(100_000));
+      c.addSample(new Array<number>(depth).fill(name), [1n]);
+      for (const maxReportBytes of [Infinity, 2 ** 40]) {
+        const { written, error } = chunksUntilError(c.build(), { maxReportBytes });
+        expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: MAX_FOLDED_LINE_BYTES } });
+        expect(written).toEqual([]);
+      }
+    }
   });
 });

@@ -52,6 +52,13 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
 const CHUNK_BYTES = 1 << 20;
 
 /**
+ * The longest line `foldedChunks` makes, in bytes (1 GiB), whatever `maxReportBytes` allows: a
+ * line is one buffer, and its offsets are 32-bit (past 2 GiB a typed array cannot be indexed by
+ * them, and V8 makes none past 4 GiB). Longer lines stop with `PROFKIT_E_LIMIT` before any copy.
+ */
+export const MAX_FOLDED_LINE_BYTES = 2 ** 30;
+
+/**
  * The text of `foldedLines` as UTF-8, in chunks of about 1 MiB: what a command writes. Each name
  * is encoded once, and a line is copied from the bytes of its stack's path, of which only the
  * frames below those it shares with the previous line are rewritten; no string is made per line.
@@ -94,6 +101,13 @@ export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampl
     const value = String(line.sum);
     const lineBytes = pathLength + value.length + 2;
     budget.count(lineBytes);
+    if (lineBytes > MAX_FOLDED_LINE_BYTES) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `one line of the folded report (${lineBytes} bytes) exceeds the longest folded line (${MAX_FOLDED_LINE_BYTES} bytes)`, {
+        rule: 'longest folded line',
+        option: 'maxReportBytes',
+        limit: MAX_FOLDED_LINE_BYTES,
+      });
+    }
     if (depth > ends.length) ends = grown(ends, depth);
     if (pathStart + pathLength > text.length) text = grown(text, pathStart + pathLength);
     for (let i = unchanged, at = unchanged === 0 ? pathStart : ends[unchanged - 1]!; i < depth; i++) {
