@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, ProfileIndex, foldedLines, locationFrames, toFolded, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, foldedLines, toFolded, type Profile } from '../src/node/index.js';
+import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f1', 'f!', 'f.x', 'f;y', 'fz', 'g', ''];
 
@@ -23,28 +24,6 @@ function prefixNamedProfile(seed: number): Profile {
     b.addSample(stack, [BigInt(int(4) - 1)]);
   }
   return b.build();
-}
-
-/** The folded text computed sample by sample: joined names, summed, sorted as strings. */
-function referenceFolded(p: Profile): string {
-  const index = new ProfileIndex(p);
-  const { offsets, location_id } = p.samples.locations;
-  const col = p.samples['.values'][0]!;
-  const sums = new Map<string, bigint>();
-  for (let i = 0; i < col.length; i++) {
-    if (col[i] === 0n) continue;
-    const frames: string[] = [];
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      frames.push(...locationFrames(p, index, index.locations.get(location_id[k]!)).map((f) => (f.name || '[unknown]').replace(/;/g, ':')).reverse());
-    }
-    const key = frames.join(';');
-    sums.set(key, (sums.get(key) ?? 0n) + col[i]!);
-  }
-  return [...sums.keys()]
-    .filter((k) => sums.get(k) !== 0n)
-    .sort()
-    .map((k) => `${k} ${sums.get(k)}\n`)
-    .join('');
 }
 
 describe('foldedLines', () => {

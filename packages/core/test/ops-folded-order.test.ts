@@ -10,7 +10,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ErrorCodes, MAX_FOLDED_LINE_BYTES, ProfileBuilder, ProfileIndex, foldedChunks, foldedLines, locationFrames, toFolded, type Profile } from '../src/node/index.js';
+import { ErrorCodes, MAX_FOLDED_LINE_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, type Profile } from '../src/node/index.js';
+import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
 
@@ -33,29 +34,6 @@ function edgeCaseProfile(seed: number): Profile {
     b.addSample(stack, [BigInt(int(7) - 3)]);
   }
   return b.build();
-}
-
-/** The folded text computed sample by sample: joined names, summed, sorted as strings. */
-function referenceFolded(p: Profile): string {
-  const index = new ProfileIndex(p);
-  const { offsets, location_id } = p.samples.locations;
-  const col = p.samples['.values'][0]!;
-  const sums = new Map<string, bigint>();
-  for (let i = 0; i < col.length; i++) {
-    const frames: string[] = [];
-    for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      const names = locationFrames(p, index, index.locations.get(location_id[k]!)).map((f) => (f.name || '[unknown]').replace(/;/g, ':').replace(/[\r\n]+/g, ' '));
-      frames.push(...names.reverse());
-    }
-    if (frames.length === 0) continue;
-    const key = frames.join(';');
-    sums.set(key, (sums.get(key) ?? 0n) + col[i]!);
-  }
-  return [...sums.keys()]
-    .filter((k) => sums.get(k) !== 0n)
-    .sort()
-    .map((k) => `${k} ${sums.get(k)}\n`)
-    .join('');
 }
 
 function concat(chunks: Iterable<Uint8Array>): Uint8Array {
