@@ -9,7 +9,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
-import { buildStackTable, grown, stackChildren, subtreeSumsInPlace } from '../ops/stack-table.js';
+import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
 import { CalleeGroups, locationNameIds, sortChildrenByName } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
@@ -114,8 +114,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   for (let i = 0; i < col.length; i++) if (stacks.sampleStack[i] === -1 && col[i]! > 0n) rootSelf += col[i]!;
   // The stacks' totals over their self values (a copy would cost 8 bytes a stack): a stack's self
   // value is its total minus its callees' totals, computed where a frame is expanded.
-  const totals = subtreeSumsInPlace(stacks.prefix, self);
   const { firstChild, nextSibling } = stackChildren(stacks);
+  const totals = subtreeSumsOverChildren(firstChild, nextSibling, self);
   let rootValue = rootSelf;
   for (let c = firstChild[0]!; c >= 0; c = nextSibling[c]!) rootValue += BigInt(totals[c]!);
   const threshold = minWidth * Number(rootValue);
@@ -149,6 +149,26 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   while (pendingStart.length > 0) {
     const start = pendingStart.pop()!;
     const node = pendingNode.pop();
+    if (!node && members - start === 1) {
+      // A frame left out with one member (most of them: where stacks no longer share callers,
+      // frames form chains): follow its chain of single callees, only counting them, and expand
+      // the general way only where it forks.
+      let s = memberRow[start]!;
+      let pos = memberPos[start]!;
+      for (;;) {
+        if (locNameStart[frame[s]!]! + pos + 1 < locNameStart[frame[s]! + 1]!) {
+          pos++;
+        } else {
+          const c = firstChild[s + 1]!;
+          if (c < 0 || nextSibling[c]! >= 0) break;
+          s = c;
+          pos = 0;
+        }
+        frames++;
+      }
+      memberRow[start] = s;
+      memberPos[start] = pos;
+    }
     const end = members;
     // The callees of the members, grouped by name.
     let callees = 0;
@@ -212,6 +232,21 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   }
   sortChildrenByName(tree);
   return { tree, frames, elided: frames - shown };
+}
+
+/**
+ * `values` (per stack) replaced by its sums over each stack's subtree, from the child lists: rows
+ * are numbered callers first, so a pass in reverse row order sees callees before their callers
+ * (no `prefix` column needed). `+` is exact on both representations (see StackTable).
+ */
+function subtreeSumsOverChildren(firstChild: Int32Array, nextSibling: Int32Array, values: StackValues): StackValues {
+  const sums = values as unknown as number[];
+  for (let s = sums.length - 1; s >= 0; s--) {
+    let sum = sums[s]!;
+    for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) sum += sums[c]!;
+    sums[s] = sum;
+  }
+  return values;
 }
 
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */
