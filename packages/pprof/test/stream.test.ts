@@ -202,20 +202,34 @@ describe('decodeProfileStream', () => {
 });
 
 describe('the adapter\'s streamed read', () => {
-  it('reads and inflates its input once (within the bound, the collected chunks are decoded as one buffer)', async () => {
-    const bytes = sample();
-    let opened = 0;
+  /** An uncompressed input of `bytes` in 7-byte chunks that counts how often its chunks are opened and closed. */
+  function countingInput(bytes: Uint8Array) {
+    const counts = { opened: 0, closed: 0 };
+    async function* counted(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+      try {
+        yield* pieces;
+      } finally {
+        counts.closed++;
+      }
+    }
     const input = {
       fileName: 'x.pb',
       gzipped: false,
       bytes: async () => bytes,
       chunks: () => {
-        opened++;
-        return chunked(bytes, 7)();
+        counts.opened++;
+        return counted(chunked(bytes, 7)());
       },
     };
+    return { input, counts };
+  }
+
+  it('reads and inflates its input once (within the bound, the collected chunks are decoded as one buffer)', async () => {
+    const bytes = sample();
+    const { input, counts } = countingInput(bytes);
     const r = await codec.read!(input, { format: 'pprof' });
-    expect(opened).toBe(1);
+    expect(counts.opened).toBe(1);
+    expect(counts.closed).toBe(1);
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
   });
 
@@ -257,28 +271,11 @@ describe('the adapter\'s streamed read', () => {
 
   it('beyond the bound, replays the chunks it collected as the first pass and reads the input again for the second', async () => {
     const bytes = sample();
-    let opened = 0;
-    let closed = 0;
-    async function* counted(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-      try {
-        yield* pieces;
-      } finally {
-        closed++;
-      }
-    }
-    const input = {
-      fileName: 'x.pb',
-      gzipped: false,
-      bytes: async () => bytes,
-      chunks: () => {
-        opened++;
-        return counted(chunked(bytes, 7)());
-      },
-    };
+    const { input, counts } = countingInput(bytes);
     // A bound of 20 bytes: three 7-byte chunks are collected before the streamed decode takes over.
     const r = await readStreamed(input, { format: 'pprof' }, 20);
-    expect(opened).toBe(2);
-    expect(closed).toBe(2);
+    expect(counts.opened).toBe(2);
+    expect(counts.closed).toBe(2);
     expect(meaning(r.profile)).toEqual(meaning(decodeProfile(bytes).profile));
   });
 });
