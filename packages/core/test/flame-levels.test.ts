@@ -86,4 +86,43 @@ describe('flame tree from the stack table', () => {
       expect(bounded.elided).toBeGreaterThan(0);
     });
   }
+
+  it('counts chains of left-out single callees exactly (deep chains, inline frames, recursion, stacks with samples mid-chain, bigint sums)', () => {
+    // Profiles where narrow frames form long chains: samples extend a few long random paths (so
+    // a stack's samples sit in the middle of another's chain), over few functions (a name
+    // repeats along a chain), locations with inline frames.
+    let chainsLeftOut = 0;
+    for (let seed = 0; seed < 150; seed++) {
+      const r = seededRandom(1000 + seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const big = seed % 3 === 0;
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'alloc', unit: 'bytes' }] });
+      const fns = Array.from({ length: 1 + int(4) }, (_, i) => b.internFunction({ name: `f${i}` }));
+      const fn = () => fns[int(fns.length)]!;
+      const locs = Array.from({ length: 1 + int(6) }, () =>
+        b.internLocation({ functionId: fn(), line: 1, inlinedInto: Array.from({ length: r() < 0.4 ? 1 + int(3) : 0 }, () => ({ functionId: fn(), line: 2 })) }),
+      );
+      const paths = Array.from({ length: 1 + int(4) }, () => Array.from({ length: 1 + int(25) }, () => locs[int(locs.length)]!));
+      for (let i = 0, n = 1 + int(40); i < n; i++) {
+        const path = paths[int(paths.length)]!;
+        const stack = path.slice(0, int(path.length + 1)).reverse(); // leaf first
+        b.addSample(stack, [big ? (1n << 60n) + BigInt(int(9)) : BigInt(int(5) - 1)]);
+      }
+      const p = b.build();
+      const ref = reference(p);
+      const all = boundedFlameTree(p, 0, 0);
+      expect(all.tree).toEqual(plain('all', ref));
+      expect(all.frames).toBe(count(ref));
+      for (const minWidth of [0.001, 0.05, 0.2, 0.5, 0.9, 1]) {
+        const bounded = boundedFlameTree(p, 0, minWidth);
+        const shown = plain('all', ref, minWidth * Number(ref.value));
+        const shownFrames = (n: Plain): number => n.children.reduce((k, c) => k + shownFrames(c), 1);
+        expect(bounded.tree).toEqual(shown);
+        expect(bounded.frames).toBe(all.frames);
+        expect(bounded.elided).toBe(all.frames - shownFrames(shown));
+        if (bounded.elided > 1) chainsLeftOut++;
+      }
+    }
+    expect(chainsLeftOut).toBeGreaterThan(100);
+  });
 });
