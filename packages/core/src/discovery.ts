@@ -660,10 +660,18 @@ export interface StaticAdapterMetadata {
   sniff?: string;
 }
 
-/** The `"profkit"` field's adapters; undefined when the field is absent or not of this shape. */
+/**
+ * The most adapters a `"profkit"` field may declare (a package has a handful). A longer list is
+ * ignored (the package is imported instead): each entry costs a stand-in and a sniff import at
+ * start, so a package.json listing 200 000 of them took 5 s and 200 MB before failing.
+ */
+const MAX_STATIC_ADAPTERS = 64;
+
+/** The `"profkit"` field's adapters; undefined when the field is absent, not of this shape, or too long. */
 export function staticAdapterMetadata(pkg: Record<string, unknown>): StaticAdapterMetadata[] | undefined {
   const field = pkg.profkit as { adapters?: unknown } | undefined;
   if (!field || typeof field !== 'object' || !Array.isArray(field.adapters) || field.adapters.length === 0) return undefined;
+  if (field.adapters.length > MAX_STATIC_ADAPTERS) return undefined;
   for (const a of field.adapters as Partial<StaticAdapterMetadata>[]) {
     if (!a || typeof a !== 'object' || typeof a.name !== 'string' || !Array.isArray(a.formats)) return undefined;
     if (a.sniff !== undefined && (typeof a.sniff !== 'string' || !/^\.\/[^#]+#[A-Za-z_$][\w$]*$/.test(a.sniff))) return undefined;

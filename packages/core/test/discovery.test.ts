@@ -424,6 +424,18 @@ export default {
     expect(r.warnings[0]!.message).toContain('missing.js');
   });
 
+  it('ignores a "profkit" field declaring more adapters than a package has (imports the package instead)', async () => {
+    const { dir, tag, imported } = lazyProject();
+    const pkgJson = join(dir, 'node_modules', `profkit-adapter-${tag}`, 'package.json');
+    const pkg = JSON.parse(readFileSync(pkgJson, 'utf8')) as { profkit: { adapters: unknown[] } };
+    pkg.profkit.adapters = Array.from({ length: 65 }, () => pkg.profkit.adapters[0]);
+    writeFileSync(pkgJson, JSON.stringify(pkg));
+    const r = await buildRegistry({ cwd: dir, lazy: true });
+    expect(imported()).toBe(true);
+    expect(r.registry.hasLazyAdapters()).toBe(false);
+    expect(r.registry.get(tag)?.commands?.map((c) => c.name)).toEqual([`${tag}-cmd`]);
+  });
+
   describe('config entries naming such a package', () => {
     it('registers a stand-in with the config as its source, imported only when a file of its format is read', async () => {
       const { dir, tag, imported } = lazyProject();
