@@ -84,7 +84,7 @@ function cacheDir(): string {
 const sha1 = (data: Uint8Array) => (requireBuiltin('node:crypto') as typeof import('node:crypto')).createHash('sha1').update(data).digest('hex');
 
 /** FNV-1a (32 bits) of `text` in hex: names a check marker, whose content is then compared in full. */
-function fnv1a(text: string): string {
+export function fnv1a(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return (h >>> 0).toString(16).padStart(8, '0');

@@ -9,18 +9,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cliBin } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
+// The hash that names a folder's discovery entry (`discover/<fnv1a(folder)>.json`): the CLI's own, so the FIFOs sit where it reads.
+import { fnv1a } from '../src/fast-start.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
 const root = mkdtempSync(join(tmpdir(), 'profkit-cache-fifo-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** The name fast-start.ts gives a folder's discovery entry (FNV-1a, 32 bits, hex). */
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
 
 describe('cache files', () => {
   it.skipIf(process.platform === 'win32')('a FIFO in place of a discovery entry is skipped, not waited on', () => {
