@@ -733,6 +733,9 @@ async function lazyStandIns(
         return a.load ? await a.load() : { read: a.read!, write: a.write };
       },
     });
+    // A malformed declaration (formats of the wrong shape...) fails here, so the caller imports
+    // the package instead, as for a broken sniff module, rather than failing at registration.
+    checkAdapter(standIn, p.name);
     out.push({ standIn, loadReal });
   }
   return out;

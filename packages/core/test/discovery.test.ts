@@ -473,6 +473,16 @@ export default {
       expect(imported()).toBe(true);
     });
 
+    it('imports the package, with a warning, when its "profkit" field declares malformed formats', async () => {
+      const { dir, tag, imported } = lazyProject({ formats: [{ id: 'x' }] });
+      write(join(dir, 'profkit.config.json'), { adapters: [`profkit-adapter-${tag}`], autoDiscover: false });
+      const r = await buildRegistry({ cwd: dir, lazy: true });
+      expect(imported()).toBe(true);
+      expect(r.registry.list().map((e) => [e.adapter.name, e.source.kind])).toEqual([[tag, 'config']]);
+      expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_STATIC']);
+      expect(r.warnings[0]!.message).toContain('formats');
+    });
+
     it('fails at start, naming the config, when the package is not installed or its entry module is missing', async () => {
       const dir = project();
       const cfg = write(join(dir, 'profkit.config.json'), { adapters: ['@profkit/not-there'] });
