@@ -89,6 +89,15 @@ describe('streamedProfileBytes (the served file, inflated while it downloads)', 
     await expect(streamedProfileBytes('p.pb.gz', streamOf(new Uint8Array(gzipSync(raw)), 7_001, new Error('connection reset')), 0, limits)).rejects.toThrow('connection reset');
   });
 
+  it('grows the buffer of the arriving bytes no larger than maxInputBytes (doubling near the limit would allocate twice it)', async () => {
+    // No size announced: the buffer starts at the first chunk and doubles; 200,000 bytes fit a
+    // 200,000-byte limit, where doubling 7,001-byte chunks would have made a 224,032-byte buffer.
+    const raw = noise(200_000);
+    const got = await streamedProfileBytes('p.pb', streamOf(raw, 7_001), 0, { ...limits, maxInputBytes: 200_000 });
+    expect(got).toEqual(raw);
+    expect(got.buffer.byteLength).toBeLessThanOrEqual(200_000);
+  });
+
   it('past maxInputBytes, the body is no longer read (the inflate of the rest stopped too)', async () => {
     const gz = new Uint8Array(gzipSync(noise(400_000)));
     let pulled = 0;

@@ -14,13 +14,17 @@ const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** The smallest gzip member: a 10-byte header, an empty deflate block, the 8-byte trailer. */
 const MIN_GZIP_BYTES = 20;
 
-/** Bytes of a buffer being filled: doubled as it fills, the exact view returned at the end. */
-function appended(into: Uint8Array, used: number, chunk: Uint8Array): Uint8Array {
+/**
+ * Bytes of a buffer being filled: doubled as it fills, but never past `maxBytes` (the caller's
+ * limit: doubling a buffer near it would allocate up to twice the limit), the exact view returned
+ * at the end.
+ */
+function appended(into: Uint8Array, used: number, chunk: Uint8Array, maxBytes: number): Uint8Array {
   if (used + chunk.length <= into.length) {
     into.set(chunk, used);
     return into;
   }
-  const larger = new Uint8Array(Math.max(used + chunk.length, into.length * 2));
+  const larger = new Uint8Array(Math.max(used + chunk.length, Math.min(into.length * 2, maxBytes)));
   larger.set(into.subarray(0, used));
   larger.set(chunk, used);
   return larger;
@@ -41,7 +45,7 @@ async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, m
       reader.cancel().catch(() => {});
       return undefined;
     }
-    out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value);
+    out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value, maxBytes);
     used += value.length;
   }
   return out ? out.subarray(0, used) : new Uint8Array(0);
