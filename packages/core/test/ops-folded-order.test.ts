@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ErrorCodes, MAX_FOLDED_LINE_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, type Profile } from '../src/node/index.js';
+import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, type Profile } from '../src/node/index.js';
 import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
@@ -169,5 +169,16 @@ describe('foldedChunks: the size budget', () => {
         expect(written).toEqual([]);
       }
     }
+  });
+
+  it('refuses distinct frame texts past MAX_FOLDED_SEGMENT_BYTES before allocating them (their 32-bit offsets wrapped)', () => {
+    // 2,200 locations of one shared 1 MiB name: 2.3 GB of frame texts (past 2^31, where the
+    // offsets wrapped: a RangeError or a corrupt report), each line well under the line cap.
+    const c = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = c.internFunction({ name: 'm'.repeat(1 << 20) });
+    for (let i = 0; i < 2_200; i++) c.addSample([c.internLocation({ functionId, address: BigInt(0x1000 + i) })], [1n]);
+    const { written, error } = chunksUntilError(c.build(), { maxReportBytes: Infinity });
+    expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: MAX_FOLDED_SEGMENT_BYTES } });
+    expect(written).toEqual([]);
   });
 });

@@ -59,6 +59,12 @@ const CHUNK_BYTES = 1 << 20;
 export const MAX_FOLDED_LINE_BYTES = 2 ** 30;
 
 /**
+ * The most bytes the distinct frame texts of one folded report may take (every location's names,
+ * joined, once each): they share one buffer with the longest line, indexed by 32-bit offsets.
+ */
+export const MAX_FOLDED_SEGMENT_BYTES = 2 ** 31 - 1 - MAX_FOLDED_LINE_BYTES - (1 << 12);
+
+/**
  * The text of `foldedLines` as UTF-8, in chunks of about 1 MiB: what a command writes. Each name
  * is encoded once, and a line is copied from the bytes of its stack's path, of which only the
  * frames below those it shares with the previous line are rewritten; no string is made per line.
@@ -73,11 +79,22 @@ export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampl
   const encoder = new TextEncoder();
   const encoded = walk.names.map((name) => encoder.encode(name));
   const nameStart = new Int32Array(walk.segments + 1);
+  let segmentBytes = 0;
   for (let id = 0; id < walk.segments; id++) {
     const names = walk.segmentNames(id);
     let length = names.length === 0 ? 0 : names.length - 1;
     for (const name of names) length += encoded[name]!.length;
-    nameStart[id + 1] = nameStart[id]! + length;
+    // The offsets are 32-bit and the path's text follows the segments' in one buffer: past this
+    // they would wrap (a silently corrupt report), so stop before anything is allocated.
+    segmentBytes += length;
+    if (segmentBytes > MAX_FOLDED_SEGMENT_BYTES) {
+      throw new ProfkitError(ErrorCodes.LIMIT, `the distinct frame texts of the folded report exceed ${MAX_FOLDED_SEGMENT_BYTES} bytes`, {
+        rule: 'folded frame texts',
+        option: 'maxReportBytes',
+        limit: MAX_FOLDED_SEGMENT_BYTES,
+      });
+    }
+    nameStart[id + 1] = segmentBytes;
   }
   const pathStart = nameStart[walk.segments]!;
   let text = new Uint8Array(pathStart + (1 << 12));
