@@ -443,8 +443,8 @@ export class Registry {
   }
 
   /**
-   * Read limits applied to every `read` (a read's own `limits` option wins per key): how a
-   * command line's `--limit maxSamples=N` reaches every reader.
+   * Read limits applied to every `read` and `transform` (a call's own `limits` win per key): how
+   * a command line's `--limit maxSamples=N` reaches every reader and transform.
    */
   setDefaultLimits(limits: Limits & Record<string, number | undefined>): void {
     this.defaultLimits = { ...limits };
@@ -596,14 +596,16 @@ export class Registry {
   }
 
   /**
-   * Applies the transform named `name` (checking `ctx.values` against its options). Throws
-   * `PROFKIT_E_NO_ADAPTER` naming the `npm install` command when no adapter provides it.
+   * Applies the transform named `name` (checking `ctx.values` against its options), with
+   * `ctx.limits` over the default limits (`setDefaultLimits`, the CLI's `--limit`), as reads get
+   * them. Throws `PROFKIT_E_NO_ADAPTER` naming the `npm install` command when no adapter provides it.
    */
   async transform(name: string, profile: Profile, ctx: TransformContext): Promise<TransformResult & { adapter: string }> {
     if (this.lazy.size > 0 && !this.transforms().some((t) => t.transform.name === name)) await this.loadLazyAdapters();
     const found = this.transforms().find((t) => t.transform.name === name);
     if (!found) throw missingTransformError(name, this.transforms().map((t) => t.transform.name), this.unloadedPackages);
-    return { ...(await runTransform(found.transform, found.adapter, profile, ctx)), adapter: found.adapter };
+    const limits = { ...this.defaultLimits, ...(ctx.limits ?? {}) };
+    return { ...(await runTransform(found.transform, found.adapter, profile, { ...ctx, limits })), adapter: found.adapter };
   }
 
   /** Finds the adapter and format for a format id, or an adapter name (its first format). */

@@ -11,6 +11,7 @@
 
 import type { CommandOption, OutputStream } from './adapter.js';
 import { ErrorCodes, ProfkitError, isProfkitError, type Warning } from './errors.js';
+import type { ReadLimits } from './limits.js';
 import type { Profile } from './model.js';
 import * as s from './shape.js';
 import type { PlatformAbortSignal } from './web-types.js';
@@ -28,6 +29,15 @@ export interface TransformContext {
   verbose: boolean;
   /** The user asked for no notes (`--quiet`/`--json`). */
   quiet?: boolean;
+  /**
+   * The read limits in force (the CLI's `--limit`, `RegistryReadOptions.limits`), so that a
+   * transform building tables of its own is bounded by the same options as the reader: check
+   * them with `checkLimit(ctx.limits, …)`, which uses the default of a limit not given here.
+   * `registry.transform()` fills in the registry's default limits (`setDefaultLimits`) under
+   * the ones passed. Optional (an addition to adapter contract v1): absent from callers older
+   * than it, which `checkLimit`/`limitValue` treat as the defaults.
+   */
+  limits?: ReadLimits;
 }
 
 export interface TransformResult {

@@ -170,6 +170,16 @@ describe('registry.transform()', () => {
     const e = await rejection(createRegistry([adapterWith('a', [t])]).transform('net', sample(), ctx()));
     expect(e.code).toBe('PROFKIT_E_NETWORK');
   });
+  it("hands the transform the registry's default limits under the caller's own (ctx.limits)", async () => {
+    let seen: TransformContext['limits'];
+    const spy: AdapterTransform = { name: 'spy', summary: 's', apply: async (p, c) => ((seen = c.limits), { profile: p, warnings: [] }) };
+    const reg = createRegistry([adapterWith('a', [spy])]);
+    reg.setDefaultLimits({ maxTableEntries: 5, maxSamples: 7 });
+    await reg.transform('spy', sample(), { ...ctx(), limits: { maxSamples: 9 } });
+    expect(seen).toEqual({ maxTableEntries: 5, maxSamples: 9 });
+    await reg.transform('spy', sample(), ctx());
+    expect(seen).toEqual({ maxTableEntries: 5, maxSamples: 7 });
+  });
   it('refuses a result that is not { profile, warnings }', async () => {
     const t = { name: 'bad', summary: 's', apply: async () => ({ profile: sample() }) } as unknown as AdapterTransform;
     const e = await rejection(createRegistry([adapterWith('a', [t])]).transform('bad', sample(), ctx()));

@@ -52,7 +52,10 @@ export function rAccounting(p: Profile, lines: RLinesView = 'hide', limits?: Rea
   return b.build();
 }
 
-/** The `r-accounting` transform: `rAccounting` with option `lines` (hide, default, or show). */
+/**
+ * The `r-accounting` transform: `rAccounting` with option `lines` (hide, default, or show), its
+ * entries bounded by `ctx.limits.maxTableEntries`.
+ */
 export const rAccountingTransform: AdapterTransform = {
   name: 'r-accounting',
   summary: "R's summaryRprof accounting: <GC> as the innermost function, samples without functions left out (lines=show: per source line)",
@@ -64,6 +67,7 @@ export const rAccountingTransform: AdapterTransform = {
     if (lines !== 'hide' && lines !== 'show') {
       throw new ProfkitError(ErrorCodes.USAGE, `the r-accounting transform's lines must be hide or show, got ${JSON.stringify(lines)}`, { option: 'lines', rule: 'r-accounting transform options' });
     }
-    return { profile: rAccounting(profile, lines), warnings: [] };
+    // R's entries are a table of their own, bounded like the reader's tables (`--limit maxTableEntries=`).
+    return { profile: rAccounting(profile, lines, ctx.limits), warnings: [] };
   },
 };

@@ -29,6 +29,17 @@ describe('rAccounting: a profile whose -top is summaryRprof (grammar.out: GC, me
     expect(topOf(rAccounting(p, 'show'))).toEqual(want);
   });
 
+  it('the transform bounds its entries by ctx.limits.maxTableEntries (PROFKIT_E_LIMIT naming the option)', async () => {
+    const functions = [...s.byFunction].length;
+    expect(functions).toBeGreaterThan(2);
+    const base = { stderr: process.stderr, signal: new AbortController().signal, verbose: false };
+    const e = await rAccountingTransform.apply(p, { ...base, values: {}, limits: { maxTableEntries: functions - 1 } }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'PROFKIT_E_LIMIT', detail: { option: 'maxTableEntries' } });
+    // exactly enough entries passes, and gives the unbounded result
+    const r = await rAccountingTransform.apply(p, { ...base, values: {}, limits: { maxTableEntries: functions } });
+    expect(topOf(r.profile)).toEqual(topOf(rAccounting(p)));
+  });
+
   it('the transform checks its lines option', async () => {
     const ctx = { values: { lines: 'both' }, stderr: process.stderr, signal: new AbortController().signal, verbose: false };
     await expect(rAccountingTransform.apply(p, ctx)).rejects.toMatchObject({ code: 'PROFKIT_E_USAGE' });
