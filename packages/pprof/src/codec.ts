@@ -23,7 +23,7 @@ import { decodeProfile, decodeProfileStream, type DecodeResult } from './decode.
 import { encodeProfile, encodeProfileChunks } from './encode.js';
 import { gunzipExact, gzipChunks, gzipOneBuffer, gzipStream } from './gzip.js';
 
-export { decodeProfile, decodeProfileStream, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
+export { decodeProfile, decodeProfileStream, ProfileDecoder, GoErrors, EMPTY_NAME, type DecodeOptions, type DecodeResult } from './decode.js';
 export { encodeProfile, encodeProfileChunks, type EncodeOptions } from './encode.js';
 export { gunzipExact, gzipAnnouncedSize } from './gzip.js';
 

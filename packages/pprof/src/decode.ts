@@ -794,6 +794,85 @@ export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>,
   }
 }
 
+/**
+ * `decodeProfile` in steps, for bytes that arrive over time (a download being inflated):
+ * `index(bytes)` runs pass 1 over the whole top-level fields that arrived since its last call, so
+ * that it is done while the rest is still on its way; `finish(bytes)` indexes what is left and
+ * runs pass 2. The bytes stay the caller's, in one buffer that grows: each call's `bytes` must
+ * begin with the bytes of the call before (the same values, in the same or a larger buffer).
+ * `finish(bytes, options)` gives the result and the errors (offsets included) of
+ * `decodeProfile(bytes, options)`; with other options than the decoder's, it is that call.
+ */
+export class ProfileDecoder {
+  private readonly state: StreamState;
+  private readonly counts = newCounts();
+  /** Pass 1 has read the fields before this offset. */
+  private indexed = 0;
+  /** Pass 1's error, which `finish` throws: `decodeProfile` stops at it in its own pass 1. */
+  private failure: { error: unknown } | undefined;
+  /** `finish` has used the counts (their string table went into the profile). */
+  private finished = false;
+
+  constructor(private readonly options: DecodeOptions = {}) {
+    this.state = {
+      fileName: options.file,
+      limits: decodeLimits(options.limits),
+      strings: [],
+      cols: EMPTY_COLS,
+      fill: undefined,
+      lineWithoutFunction: [],
+      unresolvedMappings: 0,
+    };
+  }
+
+  /** Runs pass 1 over the top-level fields of `bytes` (the input so far) that lie whole after those already read. */
+  index(bytes: Uint8Array): void {
+    if (this.failure || this.finished || bytes.length <= this.indexed) return;
+    enter(this.state, bytes, 0);
+    pos = this.indexed;
+    try {
+      indexFields(this.counts, bytes.length, true);
+      this.indexed = pos;
+    } catch (error) {
+      this.failure = { error };
+    } finally {
+      leave(this.state);
+    }
+  }
+
+  /** The profile of `bytes`, the whole input: `decodeProfile(bytes, options)`, without pass 1 over what `index` read. */
+  finish(bytes: Uint8Array, options: DecodeOptions = this.options): DecodeResult {
+    if (this.finished || bytes.length < this.indexed || !sameDecodeOptions(options, this.options)) return decodeProfile(bytes, options);
+    this.finished = true;
+    if (this.failure) throw this.failure.error;
+    const c = this.counts;
+    enter(this.state, bytes, 0);
+    pos = this.indexed;
+    try {
+      indexFields(c, bytes.length, false);
+      if (bytes.length === 0) emptyInput();
+      beginFill(c);
+      pos = 0;
+      fillFields(bytes.length, false);
+      return endFill(c, false);
+    } finally {
+      leave(this.state);
+      // The string table is the profile's now; the decoder keeps nothing of it.
+      this.state.strings = [];
+      this.state.cols = EMPTY_COLS;
+      this.state.fill = undefined;
+    }
+  }
+}
+
+/** Whether two decodes name the same file and apply the same limits (their errors are then the same). */
+function sameDecodeOptions(a: DecodeOptions, b: DecodeOptions): boolean {
+  if (a.file !== b.file) return false;
+  const x = decodeLimits(a.limits);
+  const y = decodeLimits(b.limits);
+  return (Object.keys(x) as (keyof DecodeLimits)[]).every((k) => x[k] === y[k]);
+}
+
 /** The columns pass 2 fills, shared with the per-message decoders. */
 interface Cols {
   nT: number;

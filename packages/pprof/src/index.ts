@@ -31,5 +31,5 @@ export const pprofAdapter = defineAdapter({
 
 export default pprofAdapter;
 export { sniffPprof } from './sniff.js';
-export { parsePprof, serializePprof, gzipLikeGo, lossWarnings, kernelRelocationSymbol, decodeProfile, decodeProfileStream, encodeProfile, encodeProfileChunks, GoErrors, EMPTY_NAME, gunzipExact, gzipAnnouncedSize } from './codec.js';
+export { parsePprof, serializePprof, gzipLikeGo, lossWarnings, kernelRelocationSymbol, decodeProfile, decodeProfileStream, ProfileDecoder, encodeProfile, encodeProfileChunks, GoErrors, EMPTY_NAME, gunzipExact, gzipAnnouncedSize } from './codec.js';
 export type { ParseOptions, SerializeOptions, DecodeOptions, DecodeResult, EncodeOptions } from './codec.js';
