@@ -28,7 +28,7 @@ import { createRequire, register } from 'node:module';
 // Node's built-ins through require(), not `import`: an ES module import of a built-in reads every
 // export (node:fs's getters load its streams and promises), ~1.5 ms of a start that uses a few.
 const requireBuiltin = createRequire(import.meta.url);
-const { closeSync, constants: fsConstants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
+const { closeSync, constants: fsConstants, fstatSync, futimesSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
 const { homedir, tmpdir } = requireBuiltin('node:os') as typeof import('node:os');
 const { dirname, join } = requireBuiltin('node:path') as typeof import('node:path');
 const { fileURLToPath, pathToFileURL } = requireBuiltin('node:url') as typeof import('node:url');
@@ -91,6 +91,20 @@ export function fnv1a(text: string): string {
 }
 
 /**
+ * A file's (size, mtime, ctime, inode) as a check marker holds them. Plain stats give the inode
+ * as a double, which rounds inode numbers past 2^53 (XFS, btrfs, NFS and overlay file systems can
+ * hand them out): a file replaced by one whose inode differs only in the rounded bits would keep
+ * its signature. Such an inode (never a safe integer once rounded) is read again exactly with
+ * bigint stats (`exactStats`); every other start pays nothing, where bigint stats of all ~110
+ * checked files cost 3–4× the plain ones. Core's discovery (`changeSignature`) follows the same
+ * rule; this file imports no core code (that is what the bundle saves).
+ */
+export function statSignature(s: Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs' | 'ino'>, exactStats: () => { ino: bigint } | undefined): string {
+  const ino = Number.isSafeInteger(s.ino) ? s.ino : (exactStats()?.ino ?? '-');
+  return `${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${ino}`;
+}
+
+/**
  * True when nobody but this user (or root) can have written the file: owned by this user and not
  * writable by group or others. The cache folder may be one others can write to (a shared /tmp, a
  * PROFKIT_CACHE_DIR set so): a planted code cache would run its bytecode, a planted check marker
@@ -102,18 +116,49 @@ function writtenByUs(s: Stats): boolean {
 }
 
 /**
+ * How stale a cache file's mtime may get while it is in use: a file read is touched (its mtime set
+ * to now) when its mtime is older than this, so that the mtime says when it was last used, within
+ * a day, for `pruneCache`. Once a day per file: a start reads ~5 cache files, and a touch is a
+ * system call (and a metadata write) that a start otherwise does not make.
+ */
+const MARK_USE_AFTER_MS = 24 * 3600 * 1000;
+
+/**
  * The cache file at `path` when this user wrote it (`writtenByUs`), else undefined; symbolic links
  * are not followed, and a FIFO planted there is opened without waiting for a writer (then refused).
+ * A file read is marked as used (`MARK_USE_AFTER_MS`).
  */
 function readCacheFile(path: string): Buffer | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0));
-    return writtenByUs(fstatSync(fd)) ? readFileSync(fd) : undefined;
+    const s = fstatSync(fd);
+    if (!writtenByUs(s)) return undefined;
+    const data = readFileSync(fd);
+    const now = Date.now();
+    if (now - s.mtimeMs > MARK_USE_AFTER_MS) markUsed(fd, path, now / 1000);
+    return data;
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Sets the access and modification times of the cache file open as `fd` to `seconds`. The owner
+ * may set them through a read-only descriptor on POSIX systems; Windows needs write access, so there
+ * the path is touched instead. Errors are ignored (a read-only cache folder: pruned by write time).
+ */
+function markUsed(fd: number, path: string, seconds: number): void {
+  try {
+    futimesSync(fd, seconds, seconds);
+  } catch {
+    try {
+      utimesSync(path, seconds, seconds);
+    } catch {
+      // not ours to touch
+    }
   }
 }
 
@@ -174,16 +219,17 @@ class InputCheck {
     // because mtime can be set back (npm extracts every file with the same 1985 mtime; utimes).
     const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(signature)}`);
     // Plain (not bigint) stats and string paths: this runs on every start, ~110 files for the CLI
-    // and core (~1 ms; bigint stats and path.join cost 3–4× that).
+    // and core (~1 ms; bigint stats and path.join cost 3–4× that). Bigint only for an inode past 2^53.
     for (const file of files) {
+      const path = `${root}/${file}`;
       let s: Stats | undefined;
       try {
-        s = statSync(`${root}/${file}`, { throwIfNoEntry: false });
+        s = statSync(path, { throwIfNoEntry: false });
+        if (s) signature += `\0${statSignature(s, () => statSync(path, { bigint: true, throwIfNoEntry: false }))}`;
       } catch {
         return false; // ENOTDIR, EACCES: not the file the bundle holds
       }
       if (!s) return false;
-      signature += `\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`;
     }
     if (readCacheFile(marker)?.toString('utf8') === signature) return true; // else not checked yet, or the files changed since: hash them
     for (const file of files) {
@@ -207,7 +253,7 @@ class InputCheck {
     try {
       fd = openSync(path, fsConstants.O_RDONLY);
       const s = fstatSync(fd);
-      const signature = `bundle\0${path}\0${s.size}\0${s.mtimeMs}\0${s.ctimeMs}\0${s.ino}`;
+      const signature = `bundle\0${path}\0${statSignature(s, () => fstatSync(fd!, { bigint: true }))}`;
       const marker = join(this.cache, 'checked', `${this.manifest.bundleSha1.slice(0, 16)}-${fnv1a(`bundle\0${path}`)}`);
       const bytes = readFileSync(fd);
       const remembered = readCacheFile(marker)?.toString('utf8') === signature;
@@ -240,11 +286,14 @@ export function discoveryCacheFiles(): DiscoveryCache {
 const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * Deletes what other bundles left in the cache folder more than a week ago (every `npm run build`
- * makes a new bundle, ~600 KB of code cache). Runs only when this bundle writes its code cache;
- * errors are ignored. Another install still in use rewrites its cache on its next start.
+ * Deletes what other bundles and discovery left in the cache folder and nobody used for a week
+ * (every `npm run build` makes a new bundle, ~600 KB of code cache). A file's mtime is its last
+ * use, within a day (`readCacheFile` touches what it reads), not its last write: an entry read on
+ * every start but written long ago (a discovery entry of a folder that never changes, the code
+ * cache of another install in daily use) stays. Runs only when this bundle writes its code cache;
+ * errors are ignored. Exported for tests.
  */
-function pruneCache(cache: string, bundleKey: string): void {
+export function pruneCache(cache: string, bundleKey: string): void {
   const now = Date.now();
   // Discovery's entries too: one per node_modules folder ever searched (test projects come and go).
   for (const dir of [cache, join(cache, 'checked'), join(cache, 'discover')]) {
@@ -258,7 +307,7 @@ function pruneCache(cache: string, bundleKey: string): void {
       if (name.includes(bundleKey) || !(name.endsWith('.v8cache') || dir !== cache)) continue;
       try {
         const path = join(dir, name);
-        if (now - statSync(path).mtimeMs > PRUNE_AFTER_MS) unlinkSync(path);
+        if (now - statSync(path).mtimeMs > PRUNE_AFTER_MS) unlinkSync(path); // last used more than a week ago
       } catch {
         // gone already, or not ours to delete
       }
