@@ -30,8 +30,15 @@ function appended(into: Uint8Array, used: number, chunk: Uint8Array, maxBytes: n
   return larger;
 }
 
+/**
+ * What sees the bytes of a buffer being filled as they arrive: the buffer so far after each chunk
+ * (one buffer that grows, each call's bytes beginning with the previous call's), as
+ * `ProfileDecoder.index` takes them.
+ */
+export type ArrivingBytes = (soFar: Uint8Array) => void;
+
 /** Reads a stream of bytes into one buffer of `sizeHint` bytes, grown as it fills; undefined past `maxBytes`. */
-async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number): Promise<Uint8Array | undefined> {
+async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
   // Allocated at the first chunk: a stream that errors at once (not gzip) costs no buffer of the hint's size.
   let out: Uint8Array | undefined;
   let used = 0;
@@ -47,18 +54,74 @@ async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, m
     }
     out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value, maxBytes);
     used += value.length;
+    onBytes?.(out.subarray(0, used));
   }
   return out ? out.subarray(0, used) : new Uint8Array(0);
 }
 
-/** A gzip stream inflated by the platform, or undefined on any error (core's reader then decides). */
-async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array | undefined> {
+/**
+ * A small worker of its own that inflates (`DecompressionStream` inflates on the thread that reads
+ * it): the analysis worker meanwhile runs pass 1 of the pprof decode on the bytes inflated so far,
+ * where it would otherwise wait for the whole input (on the 1M-sample profile, the inflate and
+ * pass 1 each take about half a second).
+ */
+const INFLATE_WORKER_SOURCE = "onmessage = (e) => { const out = e.data.pipeThrough(new DecompressionStream('gzip')); postMessage(out, [out]); };";
+
+/**
+ * `gzip` inflated by `DecompressionStream` in a worker of its own, where this platform can start
+ * one and hand it streams (Chromium, Firefox: a worker may start workers); on this thread otherwise
+ * (Node's tests, a browser without either). `done` ends the helper worker.
+ */
+async function inflatingStream(gzip: ReadableStream<Uint8Array>): Promise<{ stream: ReadableStream<Uint8Array>; done(): void }> {
+  const here = () => ({ stream: gzip.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), done() {} });
+  if (typeof Worker !== 'function' || typeof Blob !== 'function' || typeof URL.createObjectURL !== 'function') return here();
+  const url = URL.createObjectURL(new Blob([INFLATE_WORKER_SOURCE], { type: 'text/javascript' }));
+  let helper: Worker;
+  try {
+    helper = new Worker(url);
+  } catch {
+    URL.revokeObjectURL(url);
+    return here();
+  }
+  const done = () => {
+    helper.terminate();
+    URL.revokeObjectURL(url);
+  };
+  try {
+    // Throws (and leaves `gzip` as it was) where streams cannot be transferred.
+    helper.postMessage(gzip, [gzip as unknown as Transferable]);
+  } catch {
+    done();
+    return here();
+  }
+  try {
+    const stream = await new Promise<ReadableStream<Uint8Array>>((resolve, reject) => {
+      helper.onmessage = (e: MessageEvent<ReadableStream<Uint8Array>>) => resolve(e.data);
+      helper.onerror = (e: ErrorEvent) => reject(new Error(e.message));
+    });
+    return { stream, done };
+  } catch (e) {
+    done();
+    throw e;
+  }
+}
+
+/**
+ * A gzip stream inflated by the platform, or undefined on any error (core's reader then decides).
+ * `signal` stops it (the download of the rest too); `onBytes` sees the inflated bytes as they arrive.
+ */
+async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, signal?: AbortSignal, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
   // Chromium's and Firefox's DecompressionStream reject bytes after the first member (another
   // member, or trailing garbage): those reach core's reader, which reads every member as Go does.
+  let inflating: { stream: ReadableStream<Uint8Array>; done(): void } | undefined;
   try {
-    return await collected(gzip.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>, { signal }), sizeHint, maxBytes);
+    // The signal acts here, on this side of the helper worker: the abort errors what it inflates.
+    inflating = await inflatingStream(signal ? gzip.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal }) : gzip);
+    return await collected(inflating.stream, sizeHint, maxBytes, onBytes);
   } catch {
     return undefined;
+  } finally {
+    inflating?.done();
   }
 }
 
@@ -67,14 +130,14 @@ async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxB
  * `DecompressionStream` inflates to at most `maxBytes` (core's `maxDecompressedBytes` by default);
  * `undefined` otherwise (not gzip, or anything core's own reader should decide).
  */
-export async function nativeGunzip(bytes: Uint8Array, maxBytes: number = DEFAULT_LIMITS.maxDecompressedBytes): Promise<Uint8Array | undefined> {
+export async function nativeGunzip(bytes: Uint8Array, maxBytes: number = DEFAULT_LIMITS.maxDecompressedBytes, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
   if (typeof DecompressionStream !== 'function' || bytes.length < MIN_GZIP_BYTES || bytes[0] !== GZIP_MAGIC[0] || bytes[1] !== GZIP_MAGIC[1]) return undefined;
   // The trailer's ISIZE (the size mod 2^32, which zlib checks) sizes the output buffer; one
   // past the limit, or 0, only costs a buffer grown as it fills.
   const n = bytes.length;
   const announced = (bytes[n - 4]! | (bytes[n - 3]! << 8) | (bytes[n - 2]! << 16) | (bytes[n - 1]! << 24)) >>> 0;
   // Deflate inflates at most 1032 times: a larger size in the trailer is a lie, not a buffer to allocate.
-  return inflated(piecesOf(bytes), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes);
+  return inflated(piecesOf(bytes), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes, undefined, onBytes);
 }
 
 /**
@@ -99,14 +162,14 @@ function piecesOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
  * fetch and 1.5 s to inflate, one after the other, on a loaded machine). More than
  * `limits.maxInputBytes` arriving is core's `maxInputBytes` error.
  */
-export async function streamedProfileBytes(name: string, stream: ReadableStream<Uint8Array>, size: number, limits = DEFAULT_LIMITS): Promise<Uint8Array> {
+export async function streamedProfileBytes(name: string, stream: ReadableStream<Uint8Array>, size: number, limits = DEFAULT_LIMITS, onInflated?: ArrivingBytes): Promise<Uint8Array> {
   if (typeof DecompressionStream !== 'function') return rawBytes(name, stream, size, limits.maxInputBytes);
   const [forRaw, forInflate] = stream.tee();
   // Both branches read at once; the raw bytes are kept until the inflate is known to have worked.
   // The raw branch failing (maxInputBytes, the download) stops the inflate too, which would
   // otherwise go on downloading and inflating the rest of the body for nothing.
   const stopInflate = new AbortController();
-  const inflating = inflated(forInflate, size * 4, limits.maxDecompressedBytes, stopInflate.signal);
+  const inflating = inflated(forInflate, size * 4, limits.maxDecompressedBytes, stopInflate.signal, onInflated);
   let raw: Uint8Array;
   try {
     raw = await rawBytes(name, forRaw, size, limits.maxInputBytes);

@@ -8,9 +8,12 @@ import { ErrorCodes, ProfkitError, isProfkitError, type SourceLines } from '@pro
 import { ProfileSession, errorOf, sourceLinesOf, webRegistry } from './engine.js';
 import { DroppedSources } from './dropped-sources.js';
 import { nativeGunzip, streamedProfileBytes } from './native-gunzip.js';
+import { ProfileDecoder } from '@profkit/pprof';
 import type { ProfileInput, SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 
-const registry = webRegistry();
+/** The pprof decodes started on the profiles' bytes as they were inflated, until the registry reads them. */
+const decodesAhead = new Map<Uint8Array, ProfileDecoder>();
+const registry = webRegistry(decodesAhead);
 let session: Promise<ProfileSession> | undefined;
 /** The source files fetched from `profkit web` for this session, by the listing's file name. */
 let fetchedSources = new Map<string, SourceLines>();
@@ -65,17 +68,38 @@ async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }):
   return s.view(req.options, req.part, req.fn, read);
 }
 
-/** A profile's bytes for core, gzip inflated natively when the browser can (see native-gunzip.ts). */
-async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint8Array }> {
+/**
+ * A profile's bytes for core, gzip inflated natively when the browser can (see native-gunzip.ts);
+ * inflated bytes come with the pprof decode of them started while they arrived (`ProfileDecoder`:
+ * its pass 1 runs while the rest is inflated; if they are not pprof, the registry never asks for it).
+ */
+async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint8Array; decoder?: ProfileDecoder }> {
+  const decoder = new ProfileDecoder({ file: input.name });
+  let indexed: Uint8Array | undefined;
+  const index = (soFar: Uint8Array) => decoder.index((indexed = soFar));
+  // The decoder goes with the bytes it indexed, not with the raw bytes of an inflate that failed.
+  const withDecoder = (bytes: Uint8Array) => ({ name: input.name, bytes, ...(indexed?.buffer === bytes.buffer && indexed.length === bytes.length ? { decoder } : {}) });
   if ('bytes' in input) {
     const bytes = new Uint8Array(input.bytes);
-    return { name: input.name, bytes: (await nativeGunzip(bytes)) ?? bytes };
+    return withDecoder((await nativeGunzip(bytes, undefined, index)) ?? bytes);
   }
   try {
-    return { name: input.name, bytes: await streamedProfileBytes(input.name, input.stream, input.size) };
+    return withDecoder(await streamedProfileBytes(input.name, input.stream, input.size, undefined, index));
   } catch (e) {
     // The download failing (the server closed the connection: a file it could not read).
     throw isProfkitError(e) ? e : new ProfkitError(ErrorCodes.IO, `${input.name}: ${e instanceof Error ? e.message : String(e)}`, { file: input.name });
+  }
+}
+
+/** Opens the session of `profile` (and `base`), the registry finishing the decodes started ahead. */
+async function openSession(profile: ProfileInput, base: ProfileInput | undefined, source: SourceAccess | undefined): Promise<ProfileSession> {
+  const p = await inputOf(profile);
+  const b = base ? await inputOf(base) : undefined;
+  for (const input of [p, b]) if (input?.decoder) decodesAhead.set(input.bytes, input.decoder);
+  try {
+    return await ProfileSession.open(registry, p, b, source);
+  } finally {
+    decodesAhead.clear();
   }
 }
 
@@ -84,7 +108,7 @@ async function answer(req: WorkerRequest): Promise<void> {
     if (req.kind === 'load') {
       fetchedSources = new Map();
       droppedSources = new DroppedSources();
-      session = ProfileSession.open(registry, await inputOf(req.profile), req.base ? await inputOf(req.base) : undefined, req.source);
+      session = openSession(req.profile, req.base, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
     } else if (req.kind === 'source') {
       droppedSources.add(req.file, req.text);
