@@ -1,21 +1,21 @@
 /**
  * The text reports of a difference (`go tool pprof -top/-tree/-peek -diff_base BASE NEW`)
- * computed from the two profiles' stack tables, without merging the profiles.
+ * computed from the two profiles side by side, without merging the profiles.
  *
  * Why: `diff` (diff.ts) builds a third profile (the base relabelled, negated and merged in),
  * which costs more than reading both inputs, and holds three profiles at once. The reports only
- * need per-stack sums, so each profile is reduced on its own to its report stack table
- * (`reportStacks`: the per-stack filters and `-mean` applied as for one profile) with its frames'
- * nodes in one node table shared by both sides: a node is what the report prints (function name,
- * file, line… at the report's granularity), so a frame of the base lands on the node of the same
- * meaning in the new profile whatever the ids. The base's sums are negated, and the call graph
- * walks both tables and adds the results (`GraphInput.others`): every sum of the graph is a sum
- * over samples, so the numbers are those of the merged profile, and calls first reached in the new
- * profile come first, as in the merged profile (its samples first). The report total is pprof's
- * (the sum of |value| over the base samples). A side is reduced as soon as it is read and the
- * profile dropped, and its table walked once then and kept in a fifth of its size (`summedSide`);
- * the report walks tables cut to the stacks of the shown nodes (`prunedSource`). The peak holds
- * one profile, its table and the other side's reduced table.
+ * need sums over samples, so each profile is reduced on its own, as soon as it is read, to its
+ * samples' frames and values (`SideSamples`: the per-stack filters applied as for one profile)
+ * with its frames' nodes in one node table shared by both sides: a node is what the report
+ * prints (function name, file, line… at the report's granularity), so a frame of the base lands
+ * on the node of the same meaning in the new profile whatever the ids. The base's sums are
+ * negated, and the call graph walks both sides' stack tables and adds the results
+ * (`GraphInput.others`): every sum of the graph is a sum over samples, so the numbers are those
+ * of the merged profile, and calls first reached in the new profile come first, as in the merged
+ * profile (its samples first). The report total is pprof's (the sum of |value| over the base
+ * samples). Every node's flat and cum come straight from the samples, and the report walks stack
+ * tables of only the stacks of the shown nodes (`prunedSource`). The peak holds one profile and
+ * the samples of the other.
  *
  * Not covered (`diffReportUnsupported` names them; callers merge instead): `-base` (samples that
  * cancel out change the total), the tag frames and tag filters (they read the merged labels),
@@ -35,6 +35,7 @@ import {
   checkSampleType,
   flattenLocationNodes,
   newNodeNames,
+  nodeTable,
   ratioOf,
   reportStacks,
   type CallGraphOptions,
@@ -53,7 +54,7 @@ import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
 import { hasStackFilters } from './stack-filters.js';
 import { scaleValue } from './scale.js';
-import { RowSums, childLists, sparseSelf, stackChildren, type ChildLists, type StackValues } from './stack-table.js';
+import { PrefixTreeBuilder, RowSums, type StackTable, type StackValues } from './stack-table.js';
 
 export interface DiffReportOptions extends ReportFilters {
   /** The sample type reported (both profiles have the same sample types). */
@@ -72,8 +73,8 @@ export interface DiffReportOptions extends ReportFilters {
    */
   sampleTypeDefaulted?: boolean;
   /**
-   * The reports will not be trimmed (`peek`: every node shown): the tables are then kept whole and
-   * walked by each pass of the report, as cutting them to the shown nodes would keep every stack.
+   * The reports will not be trimmed (`peek`: every node shown): each pass of the report then walks
+   * the sides' whole stack tables, as cutting them to the shown nodes would keep every stack.
    */
   untrimmed?: boolean;
 }
@@ -92,23 +93,32 @@ export function diffReportUnsupported(options: Omit<DiffReportOptions, 'sampleTy
 interface DiffSide {
   /** Node ids of every location row (`flattenLocationNodes`). */
   locations: Locations;
-  /**
-   * The whole stack table (and the divisor's sums), kept with -mean (its reports walk the whole
-   * tables) and for NEW with -normalize (its sums are scaled once BASE is read).
-   */
+  /** With -mean: the whole stack table and the divisor's sums (BASE's negated), which every pass of its reports walks. */
   whole?: Pick<ReportStacks, 'stacks' | 'divisor'>;
-  /** Otherwise the side summed as soon as it is read, its whole table dropped (`summedSide`). */
-  summed?: SummedSide;
+  /** Otherwise the samples (NEW's values scaled once BASE is read, with -normalize). */
+  samples?: SideSamples;
+  /** BASE: its sums count negated. */
+  negated: boolean;
   /** Sum of |value| and sum of the divisor (with -mean) over all samples of the sample type. */
   absTotal: bigint;
   divisorTotal: bigint;
   /** Signed sum of the values (pprof `-normalize` scales by the ratio of these). */
   sum: bigint;
   hasNegative: boolean;
-  /** The values (kept for `-normalize` only: the new profile's samples are scaled one by one, as pprof scales them). */
-  values?: BigInt64Array;
   /** What merging, the header and the compatibility check read of the profile. */
   shell: Pick<Profile, '.profile' | 'sample_types'> & { '.mappings': ProfileHeader['.mappings'] };
+}
+
+/**
+ * The samples of one side whose value is not 0: sample i's frames (location rows, the per-stack
+ * filters applied, leaf first) are `frames[offsets[i] .. offsets[i + 1]]`, none for a sample the
+ * filters drop (its value still counts in the report total). About 4 bytes a frame: the profile's
+ * own stack column, with what the report needs of its tables (node ids per location) aside.
+ */
+interface SideSamples {
+  offsets: Uint32Array;
+  frames: Int32Array;
+  values: BigInt64Array;
 }
 
 /**
@@ -143,7 +153,7 @@ export class DiffReportBuilder {
     if (offsets && offsets[offsets.length - 1]! > 0 && p['.labels'].key.includes(DIFF_BASE_LABEL)) return `samples of the new profile are labelled ${DIFF_BASE_LABEL}`;
     const clash = this.mappingClash(p);
     if (clash !== undefined) return clash;
-    this.next = this.side(p, this.options.normalize === true, false);
+    this.next = this.side(p, false);
     return undefined;
   }
 
@@ -157,16 +167,23 @@ export class DiffReportBuilder {
     if (this.options.sampleTypeDefaulted && defaultSampleTypeIndex(merged) !== this.options.sampleTypeIndex) return 'the merged profile defaults to another sample type';
     const clash = this.mappingClash(p);
     if (clash !== undefined) return clash;
-    // BASE is subtracted: its sums negated (`side`).
-    const base = this.side(p, false, true);
+    // BASE is subtracted: its sums negated.
+    const base = this.side(p, true);
     // The merged total sums |value| per merged sample: the sides' sums of |value| only when every value has one sign.
     if (base.hasNegative) return 'the base profile has negative values';
     // Merging drops the samples that cancel out (and -normalize those it rounds to 0): a stack of
     // only those would still be walked here, its calls shown with weight 0.
     if (next.hasNegative) return 'the new profile has negative values';
-    if (next.values) {
+    if (this.options.normalize) {
+      // pprof -normalize: NEW's samples scaled by sum(BASE)/sum(NEW), each rounded (pprof ScaleN).
       const ratio = normalizeRatio(next, base);
-      for (const v of next.values) if (v !== 0n && scaleValue(v, ratio) === 0n) return '-normalize rounds samples of the new profile to 0';
+      const values = next.samples!.values;
+      for (const v of values) if (scaleValue(v, ratio) === 0n) return '-normalize rounds samples of the new profile to 0';
+      if (ratio !== 1) {
+        let absTotal = 0n;
+        for (let i = 0; i < values.length; i++) absTotal += abs((values[i] = scaleValue(values[i]!, ratio)));
+        next.absTotal = absTotal;
+      }
     }
     this.base = base;
     return undefined;
@@ -188,7 +205,7 @@ export class DiffReportBuilder {
     return undefined;
   }
 
-  private side(p: Profile, keepValues: boolean, negated: boolean): DiffSide {
+  private side(p: Profile, negated: boolean): DiffSide {
     const t = this.options.sampleTypeIndex;
     const col = p.samples['.values'][t]!;
     const div = this.options.mean ? p.samples['.values'][0] : undefined;
@@ -205,27 +222,79 @@ export class DiffReportBuilder {
     if (div) for (let i = 0; i < div.length; i++) divisorTotal += div[i]!;
     const m = p['.mappings'];
     const first = m.mapping_id.length > 0 ? 1 : 0;
-    const { locNodes, stacks, divisor } = reportStacks(p, new ProfileIndex(p), t, this.graphOptions, this.nodes);
-    const locations = flattenLocationNodes(locNodes);
-    const keepWhole = this.options.mean === true || this.options.untrimmed === true || keepValues;
-    if (keepWhole && negated) {
-      negate(stacks.self);
-      if (divisor) negate(divisor.self);
-    }
-    return {
-      locations,
-      ...(keepWhole ? { whole: { stacks, ...(divisor ? { divisor } : {}) } } : { summed: summedSide({ nNodes: this.nodes.names.length, ...locations, stacks }, negated) }),
+    const totals = {
+      negated,
       absTotal,
       divisorTotal,
       sum,
       hasNegative,
-      ...(keepValues ? { values: col } : {}),
       shell: {
         '.profile': p['.profile'],
         sample_types: p.sample_types,
         '.mappings': { mapping_id: m.mapping_id.slice(0, first), filename: m.filename.slice(0, first), build_id: m.build_id.slice(0, first) },
       },
     };
+    const index = new ProfileIndex(p);
+    if (!this.options.mean) return { ...this.sideSamples(p, index), ...totals };
+    const { locNodes, stacks, divisor } = reportStacks(p, index, t, this.graphOptions, this.nodes);
+    if (negated) {
+      negate(stacks.self);
+      if (divisor) negate(divisor.self);
+    }
+    return { locations: flattenLocationNodes(locNodes), whole: { stacks, ...(divisor ? { divisor } : {}) }, ...totals };
+  }
+
+  /**
+   * The nodes of `p`'s locations and its `SideSamples`: the frames of its stack column (location
+   * ids as rows) or, with per-stack filters, of its filtered stack table (each sample's row and
+   * its callers).
+   */
+  private sideSamples(p: Profile, index: ProfileIndex): { locations: Locations; samples: SideSamples } {
+    const t = this.options.sampleTypeIndex;
+    const col = p.samples['.values'][t]!;
+    let kept = 0;
+    for (let i = 0; i < col.length; i++) if (col[i] !== 0n) kept++;
+    const values = new BigInt64Array(kept);
+    const offsets = new Uint32Array(kept + 1);
+    if (this.graphOptions.stackFilters) {
+      const { locNodes, stacks } = reportStacks(p, index, t, this.graphOptions, this.nodes);
+      const { prefix, sampleStack } = stacks;
+      const depth = new Int32Array(stacks.length);
+      for (let s = 0; s < stacks.length; s++) depth[s] = prefix[s]! < 0 ? 1 : depth[prefix[s]!]! + 1;
+      for (let i = 0, k = 0; i < col.length; i++) {
+        if (col[i] === 0n) continue;
+        values[k] = col[i]!;
+        offsets[k + 1] = offsets[k]! + (sampleStack[i]! >= 0 ? depth[sampleStack[i]!]! : 0);
+        k++;
+      }
+      const frames = new Int32Array(offsets[kept]!);
+      for (let i = 0, k = 0; i < col.length; i++) {
+        if (col[i] === 0n) continue;
+        let f = offsets[k++]!;
+        for (let s = sampleStack[i]!; s >= 0; s = prefix[s]!) frames[f++] = stacks.frame[s]!;
+      }
+      return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames, values } };
+    }
+    const { by = 'function', inline = true, columns = false } = this.graphOptions;
+    const { locNodes } = nodeTable(p, by, inline, columns, index, undefined, this.nodes);
+    const stackColumn = p.samples.locations;
+    let frameCount = 0;
+    for (let i = 0; i < col.length; i++) if (col[i] !== 0n) frameCount += stackColumn.offsets[i + 1]! - stackColumn.offsets[i]!;
+    const frames = new Int32Array(frameCount);
+    // Location ids that name no location are left out, as the stack tables leave them out.
+    const denseRows = index.locations.denseRows;
+    let f = 0;
+    for (let i = 0, k = 0; i < col.length; i++) {
+      if (col[i] === 0n) continue;
+      for (let j = stackColumn.offsets[i]!; j < stackColumn.offsets[i + 1]!; j++) {
+        const id = stackColumn.location_id[j]!;
+        const r = denseRows ? (id < denseRows.length ? denseRows[id]! : -1) : index.locations.get(id);
+        if (r >= 0) frames[f++] = r;
+      }
+      values[k] = col[i]!;
+      offsets[++k] = f;
+    }
+    return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values } };
   }
 
   /** The report input of NEW minus BASE (after `addNew` and `addBase`). */
@@ -234,35 +303,26 @@ export class DiffReportBuilder {
     const base = this.base;
     if (!next || !base) throw new Error('DiffReportBuilder: addNew and addBase first');
     const t = this.options.sampleTypeIndex;
-    // pprof -normalize: NEW's samples scaled by sum(BASE)/sum(NEW), each rounded (pprof ScaleN).
-    const ratio = this.options.normalize ? normalizeRatio(next, base) : 1;
-    let nextSelf = next.whole?.stacks.self;
-    let nextAbsTotal = next.absTotal;
-    if (ratio !== 1) ({ self: nextSelf, absTotal: nextAbsTotal } = scaledSums(next, ratio));
     // pprof computeTotal: the base samples' total (they carry pprof::base=true), or everything's when it is 0.
     const meanOn = this.options.mean === true;
-    // With -mean the divisor's sums would need the same cut: the whole tables then.
-    const walkWhole = meanOn || this.options.untrimmed === true;
-    const total = base.absTotal > 0n ? meanOf(base.absTotal, meanOn ? -base.divisorTotal : 0n) : meanOf(nextAbsTotal + base.absTotal, meanOn ? next.divisorTotal - base.divisorTotal : 0n);
+    const total = base.absTotal > 0n ? meanOf(base.absTotal, meanOn ? -base.divisorTotal : 0n) : meanOf(next.absTotal + base.absTotal, meanOn ? next.divisorTotal - base.divisorTotal : 0n);
     const header: ProfileHeader = {
       sample_types: next.shell.sample_types,
       '.mappings': next.shell['.mappings'].mapping_id.length > 0 ? next.shell['.mappings'] : base.shell['.mappings'],
       '.profile': combineFacts([next.shell, base.shell] as Profile[]),
     };
     const nodes = this.nodes;
-    const wholeInput = (side: DiffSide, self = side.whole!.stacks.self): GraphInput => ({
-      nNodes: nodes.names.length,
-      ...side.locations,
-      stacks: { ...side.whole!.stacks, self },
-      ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}),
-    });
-    // BASE's samples after NEW's, as merging orders them; its sums were negated by `side` (whole
-    // tables) or `summedSide`.
-    let summed: SummedSide[] | undefined;
-    const summedSides = () => (summed ??= [next.summed ?? summedSide(wholeInput(next, nextSelf), false), base.summed ?? summedSide(wholeInput(base), false)]);
     const unit = next.shell.sample_types.unit[t]!;
     const source = { t, unit, names: nodes.names, infos: nodes.infos, total: () => total };
-    const wholeSource = (): ReportGraphSource => ({ ...source, g: { ...wholeInput(next, nextSelf), others: [wholeInput(base)] } });
+    // BASE's samples after NEW's, as merging orders them.
+    const wholeSource = (): ReportGraphSource => {
+      // -mean: the tables `side` kept (the divisor's sums would need the same cut as the values').
+      const input = (side: DiffSide): GraphInput => ({ nNodes: nodes.names.length, ...side.locations, stacks: side.whole!.stacks, ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}) });
+      if (meanOn) return { ...source, g: { ...input(next), others: [input(base)] } };
+      const [nextTable, baseTable] = [next, base].map((side) => sideStackTable(side, nodes.names.length).g);
+      return { ...source, g: { ...nextTable!, others: [baseTable!] } };
+    };
+    const walkWhole = meanOn || this.options.untrimmed === true;
     const options = this.options;
     return {
       kind: 'report-input',
@@ -277,27 +337,12 @@ export class DiffReportBuilder {
           meanDivisorIndex: meanOn ? 0 : undefined,
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
-          graphSource: (graphOptions) => (walkWhole ? wholeSource() : prunedSource(source, summedSides(), graphOptions)),
+          graphSource: (graphOptions) => (walkWhole ? wholeSource() : prunedSource(source, [next, base], graphOptions)),
           header,
         };
       },
     };
   }
-}
-
-/** The new side's per-stack sums and total of |value| with every sample scaled by `ratio` (pprof `ScaleN`). */
-function scaledSums(side: DiffSide, ratio: number): { self: StackValues; absTotal: bigint } {
-  const col = side.values!;
-  const { sampleStack, length } = side.whole!.stacks;
-  const scaled = new BigInt64Array(col.length);
-  let absTotal = 0n;
-  for (let i = 0; i < col.length; i++) {
-    scaled[i] = scaleValue(col[i]!, ratio);
-    absTotal += abs(scaled[i]!);
-  }
-  const sums = new RowSums(absTotal <= 2n ** 53n, length);
-  for (let i = 0; i < col.length; i++) if (sampleStack[i]! >= 0) sums.add(sampleStack[i]!, scaled[i]!);
-  return { self: sums.finish(length), absTotal };
 }
 
 /** pprof `Normalize`'s ratio: sum(BASE) / sum(NEW), 0 when NEW sums to 0. */
@@ -311,37 +356,41 @@ function negate(values: StackValues): void {
   for (let i = 0; i < v.length; i++) v[i] = -v[i]!;
 }
 
+/** Sums of |value| up to this are exact in doubles, and so is every partial sum. */
+const EXACT_IN_DOUBLES = 2n ** 53n;
+
 /**
- * The graph source of a report of NEW minus BASE that walks each side's whole stack table once
- * instead of once per pass of the report.
+ * The graph source of a report of NEW minus BASE that walks only the stacks of the nodes it shows.
  *
- * Why: on profiles whose stacks share little each table has about one row per frame (millions),
- * and the report walks every table twice (flat and cum of every node to pick the shown nodes,
- * then again for the calls between them). The second walk only needs the stacks that hold a
- * shown node and their callers: every other subtree adds to those stacks' totals only (its
- * frames hold no shown node, so it has no call into one and no flat of one). So: one walk per
- * side for every node's flat and cum (`exact`); the shown nodes picked from those sums by the
- * report's own trimming (`trimmedCallGraph` of a graph that has exactly those sums); each table
- * cut to the stacks above a frame of a shown node, every cut subtree replaced by one row of its
- * total and no frame; and a small table of corrections that makes every node's flat and cum
- * those of the whole tables again, for the report's first pass (which then picks the same nodes).
- * Rows keep their order, so calls are first reached in the same order.
+ * Why: on profiles whose stacks share little each side's stack table has about one row per frame
+ * (millions), and the report walks every table twice (flat and cum of every node to pick the
+ * shown nodes, then again for the calls between them). Neither walk needs every stack: every
+ * node's flat and cum are sums over the samples (`sampleNodeSums`, no table), and the calls
+ * between shown nodes only need the stacks that hold a shown node and their callers: every other
+ * subtree adds to those stacks' totals only (its frames hold no shown node, so it has no call
+ * into one and no flat of one). So: the shown nodes are picked from the exact sums by the
+ * report's own trimming (`trimmedCallGraph` of a graph that has exactly those sums); each side's
+ * table is made of its samples' stacks cut below their innermost frame of a shown node, the rest
+ * of a cut stack one row of its own without frame (`sideStackTable`); and a small table of
+ * corrections makes every node's flat and cum those of the whole tables again, for the report's
+ * first pass (which then picks the same nodes). Rows are made in sample order, so calls are
+ * first reached in the same order as in the whole tables.
  */
-function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: SummedSide[], options: CallGraphOptions): ReportGraphSource {
+function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], options: CallGraphOptions): ReportGraphSource {
   const nodeCount = source.names.length;
   // One node more, never shown: the corrections add to it and take it away again (see `correctionInput`).
   const names = [...source.names, ''];
   const infos = [...source.infos, ''];
-  const exact = sumOfSides(sides, nodeCount + 1);
+  const own = sides.map((side) => sampleNodeSums(side, nodeCount + 1));
+  const exact = sumOfSides(own, nodeCount + 1);
   const shownNames = new Set(trimmedCallGraph({ ...source, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount + 1);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
-  // A side whose cut would keep most rows (e.g. `peek`, never trimmed) is walked whole: the cut
-  // would save nothing, and its sums are then known without a walk.
-  const walked = sides.map((side) => {
-    const cut = pruneStacks(side, nodeCount + 1, shown);
-    return cut ? { g: cut, sums: buildNodes(cut, undefined) } : { g: wholeStacks(side, nodeCount + 1), sums: side };
+  // A side none of whose samples was cut has the sums of its whole table.
+  const walked = sides.map((side, i) => {
+    const { g, cut } = sideStackTable(side, nodeCount + 1, shown);
+    return { g, sums: cut ? buildNodes(g, undefined) : own[i]! };
   });
   const left = sumOfSides(
     walked.map((w) => w.sums),
@@ -354,109 +403,51 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: SummedSide[],
   return { ...source, names, infos, g: { ...walked[0]!.g, others: [...walked.slice(1).map((w) => w.g), corrections] } };
 }
 
-/** A side's stacks as the cut reads them: each row's caller and frame, and the rows that have values of their own. */
-interface CuttableStacks {
-  length: number;
-  callers: CallerColumn;
-  frame: Int32Array;
-  valueRows: Int32Array;
-  /** The values of `valueRows`, doubles when the table sums in doubles. */
-  values: StackValues;
-}
-
-/** One side of a diff walked once: every node's flat and cum over its samples, and its stacks for the cut. */
-interface SummedSide {
-  locations: Locations;
-  /** Per node id (nodes added by the other side later have none). */
-  flat: bigint[];
-  cum: bigint[];
-  stacks: CuttableStacks;
-}
-
 type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
 
 /**
- * Walks a side's whole table once (`buildNodes`: flat and cum of every node, negated for BASE)
- * and keeps of it what the cut reads: the callers in a byte a row, the frames, and the values of
- * the few stacks that have some (about 5 of the table's 25 bytes a row), held while the other
- * profile is read. Read from the table's child lists and sparse sums, so that neither its
- * `prefix` nor its dense `self` column is made.
+ * Flat and cum of every node over a side's samples, as a walk of its whole stack table sums them
+ * (`buildNodes` of all nodes): a sample adds its value to the cum of every node of its frames
+ * once (pprof's rule for recursion), and to the flat of the innermost node of its leaf frame.
+ * Negated for BASE.
  */
-function summedSide(g: GraphInput, negated: boolean): SummedSide {
-  let { flat, cum } = buildNodes(g, undefined);
-  const { length, frame } = g.stacks;
-  const { bits, sums } = sparseSelf(g.stacks);
-  const valueRows = new Int32Array(sums.length);
-  for (let w = 0, k = 0; w < bits.length; w++) {
-    for (let word = bits[w]!; word !== 0; word &= word - 1) valueRows[k++] = w * 32 + (31 - Math.clz32(word & -word));
-  }
-  // The table is dropped after this: its sums can be negated in place.
-  if (negated) {
-    flat = flat.map((v) => -v);
-    cum = cum.map((v) => -v);
-    negate(sums);
-  }
-  return {
-    locations: { locNodeOffsets: g.locNodeOffsets, locNodeIds: g.locNodeIds },
-    flat,
-    cum,
-    stacks: { length, callers: new CallerColumn(stackChildren(g.stacks), length), frame, valueRows, values: sums },
-  };
-}
-
-/**
- * The caller of every row (a stack table's `prefix`) in about a byte a row: a stack's frames are
- * interned one after another, so most rows' caller is a few rows before them. A row keeps how
- * many rows back its caller is (1 to 254; 0 for a root frame), or `FAR` with the caller listed aside.
- */
-class CallerColumn {
-  private static readonly FAR = 255;
-  private readonly back: Uint8Array;
-  /** The rows marked `FAR`, ascending, and their callers. */
-  private readonly farRows: Int32Array;
-  private readonly farCallers: Int32Array;
-
-  constructor({ firstChild, nextSibling }: ChildLists, length: number) {
-    const FAR = CallerColumn.FAR;
-    const back = new Uint8Array(length);
-    let far = 0;
-    for (let p = -1; p < length; p++) {
-      for (let c = firstChild[p + 1]!; c !== -1; c = nextSibling[c]!) {
-        const rows = p < 0 ? 0 : c - p;
-        back[c] = rows < FAR ? rows : FAR;
-        if (rows >= FAR) far++;
+function sampleNodeSums(side: DiffSide, nNodes: number): { flat: bigint[]; cum: bigint[] } {
+  const { offsets, frames, values } = side.samples!;
+  const { locNodeOffsets, locNodeIds } = side.locations;
+  const exactInDoubles = side.absTotal <= EXACT_IN_DOUBLES;
+  // The same arithmetic on doubles or bigints (as `negate`).
+  const flat = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
+  const cum = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
+  // The last sample that counted each node: a node counts once per sample.
+  const countedBy = new Int32Array(nNodes).fill(-1);
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const end = offsets[i + 1]!;
+    const v = (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
+    // Flat: the innermost node of the leaf frame (the first frame that has a node).
+    for (let k = offsets[i]!; k < end; k++) {
+      const r = frames[k]!;
+      if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) {
+        flat[locNodeIds[locNodeOffsets[r]!]!] += v;
+        break;
       }
     }
-    this.back = back;
-    this.farRows = new Int32Array(far);
-    this.farCallers = new Int32Array(far);
-    for (let s = 0, k = 0; s < length; s++) if (back[s] === FAR) this.farRows[k++] = s;
-    for (let p = 0; p < length; p++) {
-      for (let c = firstChild[p + 1]!; c !== -1; c = nextSibling[c]!) if (back[c] === FAR) this.farCallers[this.farIndex(c)] = p;
+    for (let k = offsets[i]!; k < end; k++) {
+      const r = frames[k]!;
+      for (let j = locNodeOffsets[r]!, last = locNodeOffsets[r + 1]!; j < last; j++) {
+        const n = locNodeIds[j]!;
+        if (countedBy[n] !== i) {
+          countedBy[n] = i;
+          cum[n] += v;
+        }
+      }
     }
   }
-
-  /** The caller of row `s`, -1 for a root frame. */
-  of(s: number): number {
-    const back = this.back[s]!;
-    if (back === 0) return -1;
-    return back !== CallerColumn.FAR ? s - back : this.farCallers[this.farIndex(s)]!;
-  }
-
-  private farIndex(s: number): number {
-    let lo = 0;
-    let hi = this.farRows.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.farRows[mid]! < s) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  const exact = (sums: number[]) => Array.from(sums as ArrayLike<number | bigint>, (v) => (side.negated ? -BigInt(v) : BigInt(v)));
+  return { flat: exact(flat), cum: exact(cum) };
 }
 
 /** Flat and cum per node of sides (or graphs) over the first `nNodes` nodes, added up. */
-function sumOfSides(sides: Pick<SummedSide, 'flat' | 'cum'>[], nNodes: number): { flat: bigint[]; cum: bigint[] } {
+function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number): { flat: bigint[]; cum: bigint[] } {
   const flat = new Array<bigint>(nNodes).fill(0n);
   const cum = new Array<bigint>(nNodes).fill(0n);
   for (const side of sides) {
@@ -468,111 +459,72 @@ function sumOfSides(sides: Pick<SummedSide, 'flat' | 'cum'>[], nNodes: number): 
   return { flat, cum };
 }
 
-/** The graph input of a summed side's whole table again (`summedSide` in reverse). */
-function wholeStacks(side: SummedSide, nNodes: number): GraphInput {
-  const { length, callers, frame, valueRows } = side.stacks;
-  const prefix = new Int32Array(length);
-  for (let s = 0; s < length; s++) prefix[s] = callers.of(s);
-  const exactInDoubles = side.stacks.values instanceof Float64Array;
-  const values = side.stacks.values as unknown as number[];
-  const self = (exactInDoubles ? new Float64Array(length) : new Array<bigint>(length).fill(0n)) as unknown as number[];
-  for (let k = 0; k < valueRows.length; k++) self[valueRows[k]!] = values[k]!;
-  return {
-    nNodes,
-    ...side.locations,
-    stacks: { length, prefix, frame, self: self as unknown as StackValues, sampleStack: new Int32Array(0), children: childLists(prefix) },
-  };
-}
-
 /**
- * The graph input of `side` with only the stacks that hold a frame of a `shown` node and their
- * callers; below each kept stack, one row without frame (an added location of no node) carries
- * the total of its cut callees. That row's value counts as flat of the stack's innermost node,
- * which the corrections take back (`prunedSource`). Undefined when that would keep more than
- * half of the rows.
+ * The graph input of a side's samples (sums negated for BASE): their stack table, rows interned
+ * in sample order root first as `buildStackTable` interns them. With `shown`, each stack is cut
+ * below its innermost frame that holds a `shown` node, the rest of it one row without frame (an
+ * added location of no node) below that frame, and stacks without such a frame are left out;
+ * `cut` says whether any sample lost frames. A frameless row's value counts as flat of its
+ * caller's innermost node, which the corrections take back (`prunedSource`).
  */
-function pruneStacks(side: SummedSide, nNodes: number, shown: Uint8Array): GraphInput | undefined {
+function sideStackTable(side: DiffSide, nNodes: number, shown?: Uint8Array): { g: GraphInput; cut: boolean } {
+  const { offsets, frames, values } = side.samples!;
   const { locNodeOffsets, locNodeIds } = side.locations;
-  const { length, callers, frame, valueRows } = side.stacks;
   const locations = locNodeOffsets.length - 1;
-  const holdsShown = new Uint8Array(locations);
-  for (let r = 0; r < locations; r++) {
-    for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) {
-      if (shown[locNodeIds[k]!]) {
-        holdsShown[r] = 1;
-        break;
+  const noFrame = locations;
+  let holdsShown: Uint8Array | undefined;
+  if (shown) {
+    holdsShown = new Uint8Array(locations);
+    for (let r = 0; r < locations; r++) {
+      for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) {
+        if (shown[locNodeIds[k]!]) {
+          holdsShown[r] = 1;
+          break;
+        }
       }
     }
   }
-  // Callees have larger row numbers than their callers: one backward pass marks the callers.
-  const needed = new Uint8Array(length);
-  for (let s = length - 1; s >= 0; s--) {
-    if (!needed[s] && !holdsShown[frame[s]!]) continue;
-    needed[s] = 1;
-    const caller = callers.of(s);
-    if (caller >= 0) needed[caller] = 1;
+  const samples = offsets.length - 1;
+  // Where each sample's stack is cut (frames[keptFrom[i] .. offsets[i + 1]] are kept), and a bound on the rows.
+  const keptFrom = new Uint32Array(samples);
+  let maxRows = 0;
+  let cut = false;
+  for (let i = 0; i < samples; i++) {
+    const [leaf, end] = [offsets[i]!, offsets[i + 1]!];
+    let k = leaf;
+    if (holdsShown) while (k < end && !holdsShown[frames[k]!]) k++;
+    keptFrom[i] = k;
+    if (k > leaf) cut = true;
+    maxRows += end - k + (k > leaf && k < end ? 1 : 0);
   }
-  // The same arithmetic on doubles or bigints (as `negate`).
-  const exactInDoubles = side.stacks.values instanceof Float64Array;
-  const values = side.stacks.values as unknown as number[];
-  const zero = (exactInDoubles ? 0 : 0n) as number;
-  const newValues = (n: number) => (exactInDoubles ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as number[];
-  // The old row of each kept row, ascending (new numbers keep the order of the rows).
-  let keptRows = 0;
-  for (let s = 0; s < length; s++) keptRows += needed[s]!;
-  if (keptRows > length / 2) return undefined;
-  const oldRow = new Int32Array(keptRows);
-  for (let s = 0, r = 0; s < length; s++) if (needed[s]) oldRow[r++] = s;
-  const newRowOf = (old: number): number => {
-    let lo = 0;
-    let hi = keptRows - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (oldRow[mid]! < old) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+  const tree = new PrefixTreeBuilder(maxRows);
+  const sums = new RowSums(side.absTotal <= EXACT_IN_DOUBLES, maxRows);
+  for (let i = 0; i < samples; i++) {
+    const [leaf, end, from] = [offsets[i]!, offsets[i + 1]!, keptFrom[i]!];
+    if (from === end) continue;
+    let s = -1;
+    for (let k = end - 1; k >= from; k--) s = tree.intern(s, frames[k]!);
+    if (from > leaf) s = tree.intern(s, noFrame);
+    sums.add(s, values[i]!);
+  }
+  const rows = tree.length;
+  const self = sums.finish(rows);
+  if (side.negated) negate(self);
+  const built = tree.finish();
+  const withNoFrame = new Uint32Array(locations + 2);
+  withNoFrame.set(locNodeOffsets);
+  withNoFrame[locations + 1] = withNoFrame[locations]!;
+  const stacks: StackTable = {
+    length: rows,
+    get prefix() {
+      return built.prefix;
+    },
+    frame: built.frame,
+    self,
+    sampleStack: new Int32Array(0),
+    children: built.children,
   };
-  // What each kept row's cut callees hold: a cut stack's value goes to its nearest kept caller
-  // (up the prefixes, as many steps as frames; few stacks have values of their own).
-  const cutTotal = newValues(keptRows);
-  for (let k = 0; k < valueRows.length; k++) {
-    const s = valueRows[k]!;
-    if (needed[s]) continue;
-    let caller = callers.of(s);
-    while (caller >= 0 && !needed[caller]) caller = callers.of(caller);
-    if (caller >= 0) cutTotal[newRowOf(caller)]! += values[k]!;
-  }
-  let cutRows = 0;
-  for (let k = 0; k < keptRows; k++) if (cutTotal[k] !== zero) cutRows++;
-  const rows = keptRows + cutRows;
-  const newPrefix = new Int32Array(rows);
-  const newFrame = new Int32Array(rows);
-  const self = newValues(rows);
-  for (let k = 0; k < valueRows.length; k++) if (needed[valueRows[k]!]) self[newRowOf(valueRows[k]!)] = values[k]!;
-  for (let k = 0; k < keptRows; k++) {
-    const s = oldRow[k]!;
-    const caller = callers.of(s);
-    newPrefix[k] = caller >= 0 ? newRowOf(caller) : -1;
-    newFrame[k] = frame[s]!;
-  }
-  // Below each kept row with cut callees, one row of no frame with their total.
-  const noFrame = locations;
-  for (let k = 0, r = keptRows; k < keptRows; k++) {
-    if (cutTotal[k] === zero) continue;
-    newPrefix[r] = k;
-    newFrame[r] = noFrame;
-    self[r++] = cutTotal[k]!;
-  }
-  const offsets = new Uint32Array(locations + 2);
-  offsets.set(locNodeOffsets);
-  offsets[locations + 1] = offsets[locations]!;
-  return {
-    nNodes,
-    locNodeOffsets: offsets,
-    locNodeIds,
-    stacks: { length: rows, prefix: newPrefix, frame: newFrame, self: self as unknown as StackValues, sampleStack: new Int32Array(0) },
-  };
+  return { g: { nNodes, locNodeOffsets: withNoFrame, locNodeIds, stacks }, cut };
 }
 
 /**
