@@ -26,14 +26,14 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  process.stdout.write(`usage: profkit-fuzz --target (${TARGET_NAMES.join('|')}|all) --execs N [--seconds S] [--seed N] [--timeout MS] [--crashes DIR] [--no-special] [--no-coverage] [--json]\n`);
+  process.stdout.write(`usage: profkit-fuzz --target (${TARGET_NAMES.join('|')}|views|all) --execs N [--seconds S] [--seed N] [--timeout MS] [--crashes DIR] [--no-special] [--no-coverage] [--json]\n`);
   process.exit(0);
 }
 
 const targets: TargetName[] = values.target === 'all' ? [...TARGET_NAMES] : (values.target!.split(',') as TargetName[]);
 for (const t of targets) {
-  if (!(TARGET_NAMES as readonly string[]).includes(t) && t !== 'harness-check') {
-    process.stderr.write(`unknown target ${t}; one of ${TARGET_NAMES.join(', ')}, all\n`);
+  if (!(TARGET_NAMES as readonly string[]).includes(t) && t !== 'harness-check' && t !== 'views') {
+    process.stderr.write(`unknown target ${t}; one of ${TARGET_NAMES.join(', ')}, views, all\n`);
     process.exit(2);
   }
 }

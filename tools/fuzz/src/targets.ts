@@ -20,6 +20,7 @@ import v8Adapter from '@profkit/v8';
 import dmExportAdapter, { openDuckDB, readDirectory, writeParquetDir, writeSqlite, TABLES, type DuckDBConnection } from '@profkit/dm-export';
 import perfAdapter from '@profkit/perf';
 import speedscopeAdapter from '@profkit/speedscope';
+import { viewsTarget } from './views-target.js';
 
 export const TARGET_NAMES = [
   'rprof',
@@ -40,8 +41,12 @@ export const TARGET_NAMES = [
   'v8-cpuprofile',
   'v8-heapprofile',
 ] as const;
-/** `harness-check` is not a reader: it misbehaves on purpose so tests can check the watchdog. */
-export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check';
+/**
+ * `harness-check` is not a reader: it misbehaves on purpose so tests can check the watchdog.
+ * `views` runs every view command of the CLI on inputs of any format (views-target.ts): ~1 s an
+ * input, so it is not in `--target all` nor in `npm test`'s short run; `--target views` runs it.
+ */
+export type TargetName = (typeof TARGET_NAMES)[number] | 'harness-check' | 'views';
 
 /** Limits the fuzzer reads with: low enough that bombs hit them quickly, high enough for the fixtures. */
 export const FUZZ_LIMITS: ReadLimits & Record<string, number> = {
@@ -397,9 +402,34 @@ export function makeTarget(name: TargetName): Target {
       return sqliteTarget();
     case 'parquet':
       return parquetTarget();
+    case 'views':
+      return viewsTarget(viewSeeds, FUZZ_LIMITS);
     case 'harness-check':
       return harnessCheckTarget();
   }
+}
+
+/** Readers whose seeds the views target starts from (any format the CLI detects). */
+const VIEW_SEED_TARGETS: readonly TargetName[] = ['pprof', 'rprof', 'folded', 'speedscope', 'v8-cpuprofile', 'v8-heapprofile', 'perf-script', 'gperftools-heap', 'gperftools-cpu', 'gperftools-contention', 'fuchsia-recording', 'fuchsia-jsonl'];
+
+/**
+ * The views target's seeds: the small seeds of the readers (up to 64 KiB: every view runs on each
+ * input) and stacks that stress views rather than readers: deep recursion, one wide caller, long
+ * names.
+ */
+async function viewSeeds(): Promise<{ name: string; bytes: Uint8Array }[]> {
+  const out: { name: string; bytes: Uint8Array }[] = [];
+  for (const t of VIEW_SEED_TARGETS) for (const s of await makeTarget(t).seeds()) if (s.bytes.length <= 64 * 1024) out.push({ name: `${t}:${s.name}`, bytes: s.bytes });
+  const text = (s: string) => new TextEncoder().encode(s);
+  out.push({ name: 'generated:folded deep recursion', bytes: text(`main;${'rec;'.repeat(5000)}leaf 7
+main;${'rec;'.repeat(2500)}other 3
+`) });
+  out.push({ name: 'generated:folded wide', bytes: text(Array.from({ length: 2000 }, (_, i) => `main;f${i};g${i % 7} ${i + 1}
+`).join('')) });
+  out.push({ name: 'generated:folded long names', bytes: text(`${'n'.repeat(20000)};${'m'.repeat(20000)} 5
+x 1
+`) });
+  return out;
 }
 
 function isTyped(e: unknown): boolean {

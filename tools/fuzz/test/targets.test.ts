@@ -30,3 +30,18 @@ describe('fuzz target features', () => {
     }
   });
 });
+
+describe('views target', () => {
+  it('runs every view on a readable input; an unreadable one ends in the typed read error', async () => {
+    const { VIEW_COMMANDS } = await import('../src/views-target.js');
+    const t = makeTarget('views');
+    try {
+      const folded = new TextEncoder().encode(`main;${'rec;'.repeat(3000)}leaf 7\nmain;other 3\n`);
+      expect(await t.exec(folded)).toBe(`views:${VIEW_COMMANDS.map(() => 'ok').join(',')}`);
+      const e = (await t.exec(Uint8Array.of(0x1f, 0x8b, 8, 0, 1, 2, 3)).catch((x: unknown) => x)) as { name: string; code: string };
+      expect({ name: e.name, code: e.code }).toEqual({ name: 'ProfkitError', code: expect.stringMatching(/^PROFKIT_E_(DECOMPRESS|TRUNCATED|PARSE)$/) });
+    } finally {
+      t.close?.();
+    }
+  }, 120_000);
+});
