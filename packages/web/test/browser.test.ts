@@ -788,6 +788,59 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('static build: a source file whose read ends after another profile was opened is not that profile\'s source', async () => {
+    const tree = sourceTree();
+    const page = await newPage();
+    // The read of sample.go (Blob.text) held until the test releases it; the messages that carry its text to the worker counted.
+    await page.addInitScript(() => {
+      const w = window as unknown as { sourceRead: boolean; releaseSource: () => void; textSends: number };
+      const gate = new Promise<void>((resolve) => (w.releaseSource = resolve));
+      const text = Blob.prototype.text;
+      Blob.prototype.text = async function (this: Blob) {
+        const t = await text.call(this);
+        if ((this as File).name === 'sample.go') {
+          w.sourceRead = true;
+          await gate;
+        }
+        return t;
+      };
+      w.textSends = 0;
+      const post = Worker.prototype.postMessage;
+      Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: [Transferable[]]) {
+        if (JSON.stringify(message).includes('sample.go line 7')) w.textSends++;
+        return post.call(this, message, ...rest);
+      };
+    });
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', FIXTURES.pprof);
+    await topShown(page);
+    await page.evaluate(() => (location.hash = '#view=source&fn=main.busyLoop'));
+    await pageSource(page);
+    await page.setInputFiles('.source-input', tree.file);
+    await page.waitForFunction(() => (window as unknown as { sourceRead?: boolean }).sourceRead === true);
+    // While sample.go is read, the profile is opened again (a copy: a new file for the picker): a new load, whose listing names the same file.
+    const again = join(tmp, 'again.pb.gz');
+    writeFileSync(again, readFileSync(FIXTURES.pprof));
+    await page.setInputFiles('#profile-input', again);
+    await page.waitForFunction(() => performance.getEntriesByName('profkit:profile-read').length === 2);
+    const before = await pageSource(page);
+    expect(before[0]!.lines.every((l) => l.text === '')).toBe(true);
+    // The read ends (the page's handlers run in the microtasks after it, before the next task).
+    await page.evaluate(async () => {
+      (window as unknown as { releaseSource: () => void }).releaseSource();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    });
+    expect(await page.evaluate(() => (window as unknown as { textSends: number }).textSends)).toBe(0);
+    expect(await page.$('#source-text')).toBeNull();
+    expect(await pageSource(page)).toEqual(before);
+    // Chosen again, for this profile: its text.
+    await page.setInputFiles('.source-input', tree.file);
+    await page.waitForSelector('#source-text', { state: 'attached' });
+    expect(await page.evaluate(() => (window as unknown as { textSends: number }).textSends)).toBe(1);
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
   it('served: tag filters typed in the form (tag focus, tag root; Enter applies) are profkit top --tag-focus --tag-root', async () => {
     const s = await serve(FIXTURES.heap);
     const page = await newPage();

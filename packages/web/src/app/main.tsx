@@ -197,6 +197,11 @@ function App() {
    */
   const [droppedSources, setDroppedSources] = useState<Record<string, number>>({});
   const latest = useRef(0);
+  /**
+   * Each `open` is a new generation: what was started for an earlier one (a dropped source file
+   * still being read) is dropped when it ends, not given to the profile loaded since.
+   */
+  const loadGeneration = useRef(0);
   const [loadCount, setLoadCount] = useState(0);
   const [pendingBase, setPendingBase] = useState<ProfileInput>();
 
@@ -212,6 +217,7 @@ function App() {
   }, []);
 
   async function open(profile: ProfileInput, base?: ProfileInput) {
+    loadGeneration.current++;
     setStatus({ kind: 'busy', text: `reading ${profile.name}${base ? ` and ${base.name}` : ''}…` });
     setTop(undefined);
     setFlame(undefined);
@@ -257,14 +263,20 @@ function App() {
     readSources(matched);
     return true;
   };
-  const readSources = (files: (readonly [string, File])[]) =>
+  const readSources = (files: (readonly [string, File])[]) => {
+    const generation = loadGeneration.current;
     void Promise.all(files.map(async ([file, f]) => [file, await sourceTextOf(f)] as const)).then(
       (texts) => {
+        // Read for a profile that another one replaced meanwhile: not the new profile's source.
+        if (generation !== loadGeneration.current) return;
         for (const [file, text] of texts) analysis.addSource(file, text);
         setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts.map(([file]) => [file, (d[file] ?? 0) + 1])) }));
       },
-      (err: unknown) => setStatus(readErrorStatus(err)),
+      (err: unknown) => {
+        if (generation === loadGeneration.current) setStatus(readErrorStatus(err));
+      },
     );
+  };
 
   // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
   // (on the source view, a file named as a listed source file is that file's text).
