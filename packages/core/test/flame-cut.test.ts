@@ -56,6 +56,27 @@ describe('cutFlameTree', () => {
     }
   }
 
+  it('draws what boundedFlameTree draws when location ids are sparse, or unknown in some stacks (skipped, as locationFrames skips them)', () => {
+    for (const big of [false, true]) {
+      const dense = randomProfile(big ? 23 : 24, big);
+      // Ids far apart: no id-indexed table, every id looked up in the index's map.
+      const sparse = randomProfile(big ? 23 : 24, big);
+      sparse.locations.location_id.forEach((id, r) => (sparse.locations.location_id[r] = id * 100_003));
+      sparse.samples.locations.location_id.forEach((id, k) => (sparse.samples.locations.location_id[k] = id * 100_003));
+      // Unknown ids: 0 (inside the dense table, no row) and one past it, in every fifth stack entry.
+      const unknown = randomProfile(big ? 23 : 24, big);
+      unknown.samples.locations.location_id.forEach((_id, k) => {
+        if (k % 5 === 0) unknown.samples.locations.location_id[k] = k % 2 === 0 ? 0 : 1_000_000;
+      });
+      for (const p of [dense, sparse, unknown]) {
+        for (const minWidth of [0, 0.01, 0.05]) {
+          for (const t of [0, 1]) expect(cutFlameTree(p, t, minWidth).tree).toEqual(boundedFlameTree(p, t, minWidth).tree);
+        }
+      }
+      expect(cutFlameTree(sparse, 0, 0).tree).toEqual(cutFlameTree(dense, 0, 0).tree);
+    }
+  });
+
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
   });
