@@ -43,6 +43,21 @@ export interface StackTable {
    * in no particular order). Absent: `stackChildren` derives them from `prefix`.
    */
   children?: ChildLists;
+  /** The prefix column in compact form, as the builder made it (see `PrefixJumps`). Absent: derived when needed. */
+  jumps?: PrefixJumps;
+}
+
+/**
+ * Which stacks are the callee of the row before them (most: a sample's new tail is made of
+ * consecutive rows), and the prefixes of the others ("jumps"), in row order: the prefix column in
+ * a bit per row plus 8 bytes per jump (call-graph-walk.ts climbs paths with it).
+ */
+export interface PrefixJumps {
+  /** Bit `s & 31` of word `s >>> 5`: the prefix of row `s` is `s - 1`. */
+  previous: Uint32Array;
+  /** The rows whose bit is clear, ascending, and their prefixes (-1 for a root). */
+  rows: Int32Array;
+  prefixes: Int32Array;
 }
 
 /** Callee lists of a prefix tree: `firstChild[s + 1]` (slot 0 lists the roots), `nextSibling[s]`, -1 ending a list. */
@@ -104,6 +119,11 @@ export class PrefixTreeBuilder {
    */
   private slotPrefixes = new Int32Array(this.mask + 1);
   private hashed = 0;
+  /** `PrefixJumps` as rows are made: a bit per row, and the jumps' rows and prefixes. */
+  private previous!: Uint32Array;
+  private jumpRows = new Int32Array(64);
+  private jumpPrefixes = new Int32Array(64);
+  private jumps = 0;
 
   constructor(private readonly maxRows = Infinity) {
     // All rows up front when the bound allows (see `initialRows`); a few when the system refuses
@@ -116,6 +136,7 @@ export class PrefixTreeBuilder {
         // so the pages of rows never created are never touched.
         this.firstChild = new Int32Array(cap + 1);
         this.childCount = new Uint8Array(cap + 1);
+        this.previous = new Uint32Array((cap + 31) >>> 5);
         break;
       } catch (e) {
         if (!(e instanceof RangeError) || cap <= SMALL_START) throw e;
@@ -175,6 +196,8 @@ export class PrefixTreeBuilder {
     const row = this.length++;
     if (row === this.frames.length) this.grow(row + 1);
     this.frames[row] = frame;
+    if (prefix === row - 1) this.previous[row >>> 5]! |= 1 << (row & 31);
+    else this.addJump(row, prefix);
     this.nextSibling[row] = this.firstChild[parent]!;
     this.firstChild[parent] = row;
     this.firstChild[row + 1] = -1;
@@ -185,6 +208,15 @@ export class PrefixTreeBuilder {
     return row;
   }
 
+  private addJump(row: number, prefix: number): void {
+    if (this.jumps === this.jumpRows.length) {
+      this.jumpRows = grown(this.jumpRows, this.jumps + 1, this.maxRows);
+      this.jumpPrefixes = grown(this.jumpPrefixes, this.jumps + 1, this.maxRows);
+    }
+    this.jumpRows[this.jumps] = row;
+    this.jumpPrefixes[this.jumps++] = prefix;
+  }
+
   private grow(rows: number): void {
     const limit = this.maxRows;
     this.frames = grown(this.frames, rows, limit);
@@ -192,14 +224,21 @@ export class PrefixTreeBuilder {
     const slots = this.frames.length + 1;
     this.childCount = grown(this.childCount, slots, slots);
     this.firstChild = grown(this.firstChild, slots, slots);
+    const words = (this.frames.length + 31) >>> 5;
+    if (words > this.previous.length) {
+      const previous = new Uint32Array(words);
+      previous.set(this.previous);
+      this.previous = previous;
+    }
   }
 
   /**
    * The frame column and the child lists (views of the builder's arrays: use it no further), and
    * the prefix column, derived from the child lists when first read (`prefixColumn`).
    */
-  finish(): { readonly prefix: Int32Array; frame: Int32Array; children: ChildLists } {
+  finish(): { readonly prefix: Int32Array; frame: Int32Array; children: ChildLists; jumps: PrefixJumps } {
     const n = this.length;
+    const jumps = { previous: this.previous.slice(0, (n + 31) >>> 5), rows: this.jumpRows.slice(0, this.jumps), prefixes: this.jumpPrefixes.slice(0, this.jumps) };
     const children = { firstChild: exactLength(this.firstChild, n + 1), nextSibling: exactLength(this.nextSibling, n) };
     let prefix: Int32Array | undefined;
     return {
@@ -208,6 +247,7 @@ export class PrefixTreeBuilder {
       },
       frame: exactLength(this.frames, n),
       children,
+      jumps,
     };
   }
 }
@@ -422,6 +462,7 @@ export function buildStackTable(
     },
     sampleStack,
     children: built.children,
+    jumps: built.jumps,
   };
   sparseSelfOfTable.set(table, sparse);
   return table;
