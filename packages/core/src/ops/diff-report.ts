@@ -110,14 +110,16 @@ interface DiffSide {
 }
 
 /**
- * The samples of one side whose value is not 0: sample i's frames (location rows, the per-stack
- * filters applied, leaf first) are `frames[offsets[i] .. offsets[i + 1]]`, none for a sample the
- * filters drop (its value still counts in the report total). About 4 bytes a frame: the profile's
- * own stack column, with what the report needs of its tables (node ids per location) aside.
+ * The samples of one side: sample i's frames (leaf first) are `frames[offsets[i] .. offsets[i + 1]]`,
+ * each an index into the side's `locations`, none for a sample the filters drop (its value still
+ * counts in the report total). A frame of no node (an id that names no location) is no frame,
+ * and a sample of value 0 no sample, as in a stack table. Either a copy, the per-stack filters
+ * applied, of the samples whose value is not 0 (frames as location rows, in 2 bytes when there
+ * are few locations), or the profile's own columns (frames as location ids).
  */
 interface SideSamples {
   offsets: Uint32Array;
-  frames: Int32Array;
+  frames: Uint16Array | Int32Array | Uint32Array;
   values: BigInt64Array;
 }
 
@@ -235,7 +237,7 @@ export class DiffReportBuilder {
       },
     };
     const index = new ProfileIndex(p);
-    if (!this.options.mean) return { ...this.sideSamples(p, index), ...totals };
+    if (!this.options.mean) return { ...this.sideSamples(p, index, negated), ...totals };
     const { locNodes, stacks, divisor } = reportStacks(p, index, t, this.graphOptions, this.nodes);
     if (negated) {
       negate(stacks.self);
@@ -245,13 +247,21 @@ export class DiffReportBuilder {
   }
 
   /**
-   * The nodes of `p`'s locations and its `SideSamples`: the frames of its stack column (location
-   * ids as rows) or, with per-stack filters, of its filtered stack table (each sample's row and
-   * its callers).
+   * The nodes of `p`'s locations and its `SideSamples`: the frames of its stack column or, with
+   * per-stack filters, of its filtered stack table (each sample's row and its callers). BASE (read
+   * last: its profile is not held while another is read) keeps the profile's own columns when its
+   * location ids are dense, its nodes then listed by location id: no copy at the peak.
    */
-  private sideSamples(p: Profile, index: ProfileIndex): { locations: Locations; samples: SideSamples } {
+  private sideSamples(p: Profile, index: ProfileIndex, last: boolean): { locations: Locations; samples: SideSamples } {
     const t = this.options.sampleTypeIndex;
     const col = p.samples['.values'][t]!;
+    const stackColumn = p.samples.locations;
+    const denseRows = index.locations.denseRows;
+    if (last && denseRows && !this.graphOptions.stackFilters) {
+      const { locNodes } = this.nodeTable(p, index);
+      const byId = Array.from(denseRows, (r) => (r >= 0 ? locNodes[r]! : []));
+      return { locations: flattenLocationNodes(byId), samples: { offsets: stackColumn.offsets, frames: stackColumn.location_id, values: col } };
+    }
     let kept = 0;
     for (let i = 0; i < col.length; i++) if (col[i] !== 0n) kept++;
     const values = new BigInt64Array(kept);
@@ -275,14 +285,11 @@ export class DiffReportBuilder {
       }
       return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames, values } };
     }
-    const { by = 'function', inline = true, columns = false } = this.graphOptions;
-    const { locNodes } = nodeTable(p, by, inline, columns, index, undefined, this.nodes);
-    const stackColumn = p.samples.locations;
+    const { locNodes } = this.nodeTable(p, index);
     let frameCount = 0;
     for (let i = 0; i < col.length; i++) if (col[i] !== 0n) frameCount += stackColumn.offsets[i + 1]! - stackColumn.offsets[i]!;
-    const frames = new Int32Array(frameCount);
+    const frames = locNodes.length <= 2 ** 16 ? new Uint16Array(frameCount) : new Int32Array(frameCount);
     // Location ids that name no location are left out, as the stack tables leave them out.
-    const denseRows = index.locations.denseRows;
     let f = 0;
     for (let i = 0, k = 0; i < col.length; i++) {
       if (col[i] === 0n) continue;
@@ -295,6 +302,12 @@ export class DiffReportBuilder {
       offsets[++k] = f;
     }
     return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values } };
+  }
+
+  /** The nodes of `p`'s locations (by location row), added to the nodes of the diff (as `reportStacks` adds them). */
+  private nodeTable(p: Profile, index: ProfileIndex) {
+    const { by = 'function', inline = true, columns = false } = this.graphOptions;
+    return nodeTable(p, by, inline, columns, index, undefined, this.nodes);
   }
 
   /** The report input of NEW minus BASE (after `addNew` and `addBase`). */
@@ -359,6 +372,11 @@ function negate(values: StackValues): void {
 /** Sums of |value| up to this are exact in doubles, and so is every partial sum. */
 const EXACT_IN_DOUBLES = 2n ** 53n;
 
+/** What a location is to the cut (`sideStackTable`): no frame (no node), a frame, a frame of a shown node. */
+const NO_NODE = 0;
+const NODE = 1;
+const SHOWN = 2;
+
 /**
  * The graph source of a report of NEW minus BASE that walks only the stacks of the nodes it shows.
  *
@@ -412,26 +430,42 @@ type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
  * Negated for BASE.
  */
 function sampleNodeSums(side: DiffSide, nNodes: number): { flat: bigint[]; cum: bigint[] } {
-  const { offsets, frames, values } = side.samples!;
+  const samples = side.samples!;
+  const { offsets, frames, values } = samples;
   const { locNodeOffsets, locNodeIds } = side.locations;
   const exactInDoubles = side.absTotal <= EXACT_IN_DOUBLES;
   // The same arithmetic on doubles or bigints (as `negate`).
   const flat = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
   const cum = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
-  // The last sample that counted each node: a node counts once per sample.
-  const countedBy = new Int32Array(nNodes).fill(-1);
+  // Flat: the innermost node of the leaf frame (the first frame that has a node).
   for (let i = 0; i + 1 < offsets.length; i++) {
-    const end = offsets[i + 1]!;
-    const v = (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
-    // Flat: the innermost node of the leaf frame (the first frame that has a node).
-    for (let k = offsets[i]!; k < end; k++) {
+    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) {
-        flat[locNodeIds[locNodeOffsets[r]!]!] += v;
+        flat[locNodeIds[locNodeOffsets[r]!]!] += (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
         break;
       }
     }
-    for (let k = offsets[i]!; k < end; k++) {
+  }
+  addNodeCums(samples, side.locations, cum, exactInDoubles);
+  const exact = (sums: number[]) => {
+    const out = new Array<bigint>(nNodes);
+    for (let n = 0; n < nNodes; n++) out[n] = side.negated ? -BigInt(sums[n]!) : BigInt(sums[n]!);
+    return out;
+  };
+  return { flat: exact(flat), cum: exact(cum) };
+}
+
+/**
+ * Adds each sample's value to the cum of every node of its frames, once per sample (`countedBy`:
+ * the last sample that counted a node). Bounds and frames are read into locals: the stores
+ * could alias typed arrays, which would make the compiled loop read them again.
+ */
+function addNodeCums({ offsets, frames, values }: SideSamples, { locNodeOffsets, locNodeIds }: Locations, cum: number[], exactInDoubles: boolean): void {
+  const countedBy = new Int32Array(cum.length).fill(-1);
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const v = (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
+    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       for (let j = locNodeOffsets[r]!, last = locNodeOffsets[r + 1]!; j < last; j++) {
         const n = locNodeIds[j]!;
@@ -442,8 +476,6 @@ function sampleNodeSums(side: DiffSide, nNodes: number): { flat: bigint[]; cum: 
       }
     }
   }
-  const exact = (sums: number[]) => Array.from(sums as ArrayLike<number | bigint>, (v) => (side.negated ? -BigInt(v) : BigInt(v)));
-  return { flat: exact(flat), cum: exact(cum) };
 }
 
 /** Flat and cum per node of sides (or graphs) over the first `nNodes` nodes, added up. */
@@ -472,39 +504,43 @@ function sideStackTable(side: DiffSide, nNodes: number, shown?: Uint8Array): { g
   const { locNodeOffsets, locNodeIds } = side.locations;
   const locations = locNodeOffsets.length - 1;
   const noFrame = locations;
-  let holdsShown: Uint8Array | undefined;
-  if (shown) {
-    holdsShown = new Uint8Array(locations);
-    for (let r = 0; r < locations; r++) {
-      for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) {
-        if (shown[locNodeIds[k]!]) {
-          holdsShown[r] = 1;
-          break;
-        }
-      }
-    }
+  // Per location: NO_NODE, NODE, or SHOWN when one of its nodes is shown.
+  const kind = new Uint8Array(locations);
+  for (let r = 0; r < locations; r++) {
+    if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) kind[r] = NODE;
+    if (shown) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) if (shown[locNodeIds[k]!]) kind[r] = SHOWN;
   }
   const samples = offsets.length - 1;
-  // Where each sample's stack is cut (frames[keptFrom[i] .. offsets[i + 1]] are kept), and a bound on the rows.
+  // Where each sample's stack is cut (frames[keptFrom[i] .. offsets[i + 1]] are kept), whether
+  // frames of a node are cut below them, and a bound on the rows.
   const keptFrom = new Uint32Array(samples);
+  const cutBelow = new Uint8Array(samples);
   let maxRows = 0;
   let cut = false;
   for (let i = 0; i < samples; i++) {
-    const [leaf, end] = [offsets[i]!, offsets[i + 1]!];
-    let k = leaf;
-    if (holdsShown) while (k < end && !holdsShown[frames[k]!]) k++;
+    const end = offsets[i + 1]!;
+    let k = offsets[i]!;
+    if (shown) {
+      let below = NO_NODE;
+      for (; k < end; k++) {
+        const c = kind[frames[k]!]!;
+        if (c === SHOWN) break;
+        below |= c;
+      }
+      cutBelow[i] = below;
+      if (below && values[i] !== 0n) cut = true;
+    }
     keptFrom[i] = k;
-    if (k > leaf) cut = true;
-    maxRows += end - k + (k > leaf && k < end ? 1 : 0);
+    maxRows += end - k + (k < end ? cutBelow[i]! : 0);
   }
   const tree = new PrefixTreeBuilder(maxRows);
   const sums = new RowSums(side.absTotal <= EXACT_IN_DOUBLES, maxRows);
   for (let i = 0; i < samples; i++) {
-    const [leaf, end, from] = [offsets[i]!, offsets[i + 1]!, keptFrom[i]!];
-    if (from === end) continue;
+    if (values[i] === 0n) continue;
     let s = -1;
-    for (let k = end - 1; k >= from; k--) s = tree.intern(s, frames[k]!);
-    if (from > leaf) s = tree.intern(s, noFrame);
+    for (let k = offsets[i + 1]! - 1; k >= keptFrom[i]!; k--) if (kind[frames[k]!] !== NO_NODE) s = tree.intern(s, frames[k]!);
+    if (s < 0) continue;
+    if (cutBelow[i]) s = tree.intern(s, noFrame);
     sums.add(s, values[i]!);
   }
   const rows = tree.length;
