@@ -3,7 +3,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
-import { buildStackTable, grown, sparseSelf, sparseSlot, stackChildren, type SparseSelf, type StackTable } from './stack-table.js';
+import { grown, sumsExactInDoubles } from './stack-table.js';
 import { ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
 
@@ -38,13 +38,21 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
   const walk = new FoldedWalk(p, sampleTypeIndex);
   const texts: (string | undefined)[] = [];
   const textOf = (segment: number) => (texts[segment] ??= Array.from(walk.segmentNames(segment), (name) => walk.names[name]!).join(';'));
-  for (const line of walk.lines()) {
-    let units = line.depth - 1;
-    for (let i = 0; i < line.depth; i++) units += textOf(line.path[i]!).length;
-    budget.reserve(units);
-    let text = textOf(line.path[0]!);
-    for (let i = 1; i < line.depth; i++) text += ';' + textOf(line.path[i]!);
-    yield budget.take(`${text} ${line.sum}\n`);
+  // Offsets in UTF-16 code units, without making the texts of segments no line prints.
+  const unitStart = new Float64Array(walk.segments + 1);
+  for (let id = 0; id < walk.segments; id++) {
+    const names = walk.segmentNames(id);
+    let units = Math.max(0, names.length - 1);
+    for (const name of names) units += walk.names[name]!.length;
+    unitStart[id + 1] = unitStart[id]! + units;
+  }
+  walk.begin(unitStart);
+  while (walk.next()) {
+    const { path, depth } = walk;
+    budget.reserve(walk.ends[depth - 1]!);
+    let text = textOf(path[0]!);
+    for (let i = 1; i < depth; i++) text += ';' + textOf(path[i]!);
+    yield budget.take(`${text} ${walk.sum}\n`);
   }
 }
 
@@ -60,64 +68,101 @@ export const MAX_FOLDED_LINE_BYTES = 2 ** 30;
 
 /**
  * The most bytes the distinct frame texts of one folded report may take (every location's names,
- * joined, once each): they share one buffer with the longest line, indexed by 32-bit offsets.
+ * joined, once each): they share one buffer with the lines being written, indexed by 32-bit
+ * offsets.
  */
 export const MAX_FOLDED_SEGMENT_BYTES = 2 ** 31 - 1 - MAX_FOLDED_LINE_BYTES - (1 << 12);
 
 /**
- * The text of `foldedLines` as UTF-8, in chunks of about 1 MiB: what a command writes. Each name
- * is encoded once, and a line is copied from the bytes of its stack's path, of which only the
- * frames below those it shares with the previous line are rewritten; no string is made per line.
- * Counted against `maxReportBytes` line by line, before the line is copied.
+ * The text of `foldedLines` as UTF-8, in chunks of about 1 MiB: what a command writes. Each
+ * segment's text is encoded once; a line's bytes are written right after the previous line's,
+ * the frames it shares with that line in one copy, each other segment in one copy; no string is
+ * made per line. Counted against `maxReportBytes` line by line, before the line is copied.
  */
 export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p), limits?: ReportLimits): Generator<Uint8Array> {
-  const budget = new ReportTextBudget('folded', limits, false);
-  const walk = new FoldedWalk(p, sampleTypeIndex);
-  // Every segment's UTF-8 text (`a`, or `a;b` for a location's names), one after another, then the
-  // path's text (`a;b;c`) in the same buffer: a segment is copied into the path with
-  // `copyWithin`, a call with no view to make.
-  const encoder = new TextEncoder();
-  const encoded = walk.names.map((name) => encoder.encode(name));
-  const nameStart = new Int32Array(walk.segments + 1);
-  let segmentBytes = 0;
-  for (let id = 0; id < walk.segments; id++) {
-    const names = walk.segmentNames(id);
-    let length = names.length === 0 ? 0 : names.length - 1;
-    for (const name of names) length += encoded[name]!.length;
-    // The offsets are 32-bit and the path's text follows the segments' in one buffer: past this
-    // they would wrap (a silently corrupt report), so stop before anything is allocated.
-    segmentBytes += length;
-    if (segmentBytes > MAX_FOLDED_SEGMENT_BYTES) {
-      throw new ProfkitError(ErrorCodes.LIMIT, `the distinct frame texts of the folded report exceed ${MAX_FOLDED_SEGMENT_BYTES} bytes`, {
-        rule: 'folded frame texts',
-        option: 'maxReportBytes',
-        limit: MAX_FOLDED_SEGMENT_BYTES,
-      });
+  const writer = new FoldedChunkWriter(new FoldedWalk(p, sampleTypeIndex), new ReportTextBudget('folded', limits, false));
+  for (let chunk = writer.fill(); chunk; chunk = writer.fill()) yield chunk;
+}
+
+/**
+ * Writes the lines of a `FoldedWalk` as UTF-8 into one buffer: first every segment's text (`a`,
+ * or `a;b` for a location's names), then the area where lines are written one after another, so
+ * that a segment or the prefix a line shares with the previous one is copied with `copyWithin`
+ * (no view made per copy). A full area (about `CHUNK_BYTES`) is handed out as a copy.
+ *
+ * Plain methods, not a generator body: V8 optimizes these loops as it does any function.
+ */
+class FoldedChunkWriter {
+  private text: Uint8Array;
+  /** Where the line area starts: after the segments' texts. */
+  private readonly areaStart: number;
+  /** Where the next line goes, and where the previous one starts (its shared frames are copied from there). */
+  private lineStart: number;
+  private previousStart: number;
+  /** The walk's current line, counted and checked but not yet written (it did not fit the chunk). */
+  private lineWaiting = false;
+  private lineBytes = 0;
+  private value = '';
+  private done = false;
+
+  constructor(
+    private readonly walk: FoldedWalk,
+    private readonly budget: ReportTextBudget,
+  ) {
+    const encoder = new TextEncoder();
+    const encoded = walk.names.map((name) => encoder.encode(name));
+    const segmentStart = new Int32Array(walk.segments + 1);
+    let segmentBytes = 0;
+    for (let id = 0; id < walk.segments; id++) {
+      const names = walk.segmentNames(id);
+      let length = names.length === 0 ? 0 : names.length - 1;
+      for (const name of names) length += encoded[name]!.length;
+      // The offsets are 32-bit and the lines follow the segments in one buffer: past this they
+      // would wrap (a silently corrupt report), so stop before anything is allocated.
+      segmentBytes += length;
+      if (segmentBytes > MAX_FOLDED_SEGMENT_BYTES) {
+        throw new ProfkitError(ErrorCodes.LIMIT, `the distinct frame texts of the folded report exceed ${MAX_FOLDED_SEGMENT_BYTES} bytes`, {
+          rule: 'folded frame texts',
+          option: 'maxReportBytes',
+          limit: MAX_FOLDED_SEGMENT_BYTES,
+        });
+      }
+      segmentStart[id + 1] = segmentBytes;
     }
-    nameStart[id + 1] = segmentBytes;
+    this.areaStart = this.lineStart = this.previousStart = segmentBytes;
+    const text = (this.text = new Uint8Array(segmentBytes + CHUNK_BYTES));
+    for (let id = 0; id < walk.segments; id++) {
+      let at = segmentStart[id]!;
+      for (const name of walk.segmentNames(id)) {
+        if (at > segmentStart[id]!) text[at++] = SEPARATOR;
+        text.set(encoded[name]!, at);
+        at += encoded[name]!.length;
+      }
+    }
+    walk.begin(Float64Array.from(segmentStart));
   }
-  const pathStart = nameStart[walk.segments]!;
-  let text = new Uint8Array(pathStart + (1 << 12));
-  for (let id = 0; id < walk.segments; id++) {
-    let at = nameStart[id]!;
-    for (const name of walk.segmentNames(id)) {
-      if (at > nameStart[id]!) text[at++] = SEPARATOR;
-      text.set(encoded[name]!, at);
-      at += encoded[name]!.length;
+
+  /** The next chunk: the lines that fit in about `CHUNK_BYTES` (or one longer line); undefined at the end. */
+  fill(): Uint8Array | undefined {
+    for (;;) {
+      if (!this.lineWaiting) {
+        if (this.done || !this.walk.next()) {
+          this.done = true;
+          return this.lineStart > this.areaStart ? this.takeChunk() : undefined;
+        }
+        this.measureLine();
+      }
+      if (this.lineStart > this.areaStart && this.lineStart - this.areaStart + this.lineBytes > CHUNK_BYTES) return this.takeChunk();
+      this.writeLine();
     }
   }
-  // `ends[i]` is where the name at depth i ends in the path's text.
-  let ends = new Int32Array(64);
-  let chunk = new Uint8Array(CHUNK_BYTES);
-  let used = 0;
-  for (const line of walk.lines()) {
-    const { path, depth, unchanged } = line;
-    // The length first: a line over the budget is refused before its bytes are copied.
-    let pathLength = unchanged === 0 ? -1 : ends[unchanged - 1]! - pathStart;
-    for (let i = unchanged; i < depth; i++) pathLength += 1 + nameStart[path[i]! + 1]! - nameStart[path[i]!]!;
-    const value = String(line.sum);
-    const lineBytes = pathLength + value.length + 2;
-    budget.count(lineBytes);
+
+  /** Counts the walk's line against the budget and the longest line, before any of it is copied. */
+  private measureLine(): void {
+    const { walk } = this;
+    this.value = String(walk.sum);
+    const lineBytes = walk.ends[walk.depth - 1]! + this.value.length + 2;
+    this.budget.count(lineBytes);
     if (lineBytes > MAX_FOLDED_LINE_BYTES) {
       throw new ProfkitError(ErrorCodes.LIMIT, `one line of the folded report (${lineBytes} bytes) exceeds the longest folded line (${MAX_FOLDED_LINE_BYTES} bytes)`, {
         rule: 'longest folded line',
@@ -125,70 +170,121 @@ export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampl
         limit: MAX_FOLDED_LINE_BYTES,
       });
     }
-    if (depth > ends.length) ends = grown(ends, depth);
-    if (pathStart + pathLength > text.length) text = grown(text, pathStart + pathLength);
-    for (let i = unchanged, at = unchanged === 0 ? pathStart : ends[unchanged - 1]!; i < depth; i++) {
-      if (i > 0) text[at++] = SEPARATOR;
-      const name = path[i]!;
-      text.copyWithin(at, nameStart[name]!, nameStart[name + 1]!);
-      ends[i] = at += nameStart[name + 1]! - nameStart[name]!;
-    }
-    if (used + lineBytes > chunk.length) {
-      if (used > 0) yield chunk.subarray(0, used);
-      chunk = new Uint8Array(Math.max(CHUNK_BYTES, lineBytes));
-      used = 0;
-    }
-    chunk.set(text.subarray(pathStart, pathStart + pathLength), used);
-    used += pathLength;
-    chunk[used++] = SPACE;
-    for (let k = 0; k < value.length; k++) chunk[used++] = value.charCodeAt(k);
-    chunk[used++] = NEWLINE;
+    this.lineBytes = lineBytes;
+    this.lineWaiting = true;
   }
-  if (used > 0) yield chunk.subarray(0, used);
+
+  /** The lines written so far, copied out; the area is reused for the next ones. */
+  private takeChunk(): Uint8Array {
+    const chunk = this.text.slice(this.areaStart, this.lineStart);
+    this.lineStart = this.areaStart;
+    return chunk;
+  }
+
+  /** Writes the measured line at `lineStart`: its frames shared with the previous line, the others, ` value\n`. */
+  private writeLine(): void {
+    const { walk, value } = this;
+    const { pathStart, depth, unchanged, ends } = walk;
+    const sharedBytes = unchanged === 0 ? 0 : ends[unchanged - 1]!;
+    if (this.lineStart + this.lineBytes > this.text.length) this.growArea(sharedBytes);
+    const text = this.text;
+    let at = this.lineStart;
+    // The previous line starts with these bytes (it may overlap them after a chunk was taken:
+    // `copyWithin` copies as if through a temporary buffer).
+    if (sharedBytes > 0 && this.previousStart !== at) text.copyWithin(at, this.previousStart, this.previousStart + sharedBytes);
+    at += sharedBytes;
+    for (let i = unchanged; i < depth; i++) {
+      let length = ends[i]!;
+      if (i > 0) {
+        text[at++] = SEPARATOR;
+        length -= ends[i - 1]! + 1;
+      }
+      const start = pathStart[i]!;
+      text.copyWithin(at, start, start + length);
+      at += length;
+    }
+    text[at++] = SPACE;
+    for (let k = 0; k < value.length; k++) text[at++] = value.charCodeAt(k);
+    text[at++] = NEWLINE;
+    this.previousStart = this.lineStart;
+    this.lineStart = at;
+    this.lineWaiting = false;
+  }
+
+  /** A buffer whose line area holds the measured line (a line longer than a chunk; written first in its chunk). */
+  private growArea(sharedBytes: number): void {
+    const { areaStart } = this;
+    const text = new Uint8Array(areaStart + Math.max(CHUNK_BYTES, this.lineBytes));
+    text.set(this.text.subarray(0, areaStart));
+    text.set(this.text.subarray(this.previousStart, this.previousStart + sharedBytes), areaStart);
+    this.text = text;
+    this.previousStart = this.lineStart = areaStart;
+  }
 }
 
-/** One line of the walk: the frame names of its stack, root first, and its value. */
-interface FoldedLine {
-  /**
-   * Segments (`FoldedWalk.segmentNames`: one name, or all the names of a location), root first,
-   * joined by `;`; the first `depth` are this line's.
-   */
-  path: Int32Array;
-  depth: number;
-  /** How many leading segments are those of the previous line (0 for the first line). */
-  unchanged: number;
-  /** The sum of the values of the stacks that print as this line; never 0. */
-  sum: bigint;
+/** A line's sum: a double when every sum of the report is exact in one, else a bigint. */
+type Sum = number | bigint;
+
+function addSums(a: Sum, b: Sum): Sum {
+  return typeof a === 'number' ? a + (b as number) : a + (b as bigint);
 }
 
 /**
- * The folded lines of a profile in text order, from its stack table without comparing stacks.
+ * The folded lines of a profile in text order, straight from its samples, without comparing
+ * stacks and without a stack table.
  *
  * Distinct stacks print alike when their frames have equal names (two locations of one function),
  * and a location prints one name per inline frame: the lines are the paths of the prefix tree of
- * the stacks' NAME sequences, in which each stack-table row ends at one node. That tree is walked
- * depth first without being built: a node is the set of positions (stack row, names of its
- * location printed so far) that reach it, and its children are found by advancing each position
- * by one name and grouping by name. A node with a single position (most of a tree of stacks that
- * share little) advances without grouping.
+ * the samples' NAME sequences. That tree is walked depth first without being built: a node is
+ * the range of positions (a sample, and how far its names are printed) that reach it, and its
+ * children are found by advancing each position by one name and grouping the range by name in
+ * place (`expand`, a most-significant-digit radix sort of the samples). A node reached by a
+ * single sample (most of a tree of stacks that share little) prints the rest of that sample's
+ * stack at once (`followSample`), a location's names in one segment.
  *
  * Siblings are visited in the order of their texts. Names hold no `;`, so of two sibling nodes
  * the texts compare as `name` (the node's own line, which ends there and so sorts before any
  * longer text) and `name;` (the lines below it) compare: each node is two sort keys, ranked
  * once for all names. With `foo` and `foo2`: `foo` < `foo2` < `foo2;…` < `foo;…`, as `2` < `;`.
+ *
+ * Memory follows the number of samples (a position is three integers), not the number of frames:
+ * the walk keeps no per-frame table. The walk is a loop over explicit state (`next` stops at
+ * each line), not a generator: the lines of a large profile are millions of frames, and V8 runs
+ * plain methods' loops faster.
  */
 class FoldedWalk {
   /** Frame names, by id. */
   readonly names: string[] = [];
-  private readonly stacks: StackTable;
+
+  // The current line, valid after `next` returned true until it is called again.
   /**
-   * The self sums of the stack rows in the table's sparse form (a bit a row, set when its sum is
-   * not 0): few rows of a table of stacks that share little have samples of their own.
+   * Segments (`segmentNames`: one name, or all the names of a location), root first, joined by
+   * `;`; the first `depth` are this line's.
    */
-  private readonly selfSums: SparseSelf;
+  path = new Int32Array(64);
+  /** `ends[i]`: the length of the text of `path[0..i]` joined, in the units of `begin`'s offsets. */
+  ends = new Float64Array(64);
+  /** `pathStart[i]`: where the text of segment `path[i]` starts (`begin`'s offsets). */
+  pathStart = new Float64Array(64);
+  depth = 0;
+  /** How many leading segments are those of the previous line (0 for the first line). */
+  unchanged = 0;
+  /** The sum of the values of the samples that print as this line; never 0. */
+  sum: Sum = 0;
+
+  /** The samples' location ids (leaf first, `offsets[i]..offsets[i + 1]`) and values. */
+  private readonly offsets: Uint32Array;
+  private readonly locationIds: Uint32Array;
+  private readonly values: BigInt64Array;
+  /** Sums are doubles when the absolute values of the kept samples add up to at most 2^53 (then every partial sum is exact). */
+  private readonly exact: boolean;
+  private readonly zero: Sum;
+  /** Location row of each location id (-1: none, a frame the views skip); `idRows` when the ids are dense. */
+  private readonly idRows: Int32Array | undefined;
+  private readonly index: ProfileIndex;
   /**
    * Name ids of the location rows' frames: those of row `r`, root-most (outermost inline frame)
-   * first, are the `nameCount[r]` from `firstName[r]` on.
+   * first, are the `nameCount[r]` (at least 1) from `firstName[r]` on.
    */
   private readonly locNames: Int32Array;
   private readonly firstName: Int32Array;
@@ -198,16 +294,97 @@ class FoldedWalk {
   /** The key of each rank. */
   private readonly keyOfRank: Int32Array;
 
+  /** Where each segment's text starts, and (at `id + 1`) ends (see `begin`). */
+  private segmentStart: Float64Array = new Float64Array(1);
+  /**
+   * What a sample prints for each location (`slotOf`), from `begin`: four numbers a location,
+   * read together (one memory access for a location, on profiles of hundreds of thousands of
+   * locations whose lookups miss the caches): its segment when printed whole (-1: no location),
+   * that segment's start and length, and its row.
+   */
+  private slotInfo: Float64Array = new Float64Array(0);
+  /**
+   * The positions: sample `posSample[k]`, at its location id `posFrame[k]` (an index into
+   * `locationIds`, a known location) of which `posPrinted[k]` names are printed (fewer than all).
+   * A node's positions are a range; its children's ranges are parts of it.
+   */
+  private readonly posSample: Int32Array;
+  private readonly posFrame: Int32Array;
+  private readonly posPrinted: Int32Array;
+  /** Scratch for regrouping a range (`expand`). */
+  private readonly nextSample: Int32Array;
+  private readonly nextFrame: Int32Array;
+  private readonly nextPrinted: Int32Array;
+  private readonly groupOfPosition: Int32Array;
+  private readonly positions: number;
+  /**
+   * The nodes waiting, last to visit first: each the key of one sibling (its own line, with its
+   * value, or the lines below it, with its positions `[start, end)`) and its depth.
+   */
+  private pendingKey = new Int32Array(64);
+  private pendingDepth = new Int32Array(64);
+  private pendingStart = new Int32Array(64);
+  private pendingEnd = new Int32Array(64);
+  private pendingSum: Sum[] = [];
+  private pending = 0;
+  // Grouping the next names of a node's positions (`expand`; reused by every node).
+  private readonly groupOfName: Int32Array;
+  private readonly groupStamp: Int32Array;
+  private stamp = 0;
+  private groupName = new Int32Array(16);
+  private groupCount = new Int32Array(16);
+  private groupFill = new Int32Array(16);
+  private groupMore = new Uint8Array(16);
+  private groupSum: Sum[] = [];
+  private ranks = new Int32Array(32);
+
   constructor(p: Profile, sampleTypeIndex: number) {
-    if (!p.samples['.values'][sampleTypeIndex]) {
+    const values = p.samples['.values'][sampleTypeIndex];
+    if (!values) {
       throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${sampleTypeIndex} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
         option: 'sampleTypeIndex',
         rule: 'the sample type index must name an existing sample type',
       });
     }
-    const index = new ProfileIndex(p);
-    this.stacks = buildStackTable(p, index, sampleTypeIndex);
-    this.selfSums = sparseSelf(this.stacks);
+    this.values = values;
+    this.offsets = p.samples.locations.offsets;
+    this.locationIds = p.samples.locations.location_id;
+    this.index = new ProfileIndex(p);
+    this.idRows = this.index.locations.denseRows;
+    const keep = (v: bigint) => v !== 0n;
+    this.exact = sumsExactInDoubles(values, keep);
+    this.zero = this.exact ? 0 : 0n;
+    // The kept samples (a nonzero value and a known location), each at its root-most known
+    // location; and the location rows they use.
+    const locations = p.locations.location_id.length;
+    const used = new Uint8Array(locations);
+    const rootFrame = new Int32Array(values.length);
+    let kept = 0;
+    for (let i = 0; i < values.length; i++) {
+      rootFrame[i] = -1;
+      if (!keep(values[i]!)) continue;
+      for (let k = this.offsets[i]!; k < this.offsets[i + 1]!; k++) {
+        const r = this.rowOf(this.locationIds[k]!);
+        if (r < 0) continue;
+        used[r] = 1;
+        rootFrame[i] = k;
+      }
+      if (rootFrame[i]! >= 0) kept++;
+    }
+    this.positions = kept;
+    this.posSample = new Int32Array(kept);
+    this.posFrame = new Int32Array(kept);
+    this.posPrinted = new Int32Array(kept);
+    for (let i = 0, k = 0; i < values.length; i++) {
+      if (rootFrame[i]! < 0) continue;
+      this.posSample[k] = i;
+      this.posFrame[k++] = rootFrame[i]!;
+    }
+    this.nextSample = new Int32Array(kept);
+    this.nextFrame = new Int32Array(kept);
+    this.nextPrinted = new Int32Array(kept);
+    this.groupOfPosition = new Int32Array(kept);
+
     const nameIds = new StringKeyedMap<number>();
     const nameIdOf = (f: { name: string }) => {
       const name = foldedName(f.name || '[unknown]');
@@ -216,17 +393,12 @@ class FoldedWalk {
       return id;
     };
     // Flat arrays rather than one array per location: the walk reads them once per frame.
-    const { frame, length } = this.stacks;
-    const locations = p.locations.location_id.length;
-    const seen = new Uint8Array(locations);
     const locNames: number[] = [];
     const firstName = new Int32Array(locations);
     const nameCount = new Int32Array(locations);
-    for (let s = 0; s < length; s++) {
-      const r = frame[s]!;
-      if (seen[r]) continue;
-      seen[r] = 1;
-      const frames = locationFrames(p, index, r);
+    for (let r = 0; r < locations; r++) {
+      if (!used[r]) continue;
+      const frames = locationFrames(p, this.index, r);
       firstName[r] = locNames.length;
       nameCount[r] = frames.length;
       for (let i = frames.length - 1; i >= 0; i--) locNames.push(nameIdOf(frames[i]!));
@@ -239,18 +411,28 @@ class FoldedWalk {
     this.keyOfRank = Int32Array.from(keys.keys()).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
     this.rankOfKey = new Int32Array(keys.length);
     this.keyOfRank.forEach((key, rank) => (this.rankOfKey[key] = rank));
+    this.groupOfName = new Int32Array(this.names.length);
+    this.groupStamp = new Int32Array(this.names.length).fill(-1);
   }
 
-  /** The self sum of stack row `s`, which has samples of its own (doubles hold exact sums only). */
-  private selfOf(s: number): bigint {
-    const sum = this.selfSums.sums[sparseSlot(this.selfSums, s)]!;
-    return typeof sum === 'bigint' ? sum : BigInt(sum);
+  /** The slot of location id `id` in `slotInfo`: the id itself when ids are dense, else its row; -1 for none. */
+  private slotOf(id: number): number {
+    const rows = this.idRows;
+    if (rows) return id < rows.length ? id : -1;
+    return this.index.locations.get(id);
+  }
+
+  /** The location row of location id `id`, or -1. */
+  private rowOf(id: number): number {
+    const rows = this.idRows;
+    if (rows) return id < rows.length ? rows[id]! : -1;
+    return this.index.locations.get(id);
   }
 
   /**
    * Segment ids: a line's text is that of its segments joined by `;`. Segment `id` is the name
    * `id` when `id < names.length`, else all the names of location row `id - names.length` (which
-   * a stack that alone reaches that location prints in one piece).
+   * a sample that alone reaches that location prints in one piece).
    */
   get segments(): number {
     return this.names.length + this.nameCount.length;
@@ -263,182 +445,259 @@ class FoldedWalk {
     return this.locNames.subarray(this.firstName[r]!, this.firstName[r]! + this.nameCount[r]!);
   }
 
-  /** The lines in text order. The line object is reused: read it before asking for the next. */
-  *lines(): Generator<FoldedLine> {
-    const { frame } = this.stacks;
-    const { bits } = this.selfSums;
-    const selfOf = (s: number) => this.selfOf(s);
-    const { firstChild, nextSibling } = stackChildren(this.stacks);
-    const { locNames, firstName, nameCount } = this;
-    const line: FoldedLine = { path: new Int32Array(64), depth: 0, unchanged: 0, sum: 0n };
-    // Positions (stack row, names printed of its location) of the nodes waiting to be visited,
-    // in blocks of siblings; a block is dropped once a node of an older block is visited.
-    let posStack = new Int32Array(1024);
-    let posNames = new Int32Array(1024);
-    let top = 0;
-    // The nodes waiting, last to visit first: each the key of one sibling (its own line, with its
-    // value, or the lines below it, with its positions), its depth, and the end of its block.
-    const pending: { key: number; depth: number; start: number; end: number; blockEnd: number; sum: bigint }[] = [];
-    // Grouping the next names of a node's positions (reused by every node).
-    const names = this.names;
-    const wholeLocation = names.length;
-    const groupOfName = new Int32Array(names.length);
-    const groupStamp = new Int32Array(names.length).fill(-1);
-    let stamp = 0;
-    let candStack = new Int32Array(256);
-    let candPrinted = new Int32Array(256);
-    let candNames = new Int32Array(256);
-    let groupName = new Int32Array(16);
-    let groupCount = new Int32Array(16);
-    let groupFill = new Int32Array(16);
-    let groupMore = new Uint8Array(16);
-    let groupSum: bigint[] = [];
-    let ranks = new Int32Array(32);
-
-
-    const setName = (depth: number, name: number) => {
-      if (depth >= line.path.length) line.path = grown(line.path, depth + 1);
-      line.path[depth] = name;
-      if (depth < line.unchanged) line.unchanged = depth;
-    };
-
-    /** Queues the children of the node at `depth` whose positions are `posStack/posNames[start, end)`. */
-    const expand = (depth: number, start: number, end: number) => {
-      // Each position advanced by one name: to the next inline frame, or to each callee row.
-      let n = 0;
-      const candidate = (s: number, printed: number, name: number) => {
-        if (n === candStack.length) {
-          candStack = grown(candStack, n + 1);
-          candPrinted = grown(candPrinted, n + 1);
-          candNames = grown(candNames, n + 1);
-        }
-        candStack[n] = s;
-        candPrinted[n] = printed;
-        candNames[n] = name;
-        n++;
-      };
-      for (let k = start; k < end; k++) {
-        const s = posStack[k]!;
-        const printed = posNames[k]!;
-        if (s >= 0 && printed < nameCount[frame[s]!]!) candidate(s, printed + 1, locNames[firstName[frame[s]!]! + printed]!);
-        else for (let c = firstChild[s + 1]!; c >= 0; c = nextSibling[c]!) candidate(c, 1, locNames[firstName[frame[c]!]!]!);
-      }
-      // Grouped by name into a new block of positions.
-      stamp++;
-      let groups = 0;
-      for (let k = 0; k < n; k++) {
-        const name = candNames[k]!;
-        if (groupStamp[name] !== stamp) {
-          if (groups === groupName.length) {
-            groupName = grown(groupName, groups + 1);
-            groupCount = grown(groupCount, groups + 1);
-            groupFill = grown(groupFill, groups + 1);
-            groupMore = grown(groupMore, groups + 1);
-          }
-          groupStamp[name] = stamp;
-          groupOfName[name] = groups;
-          groupName[groups] = name;
-          groupCount[groups] = 0;
-          groupMore[groups] = 0;
-          groupSum[groups] = 0n;
-          groups++;
-        }
-        groupCount[groupOfName[name]!]!++;
-      }
-      const blockStart = top;
-      const blockEnd = top + n;
-      if (blockEnd > posStack.length) ((posStack = grown(posStack, blockEnd)), (posNames = grown(posNames, blockEnd)));
-      for (let g = 0, at = blockStart; g < groups; at += groupCount[g]!, g++) groupFill[g] = at;
-      for (let k = 0; k < n; k++) {
-        const s = candStack[k]!;
-        const printed = candPrinted[k]!;
-        const g = groupOfName[candNames[k]!]!;
-        const at = groupFill[g]!++;
-        posStack[at] = s;
-        posNames[at] = printed;
-        const printable = nameCount[frame[s]!]!;
-        // A position at the end of its location's names is its stack: its value is the node's own
-        // line (`+` is exact on either representation of the values).
-        if (printed === printable && (bits[s >>> 5]! >>> (s & 31)) & 1) groupSum[g] += selfOf(s);
-        if (printed < printable || firstChild[s + 1]! >= 0) groupMore[g] = 1;
-      }
-      top = blockEnd;
-      // Each group's keys, sorted, queued last first.
-      if (2 * groups > ranks.length) ranks = grown(ranks, 2 * groups);
-      let keys = 0;
-      for (let g = 0; g < groups; g++) {
-        const name = groupName[g]!;
-        if (groupSum[g]) ranks[keys++] = this.rankOfKey[2 * name]!;
-        if (groupMore[g]) ranks[keys++] = this.rankOfKey[2 * name + 1]!;
-      }
-      if (keys > 1) ranks.subarray(0, keys).sort();
-      for (let k = keys - 1; k >= 0; k--) {
-        const key = this.keyOfRank[ranks[k]!]!;
-        const g = groupOfName[key >> 1]!;
-        const groupEnd = groupFill[g]!;
-        pending.push({ key, depth, start: groupEnd - groupCount[g]!, end: groupEnd, blockEnd, sum: groupSum[g]! });
-      }
-    };
-
-    /**
-     * Visits the lines below the node at `depth` - 1 that position (`s`, `printed`) alone reaches:
-     * down the names of its location and through single callees, one name at a time (a location
-     * reached at its start all at once).
-     */
-    function* descend(s: number, printed: number, depth: number): Generator<FoldedLine> {
-      for (;;) {
-        const r = frame[s]!;
-        const count = nameCount[r]!;
-        if (printed < count) {
-          if (printed === 0 && count > 1) {
-            setName(depth++, wholeLocation + r);
-            printed = count;
-          } else {
-            setName(depth++, locNames[firstName[r]! + printed++]!);
-          }
-          if (printed === count && (bits[s >>> 5]! >>> (s & 31)) & 1 && selfOf(s)) {
-            line.depth = depth;
-            line.sum = selfOf(s);
-            yield line;
-            line.unchanged = depth;
-          }
-          continue;
-        }
-        const c = firstChild[s + 1]!;
-        if (c < 0) return;
-        if (nextSibling[c]! < 0) {
-          s = c;
-          printed = 0;
-          continue;
-        }
-        if (top === posStack.length) ((posStack = grown(posStack, top + 1)), (posNames = grown(posNames, top + 1)));
-        posStack[top] = s;
-        posNames[top] = printed;
-        top++;
-        expand(depth, top - 1, top);
-        return;
-      }
+  /**
+   * Starts the walk. `segmentStart[id]` is where the text of segment `id` starts in some layout of
+   * them all, one after another (`segmentStart[id + 1]` where it ends): the walk reports lines in
+   * its offsets (`pathStart`) and lengths (`ends`, with 1 per `;`).
+   */
+  begin(segmentStart: Float64Array): void {
+    this.segmentStart = segmentStart;
+    const rows = this.nameCount.length;
+    const slots = this.idRows ? this.idRows.length : rows;
+    const info = (this.slotInfo = new Float64Array(4 * slots).fill(-1));
+    for (let slot = 0; slot < slots; slot++) {
+      const r = this.idRows ? this.idRows[slot]! : slot;
+      if (r < 0 || this.nameCount[r] === 0) continue;
+      const segment = this.nameCount[r]! > 1 ? this.names.length + r : this.locNames[this.firstName[r]!]!;
+      info[4 * slot] = segment;
+      info[4 * slot + 1] = segmentStart[segment]!;
+      info[4 * slot + 2] = segmentStart[segment + 1]! - segmentStart[segment]!;
+      info[4 * slot + 3] = r;
     }
+    this.depth = this.unchanged = this.pending = 0;
+    // The root: every kept sample, nothing printed.
+    if (this.positions > 0) this.expand(0, 0, this.positions);
+  }
 
-    // The root: a position before every root row.
-    posStack[0] = -1;
-    posNames[0] = 0;
-    top = 1;
-    expand(0, 0, 1);
-    for (let next = pending.pop(); next; next = pending.pop()) {
-      top = next.blockEnd;
-      setName(next.depth, next.key >> 1);
-      if ((next.key & 1) === 0) {
-        line.depth = next.depth + 1;
-        line.sum = next.sum;
-        yield line;
-        line.unchanged = line.depth;
-      } else if (next.end - next.start === 1) {
-        yield* descend(posStack[next.start]!, posNames[next.start]!, next.depth + 1);
+  /** Advances to the next line in text order (`path`, `depth`, `unchanged`, `sum`); false at the end. */
+  next(): boolean {
+    this.unchanged = this.depth;
+    for (;;) {
+      if (this.pending === 0) return false;
+      const k = --this.pending;
+      const key = this.pendingKey[k]!;
+      const depth = this.pendingDepth[k]!;
+      const start = this.pendingStart[k]!;
+      const end = this.pendingEnd[k]!;
+      this.setSegment(depth, key >> 1);
+      if ((key & 1) === 0) {
+        this.depth = depth + 1;
+        this.sum = this.pendingSum[k]!;
+        return true;
+      }
+      if (end - start === 1) {
+        this.followSample(start, depth + 1);
+        return true;
+      }
+      this.expand(depth + 1, start, end);
+    }
+  }
+
+  /** Sets `path[depth]` to name `name`. */
+  private setSegment(depth: number, name: number): void {
+    const start = this.segmentStart[name]!;
+    this.putSegment(depth, name, start, this.segmentStart[name + 1]! - start);
+  }
+
+  /** Sets `path[depth]` to `segment`, whose text starts at `start` and is `length` long. */
+  private putSegment(depth: number, segment: number, start: number, length: number): void {
+    if (depth >= this.path.length) {
+      this.path = grown(this.path, depth + 1);
+      this.pathStart = grown(this.pathStart, depth + 1);
+      this.ends = grown(this.ends, depth + 1);
+    }
+    this.path[depth] = segment;
+    this.pathStart[depth] = start;
+    this.ends[depth] = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
+    if (depth < this.unchanged) this.unchanged = depth;
+  }
+
+  /** The value of sample `i` as a sum. */
+  private valueOf(i: number): Sum {
+    return this.exact ? Number(this.values[i]!) : this.values[i]!;
+  }
+
+  /** The next known location id of sample `i` after (toward the leaf of) its id at `frame`, or -1. */
+  private nextFrameOf(i: number, frame: number): number {
+    const first = this.offsets[i]!;
+    for (let k = frame - 1; k >= first; k--) if (this.rowOf(this.locationIds[k]!) >= 0) return k;
+    return -1;
+  }
+
+  /**
+   * The line of the only sample at position `k`, from `depth` on: the rest of its location's
+   * names one by one, then each further location in one segment.
+   */
+  private followSample(k: number, depth: number): void {
+    const { locationIds } = this;
+    const i = this.posSample[k]!;
+    const first = this.offsets[i]!;
+    let frame = this.posFrame[k]!;
+    const printed = this.posPrinted[k]!;
+    if (printed > 0) {
+      const r = this.rowOf(locationIds[frame]!);
+      for (let n = printed; n < this.nameCount[r]!; n++) this.setSegment(depth++, this.locNames[this.firstName[r]! + n]!);
+      frame--;
+    }
+    const info = this.slotInfo;
+    for (; frame >= first; frame--) {
+      const at = 4 * this.slotOf(locationIds[frame]!);
+      // An unknown id (slot -1, or a dense id without a location) prints nothing.
+      if (at < 0 || info[at]! < 0) continue;
+      this.putSegment(depth++, info[at]!, info[at + 1]!, info[at + 2]!);
+    }
+    this.depth = depth;
+    this.sum = this.valueOf(i);
+  }
+
+  /**
+   * Queues the children of the node at `depth` - 1 whose positions are `[start, end)`: each
+   * position advanced by one name, the range regrouped by that name (the positions whose sample
+   * ends there count toward the child's own line and leave the range).
+   *
+   * Each loop is a method of its own: the first call (the root, every sample) makes V8 compile a
+   * loop while it runs, and code after such a loop that had not run yet made every later call
+   * fall back to the interpreter there (hundreds of deoptimizations).
+   */
+  private expand(depth: number, start: number, end: number): void {
+    const groups = this.groupByNextName(start, end);
+    const kept = this.placeGroups(groups);
+    this.regroup(start, end);
+    this.posSample.set(this.nextSample.subarray(0, kept), start);
+    this.posFrame.set(this.nextFrame.subarray(0, kept), start);
+    this.posPrinted.set(this.nextPrinted.subarray(0, kept), start);
+    const keys = this.sortedKeys(groups);
+    this.reservePending(this.pending + keys);
+    this.queueKeys(depth, start, keys);
+  }
+
+  /**
+   * Advances each position of `[start, end)` by one name and groups the positions by that name
+   * (`groupOfPosition`, -1 for a position whose sample ends there, its value then counted in its
+   * group's sum). Returns the number of groups.
+   */
+  private groupByNextName(start: number, end: number): number {
+    const { nameCount, firstName, locNames, locationIds, posSample, posFrame, posPrinted, groupOfName, groupStamp, groupOfPosition } = this;
+    const stamp = ++this.stamp;
+    let groups = 0;
+    for (let k = start; k < end; k++) {
+      const i = posSample[k]!;
+      const frame = posFrame[k]!;
+      const r = this.rowOf(locationIds[frame]!);
+      const printed = posPrinted[k]! + 1;
+      const name = locNames[firstName[r]! + printed - 1]!;
+      if (groupStamp[name] !== stamp) {
+        if (groups === this.groupName.length) this.growGroups(groups + 1);
+        groupStamp[name] = stamp;
+        groupOfName[name] = groups;
+        this.groupName[groups] = name;
+        this.groupCount[groups] = 0;
+        this.groupMore[groups] = 0;
+        this.groupSum[groups] = this.zero;
+        groups++;
+      }
+      const g = groupOfName[name]!;
+      // Advanced: to the next name of the location, or to the next location; or the sample ends.
+      if (printed < nameCount[r]!) {
+        posPrinted[k] = printed;
       } else {
-        expand(next.depth + 1, next.start, next.end);
+        const next = this.nextFrameOf(i, frame);
+        if (next < 0) {
+          this.groupSum[g] = addSums(this.groupSum[g]!, this.valueOf(i));
+          groupOfPosition[k - start] = -1;
+          continue;
+        }
+        posFrame[k] = next;
+        posPrinted[k] = 0;
       }
+      groupOfPosition[k - start] = g;
+      this.groupCount[g]!++;
+      this.groupMore[g] = 1;
     }
+    return groups;
+  }
+
+  /** Where each group's positions go (`groupFill`, from 0, in the order of the groups' first positions); returns how many go on. */
+  private placeGroups(groups: number): number {
+    const { groupCount, groupFill } = this;
+    let kept = 0;
+    for (let g = 0; g < groups; g++) {
+      groupFill[g] = kept;
+      kept += groupCount[g]!;
+    }
+    return kept;
+  }
+
+  /** The positions of `[start, end)` that go on, grouped, into `nextSample`/`nextFrame`/`nextPrinted` (`groupFill` then ends each group). */
+  private regroup(start: number, end: number): void {
+    const { groupFill, groupOfPosition, posSample, posFrame, posPrinted, nextSample, nextFrame, nextPrinted } = this;
+    for (let k = start; k < end; k++) {
+      const g = groupOfPosition[k - start]!;
+      if (g < 0) continue;
+      const at = groupFill[g]!++;
+      nextSample[at] = posSample[k]!;
+      nextFrame[at] = posFrame[k]!;
+      nextPrinted[at] = posPrinted[k]!;
+    }
+  }
+
+  /** The ranks of the groups' keys (own line when its sum is not 0, lines below when any position goes on) in `ranks`, sorted; returns how many. */
+  private sortedKeys(groups: number): number {
+    if (2 * groups > this.ranks.length) this.ranks = grown(this.ranks, 2 * groups);
+    const { ranks, rankOfKey, groupName, groupSum, groupMore, zero } = this;
+    let keys = 0;
+    for (let g = 0; g < groups; g++) {
+      const name = groupName[g]!;
+      if (groupSum[g] !== zero) ranks[keys++] = rankOfKey[2 * name]!;
+      if (groupMore[g]) ranks[keys++] = rankOfKey[2 * name + 1]!;
+    }
+    sortInts(ranks, keys);
+    return keys;
+  }
+
+  /** Queues the `keys` sorted keys of `ranks`, last first (`pending` has room). */
+  private queueKeys(depth: number, start: number, keys: number): void {
+    const { ranks, keyOfRank, groupOfName, groupFill, groupCount, groupSum, pendingKey, pendingDepth, pendingStart, pendingEnd, pendingSum } = this;
+    for (let k = keys - 1; k >= 0; k--) {
+      const key = keyOfRank[ranks[k]!]!;
+      const g = groupOfName[key >> 1]!;
+      const at = this.pending++;
+      pendingKey[at] = key;
+      pendingDepth[at] = depth;
+      pendingStart[at] = start + groupFill[g]! - groupCount[g]!;
+      pendingEnd[at] = start + groupFill[g]!;
+      pendingSum[at] = groupSum[g]!;
+    }
+  }
+
+  private growGroups(n: number): void {
+    this.groupName = grown(this.groupName, n);
+    this.groupCount = grown(this.groupCount, n);
+    this.groupFill = grown(this.groupFill, n);
+    this.groupMore = grown(this.groupMore, n);
+  }
+
+  private reservePending(n: number): void {
+    if (n > this.pendingKey.length) {
+      this.pendingKey = grown(this.pendingKey, n);
+      this.pendingDepth = grown(this.pendingDepth, n);
+      this.pendingStart = grown(this.pendingStart, n);
+      this.pendingEnd = grown(this.pendingEnd, n);
+    }
+  }
+}
+
+/** Sorts the first `n` of `a` ascending: by insertion when few (most nodes have a few children), else by the built-in sort. */
+function sortInts(a: Int32Array, n: number): void {
+  if (n > 16) {
+    a.subarray(0, n).sort();
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const x = a[i]!;
+    let j = i - 1;
+    for (; j >= 0 && a[j]! > x; j--) a[j + 1] = a[j]!;
+    a[j + 1] = x;
   }
 }
 
