@@ -46,7 +46,6 @@ import {
   type ReportFilters,
   type ReportInput,
   type ReportStacks,
-  buildNodes,
   trimmedCallGraph,
   type ReportGraphSource,
 } from './report.js';
@@ -262,8 +261,15 @@ export class DiffReportBuilder {
       const byId = Array.from(denseRows, (r) => (r >= 0 ? locNodes[r]! : []));
       return { locations: flattenLocationNodes(byId), samples: { offsets: stackColumn.offsets, frames: stackColumn.location_id, values: col } };
     }
+    const { offsets: stackOffsets, location_id: locationIds } = stackColumn;
+    // The samples kept, and their frames.
     let kept = 0;
-    for (let i = 0; i < col.length; i++) if (col[i] !== 0n) kept++;
+    let frameCount = 0;
+    for (let i = 0; i < col.length; i++) {
+      if (col[i] === 0n) continue;
+      kept++;
+      frameCount += stackOffsets[i + 1]! - stackOffsets[i]!;
+    }
     const values = new BigInt64Array(kept);
     const offsets = new Uint32Array(kept + 1);
     if (this.graphOptions.stackFilters) {
@@ -286,19 +292,18 @@ export class DiffReportBuilder {
       return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames, values } };
     }
     const { locNodes } = this.nodeTable(p, index);
-    let frameCount = 0;
-    for (let i = 0; i < col.length; i++) if (col[i] !== 0n) frameCount += stackColumn.offsets[i + 1]! - stackColumn.offsets[i]!;
     const frames = locNodes.length <= 2 ** 16 ? new Uint16Array(frameCount) : new Int32Array(frameCount);
     // Location ids that name no location are left out, as the stack tables leave them out.
     let f = 0;
     for (let i = 0, k = 0; i < col.length; i++) {
-      if (col[i] === 0n) continue;
-      for (let j = stackColumn.offsets[i]!; j < stackColumn.offsets[i + 1]!; j++) {
-        const id = stackColumn.location_id[j]!;
+      const v = col[i]!;
+      if (v === 0n) continue;
+      for (let j = stackOffsets[i]!, end = stackOffsets[i + 1]!; j < end; j++) {
+        const id = locationIds[j]!;
         const r = denseRows ? (id < denseRows.length ? denseRows[id]! : -1) : index.locations.get(id);
         if (r >= 0) frames[f++] = r;
       }
-      values[k] = col[i]!;
+      values[k] = v;
       offsets[++k] = f;
     }
     return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values } };
@@ -332,7 +337,7 @@ export class DiffReportBuilder {
       // -mean: the tables `side` kept (the divisor's sums would need the same cut as the values').
       const input = (side: DiffSide): GraphInput => ({ nNodes: nodes.names.length, ...side.locations, stacks: side.whole!.stacks, ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}) });
       if (meanOn) return { ...source, g: { ...input(next), others: [input(base)] } };
-      const [nextTable, baseTable] = [next, base].map((side) => sideStackTable(side, nodes.names.length).g);
+      const [nextTable, baseTable] = [next, base].map((side) => sideStackTable(side, summedValues(side), nodes.names.length).g);
       return { ...source, g: { ...nextTable!, others: [baseTable!] } };
     };
     const walkWhole = meanOn || this.options.untrimmed === true;
@@ -399,16 +404,18 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
   // One node more, never shown: the corrections add to it and take it away again (see `correctionInput`).
   const names = [...source.names, ''];
   const infos = [...source.infos, ''];
-  const own = sides.map((side) => sampleNodeSums(side, nodeCount + 1));
+  const values = sides.map(summedValues);
+  const own = sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount + 1));
   const exact = sumOfSides(own, nodeCount + 1);
   const shownNames = new Set(trimmedCallGraph({ ...source, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount + 1);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
-  // A side none of whose samples was cut has the sums of its whole table.
+  // What a walk of each cut table sums (`buildNodes` of all nodes), from the samples' kept frames:
+  // a cut row has no node, so its value counts as flat of its caller's innermost node.
   const walked = sides.map((side, i) => {
-    const { g, cut } = sideStackTable(side, nodeCount + 1, shown);
-    return { g, sums: cut ? buildNodes(g, undefined) : own[i]! };
+    const { g, keptFrom } = sideStackTable(side, values[i]!, nodeCount + 1, shown);
+    return { g, sums: keptFrom ? sampleNodeSums(side, values[i]!, nodeCount + 1, keptFrom) : own[i]! };
   });
   const left = sumOfSides(
     walked.map((w) => w.sums),
@@ -424,30 +431,46 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
 type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
 
 /**
+ * The values of a side's samples as its sums add them: in doubles when every sum is exact in
+ * them (most profiles), read once (each read of a BigInt64Array makes a bigint: a few of them
+ * per sample in the passes below made most of their garbage), else the bigints.
+ */
+interface SummedValues {
+  values: Float64Array | BigInt64Array;
+  zero: number | bigint;
+}
+
+function summedValues(side: DiffSide): SummedValues {
+  const { values } = side.samples!;
+  return side.absTotal <= EXACT_IN_DOUBLES ? { values: Float64Array.from(values, Number), zero: 0 } : { values, zero: 0n };
+}
+
+/**
  * Flat and cum of every node over a side's samples, as a walk of its whole stack table sums them
  * (`buildNodes` of all nodes): a sample adds its value to the cum of every node of its frames
  * once (pprof's rule for recursion), and to the flat of the innermost node of its leaf frame.
+ * With `keptFrom`, over each sample's frames from `keptFrom[i]` on only (`sideStackTable`'s cut).
  * Negated for BASE.
  */
-function sampleNodeSums(side: DiffSide, nNodes: number): { flat: bigint[]; cum: bigint[] } {
-  const samples = side.samples!;
-  const { offsets, frames, values } = samples;
+function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number, keptFrom?: Uint32Array): { flat: bigint[]; cum: bigint[] } {
+  const { offsets, frames } = side.samples!;
   const { locNodeOffsets, locNodeIds } = side.locations;
-  const exactInDoubles = side.absTotal <= EXACT_IN_DOUBLES;
   // The same arithmetic on doubles or bigints (as `negate`).
-  const flat = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
-  const cum = (exactInDoubles ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
+  const values = summed.values as unknown as number[];
+  const flat = (summed.zero === 0 ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
+  const cum = (summed.zero === 0 ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
   // Flat: the innermost node of the leaf frame (the first frame that has a node).
+  const starts = keptFrom ?? offsets;
   for (let i = 0; i + 1 < offsets.length; i++) {
-    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
+    for (let k = starts[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) {
-        flat[locNodeIds[locNodeOffsets[r]!]!] += (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
+        flat[locNodeIds[locNodeOffsets[r]!]!] += values[i]!;
         break;
       }
     }
   }
-  addNodeCums(samples, side.locations, cum, exactInDoubles);
+  addNodeCums(starts, offsets, frames, values, side.locations, cum);
   const exact = (sums: number[]) => {
     const out = new Array<bigint>(nNodes);
     for (let n = 0; n < nNodes; n++) out[n] = side.negated ? -BigInt(sums[n]!) : BigInt(sums[n]!);
@@ -457,15 +480,15 @@ function sampleNodeSums(side: DiffSide, nNodes: number): { flat: bigint[]; cum: 
 }
 
 /**
- * Adds each sample's value to the cum of every node of its frames, once per sample (`countedBy`:
+ * Adds each sample's value to the cum of every node of its frames from `starts[i]`, once per sample (`countedBy`:
  * the last sample that counted a node). Bounds and frames are read into locals: the stores
  * could alias typed arrays, which would make the compiled loop read them again.
  */
-function addNodeCums({ offsets, frames, values }: SideSamples, { locNodeOffsets, locNodeIds }: Locations, cum: number[], exactInDoubles: boolean): void {
+function addNodeCums(starts: Uint32Array, offsets: Uint32Array, frames: SideSamples['frames'], values: number[], { locNodeOffsets, locNodeIds }: Locations, cum: number[]): void {
   const countedBy = new Int32Array(cum.length).fill(-1);
   for (let i = 0; i + 1 < offsets.length; i++) {
-    const v = (exactInDoubles ? Number(values[i]!) : values[i]!) as number;
-    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
+    const v = values[i]!;
+    for (let k = starts[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       for (let j = locNodeOffsets[r]!, last = locNodeOffsets[r + 1]!; j < last; j++) {
         const n = locNodeIds[j]!;
@@ -496,11 +519,15 @@ function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number):
  * in sample order root first as `buildStackTable` interns them. With `shown`, each stack is cut
  * below its innermost frame that holds a `shown` node, the rest of it one row without frame (an
  * added location of no node) below that frame, and stacks without such a frame are left out;
- * `cut` says whether any sample lost frames. A frameless row's value counts as flat of its
- * caller's innermost node, which the corrections take back (`prunedSource`).
+ * `keptFrom` (when any sample lost frames) says where each sample's kept frames start. A
+ * frameless row's value counts as flat of its caller's innermost node, which the corrections
+ * take back (`prunedSource`).
  */
-function sideStackTable(side: DiffSide, nNodes: number, shown?: Uint8Array): { g: GraphInput; cut: boolean } {
-  const { offsets, frames, values } = side.samples!;
+function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array): { g: GraphInput; keptFrom?: Uint32Array } {
+  const { offsets, frames } = side.samples!;
+  // The same arithmetic on doubles or bigints (as `negate`).
+  const values = summed.values as unknown as number[];
+  const zero = summed.zero as number;
   const { locNodeOffsets, locNodeIds } = side.locations;
   const locations = locNodeOffsets.length - 1;
   const noFrame = locations;
@@ -528,15 +555,15 @@ function sideStackTable(side: DiffSide, nNodes: number, shown?: Uint8Array): { g
         below |= c;
       }
       cutBelow[i] = below;
-      if (below && values[i] !== 0n) cut = true;
+      if (below && values[i] !== zero) cut = true;
     }
     keptFrom[i] = k;
     maxRows += end - k + (k < end ? cutBelow[i]! : 0);
   }
   const tree = new PrefixTreeBuilder(maxRows);
-  const sums = new RowSums(side.absTotal <= EXACT_IN_DOUBLES, maxRows);
+  const sums = new RowSums(summed.zero === 0, maxRows);
   for (let i = 0; i < samples; i++) {
-    if (values[i] === 0n) continue;
+    if (values[i] === zero) continue;
     let s = -1;
     for (let k = offsets[i + 1]! - 1; k >= keptFrom[i]!; k--) if (kind[frames[k]!] !== NO_NODE) s = tree.intern(s, frames[k]!);
     if (s < 0) continue;
@@ -560,7 +587,7 @@ function sideStackTable(side: DiffSide, nNodes: number, shown?: Uint8Array): { g
     sampleStack: new Int32Array(0),
     children: built.children,
   };
-  return { g: { nNodes, locNodeOffsets: withNoFrame, locNodeIds, stacks }, cut };
+  return { g: { nNodes, locNodeOffsets: withNoFrame, locNodeIds, stacks }, ...(cut ? { keptFrom } : {}) };
 }
 
 /**
