@@ -135,21 +135,62 @@ export function gzipBytes(raw: Uint8Array, level: number): Uint8Array {
 }
 
 /**
- * Input bytes per independently deflated block of `gzipStream`/`gzipChunks` (pigz's scheme, with
- * pigz's 128 KiB raised: each block is one thread-pool job, and a larger block means fewer
- * flush markers and round trips; measured on profile.proto data, 512 KiB–2 MiB deflate alike).
+ * Input bytes per independently deflated block of `gzipStream`/`gzipChunks` when the total is not
+ * announced, and the largest block otherwise (pigz's scheme, with pigz's 128 KiB raised: each
+ * block is one thread-pool job, and a larger block means fewer flush markers and round trips;
+ * measured on profile.proto data, 512 KiB–2 MiB deflate alike).
  */
 export const DEFLATE_BLOCK_BYTES = 1 << 20;
+
+/** The smallest block `deflateBlockBytes` picks: below it, a job's fixed costs start to show. */
+export const MIN_DEFLATE_BLOCK_BYTES = 64 << 10;
+
+/**
+ * Blocks an announced total is cut into at least (down to `MIN_DEFLATE_BLOCK_BYTES`). With 1 MiB
+ * blocks a 2 MB encoding (the Rprof benchmark's) was two blocks: the first waited for a whole
+ * MiB of encoding, the second started when the encoding ended and was then waited for alone on
+ * one core. Four or more blocks keep both cores busy, and what is left to wait for after the
+ * encoding is deflated on both. Each block costs ~60 bytes of Huffman tables at its join and its
+ * own zlib stream set-up: 8 blocks of 256 KiB are +0.10 % output on that 2 MB, 15 of 128 KiB +0.31 %.
+ */
+const MIN_BLOCKS_PER_STREAM = 4;
+
+/**
+ * The block size `gzipStream` cuts an input of `total` bytes into: the largest power of two
+ * between `MIN_DEFLATE_BLOCK_BYTES` and `DEFLATE_BLOCK_BYTES` that makes at least
+ * `MIN_BLOCKS_PER_STREAM` blocks (`DEFLATE_BLOCK_BYTES` when the total is unknown). It depends on
+ * the total alone, so the output does too (never on timing or chunking).
+ */
+export function deflateBlockBytes(total: number | undefined): number {
+  if (total === undefined) return DEFLATE_BLOCK_BYTES;
+  let size = MIN_DEFLATE_BLOCK_BYTES;
+  while (size < DEFLATE_BLOCK_BYTES && size * 2 * MIN_BLOCKS_PER_STREAM <= total) size *= 2;
+  return size;
+}
 
 /** deflate's window: each block is primed with the 32 KiB of input before it. */
 const DEFLATE_WINDOW_BYTES = 32 * 1024;
 
 /**
- * Blocks deflated at the same time: one per core, within libuv's thread pool (4 threads by
- * default, which file reads and writes share), and at least 2 so that deflating overlaps
+ * Blocks deflated at the same time, at least: one per core, within libuv's thread pool (4 threads
+ * by default, which file reads and writes share), and at least 2 so that deflating overlaps
  * producing the input even on one core.
  */
 const DEFLATE_BLOCKS_IN_FLIGHT = Math.max(2, Math.min(3, availableParallelism()));
+
+/**
+ * Input bytes that may be deflating at once when blocks are small (more blocks than
+ * `DEFLATE_BLOCKS_IN_FLIGHT`). An encoder hands over 1 MiB chunks; with only 2 small blocks in
+ * flight it waited for the deflating of each chunk's blocks before encoding the next chunk, so
+ * the two took turns instead of overlapping. 2 MiB lets a whole chunk's blocks deflate while the
+ * next chunk is encoded, and bounds the memory they hold (the blocks are views of the chunks).
+ */
+const DEFLATE_BYTES_IN_FLIGHT = 2 << 20;
+
+/** How many blocks of `blockBytes` may be deflating at once. */
+function blocksInFlight(blockBytes: number): number {
+  return Math.max(DEFLATE_BLOCKS_IN_FLIGHT, Math.floor(DEFLATE_BYTES_IN_FLIGHT / blockBytes));
+}
 
 const deflateRawAsync = (input: Uint8Array, options: ZlibOptions): Promise<Buffer> =>
   new Promise((resolve, reject) => deflateRaw(input, options, (e, out) => (e ? reject(e) : resolve(out))));
@@ -222,35 +263,46 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
  * gzips a stream of chunks into a stream of compressed pieces: neither the input nor the output
  * is ever whole in memory (what writing a file needs), and the deflating runs on several cores.
  *
- * pigz's scheme: the input is cut into `DEFLATE_BLOCK_BYTES` blocks, each deflated on its own
+ * pigz's scheme: the input is cut into blocks (`deflateBlockBytes`), each deflated on its own
  * (on libuv's thread pool, several at a time, while the next blocks are produced) with the
  * 32 KiB before it as its preset dictionary, so matches reach back across block boundaries as in
  * one stream. Every block but the last ends with a sync flush (byte-aligned, not final) and the
- * last with the final block, so the concatenation is one ordinary deflate stream; the CRC-32 and
- * size of the trailer are computed here. The output is within a few bytes per MiB of a single
- * zlib stream's (same level, same matching) and inflates with any gzip reader.
+ * last with the final block, so the concatenation is one ordinary deflate stream in one gzip
+ * member; the CRC-32 and size of the trailer are computed here. The output is within a few bytes
+ * per block of a single zlib stream's (same level, same matching), inflates with any gzip reader,
+ * and depends only on the bytes, the level and `total` (never on chunking or thread timing).
+ * At most `blocksInFlight` blocks are deflating at once: the producer is not asked for more
+ * until the consumer has taken the oldest block's output (backpressure).
  *
  * `total`, when the caller knows the exact byte count of `chunks` (an encoder that planned its
  * output), tells which block is the last as soon as it exists, so each block starts deflating at
- * once instead of after the next one is produced: the same bytes, but for a 2 MiB input the
- * deflating overlaps the encoding instead of following it. A wrong `total` throws.
+ * once instead of after the next one is produced, and picks smaller blocks for small inputs
+ * (`deflateBlockBytes`). A wrong `total` throws.
+ *
+ * A consumer that stops early (`return()`, `break`) leaves the blocks in flight to finish on the
+ * thread pool; their results, errors included, are dropped.
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number): AsyncGenerator<Uint8Array> {
+  const blockBytes = deflateBlockBytes(total);
+  const maxInFlight = blocksInFlight(blockBytes);
   const inFlight: { job: Promise<Buffer>; input: Uint8Array }[] = [];
-  const buffers = new BlockBuffers(DEFLATE_BLOCK_BYTES);
-  // Awaited in order below; a rejection met while the consumer stopped early is not "unhandled".
-  const start = (input: Uint8Array, dictionary: Uint8Array | undefined, last: boolean) => {
+  const buffers = new BlockBuffers(blockBytes);
+  // The block started last: the next one is primed with its tail.
+  let previous: Uint8Array | undefined;
+  const start = (input: Uint8Array, last: boolean) => {
     // chunkSize: the block's whole output in one piece, so one thread-pool round trip per block
     // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB). The dictionary
     // is copied when the job is created; the input is read until the job ends.
     const options: ZlibOptions = { level, memLevel: 9, chunkSize: gzipBound(input.length), finishFlush: last ? zc.Z_FINISH : zc.Z_SYNC_FLUSH };
-    if (dictionary) options.dictionary = dictionary;
+    if (previous) options.dictionary = previous.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES));
     const job = deflateRawAsync(input, options);
+    // Awaited in order below; a rejection met after the consumer stopped early is not "unhandled".
     job.catch(() => undefined);
     inFlight.push({ job, input });
+    previous = input;
   };
   // The oldest job's output; its input buffer is free again (the block after it, primed with
-  // its tail, was started before: DEFLATE_BLOCKS_IN_FLIGHT >= 2 when this runs in the loops).
+  // its tail, was started before: at least 2 are in flight when this runs in the loop).
   const oldest = async (): Promise<Uint8Array> => {
     const { job, input } = inFlight.shift()!;
     const out = await job;
@@ -260,34 +312,21 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
   let crc = 0;
   let size = 0;
   yield gzipHeader(level);
-  if (total !== undefined) {
-    let previous: Uint8Array | undefined;
-    for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES, buffers)) {
-      if (size >= total) throw new Error(`gzipStream: more than the announced ${total} bytes`);
-      crc = crc32(block, crc);
-      size += block.length;
-      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
-      start(block, previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), size >= total);
-      previous = block;
-    }
-    if (size !== total) throw new Error(`gzipStream: ${size} bytes, not the announced ${total}`);
-    if (total === 0) start(new Uint8Array(0), undefined, true);
-  } else {
-  // One block of look-ahead: whether a block is the last is known once the next one exists.
-  let previous: Uint8Array | undefined;
+  // Without a total, one block of look-ahead: whether a block is the last is known once the next exists.
   let held: Uint8Array | undefined;
-  for (const block of blocksOf(chunks, DEFLATE_BLOCK_BYTES, buffers)) {
+  for (const block of blocksOf(chunks, blockBytes, buffers)) {
+    if (total !== undefined && size >= total) throw new Error(`gzipStream: more than the announced ${total} bytes`);
     crc = crc32(block, crc);
     size += block.length;
-    if (held) {
-      if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
-      start(held, previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), false);
-      previous = held;
-    }
+    const ready = total !== undefined ? block : held;
     held = block;
+    if (!ready) continue;
+    if (inFlight.length >= maxInFlight) yield await oldest();
+    start(ready, total !== undefined && size >= total);
   }
-  start(held ?? new Uint8Array(0), previous?.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES)), true);
-  }
+  if (total !== undefined && size !== total) throw new Error(`gzipStream: ${size} bytes, not the announced ${total}`);
+  // The last block when it was held back, or an empty final block for an empty input.
+  if (total === undefined || total === 0) start(total === undefined && held ? held : new Uint8Array(0), true);
   while (inFlight.length > 0) yield await oldest();
   const trailer = new Uint8Array(8);
   const view = new DataView(trailer.buffer);
@@ -298,13 +337,13 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
 
 /**
  * gzips a stream of chunks of known total size (as `gzipBytes` would gzip their concatenation,
- * and byte for byte the same below `DEFLATE_BLOCK_BYTES`) without the whole input ever being in
+ * and byte for byte the same up to `MIN_DEFLATE_BLOCK_BYTES`, one block) without the whole input ever being in
  * memory: `gzipStream`'s blocks, deflated on several cores, land in one buffer of the bound size
  * (only its written pages are resident), so no concatenation copy is made.
  */
 export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number): Promise<Uint8Array> {
   // Each block may add a sync flush marker and a block header beyond the one-stream bound.
-  const bound = gzipBound(total) + 16 * (Math.ceil(total / DEFLATE_BLOCK_BYTES) + 1);
+  const bound = gzipBound(total) + 16 * (Math.ceil(total / deflateBlockBytes(total)) + 1);
   const buffer = Buffer.allocUnsafe(bound); // a small one is a slice of Node's shared pool
   let out = new Uint8Array(buffer.buffer, buffer.byteOffset, bound);
   let at = 0;

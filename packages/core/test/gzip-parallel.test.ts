@@ -7,7 +7,7 @@
 import { constants as zc, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { rejectionOf, seededRandom } from '@profkit/test-utils';
-import { DEFLATE_BLOCK_BYTES, INFLATE_AHEAD_BYTES, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
+import { DEFLATE_BLOCK_BYTES, INFLATE_AHEAD_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
 
 /** Compressible but not trivially (varint-like bytes and repeated names, as in profile.proto). */
 function profileLike(n: number, seed: number): Uint8Array {
@@ -43,24 +43,36 @@ describe('parallel gzip on Node', () => {
     const single = gzipBytes(input, 6);
     expect(Math.abs(streamed.length - single.length) / single.length).toBeLessThan(0.001);
     const whole = await gzipChunks(input.length, chunks(), 6);
-    expect(Buffer.from(whole).equals(streamed)).toBe(true);
+    expect(Buffer.from(whole).equals(Buffer.concat(await pieces(gzipStream(chunks(), 6, input.length))))).toBe(true);
     // The blocks are cut from the bytes, not from the chunks: other chunks, same output.
     const rechunked = Buffer.concat(await pieces(gzipStream([input.subarray(0, 7), input.subarray(7, 2_500_000), input.subarray(2_500_000)], 6)));
     expect(rechunked.equals(streamed)).toBe(true);
   });
 
-  it('with the exact total announced (each block deflated as soon as it exists), the same bytes; a wrong total throws', async () => {
+  it('with the exact total announced (each block deflated as soon as it exists), the bytes inflate to the input whatever the chunking; a wrong total throws', async () => {
     // Sizes: a partial last block, an exact multiple of the block (the last block is full), empty.
-    for (const size of [input.length, 2 * DEFLATE_BLOCK_BYTES, 0]) {
+    for (const size of [input.length, 16 * MIN_DEFLATE_BLOCK_BYTES, 0]) {
       const part = input.subarray(0, size);
-      const parts = () => [part.subarray(0, 5), part.subarray(5)];
-      const lookAhead = Buffer.concat(await pieces(gzipStream(parts(), 6)));
-      const announced = Buffer.concat(await pieces(gzipStream(parts(), 6, size)));
-      expect(announced.equals(lookAhead)).toBe(true);
+      const announced = Buffer.concat(await pieces(gzipStream([part.subarray(0, 5), part.subarray(5)], 6, size)));
+      expect(gunzipSync(announced).equals(part)).toBe(true);
+      const rechunked = Buffer.concat(await pieces(gzipStream([part.subarray(0, 100_003), part.subarray(100_003)], 6, size)));
+      expect(rechunked.equals(announced)).toBe(true);
     }
     const two = input.subarray(0, 2 * DEFLATE_BLOCK_BYTES);
     expect(((await rejectionOf(pieces(gzipStream([two], 6, DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/more than the announced/);
     expect(((await rejectionOf(pieces(gzipStream([two], 6, 3 * DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/not the announced/);
+  });
+
+  it('cuts an announced total into at least 4 blocks of a power-of-two size between 64 KiB and 1 MiB', () => {
+    expect(deflateBlockBytes(undefined)).toBe(DEFLATE_BLOCK_BYTES);
+    expect(deflateBlockBytes(0)).toBe(MIN_DEFLATE_BLOCK_BYTES);
+    expect(deflateBlockBytes(100_000)).toBe(MIN_DEFLATE_BLOCK_BYTES);
+    // The Rprof benchmark's 1.96 MB encoding: 8 blocks of 256 KiB (it was 2 blocks of 1 MiB).
+    expect(deflateBlockBytes(1_964_625)).toBe(256 << 10);
+    expect(deflateBlockBytes(4 * (512 << 10) - 1)).toBe(256 << 10);
+    expect(deflateBlockBytes(4 * (512 << 10))).toBe(512 << 10);
+    expect(deflateBlockBytes(19_098_831)).toBe(DEFLATE_BLOCK_BYTES);
+    expect(deflateBlockBytes(2 ** 40)).toBe(DEFLATE_BLOCK_BYTES);
   });
 
   it('ends every block on a byte-aligned sync point: the stream cut after block k inflates to k blocks', async () => {
@@ -74,8 +86,8 @@ describe('parallel gzip on Node', () => {
     }
   });
 
-  it('below one block, gzipChunks gives the bytes of gzipBytes (one zlib stream)', async () => {
-    const small = input.subarray(0, 700_000);
+  it('up to the smallest block, gzipChunks gives the bytes of gzipBytes (one zlib stream)', async () => {
+    const small = input.subarray(0, MIN_DEFLATE_BLOCK_BYTES);
     const whole = await gzipChunks(small.length, [small.subarray(0, 1), small.subarray(1, 65_537), small.subarray(65_537)], 6);
     expect(Buffer.from(whole).equals(gzipBytes(small, 6))).toBe(true);
     expect(Buffer.from(await gzipChunks(0, [], 6)).equals(gzipBytes(new Uint8Array(0), 6))).toBe(true);

@@ -94,14 +94,17 @@ describe('gunzipExact', () => {
 });
 
 describe('one-buffer gzip and streamed gzip', () => {
-  it('gzipOneBuffer and gzipChunks give the same stream, which inflates to the input', async () => {
+  it('gzipOneBuffer and gzipChunks give streams that inflate to the input, the same bytes up to one block (64 KiB)', async () => {
     const data = bytes(700_000, 3);
     const one = gzipOneBuffer(data, 6);
     expect(Buffer.compare(gunzipSync(one), data)).toBe(0);
     const pieces = [data.subarray(0, 1), data.subarray(1, 65_537), data.subarray(65_537, 400_000), data.subarray(400_000)];
     const streamed = await gzipChunks(data.length, pieces, 6);
     expect(Buffer.compare(gunzipSync(streamed), data)).toBe(0);
-    expect(Buffer.compare(streamed, one)).toBe(0);
+    // Deflated in blocks on several threads: a few bytes per block join more than one stream.
+    expect(Math.abs(streamed.length - one.length) / one.length).toBeLessThan(0.005);
+    const small = data.subarray(0, 60_000);
+    expect(Buffer.compare(await gzipChunks(small.length, [small.subarray(0, 7), small.subarray(7)], 6), gzipOneBuffer(small, 6))).toBe(0);
   });
 
   it('level 1 inflates to the input too', async () => {
@@ -150,11 +153,14 @@ describe('encodeProfileChunks', () => {
     expect(Buffer.compare(concat(pb), qWhole)).toBe(0);
   });
 
-  it('the adapter write (streamed into zlib) gives what serializePprof gives, for both levels', async () => {
+  it('the adapter write (streamed into zlib) gives what serializePprof gives once inflated, for both levels', async () => {
     const registry = createRegistry([adapter]);
     for (const level of [6, 1]) {
       const r = await registry.serialize(p, { format: 'pprof', fileName: 'out.pb.gz', options: { level } });
-      expect(Buffer.compare(r.data, serializePprof(p, { level }))).toBe(0);
+      // One zlib stream against blocks deflated apart: the same payload, about the same size.
+      const one = serializePprof(p, { level });
+      expect(Buffer.compare(gunzipSync(r.data), gunzipSync(one))).toBe(0);
+      expect(Math.abs(r.data.length - one.length) / one.length).toBeLessThan(0.005);
       expect(Buffer.compare(gunzipSync(r.data), whole)).toBe(0);
       expect(Buffer.compare(encodeProfile(parsePprof(r.data).profile), whole)).toBe(0);
       expect([...r.data.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, level === 1 ? 4 : 0, 0xff]);
