@@ -399,33 +399,18 @@ function addSubtree(into: MergedNode, node: FlameNode): void {
  * `baseCut`: the diff's frames whose base value is below the width the base tree was cut at.
  */
 export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: string, baseOf?: (node: FlameNode) => bigint, baseCut?: { width: number; frames: Set<FlameNode> }): FlameLayout {
-  const names: string[] = [];
-  const nameIds = new Map<string, number>();
-  const entries: { node: FlameNode; depth: number; start: number; base: bigint }[] = [];
-  let maxDepth = 0;
-  // Iterative: stacks can be thousands of frames deep.
-  const work: { node: FlameNode; depth: number; start: number }[] = [{ node: bounded.tree, depth: 0, start: 0 }];
-  while (work.length > 0) {
-    const w = work.pop()!;
-    entries.push({ node: w.node, depth: w.depth, start: w.start, base: baseOf ? baseOf(w.node) : 0n });
-    if (w.depth > maxDepth) maxDepth = w.depth;
-    let offset = w.start;
-    const kids: typeof work = [];
-    for (const c of w.node.children) {
-      kids.push({ node: c, depth: w.depth + 1, start: offset });
-      offset += Number(c.value);
-    }
-    for (let i = kids.length - 1; i >= 0; i--) work.push(kids[i]!);
-  }
-  const n = entries.length;
+  // A first walk counts the frames: the columns are allocated once, at their size, and filled in
+  // the second (no object per frame: the 1M-sample profile's 48k frames took 40-80 ms that way).
+  let n = 0;
+  for (const counting = [bounded.tree]; counting.length > 0; n++) for (const c of counting.pop()!.children) counting.push(c);
   const layout: FlameLayout = {
-    names,
+    names: [],
     nameIndex: new Int32Array(n),
     depth: new Int32Array(n),
     start: new Float64Array(n),
     value: new Float64Array(n),
     self: new Float64Array(n),
-    maxDepth,
+    maxDepth: 0,
     elided: bounded.elided,
     unit,
     exactValue: new BigInt64Array(n),
@@ -439,24 +424,51 @@ export function flameLayout(bounded: { tree: FlameNode; elided: number }, unit: 
     layout.baseCut = baseCut.width;
     layout.baseBelowCut = new Uint8Array(n);
   }
-  entries.forEach((e, i) => {
-    let id = nameIds.get(e.node.name);
+  const nameIds = new Map<string, number>();
+  // Iterative (stacks can be thousands of frames deep): the frames still to lay out, the next
+  // last, with their depth and left edge.
+  const work: FlameNode[] = [bounded.tree];
+  const workDepth: number[] = [0];
+  const workStart: number[] = [0];
+  const childStart: number[] = [];
+  for (let i = 0; work.length > 0; i++) {
+    const node = work.pop()!;
+    const depth = workDepth.pop()!;
+    const start = workStart.pop()!;
+    let id = nameIds.get(node.name);
     if (id === undefined) {
-      id = names.length;
-      names.push(e.node.name);
-      nameIds.set(e.node.name, id);
+      id = layout.names.length;
+      layout.names.push(node.name);
+      nameIds.set(node.name, id);
     }
     layout.nameIndex[i] = id;
-    layout.depth[i] = e.depth;
-    layout.start[i] = e.start;
-    layout.value[i] = Number(e.node.value);
-    layout.self[i] = Number(e.node.self);
-    layout.exactValue[i] = e.node.value;
-    layout.exactSelf[i] = e.node.self;
-    if (layout.base) layout.base[i] = Number(e.base);
-    if (layout.exactBase) layout.exactBase[i] = e.base;
-    if (layout.baseBelowCut && baseCut!.frames.has(e.node)) layout.baseBelowCut[i] = 1;
-  });
+    layout.depth[i] = depth;
+    layout.start[i] = start;
+    layout.value[i] = Number(node.value);
+    layout.self[i] = Number(node.self);
+    layout.exactValue[i] = node.value;
+    layout.exactSelf[i] = node.self;
+    if (baseOf) {
+      const b = baseOf(node);
+      layout.base![i] = Number(b);
+      layout.exactBase![i] = b;
+    }
+    if (baseCut?.frames.has(node)) layout.baseBelowCut![i] = 1;
+    if (depth > layout.maxDepth) layout.maxDepth = depth;
+    // Callees start at the caller's left edge, in order; pushed last first, so that they are laid out in order.
+    const kids = node.children;
+    childStart.length = 0;
+    let offset = start;
+    for (const c of kids) {
+      childStart.push(offset);
+      offset += Number(c.value);
+    }
+    for (let j = kids.length - 1; j >= 0; j--) {
+      work.push(kids[j]!);
+      workDepth.push(depth + 1);
+      workStart.push(childStart[j]!);
+    }
+  }
   return layout;
 }
 
