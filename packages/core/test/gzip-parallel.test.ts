@@ -75,6 +75,30 @@ describe('parallel gzip on Node', () => {
     expect(deflateBlockBytes(2 ** 40)).toBe(DEFLATE_BLOCK_BYTES);
   });
 
+  it('keeps up to 2 MiB of small blocks deflating while the producer goes on, and no more (backpressure)', async () => {
+    // 3 MiB announced: 6 blocks of 512 KiB, 4 of them (2 MiB) in flight at most.
+    const size = 3 << 20;
+    expect(deflateBlockBytes(size)).toBe(512 << 10);
+    const part = input.subarray(0, size);
+    let produced = 0;
+    function* counted(): Generator<Uint8Array> {
+      for (let at = 0; at < size; at += 512 << 10) {
+        produced++;
+        yield part.subarray(at, at + (512 << 10));
+      }
+    }
+    const stream = gzipStream(counted(), 6, size);
+    await stream.next(); // the header
+    await stream.next(); // the first block: 4 started, the 5th produced and waiting for room
+    // Limited to 2 blocks in flight, it would stop at 3: encoding a 1 MiB chunk and deflating its
+    // small blocks would take turns instead of overlapping.
+    expect(produced).toBe(5);
+    const rest: Uint8Array[] = [];
+    for (let next = await stream.next(); !next.done; next = await stream.next()) rest.push(next.value);
+    expect(produced).toBe(6);
+    expect(rest).toHaveLength(6); // 5 more blocks and the trailer
+  });
+
   it('ends every block on a byte-aligned sync point: the stream cut after block k inflates to k blocks', async () => {
     const out = await pieces(gzipStream(chunks(), 6));
     // The 10-byte header, one piece per block, the 8-byte trailer.
