@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, renderFlameGraph, toFolded, treeReport, type Profile } from '../src/node/index.js';
-import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, subtreeTotals } from '../src/ops/stack-table.js';
+import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, stackChildren, subtreeTotals, type StackTable } from '../src/ops/stack-table.js';
 import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable, reportStacks, trimmedCallGraph } from '../src/ops/report.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 
@@ -396,7 +396,7 @@ describe('call graph walk over runs of single-callee stacks', () => {
       const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
       const g = graphInputOf(p, index, 0, locNodes, nodes.names.length);
       // Most stacks are runs: each the only callee of its caller, no samples of their own.
-      const { firstChild, nextSibling } = g.stacks.children!;
+      const { firstChild, nextSibling } = stackChildren(g.stacks);
       // (Told by sampleStack: reading `self` would replace the table's sparse sums the walk reads.)
       const withSamples = new Set(g.stacks.sampleStack);
       let runs = 0;
@@ -407,14 +407,17 @@ describe('call graph walk over runs of single-callee stacks', () => {
       for (const kept of [undefined, some]) {
         const isKept = (n: number) => (kept ? kept[n] === 1 : true);
         const ref = referenceKeptGraph(p, (loc, j) => locNodes[loc]![j]!, (loc) => locNodes[loc]!.length, isKept);
-        const built = buildNodes(g, kept, all, all);
-        for (let n = 0; n < nodes.names.length; n++) {
-          expect([nodes.names[n], built.flat[n]]).toEqual([nodes.names[n], isKept(n) ? (ref.flat.get(n) ?? 0n) : 0n]);
-          expect([nodes.names[n], built.cum[n]]).toEqual([nodes.names[n], isKept(n) ? (ref.cum.get(n) ?? 0n) : 0n]);
+        // Both walks of the stacks (climbing each leaf's path, and depth-first by runs).
+        for (const walk of ['leaf-paths', 'runs'] as const) {
+          const built = buildNodes(g, kept, all, all, undefined, walk);
+          for (let n = 0; n < nodes.names.length; n++) {
+            expect([walk, nodes.names[n], built.flat[n]]).toEqual([walk, nodes.names[n], isKept(n) ? (ref.flat.get(n) ?? 0n) : 0n]);
+            expect([walk, nodes.names[n], built.cum[n]]).toEqual([walk, nodes.names[n], isKept(n) ? (ref.cum.get(n) ?? 0n) : 0n]);
+          }
+          const calls = new Map(built.src.map((src, e) => [`${src}->${built.dst[e]}`, { weight: BigInt(built.weight[e]!), inline: built.inline[e]!, residual: built.residual[e]! }]));
+          expect(calls).toEqual(ref.calls);
+          if (bigValues) expect(built.cum.some((v) => v > 2n ** 62n)).toBe(true);
         }
-        const calls = new Map(built.src.map((src, e) => [`${src}->${built.dst[e]}`, { weight: BigInt(built.weight[e]!), inline: built.inline[e]!, residual: built.residual[e]! }]));
-        expect(calls).toEqual(ref.calls);
-        if (bigValues) expect(built.cum.some((v) => v > 2n ** 62n)).toBe(true);
       }
     });
   }
@@ -495,5 +498,102 @@ describe('call graph walk over runs of single-callee stacks', () => {
     const graph = trimmedCallGraph({ t: 1, unit: 'nanoseconds', g, names: nodes.names, infos: nodes.infos, total: () => 1n }, options, true);
     expect(reads).toEqual([]);
     expect(graph.nodes.some((n) => n.cum > 0n)).toBe(true);
+  });
+});
+
+describe('call graph tables without child lists, walked by climbing each leaf path', () => {
+  const shapes = [{}, { samples: 3000, functions: 40, locations: 300, maxDepth: 14 }, { samples: 4000, functions: 200, locations: 2000, maxDepth: 6 }];
+  /** The callees of every stack (slot 0: the roots), ascending. */
+  const callees = (t: StackTable) => {
+    const { firstChild, nextSibling } = stackChildren(t);
+    return Array.from({ length: t.length + 1 }, (_, s) => {
+      const out: number[] = [];
+      for (let c = firstChild[s]!; c !== -1; c = nextSibling[c]!) out.push(c);
+      return out.sort((a, b) => a - b);
+    });
+  };
+  shapes.forEach((shape, k) => {
+    const seed = 20 + k;
+    it(`seed ${seed}: the same stacks as with child lists; prefixes and callees follow from the jumps`, () => {
+      const p = randomProfile(seed, false, shape);
+      const index = new ProfileIndex(p);
+      const lists = buildStackTable(p, index, 0);
+      const compact = buildStackTable(p, index, 0, undefined, undefined, { childLists: false });
+      expect(compact.children).toBeUndefined();
+      expect([compact.length, compact.frame, compact.sampleStack]).toEqual([lists.length, lists.frame, lists.sampleStack]);
+      expect(compact.prefix).toEqual(lists.prefix);
+      expect(compact.self).toEqual(lists.self);
+      expect(callees(compact)).toEqual(callees(lists));
+      // The jumps: the stacks whose prefix is not the row before them, ascending, with their prefixes.
+      const expected = [...lists.prefix.keys()].filter((s) => lists.prefix[s] !== s - 1);
+      expect(expected.length).toBeGreaterThan(1);
+      for (const t of [compact, lists]) {
+        expect([...t.jumps!.rows]).toEqual(expected);
+        expect([...t.jumps!.prefixes]).toEqual(expected.map((s) => lists.prefix[s]!));
+      }
+    });
+
+    it(`seed ${seed}: both walks give the same graph (sums, flags, calls in order), whatever nodes and calls a pass keeps`, () => {
+      const p = randomProfile(seed, false, shape);
+      const index = new ProfileIndex(p);
+      const nodes = newNodeNames();
+      const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
+      const n = nodes.names.length;
+      const all = new Uint8Array(n).fill(1);
+      const some = Uint8Array.from({ length: n }, (_, i) => (i % 3 === 1 ? 0 : 1));
+      const few = Uint8Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 1 : 0));
+      const passes: [Uint8Array | undefined, Uint8Array?, Uint8Array?, Uint8Array?][] = [[undefined], [undefined, all, all], [some, some, some], [undefined, all, all, few], [few, few, all]];
+      const g = graphInputOf(p, index, 0, locNodes, n);
+      expect(g.stacks.children).toBeUndefined();
+      // The same again once stacks' sums cancel to zero (as a diff's can): half the leaves', then all: their calls
+      // still count, with weight 0.
+      const [someCancelled, allCancelled] = [2, 1].map((every) => {
+        const input = graphInputOf(p, index, 0, locNodes, n);
+        const self = input.stacks.self as Float64Array;
+        const leaves = callees(input.stacks).flatMap((list, s) => (s > 0 && list.length === 0 ? [s - 1] : []));
+        for (const s of leaves.filter((_, i) => i % every === 0)) self[s] = 0;
+        if (every === 1) self.fill(0);
+        return input;
+      });
+      for (const input of [g, someCancelled!, allCancelled!]) {
+        for (const [kept, into, from, touching] of passes) {
+          const climbed = buildNodes(input, kept, into, from, touching, 'leaf-paths');
+          expect(climbed).toEqual(buildNodes(input, kept, into, from, touching, 'runs'));
+          expect(climbed.src.length > 0).toBe(into !== undefined);
+        }
+      }
+      const zero = buildNodes(allCancelled!, undefined, all, all, undefined, 'leaf-paths');
+      expect(zero.src.length).toBeGreaterThan(0);
+      expect(zero.weight.every((w) => w === 0)).toBe(true);
+    });
+  });
+
+  it('keeps one column per stack, the frames: no child lists or prefix column, made or derived', () => {
+    const p = runsProfile(35, false, 400);
+    const index = new ProfileIndex(p);
+    const nodes = newNodeNames();
+    const { locNodes } = nodeTable(p, 'function', true, false, index, undefined, nodes);
+    const frames = p.samples.locations.location_id.length;
+    const lengths: number[] = [];
+    let g!: ReturnType<typeof graphInputOf>;
+    const counting = class extends Int32Array {
+      constructor(...args: unknown[]) {
+        super(...(args as [number]));
+        if (typeof args[0] === 'number') lengths.push(args[0]);
+      }
+    };
+    vi.stubGlobal('Int32Array', counting);
+    try {
+      g = graphInputOf(p, index, 0, locNodes, nodes.names.length);
+      buildNodes(g, undefined);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(g.stacks.length).toBeGreaterThan(frames / 2);
+    expect(nodes.names.length * 2).toBeLessThan(g.stacks.length);
+    // The frame column at the bound (the number of frames), and maybe its copy cut to the stacks; before: two child lists as well.
+    const perStack = lengths.filter((n) => n >= g.stacks.length);
+    expect(perStack[0]).toBe(frames);
+    expect(perStack.slice(1)).toEqual(perStack.length > 1 ? [g.stacks.length] : []);
   });
 });

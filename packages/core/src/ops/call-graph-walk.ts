@@ -244,15 +244,15 @@ export interface StackPaths {
   jumpDepth: Int32Array;
 }
 
-/** The paths of the tables walked, by their child lists (a -mean divisor's table shares them). */
-const pathsOfTable = new WeakMap<Int32Array, StackPaths>();
+/** The paths of the tables walked, by their jumps or child lists (a -mean divisor's table shares them). */
+const pathsOfTable = new WeakMap<object, StackPaths>();
 
 /** The compact prefix column of `t` (see `StackPaths`): from its builder's jumps, or derived from its child lists; once per table. */
 export function stackPaths(t: StackTable): StackPaths {
-  const children = stackChildren(t);
-  const known = pathsOfTable.get(children.firstChild);
+  const key = t.jumps ?? stackChildren(t).firstChild;
+  const known = pathsOfTable.get(key);
   if (known) return known;
-  const { previous, rows, prefixes } = t.jumps ?? prefixJumps(children, t.length);
+  const { previous, rows, prefixes } = t.jumps ?? prefixJumps(stackChildren(t), t.length);
   const paths: StackPaths = {
     previous,
     jumpsBefore: jumpsBeforeWords(previous),
@@ -262,7 +262,7 @@ export function stackPaths(t: StackTable): StackPaths {
   };
   // In row order, a jump's prefix (an earlier row) has its depth already.
   for (let k = 0; k < rows.length; k++) paths.jumpDepth[k] = prefixes[k]! < 0 ? 0 : depthOf(paths, prefixes[k]!) + 1;
-  pathsOfTable.set(children.firstChild, paths);
+  pathsOfTable.set(key, paths);
   return paths;
 }
 
@@ -350,10 +350,17 @@ interface LeafPaths {
 
 function leafPaths(t: StackTable, self: SparseSelf): LeafPaths {
   const paths = stackPaths(t);
-  const { firstChild } = stackChildren(t);
+  const { previous, jumpPrefix } = paths;
+  // The stacks with a callee: s when the prefix of s + 1 is s, and the jumps' prefixes.
+  const withCallee = new Uint32Array(previous.length);
+  for (let w = 0; w < previous.length; w++) withCallee[w] = (previous[w]! >>> 1) | ((previous[w + 1] ?? 0) << 31);
+  for (const p of jumpPrefix) if (p >= 0) withCallee[p >>> 5]! |= 1 << (p & 31);
   const leaves = self.bits.slice();
+  for (let w = 0; w < leaves.length; w++) {
+    const rows = Math.min(32, t.length - 32 * w);
+    leaves[w]! |= ~withCallee[w]! & (rows === 32 ? -1 : (1 << rows) - 1);
+  }
   let frames = 0;
-  for (let s = 0; s < t.length; s++) if (firstChild[s + 1] === -1) leaves[s >>> 5]! |= 1 << (s & 31);
   for (let w = 0; w < leaves.length; w++) {
     for (let word = leaves[w]!; word !== 0; word &= word - 1) frames += depthOf(paths, w * 32 + (31 - Math.clz32(word & -word))) + 1;
   }
@@ -466,6 +473,17 @@ function walkLeafPaths<V extends number | bigint>(pass: GraphPass<V>, { paths, l
   }
 }
 
+/** Child lists derived for tables without them (made without, for `walkLeafPaths`), once per table. */
+const derivedChildLists = new WeakMap<PrefixJumps, ChildLists>();
+
+/** The child lists of `t`: its own, or derived from its prefix column once. */
+function childListsOf(t: StackTable): ChildLists {
+  if (t.children || !t.jumps) return stackChildren(t);
+  let lists = derivedChildLists.get(t.jumps);
+  if (!lists) derivedChildLists.set(t.jumps, (lists = stackChildren(t)));
+  return lists;
+}
+
 /**
  * The depth-first pass (see the top of the file), with its state per level of the current path,
  * never per stack: a stack's total is summed on the way back up, and "already counted on this
@@ -484,7 +502,7 @@ function walkRuns<V extends number | bigint>(pass: GraphPass<V>): void {
   const selfSums = self.sums as unknown as ArrayLike<V>;
   const { locNodeOffsets, locNodeIds, stacks } = g;
   const { frame } = stacks;
-  const { firstChild, nextSibling } = stackChildren(stacks);
+  const { firstChild, nextSibling } = childListsOf(stacks);
   // Nodes counted by a stack on the current path (pprof counts a node once per sample).
   const nodeOnPath = new Uint8Array(g.nNodes);
   // Per level of the current path (a run of stacks, see above), four ints: its first stack, the

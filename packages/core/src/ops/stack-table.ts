@@ -99,6 +99,11 @@ export function grown<T extends Int32Array | Uint8Array | Float64Array>(a: T, n:
  * when stacks share little the table has nearly one row per frame, and doubling past that bound
  * would cost up to twice the memory. The child lists are handed over by `finish` (the views walk
  * them), so the table costs about 25 bytes a row in all.
+ *
+ * Without child lists (`childLists` false, for views that climb paths instead: `finishCompact`),
+ * a row's callees are the row after it when that row's prefix is the row before it (a bit of
+ * `PrefixJumps.previous`), and the jumps, all in the hash table: about 5 bytes a row when stacks
+ * share little (4 of the frame, a bit, the jumps' share), where the lists cost 13 at their peak.
  */
 export class PrefixTreeBuilder {
   length = 0;
@@ -125,17 +130,21 @@ export class PrefixTreeBuilder {
   private jumpPrefixes = new Int32Array(64);
   private jumps = 0;
 
-  constructor(private readonly maxRows = Infinity) {
+  constructor(
+    private readonly maxRows = Infinity,
+    private readonly childLists = true,
+  ) {
     // All rows up front when the bound allows (see `initialRows`); a few when the system refuses
     // that much address space, then doubled as they fill.
     for (let cap = initialRows(maxRows); ; cap = SMALL_START) {
       try {
         this.frames = new Int32Array(cap);
-        this.nextSibling = new Int32Array(cap);
+        const listed = childLists ? cap : 0;
+        this.nextSibling = new Int32Array(listed);
         // Not filled with -1 up front: each slot is set when its row is created (see `intern`),
         // so the pages of rows never created are never touched.
-        this.firstChild = new Int32Array(cap + 1);
-        this.childCount = new Uint8Array(cap + 1);
+        this.firstChild = new Int32Array(listed + 1);
+        this.childCount = new Uint8Array(listed + 1);
         this.previous = new Uint32Array((cap + 31) >>> 5);
         break;
       } catch (e) {
@@ -181,6 +190,7 @@ export class PrefixTreeBuilder {
 
   /** The row (prefix, frame), added when new. */
   intern(prefix: number, frame: number): number {
+    if (!this.childLists) return this.internWithoutLists(prefix, frame);
     const parent = prefix + 1;
     const wide = this.childCount[parent]! > PrefixTreeBuilder.LIST_LIMIT;
     // The newest row has no callees yet (they would be newer still): a stack's new tail, row
@@ -208,6 +218,26 @@ export class PrefixTreeBuilder {
     return row;
   }
 
+  /** `intern` without child lists (see the class comment). */
+  private internWithoutLists(prefix: number, frame: number): number {
+    // The newest row has no callees yet, as in `intern`.
+    if (prefix !== this.length - 1) {
+      const next = prefix + 1;
+      if ((this.previous[next >>> 5]! >>> (next & 31)) & 1 && this.frames[next] === frame) return next;
+      const hit = this.slots[this.slotOf(prefix, frame)]!;
+      if (hit !== -1) return hit;
+    }
+    const row = this.length++;
+    if (row === this.frames.length) this.grow(row + 1);
+    this.frames[row] = frame;
+    if (prefix === row - 1) this.previous[row >>> 5]! |= 1 << (row & 31);
+    else {
+      this.addJump(row, prefix);
+      this.hashRow(row, prefix);
+    }
+    return row;
+  }
+
   private addJump(row: number, prefix: number): void {
     if (this.jumps === this.jumpRows.length) {
       this.jumpRows = grown(this.jumpRows, this.jumps + 1, this.maxRows);
@@ -220,10 +250,12 @@ export class PrefixTreeBuilder {
   private grow(rows: number): void {
     const limit = this.maxRows;
     this.frames = grown(this.frames, rows, limit);
-    this.nextSibling = grown(this.nextSibling, rows, limit);
-    const slots = this.frames.length + 1;
-    this.childCount = grown(this.childCount, slots, slots);
-    this.firstChild = grown(this.firstChild, slots, slots);
+    if (this.childLists) {
+      this.nextSibling = grown(this.nextSibling, rows, limit);
+      const slots = this.frames.length + 1;
+      this.childCount = grown(this.childCount, slots, slots);
+      this.firstChild = grown(this.firstChild, slots, slots);
+    }
     const words = (this.frames.length + 31) >>> 5;
     if (words > this.previous.length) {
       const previous = new Uint32Array(words);
@@ -237,8 +269,9 @@ export class PrefixTreeBuilder {
    * the prefix column, derived from the child lists when first read (`prefixColumn`).
    */
   finish(): { readonly prefix: Int32Array; frame: Int32Array; children: ChildLists; jumps: PrefixJumps } {
+    if (!this.childLists) throw new Error('PrefixTreeBuilder: made without child lists (finishCompact)');
     const n = this.length;
-    const jumps = { previous: this.previous.slice(0, (n + 31) >>> 5), rows: this.jumpRows.slice(0, this.jumps), prefixes: this.jumpPrefixes.slice(0, this.jumps) };
+    const jumps = this.jumpsMade();
     const children = { firstChild: exactLength(this.firstChild, n + 1), nextSibling: exactLength(this.nextSibling, n) };
     let prefix: Int32Array | undefined;
     return {
@@ -250,6 +283,36 @@ export class PrefixTreeBuilder {
       jumps,
     };
   }
+
+  /**
+   * The frame column and the jumps of a builder made without child lists, and the prefix column,
+   * derived from the jumps when first read.
+   */
+  finishCompact(): { readonly prefix: Int32Array; frame: Int32Array; jumps: PrefixJumps } {
+    const n = this.length;
+    const jumps = this.jumpsMade();
+    let prefix: Int32Array | undefined;
+    return {
+      get prefix() {
+        return (prefix ??= prefixFromJumps(jumps, n));
+      },
+      frame: exactLength(this.frames, n),
+      jumps,
+    };
+  }
+
+  private jumpsMade(): PrefixJumps {
+    const n = this.length;
+    return { previous: this.previous.slice(0, (n + 31) >>> 5), rows: this.jumpRows.slice(0, this.jumps), prefixes: this.jumpPrefixes.slice(0, this.jumps) };
+  }
+}
+
+/** The caller of each of the `n` rows of a prefix tree given by its jumps (-1 for the roots). */
+export function prefixFromJumps(jumps: PrefixJumps, n: number): Int32Array {
+  const prefix = new Int32Array(n);
+  for (let s = 0; s < n; s++) prefix[s] = s - 1;
+  jumps.rows.forEach((row, k) => (prefix[row] = jumps.prefixes[k]!));
+  return prefix;
 }
 
 /** The caller of each of the `n` rows of a prefix tree given by its child lists (-1 for the roots). */
@@ -413,11 +476,13 @@ export function buildStackTable(
   keep: (v: bigint) => boolean = (v) => v !== 0n,
   /** Decides per sample instead of `keep` (e.g. pprof -mean keeps samples whose count is nonzero); `keep` still bounds the sums. */
   keepSample?: (i: number) => boolean,
+  /** `childLists` false: a table without child lists (for views that climb paths, see `PrefixTreeBuilder`; `stackChildren` derives them). */
+  { childLists = true }: { childLists?: boolean } = {},
 ): StackTable {
   const col = p.samples['.values'][sampleTypeIndex]!;
   const { offsets, location_id } = p.samples.locations;
   // At most one row per frame: the bound of the columns' growth.
-  const tree = new PrefixTreeBuilder(location_id.length);
+  const tree = new PrefixTreeBuilder(location_id.length, childLists);
   const sampleStack = new Int32Array(col.length).fill(-1);
   const locationRows = index.locations;
   const denseRows = locationRows.denseRows;
@@ -445,7 +510,8 @@ export function buildStackTable(
   } else {
     for (let i = 0; i < col.length; i++) if (sampleStack[i]! >= 0) sums[sparseSlot(sparse, sampleStack[i]!)]! += col[i]!;
   }
-  const built = tree.finish();
+  // (Not spread: that would read the lazy prefix column.)
+  const built: { readonly prefix: Int32Array; frame: Int32Array; children?: ChildLists; jumps: PrefixJumps } = childLists ? tree.finish() : tree.finishCompact();
   let self: StackValues | undefined;
   const table: StackTable = {
     length,
@@ -461,7 +527,7 @@ export function buildStackTable(
       return self;
     },
     sampleStack,
-    children: built.children,
+    ...(built.children ? { children: built.children } : {}),
     jumps: built.jumps,
   };
   sparseSelfOfTable.set(table, sparse);
