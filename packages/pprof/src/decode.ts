@@ -627,6 +627,19 @@ interface StreamState {
   unresolvedMappings: number;
 }
 
+/** The state of a decode that runs in steps, before its first step. */
+function newStreamState(options: DecodeOptions): StreamState {
+  return {
+    fileName: options.file,
+    limits: decodeLimits(options.limits),
+    strings: [],
+    cols: EMPTY_COLS,
+    fill: undefined,
+    lineWithoutFunction: [],
+    unresolvedMappings: 0,
+  };
+}
+
 function enter(st: StreamState, window: Uint8Array, start: number): void {
   setBuf(window);
   decodeUtf8 = utf8Decoder(window);
@@ -752,15 +765,7 @@ function changedInput(file: string | undefined): ProfkitError {
  * peak memory is the profile plus one window of the stream.
  */
 export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
-  const st: StreamState = {
-    fileName: options.file,
-    limits: decodeLimits(options.limits),
-    strings: [],
-    cols: EMPTY_COLS,
-    fill: undefined,
-    lineWithoutFunction: [],
-    unresolvedMappings: 0,
-  };
+  const st = newStreamState(options);
   const c = newCounts();
   let first: StreamDigest;
   try {
@@ -814,15 +819,7 @@ export class ProfileDecoder {
   private finished = false;
 
   constructor(private readonly options: DecodeOptions = {}) {
-    this.state = {
-      fileName: options.file,
-      limits: decodeLimits(options.limits),
-      strings: [],
-      cols: EMPTY_COLS,
-      fill: undefined,
-      lineWithoutFunction: [],
-      unresolvedMappings: 0,
-    };
+    this.state = newStreamState(options);
   }
 
   /** Runs pass 1 over the top-level fields of `bytes` (the input so far) that lie whole after those already read. */

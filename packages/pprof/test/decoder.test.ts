@@ -5,22 +5,10 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, isProfkitError, type ReadLimits } from '@profkit/core/node';
+import { ErrorCodes, type ReadLimits } from '@profkit/core/node';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileDecoder, decodeProfile, encodeProfile } from '../src/index.js';
-import { PROTO_FIXTURES, hasFixtures, pb, readFixture, str } from './helpers.js';
-
-type Outcome = { ok: true; profile: unknown; warnings: unknown } | { ok: false; code: string; rule: unknown; offset: unknown; message: string };
-
-function outcome(f: () => { profile: unknown; warnings: unknown }): Outcome {
-  try {
-    const r = f();
-    return { ok: true, profile: r.profile, warnings: r.warnings };
-  } catch (e) {
-    if (!isProfkitError(e)) throw e;
-    return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message };
-  }
-}
+import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, outcome, pb, readFixture, str, type Outcome } from './helpers.js';
 
 /**
  * `bytes` arriving in chunks whose sizes `nextSize` picks, as a download fills one buffer: each
@@ -45,27 +33,7 @@ function arriving(bytes: Uint8Array, nextSize: () => number, initial: number, op
   return outcome(() => decoder.finish(buffer.subarray(0, used), options));
 }
 
-/** A small profile with every kind of top-level field. */
-function sample(): Uint8Array {
-  return pb([
-    [1, [[1, 1], [2, 2]]],
-    [1, [[1, 3], [2, 4]]],
-    [2, [[1, { packed: [1, 2, 1] }], [2, { packed: [5, -7] }], [3, [[1, 5], [2, 6]]], [3, [[1, 7], [3, 1234567890123n], [4, 4]]]]],
-    [2, [[1, 2], [2, 1], [2, 2]]],
-    [3, [[1, 1], [2, 0x400000], [3, 0x500000], [5, 8], [6, 9], [7, 1]]],
-    [4, [[1, 1], [2, 1], [3, 0x400123], [4, [[1, 1], [2, 10]]], [4, [[1, 2], [2, 20], [3, 3]]]]],
-    [4, [[1, 2], [4, [[1, 2], [2, 21]]]]],
-    [5, [[1, 1], [2, 10], [3, 10], [4, 11], [5, 9]]],
-    [5, [[1, 2], [2, 12], [4, 11]]],
-    ...['', 'samples', 'count', 'cpu', 'nanoseconds', 'thread', 'main', 'bytes', '/bin/app', 'abc123', 'fn_é', 'app.c', 'helper'].map((s) => [6, str(s)] as [number, Uint8Array]),
-    [9, 1700000000000000000n],
-    [10, 1000000000],
-    [11, [[1, 3], [2, 4]]],
-    [12, 10000000],
-    [13, 10],
-    [14, 3],
-  ]);
-}
+const sample = everyFieldProfile;
 
 describe('ProfileDecoder', () => {
   it('reads the same profile as decodeProfile in chunks of every size, in a buffer that grows or not', () => {

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProfileIndex, resolveStack, labelsOf, type Profile } from '@profkit/core/node';
+import { ProfileIndex, isProfkitError, resolveStack, labelsOf, type Profile } from '@profkit/core/node';
 
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = resolve(packageDir, '../..');
@@ -95,6 +95,41 @@ export function pb(fields: Field[]): Uint8Array {
 }
 
 export const str = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+/** A small profile with every kind of top-level field, for the decoders' equivalence tests. */
+export function everyFieldProfile(): Uint8Array {
+  return pb([
+    [1, [[1, 1], [2, 2]]],
+    [1, [[1, 3], [2, 4]]],
+    [2, [[1, { packed: [1, 2, 1] }], [2, { packed: [5, -7] }], [3, [[1, 5], [2, 6]]], [3, [[1, 7], [3, 1234567890123n], [4, 4]]]]],
+    [2, [[1, 2], [2, 1], [2, 2]]],
+    [3, [[1, 1], [2, 0x400000], [3, 0x500000], [5, 8], [6, 9], [7, 1]]],
+    [4, [[1, 1], [2, 1], [3, 0x400123], [4, [[1, 1], [2, 10]]], [4, [[1, 2], [2, 20], [3, 3]]]]],
+    [4, [[1, 2], [4, [[1, 2], [2, 21]]]]],
+    [5, [[1, 1], [2, 10], [3, 10], [4, 11], [5, 9]]],
+    [5, [[1, 2], [2, 12], [4, 11]]],
+    ...['', 'samples', 'count', 'cpu', 'nanoseconds', 'thread', 'main', 'bytes', '/bin/app', 'abc123', 'fn_é', 'app.c', 'helper'].map((s) => [6, str(s)] as Field),
+    [9, 1700000000000000000n],
+    [10, 1000000000],
+    [11, [[1, 3], [2, 4]]],
+    [12, 10000000],
+    [13, 10],
+    [14, 3],
+  ]);
+}
+
+/** What a decode gives: the profile and warnings, or its typed error's code, rule, offset and message. */
+export type Outcome = { ok: true; profile: unknown; warnings: unknown } | { ok: false; code: string; rule: unknown; offset: unknown; message: string };
+
+export function outcome(f: () => { profile: unknown; warnings: unknown }): Outcome {
+  try {
+    const r = f();
+    return { ok: true, profile: r.profile, warnings: r.warnings };
+  } catch (e) {
+    if (!isProfkitError(e)) throw e;
+    return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message };
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Meaning of a profile (ids left out), for round-trip comparisons.

@@ -8,25 +8,13 @@ import { ErrorCodes, ProfkitError, createRegistry, isProfkitError } from '@profk
 import { seededRandom } from '@profkit/test-utils';
 import adapter, { decodeProfile, decodeProfileStream, encodeProfile } from '../src/index.js';
 import { codec, readStreamed } from '../src/codec.js';
-import { PROTO_FIXTURES, hasFixtures, meaning, pb, readFixture, str } from './helpers.js';
+import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, meaning, outcome, pb, readFixture, str, type Outcome } from './helpers.js';
 
 /** A re-openable stream of `bytes` in pieces of `size` bytes. */
 function chunked(bytes: Uint8Array, size: number): () => AsyncIterable<Uint8Array> {
   return async function* () {
     for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, Math.min(bytes.length, i + size));
   };
-}
-
-type Outcome = { ok: true; profile: unknown; warnings: unknown } | { ok: false; code: string; rule: unknown; offset: unknown; message: string };
-
-function outcome(f: () => { profile: unknown; warnings: unknown }): Outcome {
-  try {
-    const r = f();
-    return { ok: true, profile: r.profile, warnings: r.warnings };
-  } catch (e) {
-    if (!isProfkitError(e)) throw e;
-    return { ok: false, code: e.code, rule: e.detail.rule, offset: e.detail.offset, message: e.message };
-  }
 }
 
 async function streamOutcome(bytes: Uint8Array, size: number): Promise<Outcome> {
@@ -39,39 +27,7 @@ async function streamOutcome(bytes: Uint8Array, size: number): Promise<Outcome> 
   }
 }
 
-/** A small profile with every kind of top-level field, written by our encoder. */
-function sample(): Uint8Array {
-  return pb([
-    [1, [[1, 1], [2, 2]]],
-    [1, [[1, 3], [2, 4]]],
-    [2, [[1, { packed: [1, 2, 1] }], [2, { packed: [5, -7] }], [3, [[1, 5], [2, 6]]], [3, [[1, 7], [3, 1234567890123n], [4, 4]]]]],
-    [2, [[1, 2], [2, 1], [2, 2]]],
-    [3, [[1, 1], [2, 0x400000], [3, 0x500000], [5, 8], [6, 9], [7, 1]]],
-    [4, [[1, 1], [2, 1], [3, 0x400123], [4, [[1, 1], [2, 10]]], [4, [[1, 2], [2, 20], [3, 3]]]]],
-    [4, [[1, 2], [4, [[1, 2], [2, 21]]]]],
-    [5, [[1, 1], [2, 10], [3, 10], [4, 11], [5, 9]]],
-    [5, [[1, 2], [2, 12], [4, 11]]],
-    [6, str('')],
-    [6, str('samples')],
-    [6, str('count')],
-    [6, str('cpu')],
-    [6, str('nanoseconds')],
-    [6, str('thread')],
-    [6, str('main')],
-    [6, str('bytes')],
-    [6, str('/bin/app')],
-    [6, str('abc123')],
-    [6, str('fn_é')],
-    [6, str('app.c')],
-    [6, str('helper')],
-    [9, 1700000000000000000n],
-    [10, 1000000000],
-    [11, [[1, 3], [2, 4]]],
-    [12, 10000000],
-    [13, 10],
-    [14, 3],
-  ]);
-}
+const sample = everyFieldProfile;
 
 describe('decodeProfileStream', () => {
   it('reads the same profile as decodeProfile for every chunk size', async () => {
