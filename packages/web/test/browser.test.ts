@@ -724,6 +724,22 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  /**
+   * An init script: counts what the page hands the worker in `window.workerMessages`, the source
+   * views asked for and the messages that carry sourceTree()'s file text.
+   */
+  function countWorkerMessages(): void {
+    const counts = { sourceViews: 0, textSends: 0 };
+    (window as unknown as { workerMessages: typeof counts }).workerMessages = counts;
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: [Transferable[]]) {
+      if ((message as { part?: string }).part === 'source') counts.sourceViews++;
+      if (JSON.stringify(message).includes('sample.go line 7')) counts.textSends++;
+      return post.call(this, message, ...rest);
+    };
+  }
+  const workerMessages = (page: Page) => page.evaluate(() => (window as unknown as { workerMessages: { sourceViews: number; textSends: number } }).workerMessages);
+
   it('static build: the source view shows the line costs without text, and the text once the file is chosen or dropped', async () => {
     const tree = sourceTree();
     const page = await newPage();
@@ -749,17 +765,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     // Dropped on the source view instead, a file of that name is the source (not a new profile).
     const dropped = await newPage();
-    // Counts what the page hands the worker: the source views asked for, and the messages that carry the file's text.
-    await dropped.addInitScript(() => {
-      const counts = { sourceViews: 0, textSends: 0 };
-      (window as unknown as { workerMessages: typeof counts }).workerMessages = counts;
-      const post = Worker.prototype.postMessage;
-      Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: [Transferable[]]) {
-        if ((message as { part?: string }).part === 'source') counts.sourceViews++;
-        if (JSON.stringify(message).includes('sample.go line 7')) counts.textSends++;
-        return post.call(this, message, ...rest);
-      };
-    });
+    await dropped.addInitScript(countWorkerMessages);
     await dropped.goto(pathToFileURL(join(staticDir, 'index.html')).href);
     await dropped.setInputFiles('#profile-input', FIXTURES.pprof);
     await topShown(dropped);
@@ -776,7 +782,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await dropped.waitForSelector('#source-text', { state: 'attached' });
     expect(await pageSource(dropped)).toEqual(named);
     // The listing computed again (another option): the worker still has the text, which crossed once.
-    const messages = () => dropped.evaluate(() => (window as unknown as { workerMessages: { sourceViews: number; textSends: number } }).workerMessages);
+    const messages = () => workerMessages(dropped);
     const viewsBefore = (await messages()).sourceViews;
     await dropped.evaluate(() => (location.hash += '&hide=no%20such%20frame'));
     await dropped.waitForFunction((n) => (window as unknown as { workerMessages: { sourceViews: number } }).workerMessages.sourceViews > n, viewsBefore);
@@ -791,9 +797,10 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
   it('static build: a source file whose read ends after another profile was opened is not that profile\'s source', async () => {
     const tree = sourceTree();
     const page = await newPage();
-    // The read of sample.go (Blob.text) held until the test releases it; the messages that carry its text to the worker counted.
+    await page.addInitScript(countWorkerMessages);
+    // The read of sample.go (Blob.text) held until the test releases it.
     await page.addInitScript(() => {
-      const w = window as unknown as { sourceRead: boolean; releaseSource: () => void; textSends: number };
+      const w = window as unknown as { sourceRead: boolean; releaseSource: () => void };
       const gate = new Promise<void>((resolve) => (w.releaseSource = resolve));
       const text = Blob.prototype.text;
       Blob.prototype.text = async function (this: Blob) {
@@ -803,12 +810,6 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
           await gate;
         }
         return t;
-      };
-      w.textSends = 0;
-      const post = Worker.prototype.postMessage;
-      Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: [Transferable[]]) {
-        if (JSON.stringify(message).includes('sample.go line 7')) w.textSends++;
-        return post.call(this, message, ...rest);
       };
     });
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
@@ -830,13 +831,13 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
       (window as unknown as { releaseSource: () => void }).releaseSource();
       await new Promise((resolve) => setTimeout(resolve, 0));
     });
-    expect(await page.evaluate(() => (window as unknown as { textSends: number }).textSends)).toBe(0);
+    expect((await workerMessages(page)).textSends).toBe(0);
     expect(await page.$('#source-text')).toBeNull();
     expect(await pageSource(page)).toEqual(before);
     // Chosen again, for this profile: its text.
     await page.setInputFiles('.source-input', tree.file);
     await page.waitForSelector('#source-text', { state: 'attached' });
-    expect(await page.evaluate(() => (window as unknown as { textSends: number }).textSends)).toBe(1);
+    expect((await workerMessages(page)).textSends).toBe(1);
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     await page.close();
   });
