@@ -104,6 +104,8 @@ class FoldedChunkWriter {
   private lineBytes = 0;
   private value = '';
   private done = false;
+  /** The bytes `writeLine` reads ahead, kept so that the reads are not optimized away. */
+  private touched = 0;
 
   constructor(
     private readonly walk: FoldedWalk,
@@ -193,6 +195,15 @@ class FoldedChunkWriter {
     // `copyWithin` copies as if through a temporary buffer).
     if (sharedBytes > 0 && this.previousStart !== at) text.copyWithin(at, this.previousStart, this.previousStart + sharedBytes);
     at += sharedBytes;
+    // Each segment's first and last byte read first: independent loads, which the processor sends
+    // to memory together. The texts of a profile's locations are megabytes, mostly out of the
+    // caches, and each copy waited for its own (one third of the time at 200k samples).
+    let touched = 0;
+    for (let i = unchanged; i < depth; i++) {
+      const start = pathStart[i]!;
+      touched += text[start]! + text[start + ends[i]! - (i > 0 ? ends[i - 1]! + 2 : 1)]!;
+    }
+    this.touched = touched;
     for (let i = unchanged; i < depth; i++) {
       let length = ends[i]!;
       if (i > 0) {
