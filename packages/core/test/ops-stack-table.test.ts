@@ -10,6 +10,7 @@ import { ProfileBuilder, ProfileIndex, callGraph, flameTree, locationFrames, ren
 import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, stackChildren, subtreeTotals, type StackTable } from '../src/ops/stack-table.js';
 import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable, reportStacks, trimmedCallGraph } from '../src/ops/report.js';
 import { boundedFlameTree } from '../src/flame/index.js';
+import { readLocations } from '../src/ops/internal.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
 function randomProfile(seed: number, bigValues = false, { samples = 300, functions = 6, locations = 10, maxDepth = 7 } = {}): Profile {
@@ -595,5 +596,20 @@ describe('call graph tables without child lists, walked by climbing each leaf pa
     const perStack = lengths.filter((n) => n >= g.stacks.length);
     expect(perStack[0]).toBe(frames);
     expect(perStack.slice(1)).toEqual(perStack.length > 1 ? [g.stacks.length] : []);
+  });
+});
+
+describe('report nodes read from the location columns', () => {
+  it('are those of the locations read as objects, at every granularity, inline frames or not', () => {
+    const p = randomProfile(30, false, { samples: 500, functions: 20, locations: 120, maxDepth: 8 });
+    const index = new ProfileIndex(p);
+    for (const by of ['function', 'filefunctions', 'file', 'line', 'address'] as const) {
+      for (const inline of [true, false]) {
+        const fromColumns = nodeTable(p, by, inline, false, index);
+        const fromObjects = nodeTable(p, by, inline, false, index, readLocations(p, index));
+        expect([by, inline, fromColumns]).toEqual([by, inline, fromObjects]);
+        expect(fromColumns.locNodes.some((nodes) => nodes.length > 1)).toBe(inline);
+      }
+    }
   });
 });

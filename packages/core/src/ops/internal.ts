@@ -97,31 +97,39 @@ export interface OpLocation {
 
 /** Reads every location row of `p` (lines whose function id is unknown are skipped). */
 export function readLocations(p: Profile, index: ProfileIndex): OpLocation[] {
+  const out: OpLocation[] = new Array(p.locations.location_id.length);
+  for (let r = 0; r < out.length; r++) out[r] = readLocation(p, index, r);
+  return out;
+}
+
+/**
+ * Location row `r` of `p` as `readLocations` reads it: a new object, or written over `into` (its
+ * line objects reused), so that a reader that looks at one row at a time allocates nothing per row.
+ */
+export function readLocation(p: Profile, index: ProfileIndex, r: number, into?: OpLocation): OpLocation {
   const l = p.locations;
   const inl = p['.inline_lines'];
-  const n = l.location_id.length;
-  const out: OpLocation[] = new Array(n);
-  for (let r = 0; r < n; r++) {
-    const lines: OpLine[] = [];
-    if (l.function_id[r] !== 0) {
-      const fn = index.functions.get(l.function_id[r]!);
-      if (fn >= 0) lines.push({ fn, line: l.line[r]!, column: l['.column'][r]! });
+  const loc = into ?? { address: 0n, mapping: -1, folded: false, lines: [] };
+  const lines = loc.lines;
+  let count = 0;
+  const add = (fn: number, line: number, column: number) => {
+    if (fn < 0) return;
+    const reused = lines[count++];
+    if (!reused) lines.push({ fn, line, column });
+    else {
+      reused.fn = fn;
+      reused.line = line;
+      reused.column = column;
     }
-    const b = l['.inline_offsets'][r]!;
-    const e = l['.inline_offsets'][r + 1]!;
-    for (let j = b; j < e; j++) {
-      const fn = index.functions.get(inl.function_id[j]!);
-      if (fn >= 0) lines.push({ fn, line: inl.line[j]!, column: inl.column[j]! });
-    }
-    const mid = l['.mapping_id'][r]!;
-    out[r] = {
-      address: l['.address'][r]!,
-      mapping: mid === 0 ? -1 : index.mappings.get(mid),
-      folded: l['.is_folded'][r] === 1,
-      lines,
-    };
-  }
-  return out;
+  };
+  if (l.function_id[r] !== 0) add(index.functions.get(l.function_id[r]!), l.line[r]!, l['.column'][r]!);
+  for (let j = l['.inline_offsets'][r]!; j < l['.inline_offsets'][r + 1]!; j++) add(index.functions.get(inl.function_id[j]!), inl.line[j]!, inl.column[j]!);
+  lines.length = count;
+  const mid = l['.mapping_id'][r]!;
+  loc.address = l['.address'][r]!;
+  loc.mapping = mid === 0 ? -1 : index.mappings.get(mid);
+  loc.folded = l['.is_folded'][r] === 1;
+  return loc;
 }
 
 /** Sample `i`'s stack as location row indices (unknown ids skipped), innermost first. */

@@ -10,7 +10,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, labelsOf } from '../views.js';
 import { DIFF_BASE_LABEL } from './diff.js';
 import { applyRatio, formatPercentage, formatValue, scaleMeasurement } from './format.js';
-import { abs, baseName, cleanPath, compareGoStrings, readLocations, type OpLine, type OpLocation } from './internal.js';
+import { abs, baseName, cleanPath, compareGoStrings, readLocation, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
 import { walkCallGraph, type CallGraphWalk } from './call-graph-walk.js';
 import { buildStackTable, sparseSelf, type StackTable, type StackValues } from './stack-table.js';
@@ -195,7 +195,8 @@ export function nodeTable(
   inline: boolean,
   columns: boolean,
   index: ProfileIndex,
-  locs: readonly OpLocation[] = readLocations(p, index),
+  /** The location rows (e.g. as filters leave them); default: the profile's, read one at a time. */
+  locs?: readonly OpLocation[],
   /** The nodes to add to (a diff gives both profiles one table, nodes matched by what they print): default a new one. */
   into: NodeNames = newNodeNames(),
 ) {
@@ -261,11 +262,16 @@ export function nodeTable(
     if (id === undefined) nodeOfPair.set(pair, (id = nodeOf(loc, ln)));
     return id;
   };
-  const locNodes = locs.map((loc) => {
+  // Without `locs`, each row is read over the same object: no object per location and line (50,000
+  // and 115,000 on a 200,000-sample profile: 20 MB of heap at the report's peak).
+  const scratch: OpLocation = { address: 0n, mapping: -1, folded: false, lines: [] };
+  const locNodes: number[][] = new Array(locs ? locs.length : p.locations.location_id.length);
+  for (let r = 0; r < locNodes.length; r++) {
+    const loc = locs ? locs[r]! : readLocation(p, index, r, scratch);
     let lines = loc.lines;
     if (!inline && lines.length > 1) lines = lines.slice(lines.length - 1);
-    return lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => lineNode(loc, ln));
-  });
+    locNodes[r] = lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => lineNode(loc, ln));
+  }
   return { locNodes, names, infos, fields };
 }
 
