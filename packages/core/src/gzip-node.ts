@@ -138,9 +138,12 @@ export function gzipBytes(raw: Uint8Array, level: number): Uint8Array {
  * Input bytes per independently deflated block of `gzipStream`/`gzipChunks` when the total is not
  * announced, and the largest block otherwise (pigz's scheme, with pigz's 128 KiB raised: each
  * block is one thread-pool job, and a larger block means fewer flush markers and round trips;
- * measured on profile.proto data, 512 KiB–2 MiB deflate alike).
+ * measured on profile.proto data, 512 KiB–2 MiB deflate alike). 512 KiB rather than 1 MiB: the
+ * first block starts deflating after half as much encoding, the last ones are waited for half
+ * as long, and 4 blocks in flight fill the gaps 2 left (200,000-sample encoding, 19 MB: same CPU,
+ * +0.01 % output).
  */
-export const DEFLATE_BLOCK_BYTES = 1 << 20;
+export const DEFLATE_BLOCK_BYTES = 512 << 10;
 
 /** The smallest block `deflateBlockBytes` picks: below it, a job's fixed costs start to show. */
 export const MIN_DEFLATE_BLOCK_BYTES = 64 << 10;
@@ -202,7 +205,7 @@ function gzipHeader(level: number): Uint8Array {
 
 /**
  * The buffers that blocks spanning several chunks are copied into, reused once their deflate job
- * has finished: a 19 MB encoding otherwise allocates 19 fresh 1 MiB buffers, whose first touch
+ * has finished: a 19 MB encoding otherwise allocates a fresh block buffer per block, whose first touch
  * (page faults) and external-memory pressure (V8 collects garbage when it grows) the main thread
  * pays for while the deflating waits on it.
  */

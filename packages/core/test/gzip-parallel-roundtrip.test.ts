@@ -2,8 +2,8 @@
  * The parallel gzip writer (`gzipStream`/`gzipChunks` on Node) read back by three independent
  * readers: node:zlib, pako and the `gzip` program. Random, highly compressible, profile-like and
  * real fixture bytes, at sizes around the block boundaries of both ways of cutting blocks (the
- * fixed 1 MiB blocks of a stream of unknown length, and the smaller blocks an announced total
- * gets). Each output must be exactly one gzip member whose trailer holds the input's CRC-32 and
+ * fixed `DEFLATE_BLOCK_BYTES` blocks of a stream of unknown length, and the blocks an announced
+ * total gets from `deflateBlockBytes`). Each output must be exactly one gzip member whose trailer holds the input's CRC-32 and
  * size, and the same bytes whatever the chunking or the timing of the thread pool.
  */
 import { spawnSync } from 'node:child_process';
@@ -93,7 +93,7 @@ const haveGzip = haveTool('gzip', 'gzip', 'gzip-parallel-roundtrip tests');
 
 describe('parallel gzip read back by node:zlib, pako and gzip -t', () => {
   const B = DEFLATE_BLOCK_BYTES;
-  // A stream of unknown length is cut into 1 MiB blocks.
+  // A stream of unknown length is cut into blocks of DEFLATE_BLOCK_BYTES.
   const streamSizes = [0, 1, B - 1, B, B + 1, 3 * B + 7];
   // An announced total picks its block size: around the smallest block, and where it doubles.
   const m = MIN_DEFLATE_BLOCK_BYTES;
@@ -105,7 +105,7 @@ describe('parallel gzip read back by node:zlib, pako and gzip -t', () => {
   ];
 
   for (const [kind, make] of kinds) {
-    it(`${kind}: a stream of unknown length, sizes around the 1 MiB block`, async () => {
+    it(`${kind}: a stream of unknown length, sizes around its fixed block`, async () => {
       const all = make(Math.max(...streamSizes));
       for (const size of streamSizes) {
         const input = all.subarray(0, size);
