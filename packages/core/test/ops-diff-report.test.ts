@@ -183,6 +183,30 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     expect(top.text).toMatch(/^Showing nodes accounting for 0, 0% of [\d.]+m?s total$/m);
   });
 
+  // The base is reduced in place (diff-report.ts `sideSamples`: its own stack column, nodes listed
+  // by location id), the new profile copied: an id that names no location is no frame on either,
+  // and a sample of value 0 no stack (it would add rows, and so calls, to the cut tables).
+  it('location ids that name no location and samples of value 0 count as in the merged difference', () => {
+    const edited = (p: Profile, seed: number): Profile => {
+      const rnd = seededRandom(seed);
+      const absent = p.locations.location_id.length + 7;
+      const ids = p.samples.locations.location_id.slice();
+      for (let k = 0; k < ids.length; k++) if (rnd() < 0.15) ids[k] = absent;
+      const values = p.samples['.values'].map((c) => c.map((v) => (rnd() < 0.1 ? 0n : v)));
+      return { ...p, samples: { ...p.samples, value: values[0]!, '.values': values, locations: { offsets: p.samples.locations.offsets, location_id: ids } } };
+    };
+    const manyNext = edited(randomProfile(9, 500, { functions: 200, depth: 20 }), 1);
+    const manyBase = edited(randomProfile(10, 400, { functions: 200, depth: 20 }), 2);
+    for (const options of [{ nodeCount: 4 }, { nodeCount: 12, cum: true }, { nodeFraction: 0 }] as TopReportOptions[]) {
+      const o = { ...options, sampleTypeIndex: 1 };
+      const merged = diff(manyBase, manyNext);
+      expect(topReport(sideBySide(manyBase, manyNext, o), o).text).toBe(topReport(merged, o).text);
+      expect(treeReport(sideBySide(manyBase, manyNext, o), o).text).toBe(treeReport(merged, o).text);
+      const peek = { ...o, symbol: 'f1' };
+      expect(treeReport(sideBySide(manyBase, manyNext, { ...o, untrimmed: true }), peek).text).toBe(treeReport(merged, peek).text);
+    }
+  });
+
   it('sums beyond 2^53 stay exact', () => {
     const bigNext = randomProfile(3, 200, { big: true, shared });
     const bigBase = randomProfile(4, 150, { big: true, shared });
