@@ -4,7 +4,8 @@
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
 // event to the next animation frame, i.e. the redraw included); then the time to show the top
 // table, the peek of its first entry, that entry's sandwich and source listing, and the call graph
-// (graph.js loaded and laid out; `top`: stop after the table, `flame`: after the flame graph), and the renderer's peak RSS. Chromium: PROFKIT_CHROMIUM or
+// (graph.js loaded and laid out; `top`: stop after the table, `flame`: after the flame graph), and the renderer's peak RSS.
+// With the first paint, the CPU time its Web Worker threads had used by then (Linux). Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
 import { readFileSync, readdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -19,23 +20,48 @@ const procText = (pid, file) => {
     return '';
   }
 };
-/**
- * The peak resident memory (VmHWM) of this Chromium's renderer processes, MB: the page and its
- * Web Worker (the worker's typed arrays are outside the JS heap, so heap metrics miss them). Linux only.
- */
-function rendererPeakMb() {
+/** This Chromium's renderer processes (the page and its Web Workers). Linux only. */
+function ourRenderers() {
   const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   const parent = new Map(pids.map((pid) => [pid, procText(pid, 'stat').replace(/^.*\) \S+ /, '').split(' ')[0]]));
   const ours = (pid) => {
     for (let p = pid, n = 0; p && p !== '0' && n < 8; p = parent.get(p), n++) if (procText(p, 'cmdline').includes(MARKER)) return true;
     return false;
   };
+  return pids.filter((pid) => procText(pid, 'cmdline').includes('--type=renderer') && ours(pid));
+}
+
+/**
+ * The peak resident memory (VmHWM) of this Chromium's renderer processes, MB: the page and its
+ * Web Worker (the worker's typed arrays are outside the JS heap, so heap metrics miss them). Linux only.
+ */
+function rendererPeakMb() {
   let kb = 0;
-  for (const pid of pids) {
-    if (!procText(pid, 'cmdline').includes('--type=renderer') || !ours(pid)) continue;
-    kb += Number(/VmHWM:\s+(\d+)/.exec(procText(pid, 'status'))?.[1] ?? 0);
-  }
+  for (const pid of ourRenderers()) kb += Number(/VmHWM:\s+(\d+)/.exec(procText(pid, 'status'))?.[1] ?? 0);
   return kb / 1024;
+}
+
+/**
+ * CPU seconds so far of the renderers' Web Worker threads (the analysis worker; the inflate's
+ * helper worker has ended by the first paint): on a loaded machine, where wall times mostly say
+ * how busy the others are, what the worker itself spent. Linux only.
+ */
+function workerThreadsCpu() {
+  const seconds = [];
+  for (const pid of ourRenderers()) {
+    let tids = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      if (!procText(pid, `task/${tid}/comm`).startsWith('DedicatedWorker')) continue;
+      const f = procText(pid, `task/${tid}/stat`).replace(/^.*\) /, '').split(' ');
+      seconds.push((Number(f[11]) + Number(f[12])) / 100);
+    }
+  }
+  return seconds.map((x) => x.toFixed(2)).join(', ');
 }
 
 const [file, runsText = '3', only] = process.argv.slice(2);
@@ -69,7 +95,7 @@ try {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       requestAnimationFrame(() => resolve(performance.now() - t0));
     }));
-    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (fetched at ${fetched.toFixed(0)}, read by the worker at ${read.toFixed(0)}; ${frames} frames), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
+    console.log(`run ${run + 1}: first flame paint ${firstPaint.toFixed(0)} ms (fetched at ${fetched.toFixed(0)}, read by the worker at ${read.toFixed(0)}; ${frames} frames; worker CPU ${workerThreadsCpu()} s), zoom ${zoomMs.toFixed(1)} ms, search ${searchMs.toFixed(1)} ms`);
     if (only === 'flame') {
       console.log(`run ${run + 1}: renderer peak RSS ${rendererPeakMb().toFixed(0)} MB`);
       await browser.close();
