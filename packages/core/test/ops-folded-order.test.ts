@@ -182,3 +182,28 @@ describe('foldedChunks: the size budget', () => {
     expect(written).toEqual([]);
   });
 });
+
+describe('foldedChunks with reuseBuffer', () => {
+  it('gives the same text, each chunk a view of one buffer to be used before the next is asked for', () => {
+    // Lines of about 24 KB over several 1 MiB chunks, and one line longer than a chunk.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
+    const locs = Array.from({ length: 30 }, (_, i) => loc(`${String(i).padStart(2, '0')}`.repeat(6_000)));
+    for (let i = 0; i < 300; i++) b.addSample([locs[i % 30]!, locs[(i * 7 + 1) % 30]!, locs[Math.floor(i / 10)]!], [BigInt(i + 1)]);
+    b.addSample([loc('z'.repeat(3 << 20))], [7n]);
+    const p = b.build();
+    const decoder = new TextDecoder();
+    let text = '';
+    const buffers = new Set<ArrayBufferLike>();
+    let chunks = 0;
+    for (const chunk of foldedChunks(p, 0, undefined, { reuseBuffer: true })) {
+      text += decoder.decode(chunk);
+      buffers.add(chunk.buffer);
+      chunks++;
+    }
+    expect(text).toBe(referenceFolded(p));
+    expect(chunks).toBeGreaterThan(6);
+    // One buffer, and a second one made for the line longer than a chunk.
+    expect(buffers.size).toBe(2);
+  });
+});

@@ -48,8 +48,11 @@ export const folded: CliCommand = {
     }
     ctx.out.warnings(r.warnings);
     const out = stringOption(ctx, 'output');
-    // Written as made: the text of a large profile is hundreds of megabytes.
-    await writeStreamedBytes(ctx, foldedChunks(profile, t, limits), out === undefined ? undefined : { path: out, inputs: [file] });
+    // Written as made: the text of a large profile is hundreds of megabytes. A file is written
+    // chunk by chunk, each before the next is made, so they can share one buffer (no copy per
+    // chunk); a stdout stream given by an embedder may keep the chunks it was given.
+    const reuseBuffer = out !== undefined;
+    await writeStreamedBytes(ctx, foldedChunks(profile, t, limits, { reuseBuffer }), out === undefined ? undefined : { path: out, inputs: [file] });
     return 0;
   },
 };

@@ -73,14 +73,29 @@ export const MAX_FOLDED_LINE_BYTES = 2 ** 30;
  */
 export const MAX_FOLDED_SEGMENT_BYTES = 2 ** 31 - 1 - MAX_FOLDED_LINE_BYTES - (1 << 12);
 
+/** How `foldedChunks` hands out its chunks. */
+export interface FoldedChunksOptions {
+  /**
+   * Each chunk a view of one buffer, valid only until the next chunk is asked for, instead of a
+   * copy of its own: for a writer done with each chunk before it asks for the next (hundreds of
+   * megabytes not copied a second time). Default false.
+   */
+  reuseBuffer?: boolean;
+}
+
 /**
  * The text of `foldedLines` as UTF-8, in chunks of about 1 MiB: what a command writes. Each
  * segment's text is encoded once; a line's bytes are written right after the previous line's,
  * the frames it shares with that line in one copy, each other segment in one copy; no string is
  * made per line. Counted against `maxReportBytes` line by line, before the line is copied.
  */
-export function* foldedChunks(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p), limits?: ReportLimits): Generator<Uint8Array> {
-  const writer = new FoldedChunkWriter(new FoldedWalk(p, sampleTypeIndex), new ReportTextBudget('folded', limits, false));
+export function* foldedChunks(
+  p: Profile,
+  sampleTypeIndex: number = defaultSampleTypeIndex(p),
+  limits?: ReportLimits,
+  options: FoldedChunksOptions = {},
+): Generator<Uint8Array> {
+  const writer = new FoldedChunkWriter(new FoldedWalk(p, sampleTypeIndex), new ReportTextBudget('folded', limits, false), options.reuseBuffer === true);
   for (let chunk = writer.fill(); chunk; chunk = writer.fill()) yield chunk;
 }
 
@@ -110,6 +125,8 @@ class FoldedChunkWriter {
   constructor(
     private readonly walk: FoldedWalk,
     private readonly budget: ReportTextBudget,
+    /** `FoldedChunksOptions.reuseBuffer`. */
+    private readonly reuseBuffer: boolean,
   ) {
     const encoder = new TextEncoder();
     const encoded = walk.names.map((name) => encoder.encode(name));
@@ -176,9 +193,9 @@ class FoldedChunkWriter {
     this.lineWaiting = true;
   }
 
-  /** The lines written so far, copied out; the area is reused for the next ones. */
+  /** The lines written so far (copied out unless `reuseBuffer`); the area is reused for the next ones. */
   private takeChunk(): Uint8Array {
-    const chunk = this.text.slice(this.areaStart, this.lineStart);
+    const chunk = this.reuseBuffer ? this.text.subarray(this.areaStart, this.lineStart) : this.text.slice(this.areaStart, this.lineStart);
     this.lineStart = this.areaStart;
     return chunk;
   }

@@ -10,7 +10,7 @@ export { filterSamples, compileTagFilter, numLabelUnits, type FilterOptions, typ
 export { selectSampleTypes } from './select.js';
 export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';
 export { formatValue, formatPercentage, scaleMeasurement } from './format.js';
-export { MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, foldedChunks, foldedLines, toFolded } from './folded.js';
+export { MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, foldedChunks, foldedLines, toFolded, type FoldedChunksOptions } from './folded.js';
 export { compilePattern, compileGoPattern, type Pattern, type PatternMatcher } from './regex.js';
 export { goGraph, goTrimPath, printableName, sortGoNodes, type GoGraph, type GoGraphNode, type GoGraphCall, type GoNodeInfo, type GoGranularity, type GoGraphOptions } from './pprof-graph.js';
 export { listReport, type ListReportOptions, type ListReport, type ListRoutine, type ListLine, type SourceLines } from './source.js';
