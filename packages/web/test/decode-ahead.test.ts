@@ -90,4 +90,19 @@ describe('the pprof decode started while the bytes arrive', () => {
     }
     expect(errors).toBeGreaterThan(10);
   });
+
+  it("reads uncompressed bytes (no decode ahead) as the plain registry does: profile, warnings, typed errors", async () => {
+    const raw = randomProfile(2_000, 9);
+    const rnd = seededRandom(13);
+    const inputs = [raw, raw.subarray(0, raw.length >> 1)];
+    for (let k = 0; k < 20; k++) {
+      const m = raw.slice();
+      for (let j = 0; j < 3; j++) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256);
+      inputs.push(m);
+    }
+    for (const input of inputs) {
+      const want = await outcome(() => webRegistry().read(input, { fileName: 'raw.pb' }));
+      expect(await outcome(() => webRegistry(new Map()).read(input, { fileName: 'raw.pb' }))).toEqual(want);
+    }
+  });
 });
