@@ -565,7 +565,10 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
   for (let i = 0; i < samples; i++) {
     if (values[i] === zero) continue;
     let s = -1;
-    for (let k = offsets[i + 1]! - 1; k >= keptFrom[i]!; k--) if (kind[frames[k]!] !== NO_NODE) s = tree.intern(s, frames[k]!);
+    for (let k = offsets[i + 1]! - 1, from = keptFrom[i]!; k >= from; k--) {
+      const frame = frames[k]!;
+      if (kind[frame] !== NO_NODE) s = tree.intern(s, frame);
+    }
     if (s < 0) continue;
     if (cutBelow[i]) s = tree.intern(s, noFrame);
     sums.add(s, values[i]!);
