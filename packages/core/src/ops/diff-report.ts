@@ -442,7 +442,11 @@ interface SummedValues {
 
 function summedValues(side: DiffSide): SummedValues {
   const { values } = side.samples!;
-  return side.absTotal <= EXACT_IN_DOUBLES ? { values: Float64Array.from(values, Number), zero: 0 } : { values, zero: 0n };
+  if (side.absTotal > EXACT_IN_DOUBLES) return { values, zero: 0n };
+  // A loop: `Float64Array.from(values, Number)` takes several times as long.
+  const numbers = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) numbers[i] = Number(values[i]!);
+  return { values: numbers, zero: 0 };
 }
 
 /**
