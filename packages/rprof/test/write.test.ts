@@ -167,6 +167,19 @@ describe('adapter and registry', () => {
     expect(sniffRprof(enc('sample.interval=abc\n'), {})).toBe(0);
   });
 
+  it('sniffs folded stacks whose first line is longer than the sniffed head (deep stacks), and reads them', async () => {
+    const deep = enc(`main;${'recurse;'.repeat(2000)}leaf 7\nmain;other 3\n`);
+    const head = deep.subarray(0, 4096);
+    expect(sniffRprof(head, { fileName: 'deep.folded' })).toMatchObject({ format: 'folded', score: 0.9 });
+    // Unnamed, a long line with semicolons could be anything; not a frame list; an empty frame.
+    expect(sniffRprof(head, {})).toBe(0);
+    expect(sniffRprof(enc('x'.repeat(5000)), { fileName: 'a.folded' })).toBe(0);
+    expect(sniffRprof(enc(`a;;${'b;'.repeat(3000)}`), { fileName: 'a.folded' })).toBe(0);
+    const r = await createRegistry([rprofAdapter]).read(deep, { fileName: 'deep.folded' });
+    expect(r.format).toBe('folded');
+    expect(r.profile.samples.value.length).toBe(2);
+  });
+
   it('reads gzip-compressed Rprof through the registry, validated, and writes both formats', async () => {
     const registry = createRegistry([rprofAdapter]);
     const bytes = fixture('grammar.out');
