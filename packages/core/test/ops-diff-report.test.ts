@@ -187,23 +187,29 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
   // by location id), the new profile copied: an id that names no location is no frame on either,
   // and a sample of value 0 no stack (it would add rows, and so calls, to the cut tables).
   it('location ids that name no location and samples of value 0 count as in the merged difference', () => {
-    const edited = (p: Profile, seed: number): Profile => {
+    // Ids past the last location and id 0, which names none (the base is read in place through
+    // its id -> row table only when every id is within it).
+    const edited = (p: Profile, seed: number, absent: number): Profile => {
       const rnd = seededRandom(seed);
-      const absent = p.locations.location_id.length + 7;
       const ids = p.samples.locations.location_id.slice();
       for (let k = 0; k < ids.length; k++) if (rnd() < 0.15) ids[k] = absent;
       const values = p.samples['.values'].map((c) => c.map((v) => (rnd() < 0.1 ? 0n : v)));
       return { ...p, samples: { ...p.samples, value: values[0]!, '.values': values, locations: { offsets: p.samples.locations.offsets, location_id: ids } } };
     };
-    const manyNext = edited(randomProfile(9, 500, { functions: 200, depth: 20 }), 1);
-    const manyBase = edited(randomProfile(10, 400, { functions: 200, depth: 20 }), 2);
-    for (const options of [{ nodeCount: 4 }, { nodeCount: 12, cum: true }, { nodeFraction: 0 }] as TopReportOptions[]) {
-      const o = { ...options, sampleTypeIndex: 1 };
-      const merged = diff(manyBase, manyNext);
-      expect(topReport(sideBySide(manyBase, manyNext, o), o).text).toBe(topReport(merged, o).text);
-      expect(treeReport(sideBySide(manyBase, manyNext, o), o).text).toBe(treeReport(merged, o).text);
-      const peek = { ...o, symbol: 'f1' };
-      expect(treeReport(sideBySide(manyBase, manyNext, { ...o, untrimmed: true }), peek).text).toBe(treeReport(merged, peek).text);
+    const [nextProfile, baseProfile] = [randomProfile(9, 500, { functions: 200, depth: 20 }), randomProfile(10, 400, { functions: 200, depth: 20 })];
+    const past = (p: Profile) => p.locations.location_id.length + 7;
+    for (const [manyNext, manyBase] of [
+      [edited(nextProfile, 1, past(nextProfile)), edited(baseProfile, 2, 0)],
+      [edited(nextProfile, 3, 0), edited(baseProfile, 4, past(baseProfile))],
+    ] as const) {
+      for (const options of [{ nodeCount: 4 }, { nodeCount: 12, cum: true }, { nodeFraction: 0 }] as TopReportOptions[]) {
+        const o = { ...options, sampleTypeIndex: 1 };
+        const merged = diff(manyBase, manyNext);
+        expect(topReport(sideBySide(manyBase, manyNext, o), o).text).toBe(topReport(merged, o).text);
+        expect(treeReport(sideBySide(manyBase, manyNext, o), o).text).toBe(treeReport(merged, o).text);
+        const peek = { ...o, symbol: 'f1' };
+        expect(treeReport(sideBySide(manyBase, manyNext, { ...o, untrimmed: true }), peek).text).toBe(treeReport(merged, peek).text);
+      }
     }
   });
 

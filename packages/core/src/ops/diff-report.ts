@@ -249,14 +249,15 @@ export class DiffReportBuilder {
    * The nodes of `p`'s locations and its `SideSamples`: the frames of its stack column or, with
    * per-stack filters, of its filtered stack table (each sample's row and its callers). BASE (read
    * last: its profile is not held while another is read) keeps the profile's own columns when its
-   * location ids are dense, its nodes then listed by location id: no copy at the peak.
+   * location ids are dense (and every id of the samples within them), its nodes then listed by
+   * location id: no copy at the peak.
    */
   private sideSamples(p: Profile, index: ProfileIndex, last: boolean): { locations: Locations; samples: SideSamples } {
     const t = this.options.sampleTypeIndex;
     const col = p.samples['.values'][t]!;
     const stackColumn = p.samples.locations;
     const denseRows = index.locations.denseRows;
-    if (last && denseRows && !this.graphOptions.stackFilters) {
+    if (last && denseRows && !this.graphOptions.stackFilters && maxOf(stackColumn.location_id) < denseRows.length) {
       const { locNodes } = this.nodeTable(p, index);
       const byId = Array.from(denseRows, (r) => (r >= 0 ? locNodes[r]! : []));
       return { locations: flattenLocationNodes(byId), samples: { offsets: stackColumn.offsets, frames: stackColumn.location_id, values: col } };
@@ -361,6 +362,13 @@ export class DiffReportBuilder {
       },
     };
   }
+}
+
+/** The largest of `ids` (0 when empty). */
+function maxOf(ids: Uint32Array): number {
+  let max = 0;
+  for (let k = 0; k < ids.length; k++) if (ids[k]! > max) max = ids[k]!;
+  return max;
 }
 
 /** pprof `Normalize`'s ratio: sum(BASE) / sum(NEW), 0 when NEW sums to 0. */
