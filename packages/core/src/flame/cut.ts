@@ -162,6 +162,18 @@ function locationsById(index: ProfileIndex, locStart: Int32Array, locIds: Int32A
   return { info, rowOf };
 }
 
+/**
+ * The name of name id `id` as a string of its own, made once per id (for the frames drawn only).
+ * The profile's strings, as a browser's `TextDecoder` makes them, compare several times slower
+ * than strings V8 builds itself (Chromium, 47,000 names sorted by `<`: 130-560 ms against 26-128
+ * ms once copied by a JSON round trip, which keeps every string exactly, lone surrogates too),
+ * and the callees of the 1M-sample profile's root alone are 45,000 names to sort.
+ */
+function drawnNames(names: readonly string[]): (id: number) => string {
+  const copies: (string | undefined)[] = new Array(names.length);
+  return (id) => (copies[id] ??= JSON.parse(JSON.stringify(names[id]!)) as string);
+}
+
 /** A typed array of sample values, doubles or bigints (see `cutFlameTree`), read and written as `number`. */
 type ValueColumn = { [i: number]: number; readonly length: number };
 
@@ -240,6 +252,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
   const nextName = new Int32Array(kept);
   const calleeGroups = new CalleeGroups(names.length, zero);
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
+  const drawnName = drawnNames(names);
   let elided = 0;
   const pendingStart: number[] = [0];
   const pendingNode: FlameNode[] = [tree];
@@ -314,7 +327,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
         groupCount[g] = -1;
         continue;
       }
-      const child: FlameNode = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: 0n, children: [] };
+      const child: FlameNode = { name: drawnName(groupName[g]!), value: BigInt(groupValue[g]!), self: 0n, children: [] };
       node.children.push(child);
       pendingStart.push(members);
       pendingNode.push(child);
