@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { applyDropFrames, createRegistry, isGzip, isProfkitError, sampleCount, topReport, type Profile, type ReadLimits, type Registry } from '@profkit/core/node';
+import { ProfileBuilder, applyDropFrames, createRegistry, isGzip, isProfkitError, sampleCount, topReport, type Profile, type ReadLimits, type Registry } from '@profkit/core/node';
 import pprofAdapter, { decodeProfile, decodeProfileStream, serializePprof } from '@profkit/pprof';
 import rprofAdapter from '@profkit/rprof';
 import gperftoolsAdapter, { parseProcMaps } from '@profkit/gperftools-heap';
@@ -421,15 +421,25 @@ async function viewSeeds(): Promise<{ name: string; bytes: Uint8Array }[]> {
   const out: { name: string; bytes: Uint8Array }[] = [];
   for (const t of VIEW_SEED_TARGETS) for (const s of await makeTarget(t).seeds()) if (s.bytes.length <= 64 * 1024) out.push({ name: `${t}:${s.name}`, bytes: s.bytes });
   const text = (s: string) => new TextEncoder().encode(s);
-  out.push({ name: 'generated:folded deep recursion', bytes: text(`main;${'rec;'.repeat(5000)}leaf 7
-main;${'rec;'.repeat(2500)}other 3
-`) });
-  out.push({ name: 'generated:folded wide', bytes: text(Array.from({ length: 2000 }, (_, i) => `main;f${i};g${i % 7} ${i + 1}
-`).join('')) });
-  out.push({ name: 'generated:folded long names', bytes: text(`${'n'.repeat(20000)};${'m'.repeat(20000)} 5
-x 1
-`) });
+  out.push({ name: 'generated:folded deep recursion', bytes: text(`main;${'rec;'.repeat(5000)}leaf 7\nmain;${'rec;'.repeat(2500)}other 3\n`) });
+  out.push({ name: 'generated:folded wide', bytes: text(Array.from({ length: 2000 }, (_, i) => `main;f${i};g${i % 7} ${i + 1}\n`).join('')) });
+  out.push({ name: 'generated:folded long names', bytes: text(`${'n'.repeat(20000)};${'m'.repeat(20000)} 5\nx 1\n`) });
+  out.push({ name: 'generated:pprof inline frames', bytes: serializePprof(inlineHeavyProfile(200, 200), { compress: false }) });
   return out;
+}
+
+/**
+ * `samples` samples, each with a label of its own (so that none merge), over one location of
+ * `inlined` + 1 lines, half of them one recursive function: text reports repeat the location's
+ * lines once per sample (samples x lines), graphs and trees see deep inline recursion.
+ */
+function inlineHeavyProfile(samples: number, inlined: number): Profile {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
+  const rec = b.internFunction({ name: 'recursive', filename: 'r.go' });
+  const inlinedInto = Array.from({ length: inlined }, (_, i) => ({ functionId: i % 2 ? rec : b.internFunction({ name: `caller${i}`, filename: 'c.go' }), line: i + 1 }));
+  const location = b.addLocation({ functionId: b.internFunction({ name: 'leaf', filename: 'l.go' }), line: 1, address: 0x1000, inlinedInto });
+  for (let i = 0; i < samples; i++) b.addSample([location], [1, 1000 * (i + 1)], [{ key: 'k', num: i }]);
+  return b.build();
 }
 
 function isTyped(e: unknown): boolean {
