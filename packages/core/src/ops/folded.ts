@@ -325,12 +325,12 @@ class FoldedWalk {
   /** Where each segment's text starts, and (at `id + 1`) ends (see `begin`). */
   private segmentStart: Float64Array = new Float64Array(1);
   /**
-   * What a sample prints for each location (`slotOf`), from `begin`: four numbers a location,
+   * What a sample prints for each location (`slotOf`), from `begin`: four integers a location,
    * read together (one memory access for a location, on profiles of hundreds of thousands of
    * locations whose lookups miss the caches): its segment when printed whole (-1: no location),
-   * that segment's start and length, and its row.
+   * that segment's start and length (both at most 2^31 - 1, see `begin`), and its row.
    */
-  private slotInfo: Float64Array = new Float64Array(0);
+  private slotInfo: Int32Array = new Int32Array(0);
   /**
    * The positions: sample `posSample[k]`, at its location id `posFrame[k]` (an index into
    * `locationIds`, a known location) of which `posPrinted[k]` names are printed (fewer than all).
@@ -482,14 +482,17 @@ class FoldedWalk {
     this.segmentStart = segmentStart;
     const rows = this.nameCount.length;
     const slots = this.idRows ? this.idRows.length : rows;
-    const info = (this.slotInfo = new Float64Array(4 * slots).fill(-1));
+    const info = (this.slotInfo = new Int32Array(4 * slots).fill(-1));
     for (let slot = 0; slot < slots; slot++) {
       const r = this.idRows ? this.idRows[slot]! : slot;
       if (r < 0 || this.nameCount[r] === 0) continue;
       const segment = this.nameCount[r]! > 1 ? this.names.length + r : this.locNames[this.firstName[r]!]!;
+      // Byte offsets are below 2^31 (MAX_FOLDED_SEGMENT_BYTES). Code units of `foldedLines` may
+      // not be: it reads no starts, and a segment of 2^31 - 1 units or more makes a line longer
+      // than any string, refused all the same.
       info[4 * slot] = segment;
-      info[4 * slot + 1] = segmentStart[segment]!;
-      info[4 * slot + 2] = segmentStart[segment + 1]! - segmentStart[segment]!;
+      info[4 * slot + 1] = Math.min(segmentStart[segment]!, MAX_INT32);
+      info[4 * slot + 2] = Math.min(segmentStart[segment + 1]! - segmentStart[segment]!, MAX_INT32);
       info[4 * slot + 3] = r;
     }
     this.depth = this.unchanged = this.pending = 0;
@@ -591,9 +594,7 @@ class FoldedWalk {
     const groups = this.groupByNextName(start, end);
     const kept = this.placeGroups(groups);
     this.regroup(start, end);
-    this.posSample.set(this.nextSample.subarray(0, kept), start);
-    this.posFrame.set(this.nextFrame.subarray(0, kept), start);
-    this.posPrinted.set(this.nextPrinted.subarray(0, kept), start);
+    this.copyBack(start, kept);
     const keys = this.sortedKeys(groups);
     this.reservePending(this.pending + keys);
     this.queueKeys(depth, start, keys);
@@ -669,6 +670,16 @@ class FoldedWalk {
     }
   }
 
+  /** The `kept` regrouped positions back into the range from `start` (a loop: most ranges are a few positions, each `set` made a view). */
+  private copyBack(start: number, kept: number): void {
+    const { posSample, posFrame, posPrinted, nextSample, nextFrame, nextPrinted } = this;
+    for (let k = 0; k < kept; k++) {
+      posSample[start + k] = nextSample[k]!;
+      posFrame[start + k] = nextFrame[k]!;
+      posPrinted[start + k] = nextPrinted[k]!;
+    }
+  }
+
   /** The ranks of the groups' keys (own line when its sum is not 0, lines below when any position goes on) in `ranks`, sorted; returns how many. */
   private sortedKeys(groups: number): number {
     if (2 * groups > this.ranks.length) this.ranks = grown(this.ranks, 2 * groups);
@@ -728,6 +739,8 @@ function sortInts(a: Int32Array, n: number): void {
     a[j + 1] = x;
   }
 }
+
+const MAX_INT32 = 2 ** 31 - 1;
 
 /** Bytes of the folded text. */
 const SEPARATOR = 59; // ;
