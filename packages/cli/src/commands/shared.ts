@@ -198,8 +198,8 @@ export async function readForReport(ctx: CliContext, file: string, nodeCountMin:
 
 /**
  * NEW minus BASE as pprof -diff_base reports it, for the text reports. When the options allow
- * (core's `diffReportUnsupported`), each profile is reduced to its stack table as soon as it is
- * read and dropped (`DiffReportBuilder`): no merged profile, and never both profiles at once.
+ * (core's `diffReportUnsupported`), each profile is reduced to its samples' frames as soon as it
+ * is read and dropped (`DiffReportBuilder`): no merged profile, and never both profiles at once.
  * Otherwise (or when the profiles turn out to need it) the base is negated and merged in, the new
  * profile's drop_frames applied to the result, as before. The numbers are the same either way.
  */
@@ -218,7 +218,7 @@ export async function readDiffReport(
     const read = how.baseWarningsFirst ? [...base.warnings, ...next.warnings] : [...next.warnings, ...base.warnings];
     return { input: viewed.profile, t, options: reportOptionsOf(ctx, t, nodeCountMin), sampleType: sampleTypeJson(viewed.profile, t), format: next.format, warnings: [...read, ...viewed.warnings] };
   };
-  // NEW is reduced to its stack table here, and its profile is gone when BASE is read.
+  // NEW is reduced to its samples' frames here, and its profile is gone when BASE is read.
   const side = await (async () => {
     const next = await readDiffNew(ctx, newFile, how.normalize);
     const t = sampleTypeIndexOf(ctx, next.profile);
