@@ -17,6 +17,20 @@ describe('native helpers', () => {
     for (let s = 0; s <= bytes.length; s++) for (let e = s; e <= bytes.length; e++) expect(a(s, e)).toBe(b(s, e));
   });
 
+  it('utf8Decoder slices decode the same on both sides of the short-ASCII path (ASCII, NUL, a BOM, bytes >= 0x80 at either end)', () => {
+    const ascii = Uint8Array.from({ length: 600 }, (_v, i) => (i * 37) % 128);
+    const mixed = ascii.slice();
+    mixed.set([0xef, 0xbb, 0xbf], 60);
+    mixed[256] = 0x80;
+    mixed[130] = 0xc3;
+    mixed[131] = 0xa9;
+    for (const bytes of [ascii, mixed]) {
+      const a = portable.utf8Decoder(bytes);
+      const b = native.utf8Decoder(bytes);
+      for (let s = 0; s < bytes.length; s += 3) for (let e = s; e <= Math.min(bytes.length, s + 270); e += e - s < 250 ? 1 : 3) expect(a(s, e)).toBe(b(s, e));
+    }
+  });
+
   it('crc32 continues across chunks and equals zlib', () => {
     const data = new Uint8Array(100_000).map((_, i) => (i * 7919) & 0xff);
     expect(portable.crc32(data)).toBe(native.crc32(data));
