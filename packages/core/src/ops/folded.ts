@@ -306,6 +306,8 @@ class FoldedWalk {
   private readonly values: BigInt64Array;
   /** Sums are doubles when the absolute values of the kept samples add up to at most 2^53 (then every partial sum is exact). */
   private readonly exact: boolean;
+  /** The sum of each kept sample and the samples merged into it (`mergeEqualStacks`), by sample. */
+  private readonly sums: Float64Array | bigint[];
   private readonly zero: Sum;
   /** Location row of each location id (-1: none, a frame the views skip); `idRows` when the ids are dense. */
   private readonly idRows: Int32Array | undefined;
@@ -387,7 +389,6 @@ class FoldedWalk {
     const locations = p.locations.location_id.length;
     const used = new Uint8Array(locations);
     const rootFrame = new Int32Array(values.length);
-    let kept = 0;
     for (let i = 0; i < values.length; i++) {
       rootFrame[i] = -1;
       if (!keep(values[i]!)) continue;
@@ -397,8 +398,9 @@ class FoldedWalk {
         used[r] = 1;
         rootFrame[i] = k;
       }
-      if (rootFrame[i]! >= 0) kept++;
     }
+    this.sums = this.exact ? new Float64Array(values.length) : new Array<bigint>(values.length).fill(0n);
+    const kept = this.mergeEqualStacks(rootFrame);
     this.positions = kept;
     this.posSample = new Int32Array(kept);
     this.posFrame = new Int32Array(kept);
@@ -545,7 +547,60 @@ class FoldedWalk {
 
   /** The value of sample `i` as a sum. */
   private valueOf(i: number): Sum {
-    return this.exact ? Number(this.values[i]!) : this.values[i]!;
+    return this.sums[i]!;
+  }
+
+  /**
+   * Merges the kept samples (`rootFrame[i]` >= 0) whose location ids are the same: the first of
+   * them gets their sum (`sums`), the others are no longer kept, nor are samples whose sum is 0
+   * (they add nothing to any line). Returns how many are kept. Profiles repeat stacks (a CPU
+   * profile's hot loop is one stack in thousands of samples): the walk then follows each once.
+   */
+  private mergeEqualStacks(rootFrame: Int32Array): number {
+    const { offsets, locationIds, values } = this;
+    const sums = this.sums as unknown as Sum[];
+    const n = values.length;
+    const hashes = new Int32Array(n);
+    const mask = (1 << Math.min(30, Math.max(4, 32 - Math.clz32(2 * n)))) - 1;
+    const slots = new Int32Array(mask + 1).fill(-1);
+    for (let i = 0; i < n; i++) {
+      if (rootFrame[i]! < 0) continue;
+      const start = offsets[i]!;
+      const end = offsets[i + 1]!;
+      let h = end - start;
+      for (let k = start; k < end; k++) h = Math.imul(h ^ locationIds[k]!, 0x9e3779b1) ^ (h >>> 15);
+      hashes[i] = h;
+      const value = this.exact ? Number(values[i]!) : values[i]!;
+      for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+        const j = slots[slot]!;
+        if (j < 0) {
+          slots[slot] = i;
+          sums[i] = value;
+          break;
+        }
+        if (hashes[j] === h && this.sameLocationIds(i, j)) {
+          sums[j] = addSums(sums[j]!, value);
+          rootFrame[i] = -1;
+          break;
+        }
+      }
+    }
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      if (rootFrame[i]! < 0) continue;
+      if (sums[i] === this.zero) rootFrame[i] = -1;
+      else kept++;
+    }
+    return kept;
+  }
+
+  /** Whether samples `i` and `j` have the same location ids. */
+  private sameLocationIds(i: number, j: number): boolean {
+    const { offsets, locationIds } = this;
+    const length = offsets[i + 1]! - offsets[i]!;
+    if (offsets[j + 1]! - offsets[j]! !== length) return false;
+    for (let k = 0; k < length; k++) if (locationIds[offsets[i]! + k] !== locationIds[offsets[j]! + k]) return false;
+    return true;
   }
 
   /** The next known location id of sample `i` after (toward the leaf of) its id at `frame`, or -1. */
