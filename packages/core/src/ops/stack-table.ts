@@ -119,8 +119,8 @@ export class PrefixTreeBuilder {
   /** Row per hash slot, -1 = empty: the children of rows with many children. */
   private slots = new Int32Array(this.mask + 1).fill(-1);
   /**
-   * The prefix of the row in each slot. Rows keep no prefix column of their own (the child lists
-   * say it, and `finish` derives the column only for callers that read it): 4 bytes a row less.
+   * The prefix of the row in each slot. Rows keep no prefix column of their own (the jumps say
+   * it, and `finish` derives the column only for callers that read it): 4 bytes a row less.
    */
   private slotPrefixes = new Int32Array(this.mask + 1);
   private hashed = 0;
@@ -265,23 +265,14 @@ export class PrefixTreeBuilder {
   }
 
   /**
-   * The frame column and the child lists (views of the builder's arrays: use it no further), and
-   * the prefix column, derived from the child lists when first read (`prefixColumn`).
+   * The frame column, the jumps and the child lists (views of the builder's arrays: use it no
+   * further), and the prefix column, derived from the jumps when first read (`prefixFromJumps`).
    */
   finish(): { readonly prefix: Int32Array; frame: Int32Array; children: ChildLists; jumps: PrefixJumps } {
     if (!this.childLists) throw new Error('PrefixTreeBuilder: made without child lists (finishCompact)');
     const n = this.length;
-    const jumps = this.jumpsMade();
-    const children = { firstChild: exactLength(this.firstChild, n + 1), nextSibling: exactLength(this.nextSibling, n) };
-    let prefix: Int32Array | undefined;
-    return {
-      get prefix() {
-        return (prefix ??= prefixColumn(children, n));
-      },
-      frame: exactLength(this.frames, n),
-      children,
-      jumps,
-    };
+    // (Assigned onto, not spread: a spread would read the lazy prefix column.)
+    return Object.assign(this.finishCompact(), { children: { firstChild: exactLength(this.firstChild, n + 1), nextSibling: exactLength(this.nextSibling, n) } });
   }
 
   /**
@@ -312,14 +303,6 @@ export function prefixFromJumps(jumps: PrefixJumps, n: number): Int32Array {
   const prefix = new Int32Array(n);
   for (let s = 0; s < n; s++) prefix[s] = s - 1;
   jumps.rows.forEach((row, k) => (prefix[row] = jumps.prefixes[k]!));
-  return prefix;
-}
-
-/** The caller of each of the `n` rows of a prefix tree given by its child lists (-1 for the roots). */
-export function prefixColumn(children: ChildLists, n: number): Int32Array {
-  const { firstChild, nextSibling } = children;
-  const prefix = new Int32Array(n);
-  for (let p = -1; p < n; p++) for (let c = firstChild[p + 1]!; c !== -1; c = nextSibling[c]!) prefix[c] = p;
   return prefix;
 }
 
