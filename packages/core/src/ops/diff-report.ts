@@ -214,11 +214,24 @@ export class DiffReportBuilder {
     let sum = 0n;
     let divisorTotal = 0n;
     let hasNegative = false;
-    for (let i = 0; i < col.length; i++) {
-      const v = col[i]!;
-      sum += v;
-      if (v < 0n) hasNegative = true;
-      absTotal += abs(v);
+    const doubles = new Int64Words(col).exactDoubles();
+    if (doubles) {
+      // Every partial sum is exact (the magnitudes sum to less than 2^53).
+      let [signed, magnitudes] = [0, 0];
+      for (let i = 0; i < doubles.length; i++) {
+        const v = doubles[i]!;
+        signed += v;
+        if (v < 0) hasNegative = true;
+        magnitudes += Math.abs(v);
+      }
+      [sum, absTotal] = [BigInt(signed), BigInt(magnitudes)];
+    } else {
+      for (let i = 0; i < col.length; i++) {
+        const v = col[i]!;
+        sum += v;
+        if (v < 0n) hasNegative = true;
+        absTotal += abs(v);
+      }
     }
     if (div) for (let i = 0; i < div.length; i++) divisorTotal += div[i]!;
     const m = p['.mappings'];
@@ -264,14 +277,16 @@ export class DiffReportBuilder {
     }
     const { offsets: stackOffsets, location_id: locationIds } = stackColumn;
     // The samples kept, and their frames.
+    const colWords = new Int64Words(col);
     let kept = 0;
     let frameCount = 0;
     for (let i = 0; i < col.length; i++) {
-      if (col[i] === 0n) continue;
+      if (colWords.isZero(i)) continue;
       kept++;
       frameCount += stackOffsets[i + 1]! - stackOffsets[i]!;
     }
     const values = new BigInt64Array(kept);
+    const valueWords = new Int64Words(values);
     const offsets = new Uint32Array(kept + 1);
     if (this.graphOptions.stackFilters) {
       const { locNodes, stacks } = reportStacks(p, index, t, this.graphOptions, this.nodes);
@@ -279,14 +294,14 @@ export class DiffReportBuilder {
       const depth = new Int32Array(stacks.length);
       for (let s = 0; s < stacks.length; s++) depth[s] = prefix[s]! < 0 ? 1 : depth[prefix[s]!]! + 1;
       for (let i = 0, k = 0; i < col.length; i++) {
-        if (col[i] === 0n) continue;
-        values[k] = col[i]!;
+        if (colWords.isZero(i)) continue;
+        colWords.copy(i, valueWords, k);
         offsets[k + 1] = offsets[k]! + (sampleStack[i]! >= 0 ? depth[sampleStack[i]!]! : 0);
         k++;
       }
       const frames = new Int32Array(offsets[kept]!);
       for (let i = 0, k = 0; i < col.length; i++) {
-        if (col[i] === 0n) continue;
+        if (colWords.isZero(i)) continue;
         let f = offsets[k++]!;
         for (let s = sampleStack[i]!; s >= 0; s = prefix[s]!) frames[f++] = stacks.frame[s]!;
       }
@@ -297,14 +312,13 @@ export class DiffReportBuilder {
     // Location ids that name no location are left out, as the stack tables leave them out.
     let f = 0;
     for (let i = 0, k = 0; i < col.length; i++) {
-      const v = col[i]!;
-      if (v === 0n) continue;
+      if (colWords.isZero(i)) continue;
       for (let j = stackOffsets[i]!, end = stackOffsets[i + 1]!; j < end; j++) {
         const id = locationIds[j]!;
         const r = denseRows ? (id < denseRows.length ? denseRows[id]! : -1) : index.locations.get(id);
         if (r >= 0) frames[f++] = r;
       }
-      values[k] = v;
+      colWords.copy(i, valueWords, k);
       offsets[++k] = f;
     }
     return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values } };
@@ -450,11 +464,54 @@ interface SummedValues {
 
 function summedValues(side: DiffSide): SummedValues {
   const { values } = side.samples!;
-  if (side.absTotal > EXACT_IN_DOUBLES) return { values, zero: 0n };
-  // A loop: `Float64Array.from(values, Number)` takes several times as long.
-  const numbers = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) numbers[i] = Number(values[i]!);
-  return { values: numbers, zero: 0 };
+  const doubles = side.absTotal < EXACT_IN_DOUBLES ? new Int64Words(values).exactDoubles() : undefined;
+  return doubles ? { values: doubles, zero: 0 } : { values, zero: 0n };
+}
+
+/** The index of the low half of a 64-bit element in an Int32Array over it: 0 on little-endian platforms. */
+const LOW_WORD = new Int32Array(new BigInt64Array([1n]).buffer)[0] === 1 ? 0 : 1;
+
+/**
+ * A BigInt64Array read through its 32-bit halves. Why: each read of a BigInt64Array element makes
+ * a bigint, and the few such reads per sample (zero tests, copies, sums) made most of a diff's
+ * own garbage.
+ */
+class Int64Words {
+  private readonly words: Int32Array;
+
+  constructor(private readonly column: BigInt64Array) {
+    this.words = new Int32Array(column.buffer, column.byteOffset, column.length * 2);
+  }
+
+  isZero(i: number): boolean {
+    return (this.words[2 * i]! | this.words[2 * i + 1]!) === 0;
+  }
+
+  /** Element `i` copied to element `k` of `to`. */
+  copy(i: number, to: Int64Words, k: number): void {
+    to.words[2 * k] = this.words[2 * i]!;
+    to.words[2 * k + 1] = this.words[2 * i + 1]!;
+  }
+
+  /**
+   * The column as doubles when their magnitudes sum to less than 2^53 (then every value and
+   * every partial sum is exact in doubles), else undefined.
+   */
+  exactDoubles(): Float64Array | undefined {
+    const { words, column } = this;
+    const out = new Float64Array(column.length);
+    let magnitudes = 0;
+    for (let i = 0; i < column.length; i++) {
+      const high = words[2 * i + 1 - LOW_WORD]!;
+      // |value| < 2^53 exactly when the high half is in [-2^21, 2^21).
+      if (high < -0x200000 || high >= 0x200000) return undefined;
+      const v = high * 0x1_0000_0000 + (words[2 * i + LOW_WORD]! >>> 0);
+      magnitudes += Math.abs(v);
+      out[i] = v;
+    }
+    // A sum past 2^53 rounds to 2^53 at least: "< 2^53" is never wrong.
+    return magnitudes < 2 ** 53 ? out : undefined;
+  }
 }
 
 /**
