@@ -226,6 +226,26 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     expect(treeReport(sideBySide(bigBase, next, o), o).text).toBe(treeReport(diff(bigBase, next), o).text);
   });
 
+  // Values are summed in doubles while their magnitudes sum to less than 2^53 (read through the
+  // columns' 32-bit halves), else in bigints: sums at the edge, values with a high half at the edge.
+  it('sums at 2^53 and values at 2^53 stay exact', () => {
+    const valued = (values: bigint[]): Profile => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }), line: 1 });
+      const [main, f, g] = [loc('main'), loc('f'), loc('g')];
+      values.forEach((v, i) => b.addSample(i % 2 === 0 ? [f, main] : [g, f, main], [v]));
+      return b.build();
+    };
+    const o = { sampleTypeIndex: 0, nodeFraction: 0 };
+    const edges = [2n ** 52n, 2n ** 52n - 1n, 2n ** 52n + 1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 3n];
+    for (const a of edges) {
+      for (const b of edges) {
+        const [next, base] = [valued([a, b, 1n]), valued([b, a])];
+        expect(treeReport(sideBySide(base, next, o), o).text, `${a} ${b}`).toBe(treeReport(diff(base, next), o).text);
+      }
+    }
+  });
+
   // Merging drops samples that cancel out, and pprof -normalize drops those it rounds to 0: walked
   // here, a stack of only those would show its calls with weight 0 (x -> a below).
   it('refuses a new profile whose samples merging or -normalize would drop', () => {
