@@ -9,7 +9,7 @@
  */
 
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
@@ -18,6 +18,7 @@ import { basename } from 'node:path';
 import { ErrorCodes, ProfkitError, isProfkitError, type Registry } from '@profkit/core';
 import { listedSourceNames, readInput, sourceFileReader } from '@profkit/core/node';
 import { readAppAssets, type AppAssets } from './assets.js';
+import { INFLATED_SIZE_HEADER } from './app/protocol.js';
 
 export interface WebServerOptions {
   /** The profile to show. */
@@ -78,6 +79,24 @@ const COMMON_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
+
+/** The ISIZE of `file` when it starts with the gzip magic bytes, else undefined (also when it cannot be read). */
+async function gzipTrailerSize(file: string, size: number): Promise<number | undefined> {
+  if (size < 20) return undefined;
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(file, 'r');
+    const head = new Uint8Array(2);
+    const trailer = new Uint8Array(4);
+    await handle.read(head, 0, 2, 0);
+    await handle.read(trailer, 0, 4, size - 4);
+    return head[0] === 0x1f && head[1] === 0x8b ? new DataView(trailer.buffer).getUint32(0, true) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
 
 async function checkFile(path: string, option: string): Promise<number> {
   try {
@@ -211,9 +230,15 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     // The file is read now (it may have been rewritten since the start); errors become a 500, not a crash.
     // Replaced by a FIFO or device since the start, it would be read without end: refused.
     void stat(file).then(
-      (s) => {
+      async (s) => {
         if (!s.isFile()) return fail(500, `${basename(file)} is no longer a regular file`);
-        res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/octet-stream', 'content-length': String(s.size) });
+        const isize = await gzipTrailerSize(file, s.size);
+        res.writeHead(200, {
+          ...COMMON_HEADERS,
+          'content-type': 'application/octet-stream',
+          'content-length': String(s.size),
+          ...(isize !== undefined ? { [INFLATED_SIZE_HEADER]: String(isize) } : {}),
+        });
         if (req.method === 'HEAD') return void res.end();
         // pipeline, not pipe: a client that goes away mid-file closes the file too (no fd left open).
         pipeline(createReadStream(file), res, () => undefined);

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
@@ -78,6 +79,21 @@ describe('startWebServer', () => {
       expect(profile.body).toBe(readFileSync(profilePath, 'utf8'));
     } finally {
       await s.close();
+    }
+  });
+
+  it("announces a gzip profile's inflated size (its trailer's ISIZE) for the worker's buffer, and nothing for other files", async () => {
+    const raw = Buffer.from('x'.repeat(100_000) + 'y');
+    const gz = join(tmp, 'announced.pb.gz');
+    writeFileSync(gz, gzipSync(raw));
+    for (const [profile, want] of [[gz, String(raw.length)], [profilePath, undefined]] as const) {
+      const s = await startWebServer({ profile });
+      try {
+        const name = profile === gz ? 'announced.pb.gz' : 'cpu.folded';
+        for (const method of ['GET', 'HEAD']) expect((await get(s, `/profile/${name}`, { method })).headers['x-profkit-gzip-isize'], `${name} ${method}`).toBe(want);
+      } finally {
+        await s.close();
+      }
     }
   });
 

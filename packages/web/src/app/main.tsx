@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
 import type { GraphLayout } from './graph-layout.js';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { INFLATED_SIZE_HEADER } from './protocol.js';
 import { inputSizeError } from './native-gunzip.js';
 import { FILTER_KEYS, exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
@@ -97,7 +98,8 @@ async function fetchInput(spec: { name: string; url: string }): Promise<ProfileI
   const size = Number(response.headers.get('content-length') ?? 0);
   checkInputSize(spec.name, size);
   // The body goes to the worker as it arrives (it inflates while it downloads), where streams can be transferred.
-  if (response.body && CAN_TRANSFER_STREAMS) return { name: spec.name, stream: response.body, size };
+  const inflatedSize = Number(response.headers.get(INFLATED_SIZE_HEADER) ?? 0);
+  if (response.body && CAN_TRANSFER_STREAMS) return { name: spec.name, stream: response.body, size, ...(inflatedSize > 0 ? { inflatedSize } : {}) };
   return { name: spec.name, bytes: await response.arrayBuffer() };
 }
 

@@ -45,11 +45,19 @@ export interface ViewOptions extends ViewFilters {
 export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich' | 'graph' | 'source';
 
 /**
+ * The response header of a served gzip profile that says its inflated size, as its trailer's ISIZE
+ * says it (the size mod 2^32): the worker sizes the buffer it inflates the download into from it
+ * (the trailer is the last of the body to arrive). A hint only: the inflate checks the real size.
+ */
+export const INFLATED_SIZE_HEADER = 'x-profkit-gzip-isize';
+
+/**
  * A profile the page hands to the worker (transferred, not copied), with the name format
  * detection may use: its bytes (a picked or dropped file), or the served file's body as it
- * arrives and its Content-Length (0 if unknown), which the worker inflates while it downloads.
+ * arrives and its Content-Length (0 if unknown), which the worker inflates while it downloads
+ * (`inflatedSize`: a gzip's inflated size as `profkit web` announces it from its trailer, a hint).
  */
-export type ProfileInput = { name: string; bytes: ArrayBuffer } | { name: string; stream: ReadableStream<Uint8Array>; size: number };
+export type ProfileInput = { name: string; bytes: ArrayBuffer } | { name: string; stream: ReadableStream<Uint8Array>; size: number; inflatedSize?: number };
 
 /**
  * Where the source view's text comes from: `profkit web` serves the source files the profile

@@ -84,7 +84,7 @@ async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint
     return withDecoder((await nativeGunzip(bytes, undefined, index)) ?? bytes);
   }
   try {
-    return withDecoder(await streamedProfileBytes(input.name, input.stream, input.size, undefined, index));
+    return withDecoder(await streamedProfileBytes(input.name, input.stream, input.size, undefined, index, input.inflatedSize));
   } catch (e) {
     // The download failing (the server closed the connection: a file it could not read).
     throw isProfkitError(e) ? e : new ProfkitError(ErrorCodes.IO, `${input.name}: ${e instanceof Error ? e.message : String(e)}`, { file: input.name });
