@@ -103,7 +103,8 @@ export function* foldedChunks(
  * Writes the lines of a `FoldedWalk` as UTF-8 into one buffer: first every segment's text (`a`,
  * or `a;b` for a location's names), then the area where lines are written one after another, so
  * that a segment or the prefix a line shares with the previous one is copied with `copyWithin`
- * (no view made per copy). A full area (about `CHUNK_BYTES`) is handed out as a copy.
+ * (no view made per copy). A full area (about `CHUNK_BYTES`) is handed out as a copy (as a view of
+ * the buffer with `reuseBuffer`).
  *
  * Plain methods, not a generator body: V8 optimizes these loops as it does any function.
  */
@@ -268,7 +269,9 @@ function addSums(a: Sum, b: Sum): Sum {
  * children are found by advancing each position by one name and grouping the range by name in
  * place (`expand`, a most-significant-digit radix sort of the samples). A node reached by a
  * single sample (most of a tree of stacks that share little) prints the rest of that sample's
- * stack at once (`followSample`), a location's names in one segment.
+ * stack at once (`followSample`), a location's names in one segment. Samples with the same
+ * location ids are merged first (`mergeEqualStacks`): a stack repeated in many samples is one
+ * position.
  *
  * Siblings are visited in the order of their texts. Names hold no `;`, so of two sibling nodes
  * the texts compare as `name` (the node's own line, which ends there and so sorts before any
@@ -606,7 +609,10 @@ class FoldedWalk {
   /** The next known location id of sample `i` after (toward the leaf of) its id at `frame`, or -1. */
   private nextFrameOf(i: number, frame: number): number {
     const first = this.offsets[i]!;
-    for (let k = frame - 1; k >= first; k--) if (this.rowOf(this.locationIds[k]!) >= 0) return k;
+    for (let k = frame - 1; k >= first; k--) {
+      const at = 4 * this.slotOf(this.locationIds[k]!);
+      if (at >= 0 && this.slotInfo[at]! >= 0) return k;
+    }
     return -1;
   }
 
@@ -661,15 +667,23 @@ class FoldedWalk {
    * group's sum). Returns the number of groups.
    */
   private groupByNextName(start: number, end: number): number {
-    const { nameCount, firstName, locNames, locationIds, posSample, posFrame, posPrinted, groupOfName, groupStamp, groupOfPosition } = this;
+    const { nameCount, firstName, locNames, locationIds, posSample, posFrame, posPrinted, groupOfName, groupStamp, groupOfPosition, slotInfo } = this;
+    const wholeLocation = this.names.length;
     const stamp = ++this.stamp;
     let groups = 0;
     for (let k = start; k < end; k++) {
       const i = posSample[k]!;
       const frame = posFrame[k]!;
-      const r = this.rowOf(locationIds[frame]!);
       const printed = posPrinted[k]! + 1;
-      const name = locNames[firstName[r]! + printed - 1]!;
+      // A location of one name is that name (its record says so: no other table read).
+      const at = 4 * this.slotOf(locationIds[frame]!);
+      let name = slotInfo[at]!;
+      let count = 1;
+      if (name >= wholeLocation) {
+        const r = slotInfo[at + 3]!;
+        name = locNames[firstName[r]! + printed - 1]!;
+        count = nameCount[r]!;
+      }
       if (groupStamp[name] !== stamp) {
         if (groups === this.groupName.length) this.growGroups(groups + 1);
         groupStamp[name] = stamp;
@@ -682,7 +696,7 @@ class FoldedWalk {
       }
       const g = groupOfName[name]!;
       // Advanced: to the next name of the location, or to the next location; or the sample ends.
-      if (printed < nameCount[r]!) {
+      if (printed < count) {
         posPrinted[k] = printed;
       } else {
         const next = this.nextFrameOf(i, frame);
