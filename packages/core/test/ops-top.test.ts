@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, ProfileBuilder, ProfkitError, callGraph, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/node/index.js';
+import { goFormatF, goFormatFExact } from '../src/ops/format.js';
 
 const MS = 1_000_000n;
 
@@ -247,5 +248,23 @@ describe('formatValue / formatPercentage', () => {
     expect(formatPercentage(125n, 100_000n)).toBe(' 0.12%');
     expect(formatPercentage(375n, 100_000n)).toBe(' 0.38%');
     expect(formatPercentage(625n, 100_000n)).toBe(' 0.62%');
+  });
+});
+
+describe("Go's FormatFloat 'f' (goFormatF)", () => {
+  it('prints what the exact expansion gives: ties to even, negative zero, large and tiny values', () => {
+    let seed = 7;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const values = [0, -0, 0.005, 0.015, 0.025, 0.125, 0.375, 2.5, 3.5, -0.125, -2.675, 1.005, 1e-7, 5e-324, 1e20, 9.999e20, 1e21, 2 ** 60, -(2 ** 53) - 2, 123456.785, NaN];
+    for (let i = 0; i < 20000; i++) {
+      const magnitude = 10 ** Math.floor(random() * 16 - 8);
+      values.push((random() - 0.3) * magnitude);
+      // Ties of each precision and their neighbours: j / 2^(prec + 1), j odd.
+      const tie = (2 * Math.floor(random() * 1e6) + 1) / 2 ** (1 + (i % 4));
+      values.push(tie, -tie, tie + 2 ** -30, tie - 2 ** -30);
+    }
+    for (const prec of [0, 1, 2, 3]) for (const x of values) expect([x, prec, goFormatF(x, prec)]).toEqual([x, prec, goFormatFExact(x, prec)]);
+    // Half to even where JavaScript's toFixed rounds half up.
+    expect([goFormatF(0.125, 2), goFormatF(0.375, 2), goFormatF(2.5, 0), goFormatF(-0.125, 2), goFormatF(-0, 2)]).toEqual(['0.12', '0.38', '2', '-0.12', '-0.00']);
   });
 });
