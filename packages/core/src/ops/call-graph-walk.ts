@@ -418,49 +418,47 @@ function walkLeafPaths<V extends number | bigint>(pass: GraphPass<V>, { paths, l
             gap = true;
             continue;
           }
-          // (Not NONE_KEPT: those were skipped above.)
+          // The location's nodes, innermost line first (the last is the outermost); not NONE_KEPT
+          // (skipped above).
           const count = packed[PACKED * r]!;
-          {
-            // The location's nodes, innermost line first (the last is the outermost).
-            const ids = count >= 0 ? packed : locNodeIds;
-            const from = count >= 0 ? PACKED * r + 1 : locNodeOffsets[r]!;
-            const to = count >= 0 ? from + count : locNodeOffsets[r + 1]!;
-            for (let ni = from; ni < to; ni++) {
-              const n = ids[ni]!;
-              if (kept && !kept[n]) {
-                gap = true;
-                continue;
-              }
-              if (nodeSeen[n] !== leaf) {
-                nodeSeen[n] = leaf;
-                cum[n] = add(cum[n]!, v);
-              }
-              if (below < 0) {
-                if (hasOwn && !gap) flat[n] = add(flat[n]!, v);
-              } else if (collects(calls, n, below)) {
-                const e = edges.at(n, below, belowStack, belowPos);
-                // Its place in `pathCalls` once counted on this path (cleared when the path is done).
-                let k = edges.mark[e]!;
-                if (k < 0) {
-                  k = onPath++;
-                  if (k === pathCalls.length) {
-                    pathCalls = grown(pathCalls, k + 1);
-                    pathResidual = grown(pathResidual, k + 1);
-                    pathNotInline = grown(pathNotInline, k + 1);
-                  }
-                  pathCalls[k] = e;
-                  edges.mark[e] = k;
-                  edges.weight[e] = add(edges.weight[e]!, v);
-                }
-                pathResidual[k] = gap ? 1 : 0;
-                pathNotInline[k] = belowOutermost ? 1 : 0;
-              }
-              below = n;
-              belowStack = s;
-              belowPos = to - 1 - ni;
-              belowOutermost = ni === to - 1;
-              gap = false;
+          const ids = count >= 0 ? packed : locNodeIds;
+          const from = count >= 0 ? PACKED * r + 1 : locNodeOffsets[r]!;
+          const to = count >= 0 ? from + count : locNodeOffsets[r + 1]!;
+          for (let ni = from; ni < to; ni++) {
+            const n = ids[ni]!;
+            if (kept && !kept[n]) {
+              gap = true;
+              continue;
             }
+            if (nodeSeen[n] !== leaf) {
+              nodeSeen[n] = leaf;
+              cum[n] = add(cum[n]!, v);
+            }
+            if (below < 0) {
+              if (hasOwn && !gap) flat[n] = add(flat[n]!, v);
+            } else if (collects(calls, n, below)) {
+              const e = edges.at(n, below, belowStack, belowPos);
+              // Its place in `pathCalls` once counted on this path (cleared when the path is done).
+              let k = edges.mark[e]!;
+              if (k < 0) {
+                k = onPath++;
+                if (k === pathCalls.length) {
+                  pathCalls = grown(pathCalls, k + 1);
+                  pathResidual = grown(pathResidual, k + 1);
+                  pathNotInline = grown(pathNotInline, k + 1);
+                }
+                pathCalls[k] = e;
+                edges.mark[e] = k;
+                edges.weight[e] = add(edges.weight[e]!, v);
+              }
+              pathResidual[k] = gap ? 1 : 0;
+              pathNotInline[k] = belowOutermost ? 1 : 0;
+            }
+            below = n;
+            belowStack = s;
+            belowPos = to - 1 - ni;
+            belowOutermost = ni === to - 1;
+            gap = false;
           }
         }
         s = jumps === 0 ? -1 : jumpPrefix[jumps - 1]!;
