@@ -77,6 +77,15 @@ describe('cutFlameTree', () => {
     }
   });
 
+  it('draws what boundedFlameTree draws for location ids of 2^31 and above (uint32 ids, not int32)', () => {
+    const dense = randomProfile(24, false);
+    const high = randomProfile(24, false);
+    high.locations.location_id.forEach((id, r) => (high.locations.location_id[r] = 0x80000000 + id));
+    high.samples.locations.location_id.forEach((id, k) => (high.samples.locations.location_id[k] = 0x80000000 + id));
+    expect(boundedFlameTree(high, 0, 0).tree).toEqual(boundedFlameTree(dense, 0, 0).tree);
+    for (const minWidth of [0, 0.05]) expect(cutFlameTree(high, 0, minWidth).tree).toEqual(boundedFlameTree(high, 0, minWidth).tree);
+  });
+
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
   });

@@ -241,7 +241,8 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
   const threshold = minWidth * Number(rootValue);
 
   // The callees of the frame being expanded, as the members above; `nextName` holds a location
-  // id until pass 2 resolves it (row NEEDS_LOCATION), then the name id, then the name's group.
+  // id until pass 2 resolves it (row NEEDS_LOCATION), then the name id, then the name's group
+  // (unsigned: location ids go up to 2^32-1).
   const NEEDS_LOCATION = -2;
   const NO_CALLEE = -3;
   const nextValue = valueColumn(kept);
@@ -249,7 +250,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number): CutFlameT
   const nextK = new Int32Array(kept);
   const nextRow = new Int32Array(kept);
   const nextPos = new Int32Array(kept);
-  const nextName = new Int32Array(kept);
+  const nextName = new Uint32Array(kept);
   const calleeGroups = new CalleeGroups(names.length, zero);
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   const drawnName = drawnNames(names);
