@@ -98,6 +98,20 @@ describe('streamedProfileBytes (the served file, inflated while it downloads)', 
     expect(got.buffer.byteLength).toBeLessThanOrEqual(200_000);
   });
 
+  it('sizes the buffer from the announced inflated size, and a forged (larger) one allocates no more than no announcement', async () => {
+    const raw = new Uint8Array(100_000);
+    raw.set(noise(50_000));
+    const gz = new Uint8Array(gzipSync(raw));
+    const roomy = { maxInputBytes: 1 << 30, maxDecompressedBytes: 1 << 30 };
+    const honest = await streamedProfileBytes('p.pb.gz', streamOf(gz), gz.length, roomy, undefined, raw.length);
+    expect(honest).toEqual(raw);
+    expect(honest.buffer.byteLength).toBe(raw.length);
+    // A trailer that claims 1 GB (within 1032x the download): not a buffer of tens of megabytes for 50 KB.
+    const forged = await streamedProfileBytes('p.pb.gz', streamOf(gz), gz.length, roomy, undefined, 1e9);
+    expect(forged).toEqual(raw);
+    expect(forged.buffer.byteLength).toBeLessThanOrEqual(4 * gz.length);
+  });
+
   it('past maxInputBytes, the body is no longer read (the inflate of the rest stopped too)', async () => {
     const gz = new Uint8Array(gzipSync(noise(400_000)));
     let pulled = 0;

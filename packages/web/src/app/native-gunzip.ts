@@ -170,9 +170,10 @@ export async function streamedProfileBytes(name: string, stream: ReadableStream<
   // The raw branch failing (maxInputBytes, the download) stops the inflate too, which would
   // otherwise go on downloading and inflating the rest of the body for nothing.
   const stopInflate = new AbortController();
-  // The announced inflated size (the trailer's ISIZE) sizes the buffer, within what deflate can
-  // inflate to (1032x); else 4x the download, grown as it fills.
-  const sizeHint = inflatedSize > 0 ? Math.min(inflatedSize, Math.max(size, 1) * 1032) : size * 4;
+  // 4x the download, grown as it fills; or the announced inflated size (the trailer's ISIZE) when
+  // smaller: the file's own claim, so a forged one must not allocate more than no claim would
+  // (1032x the download, deflate's most, is a buffer of 2 GiB for a 2 MB file).
+  const sizeHint = inflatedSize > 0 ? Math.min(inflatedSize, size * 4) : size * 4;
   const inflating = inflated(forInflate, sizeHint, limits.maxDecompressedBytes, stopInflate.signal, onInflated);
   let raw: Uint8Array;
   try {
