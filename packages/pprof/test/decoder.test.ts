@@ -90,6 +90,21 @@ describe('ProfileDecoder', () => {
     expect(outcome(() => decoder.finish(bytes, { file: 'in.pb' }))).toEqual(outcome(() => decodeProfile(bytes, { file: 'in.pb' })));
   });
 
+  it('finishes from the pass 1 it ran (for its own options, limits given or not), without reading the indexed fields again', () => {
+    const bytes = sample();
+    // The same bytes but one string: only pass 1 reads the string table, so a finish that ran
+    // pass 1 again (decodeProfile) would name the function HELPER.
+    const at = Buffer.from(bytes).indexOf('helper');
+    const other = bytes.slice();
+    other.set(str('HELPER'), at);
+    expect(JSON.stringify(decodeProfile(other).profile.functions.name)).toContain('HELPER');
+    for (const [indexed, finished] of [[{}, {}], [{ file: 'in.pb' }, { file: 'in.pb', limits: {} }]] as const) {
+      const decoder = new ProfileDecoder(indexed);
+      decoder.index(bytes);
+      expect(decoder.finish(other, finished).profile).toEqual(decodeProfile(bytes).profile);
+    }
+  });
+
   it('keeps interleaved decodes apart (a buffer decode between two chunks)', () => {
     const a = sample();
     const b = pb([[1, [[1, 1], [2, 2]]], [2, [[1, 1], [2, 3]]], [4, [[1, 1]]], [6, str('')], [6, str('x')], [6, str('y')]]);
