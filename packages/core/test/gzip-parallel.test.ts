@@ -1,5 +1,5 @@
 /**
- * Issue 17: on Node, `gzipStream`/`gzipChunks` deflate independent blocks (64–512 KiB) on several
+ * Issue 17: on Node, `gzipStream`/`gzipChunks` deflate independent blocks (128–512 KiB) on several
  * thread-pool threads (pigz's scheme). The output must stay one ordinary gzip stream that any
  * reader inflates to the input, about as small as one zlib stream, and every block must end on a
  * byte-aligned sync point (what lets the blocks be deflated apart and joined).
@@ -63,7 +63,7 @@ describe('parallel gzip on Node', () => {
     expect(((await rejectionOf(pieces(gzipStream([two], 6, 3 * DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/not the announced/);
   });
 
-  it('cuts an announced total into at least 4 blocks of a power-of-two size between 64 KiB and 512 KiB', () => {
+  it('cuts an announced total into at least 4 blocks of a power-of-two size between 128 KiB and 512 KiB', () => {
     expect(deflateBlockBytes(undefined)).toBe(DEFLATE_BLOCK_BYTES);
     expect(deflateBlockBytes(0)).toBe(MIN_DEFLATE_BLOCK_BYTES);
     expect(deflateBlockBytes(100_000)).toBe(MIN_DEFLATE_BLOCK_BYTES);

@@ -94,7 +94,7 @@ describe('gunzipExact', () => {
 });
 
 describe('one-buffer gzip and streamed gzip', () => {
-  it('gzipOneBuffer and gzipChunks give streams that inflate to the input, the same bytes up to one block (64 KiB)', async () => {
+  it('gzipOneBuffer and gzipChunks give streams that inflate to the input, the same bytes up to one block (128 KiB)', async () => {
     const data = bytes(700_000, 3);
     const one = gzipOneBuffer(data, 6);
     expect(Buffer.compare(gunzipSync(one), data)).toBe(0);
@@ -102,7 +102,7 @@ describe('one-buffer gzip and streamed gzip', () => {
     const streamed = await gzipChunks(data.length, pieces, 6);
     expect(Buffer.compare(gunzipSync(streamed), data)).toBe(0);
     // Deflated in blocks on several threads: a few bytes per block join more than one stream.
-    expect(Math.abs(streamed.length - one.length) / one.length).toBeLessThan(0.005);
+    expect(streamed.length / one.length).toBeLessThan(1.005);
     const small = data.subarray(0, 60_000);
     expect(Buffer.compare(await gzipChunks(small.length, [small.subarray(0, 7), small.subarray(7)], 6), gzipOneBuffer(small, 6))).toBe(0);
   });
@@ -160,7 +160,8 @@ describe('encodeProfileChunks', () => {
       // One zlib stream against blocks deflated apart: the same payload, about the same size.
       const one = serializePprof(p, { level });
       expect(Buffer.compare(gunzipSync(r.data), gunzipSync(one))).toBe(0);
-      expect(Math.abs(r.data.length - one.length) / one.length).toBeLessThan(0.005);
+      // (Often smaller: each block's Huffman tables fit its own statistics.)
+      expect(r.data.length / one.length).toBeLessThan(1.005);
       expect(Buffer.compare(gunzipSync(r.data), whole)).toBe(0);
       expect(Buffer.compare(encodeProfile(parsePprof(r.data).profile), whole)).toBe(0);
       expect([...r.data.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, level === 1 ? 4 : 0, 0xff]);
