@@ -131,8 +131,11 @@ export interface FormatListing {
   write: boolean;
 }
 
-/** A validator: core's `validate` by default. */
-export type ValidatorFn = (profile: Profile, options: { mode: ValidationMode }) => Pick<ValidationResult, 'ok' | 'problems' | 'errorCount'>;
+/**
+ * A validator: core's `validate` by default. After a read, `trustReader` names the adapter that
+ * has just produced the profile (see `ValidateOptions.trustReader`); a validator may ignore it.
+ */
+export type ValidatorFn = (profile: Profile, options: { mode: ValidationMode; trustReader?: string }) => Pick<ValidationResult, 'ok' | 'problems' | 'errorCount'>;
 
 export interface RegistryReadOptions {
   /** Format id (or adapter name) to read as, skipping detection. */
@@ -865,7 +868,8 @@ export class Registry {
     const warnings: Warning[] = (result.warnings ?? []).map((w) => ({ ...w, detail: { file: fileName, ...(w.detail ?? {}) } }));
     if (options.validate !== false) {
       const check = this.validator();
-      if (check) warnings.push(...applyValidation(check(result.profile, { mode: 'profkit' }), fileName, 'read', adapter.name));
+      // Straight from the adapter: what its reader proved (recordReaderProof) is not checked again.
+      if (check) warnings.push(...applyValidation(check(result.profile, { mode: 'profkit', trustReader: adapter.name }), fileName, 'read', adapter.name));
     }
     return { profile: result.profile, warnings, format: result.format ?? format, adapter: adapter.name, fileName, gzipped };
   }

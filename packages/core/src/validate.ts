@@ -34,6 +34,15 @@ export interface ValidateOptions {
   mode?: ValidationMode;
   /** Rows listed per code, table and column before the rest is only counted. Default 100. */
   maxRowsPerRule?: number;
+  /**
+   * The name of the reader (adapter) that has just produced this profile. The rules that reader
+   * recorded as proven for it (`recordReaderProof`) are not checked again, as long as the
+   * columns they read are still the very arrays the reader returned. For a profile straight from
+   * that reader and not changed since: the registry's read sets it, nothing else should. Ignored
+   * in `strict-r` mode. Whatever the option, a proof serves only the first validation of its
+   * profile (see `recordReaderProof`).
+   */
+  trustReader?: string;
 }
 
 export type ProblemSeverity = 'error' | 'warning';
@@ -231,17 +240,28 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v);
 }
 
-/** id → first row lookup over a Uint32 id column (views' `IdIndex`); reports zero and duplicate ids while building. */
+/**
+ * id → first row lookup over a Uint32 id column (views' `IdIndex`), built on first use: a
+ * profile whose references a reader proved (see `recordReaderProof`) never needs it.
+ */
 class IdRows {
-  private readonly index: IdIndex;
+  private index: IdIndex | undefined;
 
-  constructor(ids: Uint32Array, onZero: (row: number) => void, onDuplicate: (row: number, id: number, firstRow: number) => void) {
-    this.index = new IdIndex(ids);
+  constructor(private readonly ids: Uint32Array) {}
+
+  private lookup(): IdIndex {
+    return (this.index ??= new IdIndex(this.ids));
+  }
+
+  /** Reports every zero id and every id that repeats an earlier row. */
+  reportZeroAndDuplicates(onZero: (row: number) => void, onDuplicate: (row: number, id: number, firstRow: number) => void): void {
+    const { ids } = this;
+    const index = this.lookup();
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       if (id === 0) onZero(i);
       else {
-        const first = this.index.get(id);
+        const first = index.get(id);
         if (first !== i) onDuplicate(i, id, first);
       }
     }
@@ -249,13 +269,119 @@ class IdRows {
 
   /** See `IdIndex.denseRows`. */
   get denseRows(): Int32Array | undefined {
-    return this.index.denseRows;
+    return this.lookup().denseRows;
   }
 
   /** First row with `id`, -1 if none (0 is never found). */
   row(id: number): number {
-    return id > 0 ? this.index.get(id) : -1;
+    return id > 0 ? this.lookup().get(id) : -1;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader proofs: validating once.
+//
+// A reader such as the pprof decoder checks, while it builds a profile, much of what the value
+// and reference rules check again: at a million samples, re-walking the 24.5M stack entries alone
+// cost 0.07 s in Node and 0.3 s in a browser worker. A reader records what it proved; the
+// registry's read, which validates the reader's result right after the reader returns, tells
+// `validate` which reader that was (`trustReader`), and only then are proven rules skipped.
+//
+// Columns are typed arrays, which anyone holding the profile can change in place and which
+// cannot be frozen, so a proof is not trusted later: it serves the first validation of its
+// profile and is dropped by it, whatever that validation's options; a later validation (a
+// write's, `profkit validate`, a caller's) checks everything. Within that first validation a
+// rule is skipped only while every column its check reads is the very array the reader returned
+// (a reader's options or an adapter that replaces a column lose the proof of its rules).
+
+/**
+ * A rule a reader can prove while building a profile (`recordReaderProof`), by the check of
+ * `validate` it makes redundant:
+ * - `samples.stacks`: `samples.locations.offsets` never decrease and every stack entry is a
+ *   non-zero id that `locations` has (profkit.csr, pprof.CheckValid.4, R24);
+ * - `samples.label_offsets`: `samples..label_offsets` never decrease (profkit.csr);
+ * - `locations.ids`, `functions.ids`: ids are non-zero and unique (pprof.CheckValid.6/7, R29, R38);
+ * - `locations.functions`: every non-zero `locations.function_id` is in `functions` (R30);
+ * - `locations.inline`: `locations..inline_offsets` never decrease, and a location with inline
+ *   lines has an innermost function (profkit.csr, profkit.inline);
+ * - `inline_lines.functions`: every `.inline_lines.function_id` is non-zero and in `functions`
+ *   (pprof.CheckValid.9);
+ * - `functions.names`: names and system names are not empty (R39, R40);
+ * - `labels.kind`: `.labels.is_num` is 0 or 1 and each label is a string or a number, not both
+ *   (profkit.flag, profkit.label.kind);
+ * - `flags`: the `.mappings` `has_*` flags and `locations..is_folded` are 0 or 1 (profkit.flag).
+ */
+export type ProvableRule =
+  | 'samples.stacks'
+  | 'samples.label_offsets'
+  | 'locations.ids'
+  | 'locations.functions'
+  | 'locations.inline'
+  | 'inline_lines.functions'
+  | 'functions.ids'
+  | 'functions.names'
+  | 'labels.kind'
+  | 'flags';
+
+/** The columns (paths in the profile) each provable rule's check reads: the proof holds while they are the same arrays. */
+const PROVABLE_COLUMNS: Record<ProvableRule, readonly (readonly string[])[]> = {
+  'samples.stacks': [['samples', 'locations', 'offsets'], ['samples', 'locations', 'location_id'], ['locations', 'location_id']],
+  'samples.label_offsets': [['samples', '.label_offsets']],
+  'locations.ids': [['locations', 'location_id']],
+  'locations.functions': [['locations', 'function_id'], ['functions', 'function_id']],
+  'locations.inline': [['locations', '.inline_offsets'], ['locations', 'function_id']],
+  'inline_lines.functions': [['.inline_lines', 'function_id'], ['functions', 'function_id']],
+  'functions.ids': [['functions', 'function_id']],
+  'functions.names': [['functions', 'name'], ['functions', 'system_name']],
+  'labels.kind': [['.labels', 'is_num'], ['.labels', 'str'], ['.labels', 'num'], ['.labels', 'num_unit']],
+  flags: [['.mappings', 'has_functions'], ['.mappings', 'has_filenames'], ['.mappings', 'has_line_numbers'], ['.mappings', 'has_inline_frames'], ['locations', '.is_folded']],
+};
+
+/** The columns `rule`'s check reads in `profile` (undefined where the profile has none). */
+function provableColumns(profile: unknown, rule: ProvableRule): unknown[] {
+  return PROVABLE_COLUMNS[rule].map((path) => valueAt(profile, path));
+}
+
+interface ReaderProof {
+  reader: string;
+  /** Rule → the columns its check reads, as the reader returned them. */
+  columns: Map<ProvableRule, unknown[]>;
+}
+
+/** Proofs by profile object; weak, so an unvalidated profile's proof goes with it. */
+const readerProofs = new WeakMap<object, ReaderProof>();
+
+/**
+ * Records that `reader` (the adapter's name) proved `rules` for `profile`, which it has just
+ * built and is about to return unchanged. The registry's read then validates it without those
+ * rules' checks (see `ValidateOptions.trustReader`). Call it last: a change after it (a column
+ * replaced by another array) drops the proof of the rules reading that column, but a change in
+ * place would go unseen by that one validation.
+ */
+export function recordReaderProof(profile: Profile, reader: string, rules: readonly ProvableRule[]): void {
+  const columns = new Map<ProvableRule, unknown[]>();
+  for (const rule of rules) columns.set(rule, provableColumns(profile, rule));
+  readerProofs.set(profile, { reader, columns });
+}
+
+/** Whether a rule need not be checked (proven by the reader, its columns unchanged). */
+type Proven = (rule: ProvableRule) => boolean;
+
+const NOTHING_PROVEN: Proven = () => false;
+
+/** Takes `profile`'s proof (one validation only) and says which rules it lets this validation skip. */
+function takeReaderProof(profile: object, options: ValidateOptions): Proven {
+  const proof = readerProofs.get(profile);
+  if (proof === undefined) return NOTHING_PROVEN;
+  readerProofs.delete(profile);
+  if (options.trustReader === undefined || options.trustReader !== proof.reader || options.mode === 'strict-r') return NOTHING_PROVEN;
+  return (rule) => {
+    const then = proof.columns.get(rule);
+    if (then === undefined) return false;
+    const now = provableColumns(profile, rule);
+    for (let i = 0; i < now.length; i++) if (now[i] !== then[i]) return false;
+    return true;
+  };
 }
 
 /**
@@ -270,6 +396,7 @@ export function validate(profile: unknown, options: ValidateOptions = {}): Valid
     c.error(C.PROFILE_TYPE, 'R1', 'profile', undefined, undefined, `a profile must be an object of tables, got ${describeType(profile)}`);
     return c.result();
   }
+  const proven = takeReaderProof(profile, options);
 
   // Components: presence, kind, shape, unknown names.
   const shapeOk = new Set<ComponentName>();
@@ -307,12 +434,12 @@ export function validate(profile: unknown, options: ValidateOptions = {}): Valid
   if (has('sample_types')) checkSampleTypes(c, p, strict, has('samples'), has('.profile'));
 
   // Id lookups (reporting zero and duplicate ids on the way).
-  const fnRows = has('functions') ? checkFunctions(c, p, strict) : undefined;
-  const mapRows = has('.mappings') ? checkMappings(c, p) : undefined;
-  const locRows = has('locations') ? checkLocations(c, p, strict, fnRows, mapRows, has('.inline_lines')) : undefined;
-  if (has('.inline_lines')) checkInlineLines(c, p, fnRows);
-  if (has('samples')) checkSamples(c, p, strict, locRows, has('sample_types'), has('.labels'), has('.extensions'));
-  if (has('.labels')) checkLabels(c, p);
+  const fnRows = has('functions') ? checkFunctions(c, p, strict, proven) : undefined;
+  const mapRows = has('.mappings') ? checkMappings(c, p, proven) : undefined;
+  const locRows = has('locations') ? checkLocations(c, p, strict, fnRows, mapRows, has('.inline_lines'), proven) : undefined;
+  if (has('.inline_lines')) checkInlineLines(c, p, fnRows, proven);
+  if (has('samples')) checkSamples(c, p, strict, locRows, has('sample_types'), has('.labels'), has('.extensions'), proven);
+  if (has('.labels')) checkLabels(c, p, proven);
   return c.result();
 }
 
@@ -474,26 +601,31 @@ function checkMonotone(c: Collector, table: string, column: string, offsets: Uin
   return ok;
 }
 
-function checkFunctions(c: Collector, p: Profile, strict: boolean): IdRows {
+function checkFunctions(c: Collector, p: Profile, strict: boolean, proven: Proven): IdRows {
   const f = p.functions;
-  const rows = new IdRows(
-    f.function_id,
-    (i) => c.error(C.PPROF_FUNCTION_ID_ZERO, 'pprof.CheckValid.6', 'functions', 'function_id', i, `functions.function_id row ${i} is 0; ids must be nonzero (0 means none)`),
-    (i, id, first) => c.error(C.R38_FUNCTION_ID_UNIQUE, 'R38', 'functions', 'function_id', i, () => `function_id ${id} of row ${i} repeats row ${first}; ids must be unique`),
-  );
-  for (let i = 0; i < f.name.length; i++) {
-    if (f.name[i] === '') c.error(C.R39_FUNCTION_NAME_NONEMPTY, 'R39', 'functions', 'name', i, () => `function ${f.function_id[i]} (row ${i}) has an empty name`);
-    if (f.system_name[i] === '') c.error(C.R40_FUNCTION_SYSTEM_NAME_NONEMPTY, 'R40', 'functions', 'system_name', i, () => `function ${f.function_id[i]} (row ${i}) has an empty system_name`);
+  const rows = new IdRows(f.function_id);
+  if (!proven('functions.ids')) {
+    rows.reportZeroAndDuplicates(
+      (i) => c.error(C.PPROF_FUNCTION_ID_ZERO, 'pprof.CheckValid.6', 'functions', 'function_id', i, `functions.function_id row ${i} is 0; ids must be nonzero (0 means none)`),
+      (i, id, first) => c.error(C.R38_FUNCTION_ID_UNIQUE, 'R38', 'functions', 'function_id', i, () => `function_id ${id} of row ${i} repeats row ${first}; ids must be unique`),
+    );
+  }
+  if (!proven('functions.names')) {
+    for (let i = 0; i < f.name.length; i++) {
+      if (f.name[i] === '') c.error(C.R39_FUNCTION_NAME_NONEMPTY, 'R39', 'functions', 'name', i, () => `function ${f.function_id[i]} (row ${i}) has an empty name`);
+      if (f.system_name[i] === '') c.error(C.R40_FUNCTION_SYSTEM_NAME_NONEMPTY, 'R40', 'functions', 'system_name', i, () => `function ${f.function_id[i]} (row ${i}) has an empty system_name`);
+    }
   }
   checkLineColumn(c, 'functions', 'start_line', f.start_line, { code: C.R41_FUNCTION_START_LINE_NONNEGATIVE, rule: 'R41' }, strict ? 'R37' : undefined);
   if (strict) checkIdsInt32(c, 'functions', 'function_id', f.function_id, 'R33');
   return rows;
 }
 
-function checkMappings(c: Collector, p: Profile): IdRows {
+function checkMappings(c: Collector, p: Profile, proven: Proven): IdRows {
   const m = p['.mappings'];
-  const rows = new IdRows(
-    m.mapping_id,
+  // Mappings are few; their ids are checked whatever a reader proved.
+  const rows = new IdRows(m.mapping_id);
+  rows.reportZeroAndDuplicates(
     (i) => c.error(C.PPROF_MAPPING_ID_ZERO, 'pprof.CheckValid.5', '.mappings', 'mapping_id', i, `.mappings.mapping_id row ${i} is 0; ids must be nonzero (0 means none)`),
     (i, id, first) => c.error(C.PPROF_DUPLICATE_MAPPING_ID, 'pprof.CheckValid.5', '.mappings', 'mapping_id', i, () => `mapping_id ${id} of row ${i} repeats row ${first}; ids must be unique`),
   );
@@ -502,22 +634,26 @@ function checkMappings(c: Collector, p: Profile): IdRows {
       c.warning(C.PROFKIT_MAPPING_RANGE, 'profkit.mapping.range', '.mappings', 'memory_limit', i, () => `mapping ${m.mapping_id[i]} (row ${i}) starts at 0x${m.memory_start[i]!.toString(16)} after its limit 0x${m.memory_limit[i]!.toString(16)}`);
     }
   }
-  checkFlags(c, '.mappings', 'has_functions', m.has_functions);
-  checkFlags(c, '.mappings', 'has_filenames', m.has_filenames);
-  checkFlags(c, '.mappings', 'has_line_numbers', m.has_line_numbers);
-  checkFlags(c, '.mappings', 'has_inline_frames', m.has_inline_frames);
+  if (!proven('flags')) {
+    checkFlags(c, '.mappings', 'has_functions', m.has_functions);
+    checkFlags(c, '.mappings', 'has_filenames', m.has_filenames);
+    checkFlags(c, '.mappings', 'has_line_numbers', m.has_line_numbers);
+    checkFlags(c, '.mappings', 'has_inline_frames', m.has_inline_frames);
+  }
   return rows;
 }
 
-function checkLocations(c: Collector, p: Profile, strict: boolean, fnRows: IdRows | undefined, mapRows: IdRows | undefined, inlineOk: boolean): IdRows {
+function checkLocations(c: Collector, p: Profile, strict: boolean, fnRows: IdRows | undefined, mapRows: IdRows | undefined, inlineOk: boolean, proven: Proven): IdRows {
   const l = p.locations;
   const n = l.location_id.length;
-  const rows = new IdRows(
-    l.location_id,
-    (i) => c.error(C.PPROF_LOCATION_ID_ZERO, 'pprof.CheckValid.7', 'locations', 'location_id', i, `locations.location_id row ${i} is 0; ids must be nonzero (0 means none)`),
-    (i, id, first) => c.error(C.R29_LOCATION_ID_UNIQUE, 'R29', 'locations', 'location_id', i, () => `location_id ${id} of row ${i} repeats row ${first}; ids must be unique`),
-  );
-  if (fnRows) {
+  const rows = new IdRows(l.location_id);
+  if (!proven('locations.ids')) {
+    rows.reportZeroAndDuplicates(
+      (i) => c.error(C.PPROF_LOCATION_ID_ZERO, 'pprof.CheckValid.7', 'locations', 'location_id', i, `locations.location_id row ${i} is 0; ids must be nonzero (0 means none)`),
+      (i, id, first) => c.error(C.R29_LOCATION_ID_UNIQUE, 'R29', 'locations', 'location_id', i, () => `location_id ${id} of row ${i} repeats row ${first}; ids must be unique`),
+    );
+  }
+  if (fnRows && !proven('locations.functions')) {
     for (let i = 0; i < n; i++) {
       const f = l.function_id[i]!;
       if (f !== 0 && fnRows.row(f) < 0) c.error(C.R30_LOCATION_FUNCTION_EXISTS, 'R30', 'locations', 'function_id', i, () => `location ${l.location_id[i]} (row ${i}) refers to function_id ${f}, which is not in functions`);
@@ -529,7 +665,7 @@ function checkLocations(c: Collector, p: Profile, strict: boolean, fnRows: IdRow
     checkIdsInt32(c, 'locations', 'location_id', l.location_id, 'R26');
     checkIdsInt32(c, 'locations', 'function_id', l.function_id, 'R27');
   }
-  checkFlags(c, 'locations', '.is_folded', l['.is_folded']);
+  if (!proven('flags')) checkFlags(c, 'locations', '.is_folded', l['.is_folded']);
   if (mapRows) {
     const m = p['.mappings'];
     for (let i = 0; i < n; i++) {
@@ -549,14 +685,15 @@ function checkLocations(c: Collector, p: Profile, strict: boolean, fnRows: IdRow
     }
   }
   const off = l['.inline_offsets'];
-  const monotone = checkMonotone(c, 'locations', '.inline_offsets', off);
+  const inlineProven = proven('locations.inline');
+  const monotone = inlineProven || checkMonotone(c, 'locations', '.inline_offsets', off);
   if (inlineOk) {
     const rowsInline = p['.inline_lines'].function_id.length;
     if (off[n] !== rowsInline) {
       c.error(C.CSR_SHAPE, 'profkit.csr', 'locations', '.inline_offsets', undefined, `locations..inline_offsets ends at ${off[n]} but .inline_lines has ${rowsInline} rows`);
     }
   }
-  if (monotone) {
+  if (monotone && !inlineProven) {
     for (let i = 0; i < n; i++) {
       if (off[i + 1]! > off[i]! && l.function_id[i] === 0) {
         c.error(C.PROFKIT_INLINE_WITHOUT_LINE, 'profkit.inline', 'locations', '.inline_offsets', i, () => `location ${l.location_id[i]} (row ${i}) has inline lines but no innermost line (function_id 0)`);
@@ -566,12 +703,14 @@ function checkLocations(c: Collector, p: Profile, strict: boolean, fnRows: IdRow
   return rows;
 }
 
-function checkInlineLines(c: Collector, p: Profile, fnRows: IdRows | undefined): void {
+function checkInlineLines(c: Collector, p: Profile, fnRows: IdRows | undefined, proven: Proven): void {
   const t = p['.inline_lines'];
-  for (let i = 0; i < t.function_id.length; i++) {
-    const f = t.function_id[i]!;
-    if (f === 0) c.error(C.PPROF_LINE_FUNCTION_ZERO, 'pprof.CheckValid.9', '.inline_lines', 'function_id', i, `.inline_lines.function_id row ${i} is 0; every line needs a function`);
-    else if (fnRows && fnRows.row(f) < 0) c.error(C.PPROF_LINE_FUNCTION_EXISTS, 'pprof.CheckValid.9', '.inline_lines', 'function_id', i, () => `.inline_lines row ${i} refers to function_id ${f}, which is not in functions`);
+  if (!proven('inline_lines.functions')) {
+    for (let i = 0; i < t.function_id.length; i++) {
+      const f = t.function_id[i]!;
+      if (f === 0) c.error(C.PPROF_LINE_FUNCTION_ZERO, 'pprof.CheckValid.9', '.inline_lines', 'function_id', i, `.inline_lines.function_id row ${i} is 0; every line needs a function`);
+      else if (fnRows && fnRows.row(f) < 0) c.error(C.PPROF_LINE_FUNCTION_EXISTS, 'pprof.CheckValid.9', '.inline_lines', 'function_id', i, () => `.inline_lines row ${i} refers to function_id ${f}, which is not in functions`);
+    }
   }
   checkLineColumn(c, '.inline_lines', 'line', t.line, { code: C.PROFKIT_LINE_NONNEGATIVE, rule: 'profkit.line' }, undefined);
   checkLineColumn(c, '.inline_lines', 'column', t.column, { code: C.PROFKIT_LINE_NONNEGATIVE, rule: 'profkit.line' }, undefined);
@@ -585,6 +724,7 @@ function checkSamples(
   sampleTypesOk: boolean,
   labelsOk: boolean,
   extensionsOk: boolean,
+  proven: Proven,
 ): void {
   const s = p.samples;
   const n = s.value.length;
@@ -612,7 +752,7 @@ function checkSamples(
 
   // Stacks.
   const { offsets, location_id: ids } = s.locations;
-  if (checkMonotone(c, 'samples', 'locations.offsets', offsets) && !(offsets.length === n + 1 && allKnownIds(ids, offsets[0]!, offsets[n]!, locRows, strict))) {
+  if (!proven('samples.stacks') && checkMonotone(c, 'samples', 'locations.offsets', offsets) && !(offsets.length === n + 1 && allKnownIds(ids, offsets[0]!, offsets[n]!, locRows, strict))) {
     for (let i = 0; i < n; i++) {
       const end = offsets[i + 1]!;
       for (let j = offsets[i]!; j < end; j++) {
@@ -627,7 +767,7 @@ function checkSamples(
   // Labels.
   const lo = s['.label_offsets'];
   if (lo !== undefined) {
-    checkMonotone(c, 'samples', '.label_offsets', lo);
+    if (!proven('samples.label_offsets')) checkMonotone(c, 'samples', '.label_offsets', lo);
     if (labelsOk) {
       const rows = p['.labels'].key.length;
       if (lo[n] !== rows) c.error(C.CSR_SHAPE, 'profkit.csr', 'samples', '.label_offsets', undefined, `samples..label_offsets ends at ${lo[n]} but .labels has ${rows} rows`);
@@ -666,11 +806,13 @@ function allKnownIds(ids: Uint32Array, from: number, to: number, locRows: IdRows
   return true;
 }
 
-function checkLabels(c: Collector, p: Profile): void {
+function checkLabels(c: Collector, p: Profile, proven: Proven): void {
   const t = p['.labels'];
-  checkFlags(c, '.labels', 'is_num', t.is_num);
+  const kind = !proven('labels.kind');
+  if (kind) checkFlags(c, '.labels', 'is_num', t.is_num);
   for (let i = 0; i < t.key.length; i++) {
     if (t.key[i] === '') c.warning(C.PROFKIT_LABEL_EMPTY_KEY, 'profkit.label.key', '.labels', 'key', i, `.labels row ${i} has an empty key`);
+    if (!kind) continue;
     if (t.is_num[i] === 1) {
       if (t.str[i] !== '') c.error(C.PROFKIT_LABEL_KIND, 'profkit.label.kind', '.labels', 'str', i, () => `numeric label ${q(t.key[i]!)} (row ${i}) also has a string value ${q(t.str[i]!)}`);
     } else if (t.is_num[i] === 0) {

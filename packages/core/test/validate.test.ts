@@ -6,9 +6,11 @@ import {
   assertValid,
   createProfile,
   isRPackageVersion,
+  recordReaderProof,
   validate,
   type Problem,
   type Profile,
+  type ProvableRule,
   type ValidationMode,
   type ValidationResult,
 } from '../src/node/index.js';
@@ -1032,5 +1034,84 @@ describe('assertValid', () => {
   it('applies the mode', () => {
     expect(() => assertValid(richProfile())).not.toThrow();
     expect(() => assertValid(richProfile(), undefined, { mode: 'strict-r' })).toThrow(/R14_SAMPLE_TYPES_ONE_ROW.*\(and 4 more errors\)/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Reader proofs (validating once): what a reader proved is skipped only by the one validation
+// of its result, straight from it; every rule still fires on a profile changed afterwards.
+
+describe('validate: reader proofs', () => {
+  const EVERY_RULE: ProvableRule[] = ['samples.stacks', 'samples.label_offsets', 'locations.ids', 'locations.functions', 'locations.inline', 'inline_lines.functions', 'functions.ids', 'functions.names', 'labels.kind', 'flags'];
+  const cases = [...structural, ...rRules, ...pprofRules, ...profkitRules].map((c) => [c.name, c] as const);
+
+  /** The case's base with a proof of every rule by reader `proved`, then broken (in place, mostly) by `c.fail`. */
+  function provedThenBroken(c: Case, beforeBreaking?: (p: Mutable) => void): Mutable {
+    const p = (c.base ?? richProfile)() as Mutable;
+    recordReaderProof(p, 'proved', EVERY_RULE);
+    beforeBreaking?.(p);
+    c.fail(p);
+    return p;
+  }
+
+  const full = (c: Case): Expected[] => summary(run(c, c.fail));
+
+  it.each(cases)('%s: reported by a validation that names no reader (a later caller, a write)', (_name, c) => {
+    expect(summary(validate(provedThenBroken(c), { mode: c.mode ?? 'profkit' }))).toEqual(full(c));
+  });
+
+  it.each(cases)('%s: reported when the validation trusts another reader', (_name, c) => {
+    expect(summary(validate(provedThenBroken(c), { mode: c.mode ?? 'profkit', trustReader: 'another' }))).toEqual(full(c));
+  });
+
+  it.each(cases)('%s: reported when broken after the reader\'s result was validated once', (_name, c) => {
+    const p = provedThenBroken(c, (fresh) => validate(fresh, { trustReader: 'proved' }));
+    expect(summary(validate(p, { mode: c.mode ?? 'profkit', trustReader: 'proved' }))).toEqual(full(c));
+  });
+
+  it.each(cases)('%s: reported, trusting the reader, when every column was replaced by a copy before breaking it', (_name, c) => {
+    const p = provedThenBroken(c, (fresh) => {
+      for (const table of Object.values(fresh as Record<string, unknown>)) {
+        if (typeof table !== 'object' || table === null || Array.isArray(table)) continue;
+        const t = table as Record<string, unknown>;
+        for (const [name, col] of Object.entries(t)) {
+          if (Array.isArray(col)) t[name] = col.slice();
+          else if (ArrayBuffer.isView(col)) t[name] = (col as Uint32Array).slice();
+          else if (name === 'locations' && typeof col === 'object' && col !== null) {
+            const l = col as { offsets: Uint32Array; location_id: Uint32Array };
+            t[name] = { offsets: l.offsets.slice(), location_id: l.location_id.slice() };
+          }
+        }
+      }
+      fresh.samples['.values'] = fresh.samples['.values'].map((v: BigInt64Array, k: number) => (k === 0 ? fresh.samples.value : v));
+    });
+    expect(summary(validate(p, { mode: c.mode ?? 'profkit', trustReader: 'proved' }))).toEqual(full(c));
+  });
+
+  it.each(cases.filter(([, c]) => c.mode === 'strict-r'))('%s: reported in strict-r mode even when trusting the reader', (_name, c) => {
+    expect(summary(validate(provedThenBroken(c), { mode: 'strict-r', trustReader: 'proved' }))).toEqual(full(c));
+  });
+
+  it('a replaced column loses the proof of exactly the rules that read it', () => {
+    const p = richProfile() as Mutable;
+    recordReaderProof(p, 'proved', EVERY_RULE);
+    // In place (the reader vouched for these arrays, and this is the one trusted validation): unseen.
+    p.functions.name[0] = '';
+    // Replaced: the stacks and R30 read these columns, so their proofs are gone.
+    p.samples.locations.location_id = Uint32Array.from(p.samples.locations.location_id, (id: number) => (id === 3 ? 9 : id));
+    p.locations.function_id = p.locations.function_id.slice();
+    p.locations.function_id[0] = 77;
+    expect(summary(validate(p, { trustReader: 'proved' }))).toEqual([
+      { code: 'R30_LOCATION_FUNCTION_EXISTS', rule: 'R30', table: 'locations', column: 'function_id', row: 0, severity: 'error' },
+      { code: 'R24_SAMPLE_LOCATION_EXISTS', rule: 'R24', table: 'samples', column: 'locations.location_id', row: 1, severity: 'error' },
+    ]);
+    // The proof served one validation: the next one checks everything.
+    expect(summary(validate(p, { trustReader: 'proved' })).map((x) => x.code)).toEqual(['R39_FUNCTION_NAME_NONEMPTY', 'R30_LOCATION_FUNCTION_EXISTS', 'R24_SAMPLE_LOCATION_EXISTS']);
+  });
+
+  it('profiles built by ProfileBuilder carry no proof', () => {
+    const p = richProfile() as Mutable;
+    p.samples.locations.location_id[0] = 99;
+    expect(summary(validate(p, { trustReader: 'pprof' })).map((x) => x.code)).toEqual(['R24_SAMPLE_LOCATION_EXISTS']);
   });
 });

@@ -26,6 +26,8 @@ import {
   ProfkitError,
   createProfile,
   crc32,
+  recordReaderProof,
+  type ProvableRule,
   utf8Decoder,
   type ErrorCode,
   type Profile,
@@ -1578,8 +1580,33 @@ function finishDecode(f: Fill, cols: Cols): DecodeResult {
   });
   if (values.length === 0) profile.samples.value = new BigInt64Array(nS);
   lineWithoutFunction.length = 0;
+  recordReaderProof(profile, 'pprof', DECODER_PROOFS);
   return { profile, warnings };
 }
+
+/**
+ * What the decoder has proven of every profile it returns, so that the registry's read does not
+ * check it again (core's `recordReaderProof`): `samples.stacks` by `checkSampleLocations` and
+ * the nil-location failures of `decodeSample` (offsets only grow); `locations.ids`,
+ * `functions.ids`, `locations.functions` and `inline_lines.functions` by pprof's CheckValid in
+ * `finishDecode` (a line's function 0 is "a line with nil function", so a location with inline
+ * lines has an innermost function: `locations.inline`); `functions.names` because "" is read as
+ * `EMPTY_NAME`; `samples.label_offsets`, `labels.kind` and `flags` by how they are filled (a
+ * label is a string or a number; flags are 0 or 1). Not proven, so still validated: negative
+ * lines and start lines, mapping ids, addresses outside their mapping, empty label keys.
+ */
+const DECODER_PROOFS: readonly ProvableRule[] = [
+  'samples.stacks',
+  'samples.label_offsets',
+  'locations.ids',
+  'locations.functions',
+  'locations.inline',
+  'inline_lines.functions',
+  'functions.ids',
+  'functions.names',
+  'labels.kind',
+  'flags',
+];
 
 // Locations whose lines have function id 0 (collected during pass 2, checked after).
 let lineWithoutFunction: number[] = [];

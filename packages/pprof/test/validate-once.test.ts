@@ -1,0 +1,143 @@
+/**
+ * Validating once: the decoder records what it proved (core's `recordReaderProof`), and the
+ * registry's read skips those checks for the decoder's own, unchanged result. The skipped checks
+ * must give what the full ones give on every decoded profile, and every rule must still fire on a
+ * decoded profile that was changed afterwards.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes, createRegistry, defineAdapter, isProfkitError, validate, type Profile, type ValidationResult } from '@profkit/core/node';
+import { pprofAdapter } from '../src/index.js';
+import { decodeProfile, parsePprof } from '../src/codec.js';
+import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, pb, readFixture, str, type Field } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Mutable = any;
+
+/** The problems of a validation, without the messages' wording. */
+function problems(r: ValidationResult): unknown[] {
+  return r.problems.map((p) => [p.severity, p.code, p.rule, p.table, p.column, p.row]);
+}
+
+/**
+ * A small profile breaking rules the decoder does not check (so the validator must): the line
+ * and start line may be negative, a label key empty, an address outside its mapping.
+ * Strings: 0 '', 1 samples, 2 count, 3 f, 4 t.
+ */
+function notProven(o: { line?: number; startLine?: number; labelKey?: number; address?: number } = {}): Uint8Array {
+  return pb([
+    [1, [[1, 1], [2, 2]]],
+    [2, [[1, { packed: [1, 2] }], [2, 3], [3, [[1, o.labelKey ?? 4], [2, 4]]]]],
+    [3, [[1, 1], [2, 0x1000], [3, 0x2000]]],
+    [4, [[1, 1], [2, 1], [3, o.address ?? 0x1800], [4, [[1, 1], [2, o.line ?? 7]]]]],
+    [4, [[1, 2], [4, [[1, 1], [2, 8]]]]],
+    [5, [[1, 1], [2, 3], [5, o.startLine ?? 1]]],
+    ...['', 'samples', 'count', 'f', 't'].map((s) => [6, str(s)] as Field),
+  ]);
+}
+
+const HAND_MADE: [string, Uint8Array][] = [
+  ['every kind of field', everyFieldProfile()],
+  ['a valid small profile', notProven()],
+  ['a negative line (R31)', notProven({ line: -3 })],
+  ['a negative start line (R41)', notProven({ startLine: -1 })],
+  ['an empty label key (warning)', notProven({ labelKey: 0 })],
+  ['an address outside its mapping (warning)', notProven({ address: 0x3000 })],
+];
+
+const FIXTURES: [string, () => Uint8Array][] = [
+  ...HAND_MADE.map(([name, bytes]) => [name, () => bytes] as [string, () => Uint8Array]),
+  ...(hasFixtures ? PROTO_FIXTURES.map((rel) => [rel, () => readFixture(rel)] as [string, () => Uint8Array]) : []),
+];
+
+describe('validating once: the trusted validation of the decoder\'s result equals the full one', () => {
+  it.each(FIXTURES)('%s', (_name, bytes) => {
+    const input = bytes();
+    const trusted = validate(parsePprof(input).profile, { trustReader: 'pprof' });
+    const fullOnce = validate(parsePprof(input).profile);
+    expect(problems(trusted)).toEqual(problems(fullOnce));
+    expect(trusted).toEqual(fullOnce);
+  });
+
+  it('the registry\'s read still reports what the decoder does not check', async () => {
+    const reg = createRegistry([pprofAdapter]);
+    await expect(reg.read(notProven({ line: -3 }))).rejects.toMatchObject({ code: ErrorCodes.INVALID_PROFILE, detail: { rule: 'R31' } });
+    await expect(reg.read(notProven({ startLine: -1 }))).rejects.toMatchObject({ code: ErrorCodes.INVALID_PROFILE, detail: { rule: 'R41' } });
+    expect((await reg.read(notProven({ labelKey: 0 }))).warnings.map((w) => w.code)).toEqual(['PROFKIT_LABEL_EMPTY_KEY']);
+    expect((await reg.read(notProven({ address: 0x3000 }))).warnings.map((w) => w.code)).toEqual(['PROFKIT_ADDRESS_OUTSIDE_MAPPING']);
+  });
+});
+
+/**
+ * Each rule the decoder proves, broken in place in its result (see everyFieldProfile: samples
+ * [1,2,1] and [2] with a string and a numeric label; location 1 has an inline line; functions 1, 2;
+ * mapping 1), and the code the full validation reports for it.
+ */
+const BREAK_PROVEN: [rule: string, code: string, breakIt: (p: Mutable) => void][] = [
+  ['samples.stacks', 'R24_SAMPLE_LOCATION_EXISTS', (p) => (p.samples.locations.location_id[1] = 99)],
+  ['samples.label_offsets', 'PROFKIT_CSR_NOT_MONOTONE', (p) => (p.samples['.label_offsets'][1] = 3)],
+  ['locations.ids', 'R29_LOCATION_ID_UNIQUE', (p) => (p.locations.location_id[1] = 1)],
+  ['locations.functions', 'R30_LOCATION_FUNCTION_EXISTS', (p) => (p.locations.function_id[1] = 42)],
+  ['locations.inline', 'PROFKIT_INLINE_WITHOUT_LINE', (p) => (p.locations.function_id[0] = 0)],
+  ['inline_lines.functions', 'PPROF_LINE_FUNCTION_EXISTS', (p) => (p['.inline_lines'].function_id[0] = 42)],
+  ['functions.ids', 'PPROF_FUNCTION_ID_ZERO', (p) => (p.functions.function_id[1] = 0)],
+  ['functions.names', 'R39_FUNCTION_NAME_NONEMPTY', (p) => (p.functions.name[0] = '')],
+  ['labels.kind', 'PROFKIT_LABEL_KIND', (p) => (p['.labels'].num[0] = 5n)],
+  ['flags', 'PROFKIT_FLAG_NOT_BOOLEAN', (p) => (p['.mappings'].has_functions[0] = 2)],
+];
+
+describe('validating once: every rule still fires on a decoded profile changed afterwards', () => {
+  const decoded = (): Mutable => decodeProfile(everyFieldProfile()).profile;
+
+  it.each(BREAK_PROVEN)('%s (%s): a caller\'s validation, a second read-time validation and a write see it', async (_rule, code, breakIt) => {
+    // A caller validating a decoded, then changed, profile.
+    const p = decoded();
+    breakIt(p);
+    const r = validate(p);
+    expect(r.problems.map((x) => x.code)).toContain(code);
+    expect(problems(validate(p, { trustReader: 'pprof' }))).toEqual(problems(r));
+
+    // Read through the registry (validated there, once), changed, written: the write refuses it.
+    const reg = createRegistry([pprofAdapter]);
+    const read = await reg.read(everyFieldProfile());
+    breakIt(read.profile);
+    const err = await reg.serialize(read.profile, { format: 'pprof' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isProfkitError(err) && err.code).toBe(ErrorCodes.INVALID_PROFILE);
+    expect(isProfkitError(err) && (err.detail.problems as { code: string }[]).map((x) => x.code)).toContain(code);
+  });
+
+  it.each(BREAK_PROVEN)('%s (%s): an adapter that changes the decoder\'s result before returning it gets it reported', async (_rule, code, breakIt) => {
+    const changing = defineAdapter({
+      ...pprofAdapter,
+      name: 'pprof-changing',
+      load: async () => ({
+        async read(input) {
+          const { profile, warnings } = decodeProfile(await input.bytes());
+          breakIt(profile);
+          return { profile, warnings, format: 'pprof' };
+        },
+      }),
+    });
+    const err = await createRegistry([changing])
+      .read(everyFieldProfile())
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(isProfkitError(err) && err.code).toBe(ErrorCodes.INVALID_PROFILE);
+    expect(isProfkitError(err) && (err.detail.problems as { code: string }[]).map((x) => x.code)).toContain(code);
+  });
+
+  it.each(BREAK_PROVEN)('%s (%s): the decoder records the proof, used by the one validation trusting it', (_rule, code, breakIt) => {
+    // The contract: trustReader is for the reader's result as it returned it. Breaking it in
+    // place before that one validation goes unseen there (the check was skipped: the fast path
+    // is taken for this rule), and is reported by the next validation.
+    const p: Profile = decoded();
+    breakIt(p);
+    expect(validate(p, { trustReader: 'pprof' }).errorCount).toBe(0);
+    expect(validate(p, { trustReader: 'pprof' }).problems.map((x) => x.code)).toContain(code);
+  });
+});
