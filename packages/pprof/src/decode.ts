@@ -1592,8 +1592,9 @@ function finishDecode(f: Fill, cols: Cols): DecodeResult {
  * `finishDecode` (a line's function 0 is "a line with nil function", so a location with inline
  * lines has an innermost function: `locations.inline`); `functions.names` because "" is read as
  * `EMPTY_NAME`; `samples.label_offsets`, `labels.kind` and `flags` by how they are filled (a
- * label is a string or a number; flags are 0 or 1). Not proven, so still validated: negative
- * lines and start lines, mapping ids, addresses outside their mapping, empty label keys.
+ * label is a string or a number; flags are 0 or 1). Left to the validator: lines and start
+ * lines (they may be negative here), addresses outside their mapping and empty label keys (not
+ * checked here), and mapping ids (checked here, but few: the validator checks them anyway).
  */
 const DECODER_PROOFS: readonly ProvableRule[] = [
   'samples.stacks',
