@@ -8,9 +8,12 @@
  * whose UTF-16 order differs from their code point order), names with `;` and line breaks,
  * unsymbolized locations, and stacks much deeper than the rest. And the text's size budget.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, type Profile } from '../src/node/index.js';
+import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, writeFileAtomic, type Profile } from '../src/node/index.js';
 import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
@@ -156,6 +159,37 @@ describe('foldedChunks: the size budget', () => {
     expect(written).toEqual([]);
   });
 
+  it('refuses a line while walking it: two stacks that print a run of inline frames alike are walked a name at a time', () => {
+    // Two locations of 100 inline frames `a` (distinct ids, same text) along 100,000 frames: one
+    // line of 10M names (20 MB) from a tiny profile, walked name by name (20 bytes of path each;
+    // at 10,000 inline frames, 1e9 names: the path arrays grew past memory before the line's
+    // length was checked). Refused once the path passes the limit, not after the whole line.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = b.internFunction({ name: 'a' });
+    const inlined = (line: number) => b.internLocation({ functionId, line, inlinedInto: Array.from({ length: 99 }, () => ({ functionId, line })) });
+    b.addSample(new Array<number>(100_000).fill(inlined(1)), [1n]);
+    b.addSample(new Array<number>(100_000).fill(inlined(2)), [1n]);
+    const p = b.build();
+    const maxReportBytes = 1 << 20;
+    const { written, error } = chunksUntilError(p, { maxReportBytes });
+    const lines = (() => {
+      try {
+        for (const line of foldedLines(p, 0, { maxReportBytes })) void line;
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(written).toEqual([]);
+    for (const e of [error, lines]) {
+      expect(e).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: maxReportBytes } });
+      // The size the error names is where the walk stopped: just past the limit.
+      const counted = Number(/over (\d+) bytes/.exec((e as Error).message)?.[1]);
+      expect(counted).toBeGreaterThan(maxReportBytes);
+      expect(counted).toBeLessThan(maxReportBytes + 1_000);
+    }
+  });
+
   it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
     // 100,000-byte name × 12,000 frames: a 1.2 GB line (past the 1 GiB cap) of one shared name;
     // × 50,000: 5 GB, past what a typed array holds (this was a RangeError).
@@ -184,14 +218,18 @@ describe('foldedChunks: the size budget', () => {
 });
 
 describe('foldedChunks with reuseBuffer', () => {
-  it('gives the same text, each chunk a view of one buffer to be used before the next is asked for', () => {
-    // Lines of about 24 KB over several 1 MiB chunks, and one line longer than a chunk.
+  /** Lines of about 24 KB over several 1 MiB chunks, and one line longer than a chunk. */
+  function manyChunksProfile(): Profile {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
     const locs = Array.from({ length: 30 }, (_, i) => loc(`${String(i).padStart(2, '0')}`.repeat(6_000)));
     for (let i = 0; i < 300; i++) b.addSample([locs[i % 30]!, locs[(i * 7 + 1) % 30]!, locs[Math.floor(i / 10)]!], [BigInt(i + 1)]);
     b.addSample([loc('z'.repeat(3 << 20))], [7n]);
-    const p = b.build();
+    return b.build();
+  }
+
+  it('gives the same text, each chunk a view of one buffer to be used before the next is asked for', () => {
+    const p = manyChunksProfile();
     const decoder = new TextDecoder();
     let text = '';
     const buffers = new Set<ArrayBufferLike>();
@@ -205,5 +243,22 @@ describe('foldedChunks with reuseBuffer', () => {
     expect(chunks).toBeGreaterThan(6);
     // One buffer, and a second one made for the line longer than a chunk.
     expect(buffers.size).toBe(2);
+  });
+
+  it('written through writeFileAtomic (as `folded -o` does), each chunk is in the file before the next overwrites it', async () => {
+    const p = manyChunksProfile();
+    const expected = new TextEncoder().encode(referenceFolded(p));
+    // The check can fail: chunks kept past the next one (a write not awaited) are overwritten.
+    const kept = concat(foldedChunks(p, 0, undefined, { reuseBuffer: true }));
+    expect(kept.length).toBe(expected.length);
+    expect(Buffer.from(kept).equals(expected)).toBe(false);
+    const dir = mkdtempSync(join(tmpdir(), 'profkit-folded-reuse-'));
+    try {
+      const file = join(dir, 'out.folded');
+      await writeFileAtomic(file, foldedChunks(p, 0, undefined, { reuseBuffer: true }));
+      expect(readFileSync(file).equals(expected)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
 import { grown, sumsExactInDoubles } from './stack-table.js';
-import { ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
+import { MAX_STRING_LENGTH, ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 /** A frame name made safe for the folded format: `;` would split frames, line breaks lines. */
@@ -46,7 +46,8 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
     for (const name of names) units += walk.names[name]!.length;
     unitStart[id + 1] = unitStart[id]! + units;
   }
-  walk.begin(unitStart);
+  // A line past what `reserve` allows is refused while the walk makes its path (see `begin`).
+  walk.begin(unitStart, Math.min(budget.max, MAX_STRING_LENGTH), (units) => budget.reserve(units));
   while (walk.next()) {
     const { path, depth } = walk;
     budget.reserve(walk.ends[depth - 1]!);
@@ -159,7 +160,7 @@ class FoldedChunkWriter {
         at += encoded[name]!.length;
       }
     }
-    walk.begin(Float64Array.from(segmentStart));
+    walk.begin(Float64Array.from(segmentStart), Math.min(budget.max, MAX_FOLDED_LINE_BYTES), (lineBytes) => this.checkLine(lineBytes));
   }
 
   /** The next chunk: the lines that fit in about `CHUNK_BYTES` (or one longer line); undefined at the end. */
@@ -182,6 +183,13 @@ class FoldedChunkWriter {
     const { walk } = this;
     this.value = String(walk.sum);
     const lineBytes = walk.ends[walk.depth - 1]! + this.value.length + 2;
+    this.checkLine(lineBytes);
+    this.lineBytes = lineBytes;
+    this.lineWaiting = true;
+  }
+
+  /** Counts a line of `lineBytes` against the budget, and refuses it past the longest folded line. */
+  private checkLine(lineBytes: number): void {
     this.budget.count(lineBytes);
     if (lineBytes > MAX_FOLDED_LINE_BYTES) {
       throw new ProfkitError(ErrorCodes.LIMIT, `one line of the folded report (${lineBytes} bytes) exceeds the longest folded line (${MAX_FOLDED_LINE_BYTES} bytes)`, {
@@ -190,8 +198,6 @@ class FoldedChunkWriter {
         limit: MAX_FOLDED_LINE_BYTES,
       });
     }
-    this.lineBytes = lineBytes;
-    this.lineWaiting = true;
   }
 
   /** The lines written so far (copied out unless `reuseBuffer`); the area is reused for the next ones. */
@@ -329,6 +335,9 @@ class FoldedWalk {
 
   /** Where each segment's text starts, and (at `id + 1`) ends (see `begin`). */
   private segmentStart: Float64Array = new Float64Array(1);
+  /** The longest line text (`ends`) the consumer accepts, and what refuses a longer one (throws; see `begin`). */
+  private maxLineLength = Infinity;
+  private refuseLine: (length: number) => void = () => undefined;
   /**
    * What a sample prints for each location (`slotOf`), from `begin`: four integers a location,
    * read together (one memory access for a location, on profiles of hundreds of thousands of
@@ -482,9 +491,16 @@ class FoldedWalk {
    * Starts the walk. `segmentStart[id]` is where the text of segment `id` starts in some layout of
    * them all, one after another (`segmentStart[id + 1]` where it ends): the walk reports lines in
    * its offsets (`pathStart`) and lengths (`ends`, with 1 per `;`).
+   *
+   * A path whose text passes `maxLineLength` is given to `refuseLine`, which must throw, as soon
+   * as it is that long: two samples that print a long run of names alike (a location of many
+   * inline frames repeated along a deep stack) are walked a name at a time, 20 bytes of path
+   * arrays a name, and a small profile can ask for billions of names in one line.
    */
-  begin(segmentStart: Float64Array): void {
+  begin(segmentStart: Float64Array, maxLineLength: number, refuseLine: (length: number) => void): void {
     this.segmentStart = segmentStart;
+    this.maxLineLength = maxLineLength;
+    this.refuseLine = refuseLine;
     const rows = this.nameCount.length;
     const slots = this.idRows ? this.idRows.length : rows;
     const info = (this.slotInfo = new Int32Array(4 * slots).fill(-1));
@@ -545,6 +561,7 @@ class FoldedWalk {
     this.path[depth] = segment;
     this.pathStart[depth] = start;
     this.ends[depth] = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
+    if (this.ends[depth]! > this.maxLineLength) this.refuseLine(this.ends[depth]!);
     if (depth < this.unchanged) this.unchanged = depth;
   }
 
