@@ -371,7 +371,12 @@ class FoldedWalk {
   private pending = 0;
   // Grouping the next names of a node's positions (`expand`; reused by every node).
   private readonly groupOfName: Int32Array;
-  private readonly groupStamp: Int32Array;
+  /**
+   * The `expand` call that last grouped each name. Doubles: a walk can make more than 2^31 calls
+   * (a node per name of the lines' prefix tree, billions in a report of gigabytes), and a 32-bit
+   * stamp would wrap and group one name twice.
+   */
+  private readonly groupStamp: Float64Array;
   private stamp = 0;
   private groupName = new Int32Array(16);
   private groupCount = new Int32Array(16);
@@ -454,7 +459,7 @@ class FoldedWalk {
     this.rankOfKey = new Int32Array(keys.length);
     this.keyOfRank.forEach((key, rank) => (this.rankOfKey[key] = rank));
     this.groupOfName = new Int32Array(this.names.length);
-    this.groupStamp = new Int32Array(this.names.length).fill(-1);
+    this.groupStamp = new Float64Array(this.names.length).fill(-1);
   }
 
   /** The slot of location id `id` in `slotInfo`: the id itself when ids are dense, else its row; -1 for none. */
