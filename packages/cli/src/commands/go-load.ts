@@ -8,7 +8,7 @@ import { byOf, filterOptionsOf, phase, readWithBase, sampleTypeIndexOf, sampleTy
  */
 export async function readAsGoPprof(ctx: CliContext, file: string): Promise<RegistryReadResult & { loaded: Profile }> {
   const r = await readWithBase(ctx, file);
-  const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile));
+  const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile, parseLimitArgs(ctx.values.limit)));
   return { ...r, loaded: l.profile, warnings: [...r.warnings, ...l.warnings] };
 }
 
