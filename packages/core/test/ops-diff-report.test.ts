@@ -236,12 +236,19 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
       values.forEach((v, i) => b.addSample(i % 2 === 0 ? [f, main] : [g, f, main], [v]));
       return b.build();
     };
-    const o = { sampleTypeIndex: 0, nodeFraction: 0 };
     const edges = [2n ** 52n, 2n ** 52n - 1n, 2n ** 52n + 1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 3n];
-    for (const a of edges) {
-      for (const b of edges) {
-        const [next, base] = [valued([a, b, 1n]), valued([b, a])];
-        expect(treeReport(sideBySide(base, next, o), o).text, `${a} ${b}`).toBe(treeReport(diff(base, next), o).text);
+    // Every node, or one (the others cut: their sums in the corrections).
+    for (const o of [{ sampleTypeIndex: 0, nodeFraction: 0 }, { sampleTypeIndex: 0, nodeCount: 1 }]) {
+      for (const a of edges) {
+        for (const b of edges) {
+          const [next, base] = [valued([a, b, 1n]), valued([b, a])];
+          const merged = diff(base, next);
+          expect(treeReport(sideBySide(base, next, o), o).text, `${a} ${b}`).toBe(treeReport(merged, o).text);
+          // The printed units round: the numbers themselves, to the unit.
+          const [top, mergedTop] = [topReport(sideBySide(base, next, o), o), topReport(merged, o)];
+          expect(top.total, `${a} ${b}`).toBe(mergedTop.total);
+          expect(top.table.entries, `${a} ${b}`).toEqual(mergedTop.table.entries);
+        }
       }
     }
   });
@@ -315,5 +322,86 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     const asked = new DiffReportBuilder({ sampleTypeIndex: 1 });
     expect(asked.addNew(next)).toBeUndefined();
     expect(asked.addBase(named)).toBeUndefined();
+  });
+
+  // A copied side keeps its frames as location rows in 2 bytes while the rows fit (at most 65,536
+  // locations: rows 0..65,535), else in 4 (diff-report.ts `sideSamples`). The samples reach the
+  // last rows, whose function and line differ from row 0's (where a wrapped row would land).
+  it('frames of sides of 65,536 and 65,537 locations (the last rows) count as in the merged difference', () => {
+    const manyLocations = (locations: number, seed: number, pastLast = false): Profile => {
+      const rnd = seededRandom(seed);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = Array.from({ length: 50 }, (_, i) => b.internFunction({ name: `pkg.f${i}`, filename: `src/f${i % 5}.go` }));
+      const locs = Array.from({ length: locations }, (_, i) => b.internLocation({ functionId: fns[i % fns.length]!, line: i + 1 }));
+      for (let i = 0; i < 200; i++) {
+        const stack = [locs[locations - 1 - (i % 3)]!, locs[Math.floor(rnd() * locations)]!, locs[i % 2]!];
+        b.addSample(stack, [BigInt(1 + Math.floor(rnd() * 1000))]);
+      }
+      const p = b.build();
+      if (!pastLast) return p;
+      // An id past the last location: the base is then copied (not read in place) too.
+      const ids = p.samples.locations.location_id.slice();
+      ids[1] = locations + 5;
+      return { ...p, samples: { ...p.samples, locations: { offsets: p.samples.locations.offsets, location_id: ids } } };
+    };
+    for (const locations of [65_536, 65_537]) {
+      // Both sides copied (the base has an id past its last location).
+      const [pairNext, pairBase] = [manyLocations(locations, 1), manyLocations(locations, 2, true)];
+      expect(pairNext.locations.location_id.length).toBe(locations);
+      // Every node and call (by line: a node per location).
+      const o = { sampleTypeIndex: 0, by: 'line', nodeFraction: 0 } as const;
+      expect(treeReport(sideBySide(pairBase, pairNext, o), o).text, `${locations} locations`).toBe(treeReport(diff(pairBase, pairNext), o).text);
+    }
+  });
+
+  // Location ids far apart (the id -> row lookup is then a Map, not an array: the base is copied),
+  // ids past 2^31, and ids of the samples that name no location, on either side.
+  it('sparse location ids, ids past 2^31 and unknown ids count as in the merged difference', () => {
+    const sparse = (p: Profile, seed: number): Profile => {
+      const rnd = seededRandom(seed);
+      const idOf = (id: number) => (id === 1 ? 0xffff_fff0 : id * 100_003);
+      const ids = Uint32Array.from(p.samples.locations.location_id, (id) => (rnd() < 0.1 ? 0xffff_ff00 + Math.floor(rnd() * 16) : idOf(id)));
+      return {
+        ...p,
+        locations: { ...p.locations, location_id: Uint32Array.from(p.locations.location_id, idOf) },
+        samples: { ...p.samples, locations: { offsets: p.samples.locations.offsets, location_id: ids } },
+      };
+    };
+    const [plainNext, plainBase] = [randomProfile(11, 400, { functions: 60, depth: 12 }), randomProfile(12, 300, { functions: 60, depth: 12 })];
+    for (const [pairNext, pairBase] of [
+      [sparse(plainNext, 1), sparse(plainBase, 2)],
+      [plainNext, sparse(plainBase, 3)],
+      [sparse(plainNext, 4), plainBase],
+    ] as const) {
+      for (const options of [{ nodeCount: 5 }, { nodeFraction: 0, cum: true }, { by: 'line', nodeCount: 10 }, { focus: 'f1' }] as TopReportOptions[]) {
+        const o = { ...options, sampleTypeIndex: 1 };
+        const merged = diff(pairBase, pairNext);
+        expect(topReport(sideBySide(pairBase, pairNext, o), o).text, JSON.stringify(o)).toBe(topReport(merged, o).text);
+        expect(treeReport(sideBySide(pairBase, pairNext, o), o).text, JSON.stringify(o)).toBe(treeReport(merged, o).text);
+      }
+    }
+  });
+
+  // A side of no samples (and of no locations): the total is then the other side's (pprof
+  // computeTotal), every node of one sign.
+  it('sides of no samples report as the merged difference', () => {
+    const empty = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] }).build();
+    const noSamples = randomProfile(13, 0);
+    const some = randomProfile(14, 300);
+    for (const [pairBase, pairNext] of [
+      [empty, some],
+      [some, empty],
+      [noSamples, some],
+      [some, noSamples],
+      [empty, empty],
+      [empty, noSamples],
+    ] as const) {
+      for (const options of [{}, { nodeFraction: 0 }, { by: 'file' }, { focus: 'f1' }, { mean: true }] as TopReportOptions[]) {
+        const o = { ...options, sampleTypeIndex: 1 };
+        const merged = diff(pairBase, pairNext);
+        expect(topReport(sideBySide(pairBase, pairNext, o), o).text, JSON.stringify(o)).toBe(topReport(merged, o).text);
+        expect(treeReport(sideBySide(pairBase, pairNext, o), o).text, JSON.stringify(o)).toBe(treeReport(merged, o).text);
+      }
+    }
   });
 });
