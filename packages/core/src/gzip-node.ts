@@ -12,7 +12,6 @@
  */
 
 import { Readable, pipeline, type TransformOptions } from 'node:stream';
-import { availableParallelism } from 'node:os';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { isProfkitError } from './errors.js';
 import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type Limits } from './gzip-shared.js';
@@ -180,25 +179,14 @@ export function deflateBlockBytes(total: number | undefined): number {
 const DEFLATE_WINDOW_BYTES = 32 * 1024;
 
 /**
- * Blocks deflated at the same time, at least: one per core, within libuv's thread pool (4 threads
- * by default, which file reads and writes share), and at least 2 so that deflating overlaps
- * producing the input even on one core.
+ * Blocks deflating at once (at most 2 MiB of input, each with its own zlib stream of ~0.4 MB):
+ * libuv's default thread pool size, so a block is always deflating while the next is encoded,
+ * even on one core. Only 2 made an encoder wait for each 1 MiB chunk's small blocks before
+ * encoding the next chunk, so the two took turns; more hold more zlib streams and outputs at once
+ * (all 8 blocks of the Rprof benchmark's 2 MB encoding: peak RSS 76 → 77 MiB) with only two cores
+ * to run them.
  */
-const DEFLATE_BLOCKS_IN_FLIGHT = Math.max(2, Math.min(3, availableParallelism()));
-
-/**
- * Input bytes that may be deflating at once when blocks are small (more blocks than
- * `DEFLATE_BLOCKS_IN_FLIGHT`). An encoder hands over 1 MiB chunks; with only 2 small blocks in
- * flight it waited for the deflating of each chunk's blocks before encoding the next chunk, so
- * the two took turns instead of overlapping. 2 MiB lets a whole chunk's blocks deflate while the
- * next chunk is encoded, and bounds the memory they hold (the blocks are views of the chunks).
- */
-const DEFLATE_BYTES_IN_FLIGHT = 2 << 20;
-
-/** How many blocks of `blockBytes` may be deflating at once. */
-function blocksInFlight(blockBytes: number): number {
-  return Math.max(DEFLATE_BLOCKS_IN_FLIGHT, Math.floor(DEFLATE_BYTES_IN_FLIGHT / blockBytes));
-}
+const DEFLATE_BLOCKS_IN_FLIGHT = 4;
 
 const deflateRawAsync = (input: Uint8Array, options: ZlibOptions): Promise<Buffer> =>
   new Promise((resolve, reject) => deflateRaw(input, options, (e, out) => (e ? reject(e) : resolve(out))));
@@ -279,8 +267,8 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
  * member; the CRC-32 and size of the trailer are computed here. The output is within a few bytes
  * per block of a single zlib stream's (same level, same matching), inflates with any gzip reader,
  * and depends only on the bytes, the level and `total` (never on chunking or thread timing).
- * At most `blocksInFlight` blocks are deflating at once: the producer is not asked for more
- * until the consumer has taken the oldest block's output (backpressure).
+ * At most `DEFLATE_BLOCKS_IN_FLIGHT` blocks are deflating at once: the producer is not asked for
+ * more until the consumer has taken the oldest block's output (backpressure).
  *
  * `total`, when the caller knows the exact byte count of `chunks` (an encoder that planned its
  * output), tells which block is the last as soon as it exists, so each block starts deflating at
@@ -292,7 +280,6 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number): AsyncGenerator<Uint8Array> {
   const blockBytes = deflateBlockBytes(total);
-  const maxInFlight = blocksInFlight(blockBytes);
   const inFlight: { job: Promise<Buffer>; input: Uint8Array }[] = [];
   const buffers = new BlockBuffers(blockBytes);
   // The block started last: the next one is primed with its tail.
@@ -329,7 +316,7 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
     const ready = total !== undefined ? block : held;
     held = block;
     if (!ready) continue;
-    if (inFlight.length >= maxInFlight) yield await oldest();
+    if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
     start(ready, total !== undefined && size >= total);
   }
   if (total !== undefined && size !== total) throw new Error(`gzipStream: ${size} bytes, not the announced ${total}`);
