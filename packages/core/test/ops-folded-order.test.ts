@@ -11,9 +11,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, writeFileAtomic, type Profile } from '../src/node/index.js';
+import { StringKeyedMap } from '../src/string-keys.js';
 import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
@@ -87,6 +88,23 @@ describe('folded text order and sums against the joined-and-sorted reference', (
     const p = b.build();
     expect(toFolded(p)).toBe('main;work 7\n');
     expect(new TextDecoder().decode(concat(foldedChunks(p)))).toBe('main;work 7\n');
+  });
+
+  it('looks each distinct name up once, not once per frame: a long name shared by many locations', () => {
+    // Each lookup reads the whole name (StringKeyedMap hashes long strings): once per frame, a
+    // profile's one 64 MiB name in thousands of locations took hours.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const name = 'm'.repeat(100_000);
+    const functionId = b.internFunction({ name });
+    for (let i = 0; i < 1_000; i++) b.addSample([b.internLocation({ functionId, line: i + 1 })], [1n]);
+    const p = b.build();
+    const get = vi.spyOn(StringKeyedMap.prototype, 'get');
+    try {
+      expect([...foldedLines(p)]).toEqual([`${name} 1000\n`]);
+      expect(get.mock.calls.filter(([key]) => key.length >= name.length).length).toBeLessThanOrEqual(2);
+    } finally {
+      get.mockRestore();
+    }
   });
 
   it('keeps sums past 2^53 exact', () => {

@@ -2,7 +2,8 @@
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
-import { ProfileIndex, defaultSampleTypeIndex, locationFrames } from '../views.js';
+import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
+import { locationNameIds } from '../flame/cut.js';
 import { grown, sumsExactInDoubles } from './stack-table.js';
 import { MAX_STRING_LENGTH, ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
@@ -432,12 +433,20 @@ class FoldedWalk {
     this.nextPrinted = new Int32Array(kept);
     this.groupOfPosition = new Int32Array(kept);
 
+    // The names of `locationFrames`, each function row's looked up once and each distinct name made
+    // safe and hashed once: per frame, a crafted profile's one 64 MiB name shared by thousands of
+    // locations cost its length each time (2,200 locations of a 1 MiB name: 11 s).
+    const located = locationNameIds(p, this.index);
     const nameIds = new StringKeyedMap<number>();
-    const nameIdOf = (f: { name: string }) => {
-      const name = foldedName(f.name || '[unknown]');
-      let id = nameIds.get(name);
-      if (id === undefined) nameIds.set(name, (id = this.names.push(name) - 1));
-      return id;
+    const nameOfLocated = new Int32Array(located.names.length).fill(-1);
+    const nameIdOf = (j: number) => {
+      if (nameOfLocated[j]! < 0) {
+        const name = foldedName(located.names[j]!);
+        let id = nameIds.get(name);
+        if (id === undefined) nameIds.set(name, (id = this.names.push(name) - 1));
+        nameOfLocated[j] = id;
+      }
+      return nameOfLocated[j]!;
     };
     // Flat arrays rather than one array per location: the walk reads them once per frame.
     const locNames: number[] = [];
@@ -445,10 +454,9 @@ class FoldedWalk {
     const nameCount = new Int32Array(locations);
     for (let r = 0; r < locations; r++) {
       if (!used[r]) continue;
-      const frames = locationFrames(p, this.index, r);
       firstName[r] = locNames.length;
-      nameCount[r] = frames.length;
-      for (let i = frames.length - 1; i >= 0; i--) locNames.push(nameIdOf(frames[i]!));
+      nameCount[r] = located.start[r + 1]! - located.start[r]!;
+      for (let j = located.start[r]!; j < located.start[r + 1]!; j++) locNames.push(nameIdOf(located.ids[j]!));
     }
     this.locNames = Int32Array.from(locNames);
     this.firstName = firstName;
