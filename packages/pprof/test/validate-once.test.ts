@@ -7,6 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, createRegistry, defineAdapter, isProfkitError, validate, type Profile, type ValidationResult } from '@profkit/core/node';
+import { seededRandom } from '@profkit/test-utils';
 import { pprofAdapter } from '../src/index.js';
 import { decodeProfile, parsePprof } from '../src/codec.js';
 import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, pb, readFixture, str, type Field } from './helpers.js';
@@ -57,6 +58,30 @@ describe('validating once: the trusted validation of the decoder\'s result equal
     const fullOnce = validate(parsePprof(input).profile);
     expect(problems(trusted)).toEqual(problems(fullOnce));
     expect(trusted).toEqual(fullOnce);
+  });
+
+  it('on randomly mutated inputs that still decode (odd ids, lines, labels, flags)', () => {
+    const rnd = seededRandom(17);
+    const bases = HAND_MADE.map(([, bytes]) => bytes);
+    let decoded = 0;
+    let invalid = 0;
+    for (let k = 0; k < 3000; k++) {
+      const m = bases[k % bases.length]!.slice();
+      for (let j = 0; j < 1 + Math.floor(rnd() * 3); j++) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256);
+      let trusted: ValidationResult;
+      try {
+        trusted = validate(decodeProfile(m).profile, { trustReader: 'pprof' });
+      } catch {
+        continue; // the decoder refused it: nothing reaches the validator
+      }
+      decoded++;
+      const fullOnce = validate(decodeProfile(m).profile);
+      if (!fullOnce.ok) invalid++;
+      expect(trusted, `mutation ${k}`).toEqual(fullOnce);
+    }
+    // Enough inputs reach the validator (437 of 3000 with this seed), some of them invalid for it.
+    expect(decoded).toBeGreaterThan(300);
+    expect(invalid).toBeGreaterThan(10);
   });
 
   it('the registry\'s read still reports what the decoder does not check', async () => {
