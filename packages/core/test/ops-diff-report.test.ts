@@ -253,6 +253,26 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     }
   });
 
+  // The sides' sums are read in doubles or, past 2^53, in bigints: a negative value is found either way.
+  it('refuses negative values in sides whose sums pass 2^53', () => {
+    const valued = (values: bigint[]): Profile => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const main = b.internLocation({ functionId: b.internFunction({ name: 'main' }), line: 1 });
+      for (const v of values) b.addSample([main], [v]);
+      return b.build();
+    };
+    const o = { sampleTypeIndex: 0 };
+    for (const negative of [-3n, -(2n ** 60n)]) {
+      const [big, bigWithNegative] = [valued([2n ** 55n, 5n]), valued([2n ** 55n, negative])];
+      const refusedBase = new DiffReportBuilder(o);
+      expect(refusedBase.addNew(big)).toBeUndefined();
+      expect(refusedBase.addBase(bigWithNegative)).toMatch(/base profile has negative values/);
+      const refusedNew = new DiffReportBuilder(o);
+      expect(refusedNew.addNew(bigWithNegative)).toBeUndefined();
+      expect(refusedNew.addBase(big)).toMatch(/new profile has negative values/);
+    }
+  });
+
   // Merging drops samples that cancel out, and pprof -normalize drops those it rounds to 0: walked
   // here, a stack of only those would show its calls with weight 0 (x -> a below).
   it('refuses a new profile whose samples merging or -normalize would drop', () => {
