@@ -263,7 +263,10 @@ describe("Go's FormatFloat 'f' (goFormatF)", () => {
       const tie = (2 * Math.floor(random() * 1e6) + 1) / 2 ** (1 + (i % 4));
       values.push(tie, -tie, tie + 2 ** -30, tie - 2 ** -30);
     }
-    for (const prec of [0, 1, 2, 3]) for (const x of values) expect([x, prec, goFormatF(x, prec)]).toEqual([x, prec, goFormatFExact(x, prec)]);
+    // The disagreements, listed (one expect per value took 14 s for these 400,000).
+    const differing: [number, number, string, string][] = [];
+    for (const prec of [0, 1, 2, 3]) for (const x of values) if (goFormatF(x, prec) !== goFormatFExact(x, prec)) differing.push([x, prec, goFormatF(x, prec), goFormatFExact(x, prec)]);
+    expect(differing).toEqual([]);
     // Half to even where JavaScript's toFixed rounds half up.
     expect([goFormatF(0.125, 2), goFormatF(0.375, 2), goFormatF(2.5, 0), goFormatF(-0.125, 2), goFormatF(-0, 2)]).toEqual(['0.12', '0.38', '2', '-0.12', '-0.00']);
   });

@@ -21,7 +21,7 @@
  */
 
 import type { BuiltGraph, GraphInput } from './report.js';
-import { grown, sparseSlot, stackChildren, type ChildLists, type PrefixJumps, type SparseSelf, type StackTable } from './stack-table.js';
+import { grown, popcount, sparseSlot, stackChildren, type ChildLists, type PrefixJumps, type SparseSelf, type StackTable } from './stack-table.js';
 
 /** `onlyNode` of a location whose nodes a pass leaves out, every one. */
 const NONE_KEPT = -2;
@@ -333,12 +333,6 @@ export function prefixOf(paths: StackPaths, s: number): number {
   const bit = s & 31;
   if ((word >>> bit) & 1) return s - 1;
   return paths.jumpPrefix[paths.jumpsBefore[s >>> 5]! + popcount(~word & ((1 << bit) - 1))]!;
-}
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 /**

@@ -395,7 +395,8 @@ export function sparseSlot(self: SparseSelf, s: number): number {
   return self.rank[s >>> 5]! + popcount(word & ((1 << bit) - 1));
 }
 
-function popcount(x: number): number {
+/** The number of set bits of the 32-bit word `x` (the rank of a bit in the tables' bit columns). */
+export function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
   return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
