@@ -13,7 +13,7 @@
 
 import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
-import { isProfkitError } from './errors.js';
+import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
 import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
@@ -273,7 +273,10 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
  * `total`, when the caller knows the exact byte count of `chunks` (an encoder that planned its
  * output), tells which block is the last as soon as it exists, so each block starts deflating at
  * once instead of after the next one is produced, and picks smaller blocks for small inputs
- * (`deflateBlockBytes`). A wrong `total` throws.
+ * (`deflateBlockBytes`). A wrong `total` is a `PROFKIT_E_USAGE` error (never a corrupt stream).
+ *
+ * A chunk must not change once handed over: blocks within one chunk are views of it, deflated
+ * on the thread pool later (its CRC-32 is taken at once), so a reused buffer would corrupt them.
  *
  * A consumer that stops early (`return()`, `break`) leaves the blocks in flight to finish on the
  * thread pool; their results, errors included, are dropped.
@@ -310,7 +313,7 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
   // Without a total, one block of look-ahead: whether a block is the last is known once the next exists.
   let held: Uint8Array | undefined;
   for (const block of blocksOf(chunks, blockBytes, buffers)) {
-    if (total !== undefined && size >= total) throw new Error(`gzipStream: more than the announced ${total} bytes`);
+    if (total !== undefined && size >= total) throw wrongTotal(`more than the announced ${total} bytes`, size);
     crc = crc32(block, crc);
     size += block.length;
     const ready = total !== undefined ? block : held;
@@ -319,7 +322,7 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
     if (inFlight.length >= DEFLATE_BLOCKS_IN_FLIGHT) yield await oldest();
     start(ready, total !== undefined && size >= total);
   }
-  if (total !== undefined && size !== total) throw new Error(`gzipStream: ${size} bytes, not the announced ${total}`);
+  if (total !== undefined && size !== total) throw wrongTotal(`${size} bytes, not the announced ${total}`, size);
   // The last block when it was held back, or an empty final block for an empty input.
   if (total === undefined || total === 0) start(total === undefined && held ? held : new Uint8Array(0), true);
   while (inFlight.length > 0) yield await oldest();
@@ -328,6 +331,11 @@ export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, t
   view.setUint32(0, crc >>> 0, true);
   view.setUint32(4, size >>> 0, true); // ISIZE: the size modulo 2^32
   yield trailer;
+}
+
+/** A `total` of `gzipStream` that is not the byte count of its chunks (a caller's bug, typed all the same). */
+function wrongTotal(message: string, offset: number): ProfkitError {
+  return new ProfkitError(ErrorCodes.USAGE, `gzipStream: ${message}`, { offset, rule: 'total is the exact byte count of the chunks' });
 }
 
 /**

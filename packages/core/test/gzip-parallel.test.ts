@@ -7,6 +7,7 @@
 import { constants as zc, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { rejectionOf, seededRandom } from '@profkit/test-utils';
+import { ErrorCodes, isProfkitError } from '../src/errors.js';
 import { DEFLATE_BLOCK_BYTES, INFLATE_AHEAD_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
 
 /** Compressible but not trivially (varint-like bytes and repeated names, as in profile.proto). */
@@ -59,8 +60,18 @@ describe('parallel gzip on Node', () => {
       expect(rechunked.equals(announced)).toBe(true);
     }
     const two = input.subarray(0, 2 * DEFLATE_BLOCK_BYTES);
-    expect(((await rejectionOf(pieces(gzipStream([two], 6, DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/more than the announced/);
-    expect(((await rejectionOf(pieces(gzipStream([two], 6, 3 * DEFLATE_BLOCK_BYTES)))) as Error).message).toMatch(/not the announced/);
+    // A typed error (the producer's bug), whether the producer gives more or fewer bytes, also
+    // within the last block (a 1,024-byte producer announced as 1,000).
+    const wrongTotals: [Uint8Array, number, RegExp][] = [
+      [two, DEFLATE_BLOCK_BYTES, /more than the announced/],
+      [two, 3 * DEFLATE_BLOCK_BYTES, /not the announced/],
+      [two.subarray(0, 1024), 1000, /1024 bytes, not the announced 1000/],
+    ];
+    for (const [bytes, total, message] of wrongTotals) {
+      const error = await rejectionOf(pieces(gzipStream([bytes], 6, total)));
+      expect(isProfkitError(error) && error.code === ErrorCodes.USAGE).toBe(true);
+      expect((error as Error).message).toMatch(message);
+    }
   });
 
   it('cuts an announced total into at least 4 blocks of a power-of-two size between 128 KiB and 512 KiB', () => {

@@ -7,7 +7,8 @@ import { encodeProfile, encodeProfileChunks, parsePprof, serializePprof } from '
 import { gunzipExact, gzipAnnouncedSize, gzipChunks, gzipOneBuffer } from '../src/gzip.js';
 
 // The memory-saving paths of issue 4 (one-buffer gunzip/gzip, chunked encoding streamed into
-// zlib) must give exactly what the plain paths give.
+// zlib) must give exactly what the plain paths give: the same bytes, or once the encoding is
+// deflated in parallel blocks (above 128 KiB, core's `deflateBlockBytes`) the same payload.
 
 /** Deterministic pseudo-random bytes with some redundancy (compressible, not trivially). */
 function bytes(n: number, seed: number): Uint8Array {
