@@ -107,6 +107,40 @@ describe('folded text order and sums against the joined-and-sorted reference', (
     }
   });
 
+  it('merges equal stacks in about linear time when the location ids are chosen to collide (the hash is seeded)', () => {
+    // 200,000 two-frame stacks whose root ids are solved so that every stack has one hash under
+    // the unseeded hash the merge used: each insert probed all the stacks before it (about two
+    // minutes here; 5M samples, a day). Seeded, the ids collide no more than any others: a
+    // second. The timeout guards against the hang; the text is checked as well.
+    const C = 0x9e3779b1;
+    let inverse = 1;
+    for (let i = 0; i < 5; i++) inverse = Math.imul(inverse, 2 - Math.imul(C, inverse));
+    const step = (h: number, id: number) => Math.imul(h ^ id, C) ^ (h >>> 15);
+    const n = 200_000;
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = b.internFunction({ name: 'f' });
+    const rows = Array.from({ length: 2 * n }, (_, line) => b.internLocation({ functionId, line: line + 1 }));
+    for (let i = 0; i < n; i++) b.addSample([rows[i]!, rows[n + i]!], [1n]);
+    const p = b.build();
+    // Ids: leaf i is i + 1, root i is solved for the hash 12345 (distinct, above the leaf ids).
+    const idOfRow = new Uint32Array(2 * n);
+    const taken = new Set<number>();
+    for (let i = 0; i < n; i++) {
+      idOfRow[i] = i + 1;
+      const h = step(2, i + 1);
+      let root = (h ^ Math.imul(12345 ^ (h >>> 15), inverse)) >>> 0;
+      if (root <= n || taken.has(root)) root = 0xf000_0000 + i;
+      taken.add(root);
+      idOfRow[n + i] = root;
+    }
+    const oldId = Uint32Array.from(p.locations.location_id);
+    const rowOfOldId = new Map(Array.from(oldId, (id, row) => [id, row] as const));
+    p.locations.location_id.set(idOfRow);
+    const stackIds = p.samples.locations.location_id;
+    for (let k = 0; k < stackIds.length; k++) stackIds[k] = idOfRow[rowOfOldId.get(stackIds[k]!)!]!;
+    expect(toFolded(p)).toBe(`f;f ${n}\n`);
+  }, 30_000);
+
   it('keeps sums past 2^53 exact', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const a = b.internLocation({ functionId: b.internFunction({ name: 'a' }) });
