@@ -141,6 +141,26 @@ describe('folded text order and sums against the joined-and-sorted reference', (
     expect(toFolded(p)).toBe(`f;f ${n}\n`);
   }, 30_000);
 
+  it('walks 100,000-deep recursion without recursing: stacks that print alike to different depths, then apart', () => {
+    // Two locations of `rec` (distinct ids, one text): the samples are grouped a name at a time
+    // down the shared run; each then ends or goes on alone (printed at once).
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = b.internFunction({ name: 'rec' });
+    const [rec1, rec2] = [1, 2].map((line) => b.internLocation({ functionId, line })) as [number, number];
+    const leaf = (name: string) => b.internLocation({ functionId: b.internFunction({ name }) });
+    const depth = 100_000;
+    for (let s = 0; s < 12; s++) {
+      const stack = Array.from({ length: depth - 1000 * s }, (_, k) => (k % (s + 2) === 0 ? rec2 : rec1));
+      if (s % 3 !== 0) stack.unshift(leaf(`leaf${s % 4}`));
+      b.addSample(stack, [BigInt(s + 1)]);
+    }
+    const p = b.build();
+    const expected = referenceFolded(p);
+    expect(expected.split('\n').length).toBeGreaterThan(10);
+    expect(toFolded(p)).toBe(expected);
+    expect(new TextDecoder().decode(concat(foldedChunks(p)))).toBe(expected);
+  });
+
   it('keeps sums past 2^53 exact', () => {
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     const a = b.internLocation({ functionId: b.internFunction({ name: 'a' }) });
