@@ -11,6 +11,7 @@ import { PrefixTreeBuilder, RowSums, buildStackTable, childLists, stackChildren,
 import { buildNodes, flattenLocationNodes, graphInputOf, newNodeNames, nodeTable, reportStacks, trimmedCallGraph } from '../src/ops/report.js';
 import { boundedFlameTree } from '../src/flame/index.js';
 import { readLocations } from '../src/ops/internal.js';
+import { CallTable } from '../src/ops/call-graph-walk.js';
 
 /** A random profile: few functions (so stacks recurse and share prefixes), inline lines, odd values. */
 function randomProfile(seed: number, bigValues = false, { samples = 300, functions = 6, locations = 10, maxDepth = 7 } = {}): Profile {
@@ -611,5 +612,62 @@ describe('report nodes read from the location columns', () => {
         expect(fromColumns.locNodes.some((nodes) => nodes.length > 1)).toBe(inline);
       }
     }
+  });
+});
+
+describe('stack builder and call table hashes', () => {
+  /** The fixed hash the builder and the call table had (murmur3's finalizer over the pair). */
+  const fixedHash = (prefix: number, frame: number) => {
+    let h = Math.imul(prefix, 0x9e3779b1) ^ frame;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    return (h ^ (h >>> 16)) >>> 0;
+  };
+  /** The longest run of occupied slots (-1 empty): what a lookup may probe. */
+  const longestRun = (slots: Int32Array) => {
+    let longest = 0;
+    for (let i = 0, run = 0; i < slots.length; i++) longest = Math.max(longest, (run = slots[i] === -1 ? 0 : run + 1));
+    return longest;
+  };
+
+  it('spreads rows chosen to share slots under a fixed hash (their frames and prefixes come from the input)', () => {
+    // The rows a profile of roots 0..2047, each with callees among 4,096 frames, would make if it
+    // picked the (prefix, frame) pairs that the fixed hash puts in the first eighth of the slots.
+    const [roots, frames, pairs] = [2048, 4096, 20_000];
+    // The slot mask once 2,047 jumping roots and the pairs are hashed (doubled while over half full).
+    let mask = 1023;
+    for (let hashed = 1; hashed <= roots - 1 + pairs; hashed++) if (hashed * 2 > mask) mask = mask * 2 + 1;
+    const builder = new PrefixTreeBuilder(Infinity, false);
+    for (let a = 0; a < roots; a++) builder.intern(-1, a);
+    let made = 0;
+    for (let a = 0; a < roots - 1 && made < pairs; a++) {
+      for (let f = 0; f < frames && made < pairs; f++) {
+        if ((fixedHash(a, f) & mask) < (mask + 1) / 8) {
+          builder.intern(a, f);
+          made++;
+        }
+      }
+    }
+    const { slots } = builder as unknown as { slots: Int32Array };
+    expect([made, builder.length, slots.length]).toEqual([pairs, roots + pairs, mask + 1]);
+    // The fixed hash made one run of all the pairs.
+    expect(longestRun(slots)).toBeLessThan(500);
+  });
+
+  it('spreads calls chosen to share slots under a fixed hash (node ids come from the input)', () => {
+    const calls = new CallTable(0);
+    const pairs = 20_000;
+    // The slot mask once the calls are in (from 4,096 slots, doubled while over half full).
+    let mask = 4095;
+    for (let n = 1; n <= pairs; n++) if (n * 2 > mask) mask = mask * 2 + 1;
+    let made = 0;
+    for (let src = 0; src < 2048 && made < pairs; src++) {
+      for (let dst = 0; dst < 4096 && made < pairs; dst++) {
+        if (src !== dst && (fixedHash(src, dst) & mask) < (mask + 1) / 8) calls.at(src, dst, made++, 0);
+      }
+    }
+    const { hSrc } = calls as unknown as { hSrc: Int32Array };
+    expect([made, calls.src.length, hSrc.length]).toEqual([pairs, pairs, mask + 1]);
+    expect(longestRun(hSrc)).toBeLessThan(500);
   });
 });

@@ -144,7 +144,7 @@ function collects(calls: GraphPass<number | bigint>['calls'], src: number, dst: 
  * and where the samples first reach them (stack row, then position of the callee's line in its
  * location, outermost first): their order in the result.
  */
-class CallTable<V extends number | bigint> {
+export class CallTable<V extends number | bigint> {
   readonly src: number[] = [];
   readonly dst: number[] = [];
   readonly weight: V[] = [];
@@ -159,12 +159,14 @@ class CallTable<V extends number | bigint> {
   private hSrc = new Int32Array(this.mask + 1).fill(-1);
   private hDst = new Int32Array(this.mask + 1);
   private hEdge = new Int32Array(this.mask + 1);
+  /** Mixed into the hash, drawn per table: node ids follow from the input (see `PrefixTreeBuilder.seed`). */
+  private readonly seed = (Math.random() * 2 ** 32) | 0;
 
   constructor(private readonly zero: V) {}
 
   private slot(src: number, dst: number): number {
     // murmur3's 32-bit finalizer over the pair
-    let h = Math.imul(src, 0x9e3779b1) ^ dst;
+    let h = Math.imul(src ^ this.seed, 0x9e3779b1) ^ dst;
     h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
     h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
     h = (h ^ (h >>> 16)) & this.mask;
