@@ -329,14 +329,6 @@ function depthOf(paths: StackPaths, s: number): number {
   return k === 0 ? s : paths.jumpDepth[k - 1]! + (s - paths.jumpRow[k - 1]!);
 }
 
-/** The prefix of stack `s` (-1 for a root). */
-export function prefixOf(paths: StackPaths, s: number): number {
-  const word = paths.previous[s >>> 5]!;
-  const bit = s & 31;
-  if ((word >>> bit) & 1) return s - 1;
-  return paths.jumpPrefix[paths.jumpsBefore[s >>> 5]! + popcount(~word & ((1 << bit) - 1))]!;
-}
-
 /**
  * The stacks whose paths `walkLeafPaths` climbs: those with samples of their own and those with
  * no callee (whose samples summed to nothing: their calls still exist, with weight 0, as in the
