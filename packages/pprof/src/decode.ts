@@ -585,6 +585,14 @@ interface BigRef {
   at: number;
 }
 
+/**
+ * A field read again replaces its value (Go keeps the last): forgets the id above 2^32-1 that row
+ * `idx` read before in this field of `list` (only the row being decoded pushes to it, so last).
+ */
+function forgetBig(list: BigRef[], idx: number): void {
+  while (list.length > 0 && list[list.length - 1]!.idx === idx) list.pop();
+}
+
 function bigKey(): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
@@ -1097,9 +1105,11 @@ function decodeLocation(end: number, tagPos: number, l: number): void {
       expectType(w, 0, tp, LOCATION_FIELDS[f]!);
       varint(e);
       if (f === 1) {
+        forgetBig(bigDefs.location, l);
         if (hi !== 0) bigDefs.location.push({ arr: lId, idx: l, key: bigKey(), at: base + tp });
         lId[l] = lo;
       } else if (f === 2) {
+        forgetBig(bigRefs.mapping, l);
         if (hi !== 0) bigRefs.mapping.push({ arr: lMap, idx: l, key: bigKey(), at: base + tp });
         lMap[l] = lo;
       } else if (f === 3) {
@@ -1376,6 +1386,7 @@ function decodeMapping(end: number, tagPos: number, m: number): void {
       varint(e);
       switch (f) {
         case 1:
+          forgetBig(C.bigDefs.mapping, m);
           if (hi !== 0) C.bigDefs.mapping.push({ arr: mId, idx: m, key: bigKey(), at: base + tp });
           mId[m] = lo;
           break;
@@ -1431,6 +1442,7 @@ function decodeFunction(end: number, tagPos: number, fi: number): void {
       expectType(tg & 7, 0, tp, FUNCTION_FIELDS[f]!);
       varint(e);
       if (f === 1) {
+        forgetBig(C.bigDefs.function, fi);
         if (hi !== 0) C.bigDefs.function.push({ arr: fId, idx: fi, key: bigKey(), at: base + tp });
         fId[fi] = lo;
       } else if (f === 2) name = str(tp, 'function.name');
