@@ -15,6 +15,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, writeFileAtomic, type Profile } from '../src/node/index.js';
 import { StringKeyedMap } from '../src/string-keys.js';
+import { foldedWalkStats } from '../src/ops/folded.js';
 import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
@@ -259,6 +260,27 @@ describe('foldedChunks: the size budget', () => {
       const counted = Number(/over (\d+) bytes/.exec((e as Error).message)?.[1]);
       expect(counted).toBeGreaterThan(maxReportBytes);
       expect(counted).toBeLessThan(maxReportBytes + 1_000);
+    }
+  });
+
+  it("charges the walk's path entries against maxReportBytes: a run of inline frames walked name by name never holds more path than the limit", () => {
+    // The shape above at 1,000 inline frames: a line of 200M names `a` (2 bytes of text each, 20
+    // of path arrays). Refused on its text alone at 8 MiB, the walk held 4M names, 80 MB of path
+    // (at the default 512 MiB: 5 GB, 7.4 GB RSS); charged for its entries too, at most the limit.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = b.internFunction({ name: 'a' });
+    const inlined = (line: number) => b.internLocation({ functionId, line, inlinedInto: Array.from({ length: 999 }, () => ({ functionId, line })) });
+    b.addSample(new Array<number>(100_000).fill(inlined(1)), [1n]);
+    b.addSample(new Array<number>(100_000).fill(inlined(2)), [1n]);
+    const p = b.build();
+    const maxReportBytes = 8 << 20;
+    for (const walk of [() => foldedChunks(p, 0, { maxReportBytes }), () => foldedLines(p, 0, { maxReportBytes })]) {
+      foldedWalkStats.largestPathBytes = 0;
+      expect(() => {
+        for (const piece of walk()) void piece;
+      }).toThrow(expect.objectContaining({ code: ErrorCodes.LIMIT, detail: expect.objectContaining({ option: 'maxReportBytes', limit: maxReportBytes }) }));
+      expect(foldedWalkStats.largestPathBytes).toBeGreaterThan(0);
+      expect(foldedWalkStats.largestPathBytes).toBeLessThanOrEqual(maxReportBytes + 20);
     }
   });
 

@@ -505,10 +505,11 @@ class FoldedWalk {
    * them all, one after another (`segmentStart[id + 1]` where it ends): the walk reports lines in
    * its offsets (`pathStart`) and lengths (`ends`, with 1 per `;`).
    *
-   * A path whose text passes `maxLineLength` is given to `refuseLine`, which must throw, as soon
-   * as it is that long: two samples that print a long run of names alike (a location of many
-   * inline frames repeated along a deep stack) are walked a name at a time, 20 bytes of path
-   * arrays a name, and a small profile can ask for billions of names in one line.
+   * A path whose text and entries (`PATH_ENTRY_BYTES` each) pass `maxLineLength` is given to
+   * `refuseLine` (that sum), which must throw, as soon as it is that long: two samples that print
+   * a long run of names alike (a location of many inline frames repeated along a deep stack) are
+   * walked a name at a time, 20 bytes of path arrays a name, and a small profile can ask for
+   * billions of names in one line. The path's memory is so bounded by the limit too.
    */
   begin(segmentStart: Float64Array, maxLineLength: number, refuseLine: (length: number) => void): void {
     this.segmentStart = segmentStart;
@@ -567,14 +568,22 @@ class FoldedWalk {
   /** Sets `path[depth]` to `segment`, whose text starts at `start` and is `length` long. */
   private putSegment(depth: number, segment: number, start: number, length: number): void {
     if (depth >= this.path.length) {
-      this.path = grown(this.path, depth + 1);
-      this.pathStart = grown(this.pathStart, depth + 1);
-      this.ends = grown(this.ends, depth + 1);
+      // Never more entries than the limit pays for (see below): doubling past it would allocate
+      // up to twice what the budget allows before the check refuses the line.
+      const most = Math.floor(this.maxLineLength / PATH_ENTRY_BYTES) + 1;
+      this.path = grown(this.path, depth + 1, most);
+      this.pathStart = grown(this.pathStart, depth + 1, most);
+      this.ends = grown(this.ends, depth + 1, most);
+      foldedWalkStats.largestPathBytes = Math.max(foldedWalkStats.largestPathBytes, this.path.length * PATH_ENTRY_BYTES);
     }
     this.path[depth] = segment;
     this.pathStart[depth] = start;
     this.ends[depth] = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
-    if (this.ends[depth]! > this.maxLineLength) this.refuseLine(this.ends[depth]!);
+    // The path costs its entries as well as its text: a name of a run of inline frames prints
+    // as 2 bytes (`a;`) but takes an entry of 20, so a line is charged both against the limit
+    // (else a 245 KB profile walked a 512 MiB line's 5 GB of entries before being refused).
+    const charged = this.ends[depth]! + (depth + 1) * PATH_ENTRY_BYTES;
+    if (charged > this.maxLineLength) this.refuseLine(charged);
     if (depth < this.unchanged) this.unchanged = depth;
   }
 
@@ -844,6 +853,15 @@ function sortInts(a: Int32Array, n: number): void {
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
+
+/** Bytes of one entry of a `FoldedWalk`'s path: `path` (Int32), `pathStart` and `ends` (Float64). */
+const PATH_ENTRY_BYTES = 4 + 8 + 8;
+
+/**
+ * For tests: the largest path (`PATH_ENTRY_BYTES` per entry of capacity) any `FoldedWalk` of this
+ * process allocated. Reset it to 0 before a walk to read that walk's.
+ */
+export const foldedWalkStats = { largestPathBytes: 0 };
 
 /** Bytes of the folded text. */
 const SEPARATOR = 59; // ;
