@@ -108,7 +108,8 @@ const LOAD_BYTES_PER_TABLE_ENTRY = 100;
  * Checks, before `goPprofLoad` merges `p`, that its tables fit `maxTableEntries`: the merge holds
  * an object per location line (about `LOAD_BYTES_PER_TABLE_ENTRY` bytes each), so the limit bounds
  * its memory (1 GB at the default) whatever reader or builder made the profile. The pprof reader
- * counts the same entries and more (its string table), so a pprof it read always passes.
+ * counts the same entries and more (its string table), so a pprof it read alone passes (with
+ * `--base`, the entries of both profiles, merged before the load, count together).
  */
 function checkLoadTables(p: Profile, limits: Pick<ReadLimits, 'maxTableEntries'> | undefined): void {
   const max = limitValue(limits, 'maxTableEntries');
