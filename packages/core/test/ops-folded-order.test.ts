@@ -16,6 +16,7 @@ import { seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, ProfileBuilder, foldedChunks, foldedLines, toFolded, writeFileAtomic, type Profile } from '../src/node/index.js';
 import { StringKeyedMap } from '../src/string-keys.js';
 import { foldedWalkStats } from '../src/ops/folded.js';
+import { READ_LIMITS } from '../src/limits.js';
 import { referenceFolded } from './folded-reference.js';
 
 const NAMES = ['f', 'f2', 'f!', 'f~', 'f;g', 'f:g', 'f:', 'fé', 'f\u{1F600}', 'f\uFFFD', 'é', '日本', 'a\r\nb', 'a b', 'g', 'gg'];
@@ -177,7 +178,7 @@ describe('folded text order and sums against the joined-and-sorted reference', (
 
 describe('foldedChunks: the size budget', () => {
   /** The chunks `foldedChunks` delivers (copied) until it stops, and the error it stops with. */
-  function chunksUntilError(p: Profile, limits: { maxReportBytes: number }): { written: Uint8Array[]; error: unknown } {
+  function chunksUntilError(p: Profile, limits: { maxReportBytes?: number }): { written: Uint8Array[]; error: unknown } {
     const written: Uint8Array[] = [];
     try {
       for (const chunk of foldedChunks(p, 0, limits)) written.push(chunk.slice());
@@ -232,17 +233,21 @@ describe('foldedChunks: the size budget', () => {
     expect(written).toEqual([]);
   });
 
+  /** Two locations of `inlineFrames` inline frames `a` (distinct ids, same text), each a sample 100,000 frames deep. */
+  function inlineRunsProfile(inlineFrames: number): Profile {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const functionId = b.internFunction({ name: 'a' });
+    const inlinedInto = (line: number) => Array.from({ length: inlineFrames - 1 }, () => ({ functionId, line }));
+    for (const line of [1, 2]) b.addSample(new Array<number>(100_000).fill(b.internLocation({ functionId, line, inlinedInto: inlinedInto(line) })), [1n]);
+    return b.build();
+  }
+
   it('refuses a line while walking it: two stacks that print a run of inline frames alike are walked a name at a time', () => {
     // Two locations of 100 inline frames `a` (distinct ids, same text) along 100,000 frames: one
     // line of 10M names (20 MB) from a tiny profile, walked name by name (20 bytes of path each;
     // at 10,000 inline frames, 1e9 names: the path arrays grew past memory before the line's
     // length was checked). Refused once the path passes the limit, not after the whole line.
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
-    const functionId = b.internFunction({ name: 'a' });
-    const inlined = (line: number) => b.internLocation({ functionId, line, inlinedInto: Array.from({ length: 99 }, () => ({ functionId, line })) });
-    b.addSample(new Array<number>(100_000).fill(inlined(1)), [1n]);
-    b.addSample(new Array<number>(100_000).fill(inlined(2)), [1n]);
-    const p = b.build();
+    const p = inlineRunsProfile(100);
     const maxReportBytes = 1 << 20;
     const { written, error } = chunksUntilError(p, { maxReportBytes });
     const lines = (() => {
@@ -267,12 +272,7 @@ describe('foldedChunks: the size budget', () => {
     // The shape above at 1,000 inline frames: a line of 200M names `a` (2 bytes of text each, 20
     // of path arrays). Refused on its text alone at 8 MiB, the walk held 4M names, 80 MB of path
     // (at the default 512 MiB: 5 GB, 7.4 GB RSS); charged for its entries too, at most the limit.
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
-    const functionId = b.internFunction({ name: 'a' });
-    const inlined = (line: number) => b.internLocation({ functionId, line, inlinedInto: Array.from({ length: 999 }, () => ({ functionId, line })) });
-    b.addSample(new Array<number>(100_000).fill(inlined(1)), [1n]);
-    b.addSample(new Array<number>(100_000).fill(inlined(2)), [1n]);
-    const p = b.build();
+    const p = inlineRunsProfile(1_000);
     const maxReportBytes = 8 << 20;
     for (const walk of [() => foldedChunks(p, 0, { maxReportBytes }), () => foldedLines(p, 0, { maxReportBytes })]) {
       foldedWalkStats.largestPathBytes = 0;
@@ -283,6 +283,17 @@ describe('foldedChunks: the size budget', () => {
       expect(foldedWalkStats.largestPathBytes).toBeLessThanOrEqual(maxReportBytes + 20);
     }
   });
+
+  it("the reviewer's profile (10,000 inline frames a location) at the default limit: refused with at most 512 MiB of path (5 GB before, 7.4 GB RSS)", () => {
+    // 10,000 inline frames a location: a line of 2e9 names. Charged for its entries, the walk
+    // stops after 24M of them (about 3 s); on its text alone it went on to 268M.
+    const p = inlineRunsProfile(10_000);
+    foldedWalkStats.largestPathBytes = 0;
+    const { written, error } = chunksUntilError(p, {});
+    expect(written).toEqual([]);
+    expect(error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes', limit: READ_LIMITS.maxReportBytes } });
+    expect(foldedWalkStats.largestPathBytes).toBeLessThanOrEqual(READ_LIMITS.maxReportBytes + 20);
+  }, 120_000);
 
   it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
     // 100,000-byte name × 12,000 frames: a 1.2 GB line (past the 1 GiB cap) of one shared name;
