@@ -94,6 +94,46 @@ describe('validating once: the trusted validation of the decoder\'s result equal
 });
 
 /**
+ * What each proof rests on, one input per check of the decoder (random mutations rarely reach an
+ * inline line's function): an input breaking a proven rule is refused, or read into a profile
+ * that keeps the rule. Strings as in `notProven`: 0 '', 1 samples, 2 count, 3 f, 4 t.
+ */
+describe('validating once: the decoder refuses or repairs every input breaking a rule it proves', () => {
+  const profileOf = (...fields: Field[]): Uint8Array => pb([[1, [[1, 1], [2, 2]]], ...fields, ...['', 'samples', 'count', 'f', 't'].map((s) => [6, str(s)] as Field)]);
+  const fn = (id: number): Field => [5, [[1, id], [2, 3]]];
+  const location = (id: number, ...lineFunctions: number[]): Field => [4, [[1, id], ...lineFunctions.map((f) => [4, [[1, f], [2, 1]]] as Field)]];
+  const sample = (...ids: number[]): Field => [2, [[1, { packed: ids }], [2, 1]]];
+
+  it.each([
+    ['samples.stacks: a stack entry no location has', profileOf(sample(1, 9), location(1, 1), fn(1)), 'sample has nil location'],
+    ['locations.ids: two locations with one id', profileOf(sample(1), location(1, 1), location(1, 1), fn(1)), 'multiple locations with same id: 1'],
+    ['functions.ids: function id 0', profileOf(sample(1), location(1, 1), fn(1), fn(0)), 'found function with reserved ID=0'],
+    ['functions.ids: two functions with one id', profileOf(sample(1), location(1, 1), fn(1), fn(1)), 'multiple functions with same id: 1'],
+    ['locations.functions: a first line of a function no function has', profileOf(sample(1), location(1, 7), fn(1)), 'location id: 1 has a line with nil function'],
+    ['inline_lines.functions: an inline line of a function no function has', profileOf(sample(1), location(1, 1, 7), fn(1)), 'location id: 1 has a line with nil function'],
+    ['inline_lines.functions: an inline line of function 0', profileOf(sample(1), location(1, 1, 0), fn(1)), 'location id: 1 has a line with nil function'],
+    ['locations.inline: inline lines under a first line of function 0', profileOf(sample(1), location(1, 0, 1), fn(1)), 'location id: 1 has a line with nil function'],
+  ])('%s: refused', (_name, input, message) => {
+    expect(() => decodeProfile(input)).toThrow(message);
+  });
+
+  it('functions.names, labels.kind, flags: an empty name, a label with a string and a number, flags above 1 are read as valid values', () => {
+    const input = profileOf(
+      [2, [[1, { packed: [1] }], [2, 1], [3, [[1, 4], [2, 3], [3, 5], [4, 4]]]]],
+      [3, [[1, 1], [7, 2], [8, 3], [9, 4], [10, 5]]],
+      [4, [[1, 1], [2, 1], [5, 2], [4, [[1, 1], [2, 1]]]]],
+      [5, [[1, 1], [2, 0], [3, 0]]],
+    );
+    const { profile: p } = decodeProfile(input);
+    expect([p.functions.name[0], p.functions.system_name[0]]).toEqual(['<?>', '<?>']);
+    expect([p['.labels'].is_num[0], p['.labels'].str[0], p['.labels'].num[0], p['.labels'].num_unit[0]]).toEqual([0, 'f', 0n, '']);
+    const m = p['.mappings'];
+    expect([m.has_functions[0], m.has_filenames[0], m.has_line_numbers[0], m.has_inline_frames[0], p.locations['.is_folded'][0]]).toEqual([1, 1, 1, 1, 1]);
+    expect(validate(p).problems).toEqual([]);
+  });
+});
+
+/**
  * Each rule the decoder proves, broken in place in its result (see everyFieldProfile: samples
  * [1,2,1] and [2] with a string and a numeric label; location 1 has an inline line; functions 1, 2;
  * mapping 1), and the code the full validation reports for it.
