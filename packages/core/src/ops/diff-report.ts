@@ -352,7 +352,7 @@ export class DiffReportBuilder {
       // -mean: the tables `side` kept (the divisor's sums would need the same cut as the values').
       const input = (side: DiffSide): GraphInput => ({ nNodes: nodes.names.length, ...side.locations, stacks: side.whole!.stacks, ...(side.whole!.divisor ? { divisor: side.whole!.divisor } : {}) });
       if (meanOn) return { ...source, g: { ...input(next), others: [input(base)] } };
-      const [nextTable, baseTable] = [next, base].map((side) => sideStackTable(side, summedValues(side), nodes.names.length).g);
+      const [nextTable, baseTable] = [next, base].map((side) => sideStackTable(side, summedValues(side), nodes.names.length));
       return { ...source, g: { ...nextTable!, others: [baseTable!] } };
     };
     const walkWhole = meanOn || this.options.untrimmed === true;
@@ -410,44 +410,37 @@ const SHOWN = 2;
  * Why: on profiles whose stacks share little each side's stack table has about one row per frame
  * (millions), and the report walks every table twice (flat and cum of every node to pick the
  * shown nodes, then again for the calls between them). Neither walk needs every stack: every
- * node's flat and cum are sums over the samples (`sampleNodeSums`, no table), and the calls
- * between shown nodes only need the stacks that hold a shown node and their callers: every other
- * subtree adds to those stacks' totals only (its frames hold no shown node, so it has no call
- * into one and no flat of one). So: the shown nodes are picked from the exact sums by the
- * report's own trimming (`trimmedCallGraph` of a graph that has exactly those sums); each side's
- * table is made of its samples' stacks cut below their innermost frame of a shown node, the rest
- * of a cut stack one row of its own without frame (`sideStackTable`); and a small table of
- * corrections makes every node's flat and cum those of the whole tables again, for the report's
- * first pass (which then picks the same nodes). Rows are made in sample order, so calls are
- * first reached in the same order as in the whole tables.
+ * node's flat and cum are sums over the samples (`sampleNodeSums`, no table), which the source
+ * hands to the report (`nodeSums`: its trimming picks the shown nodes from them without a walk),
+ * and the calls between shown nodes only need the stacks that hold a shown node and their
+ * callers: every other subtree adds to those stacks' totals only (its frames hold no shown node,
+ * so it has no call into one and no flat of one). So: the shown nodes are picked from the exact
+ * sums by the report's own trimming (`trimmedCallGraph` of a source with those sums and no
+ * stacks), and each side's table is made of its samples' stacks cut below their innermost frame
+ * of a shown node, the rest of a cut stack one row of its own without frame (`sideStackTable`).
+ * Rows are made in sample order, so calls are first reached in the same order as in the whole
+ * tables.
  */
 function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], options: CallGraphOptions): ReportGraphSource {
   const nodeCount = source.names.length;
-  // One node more, never shown: the corrections add to it and take it away again (see `correctionInput`).
-  const names = [...source.names, ''];
-  const infos = [...source.infos, ''];
   const values = sides.map(summedValues);
-  const own = sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount + 1));
-  const exact = sumOfSides(own, nodeCount + 1);
-  const shownNames = new Set(trimmedCallGraph({ ...source, names, infos, g: correctionInput(exact.flat, exact.cum) }, options, true).nodes.map((n) => n.name));
+  const nodeSums = sumOfSides(
+    sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount)),
+    nodeCount,
+  );
+  // No stacks and no calls to collect (allCalls false, no inlined frame): the trimming alone.
+  const noStacks: GraphInput = {
+    nNodes: nodeCount,
+    locNodeOffsets: new Uint32Array(1),
+    locNodeIds: new Int32Array(0),
+    stacks: { length: 0, prefix: new Int32Array(0), frame: new Int32Array(0), self: new Float64Array(0), sampleStack: new Int32Array(0) },
+  };
+  const shownNames = new Set(trimmedCallGraph({ ...source, g: noStacks, nodeSums }, options, false).nodes.map((n) => n.name));
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
-  const shown = new Uint8Array(nodeCount + 1);
-  for (let n = 0; n < nodeCount; n++) if (shownNames.has(names[n]!)) shown[n] = 1;
-  // What a walk of each cut table sums (`buildNodes` of all nodes), from the samples' kept frames:
-  // a cut row has no node, so its value counts as flat of its caller's innermost node.
-  const walked = sides.map((side, i) => {
-    const { g, keptFrom } = sideStackTable(side, values[i]!, nodeCount + 1, shown);
-    return { g, sums: keptFrom ? sampleNodeSums(side, values[i]!, nodeCount + 1, keptFrom) : own[i]! };
-  });
-  const left = sumOfSides(
-    walked.map((w) => w.sums),
-    nodeCount + 1,
-  );
-  const corrections = correctionInput(
-    exact.flat.map((v, n) => v - left.flat[n]!),
-    exact.cum.map((v, n) => v - left.cum[n]!),
-  );
-  return { ...source, names, infos, g: { ...walked[0]!.g, others: [...walked.slice(1).map((w) => w.g), corrections] } };
+  const shown = new Uint8Array(nodeCount);
+  for (let n = 0; n < nodeCount; n++) if (shownNames.has(source.names[n]!)) shown[n] = 1;
+  const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, shown));
+  return { ...source, nodeSums, g: { ...first!, others } };
 }
 
 type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;
@@ -518,10 +511,9 @@ class Int64Words {
  * Flat and cum of every node over a side's samples, as a walk of its whole stack table sums them
  * (`buildNodes` of all nodes): a sample adds its value to the cum of every node of its frames
  * once (pprof's rule for recursion), and to the flat of the innermost node of its leaf frame.
- * With `keptFrom`, over each sample's frames from `keptFrom[i]` on only (`sideStackTable`'s cut).
  * Negated for BASE.
  */
-function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number, keptFrom?: Uint32Array): { flat: bigint[]; cum: bigint[] } {
+function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number): { flat: bigint[]; cum: bigint[] } {
   const { offsets, frames } = side.samples!;
   const { locNodeOffsets, locNodeIds } = side.locations;
   // The same arithmetic on doubles or bigints (as `negate`).
@@ -529,9 +521,8 @@ function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number, ke
   const flat = (summed.zero === 0 ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
   const cum = (summed.zero === 0 ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
   // Flat: the innermost node of the leaf frame (the first frame that has a node).
-  const starts = keptFrom ?? offsets;
   for (let i = 0; i + 1 < offsets.length; i++) {
-    for (let k = starts[i]!, end = offsets[i + 1]!; k < end; k++) {
+    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) {
         flat[locNodeIds[locNodeOffsets[r]!]!] += values[i]!;
@@ -539,7 +530,7 @@ function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number, ke
       }
     }
   }
-  addNodeCums(starts, offsets, frames, values, side.locations, cum);
+  addNodeCums(offsets, frames, values, side.locations, cum);
   const exact = (sums: number[]) => {
     const out = new Array<bigint>(nNodes);
     for (let n = 0; n < nNodes; n++) out[n] = side.negated ? -BigInt(sums[n]!) : BigInt(sums[n]!);
@@ -549,15 +540,15 @@ function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number, ke
 }
 
 /**
- * Adds each sample's value to the cum of every node of its frames from `starts[i]`, once per sample (`countedBy`:
+ * Adds each sample's value to the cum of every node of its frames, once per sample (`countedBy`:
  * the last sample that counted a node). Bounds and frames are read into locals: the stores
  * could alias typed arrays, which would make the compiled loop read them again.
  */
-function addNodeCums(starts: Uint32Array, offsets: Uint32Array, frames: SideSamples['frames'], values: number[], { locNodeOffsets, locNodeIds }: Locations, cum: number[]): void {
+function addNodeCums(offsets: Uint32Array, frames: SideSamples['frames'], values: number[], { locNodeOffsets, locNodeIds }: Locations, cum: number[]): void {
   const countedBy = new Int32Array(cum.length).fill(-1);
   for (let i = 0; i + 1 < offsets.length; i++) {
     const v = values[i]!;
-    for (let k = starts[i]!, end = offsets[i + 1]!; k < end; k++) {
+    for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
       for (let j = locNodeOffsets[r]!, last = locNodeOffsets[r + 1]!; j < last; j++) {
         const n = locNodeIds[j]!;
@@ -587,12 +578,11 @@ function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number):
  * The graph input of a side's samples (sums negated for BASE): their stack table, rows interned
  * in sample order root first as `buildStackTable` interns them. With `shown`, each stack is cut
  * below its innermost frame that holds a `shown` node, the rest of it one row without frame (an
- * added location of no node) below that frame, and stacks without such a frame are left out;
- * `keptFrom` (when any sample lost frames) says where each sample's kept frames start. A
- * frameless row's value counts as flat of its caller's innermost node, which the corrections
- * take back (`prunedSource`).
+ * added location of no node) below that frame, and stacks without such a frame are left out. A
+ * frameless row's value would count as flat of its caller's innermost node: the report takes
+ * every node's flat and cum from `prunedSource`'s `nodeSums` instead, and the walk for the calls only.
  */
-function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array): { g: GraphInput; keptFrom?: Uint32Array } {
+function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array): GraphInput {
   const { offsets, frames } = side.samples!;
   // The same arithmetic on doubles or bigints (as `negate`).
   const values = summed.values as unknown as number[];
@@ -612,7 +602,6 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
   const keptFrom = new Uint32Array(samples);
   const cutBelow = new Uint8Array(samples);
   let maxRows = 0;
-  let cut = false;
   for (let i = 0; i < samples; i++) {
     const end = offsets[i + 1]!;
     let k = offsets[i]!;
@@ -624,7 +613,6 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
         below |= c;
       }
       cutBelow[i] = below;
-      if (below && values[i] !== zero) cut = true;
     }
     keptFrom[i] = k;
     maxRows += end - k + (k < end ? cutBelow[i]! : 0);
@@ -659,42 +647,5 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
     sampleStack: new Int32Array(0),
     children: built.children,
   };
-  return { g: { nNodes, locNodeOffsets: withNoFrame, locNodeIds, stacks }, ...(cut ? { keptFrom } : {}) };
-}
-
-/**
- * A table whose walk gives node n flat `flat[n]` and cum `cum[n]` and no call, whatever nodes a
- * pass keeps: per node a root stack of its value of its own, and below it a stack of the last
- * node (never shown, `prunedSource`) with the rest of its cum; one root stack of that node takes
- * those back. Frame r is the location of node r alone.
- */
-function correctionInput(flat: bigint[], cum: bigint[]): GraphInput {
-  const nNodes = flat.length;
-  const hidden = nNodes - 1;
-  const prefix: number[] = [];
-  const frame: number[] = [];
-  const values: bigint[] = [];
-  const row = (caller: number, node: number, value: bigint): number => {
-    prefix.push(caller);
-    frame.push(node);
-    values.push(value);
-    return prefix.length - 1;
-  };
-  let taken = 0n;
-  for (let n = 0; n < hidden; n++) {
-    const rest = cum[n]! - flat[n]!;
-    if (flat[n] === 0n && rest === 0n) continue;
-    const own = row(-1, n, flat[n]!);
-    if (rest !== 0n) row(own, hidden, rest);
-    taken += rest;
-  }
-  if (taken !== 0n) row(-1, hidden, -taken);
-  let absSum = 0n;
-  for (const v of values) absSum += abs(v);
-  const self: StackValues = absSum <= 2n ** 53n ? Float64Array.from(values, Number) : values;
-  const locNodeOffsets = new Uint32Array(nNodes + 1);
-  for (let r = 0; r <= nNodes; r++) locNodeOffsets[r] = r;
-  const locNodeIds = new Int32Array(nNodes);
-  for (let r = 0; r < nNodes; r++) locNodeIds[r] = r;
-  return { nNodes, locNodeOffsets, locNodeIds, stacks: { length: prefix.length, prefix: Int32Array.from(prefix), frame: Int32Array.from(frame), self, sampleStack: new Int32Array(0) } };
+  return { nNodes, locNodeOffsets: withNoFrame, locNodeIds, stacks };
 }

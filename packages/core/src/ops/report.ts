@@ -466,6 +466,12 @@ export interface ReportGraphSource {
   infos: string[];
   /** pprof's report total (`reportTotal`), computed when asked. */
   total: () => bigint;
+  /**
+   * Every node's flat and cum when the source already has them (as a walk of `g` of all nodes
+   * would sum them; never with a divisor): the trimming takes them instead of walking `g`, whose
+   * walk then only gives the calls (diff-report.ts walks tables cut to the shown nodes).
+   */
+  nodeSums?: Pick<BuiltGraph, 'flat' | 'cum'>;
 }
 
 /** `buildCallGraph` from the graph input on (see there). */
@@ -503,7 +509,11 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   const everyNode = new Uint8Array(names.length).fill(1);
   const untrimmedCalls: CallsToCollect | undefined = untrimmed ? [inlinedNodes ?? everyNode, everyNode, callsOf && Uint8Array.from(names, (name) => (callsOf(name) ? 1 : 0))] : undefined;
   let kept: Uint8Array | undefined;
-  let nodes = untrimmedCalls ? buildNodes(g, kept, ...untrimmedCalls) : buildNodes(g, kept);
+  const { nodeSums } = source;
+  // Flat and cum of the kept nodes are those of the first pass (see below): given sums replace the walk's.
+  const withSums = (built: BuiltGraph): BuiltGraph => (nodeSums ? { ...built, ...nodeSums } : built);
+  const noCalls = { src: [], dst: [], weight: [], inline: [], residual: [] };
+  let nodes = untrimmedCalls ? withSums(buildNodes(g, kept, ...untrimmedCalls)) : nodeSums ? { ...nodeSums, ...noCalls } : buildNodes(g, kept);
   let ids = live(nodes);
   let flatSum = 0n;
   for (const i of ids) flatSum += nodes.flat[i]!;
@@ -548,7 +558,7 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
     calls = [inlinedNodes ? shownNodes.map((shown, n) => shown & inlinedNodes[n]!) : shownNodes, shownNodes, callsOf && shownNodes.map((shown, id) => (shown && callsOf(names[id]!) ? 1 : 0))];
     // No call to collect (top of a profile without inlined frames among the shown nodes): the first
     // pass's flat and cum are already those of the shown nodes, so no second pass over the stacks.
-    nodes = calls[0].includes(1) ? buildNodes(g, kept, ...calls) : { ...nodes, src: [], dst: [], weight: [], inline: [], residual: [] };
+    nodes = calls[0].includes(1) ? withSums(buildNodes(g, kept, ...calls)) : { ...nodes, ...noCalls };
   }
   // pprof prints the nodes' -mean values; calls keep their sums (as pprof's -tree prints them).
   const printed = meanValues(g, nodes, kept, ...calls);
