@@ -424,4 +424,25 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
       }
     }
   });
+
+  // Names past 4,096 characters are keyed by a short id of the node table's (StringKeys): the ids
+  // must be those of the one table both sides add to. Given per side, the base's first long name
+  // took the id of the new profile's first one (another function), and its own name a node twice.
+  it('long function names meet by name across the two profiles', () => {
+    const long = (c: string) => `pkg.${c.repeat(5000)}`;
+    const profile = (names: string[], values: bigint[]) => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const locs = names.map((name) => b.internLocation({ functionId: b.internFunction({ name, filename: 'a.go' }), line: 1 }));
+      locs.forEach((loc, i) => b.addSample([loc, ...locs.slice(0, i)], [values[i]!]));
+      return b.build();
+    };
+    const next = profile([long('a'), long('b')], [30n, 70n]);
+    const base = profile([long('b'), long('a'), long('c')], [10n, 20n, 40n]);
+    const merged = diff(base, next);
+    for (const o of [{}, { cum: true }, { by: 'line' as const }]) {
+      const input = () => sideBySide(base, next, { ...o, sampleTypeIndex: 0 });
+      expect(topReport(input(), o).text).toBe(topReport(merged, o).text);
+      expect(treeReport(input(), o).text).toBe(treeReport(merged, o).text);
+    }
+  });
 });

@@ -179,10 +179,12 @@ export interface NodeNames {
   names: string[];
   infos: string[];
   fields: NodeFields[];
+  /** The short keys of long strings in `keys`: one set with the map (a diff adds both profiles' nodes to it). */
+  stringKeys: StringKeys;
 }
 
 export function newNodeNames(): NodeNames {
-  return { keys: new Map(), names: [], infos: [], fields: [] };
+  return { keys: new Map(), names: [], infos: [], fields: [], stringKeys: new StringKeys() };
 }
 
 /**
@@ -203,8 +205,7 @@ export function nodeTable(
   const { withName, withFile, withLine, withAddress } = granularityFields(by);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
-  const { keys, names, infos, fields } = into;
-  const stringKeys = new StringKeys();
+  const { keys, names, infos, fields, stringKeys } = into;
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
