@@ -200,7 +200,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     });
   }
 
-  it('served: a gzip of two members (which the worker leaves to core: Chromium inflates only one) is read whole, the table profkit top\'s', async () => {
+  it('served: a gzip of two members (inflated by the server, every member; Chromium would inflate only one) is read whole, the table profkit top\'s', async () => {
     const raw = gunzipSync(readFileSync(FIXTURES.pprof));
     const half = raw.length >> 1;
     const twoMembers = join(tmp, 'two-members.pb.gz');
@@ -214,6 +214,31 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     expectSameTop(await pageTop(page), want);
     expectCleanPage(page, [s.url]);
     await page.close();
+  });
+
+  it('served: a corrupt or truncated gzip (the server aborts its inflate) falls back to the file\'s bytes: the typed error of the static build', async () => {
+    const gz = readFileSync(FIXTURES.pprof);
+    const corrupt = Buffer.from(gz);
+    for (let i = gz.length >> 1; i < (gz.length >> 1) + 64; i++) corrupt[i] ^= 0x5a;
+    for (const [name, bytes] of [['corrupt.pb.gz', corrupt], ['truncated.pb.gz', gz.subarray(0, gz.length - 40)]] as const) {
+      const file = join(tmp, name);
+      writeFileSync(file, bytes);
+      const picked = await newPage();
+      await picked.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+      await picked.setInputFiles('#profile-input', file);
+      await picked.waitForSelector('#error', { timeout: 30_000 });
+      const want = await picked.textContent('#error');
+      expect(await picked.textContent('#error code'), name).toMatch(/^PROFKIT_E_/);
+      await picked.close();
+      const s = await serve(file);
+      const page = await newPage();
+      await page.goto(s.url);
+      await page.waitForSelector('#error', { timeout: 30_000 });
+      expect(await page.textContent('#error'), name).toBe(want);
+      const profileUrl = new URL(`/profile/${name}`, s.url).href;
+      expect(seen.get(page)!.requests.filter((u) => u.startsWith(profileUrl)), name).toEqual([`${profileUrl}?inflated=1`, profileUrl]);
+      await page.close();
+    }
   });
 
   it('static build: a picked gzip of two members (Chromium inflates only the first) is read whole by core, the input intact after the native attempt', async () => {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
@@ -33,6 +33,20 @@ function get(server: WebServer, path: string, options: { host?: string; method?:
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A GET of `path`'s bytes, and whether the response came whole (false: the server aborted it). */
+function getBytes(server: WebServer, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: server.host, port: server.port, path, headers: { host: `127.0.0.1:${server.port}` } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', () => undefined);
+      res.on('close', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), complete: res.complete }));
     });
     req.on('error', reject);
     req.end();
@@ -91,6 +105,66 @@ describe('startWebServer', () => {
       try {
         const name = profile === gz ? 'announced.pb.gz' : 'cpu.folded';
         for (const method of ['GET', 'HEAD']) expect((await get(s, `/profile/${name}`, { method })).headers['x-profkit-gzip-isize'], `${name} ${method}`).toBe(want);
+      } finally {
+        await s.close();
+      }
+    }
+  });
+
+  it('serves a gzip profile inflated by node:zlib when asked (?inflated=1), every member, and other files as they are', async () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    for (let i = 0; i < 2000; i++) b.addSample([b.internLocation({ functionId: b.internFunction({ name: `f${i % 97}`, filename: 'a.go' }), line: i })], [i]);
+    const raw = Buffer.from(serializePprof(b.build(), { compress: false }));
+    const single = join(tmp, 'single.pb.gz');
+    writeFileSync(single, gzipSync(raw));
+    const multi = join(tmp, 'multi.pb.gz');
+    writeFileSync(multi, Buffer.concat([gzipSync(raw.subarray(0, 1000)), gzipSync(raw.subarray(1000))]));
+    for (const [profile, name] of [[single, 'single.pb.gz'], [multi, 'multi.pb.gz']] as const) {
+      const s = await startWebServer({ profile });
+      try {
+        const r = await getBytes(s, `/profile/${name}?inflated=1`);
+        expect(r.status, name).toBe(200);
+        expect(r.complete, name).toBe(true);
+        expect(r.headers['x-profkit-inflated'], name).toBe('1');
+        expect(r.headers['content-length'], name).toBeUndefined();
+        expect(r.body.equals(gunzipSync(readFileSync(profile))), name).toBe(true);
+        expect(r.body.equals(raw), name).toBe(true);
+        // Without the parameter: the file's own bytes, as before.
+        const original = await getBytes(s, `/profile/${name}`);
+        expect(original.headers['x-profkit-inflated']).toBeUndefined();
+        expect(original.body.equals(readFileSync(profile))).toBe(true);
+      } finally {
+        await s.close();
+      }
+    }
+    // Not gzip: the parameter changes nothing; and it opens no other file.
+    const s = await startWebServer({ profile: profilePath });
+    try {
+      const r = await getBytes(s, '/profile/cpu.folded?inflated=1');
+      expect(r.headers['x-profkit-inflated']).toBeUndefined();
+      expect(r.body.toString()).toBe(readFileSync(profilePath, 'utf8'));
+      for (const path of ['/secret.txt?inflated=1', '/profile/secret.txt?inflated=1', `/profile/${encodeURIComponent(secretPath)}?inflated=1`, '/profile/..%2fsecret.txt?inflated=1']) expect((await get(s, path)).status, path).toBe(404);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('aborts the inflated response of a corrupt or truncated gzip profile (never a short body that looks whole)', async () => {
+    const gz = gzipSync(Buffer.from('main;work 3\n'.repeat(50_000)));
+    const corrupt = Buffer.from(gz);
+    for (let i = 20; i < 60; i++) corrupt[i] ^= 0x5a;
+    const truncated = gz.subarray(0, gz.length - 100);
+    for (const [name, bytes] of [['corrupt.folded.gz', corrupt], ['truncated.folded.gz', truncated]] as const) {
+      const file = join(tmp, name);
+      writeFileSync(file, bytes);
+      const s = await startWebServer({ profile: file });
+      try {
+        const r = await getBytes(s, `/profile/${name}?inflated=1`);
+        expect(r.headers['x-profkit-inflated'], name).toBe('1');
+        expect(r.complete, name).toBe(false);
+        // The original bytes are still served whole (the page's fallback).
+        const original = await getBytes(s, `/profile/${name}`);
+        expect(original.complete && original.body.equals(bytes), name).toBe(true);
       } finally {
         await s.close();
       }

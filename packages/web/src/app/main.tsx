@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue
 import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
 import type { GraphLayout } from './graph-layout.js';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
-import { INFLATED_SIZE_HEADER } from './protocol.js';
+import { INFLATED_HEADER, INFLATED_PARAM, INFLATED_SIZE_HEADER } from './protocol.js';
 import { inputSizeError } from './native-gunzip.js';
 import { FILTER_KEYS, exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
@@ -92,15 +92,33 @@ class Analysis {
   }
 }
 
+/**
+ * The served profile: a gzip file asked for inflated by the server (see INFLATED_PARAM), which the
+ * worker reads as raw profile bytes, falling back to the file's own bytes if that fails; the
+ * file's bytes as they are otherwise (not gzip: the server sends them; the request failing: asked again).
+ */
 async function fetchInput(spec: { name: string; url: string }): Promise<ProfileInput> {
-  const response = await fetch(spec.url);
-  if (!response.ok) throw new Error(`${spec.name}: HTTP ${response.status}`);
+  if (CAN_TRANSFER_STREAMS) {
+    const response = await fetch(`${spec.url}?${INFLATED_PARAM}=1`).catch(() => undefined);
+    if (response?.ok && response.body && response.headers.get(INFLATED_HEADER) === '1') {
+      const inflatedSize = Number(response.headers.get(INFLATED_SIZE_HEADER) ?? 0);
+      return { name: spec.name, stream: response.body, size: 0, ...(inflatedSize > 0 ? { inflatedSize } : {}), originalUrl: new URL(spec.url, location.href).href };
+    }
+    if (response?.ok) return inputOfResponse(spec.name, response);
+    await response?.body?.cancel();
+  }
+  return inputOfResponse(spec.name, await fetch(spec.url));
+}
+
+/** A profile from the response that serves its file's bytes. */
+async function inputOfResponse(name: string, response: Response): Promise<ProfileInput> {
+  if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
   const size = Number(response.headers.get('content-length') ?? 0);
-  checkInputSize(spec.name, size);
+  checkInputSize(name, size);
   // The body goes to the worker as it arrives (it inflates while it downloads), where streams can be transferred.
   const inflatedSize = Number(response.headers.get(INFLATED_SIZE_HEADER) ?? 0);
-  if (response.body && CAN_TRANSFER_STREAMS) return { name: spec.name, stream: response.body, size, ...(inflatedSize > 0 ? { inflatedSize } : {}) };
-  return { name: spec.name, bytes: await response.arrayBuffer() };
+  if (response.body && CAN_TRANSFER_STREAMS) return { name, stream: response.body, size, ...(inflatedSize > 0 ? { inflatedSize } : {}) };
+  return { name, bytes: await response.arrayBuffer() };
 }
 
 /** Whether this browser can hand a ReadableStream to a worker (Chromium, Firefox; not every Safari). */

@@ -185,6 +185,20 @@ export async function streamedProfileBytes(name: string, stream: ReadableStream<
   return (await inflating) ?? raw;
 }
 
+/**
+ * The profile `profkit web` inflated (`?inflated=1`), read into one buffer of `sizeHint` bytes (its
+ * announced size, already bounded as `streamedProfileBytes` bounds the trailer's claim) grown as it
+ * fills; undefined when the download fails (the server aborts it on a gzip error or its limit) or
+ * passes `limits.maxDecompressedBytes`: the caller then reads the original bytes.
+ */
+export async function serverInflatedBytes(stream: ReadableStream<Uint8Array>, sizeHint: number, limits = DEFAULT_LIMITS, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
+  try {
+    return await collected(stream, sizeHint > 0 ? sizeHint : 1 << 20, limits.maxDecompressedBytes, onBytes);
+  } catch {
+    return undefined;
+  }
+}
+
 async function rawBytes(name: string, stream: ReadableStream<Uint8Array>, size: number, maxInputBytes: number): Promise<Uint8Array> {
   const bytes = await collected(stream, size, maxInputBytes);
   if (!bytes) throw inputSizeError(name, `more than ${maxInputBytes} bytes`, maxInputBytes);

@@ -52,12 +52,29 @@ export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich' | 'graph' | 'source
 export const INFLATED_SIZE_HEADER = 'x-profkit-gzip-isize';
 
 /**
+ * The query parameter (`?inflated=1`) that asks `profkit web` for a gzip profile inflated by
+ * node:zlib (native, on the thread pool; Chromium's `DecompressionStream` took about a second of
+ * the 1M-sample profile's first paint), and the response header that says it was (`1`): the body is
+ * then the raw profile, with no Content-Length; a gzip error or core's `maxDecompressedBytes` on the
+ * server aborts the response (never a short body), and the worker then reads the original bytes.
+ */
+export const INFLATED_PARAM = 'inflated';
+export const INFLATED_HEADER = 'x-profkit-inflated';
+
+/**
  * A profile the page hands to the worker (transferred, not copied), with the name format
  * detection may use: its bytes (a picked or dropped file), or the served file's body as it
  * arrives and its Content-Length (0 if unknown), which the worker inflates while it downloads
  * (`inflatedSize`: a gzip's inflated size as `profkit web` announces it from its trailer, a hint).
  */
-export type ProfileInput = { name: string; bytes: ArrayBuffer } | { name: string; stream: ReadableStream<Uint8Array>; size: number; inflatedSize?: number };
+export type ProfileInput =
+  | { name: string; bytes: ArrayBuffer }
+  | { name: string; stream: ReadableStream<Uint8Array>; size: number; inflatedSize?: number }
+  /**
+   * The served gzip file inflated by `profkit web` (`?inflated=1`): `stream` is the raw profile;
+   * if it fails (the server aborted it: corrupt gzip, a limit), the worker reads `originalUrl` (absolute) as before.
+   */
+  | { name: string; stream: ReadableStream<Uint8Array>; size: 0; inflatedSize?: number; originalUrl: string };
 
 /**
  * Where the source view's text comes from: `profkit web` serves the source files the profile

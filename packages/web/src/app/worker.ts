@@ -7,9 +7,9 @@
 import { ErrorCodes, ProfkitError, isProfkitError, type SourceLines } from '@profkit/core';
 import { ProfileSession, errorOf, sourceLinesOf, webRegistry } from './engine.js';
 import { DroppedSources } from './dropped-sources.js';
-import { nativeGunzip, streamedProfileBytes } from './native-gunzip.js';
+import { nativeGunzip, serverInflatedBytes, streamedProfileBytes } from './native-gunzip.js';
 import { ProfileDecoder } from '@profkit/pprof';
-import type { ProfileInput, SourceAccess, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
+import { INFLATED_SIZE_HEADER, type ProfileInput, type SourceAccess, type ViewResult, type WorkerRequest, type WorkerResponse } from './protocol.js';
 
 /** The pprof decodes started on the profiles' bytes as they were inflated, until the registry reads them. */
 const decodesAhead = new Map<Uint8Array, ProfileDecoder>();
@@ -69,7 +69,8 @@ async function viewOf(s: ProfileSession, req: WorkerRequest & { kind: 'view' }):
 }
 
 /**
- * A profile's bytes for core, gzip inflated natively when the browser can (see native-gunzip.ts);
+ * A profile's bytes for core, gzip inflated natively by `profkit web` (node:zlib) when it serves
+ * the file, else by the browser when it can (see native-gunzip.ts);
  * inflated bytes come with the pprof decode of them started while they arrived (`ProfileDecoder`:
  * its pass 1 runs while the rest is inflated; if they are not pprof, the registry never asks for it).
  */
@@ -83,12 +84,31 @@ async function inputOf(input: ProfileInput): Promise<{ name: string; bytes: Uint
     const bytes = new Uint8Array(input.bytes);
     return withDecoder((await nativeGunzip(bytes, undefined, index)) ?? bytes);
   }
+  if ('originalUrl' in input) {
+    // Inflated by `profkit web`: raw profile bytes. If the server could not inflate them, the
+    // file's own bytes, read as before (core's typed error, if any), with a decoder of their own.
+    const bytes = await serverInflatedBytes(input.stream, input.inflatedSize ?? 0, undefined, index);
+    return bytes ? withDecoder(bytes) : inputOf(await originalInput(input.name, input.originalUrl));
+  }
   try {
     return withDecoder(await streamedProfileBytes(input.name, input.stream, input.size, undefined, index, input.inflatedSize));
   } catch (e) {
     // The download failing (the server closed the connection: a file it could not read).
     throw isProfkitError(e) ? e : new ProfkitError(ErrorCodes.IO, `${input.name}: ${e instanceof Error ? e.message : String(e)}`, { file: input.name });
   }
+}
+
+/** The served file's own bytes, as the page fetches them when it does not ask for them inflated. */
+async function originalInput(name: string, url: string): Promise<ProfileInput> {
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw new ProfkitError(ErrorCodes.IO, `${name}: ${e instanceof Error ? e.message : String(e)}`, { file: name });
+  }
+  if (!response.ok || !response.body) throw new ProfkitError(ErrorCodes.IO, `${name}: HTTP ${response.status}`, { file: name });
+  const inflatedSize = Number(response.headers.get(INFLATED_SIZE_HEADER) ?? 0);
+  return { name, stream: response.body, size: Number(response.headers.get('content-length') ?? 0), ...(inflatedSize > 0 ? { inflatedSize } : {}) };
 }
 
 /** Opens the session of `profile` (and `base`), the registry finishing the decodes started ahead. */
