@@ -14,7 +14,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
-import { ProfileBuilder, Registry, type ProfkitError } from '@profkit/core';
+import { DEFAULT_LIMITS, ProfileBuilder, Registry, type ProfkitError } from '@profkit/core';
 import { pprofAdapter, serializePprof } from '@profkit/pprof';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-web-server-'));
@@ -168,6 +168,30 @@ describe('startWebServer', () => {
       } finally {
         await s.close();
       }
+    }
+  });
+
+  it('aborts the inflated response past maxDecompressedBytes (a valid gzip: never a body cut at the limit that looks whole)', async () => {
+    const raw = Buffer.from('main;work 3\n'.repeat(200_000));
+    const file = join(tmp, 'big.folded.gz');
+    writeFileSync(file, gzipSync(raw));
+    // The server reads core's default at each request; lowered here (this file's module instance) below the 2.4 MB profile.
+    const limits = DEFAULT_LIMITS as { maxDecompressedBytes: number };
+    const saved = limits.maxDecompressedBytes;
+    const s = await startWebServer({ profile: file });
+    try {
+      limits.maxDecompressedBytes = 1_000_000;
+      const r = await getBytes(s, '/profile/big.folded.gz?inflated=1');
+      expect(r.headers['x-profkit-inflated']).toBe('1');
+      expect(r.complete).toBe(false);
+      expect(r.body.length).toBeLessThanOrEqual(1_000_000);
+      expect(r.body.equals(raw.subarray(0, r.body.length))).toBe(true);
+      limits.maxDecompressedBytes = raw.length;
+      const whole = await getBytes(s, '/profile/big.folded.gz?inflated=1');
+      expect(whole.complete && whole.body.equals(raw)).toBe(true);
+    } finally {
+      limits.maxDecompressedBytes = saved;
+      await s.close();
     }
   });
 
