@@ -144,6 +144,15 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     if (error) throw new Error(`the page shows an error: ${await error.textContent()}`);
   }
 
+  /** The pprof fixture gzipped as two members (each half on its own), written to `name` in the test folder. */
+  function twoMemberGzip(name: string): string {
+    const raw = gunzipSync(readFileSync(FIXTURES.pprof));
+    const half = raw.length >> 1;
+    const file = join(tmp, name);
+    writeFileSync(file, Buffer.concat([gzipSync(raw.subarray(0, half)), gzipSync(raw.subarray(half))]));
+    return file;
+  }
+
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   /** A view's screenshot for docs/web.md (the visible part of the page), when PROFKIT_WEB_DOC_SCREENSHOTS is set. */
@@ -201,10 +210,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
   }
 
   it('served: a gzip of two members (inflated by the server, every member; Chromium would inflate only one) is read whole, the table profkit top\'s', async () => {
-    const raw = gunzipSync(readFileSync(FIXTURES.pprof));
-    const half = raw.length >> 1;
-    const twoMembers = join(tmp, 'two-members.pb.gz');
-    writeFileSync(twoMembers, Buffer.concat([gzipSync(raw.subarray(0, half)), gzipSync(raw.subarray(half))]));
+    const twoMembers = twoMemberGzip('two-members.pb.gz');
     const s = await serve(twoMembers);
     const page = await newPage();
     await page.goto(s.url);
@@ -242,10 +248,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
   });
 
   it('static build: a picked gzip of two members (Chromium inflates only the first) is read whole by core, the input intact after the native attempt', async () => {
-    const raw = gunzipSync(readFileSync(FIXTURES.pprof));
-    const half = raw.length >> 1;
-    const twoMembers = join(tmp, 'picked-two-members.pb.gz');
-    writeFileSync(twoMembers, Buffer.concat([gzipSync(raw.subarray(0, half)), gzipSync(raw.subarray(half))]));
+    const twoMembers = twoMemberGzip('picked-two-members.pb.gz');
     const page = await newPage();
     await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
     await page.setInputFiles('#profile-input', twoMembers);
