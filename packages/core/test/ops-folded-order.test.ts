@@ -295,6 +295,18 @@ describe('foldedChunks: the size budget', () => {
     expect(foldedWalkStats.largestPathBytes).toBeLessThanOrEqual(READ_LIMITS.maxReportBytes + 20);
   }, 120_000);
 
+  it("charges a line's path only while it is walked: 200 lines 1,000 deep (20 KB of path each, 4 MB in all) fit a limit of their 0.4 MB of text", () => {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const stack = Array.from({ length: 1_000 }, (_, i) => b.internLocation({ functionId: b.internFunction({ name: String(i % 10) }), line: i + 1 }));
+    for (let leaf = 0; leaf < 200; leaf++) b.addSample([b.internLocation({ functionId: b.internFunction({ name: `leaf${leaf}` }), line: 1 }), ...stack.slice(1)], [1n]);
+    const p = b.build();
+    const text = concat(foldedChunks(p, 0, { maxReportBytes: Infinity }));
+    expect(text.length).toBeGreaterThan(400_000);
+    // Exactly the text's size: were the path charges kept (not released as the walk goes back up), this refused.
+    expect(concat(foldedChunks(p, 0, { maxReportBytes: text.length }))).toEqual(text);
+    expect([...foldedLines(p, 0, { maxReportBytes: text.length })].join('')).toBe(new TextDecoder().decode(text));
+  });
+
   it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
     // 100,000-byte name × 12,000 frames: a 1.2 GB line (past the 1 GiB cap) of one shared name;
     // × 50,000: 5 GB, past what a typed array holds (this was a RangeError).
