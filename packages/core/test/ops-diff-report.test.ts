@@ -237,7 +237,7 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
       return b.build();
     };
     const edges = [2n ** 52n, 2n ** 52n - 1n, 2n ** 52n + 1n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 3n];
-    // Every node, or one (the others cut: their sums in the corrections).
+    // Every node, or one (the others cut: every node's sums given to the report as `nodeSums`).
     for (const o of [{ sampleTypeIndex: 0, nodeFraction: 0 }, { sampleTypeIndex: 0, nodeCount: 1 }]) {
       for (const a of edges) {
         for (const b of edges) {
