@@ -1,5 +1,7 @@
 // Measures profkit web on one profile in headless Chromium (not a test: numbers for
-// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top|flame]
+// docs/web.md). Usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top|flame|all] [served|picked]
+// (`picked`: the static build from file://, the file chosen with its file picker, the path of a
+// picked or dropped file; the first paint then counts from the moment the file is given).
 // Prints, per run: time from navigation to the first flame paint (the page's
 // `profkit:first-flame-paint` mark), and the response of a zoom click and of a search (from the
 // event to the next animation frame, i.e. the redraw included); then the time to show the top
@@ -7,9 +9,12 @@
 // (graph.js loaded and laid out; `top`: stop after the table, `flame`: after the flame graph), and the renderer's peak RSS.
 // With the first paint, the CPU time its Web Worker threads had used by then (Linux). Chromium: PROFKIT_CHROMIUM or
 // /usr/bin/chromium. A 200k-sample profile: goref gen OUT 200000 7 (tools/test-utils goref).
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startWebServer } from '../dist/index.js';
+import { startWebServer, writeStaticSite } from '../dist/index.js';
 
 /** This run's Chromium is the process whose command line holds this (unknown) switch. */
 const MARKER = `--profkit-bench=${process.pid}`;
@@ -64,21 +69,33 @@ function workerThreadsCpu() {
   return seconds.map((x) => x.toFixed(2)).join(', ');
 }
 
-const [file, runsText = '3', only] = process.argv.slice(2);
-if (!file) {
-  console.error('usage: node scripts/bench-first-paint.mjs FILE [RUNS]');
+const [file, runsText = '3', only, mode = 'served'] = process.argv.slice(2);
+if (!file || !['served', 'picked'].includes(mode)) {
+  console.error('usage: node scripts/bench-first-paint.mjs FILE [RUNS] [top|flame|all] [served|picked]');
   process.exit(2);
 }
 const server = await startWebServer({ profile: file });
+const staticDir = mode === 'picked' ? mkdtempSync(join(tmpdir(), 'profkit-bench-static-')) : undefined;
+if (staticDir) await writeStaticSite(staticDir);
 try {
   for (let run = 0; run < Number(runsText); run++) {
     // A browser per run: its renderer's peak memory is this run's.
     const browser = await chromium.launch({ executablePath: process.env.PROFKIT_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', MARKER] });
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('pageerror', (e) => console.error('pageerror', String(e)));
-    await page.goto(`${server.url}#view=flame`);
+    // Served: from the navigation. Picked: from the moment the file is given to the picker (the
+    // page's own load not counted; `fetched` is then that moment).
+    let given = 0;
+    if (staticDir) {
+      await page.goto(`${pathToFileURL(join(staticDir, 'index.html')).href}#view=flame`);
+      await page.waitForSelector('#profile-input');
+      given = await page.evaluate(() => performance.now());
+      await page.setInputFiles('#profile-input', file);
+    } else await page.goto(`${server.url}#view=flame`);
     await page.waitForFunction(() => performance.getEntriesByName('profkit:first-flame-paint').length > 0, undefined, { timeout: 120_000 });
-    const [fetched, read, firstPaint] = await page.evaluate(() => ['profkit:profile-fetched', 'profkit:profile-read', 'profkit:first-flame-paint'].map((m) => performance.getEntriesByName(m)[0]?.startTime ?? NaN));
+    const [fetched, read, firstPaint] = await page
+      .evaluate(() => ['profkit:profile-fetched', 'profkit:profile-read', 'profkit:first-flame-paint'].map((m) => performance.getEntriesByName(m)[0]?.startTime ?? NaN))
+      .then((times) => times.map((t, i) => (staticDir && i === 0 ? 0 : t - given)));
     const frames = await page.getAttribute('#flame', 'data-frames');
     // Zoom: click the widest frame one row above the root (flame: the root is the bottom row).
     const box = await page.locator('#flame').boundingBox();
@@ -128,4 +145,5 @@ try {
   }
 } finally {
   await server.close();
+  if (staticDir) rmSync(staticDir, { recursive: true, force: true });
 }

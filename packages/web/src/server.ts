@@ -19,7 +19,7 @@ import { basename } from 'node:path';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, isProfkitError, type Registry } from '@profkit/core';
 import { listedSourceNames, readInput, sourceFileReader } from '@profkit/core/node';
 import { readAppAssets, type AppAssets } from './assets.js';
-import { INFLATED_HEADER, INFLATED_PARAM, INFLATED_SIZE_HEADER } from './app/protocol.js';
+import { INFLATED_HEADER, INFLATED_PARAM, INFLATED_SIZE_HEADER, inflateBufferSize } from './app/protocol.js';
 
 export interface WebServerOptions {
   /** The profile to show. */
@@ -263,7 +263,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
             'content-type': 'application/octet-stream',
             [INFLATED_HEADER]: '1',
             // The buffer size hint, bounded as the page bounds the trailer's claim (4x the file).
-            ...(isize > 0 ? { [INFLATED_SIZE_HEADER]: String(Math.min(isize, s.size * 4)) } : {}),
+            ...(isize > 0 ? { [INFLATED_SIZE_HEADER]: String(inflateBufferSize(isize, s.size)) } : {}),
           });
           if (req.method === 'HEAD') return void res.end();
           // Sent now: an error at the first bytes then fails the body, which the page falls back from.

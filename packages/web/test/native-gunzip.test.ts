@@ -6,7 +6,7 @@
  */
 
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nativeGunzip, streamedProfileBytes } from '../src/app/native-gunzip.js';
 
 /** Bytes that do not compress much (as a profile's), `n` of them. */
@@ -46,11 +46,73 @@ describe('nativeGunzip', () => {
     expect(await nativeGunzip(gz, 100_000)).toEqual(noise(100_000));
   });
 
+  it("sizes its buffer from the trailer's ISIZE no larger than 4x the file (a forged claim up to deflate's 1032x, 2 GiB for a 2 MB file, is not allocated), growing an honest larger one to exactly its size", async () => {
+    const gz = new Uint8Array(gzipSync(noise(100_000)));
+    // Within deflate's 1032x of the file: the size the old bound let through (a 103 MB buffer).
+    const forged = gz.slice();
+    new DataView(forged.buffer).setUint32(forged.length - 4, 1000 * gz.length, true);
+    let largest = 0;
+    const largestBuffer = (soFar: Uint8Array) => void (largest = Math.max(largest, soFar.buffer.byteLength));
+    // zlib checks ISIZE at the end: undefined (core then reports it), after a buffer as small as no claim's.
+    expect(await nativeGunzip(forged, undefined, largestBuffer)).toBeUndefined();
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThanOrEqual(4 * gz.length);
+    // An honest file inflating 60x: first 4x the file, then grown to its announced size, not past it.
+    const raw = new Uint8Array(600_000);
+    raw.set(noise(10_000));
+    const honest = new Uint8Array(gzipSync(raw));
+    expect(raw.length).toBeGreaterThan(8 * 4 * honest.length);
+    largest = 0;
+    const got = await nativeGunzip(honest, undefined, largestBuffer);
+    expect(got).toEqual(raw);
+    expect(got!.buffer.byteLength).toBe(raw.length);
+    expect(largest).toBe(raw.length);
+  });
+
   it('two members: all of it or undefined (core then reads every member), never the first member alone', async () => {
     const raw = noise(50_000);
     const two = Buffer.concat([gzipSync(raw.subarray(0, 20_000)), gzipSync(raw.subarray(20_000))]);
     const got = await nativeGunzip(two);
     if (got !== undefined) expect(got).toEqual(raw);
+  });
+});
+
+/**
+ * A stand-in for the inflate's helper worker (Node has no `Worker`): what crosses to it is
+ * structured-cloned, as between threads, and `copied` counts the bytes those clones copy.
+ */
+class ClonedStreamWorker {
+  static copied = 0;
+  onmessage: ((e: { data: ReadableStream<Uint8Array> }) => void) | null = null;
+  onerror: ((e: unknown) => void) | null = null;
+  postMessage(gzip: ReadableStream<Uint8Array>): void {
+    const reader = gzip.getReader();
+    const crossed = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        const clone = structuredClone(value);
+        ClonedStreamWorker.copied += clone.buffer.byteLength;
+        controller.enqueue(clone);
+      },
+    });
+    const out = crossed.pipeThrough(new DecompressionStream('gzip') as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
+    setTimeout(() => this.onmessage?.({ data: out }));
+  }
+  terminate(): void {}
+}
+
+describe('nativeGunzip with the helper worker', () => {
+  afterEach(() => void vi.unstubAllGlobals());
+
+  it("hands the helper worker the input once, not its whole buffer with every piece (a view crossing a thread copies all of it: minutes for the 1M profile)", async () => {
+    vi.stubGlobal('Worker', ClonedStreamWorker);
+    ClonedStreamWorker.copied = 0;
+    const raw = noise(1_000_000);
+    const gz = new Uint8Array(gzipSync(raw));
+    expect(await nativeGunzip(gz)).toEqual(raw);
+    // Each piece's own bytes crossed (16 pieces of 64 KiB), not 16 copies of the whole file.
+    expect(ClonedStreamWorker.copied).toBe(gz.length);
   });
 });
 

@@ -9,6 +9,7 @@
  */
 
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError } from '@profkit/core';
+import { inflateBufferSize } from './protocol.js';
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** The smallest gzip member: a 10-byte header, an empty deflate block, the 8-byte trailer. */
@@ -16,15 +17,18 @@ const MIN_GZIP_BYTES = 20;
 
 /**
  * Bytes of a buffer being filled: doubled as it fills, but never past `maxBytes` (the caller's
- * limit: doubling a buffer near it would allocate up to twice the limit), the exact view returned
- * at the end.
+ * limit: doubling a buffer near it would allocate up to twice the limit), nor past `expectedBytes`
+ * (the size the input announces, 0 if none) while the bytes fit it: a buffer first sized below an
+ * honest claim then ends at exactly that size, after one copy. The exact view is returned at the end.
  */
-function appended(into: Uint8Array, used: number, chunk: Uint8Array, maxBytes: number): Uint8Array {
+function appended(into: Uint8Array, used: number, chunk: Uint8Array, maxBytes: number, expectedBytes: number): Uint8Array {
   if (used + chunk.length <= into.length) {
     into.set(chunk, used);
     return into;
   }
-  const larger = new Uint8Array(Math.max(used + chunk.length, Math.min(into.length * 2, maxBytes)));
+  const doubled = Math.min(into.length * 2, maxBytes);
+  const grown = expectedBytes >= used + chunk.length && expectedBytes < doubled ? expectedBytes : doubled;
+  const larger = new Uint8Array(Math.max(used + chunk.length, grown));
   larger.set(into.subarray(0, used));
   larger.set(chunk, used);
   return larger;
@@ -37,8 +41,11 @@ function appended(into: Uint8Array, used: number, chunk: Uint8Array, maxBytes: n
  */
 export type ArrivingBytes = (soFar: Uint8Array) => void;
 
-/** Reads a stream of bytes into one buffer of `sizeHint` bytes, grown as it fills; undefined past `maxBytes`. */
-async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
+/**
+ * Reads a stream of bytes into one buffer of `sizeHint` bytes, grown as it fills (towards
+ * `expectedBytes`, the size announced, when larger); undefined past `maxBytes`.
+ */
+async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, onBytes?: ArrivingBytes, expectedBytes = 0): Promise<Uint8Array | undefined> {
   // Allocated at the first chunk: a stream that errors at once (not gzip) costs no buffer of the hint's size.
   let out: Uint8Array | undefined;
   let used = 0;
@@ -52,7 +59,7 @@ async function collected(stream: ReadableStream<Uint8Array>, sizeHint: number, m
       reader.cancel().catch(() => {});
       return undefined;
     }
-    out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value, maxBytes);
+    out = appended(out ?? new Uint8Array(Math.min(sizeHint, maxBytes, 2 ** 31)), used, value, maxBytes, expectedBytes);
     used += value.length;
     onBytes?.(out.subarray(0, used));
   }
@@ -110,14 +117,14 @@ async function inflatingStream(gzip: ReadableStream<Uint8Array>): Promise<{ stre
  * A gzip stream inflated by the platform, or undefined on any error (core's reader then decides).
  * `signal` stops it (the download of the rest too); `onBytes` sees the inflated bytes as they arrive.
  */
-async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, signal?: AbortSignal, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
+async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxBytes: number, signal?: AbortSignal, onBytes?: ArrivingBytes, expectedBytes = 0): Promise<Uint8Array | undefined> {
   // Chromium's and Firefox's DecompressionStream reject bytes after the first member (another
   // member, or trailing garbage): those reach core's reader, which reads every member as Go does.
   let inflating: { stream: ReadableStream<Uint8Array>; done(): void } | undefined;
   try {
     // The signal acts here, on this side of the helper worker: the abort errors what it inflates.
     inflating = await inflatingStream(signal ? gzip.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal }) : gzip);
-    return await collected(inflating.stream, sizeHint, maxBytes, onBytes);
+    return await collected(inflating.stream, sizeHint, maxBytes, onBytes, expectedBytes);
   } catch {
     return undefined;
   } finally {
@@ -132,24 +139,27 @@ async function inflated(gzip: ReadableStream<Uint8Array>, sizeHint: number, maxB
  */
 export async function nativeGunzip(bytes: Uint8Array, maxBytes: number = DEFAULT_LIMITS.maxDecompressedBytes, onBytes?: ArrivingBytes): Promise<Uint8Array | undefined> {
   if (typeof DecompressionStream !== 'function' || bytes.length < MIN_GZIP_BYTES || bytes[0] !== GZIP_MAGIC[0] || bytes[1] !== GZIP_MAGIC[1]) return undefined;
-  // The trailer's ISIZE (the size mod 2^32, which zlib checks) sizes the output buffer; one
-  // past the limit, or 0, only costs a buffer grown as it fills.
+  // The trailer's ISIZE (the size mod 2^32, which zlib checks at the end) sizes the output
+  // buffer, as far as the served path trusts it (4x the file: the file's own claim, which a
+  // crafted file makes 1032x); past that, or 0, or past the limit, it only costs a buffer grown as it fills.
   const n = bytes.length;
   const announced = (bytes[n - 4]! | (bytes[n - 3]! << 8) | (bytes[n - 2]! << 16) | (bytes[n - 1]! << 24)) >>> 0;
-  // Deflate inflates at most 1032 times: a larger size in the trailer is a lie, not a buffer to allocate.
-  return inflated(piecesOf(bytes), announced > 0 ? Math.min(announced, n * 1032) : n * 4, maxBytes, undefined, onBytes);
+  return inflated(piecesOf(bytes), inflateBufferSize(announced, n), maxBytes, undefined, onBytes, announced);
 }
 
 /**
- * `bytes` as a stream of 64 KiB views, not copied (a Blob's stream would copy the whole input
- * first). Small pieces as a download's: the inflate checks `maxBytes` after each one's output.
+ * `bytes` as a stream of 64 KiB copies: small pieces as a download's (the inflate checks
+ * `maxBytes` after each one's output), copied one at a time because the stream crosses to the
+ * inflate's helper worker, and a view crossing a thread takes its whole buffer along (structured
+ * clone): 64 KiB views of the 78 MB 1M-sample profile copied 93 GB, and its first paint took
+ * minutes. (A Blob's stream would copy the whole input first.)
  */
 function piecesOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   let at = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
       if (at >= bytes.length) controller.close();
-      else controller.enqueue(bytes.subarray(at, (at += 1 << 16)));
+      else controller.enqueue(bytes.slice(at, (at += 1 << 16)));
     },
   });
 }
@@ -170,11 +180,9 @@ export async function streamedProfileBytes(name: string, stream: ReadableStream<
   // The raw branch failing (maxInputBytes, the download) stops the inflate too, which would
   // otherwise go on downloading and inflating the rest of the body for nothing.
   const stopInflate = new AbortController();
-  // 4x the download, grown as it fills; or the announced inflated size (the trailer's ISIZE) when
-  // smaller: the file's own claim, so a forged one must not allocate more than no claim would
-  // (1032x the download, deflate's most, is a buffer of 2 GiB for a 2 MB file).
-  const sizeHint = inflatedSize > 0 ? Math.min(inflatedSize, size * 4) : size * 4;
-  const inflating = inflated(forInflate, sizeHint, limits.maxDecompressedBytes, stopInflate.signal, onInflated);
+  // The announced inflated size (the trailer's ISIZE), bounded by the download's size: the
+  // file's own claim, so a forged one must not allocate more than no claim would.
+  const inflating = inflated(forInflate, inflateBufferSize(inflatedSize, size), limits.maxDecompressedBytes, stopInflate.signal, onInflated, inflatedSize);
   let raw: Uint8Array;
   try {
     raw = await rawBytes(name, forRaw, size, limits.maxInputBytes);
