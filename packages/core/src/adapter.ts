@@ -67,6 +67,23 @@ export interface ReadOptions {
   /** Called with progress (bytes consumed so far, total when known). */
   onProgress?: (done: number, total?: number) => void;
   signal?: PlatformAbortSignal;
+  /** The write that will follow this read, when the caller knows it (see `PlannedWrite`). */
+  plannedWrite?: PlannedWrite;
+}
+
+/**
+ * The write a caller will do with the profile it reads (`profkit convert` knows its output before
+ * reading). Only a hint: a codec may start preparing that write while it reads (the pprof codec
+ * deflates the bytes it read, for a pprof output that encodes to the same bytes), and the write
+ * must come out the same with or without it.
+ */
+export interface PlannedWrite {
+  /** The adapter and format that will write (as `registry.writerFor` picks them). */
+  adapter: string;
+  format: string;
+  /** The output's file name, and the writer's options. */
+  fileName?: string;
+  options?: Record<string, unknown>;
 }
 
 export interface ReadResult {

@@ -8,7 +8,7 @@
 
 import { Deflate, Inflate } from 'pako';
 import { isProfkitError } from './errors.js';
-import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type Limits } from './gzip-shared.js';
+import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'pako';
@@ -177,9 +177,17 @@ export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, le
   return concatBytes(parts);
 }
 
+/**
+ * No deflating ahead here: pako deflates on the calling thread, so starting early would only
+ * delay the caller (the Node version deflates on the thread pool). Always `undefined`.
+ */
+export function startDeflateAhead(_expected: Uint8Array, _level: number): DeflateAhead | undefined {
+  return undefined;
+}
+
 /** gzips a stream of chunks into a stream of compressed pieces (neither is ever whole in memory). */
-// `total` (the exact input size, when known) only matters to the Node version's parallel blocks.
-export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, _total?: number): AsyncGenerator<Uint8Array> {
+// `total` (the exact input size, when known) and `ahead` only matter to the Node version's parallel blocks.
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, _total?: number, _ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
   let out: Uint8Array[] = [];
   const d = deflater(level, 1 << 18, (c) => out.push(c));
   for (const c of chunks) {

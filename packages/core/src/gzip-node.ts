@@ -14,7 +14,7 @@
 import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type Limits } from './gzip-shared.js';
+import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'node:zlib';
@@ -255,6 +255,97 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
   if (bytes > 0) yield joined();
 }
 
+/** The options `gzipStream` deflates a block with (and `DeflateAheadJobs` too: the same bytes out). */
+function blockOptions(level: number, length: number, last: boolean, dictionary: Uint8Array | undefined): ZlibOptions {
+  // chunkSize: the block's whole output in one piece, so one thread-pool round trip per block
+  // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB). The dictionary
+  // is copied when the job is created; the input is read until the job ends.
+  const options: ZlibOptions = { level, memLevel: 9, chunkSize: gzipBound(length), finishFlush: last ? zc.Z_FINISH : zc.Z_SYNC_FLUSH };
+  if (dictionary) options.dictionary = dictionary.subarray(Math.max(0, dictionary.length - DEFLATE_WINDOW_BYTES));
+  return options;
+}
+
+/**
+ * The deflate jobs of `startDeflateAhead`: the blocks `gzipStream` would cut `expected` into
+ * (`deflateBlockBytes(expected.length)`), each deflated with the options `gzipStream` would give
+ * it. One job runs at a time (the caller's main thread keeps the other core), in order; a block
+ * `gzipStream` asks for before its turn starts at once.
+ */
+class DeflateAheadJobs implements DeflateAhead {
+  readonly total: number;
+  readonly blockBytes: number;
+  private expected: Uint8Array | undefined;
+  /** Per block: not started (`undefined`), started, or handed to `gzipStream` (`null`). */
+  private readonly jobs: (Promise<Buffer> | null | undefined)[];
+  /** The next block the chain of jobs looks at. */
+  private next = 0;
+  blocksTaken = 0;
+
+  constructor(expected: Uint8Array, readonly level: number) {
+    this.expected = expected;
+    this.total = expected.length;
+    this.blockBytes = deflateBlockBytes(expected.length);
+    this.jobs = new Array<undefined>(Math.ceil(expected.length / this.blockBytes));
+    this.startNext();
+  }
+
+  private startNext(): void {
+    while (this.next < this.jobs.length && this.jobs[this.next] !== undefined) this.next++;
+    if (this.expected === undefined || this.next >= this.jobs.length) return;
+    const job = this.start(this.next, this.expected);
+    const onward = () => this.startNext();
+    job.then(onward, onward);
+  }
+
+  private start(index: number, expected: Uint8Array): Promise<Buffer> {
+    const from = index * this.blockBytes;
+    const to = Math.min(from + this.blockBytes, expected.length);
+    const dictionary = index > 0 ? expected.subarray(from - this.blockBytes, from) : undefined;
+    const job = deflateRawAsync(expected.subarray(from, to), blockOptions(this.level, to - from, to === expected.length, dictionary));
+    // Awaited only when taken; a rejection of a job nobody takes is not "unhandled".
+    job.catch(() => undefined);
+    this.jobs[index] = job;
+    return job;
+  }
+
+  /** True when `block` is block `index` of the expected bytes, byte for byte. */
+  matches(index: number, block: Uint8Array): boolean {
+    const expected = this.expected;
+    const from = index * this.blockBytes;
+    if (expected === undefined || index >= this.jobs.length || from + block.length > expected.length) return false;
+    return Buffer.from(block.buffer, block.byteOffset, block.length).equals(Buffer.from(expected.buffer, expected.byteOffset + from, block.length));
+  }
+
+  /** Block `index`'s job (started now if its turn has not come), handed over once; `undefined` after `cancel`. */
+  take(index: number): Promise<Buffer> | undefined {
+    const expected = this.expected;
+    const job = this.jobs[index];
+    if (expected === undefined || job === null) return undefined;
+    const taken = job ?? this.start(index, expected);
+    this.jobs[index] = null; // its output is the taker's alone from here on
+    this.blocksTaken++;
+    return taken;
+  }
+
+  cancel(): void {
+    this.expected = undefined;
+    this.jobs.fill(null);
+  }
+}
+
+/**
+ * Starts deflating `expected`, bytes a caller is likely to hand to `gzipStream` later at `level`
+ * (convert reading a pprof it writes back as pprof: the canonical encoding of a profile Go or
+ * profkit wrote is the very bytes read), on the thread pool, one block at a time, while the caller
+ * works on the main thread. `gzipStream` given the result (and the same `level` and `total`) takes
+ * a block's early output only when the block and the block before it (its dictionary) are the
+ * expected bytes: the compressed stream is then the one it would have made itself.
+ * `expected` must not change until the gzipStream ends or `cancel()` is called.
+ */
+export function startDeflateAhead(expected: Uint8Array, level: number): DeflateAhead | undefined {
+  return new DeflateAheadJobs(expected, level);
+}
+
 /**
  * gzips a stream of chunks into a stream of compressed pieces: neither the input nor the output
  * is ever whole in memory (what writing a file needs), and the deflating runs on several cores.
@@ -281,23 +372,36 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
  * A consumer that stops early (`return()`, `break`) leaves the blocks in flight to finish on the
  * thread pool; their results, errors included, are dropped.
  */
-export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number): AsyncGenerator<Uint8Array> {
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number, ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
+  try {
+    yield* gzipBlocks(chunks, level, total, ahead instanceof DeflateAheadJobs && ahead.level === level && ahead.total === total ? ahead : undefined);
+  } finally {
+    ahead?.cancel();
+  }
+}
+
+async function* gzipBlocks(chunks: Iterable<Uint8Array>, level: number, total: number | undefined, ahead: DeflateAheadJobs | undefined): AsyncGenerator<Uint8Array> {
   const blockBytes = deflateBlockBytes(total);
   const inFlight: { job: Promise<Buffer>; input: Uint8Array }[] = [];
   const buffers = new BlockBuffers(blockBytes);
   // The block started last: the next one is primed with its tail.
   let previous: Uint8Array | undefined;
+  let index = 0;
+  // Whether the block before this one was the expected bytes of `ahead` (for the first: nothing before).
+  let previousExpected = true;
   const start = (input: Uint8Array, last: boolean) => {
-    // chunkSize: the block's whole output in one piece, so one thread-pool round trip per block
-    // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB). The dictionary
-    // is copied when the job is created; the input is read until the job ends.
-    const options: ZlibOptions = { level, memLevel: 9, chunkSize: gzipBound(input.length), finishFlush: last ? zc.Z_FINISH : zc.Z_SYNC_FLUSH };
-    if (previous) options.dictionary = previous.subarray(Math.max(0, previous.length - DEFLATE_WINDOW_BYTES));
-    const job = deflateRawAsync(input, options);
+    const expected = ahead?.matches(index, input) === true;
+    // Deflated ahead from the same bytes with the same dictionary (the block before) and options.
+    let job = expected && previousExpected ? ahead!.take(index) : undefined;
+    // Guessed wrong: what is left of the guess is not deflated in vain.
+    if (ahead && !expected) ahead.cancel();
+    job ??= deflateRawAsync(input, blockOptions(level, input.length, last, previous));
     // Awaited in order below; a rejection met after the consumer stopped early is not "unhandled".
     job.catch(() => undefined);
     inFlight.push({ job, input });
     previous = input;
+    previousExpected = expected;
+    index++;
   };
   // The oldest job's output; its input buffer is free again (the block after it, primed with
   // its tail, was started before: at least 2 are in flight when this runs in the loop).

@@ -59,6 +59,21 @@ export function gzipBound(n: number): number {
   return Math.max(n + (n >>> 12) + (n >>> 14) + (n >>> 25) + 13 + 18 + 64, 64);
 }
 
+/**
+ * Deflating started before the write that needs it (`startDeflateAhead`): a guess of the bytes a
+ * `gzipStream` will get, deflated on the thread pool while the caller does other work. Only a
+ * guess: `gzipStream` takes a block's early result only for bytes equal to the guessed ones, so
+ * its output never depends on it. Opaque outside the gzip implementation that made it.
+ */
+export interface DeflateAhead {
+  /** The deflate level the guess is deflated at (`gzipStream` at another level ignores it). */
+  readonly level: number;
+  /** How many blocks a `gzipStream` took from it (for tests and diagnostics). */
+  readonly blocksTaken: number;
+  /** Stops deflating and releases the guessed bytes and the results (idempotent). */
+  cancel(): void;
+}
+
 /** Joins byte chunks into one array (the neutral `Buffer.concat`); one chunk is returned as it is. */
 export function concatBytes(chunks: readonly Uint8Array[], total = chunks.reduce((n, c) => n + c.length, 0)): Uint8Array {
   if (chunks.length === 1 && chunks[0]!.length === total) return chunks[0]!;

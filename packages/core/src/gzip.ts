@@ -4,5 +4,5 @@
  * condition, `gzip-browser.ts` (pako) everywhere else. Both have the same limits and errors.
  */
 
-export { GZIP_IMPLEMENTATION, gunzipBounded, gunzipHead, inflateHead, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '#gzip';
-export { DEFAULT_LIMITS, concatBytes, gzipAnnouncedSize, gzipBound, type Limits } from './gzip-shared.js';
+export { GZIP_IMPLEMENTATION, gunzipBounded, gunzipHead, inflateHead, gunzipChunks, gzipBytes, gzipChunks, gzipStream, startDeflateAhead } from '#gzip';
+export { DEFAULT_LIMITS, concatBytes, gzipAnnouncedSize, gzipBound, type DeflateAhead, type Limits } from './gzip-shared.js';

@@ -27,6 +27,7 @@ import {
   type AdapterCommand,
   type FormatInfo,
   type ReadInput,
+  type PlannedWrite,
   type ReadResult,
   type SniffHints,
   type WriteResult,
@@ -148,6 +149,8 @@ export interface RegistryReadOptions {
   signal?: PlatformAbortSignal;
   /** Validate the profile the adapter produced (default true). */
   validate?: boolean;
+  /** The write that will follow (a hint handed to the reading codec; see `PlannedWrite`). */
+  plannedWrite?: PlannedWrite;
 }
 
 export interface RegistryReadResult extends ReadResult {
@@ -861,6 +864,7 @@ export class Registry {
         options: options.options,
         onProgress: options.onProgress,
         signal: options.signal,
+        ...(options.plannedWrite ? { plannedWrite: options.plannedWrite } : {}),
       });
     } catch (e) {
       throw wrapAdapterError(e, adapter.name, fileName, 'reading');

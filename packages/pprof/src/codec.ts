@@ -10,6 +10,7 @@ import {
   type ReadLimits,
   isGzip,
   type AdapterCodec,
+  type DeflateAhead,
   type Limits,
   type Profile,
   type ReadInput,
@@ -18,6 +19,7 @@ import {
   type Warning,
   type WriteOptions,
   type WriteResult,
+  startDeflateAhead,
 } from '@profkit/core';
 import { decodeProfile, decodeProfileStream, type DecodeResult } from './decode.js';
 import { encodeProfile, encodeProfileChunks } from './encode.js';
@@ -114,33 +116,69 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
   }
 }
 
-async function write(profile: Profile, options: WriteOptions): Promise<WriteResult> {
-  const o = options.options ?? {};
+/**
+ * The gzip level a write with these options uses (`undefined`: no compression): the `level`
+ * option (default 6), unless `compress` is false or, without `compress`, the file name ends in
+ * `.pb`. Bad options are usage errors.
+ */
+function writeLevel(fileName: string | undefined, o: Record<string, unknown>): number | undefined {
   if (o.compress !== undefined && typeof o.compress !== 'boolean') {
     throw new ProfkitError(ErrorCodes.USAGE, `pprof: option compress must be true or false, got ${String(o.compress)}`, { option: 'compress' });
   }
   if (o.level !== undefined && (typeof o.level !== 'number' || !Number.isInteger(o.level) || o.level < 1 || o.level > 9)) {
     throw new ProfkitError(ErrorCodes.USAGE, `pprof: option level must be an integer 1..9, got ${String(o.level)}`, { option: 'level' });
   }
-  const rawByName = options.fileName !== undefined && /\.pb$/i.test(options.fileName);
+  const rawByName = fileName !== undefined && /\.pb$/i.test(fileName);
   const compress = o.compress === undefined ? !rawByName : (o.compress as boolean);
+  return compress ? ((o.level as number | undefined) ?? 6) : undefined;
+}
+
+async function write(profile: Profile, options: WriteOptions): Promise<WriteResult> {
+  const level = writeLevel(options.fileName, options.options ?? {});
+  // Deflating started by the read this profile's samples come from (a planned write), if any.
+  const ahead = deflatedAhead.get(profile.samples);
+  deflatedAhead.delete(profile.samples);
   let data: Uint8Array | AsyncIterable<Uint8Array>;
-  if (!compress) {
+  if (level === undefined) {
+    ahead?.cancel();
     data = options.streaming ? asAsync(encodeProfileChunks(profile, { file: options.fileName }).chunks) : encodeProfile(profile, { file: options.fileName });
   } else if (options.streaming) {
     // Writing a file: encoding, deflating and writing go 1 MiB at a time, so neither the
     // encoding nor the gzip output is ever whole in memory.
-    const level = (o.level as number | undefined) ?? 6;
     const { total, chunks } = encodeProfileChunks(profile, { file: options.fileName });
-    data = gzipStream(chunks, level, (first) => goGzipHeader(first, level), total);
+    data = gzipStream(chunks, level, (first) => goGzipHeader(first, level), total, ahead);
   } else {
+    ahead?.cancel();
     // Streamed: 1 MiB of encoding at a time goes to zlib (deflating on the thread pool while the
     // next MiB is encoded), so the uncompressed encoding is never whole in memory.
-    const level = (o.level as number | undefined) ?? 6;
     const { total, chunks } = encodeProfileChunks(profile, { file: options.fileName });
     data = goGzipHeader(await gzipChunks(total, chunks, level), level);
   }
   return { data, warnings: lossWarnings(profile) };
+}
+
+/**
+ * Deflating started while reading (`startDeflateAhead`), for the write a caller planned
+ * (`ReadOptions.plannedWrite`), by the sample table of the profile read: a profile derived from
+ * it (`{ ...profile, ... }`, as convert's `--add-comment` and `--buildid` make) shares that table,
+ * so its write finds and ends the deflating too. The write's `gzipStream` uses only the blocks
+ * its encoding has byte for byte: a profile encoding to other bytes gets the same output as
+ * without it (and it costs a second core's deflating time).
+ */
+const deflatedAhead = new WeakMap<Profile['samples'], DeflateAhead>();
+
+/**
+ * The gzip level to deflate the bytes read at ahead of the planned write: that of a pprof write
+ * (the canonical encoding of a profile Go or profkit wrote is the very bytes read), else none.
+ */
+function plannedWriteLevel(options: ReadOptions): number | undefined {
+  const planned = options.plannedWrite;
+  if (planned?.adapter !== 'pprof' || planned.format !== 'pprof') return undefined;
+  try {
+    return writeLevel(planned.fileName, planned.options ?? {});
+  } catch {
+    return undefined; // the write itself says what is wrong with its options
+  }
 }
 
 /**
@@ -173,7 +211,18 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
     if (next.done) {
       const whole = concatBytes(head, headBytes);
       head.length = 0; // the chunks are garbage from here on, while the decoder allocates
-      return decodeProfile(whole, decodeOptions);
+      const level = plannedWriteLevel(options);
+      // On the thread pool while the main thread decodes: one core is idle otherwise.
+      const ahead = level === undefined ? undefined : startDeflateAhead(whole, level);
+      let result: DecodeResult;
+      try {
+        result = decodeProfile(whole, decodeOptions);
+      } catch (e) {
+        ahead?.cancel();
+        throw e;
+      }
+      if (ahead) deflatedAhead.set(result.profile.samples, ahead);
+      return result;
     }
     head.push(next.value);
     headBytes += next.value.length;

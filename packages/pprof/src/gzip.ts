@@ -5,7 +5,7 @@
  * chunk that large holds the whole output and no concatenation (no second copy) happens.
  */
 
-import { gunzipBounded, gzipAnnouncedSize as coreGzipAnnouncedSize, gzipBytes, gzipChunks as coreGzipChunks, gzipStream as coreGzipStream, type Limits } from '@profkit/core';
+import { gunzipBounded, gzipAnnouncedSize as coreGzipAnnouncedSize, gzipBytes, gzipChunks as coreGzipChunks, gzipStream as coreGzipStream, type DeflateAhead, type Limits } from '@profkit/core';
 
 /**
  * Inflates a whole gzip buffer into one output buffer sized from the gzip trailer: core's
@@ -36,10 +36,11 @@ export function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: n
  * is ever whole in memory (what writing a file needs). `patchHeader` may rewrite the 10-byte gzip
  * header, which is handed to it whole (pieces shorter than that are joined first). `total`: the
  * exact byte count of `chunks` when known (deflating then starts block by block; see core's).
+ * `ahead`: blocks deflated early from a guess of the bytes (see core's `startDeflateAhead`).
  */
-export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, patchHeader?: (first: Uint8Array) => void, total?: number): AsyncGenerator<Uint8Array> {
+export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, patchHeader?: (first: Uint8Array) => void, total?: number, ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
   let pending: Uint8Array | undefined;
-  for await (const piece of coreGzipStream(chunks, level, total)) {
+  for await (const piece of coreGzipStream(chunks, level, total, ahead)) {
     let out = piece;
     if (patchHeader) {
       if (pending) {

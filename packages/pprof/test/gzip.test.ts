@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '@profkit/test-utils';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError, type Profile } from '@profkit/core/node';
+import { ErrorCodes, createRegistry, gunzipBounded, isProfkitError } from '@profkit/core/node';
 import adapter from '../src/index.js';
 import { encodeProfile, encodeProfileChunks, parsePprof, serializePprof } from '../src/codec.js';
 import { gunzipExact, gzipAnnouncedSize, gzipChunks, gzipOneBuffer } from '../src/gzip.js';
+import { bigProfile } from './helpers.js';
 
 // The memory-saving paths of issue 4 (one-buffer gunzip/gzip, chunked encoding streamed into
 // zlib) must give exactly what the plain paths give: the same bytes, or once the encoding is
@@ -19,32 +20,6 @@ function bytes(n: number, seed: number): Uint8Array {
     out[i] = (a >>> 24) % 40;
   }
   return out;
-}
-
-/** A profile large enough for many chunks: labels, inline lines, mappings, varied ids. */
-function bigProfile(samples: number, seed = 7): Profile {
-  let a = seed;
-  const rnd = (k: number) => {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    return a % k;
-  };
-  const b = new ProfileBuilder({
-    sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }, { type: 'alloc', unit: 'bytes' }],
-    facts: { period_type: { type: 'cpu', unit: 'nanoseconds' }, period: 10000000n, time_nanos: 1700000000000000000n, comments: ['a', 'b', 'c'] },
-  });
-  const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x9000000n, filename: '/usr/bin/app', buildId: 'abc', hasFunctions: true });
-  const fns: number[] = [];
-  for (let i = 1; i <= 300; i++) fns.push(b.internFunction({ name: `pkg.F${i}ü`, systemName: `_Z${i}`, filename: `src/f${i % 7}.go`, startLine: i }));
-  const locs: number[] = [];
-  for (let i = 1; i <= 3000; i++) {
-    locs.push(b.addLocation({ address: BigInt(0x400000 + i * 16), mappingId: m, functionId: fns[rnd(300)]!, line: 1 + rnd(900), inlinedInto: rnd(3) === 0 ? [{ functionId: fns[rnd(300)]!, line: 3 }] : [] }));
-  }
-  for (let i = 0; i < samples; i++) {
-    const stack = Array.from({ length: 1 + rnd(30) }, () => locs[rnd(3000)]!);
-    const labels = rnd(3) === 0 ? [{ key: 'thread', str: `w-${rnd(5)}` }, { key: 'bytes', num: BigInt(rnd(1 << 20)), unit: 'bytes' }] : undefined;
-    b.addSample(stack, [BigInt(1 + rnd(5)), BigInt(rnd(1 << 30)) * 1000n, -BigInt(rnd(100))], labels);
-  }
-  return b.build();
 }
 
 function concat(parts: Iterable<Uint8Array>): Uint8Array {

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProfileIndex, isProfkitError, resolveStack, labelsOf, type Profile } from '@profkit/core/node';
+import { ProfileBuilder, ProfileIndex, isProfkitError, resolveStack, labelsOf, type Profile } from '@profkit/core/node';
 
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = resolve(packageDir, '../..');
@@ -190,4 +190,30 @@ export function buildGoTools(): { goref: string; dumpstring: string } {
     stdio: 'pipe',
   });
   return { goref, dumpstring };
+}
+
+/** A profile large enough for many chunks: labels, inline lines, mappings, varied ids. */
+export function bigProfile(samples: number, seed = 7): Profile {
+  let a = seed;
+  const rnd = (k: number) => {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    return a % k;
+  };
+  const b = new ProfileBuilder({
+    sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }, { type: 'alloc', unit: 'bytes' }],
+    facts: { period_type: { type: 'cpu', unit: 'nanoseconds' }, period: 10000000n, time_nanos: 1700000000000000000n, comments: ['a', 'b', 'c'] },
+  });
+  const m = b.internMapping({ memoryStart: 0x400000n, memoryLimit: 0x9000000n, filename: '/usr/bin/app', buildId: 'abc', hasFunctions: true });
+  const fns: number[] = [];
+  for (let i = 1; i <= 300; i++) fns.push(b.internFunction({ name: `pkg.F${i}ü`, systemName: `_Z${i}`, filename: `src/f${i % 7}.go`, startLine: i }));
+  const locs: number[] = [];
+  for (let i = 1; i <= 3000; i++) {
+    locs.push(b.addLocation({ address: BigInt(0x400000 + i * 16), mappingId: m, functionId: fns[rnd(300)]!, line: 1 + rnd(900), inlinedInto: rnd(3) === 0 ? [{ functionId: fns[rnd(300)]!, line: 3 }] : [] }));
+  }
+  for (let i = 0; i < samples; i++) {
+    const stack = Array.from({ length: 1 + rnd(30) }, () => locs[rnd(3000)]!);
+    const labels = rnd(3) === 0 ? [{ key: 'thread', str: `w-${rnd(5)}` }, { key: 'bytes', num: BigInt(rnd(1 << 20)), unit: 'bytes' }] : undefined;
+    b.addSample(stack, [BigInt(1 + rnd(5)), BigInt(rnd(1 << 30)) * 1000n, -BigInt(rnd(100))], labels);
+  }
+  return b.build();
 }

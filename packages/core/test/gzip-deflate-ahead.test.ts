@@ -1,0 +1,111 @@
+/**
+ * Issue 17 (convert ahead of Go): `startDeflateAhead` deflates bytes a caller expects to write
+ * (convert's pprof input, which a canonical pprof output repeats byte for byte) on the thread pool
+ * before the write; `gzipStream` takes a block's early output only for the very bytes, with the
+ * very block before it (its dictionary). Whatever the guess, the output is the one `gzipStream`
+ * makes without it.
+ */
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@profkit/test-utils';
+import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, startDeflateAhead } from '../src/gzip-node.js';
+import { startDeflateAhead as browserStartDeflateAhead } from '../src/gzip-browser.js';
+
+/** Varint-like bytes and repeated names (as in profile.proto): compressible, not trivially. */
+function profileLike(n: number, seed: number): Uint8Array {
+  const random = seededRandom(seed);
+  const out = new Uint8Array(n);
+  const words = Array.from({ length: 64 }, (_, i) => Buffer.from(`pkg${i}.(*Type${i % 7}).Method${i * 31}`));
+  for (let at = 0; at < n; ) {
+    if (random() < 0.5) {
+      const w = words[Math.floor(random() * words.length)]!;
+      out.set(w.subarray(0, Math.min(w.length, n - at)), at);
+      at += w.length;
+    } else {
+      out[at++] = Math.floor(random() * 256);
+    }
+  }
+  return out;
+}
+
+async function gzipped(bytes: Uint8Array, level: number, ahead?: ReturnType<typeof startDeflateAhead>): Promise<Buffer> {
+  // Odd-sized chunks, as an encoder hands them over.
+  const chunks = Array.from({ length: Math.ceil(bytes.length / 300_007) }, (_, i) => bytes.subarray(i * 300_007, (i + 1) * 300_007));
+  const out: Uint8Array[] = [];
+  for await (const piece of gzipStream(chunks, level, bytes.length, ahead)) out.push(piece);
+  return Buffer.concat(out);
+}
+
+describe('deflating ahead (startDeflateAhead)', () => {
+  const input = profileLike(4 * DEFLATE_BLOCK_BYTES + 54_321, 23);
+  const blocks = Math.ceil(input.length / deflateBlockBytes(input.length));
+
+  it('the very bytes: every block is taken from the early jobs, and the output is the one made without them', async () => {
+    const plain = await gzipped(input, 6);
+    // The guess is a copy: only the bytes count, not the buffer.
+    const ahead = startDeflateAhead(input.slice(), 6)!;
+    const early = await gzipped(input, 6, ahead);
+    expect(ahead.blocksTaken).toBe(blocks);
+    expect(early.equals(plain)).toBe(true);
+    expect(gunzipSync(early).equals(input)).toBe(true);
+  });
+
+  it('a block that differs, even only in the tail the next block is primed with: the blocks before it are taken, none from it on, same output', async () => {
+    const blockBytes = deflateBlockBytes(input.length);
+    for (const changedAt of [blockBytes + 1000, 2 * blockBytes - 10]) {
+      const guess = input.slice();
+      guess[changedAt]! ^= 0x55;
+      const ahead = startDeflateAhead(guess, 6)!;
+      const early = await gzipped(input, 6, ahead);
+      // Block 1 differs; block 2 is equal but its dictionary (block 1's tail) is not.
+      expect(ahead.blocksTaken).toBe(1);
+      expect(early.equals(await gzipped(input, 6))).toBe(true);
+    }
+  });
+
+  it('another length, another level, another total: nothing taken, same output', async () => {
+    const longer = new Uint8Array(input.length + 1);
+    longer.set(input);
+    const shorter = input.subarray(0, input.length - 1);
+    for (const [guess, level] of [
+      [longer, 6],
+      [shorter, 6],
+      [input, 5],
+    ] as const) {
+      const ahead = startDeflateAhead(guess, level)!;
+      expect((await gzipped(input, 6, ahead)).equals(await gzipped(input, 6))).toBe(true);
+      expect(ahead.blocksTaken).toBe(0);
+    }
+    // Without a total, gzipStream cuts other blocks: the guess is not used either.
+    const ahead = startDeflateAhead(input, 6)!;
+    const out: Uint8Array[] = [];
+    for await (const piece of gzipStream([input], 6, undefined, ahead)) out.push(piece);
+    expect(ahead.blocksTaken).toBe(0);
+    expect(gunzipSync(Buffer.concat(out)).equals(input)).toBe(true);
+  });
+
+  it('small inputs (one block, several small blocks, a last block that is full) and an empty one', async () => {
+    for (const size of [1000, 5 * MIN_DEFLATE_BLOCK_BYTES + 7, 8 * MIN_DEFLATE_BLOCK_BYTES, 0]) {
+      const part = input.subarray(0, size);
+      const ahead = startDeflateAhead(part, 6)!;
+      expect((await gzipped(part, 6, ahead)).equals(await gzipped(part, 6))).toBe(true);
+      expect(ahead.blocksTaken).toBe(Math.ceil(size / deflateBlockBytes(size)));
+    }
+  });
+
+  it('is used once: a second gzipStream with the same guess takes nothing (the first ended it), and cancel() ends it before', async () => {
+    const ahead = startDeflateAhead(input, 6)!;
+    await gzipped(input, 6, ahead);
+    const taken = ahead.blocksTaken;
+    expect((await gzipped(input, 6, ahead)).equals(await gzipped(input, 6))).toBe(true);
+    expect(ahead.blocksTaken).toBe(taken);
+    const cancelled = startDeflateAhead(input, 6)!;
+    cancelled.cancel();
+    expect((await gzipped(input, 6, cancelled)).equals(await gzipped(input, 6))).toBe(true);
+    expect(cancelled.blocksTaken).toBe(0);
+  });
+
+  it('the browser build (pako on the calling thread) deflates nothing ahead', () => {
+    expect(browserStartDeflateAhead(input, 6)).toBeUndefined();
+  });
+});
