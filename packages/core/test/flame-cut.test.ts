@@ -86,6 +86,50 @@ describe('cutFlameTree', () => {
     for (const minWidth of [0, 0.05]) expect(cutFlameTree(high, 0, minWidth).tree).toEqual(boundedFlameTree(high, 0, minWidth).tree);
   });
 
+  it('with countEveryFrame counts every frame left out as boundedFlameTree does: chains of one sample, shared callers, inline frames, sparse, unknown and high location ids, sums beyond 2^53', () => {
+    /** Samples of deep stacks over few locations: long chains of one sample under shared callers, some stacks repeated. */
+    const deep = (seed: number): Profile => {
+      const r = seededRandom(seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = Array.from({ length: 9 }, (_, i) => b.internFunction({ name: `d${i}` }));
+      const locs = Array.from({ length: 15 }, (_, i) => b.internLocation({ functionId: fns[int(9)]!, line: i, inlinedInto: i % 3 === 0 ? [{ functionId: fns[int(9)]!, line: 50 + i }] : [] }));
+      const stacks = Array.from({ length: 60 }, () => Array.from({ length: 5 + int(40) }, () => locs[int(locs.length)]!));
+      for (let i = 0; i < 150; i++) b.addSample(stacks[int(stacks.length)]!, [BigInt(1 + int(20))]);
+      return b.build();
+    };
+    const withIds = (seed: number, big: boolean, ids: (id: number, k: number) => number, of: 'samples' | 'both'): Profile => {
+      const p = randomProfile(seed, big);
+      if (of === 'both') p.locations.location_id.forEach((id, r) => (p.locations.location_id[r] = ids(id, -1)));
+      p.samples.locations.location_id.forEach((id, k) => (p.samples.locations.location_id[k] = ids(id, k)));
+      return p;
+    };
+    const profiles: [string, Profile][] = [
+      ['deep', deep(31)],
+      ['small values', randomProfile(22, false)],
+      ['sums beyond 2^53', randomProfile(21, true)],
+      ['sparse ids', withIds(23, false, (id) => id * 100_003, 'both')],
+      ['unknown ids', withIds(24, true, (id, k) => (k % 5 === 0 ? (k % 2 === 0 ? 0 : 1_000_000) : id), 'samples')],
+      ['ids of 2^31 and above', withIds(25, false, (id) => 0x80000000 + id, 'both')],
+    ];
+    for (const [what, p] of profiles) {
+      for (const minWidth of [0, 0.002, 0.01, 0.05, 0.3, 1]) {
+        for (const t of p.sample_types.type.keys()) {
+          const bounded = boundedFlameTree(p, t, minWidth);
+          const cut = cutFlameTree(p, t, minWidth, { countEveryFrame: true });
+          const at = `${what}, type ${t}, min width ${minWidth}`;
+          expect(cut.tree, at).toEqual(bounded.tree);
+          expect(cut.frames, at).toBe(bounded.frames);
+          expect(cut.elided, at).toBe(bounded.elided);
+          // Frames left out under frames left out are counted too: more than the outermost.
+          if (minWidth >= 0.05) expect(cut.elided, at).toBeGreaterThan(cutFlameTree(p, t, minWidth).elided);
+        }
+      }
+      // The chains of one sample are where the count is taken at once: the deep profile has them.
+      if (what === 'deep') expect(boundedFlameTree(p, 0, 0.3).elided).toBeGreaterThan(100);
+    }
+  });
+
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
   });

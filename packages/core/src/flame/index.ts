@@ -10,10 +10,10 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
-import { CalleeGroups, locationNameIds, sortChildrenByName } from './cut.js';
+import { CalleeGroups, cutFlameTree, locationNameIds, sortChildrenByName } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
-export { cutFlameTree, locationNameIds, type CutFlameTree } from './cut.js';
+export { cutFlameTree, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -533,12 +533,15 @@ h1 { font-size: 18px; margin: 0 0 2px; }
  * value and percentage of the total); `svg` is a static image with one `<g class="frame">` per
  * frame (a `<title>` tooltip each), frames narrower than 0.1 px left out. Either way frames
  * narrower than `minWidth` of the total are left out, so the output stays small for any input.
+ * The frames and the count of those left out are `boundedFlameTree`'s, walked from the samples
+ * (`cutFlameTree` with `countEveryFrame`): no stack table, whose rows outweighed the profile itself
+ * on profiles whose stacks share little.
  */
 export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): string {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
   const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
-  const { tree, frames, elided } = boundedFlameTree(p, t, minWidth);
+  const { tree, frames, elided } = cutFlameTree(p, t, minWidth, { countEveryFrame: true });
   const type = p.sample_types.type[t]!;
   const unit = p.sample_types.unit[t]!;
   const title = options.title ?? 'Flame graph';
