@@ -493,6 +493,39 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     });
   }
 
+  it('static build: a profile dropped while another is read replaces it: the first one\'s answer, arriving after, never shows', async () => {
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.waitForSelector('#drop-hint');
+    // Every summary the page shows, from the first drop on.
+    await page.evaluate(() => {
+      const shown: string[] = [];
+      (window as unknown as { summaries: string[] }).summaries = shown;
+      new MutationObserver(() => {
+        const text = document.querySelector('#profile-summary')?.textContent;
+        if (text && shown.at(-1) !== text) shown.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    // Two drops in one task: the worker reads the first while the page opens the second.
+    await page.evaluate(
+      (files) => {
+        for (const { name, b64 } of files) {
+          const data = new DataTransfer();
+          data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+          document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+        }
+      },
+      [FIXTURES.large, FIXTURES.rprof].map((path) => ({ name: basename(path), b64: readFileSync(path).toString('base64') })),
+    );
+    await topShown(page);
+    expectSameTop(await pageTop(page), await cliTop(FIXTURES.rprof));
+    const summaries = await page.evaluate(() => (window as unknown as { summaries: string[] }).summaries);
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const summary of summaries) expect(summary).toContain(basename(FIXTURES.rprof));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
   it('static build: two dropped files are a profile and its base (profkit top --base), what shrank in blue', async () => {
     const base = join(tmp, 'static-base.pb.gz');
     const f = await runCliAsync(['filter', FIXTURES.pprof, '-o', base, '--ignore', 'mapiternext'], { cwd: tmp });

@@ -237,7 +237,7 @@ function App() {
   }, []);
 
   async function open(profile: ProfileInput, base?: ProfileInput) {
-    loadGeneration.current++;
+    const generation = ++loadGeneration.current;
     setStatus({ kind: 'busy', text: `reading ${profile.name}${base ? ` and ${base.name}` : ''}…` });
     setTop(undefined);
     setFlame(undefined);
@@ -247,6 +247,9 @@ function App() {
     setSource(undefined);
     setDroppedSources({});
     const r = await analysis.load(profile, base);
+    // A profile opened since: the worker answers loads in order, so this one's answer (its
+    // summary, sample types, error) arrives while the newer one is read, and is not the page's.
+    if (generation !== loadGeneration.current) return;
     // The benchmark's split of the first paint: fetched, read by the worker, flame graph drawn.
     performance.mark('profkit:profile-read');
     if (r.kind === 'error') {
@@ -300,13 +303,20 @@ function App() {
 
   // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
   // (on the source view, a file named as a listed source file is that file's text).
+  // A drop read after a later one (a larger file) is not opened over it: the last drop wins.
+  const dropCount = useRef(0);
   useEffect(() => {
     const over = (e: DragEvent) => e.preventDefault();
     const drop = (e: DragEvent) => {
       e.preventDefault();
       const files = [...(e.dataTransfer?.files ?? [])];
       if (files.length === 0 || dropSource.current(files)) return;
-      void Promise.all(files.slice(0, 2).map(fileInput)).then(([p, b]) => open(p!, b), (err: unknown) => setStatus(readErrorStatus(err)));
+      const dropped = ++dropCount.current;
+      const latestDrop = () => dropped === dropCount.current;
+      void Promise.all(files.slice(0, 2).map(fileInput)).then(
+        ([p, b]) => (latestDrop() ? open(p!, b) : undefined),
+        (err: unknown) => latestDrop() && setStatus(readErrorStatus(err)),
+      );
     };
     addEventListener('dragover', over);
     addEventListener('drop', drop);

@@ -11,9 +11,6 @@ import { nativeGunzip, serverInflatedBytes, streamedProfileBytes } from './nativ
 import { ProfileDecoder } from '@profkit/pprof';
 import { INFLATED_SIZE_HEADER, type ProfileInput, type SourceAccess, type ViewResult, type WorkerRequest, type WorkerResponse } from './protocol.js';
 
-/** The pprof decodes started on the profiles' bytes as they were inflated, until the registry reads them. */
-const decodesAhead = new Map<Uint8Array, ProfileDecoder>();
-const registry = webRegistry(decodesAhead);
 let session: Promise<ProfileSession> | undefined;
 /** The source files fetched from `profkit web` for this session, by the listing's file name. */
 let fetchedSources = new Map<string, SourceLines>();
@@ -111,16 +108,18 @@ async function originalInput(name: string, url: string): Promise<ProfileInput> {
   return { name, stream: response.body, size: Number(response.headers.get('content-length') ?? 0), ...(inflatedSize > 0 ? { inflatedSize } : {}) };
 }
 
-/** Opens the session of `profile` (and `base`), the registry finishing the decodes started ahead. */
+/**
+ * Opens the session of `profile` (and `base`), the registry finishing the decodes started ahead:
+ * a registry and a map of its own for each load, so that nothing of one load's decodes is another
+ * load's to find or to clear, and they go with the load (loads are answered one after the other,
+ * see `queue`, but nothing here depends on it).
+ */
 async function openSession(profile: ProfileInput, base: ProfileInput | undefined, source: SourceAccess | undefined): Promise<ProfileSession> {
   const p = await inputOf(profile);
   const b = base ? await inputOf(base) : undefined;
+  const decodesAhead = new Map<Uint8Array, ProfileDecoder>();
   for (const input of [p, b]) if (input?.decoder) decodesAhead.set(input.bytes, input.decoder);
-  try {
-    return await ProfileSession.open(registry, p, b, source);
-  } finally {
-    decodesAhead.clear();
-  }
+  return ProfileSession.open(webRegistry(decodesAhead), p, b, source);
 }
 
 async function answer(req: WorkerRequest): Promise<void> {
@@ -142,6 +141,11 @@ async function answer(req: WorkerRequest): Promise<void> {
   }
 }
 
+/**
+ * Requests answered one at a time, in the order sent: a load's answer comes before anything asked
+ * after it (the page drops a superseded load's answer, main.tsx `open`), and a view after a load
+ * is computed on that load's session.
+ */
 let queue: Promise<void> = Promise.resolve();
 scope.onmessage = (e) => {
   queue = queue.then(() => answer(e.data));
