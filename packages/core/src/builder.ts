@@ -55,6 +55,24 @@ export interface LocationInput {
   inlinedInto?: LineInput[];
 }
 
+/** Lines of a location beyond the first, as columns: line k is `functionId[k]`, `line[k]`, `column[k]`. */
+export interface InlineLinesInput {
+  length: number;
+  functionId: ArrayLike<number>;
+  line: ArrayLike<number>;
+  column: ArrayLike<number>;
+}
+
+/** A location's own fields as the builder stores them (checked). */
+interface LocationFields {
+  functionId: number;
+  line: number;
+  column: number;
+  address: bigint;
+  mappingId: number;
+  folded: number;
+}
+
 export interface MappingInput {
   memoryStart?: number | bigint;
   memoryLimit?: number | bigint;
@@ -93,7 +111,9 @@ export class ProfileBuilder {
   private readonly fnFilename: string[] = [];
   private readonly fnStartLine = new GrowableFloat64();
 
-  private readonly locationKeys = new Map<string, number>();
+  /** Location ids by `locationHash` (a number, or the ids sharing one). */
+  private readonly locationsByHash = new Map<number, number | number[]>();
+  private readonly locationSeed = (Math.random() * 0x1_0000_0000) >>> 0;
   private readonly locId = new GrowableUint32();
   private readonly locFunctionId = new GrowableUint32();
   private readonly locLine = new GrowableFloat64();
@@ -164,64 +184,144 @@ export class ProfileBuilder {
 
   /** Returns the id of the location with these attributes, adding it on first use. */
   internLocation(l: LocationInput): number {
-    const functionId = l.functionId ?? 0;
-    const line = l.line === undefined ? 0 : checkLine(l.line);
-    const column = l.column === undefined ? 0 : checkLine(l.column, 'column');
-    const address = l.address === undefined ? 0n : toUint64(l.address, 'address');
-    const mappingId = l.mappingId ?? 0;
-    const folded = l.isFolded ? 1 : 0;
-    let key = functionId + SEP + line + SEP + column + SEP + address + SEP + mappingId + SEP + folded;
-    if (l.inlinedInto) for (const x of l.inlinedInto) key += SEP + x.functionId + ':' + (x.line ?? 0) + ':' + (x.column ?? 0);
-    // Locations of many inline lines have keys longer than V8 hashes (see StringKeys).
-    key = this.stringKeys.of(key);
-    let id = this.locationKeys.get(key);
-    if (id === undefined) {
-      id = this.addLocationRow(functionId, line, column, address, mappingId, folded, l.inlinedInto);
-      this.locationKeys.set(key, id);
-    }
-    return id;
+    return this.internLocationOf(l, () => {
+      if (l.inlinedInto) for (const x of l.inlinedInto) this.pushInlineLine(x.functionId, x.line ?? 0, x.column ?? 0);
+    });
+  }
+
+  /**
+   * `internLocation` with the lines beyond the first given as columns (`inlined.functionId[k]`,
+   * `.line[k]`, `.column[k]` for k < `inlined.length`, innermost to outermost): for operations that
+   * copy locations of many inline lines, with no object per line.
+   */
+  internLocationColumns(l: Omit<LocationInput, 'inlinedInto'>, inlined: InlineLinesInput): number {
+    return this.internLocationOf(l, () => {
+      for (let k = 0; k < inlined.length; k++) this.pushInlineLine(inlined.functionId[k]!, inlined.line[k]!, inlined.column[k]!);
+    });
   }
 
   /** Adds a location without interning (for formats whose locations are distinct by identity). */
   addLocation(l: LocationInput): number {
-    return this.addLocationRow(
-      l.functionId ?? 0,
-      l.line === undefined ? 0 : checkLine(l.line),
-      l.column === undefined ? 0 : checkLine(l.column, 'column'),
-      l.address === undefined ? 0n : toUint64(l.address, 'address'),
-      l.mappingId ?? 0,
-      l.isFolded ? 1 : 0,
-      l.inlinedInto,
-    );
+    const fields = this.locationFields(l);
+    const start = this.inlFunctionId.length;
+    try {
+      if (l.inlinedInto) for (const x of l.inlinedInto) this.pushInlineLine(x.functionId, x.line ?? 0, x.column ?? 0);
+    } catch (e) {
+      this.dropInlineLines(start);
+      throw e;
+    }
+    return this.addLocationRow(fields);
   }
 
-  private addLocationRow(
-    functionId: number,
-    line: number,
-    column: number,
-    address: bigint,
-    mappingId: number,
-    folded: number,
-    inlinedInto: LineInput[] | undefined,
-  ): number {
-    const id = this.locId.length + 1;
-    if (id > MAX_ID) throw new ProfkitError(ErrorCodes.LIMIT, 'more than 2^32-1 locations');
-    checkId(functionId, 'function_id', true);
-    checkId(mappingId, 'mapping_id', true);
-    this.locId.push(id);
-    this.locFunctionId.push(functionId);
-    this.locLine.push(line);
-    this.locColumn.push(column);
-    this.locAddress.push(address);
-    this.locMappingId.push(mappingId);
-    this.locFolded.push(folded);
-    if (inlinedInto) {
-      for (const x of inlinedInto) {
-        this.inlFunctionId.push(checkId(x.functionId, 'function_id'));
-        this.inlLine.push(x.line === undefined ? 0 : checkLine(x.line));
-        this.inlColumn.push(x.column === undefined ? 0 : checkLine(x.column, 'column'));
+  /** A location's own fields, checked. */
+  private locationFields(l: Omit<LocationInput, 'inlinedInto'>): LocationFields {
+    return {
+      functionId: checkId(l.functionId ?? 0, 'function_id', true),
+      line: l.line === undefined ? 0 : checkLine(l.line),
+      column: l.column === undefined ? 0 : checkLine(l.column, 'column'),
+      address: l.address === undefined ? 0n : toUint64(l.address, 'address'),
+      mappingId: checkId(l.mappingId ?? 0, 'mapping_id', true),
+      folded: l.isFolded ? 1 : 0,
+    };
+  }
+
+  private pushInlineLine(functionId: number, line: number | bigint, column: number | bigint): void {
+    this.inlFunctionId.push(checkId(functionId, 'function_id'));
+    this.inlLine.push(checkLine(line));
+    this.inlColumn.push(checkLine(column, 'column'));
+  }
+
+  /** Forgets the inline lines pushed from row `start` on (of a location found already, or refused). */
+  private dropInlineLines(start: number): void {
+    this.inlFunctionId.length = start;
+    this.inlLine.length = start;
+    this.inlColumn.length = start;
+  }
+
+  /**
+   * Interns a location whose inline lines `pushLines` appends to the inline columns: kept there for
+   * a new location, dropped again for one already added. Locations are found by a hash of their
+   * numbers and compared with the columns, not keyed by a string of their lines: such a key was
+   * kept for every location, ~15 bytes per inline line (135 MB for 9M lines).
+   */
+  private internLocationOf(l: Omit<LocationInput, 'inlinedInto'>, pushLines: () => void): number {
+    const fields = this.locationFields(l);
+    const start = this.inlFunctionId.length;
+    try {
+      pushLines();
+    } catch (e) {
+      this.dropInlineLines(start);
+      throw e;
+    }
+    const end = this.inlFunctionId.length;
+    const hash = this.locationHash(fields, start, end);
+    const hit = this.locationsByHash.get(hash);
+    if (hit !== undefined) {
+      for (const id of typeof hit === 'number' ? [hit] : hit) {
+        if (this.sameLocation(id - 1, fields, start, end)) {
+          this.dropInlineLines(start);
+          return id;
+        }
       }
     }
+    const id = this.addLocationRow(fields);
+    if (hit === undefined) this.locationsByHash.set(hash, id);
+    else if (typeof hit === 'number') this.locationsByHash.set(hash, [hit, id]);
+    else hit.push(id);
+    return id;
+  }
+
+  /** A seeded hash of a location's fields and of its inline lines in rows `start..end` (a hostile input cannot choose collisions). */
+  private locationHash(f: LocationFields, start: number, end: number): number {
+    let h = this.locationSeed;
+    const mix = (v: number) => {
+      h = Math.imul(h ^ (v >>> 0), 0x01000193);
+      h = Math.imul(h ^ Math.floor(v / 0x1_0000_0000), 0x85ebca6b);
+    };
+    mix(f.functionId);
+    mix(f.line);
+    mix(f.column);
+    mix(Number(BigInt.asUintN(32, f.address)));
+    mix(Number(f.address >> 32n));
+    mix(f.mappingId);
+    mix(f.folded);
+    mix(end - start);
+    const fns = this.inlFunctionId;
+    const lines = this.inlLine;
+    const columns = this.inlColumn;
+    for (let j = start; j < end; j++) {
+      mix(fns.get(j));
+      mix(lines.get(j));
+      mix(columns.get(j));
+    }
+    return h ^ (h >>> 16);
+  }
+
+  /** Whether location row `row` has these fields and the inline lines of rows `start..end`. */
+  private sameLocation(row: number, f: LocationFields, start: number, end: number): boolean {
+    if (this.locFunctionId.get(row) !== f.functionId || this.locLine.get(row) !== f.line || this.locColumn.get(row) !== f.column) return false;
+    if (this.locAddress.get(row) !== f.address || this.locMappingId.get(row) !== f.mappingId || this.locFolded.get(row) !== f.folded) return false;
+    const from = this.locInlineOffsets.get(row);
+    if (this.locInlineOffsets.get(row + 1) - from !== end - start) return false;
+    for (let k = 0; k < end - start; k++) {
+      const j = from + k;
+      const i = start + k;
+      if (this.inlFunctionId.get(j) !== this.inlFunctionId.get(i) || this.inlLine.get(j) !== this.inlLine.get(i) || this.inlColumn.get(j) !== this.inlColumn.get(i)) return false;
+    }
+    return true;
+  }
+
+  /** Adds a location row whose inline lines are the ones pushed since the last row. */
+  private addLocationRow(f: LocationFields): number {
+    const id = this.locId.length + 1;
+    if (id > MAX_ID) throw new ProfkitError(ErrorCodes.LIMIT, 'more than 2^32-1 locations');
+    this.locId.push(id);
+    this.locFunctionId.push(f.functionId);
+    this.locLine.push(f.line);
+    this.locColumn.push(f.column);
+    this.locAddress.push(f.address);
+    this.locMappingId.push(f.mappingId);
+    this.locFolded.push(f.folded);
     this.locInlineOffsets.push(this.inlFunctionId.length);
     return id;
   }

@@ -74,6 +74,9 @@ export class GrowableUint8 extends Growable<Uint8Array, number> {
     if (this.length === this.data.length) this.grow(this.length + 1);
     this.data[this.length++] = v;
   }
+  get(i: number): number {
+    return this.data[i]!;
+  }
 }
 
 export class GrowableBigInt64 extends Growable<BigInt64Array, bigint> {
@@ -96,6 +99,9 @@ export class GrowableBigUint64 extends Growable<BigUint64Array, bigint> {
   push(v: bigint): void {
     if (this.length === this.data.length) this.grow(this.length + 1);
     this.data[this.length++] = v;
+  }
+  get(i: number): bigint {
+    return this.data[i]!;
   }
 }
 

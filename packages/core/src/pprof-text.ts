@@ -99,15 +99,16 @@ export async function goPprofLoad(p: Profile, limits?: Pick<ReadLimits, 'maxTabl
 
 /**
  * Bytes of `compact`'s working memory per table entry (location, line, function, mapping, label),
- * measured: it reads every location line as an object and keys every location by its lines. A
- * pprof of 3,000 locations of 3,000 inline lines (9M lines, 67 MB) holds 882 MB of heap there.
+ * measured: it copies the lines column by column (20 bytes each, in growing columns that double,
+ * then trimmed). A pprof of 3,000 locations of 3,000 inline lines (9M lines, 67 MB) holds 450 MB
+ * of typed arrays there (882 MB of heap while every line was read as an object and keyed as text).
  */
-const LOAD_BYTES_PER_TABLE_ENTRY = 100;
+const LOAD_BYTES_PER_TABLE_ENTRY = 60;
 
 /**
- * Checks, before `goPprofLoad` merges `p`, that its tables fit `maxTableEntries`: the merge holds
- * an object per location line (about `LOAD_BYTES_PER_TABLE_ENTRY` bytes each), so the limit bounds
- * its memory (1 GB at the default) whatever reader or builder made the profile. The pprof reader
+ * Checks, before `goPprofLoad` merges `p`, that its tables fit `maxTableEntries`: the merge copies
+ * every location line (about `LOAD_BYTES_PER_TABLE_ENTRY` bytes each), so the limit bounds its
+ * memory (600 MB at the default) whatever reader or builder made the profile. The pprof reader
  * counts the same entries and more (its string table), so a pprof it read alone passes (with
  * `--base`, the entries of both profiles, merged before the load, count together).
  */
@@ -281,7 +282,7 @@ export function tracesReportStream(loaded: Profile, options: SampleReportOptions
       for (const piece of traces.pieces(budget())) if (piece.sample) yield piece.sample;
     },
     *text() {
-      for (const piece of traces.pieces(budget())) yield piece.text;
+      for (const piece of traces.pieces(budget(), false)) yield piece.text;
     },
   };
 }
@@ -311,14 +312,15 @@ function tracesPieces(loaded: Profile, options: SampleReportOptions) {
   const outputUnit = options.outputUnit ?? 'minimum';
   const header = profileLabels(p, t, prepared.total, outputUnit, prepared);
   const index = new ProfileIndex(p);
-  // Each location's frames, innermost first, as pprof's graph nodes print them at the granularity.
+  // Each location's frames, innermost first, as pprof's graph nodes print them at the granularity:
+  // its nodes' names, all but the outermost inline (made as printed, not an object per line).
   const { locNodes, names } = nodeTable(p, options.by ?? 'function', options.inline ?? true, false, index);
-  const locationFrames = locNodes.map((nodes): TraceFrame[] => nodes.map((n, k) => ({ name: names[n]!, inline: k !== nodes.length - 1 })));
   const units = numLabelUnits(p);
   const values = p.samples['.values'][t]!;
   const divisors = prepared.meanDivisorIndex === undefined ? undefined : p.samples['.values'][prepared.meanDivisorIndex]!;
   const { offsets, location_id } = p.samples.locations;
-  function* pieces(budget: ReportTextBudget): Generator<TracesPiece> {
+  /** `withFrames` false: the text alone is wanted, the samples' `frames` stay empty. */
+  function* pieces(budget: ReportTextBudget, withFrames = true): Generator<TracesPiece> {
     yield { text: budget.take(header.join('\n') + '\n') };
     for (let i = 0; i < values.length; i++) {
       const labels = sampleLabels(p, i);
@@ -340,14 +342,19 @@ function tracesPieces(loaded: Profile, options: SampleReportOptions) {
           budget.take(sample.numLabels.map(([k, vs, u]) => `${padRunes(k, 10)}:  ${vs.map((v) => formatValue(v, u, 'auto')).join(' ')}\n`).sort(compareGoStrings).join('')),
       };
       const valueColumn = padRunes(reportValue(sample.value, unit, outputUnit, prepared.ratio), 10);
+      let first = true;
       for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
         const r = index.locations.get(location_id[k]!);
         if (r < 0) continue;
         // A piece and a count per frame: one location can hold more inline lines than the limit
         // allows, and a sample's frames can be more text than is worth holding at once.
-        for (const f of locationFrames[r]!) {
-          yield { text: budget.take(`${sample.frames.length === 0 ? valueColumn : '          '}   ${f.name}${f.inline ? ' (inline)' : ''}\n`) };
-          sample.frames.push(f);
+        const nodes = locNodes[r]!;
+        for (let j = 0; j < nodes.length; j++) {
+          const name = names[nodes[j]!]!;
+          const inline = j !== nodes.length - 1;
+          yield { text: budget.take(`${first ? valueColumn : '          '}   ${name}${inline ? ' (inline)' : ''}\n`) };
+          first = false;
+          if (withFrames) sample.frames.push({ name, inline });
         }
       }
       yield { text: '', sample };

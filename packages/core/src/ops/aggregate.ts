@@ -13,7 +13,7 @@ import { Rebuilder, SampleCombiner, copyFacts, labelInputs, rebuildSamplewise, r
 export function aggregateStacks(p: Profile): Profile {
   const index = new ProfileIndex(p);
   const rb = new Rebuilder({ sampleTypes: sampleTypes(p), facts: copyFacts(p['.profile']), mergeMappings: false });
-  rb.addSource(p, index, readLocations(p, index));
+  rb.addSource(p, index);
   if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
   const cols = p.samples['.values'];
   const combiner = new SampleCombiner(cols.length, sampleTypeNames(p));

@@ -2,7 +2,7 @@
 
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
-import { labelInputs, rebuildSamplewise, readLocations } from './internal.js';
+import { labelInputs, rebuildSamplewise } from './internal.js';
 import { merge, checkCompatible } from './merge.js';
 import { normalize, scale } from './scale.js';
 
@@ -25,7 +25,7 @@ export interface DiffOptions {
 /** Sets label `key` to the single string `value` on every sample (pprof `SetLabel`). */
 export function setLabel(p: Profile, key: string, value: string): Profile {
   const index = new ProfileIndex(p);
-  return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows, {
+  return rebuildSamplewise(p, index, undefined, (_i, rows) => rows, {
     labelsFor: (i: number) => [...labelInputs(p, i).filter((l) => l.key !== key), { key, str: value }],
   });
 }

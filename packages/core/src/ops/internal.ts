@@ -9,7 +9,7 @@
 
 import { ProfileBuilder, type LabelInput } from '../builder.js';
 import { ErrorCodes, ProfkitError } from '../errors.js';
-import { GrowableUint32, takeRows } from '../columns.js';
+import { GrowableFloat64, GrowableUint32, takeRows } from '../columns.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
 import { StringKeys } from '../string-keys.js';
@@ -132,6 +132,30 @@ export function readLocation(p: Profile, index: ProfileIndex, r: number, into?: 
   return loc;
 }
 
+/**
+ * Location row `r` of `p` as `readLocation` reads it, with no object per line: `loc` gets the
+ * row's address, mapping and folded flag (its `lines` are left alone), then `visit` sees each line
+ * innermost first in the one object `line`, overwritten for the next (a location can hold
+ * millions of inline lines: read as objects, 56 bytes each).
+ */
+export function visitLocationLines(p: Profile, index: ProfileIndex, r: number, loc: OpLocation, line: OpLine, visit: (line: OpLine) => void): void {
+  const l = p.locations;
+  const inl = p['.inline_lines'];
+  const mid = l['.mapping_id'][r]!;
+  loc.address = l['.address'][r]!;
+  loc.mapping = mid === 0 ? -1 : index.mappings.get(mid);
+  loc.folded = l['.is_folded'][r] === 1;
+  const each = (fn: number, lineNumber: number, column: number) => {
+    if (fn < 0) return;
+    line.fn = fn;
+    line.line = lineNumber;
+    line.column = column;
+    visit(line);
+  };
+  if (l.function_id[r] !== 0) each(index.functions.get(l.function_id[r]!), l.line[r]!, l['.column'][r]!);
+  for (let j = l['.inline_offsets'][r]!; j < l['.inline_offsets'][r + 1]!; j++) each(index.functions.get(inl.function_id[j]!), inl.line[j]!, inl.column[j]!);
+}
+
 /** Sample `i`'s stack as location row indices (unknown ids skipped), innermost first. */
 export function stackRows(p: Profile, index: ProfileIndex, i: number): number[] {
   const ids = stackOf(p, i);
@@ -198,7 +222,8 @@ export function mappingIdentity(p: Profile, row: number): string {
 interface SourceState {
   p: Profile;
   index: ProfileIndex;
-  locs: OpLocation[];
+  /** The locations as the operation rewrote them, or undefined: the profile's own, read from its columns. */
+  locs: OpLocation[] | undefined;
   /** New function id per source function row (0 = not yet interned). */
   fnIds: Uint32Array;
   /** New mapping id per source mapping row (0 = not yet). */
@@ -235,13 +260,24 @@ export class Rebuilder {
   private origin: { src: number; row: number }[] | undefined = [];
   /** Number of mappings written so far. */
   mappingsAdded = 0;
+  /**
+   * The lines of the location being interned (new function ids, lines, columns), innermost first:
+   * reused for every location, so that copying one allocates nothing per line.
+   */
+  private readonly lineFunctions = new GrowableUint32();
+  private readonly lineNumbers = new GrowableFloat64();
+  private readonly lineColumns = new GrowableFloat64();
 
   constructor(private readonly options: RebuilderOptions) {
     this.b = new ProfileBuilder({ sampleTypes: options.sampleTypes, facts: options.facts });
   }
 
-  /** Registers a source profile (with its possibly rewritten locations); returns its number. */
-  addSource(p: Profile, index: ProfileIndex, locs: OpLocation[]): number {
+  /**
+   * Registers a source profile; returns its number. `locs` are its locations as the operation
+   * rewrote them (`readLocations`, changed); without them the profile's own are copied from its
+   * columns, with no object per location or line (9M inline lines read as objects took 500 MB).
+   */
+  addSource(p: Profile, index: ProfileIndex, locs?: OpLocation[]): number {
     this.sources.push({
       p,
       index,
@@ -301,27 +337,52 @@ export class Rebuilder {
   location(src: number, row: number): number {
     const s = this.sources[src]!;
     if (s.locIds[row] !== 0) return s.locIds[row]!;
-    const loc = s.locs[row]!;
-    let mappingId = 0;
-    let address = loc.address;
-    if (loc.mapping >= 0) {
-      mappingId = this.mapping(src, loc.mapping);
-      const shift = s.mapShift[loc.mapping]!;
-      if (shift !== 0n) address = BigInt.asUintN(UINT64, address + shift);
+    this.lineFunctions.length = 0;
+    this.lineNumbers.length = 0;
+    this.lineColumns.length = 0;
+    let id: number;
+    if (s.locs) {
+      const loc = s.locs[row]!;
+      for (const ln of loc.lines) this.addLine(s, ln.fn, ln.line, ln.column);
+      id = this.internLines(src, loc.mapping, loc.address, loc.folded);
+    } else {
+      // `readLocation` without the objects: lines whose function id is unknown are skipped.
+      const l = s.p.locations;
+      const inl = s.p['.inline_lines'];
+      const functions = s.index.functions;
+      if (l.function_id[row] !== 0) this.addLine(s, functions.get(l.function_id[row]!), l.line[row]!, l['.column'][row]!);
+      for (let j = l['.inline_offsets'][row]!; j < l['.inline_offsets'][row + 1]!; j++) this.addLine(s, functions.get(inl.function_id[j]!), inl.line[j]!, inl.column[j]!);
+      const mid = l['.mapping_id'][row]!;
+      id = this.internLines(src, mid === 0 ? -1 : s.index.mappings.get(mid), l['.address'][row]!, l['.is_folded'][row] === 1);
     }
-    const ids = loc.lines.map((ln) => this.fn(s, ln.fn));
-    const first = loc.lines[0];
-    const id = this.b.internLocation({
-      functionId: first ? ids[0]! : 0,
-      line: first ? first.line : 0,
-      column: first ? first.column : 0,
-      address,
-      mappingId,
-      isFolded: loc.folded,
-      inlinedInto: loc.lines.slice(1).map((ln, k) => ({ functionId: ids[k + 1]!, line: ln.line, column: ln.column })),
-    });
     s.locIds[row] = id;
     return id;
+  }
+
+  /** Appends a line of source function row `fn` (none when negative: an unknown id) to the location being interned. */
+  private addLine(s: SourceState, fn: number, line: number, column: number): void {
+    if (fn < 0) return;
+    this.lineFunctions.push(this.fn(s, fn));
+    this.lineNumbers.push(line);
+    this.lineColumns.push(column);
+  }
+
+  /** Interns the location of the lines added, at `address` in source mapping row `mapping` (-1 = none). */
+  private internLines(src: number, mapping: number, address: bigint, folded: boolean): number {
+    let mappingId = 0;
+    if (mapping >= 0) {
+      mappingId = this.mapping(src, mapping);
+      const shift = this.sources[src]!.mapShift[mapping]!;
+      if (shift !== 0n) address = BigInt.asUintN(UINT64, address + shift);
+    }
+    const n = this.lineFunctions.length;
+    const functionId = this.lineFunctions.view();
+    const line = this.lineNumbers.view();
+    const column = this.lineColumns.view();
+    return this.b.internLocationColumns(
+      { functionId: n > 0 ? functionId[0]! : 0, line: n > 0 ? line[0]! : 0, column: n > 0 ? column[0]! : 0, address, mappingId, isFolded: folded },
+      { length: Math.max(0, n - 1), functionId: functionId.subarray(1), line: line.subarray(1), column: column.subarray(1) },
+    );
   }
 
   /**
@@ -490,13 +551,14 @@ export function copyFacts(f: ProfileFacts): ProfileFacts {
 }
 
 /**
- * Rebuilds `p` with the given (possibly rewritten) locations, keeping every sample row for which
- * `stackFor` returns a stack (samples stay 1:1, so per-sample extension columns are carried).
+ * Rebuilds `p` with the given rewritten locations (undefined: its own, copied from its columns),
+ * keeping every sample row for which `stackFor` returns a stack (samples stay 1:1, so per-sample
+ * extension columns are carried).
  */
 export function rebuildSamplewise(
   p: Profile,
   index: ProfileIndex,
-  locs: OpLocation[],
+  locs: OpLocation[] | undefined,
   stackFor: (i: number, rows: number[]) => number[] | undefined,
   options: Partial<RebuilderOptions> & { labelsFor?: (i: number) => LabelInput[] } = {},
 ): Profile {

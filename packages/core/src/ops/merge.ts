@@ -7,7 +7,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, sampleTypes } from '../views.js';
-import { Rebuilder, SampleCombiner, checkedInt64, labelInputs, readLocations, sampleTypeNames } from './internal.js';
+import { Rebuilder, SampleCombiner, checkedInt64, labelInputs, sampleTypeNames } from './internal.js';
 import { selectSampleTypes } from './select.js';
 
 export interface MergeOptions {
@@ -127,7 +127,7 @@ export function merge(profiles: readonly Profile[], options: MergeOptions = {}):
   const buf: number[] = [];
   for (const p of srcs) {
     const index = new ProfileIndex(p);
-    const src = rb.addSource(p, index, readLocations(p, index));
+    const src = rb.addSource(p, index);
     // The first mapping is the main binary: keep it first (pprof does the same).
     if (rb.mappingsAdded === 0 && p['.mappings'].mapping_id.length > 0) rb.mapping(src, 0);
     const cols = p.samples['.values'];

@@ -52,7 +52,7 @@ export function prune(p: Profile, options: PruneOptions): Profile {
   const drop = compilePattern(options.dropFrames, 'dropFrames', true);
   const keep = options.keepFrames === undefined || options.keepFrames === '' ? undefined : compilePattern(options.keepFrames, 'keepFrames', true);
   const index = new ProfileIndex(p);
-  return pruneMatching(p, index, drop, keep) ?? rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows);
+  return pruneMatching(p, index, drop, keep) ?? rebuildSamplewise(p, index, undefined, (_i, rows) => rows);
 }
 
 /** `prune` with compiled patterns; `undefined` when no location has a matching frame (nothing to do). */
@@ -103,7 +103,7 @@ export function removeUninteresting(p: Profile): Profile {
   const f = p['.profile'];
   if (f.drop_frames === '') {
     const index = new ProfileIndex(p);
-    return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows);
+    return rebuildSamplewise(p, index, undefined, (_i, rows) => rows);
   }
   return prune(p, { dropFrames: f.drop_frames, keepFrames: f.keep_frames === '' ? undefined : f.keep_frames });
 }

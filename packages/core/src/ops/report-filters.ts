@@ -91,7 +91,7 @@ export function withoutEmptyStacks(p: Profile): Profile {
   for (let i = 0; i + 1 < offsets.length; i++) if (offsets[i] === offsets[i + 1]) any = true;
   if (!any) return p;
   const index = new ProfileIndex(p);
-  return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => (rows.length === 0 ? undefined : rows));
+  return rebuildSamplewise(p, index, undefined, (_i, rows) => (rows.length === 0 ? undefined : rows));
 }
 
 /** pprof `Profile.FilterTagsByName`: removes the label keys not matching `show` or matching `hide`. */
@@ -100,7 +100,7 @@ export function filterTagsByName(p: Profile, show: Pattern | undefined, hide: Pa
   const hideRe = hide === undefined ? undefined : compilePattern(hide, 'tagHide');
   const removed = (key: string) => (showRe !== undefined && !showRe.test(key)) || (hideRe !== undefined && hideRe.test(key));
   const index = new ProfileIndex(p);
-  return rebuildSamplewise(p, index, readLocations(p, index), (_i, rows) => rows, {
+  return rebuildSamplewise(p, index, undefined, (_i, rows) => rows, {
     labelsFor: (i) => labelInputs(p, i).filter((l) => !removed(l.key)),
   });
 }

@@ -4,7 +4,7 @@ import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, sampleTypes, totalValue } from '../views.js';
 import { checkCompatible } from './merge.js';
-import { copyFacts, rebuildSamplewise, readLocations } from './internal.js';
+import { copyFacts, rebuildSamplewise } from './internal.js';
 
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
@@ -61,7 +61,7 @@ export function scale(p: Profile, ratio: number | readonly number[]): Profile {
   });
   const index = new ProfileIndex(p);
   const view: Profile = { ...p, samples: { ...p.samples, value: scaled[0] ?? p.samples.value, '.values': scaled } };
-  return rebuildSamplewise(view, index, readLocations(p, index), (i, rows) => {
+  return rebuildSamplewise(view, index, undefined, (i, rows) => {
     if (allOnes) return rows;
     for (let t = 0; t < scaled.length; t++) if (scaled[t]![i] !== 0n) return rows;
     return undefined;

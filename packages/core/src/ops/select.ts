@@ -3,7 +3,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { sampleTypes } from '../views.js';
-import { copyFacts, rebuildSamplewise, readLocations } from './internal.js';
+import { copyFacts, rebuildSamplewise } from './internal.js';
 import { ProfileIndex } from '../views.js';
 
 /**
@@ -42,5 +42,5 @@ export function selectSampleTypes(p: Profile, indices: readonly number[]): Profi
     },
     '.profile': facts,
   };
-  return rebuildSamplewise(selected, index, readLocations(p, index), (_i, rows) => rows, { sampleTypes: chosen, facts });
+  return rebuildSamplewise(selected, index, undefined, (_i, rows) => rows, { sampleTypes: chosen, facts });
 }

@@ -8,7 +8,7 @@ import type { LabelRow } from '../views.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes } from '../views.js';
 import { formatValue } from './format.js';
-import { Rebuilder, copyFacts, labelInputs, readLocations, stackRows } from './internal.js';
+import { Rebuilder, copyFacts, labelInputs, stackRows } from './internal.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 /** The name the views read as "no function name" (pprof's empty name; see report.ts). */
@@ -44,7 +44,7 @@ export interface TagFramesResult {
 export function addTagFrames(p: Profile, rootKeys: readonly string[], leafKeys: readonly string[], outputUnit = 'minimum'): TagFramesResult {
   const index = new ProfileIndex(p);
   const rb = new Rebuilder({ sampleTypes: sampleTypes(p), facts: copyFacts(p['.profile']), mergeMappings: false });
-  rb.addSource(p, index, readLocations(p, index));
+  rb.addSource(p, index);
   if (p['.mappings'].mapping_id.length > 0) rb.mapping(0, 0);
   // Keyed through StringKeyedMap: label values are the input's strings (see string-keys.ts).
   const frameIds = new StringKeyedMap<number>();
