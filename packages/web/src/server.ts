@@ -42,7 +42,19 @@ export interface WebServerOptions {
    * first-party adapters the page bundles are imported, which must then be installed.
    */
   registry?: Registry;
+  /**
+   * A connection that moves no byte for this long is closed, in milliseconds (default
+   * DEFAULT_IDLE_TIMEOUT_MS). Node closes one that never completes its request, but not one whose
+   * client stops reading a response: it would hold the socket and the open profile for ever.
+   */
+  idleTimeoutMs?: number;
 }
+
+/**
+ * Ten minutes: long enough for the page, which reads a diff's base only once the profile is read
+ * (the base's response waits meanwhile), and short enough that stalled clients do not pile up.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 
 export interface WebServer {
   /** The page's URL. */
@@ -288,6 +300,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   };
 
   const server: Server = createServer(handle);
+  // No 'timeout' listener: Node destroys a socket idle this long (a response it cannot write included).
+  server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(new ProfkitError(ErrorCodes.IO, `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { option: e.code === 'EADDRINUSE' ? 'port' : 'host', rule: 'profkit web needs a free port on the given address' }, { cause: e })),

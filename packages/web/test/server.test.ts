@@ -6,8 +6,9 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import dns from 'node:dns';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -191,6 +192,39 @@ describe('startWebServer', () => {
       expect(whole.complete && whole.body.equals(raw)).toBe(true);
     } finally {
       limits.maxDecompressedBytes = saved;
+      await s.close();
+    }
+  });
+
+  it('closes a connection idle for idleTimeoutMs: a client that stops reading the profile, one that never sends its request', async () => {
+    // Sparse, and larger than the sockets' buffers: the server's writes wait on the client.
+    const big = join(tmp, 'stalled.pb');
+    writeFileSync(big, '');
+    truncateSync(big, 64 << 20);
+    const s = await startWebServer({ profile: big, idleTimeoutMs: 200 });
+    try {
+      const stalled = await new Promise<{ received: number; complete: boolean }>((resolve, reject) => {
+        const req = request({ host: s.host, port: s.port, path: '/profile/stalled.pb', headers: { host: `127.0.0.1:${s.port}` } }, (res) => {
+          let received = 0;
+          res.on('data', (c: Buffer) => void (received += c.length));
+          res.on('error', () => undefined);
+          res.on('close', () => resolve({ received, complete: res.complete }));
+          // Read nothing for five idle periods (timers run in order: the server's fires first), then all that comes.
+          res.pause();
+          setTimeout(() => res.resume(), 1_000);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(stalled.complete).toBe(false);
+      expect(stalled.received).toBeLessThan(64 << 20);
+      const silent = await new Promise<boolean>((resolve, reject) => {
+        const socket = connect(s.port, s.host);
+        socket.on('error', reject);
+        socket.on('close', () => resolve(true));
+      });
+      expect(silent).toBe(true);
+    } finally {
       await s.close();
     }
   });
