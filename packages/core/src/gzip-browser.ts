@@ -8,7 +8,7 @@
 
 import { Deflate, Inflate } from 'pako';
 import { isProfkitError } from './errors.js';
-import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'pako';
@@ -168,10 +168,22 @@ export function gzipBytes(raw: Uint8Array, level: number): Uint8Array {
   return concatBytes(parts);
 }
 
-/** gzips chunks of known total size, as `gzipBytes` would gzip their concatenation. */
-export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number): Promise<Uint8Array> {
+/** pako's output piece at most (it allocates one of its `chunkSize`): larger outputs are joined at the end. */
+const MAX_DEFLATE_PIECE_BYTES = 64 << 20;
+
+/**
+ * gzips chunks of known total size, as `gzipBytes` would gzip their concatenation. An output past
+ * one buffer (`maxBytes`, at most `MAX_GZIP_BUFFER_BYTES`) is a `PROFKIT_E_LIMIT` error.
+ */
+export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number, maxBytes = MAX_GZIP_BUFFER_BYTES): Promise<Uint8Array> {
+  const max = Math.min(maxBytes, MAX_GZIP_BUFFER_BYTES);
   const parts: Uint8Array[] = [];
-  const d = deflater(level, gzipBound(total), (c) => parts.push(c));
+  let size = 0;
+  const d = deflater(level, Math.min(gzipBound(total), MAX_DEFLATE_PIECE_BYTES), (c) => {
+    size += c.length;
+    if (size > max) throw gzipOutputLimitError(total, max);
+    parts.push(c);
+  });
   for (const c of chunks) pushOrThrow(d, c, false);
   pushOrThrow(d, new Uint8Array(0), true);
   return concatBytes(parts);

@@ -14,7 +14,7 @@
 import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'node:zlib';
@@ -446,18 +446,22 @@ function wrongTotal(message: string, offset: number): ProfkitError {
  * gzips a stream of chunks of known total size (as `gzipBytes` would gzip their concatenation,
  * and byte for byte the same up to `MIN_DEFLATE_BLOCK_BYTES`, one block) without the whole input ever being in
  * memory: `gzipStream`'s blocks, deflated on several cores, land in one buffer of the bound size
- * (only its written pages are resident), so no concatenation copy is made.
+ * (only its written pages are resident), so no concatenation copy is made. A total past 4 GiB is
+ * gzipped as long as its output fits one buffer (`maxBytes`, at most `MAX_GZIP_BUFFER_BYTES`);
+ * more is a `PROFKIT_E_LIMIT` error (never a RangeError).
  */
-export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number): Promise<Uint8Array> {
+export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, level: number, maxBytes = MAX_GZIP_BUFFER_BYTES): Promise<Uint8Array> {
+  const max = Math.min(maxBytes, MAX_GZIP_BUFFER_BYTES);
   // Each block may add a sync flush marker and a block header beyond the one-stream bound.
-  const bound = gzipBound(total) + 16 * (Math.ceil(total / deflateBlockBytes(total)) + 1);
+  const bound = Math.min(gzipBound(total) + 16 * (Math.ceil(total / deflateBlockBytes(total)) + 1), max);
   const buffer = Buffer.allocUnsafe(bound); // a small one is a slice of Node's shared pool
   let out = new Uint8Array(buffer.buffer, buffer.byteOffset, bound);
   let at = 0;
   for await (const piece of gzipStream(chunks, level, total)) {
     if (at + piece.length > out.length) {
-      // Never expected (the bound is zlib's worst case plus slack); correct output all the same.
-      const grown = new Uint8Array(Math.max(out.length * 2, at + piece.length));
+      // Only past `max` (below it the bound is zlib's worst case plus slack); correct output all the same.
+      if (at + piece.length > max) throw gzipOutputLimitError(total, max);
+      const grown = new Uint8Array(Math.min(Math.max(out.length * 2, at + piece.length), max));
       grown.set(out.subarray(0, at));
       out = grown;
     }

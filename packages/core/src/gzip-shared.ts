@@ -56,7 +56,22 @@ export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
  * is ever too small only costs a second chunk and a concatenation, never wrong output.
  */
 export function gzipBound(n: number): number {
-  return Math.max(n + (n >>> 12) + (n >>> 14) + (n >>> 25) + 13 + 18 + 64, 64);
+  // Divisions, not `>>>`: a size past 4 GiB would wrap (and the bound come out too small).
+  return Math.max(n + Math.floor(n / 2 ** 12) + Math.floor(n / 2 ** 14) + Math.floor(n / 2 ** 25) + 13 + 18 + 64, 64);
+}
+
+/** The largest output `gzipChunks` makes: one buffer (Node's `buffer.constants.MAX_LENGTH` on 64-bit Node 20). */
+export const MAX_GZIP_BUFFER_BYTES = 2 ** 32;
+
+/**
+ * The `PROFKIT_E_LIMIT` error of a `gzipChunks` whose output outgrows one buffer (`maxBytes`): such
+ * data can only be gzipped as a stream (`gzipStream`, what writing a file uses).
+ */
+export function gzipOutputLimitError(total: number, maxBytes: number): ProfkitError {
+  return new ProfkitError(ErrorCodes.LIMIT, `gzip output of ${total} input bytes exceeds ${maxBytes} bytes, the largest buffer: gzip it as a stream (gzipStream) instead`, {
+    rule: 'gzipChunks output is one buffer',
+    limit: maxBytes,
+  });
 }
 
 /**
