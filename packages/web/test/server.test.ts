@@ -265,6 +265,45 @@ describe('startWebServer', () => {
     }
   });
 
+  it('makes the body of a source file once for the requests sending it at once (each held its own while its client read slowly), and drops it after them', async () => {
+    const { named, src } = sourceTree();
+    // 16 MB: more than the sockets' buffers, so the responses stay in flight while their clients do not read.
+    const text = `${'x'.repeat(99)}\n`.repeat(160_000);
+    writeFileSync(join(src, 'app/main.go'), text);
+    const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build' });
+    const want = JSON.stringify({ lines: text.split('\n').slice(0, -1) });
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const bodiesMade = () => stringify.mock.calls.filter(([v]) => typeof v === 'object' && v !== null && 'lines' in v).length;
+    try {
+      const open = () =>
+        new Promise<{ status: number; read(): Promise<string> }>((resolve, reject) => {
+          const req = request({ host: s.host, port: s.port, path: '/source?file=app%2Fmain.go', headers: { host: `127.0.0.1:${s.port}` } }, (res) => {
+            res.pause();
+            const read = () =>
+              new Promise<string>((done) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+                res.resume();
+              });
+            resolve({ status: res.statusCode!, read });
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      const waiting = await Promise.all([open(), open(), open(), open()]);
+      expect(waiting.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(bodiesMade()).toBe(1);
+      for (const body of await Promise.all(waiting.map((r) => r.read()))) expect(body === want).toBe(true);
+      // Not kept once sent (the server's responses closed before their last bytes were read): a request after them makes it again.
+      expect((await get(s, '/source?file=app%2Fmain.go')).body === want).toBe(true);
+      expect(bodiesMade()).toBe(2);
+    } finally {
+      stringify.mockRestore();
+      await s.close();
+    }
+  });
+
   it('reads the profile with the registry it is given (the CLI passes the adapters the user installed)', async () => {
     const { named, src } = sourceTree();
     // A registry without the pprof adapter cannot read the profile: no name is served.
