@@ -493,9 +493,22 @@ export interface ReportGraphSource {
   nodeSums?: Pick<BuiltGraph, 'flat' | 'cum'>;
 }
 
+/** Whether `g` (or one of its `others`) sums a `-mean` divisor. */
+function hasDivisor(g: GraphInput): boolean {
+  return g.divisor !== undefined || (g.others ?? []).some(hasDivisor);
+}
+
 /** `buildCallGraph` from the graph input on (see there). */
 export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOptions, allCalls: boolean, callsOf?: (name: string) => boolean): CallGraph {
   const { t, g, names, infos } = source;
+  // The given sums are trusted in place of a walk; the divisor is walked (meanValues), over a `g`
+  // that need not hold the stacks the sums come from (a diff trims over a `g` of no stacks):
+  // the means would then be divided by sums of other samples, silently.
+  if (source.nodeSums && hasDivisor(g)) {
+    throw new ProfkitError(ErrorCodes.USAGE, 'a report graph source gives nodeSums and a -mean divisor: its means would divide sums of different samples', {
+      rule: 'ReportGraphSource.nodeSums is never given with a divisor',
+    });
+  }
   // Top needs only the calls into inlined frames (for its inline markers).
   let inlinedNodes: Uint8Array | undefined;
   if (!allCalls) {
@@ -554,12 +567,21 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   const byName = (a: number, b: number) => compareGoStrings(names[a]!, names[b]!);
   const byInfo = (a: number, b: number) => compareGoStrings(infos[a]!, infos[b]!);
   const byAbs = (x: bigint, y: bigint) => (abs(x) > abs(y) ? -1 : abs(x) < abs(y) ? 1 : 0);
+  // |flat| and |cum| of each node taken once: the sort compares them n log n times, and the abs of
+  // a negative bigint (half a diff's nodes) is a new bigint (24 MB of garbage on 20,000 nodes).
+  const absFlat = new Array<bigint>(names.length);
+  const absCum = new Array<bigint>(names.length);
+  for (const i of ids) {
+    absFlat[i] = abs(nodes.flat[i]!);
+    absCum[i] = abs(nodes.cum[i]!);
+  }
+  const descending = (x: bigint, y: bigint) => (x > y ? -1 : x < y ? 1 : 0);
   // pprof `FlatNameOrder` / `CumNameOrder`, ties broken by `compareNodes`.
   const sort = (list: number[]) =>
     list.sort(
       options.cum
-        ? (a, b) => byAbs(nodes.cum[a]!, nodes.cum[b]!) || byName(a, b) || byAbs(nodes.flat[a]!, nodes.flat[b]!) || byInfo(a, b)
-        : (a, b) => byAbs(nodes.flat[a]!, nodes.flat[b]!) || byName(a, b) || byAbs(nodes.cum[a]!, nodes.cum[b]!) || byInfo(a, b),
+        ? (a, b) => descending(absCum[a]!, absCum[b]!) || byName(a, b) || descending(absFlat[a]!, absFlat[b]!) || byInfo(a, b)
+        : (a, b) => descending(absFlat[a]!, absFlat[b]!) || byName(a, b) || descending(absCum[a]!, absCum[b]!) || byInfo(a, b),
     );
   sort(ids);
   const nodeCount = options.nodeCount ?? 0;
