@@ -6,14 +6,14 @@
 
 import { ErrorCodes, ProfkitError, isProfkitError, type SourceLines } from '@profkit/core';
 import { ProfileSession, errorOf, sourceLinesOf, webRegistry } from './engine.js';
-import { DroppedSources } from './dropped-sources.js';
+import { DroppedSources, KeptSources } from './dropped-sources.js';
 import { nativeGunzip, serverInflatedBytes, streamedProfileBytes } from './native-gunzip.js';
 import { ProfileDecoder } from '@profkit/pprof';
 import { INFLATED_SIZE_HEADER, type ProfileInput, type SourceAccess, type ViewResult, type WorkerRequest, type WorkerResponse } from './protocol.js';
 
 let session: Promise<ProfileSession> | undefined;
-/** The source files fetched from `profkit web` for this session, by the listing's file name. */
-let fetchedSources = new Map<string, SourceLines>();
+/** The source files fetched from `profkit web` for this session, by the listing's file name (bounded: see dropped-sources.ts). */
+let fetchedSources = new KeptSources();
 /** The source files the user dropped for this session (see dropped-sources.ts). */
 let droppedSources = new DroppedSources();
 
@@ -41,7 +41,7 @@ async function fetchSources(access: SourceAccess, files: string[]): Promise<void
       } catch (e) {
         lines = { error: `profkit web did not serve ${file}: ${e instanceof Error ? e.message : String(e)}` };
       }
-      fetchedSources.set(file, lines);
+      fetchedSources.keep(file, lines);
     }),
   );
 }
@@ -125,7 +125,7 @@ async function openSession(profile: ProfileInput, base: ProfileInput | undefined
 async function answer(req: WorkerRequest): Promise<void> {
   try {
     if (req.kind === 'load') {
-      fetchedSources = new Map();
+      fetchedSources = new KeptSources();
       droppedSources = new DroppedSources();
       session = openSession(req.profile, req.base, req.source);
       scope.postMessage({ kind: 'loaded', id: req.id, info: (await session).info });
