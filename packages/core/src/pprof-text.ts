@@ -72,6 +72,16 @@ function withoutURLMappingFiles(p: Profile): Profile {
 }
 
 /**
+ * `p` with a period type: every profile `go tool pprof` holds has one (its proto decoder makes an
+ * empty one when the file has none, `postDecode`; every legacy parser sets one), so `-raw` prints
+ * `PeriodType: ` with an empty type and unit where the model has none.
+ */
+function withGoPeriodType(p: Profile): Profile {
+  if (p['.profile'].period_type) return p;
+  return { ...p, '.profile': { ...p['.profile'], period_type: { type: '', unit: '' } } };
+}
+
+/**
  * The name readers give a function whose name is empty (the model has none): pprof's reports
  * treat such a function as nameless (`[binary]` / `<unknown>` in traces, "" in raw).
  */
@@ -88,13 +98,14 @@ export interface GoPprofLoaded {
  * The profile as `go tool pprof FILE` holds it before any report: an empty mapping when it has
  * none (`locateBinaries`), merged with itself (`Merge`: all-zero samples dropped, equal samples
  * summed, ids renumbered in first-use order), `drop_frames`/`keep_frames` applied
- * (`RemoveUninteresting`), mapping files that are URLs cleared (`unsourceMappings`).
+ * (`RemoveUninteresting`), mapping files that are URLs cleared (`unsourceMappings`), and an empty
+ * period type when it has none (Go's decoder).
  */
 export async function goPprofLoad(p: Profile, limits?: Pick<ReadLimits, 'maxTableEntries'>): Promise<GoPprofLoaded> {
   checkLoadTables(p, limits);
   const merged = compact(withPlaceholderMapping(p));
   const pruned = await applyDropFrames(merged);
-  return { profile: withoutURLMappingFiles(pruned.profile), warnings: pruned.warnings };
+  return { profile: withGoPeriodType(withoutURLMappingFiles(pruned.profile)), warnings: pruned.warnings };
 }
 
 /**
