@@ -11,7 +11,10 @@ export function referenceFolded(p: Profile): string {
   for (let i = 0; i < col.length; i++) {
     const frames: string[] = [];
     for (let k = offsets[i + 1]! - 1; k >= offsets[i]!; k--) {
-      const names = locationFrames(p, index, index.locations.get(location_id[k]!)).map((f) => (f.name || '[unknown]').replace(/;/g, ':').replace(/[\r\n]+/g, ' '));
+      // An id no location has prints nothing.
+      const row = index.locations.get(location_id[k]!);
+      if (row < 0) continue;
+      const names = locationFrames(p, index, row).map((f) => (f.name || '[unknown]').replace(/;/g, ':').replace(/[\r\n]+/g, ' '));
       frames.push(...names.reverse());
     }
     if (frames.length === 0) continue;

@@ -176,6 +176,69 @@ describe('folded text order and sums against the joined-and-sorted reference', (
   });
 });
 
+/**
+ * Samples through a few trunks (random paths through a small tree of locations, some of them
+ * inline, unsymbolized or of one function under two ids), each then ending or going on with a
+ * few frames of its own: long shared prefixes, parting at every kind of location.
+ */
+function sharedPrefixProfile(seed: number): Profile {
+  const r = seededRandom(seed);
+  const int = (n: number) => Math.floor(r() * n);
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+  const fns = NAMES.slice(0, 4 + int(6)).map((name) => b.internFunction({ name }));
+  const location = (line: number) => {
+    const kind = r();
+    if (kind < 0.05) return b.internLocation({ address: BigInt(0x1000 + line) });
+    const inlined = Array.from({ length: kind < 0.3 ? 1 + int(2) : 0 }, () => ({ functionId: fns[int(fns.length)]!, line }));
+    return b.internLocation({ functionId: fns[int(fns.length)]!, line, inlinedInto: inlined });
+  };
+  let line = 0;
+  const trunks = Array.from({ length: 1 + int(4) }, () => Array.from({ length: 20 + int(60) }, () => location(++line)));
+  const leaves = Array.from({ length: 6 }, () => location(++line));
+  for (let i = 0; i < 60; i++) {
+    const trunk = trunks[int(trunks.length)]!;
+    // Root first: a prefix of a trunk (often all of it), then a few leaves (or none).
+    const root = trunk.slice(0, r() < 0.6 ? trunk.length : 1 + int(trunk.length));
+    const stack = [...root, ...Array.from({ length: int(4) }, () => leaves[int(leaves.length)]!)];
+    b.addSample(stack.reverse(), [BigInt(1 + int(5))]);
+  }
+  const p = b.build();
+  // Some trunk frames of an id no location has (skipped, printing nothing), also where a run ends.
+  const ids = p.samples.locations.location_id;
+  for (const trunk of trunks) {
+    for (const missing of [trunk[int(trunk.length)]!, trunk[trunk.length - 1]!]) {
+      if (r() < 0.5) for (let k = 0; k < ids.length; k++) if (ids[k] === missing) ids[k] = 0x7fff_0000 + missing;
+    }
+  }
+  return p;
+}
+
+describe('stacks sharing long prefixes', () => {
+  for (let seed = 1; seed <= 30; seed++) {
+    it(`seed ${seed}: the text of the joined-and-sorted reference`, () => {
+      const p = sharedPrefixProfile(seed);
+      const expected = referenceFolded(p);
+      expect([...foldedLines(p)].join('')).toBe(expected);
+      expect(concat(foldedChunks(p))).toEqual(new TextEncoder().encode(expected));
+    });
+  }
+
+  it('walks the frames every sample shares in one step, not regrouping each sample once per frame', () => {
+    // 200 samples through one 1,000-frame trunk, then apart: name by name, the walk regrouped
+    // 200 positions at each of the 1,000 frames (50,000 samples x 490 frames: 24.6M, 2.3 s).
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    // Leaf first, as samples list their locations: t999 ... t0 (the root).
+    const trunk = Array.from({ length: 1_000 }, (_, i) => b.internLocation({ functionId: b.internFunction({ name: `t${i}` }), line: 1 })).reverse();
+    for (let s = 0; s < 200; s++) b.addSample([b.internLocation({ functionId: b.internFunction({ name: `leaf${s}` }) }), ...trunk], [1n]);
+    const p = b.build();
+    foldedWalkStats.regroupedPositions = 0;
+    const text = new TextDecoder().decode(concat(foldedChunks(p)));
+    expect(foldedWalkStats.regroupedPositions).toBeGreaterThan(0);
+    expect(foldedWalkStats.regroupedPositions).toBeLessThanOrEqual(2 * 200);
+    expect(text).toBe(referenceFolded(p));
+  });
+});
+
 describe('foldedChunks: the size budget', () => {
   /** The chunks `foldedChunks` delivers (copied) until it stops, and the error it stops with. */
   function chunksUntilError(p: Profile, limits: { maxReportBytes?: number }): { written: Uint8Array[]; error: unknown } {
@@ -305,6 +368,19 @@ describe('foldedChunks: the size budget', () => {
     // Exactly the text's size: were the path charges kept (not released as the walk goes back up), this refused.
     expect(concat(foldedChunks(p, 0, { maxReportBytes: text.length }))).toEqual(text);
     expect([...foldedLines(p, 0, { maxReportBytes: text.length })].join('')).toBe(new TextDecoder().decode(text));
+  });
+
+  it("does not refuse a line whose text fits for its depth: one sample 1,000 frames deep of 1-byte names at a limit of exactly its text", () => {
+    // Its 2 KB of text were charged 20 bytes of path a frame as well (22 KB), though printed from
+    // one sample: refused at any limit below that.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    b.addSample(Array.from({ length: 1_000 }, (_, i) => locationNamed(b, String(i % 10))), [1n]);
+    const p = b.build();
+    const text = concat(foldedChunks(p, 0, { maxReportBytes: Infinity }));
+    expect(text.length).toBe(2 * 1_000 - 1 + ' 1\n'.length);
+    expect(concat(foldedChunks(p, 0, { maxReportBytes: text.length }))).toEqual(text);
+    expect([...foldedLines(p, 0, { maxReportBytes: text.length })].join('')).toBe(new TextDecoder().decode(text));
+    expect(chunksUntilError(p, { maxReportBytes: text.length - 1 }).error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes' } });
   });
 
   it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
