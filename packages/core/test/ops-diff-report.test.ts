@@ -425,6 +425,53 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     }
   });
 
+  // The tables the report walks for the calls are cut to the frames of shown nodes (diff-report.ts
+  // `sideStackTable`): a run of other frames between two becomes one frame (the call across it
+  // stays residual), the frames above the outermost and below the innermost are left out. Direct
+  // and residual calls of one pair, runs at the root and at the leaf, inlined frames, recursion,
+  // and nodes not shown between shown ones when nothing is trimmed (every node kept: no call
+  // across them): one netting to 0, one left out by -drop_negative.
+  it('calls between shown nodes across cut runs of other frames are those of the merged difference', () => {
+    const profile = (stacks: [string[], bigint][]) => {
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = new Map<string, number>();
+      const fn = (name: string) => fns.get(name) ?? fns.set(name, b.internFunction({ name, filename: 'a.go' })).get(name)!;
+      // 'f+g': g inlined into f.
+      const loc = (frame: string) => {
+        const [outer, inner] = frame.split('+') as [string, string?];
+        if (!inner) return b.internLocation({ functionId: fn(outer), line: 1 });
+        return b.internLocation({ functionId: fn(inner), line: 2, inlinedInto: [{ functionId: fn(outer), line: 3 }] });
+      };
+      for (const [rootFirst, value] of stacks) b.addSample(rootFirst.map(loc).reverse(), [value]);
+      return b.build();
+    };
+    const next = profile([
+      [['main', 'a', 'S1', 'x1', 'x2', 'S2', 'y'], 500n],
+      [['main', 'S1', 'S2'], 300n],
+      [['main', 'S1', 'x3', 'S2+S3'], 200n],
+      [['main', 'b', 'z', 'S1', 'z', 'S3', 'S1'], 100n],
+      [['main', 'S1', 'same', 'S2'], 70n],
+      [['main', 'S1', 'shrunk', 'S2'], 20n],
+      [['leafy', 'S2', 'w1', 'w2'], 50n],
+    ]);
+    const base = profile([
+      [['main', 'S1', 'x1', 'S2'], 100n],
+      [['main', 'S1', 'same', 'S2'], 70n],
+      [['main', 'S1', 'shrunk', 'S2'], 90n],
+      [['main', 'c', 'S3'], 60n],
+      [['main', 'S2', 'x2', 'S1'], 40n],
+      [['main', 'S2+S3', 'w1'], 30n],
+    ]);
+    const merged = diff(base, next);
+    const optionSets: TopReportOptions[] = [{ nodeCount: 2 }, { nodeCount: 3 }, { nodeCount: 4, cum: true }, { nodeCount: 5, edgeFraction: 0 }, { nodeFraction: 0 }, { nodeFraction: 0, edgeFraction: 0 }, { nodeFraction: 0, dropNegative: true }, { inline: false, nodeCount: 3 }];
+    for (const o of optionSets) {
+      const input = () => sideBySide(base, next, { ...o, sampleTypeIndex: 0 });
+      expect(topReport(input(), o).text, JSON.stringify(o)).toBe(topReport(merged, o).text);
+      expect(treeReport(input(), o).text, JSON.stringify(o)).toBe(treeReport(merged, o).text);
+      expect(treeReport(input(), { ...o, symbol: 'S' }).text, JSON.stringify(o)).toBe(treeReport(merged, { ...o, symbol: 'S' }).text);
+    }
+  });
+
   // Names past 4,096 characters are keyed by a short id of the node table's (StringKeys): the ids
   // must be those of the one table both sides add to. Given per side, the base's first long name
   // took the id of the new profile's first one (another function), and its own name a node twice.
