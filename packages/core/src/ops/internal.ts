@@ -95,45 +95,20 @@ export interface OpLocation {
   lines: OpLine[];
 }
 
-/** Reads every location row of `p` (lines whose function id is unknown are skipped). */
+/** Reads every location row of `p` as objects, for operations that rewrite them (lines whose function id is unknown are skipped). */
 export function readLocations(p: Profile, index: ProfileIndex): OpLocation[] {
   const out: OpLocation[] = new Array(p.locations.location_id.length);
-  for (let r = 0; r < out.length; r++) out[r] = readLocation(p, index, r);
+  const line: OpLine = { fn: -1, line: 0, column: 0 };
+  for (let r = 0; r < out.length; r++) {
+    const loc: OpLocation = { address: 0n, mapping: -1, folded: false, lines: [] };
+    visitLocationLines(p, index, r, loc, line, (ln) => loc.lines.push({ fn: ln.fn, line: ln.line, column: ln.column }));
+    out[r] = loc;
+  }
   return out;
 }
 
 /**
- * Location row `r` of `p` as `readLocations` reads it: a new object, or written over `into` (its
- * line objects reused), so that a reader that looks at one row at a time allocates nothing per row.
- */
-export function readLocation(p: Profile, index: ProfileIndex, r: number, into?: OpLocation): OpLocation {
-  const l = p.locations;
-  const inl = p['.inline_lines'];
-  const loc = into ?? { address: 0n, mapping: -1, folded: false, lines: [] };
-  const lines = loc.lines;
-  let count = 0;
-  const add = (fn: number, line: number, column: number) => {
-    if (fn < 0) return;
-    const reused = lines[count++];
-    if (!reused) lines.push({ fn, line, column });
-    else {
-      reused.fn = fn;
-      reused.line = line;
-      reused.column = column;
-    }
-  };
-  if (l.function_id[r] !== 0) add(index.functions.get(l.function_id[r]!), l.line[r]!, l['.column'][r]!);
-  for (let j = l['.inline_offsets'][r]!; j < l['.inline_offsets'][r + 1]!; j++) add(index.functions.get(inl.function_id[j]!), inl.line[j]!, inl.column[j]!);
-  lines.length = count;
-  const mid = l['.mapping_id'][r]!;
-  loc.address = l['.address'][r]!;
-  loc.mapping = mid === 0 ? -1 : index.mappings.get(mid);
-  loc.folded = l['.is_folded'][r] === 1;
-  return loc;
-}
-
-/**
- * Location row `r` of `p` as `readLocation` reads it, with no object per line: `loc` gets the
+ * Location row `r` of `p` as `readLocations` reads it, with no object per line: `loc` gets the
  * row's address, mapping and folded flag (its `lines` are left alone), then `visit` sees each line
  * innermost first in the one object `line`, overwritten for the next (a location can hold
  * millions of inline lines: read as objects, 56 bytes each).
@@ -267,6 +242,9 @@ export class Rebuilder {
   private readonly lineFunctions = new GrowableUint32();
   private readonly lineNumbers = new GrowableFloat64();
   private readonly lineColumns = new GrowableFloat64();
+  /** A source location row read by `visitLocationLines` (its `lines` unused), and its line. */
+  private readonly scratchLocation: OpLocation = { address: 0n, mapping: -1, folded: false, lines: [] };
+  private readonly scratchLine: OpLine = { fn: -1, line: 0, column: 0 };
 
   constructor(private readonly options: RebuilderOptions) {
     this.b = new ProfileBuilder({ sampleTypes: options.sampleTypes, facts: options.facts });
@@ -346,14 +324,9 @@ export class Rebuilder {
       for (const ln of loc.lines) this.addLine(s, ln.fn, ln.line, ln.column);
       id = this.internLines(src, loc.mapping, loc.address, loc.folded);
     } else {
-      // `readLocation` without the objects: lines whose function id is unknown are skipped.
-      const l = s.p.locations;
-      const inl = s.p['.inline_lines'];
-      const functions = s.index.functions;
-      if (l.function_id[row] !== 0) this.addLine(s, functions.get(l.function_id[row]!), l.line[row]!, l['.column'][row]!);
-      for (let j = l['.inline_offsets'][row]!; j < l['.inline_offsets'][row + 1]!; j++) this.addLine(s, functions.get(inl.function_id[j]!), inl.line[j]!, inl.column[j]!);
-      const mid = l['.mapping_id'][row]!;
-      id = this.internLines(src, mid === 0 ? -1 : s.index.mappings.get(mid), l['.address'][row]!, l['.is_folded'][row] === 1);
+      const loc = this.scratchLocation;
+      visitLocationLines(s.p, s.index, row, loc, this.scratchLine, (ln) => this.addLine(s, ln.fn, ln.line, ln.column));
+      id = this.internLines(src, loc.mapping, loc.address, loc.folded);
     }
     s.locIds[row] = id;
     return id;
