@@ -120,6 +120,8 @@ interface SideSamples {
   offsets: Uint32Array;
   frames: Uint16Array | Int32Array | Uint32Array;
   values: BigInt64Array;
+  /** `values` as doubles when their magnitudes sum to less than 2^53 and `side` has read them so (`summedValues`). */
+  doubles?: Float64Array;
 }
 
 /**
@@ -184,6 +186,7 @@ export class DiffReportBuilder {
         let absTotal = 0n;
         for (let i = 0; i < values.length; i++) absTotal += abs((values[i] = scaleValue(values[i]!, ratio)));
         next.absTotal = absTotal;
+        next.samples!.doubles = undefined;
       }
     }
     this.base = base;
@@ -249,7 +252,7 @@ export class DiffReportBuilder {
       },
     };
     const index = new ProfileIndex(p);
-    if (!this.options.mean) return { ...this.sideSamples(p, index, negated), ...totals };
+    if (!this.options.mean) return { ...this.sideSamples(p, index, negated, doubles), ...totals };
     const { locNodes, stacks, divisor } = reportStacks(p, index, t, this.graphOptions, this.nodes);
     if (negated) {
       negate(stacks.self);
@@ -265,7 +268,7 @@ export class DiffReportBuilder {
    * location ids are dense (and every id of the samples within them), its nodes then listed by
    * location id: no copy at the peak.
    */
-  private sideSamples(p: Profile, index: ProfileIndex, last: boolean): { locations: Locations; samples: SideSamples } {
+  private sideSamples(p: Profile, index: ProfileIndex, last: boolean, doubles: Float64Array | undefined): { locations: Locations; samples: SideSamples } {
     const t = this.options.sampleTypeIndex;
     const col = p.samples['.values'][t]!;
     const stackColumn = p.samples.locations;
@@ -273,7 +276,7 @@ export class DiffReportBuilder {
     if (last && denseRows && !this.graphOptions.stackFilters && maxOf(stackColumn.location_id) < denseRows.length) {
       const { locNodes } = this.nodeTable(p, index);
       const byId = Array.from(denseRows, (r) => (r >= 0 ? locNodes[r]! : []));
-      return { locations: flattenLocationNodes(byId), samples: { offsets: stackColumn.offsets, frames: stackColumn.location_id, values: col } };
+      return { locations: flattenLocationNodes(byId), samples: { offsets: stackColumn.offsets, frames: stackColumn.location_id, values: col, doubles } };
     }
     const { offsets: stackOffsets, location_id: locationIds } = stackColumn;
     // The samples kept, and their frames.
@@ -287,6 +290,7 @@ export class DiffReportBuilder {
     }
     const values = new BigInt64Array(kept);
     const valueWords = new Int64Words(values);
+    const keptDoubles = doubles && new Float64Array(kept);
     const offsets = new Uint32Array(kept + 1);
     if (this.graphOptions.stackFilters) {
       const { locNodes, stacks } = reportStacks(p, index, t, this.graphOptions, this.nodes);
@@ -296,6 +300,7 @@ export class DiffReportBuilder {
       for (let i = 0, k = 0; i < col.length; i++) {
         if (colWords.isZero(i)) continue;
         colWords.copy(i, valueWords, k);
+        if (keptDoubles) keptDoubles[k] = doubles![i]!;
         offsets[k + 1] = offsets[k]! + (sampleStack[i]! >= 0 ? depth[sampleStack[i]!]! : 0);
         k++;
       }
@@ -305,7 +310,7 @@ export class DiffReportBuilder {
         let f = offsets[k++]!;
         for (let s = sampleStack[i]!; s >= 0; s = prefix[s]!) frames[f++] = stacks.frame[s]!;
       }
-      return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames, values } };
+      return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames, values, doubles: keptDoubles } };
     }
     const { locNodes } = this.nodeTable(p, index);
     const frames = locNodes.length <= 2 ** 16 ? new Uint16Array(frameCount) : new Int32Array(frameCount);
@@ -319,9 +324,10 @@ export class DiffReportBuilder {
         if (r >= 0) frames[f++] = r;
       }
       colWords.copy(i, valueWords, k);
+      if (keptDoubles) keptDoubles[k] = doubles![i]!;
       offsets[++k] = f;
     }
-    return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values } };
+    return { locations: flattenLocationNodes(locNodes), samples: { offsets, frames: f === frameCount ? frames : frames.slice(0, f), values, doubles: keptDoubles } };
   }
 
   /** The nodes of `p`'s locations (by location row), added to the nodes of the diff (as `reportStacks` adds them). */
@@ -457,7 +463,8 @@ interface SummedValues {
 
 function summedValues(side: DiffSide): SummedValues {
   const { values } = side.samples!;
-  const doubles = side.absTotal < EXACT_IN_DOUBLES ? new Int64Words(values).exactDoubles() : undefined;
+  // The doubles `side` read the values as, when it kept them (read again otherwise: -normalize scales them).
+  const doubles = side.absTotal < EXACT_IN_DOUBLES ? (side.samples!.doubles ?? new Int64Words(values).exactDoubles()) : undefined;
   return doubles ? { values: doubles, zero: 0 } : { values, zero: 0n };
 }
 
