@@ -194,7 +194,10 @@ function drawnNames(names: readonly string[]): (id: number) => string {
   return (id) => (copies[id] ??= JSON.parse(JSON.stringify(names[id]!)) as string);
 }
 
-/** A typed array of sample values, doubles or bigints (see `cutFlameTree`), read and written as `number`. */
+/**
+ * The values of the members (see `cutFlameTree`), read and written as `number`: a typed array of
+ * doubles, or an array of bigints (a member sums the samples of its stack, which may pass 2^63).
+ */
 type ValueColumn = { [i: number]: number; readonly length: number };
 
 /**
@@ -234,33 +237,24 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   const keep = (v: bigint) => v > 0n;
   const exact = sumsExactInDoubles(col, keep);
   const zero = (exact ? 0 : 0n) as number;
-  const valueColumn = (n: number) => (exact ? new Float64Array(n) : new BigInt64Array(n)) as unknown as ValueColumn;
+  const valueColumn = (n: number) => (exact ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as ValueColumn;
   let kept = 0;
   for (let i = 0; i < col.length; i++) if (keep(col[i]!)) kept++;
 
-  // The members of the frames still to visit (each sample is a member of at most one of them, so
-  // `kept` entries are enough), a stack: the sample's value, its lowest stack entry `low` (the
-  // innermost location) and its current entry k, and the frame within that entry's location: the
-  // location's row and the position among its frames, or row -1 for a location of one frame
-  // (only the next entry below is of interest then). The root's members stand before their
-  // sample's outermost location: k = offsets[i + 1], row -1.
+  // The members of the frames still to visit (each distinct stack of the kept samples is a
+  // member of at most one of them, so `kept` entries are enough), a stack: the value of the
+  // stack's samples, its lowest entry `low` (the innermost location) and its current entry k, and
+  // the frame within that entry's location: the location's row and the position among its frames,
+  // or row -1 for a location of one frame (only the next entry below is of interest then). The
+  // root's members stand before their stack's outermost location: k = offsets[i + 1], row -1.
   const memberValue = valueColumn(kept);
   const memberLow = new Int32Array(kept);
   const memberK = new Int32Array(kept);
   const memberRow = new Int32Array(kept);
   const memberPos = new Int32Array(kept);
-  let members = 0;
-  let rootValue = zero;
-  for (let i = 0; i < col.length; i++) {
-    const v = col[i]!;
-    if (!keep(v)) continue;
-    memberValue[members] = (exact ? Number(v) : v) as number;
-    memberLow[members] = offsets[i]!;
-    memberK[members] = offsets[i + 1]!;
-    memberRow[members] = -1;
-    memberPos[members++] = 0;
-    rootValue += (exact ? Number(v) : v) as number;
-  }
+  const root = rootMembers(p, col, keep, exact, { value: memberValue, low: memberLow, k: memberK, row: memberRow, pos: memberPos });
+  let members = root.members;
+  const rootValue = root.value;
   const tree: FlameNode = { name: 'all', value: BigInt(rootValue), self: 0n, children: [] };
   const threshold = minWidth * Number(rootValue);
 
@@ -401,6 +395,70 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   // Every frame not drawn, once the complete tree is counted.
   if (countEveryFrame) return { tree, elided: frames - shownFrames(tree), frames };
   return { tree, elided };
+}
+
+/** Where `cutFlameTree` keeps its members (see there). */
+interface MemberColumns {
+  value: ValueColumn;
+  low: Int32Array;
+  k: Int32Array;
+  row: Int32Array;
+  pos: Int32Array;
+}
+
+/**
+ * Writes the root's members into `m`: one per distinct stack of the samples whose value passes
+ * `keep` (samples of equal location ids are one member, their values summed: exact in either
+ * representation), in order of first appearance. Returns how many, and their sum. Profiles repeat
+ * stacks (a CPU profile's hot loop is one stack in thousands of samples): the walk then follows
+ * each stack once instead of once per sample. The tree is the same: its callees are grouped by
+ * name and sorted, whatever the order of the members.
+ */
+function rootMembers(p: Profile, col: BigInt64Array, keep: (v: bigint) => boolean, exact: boolean, m: MemberColumns): { members: number; value: number } {
+  const { offsets, location_id } = p.samples.locations;
+  const hashOf = new Int32Array(m.low.length);
+  const mask = (1 << Math.min(30, Math.max(4, 32 - Math.clz32(2 * m.low.length)))) - 1;
+  const slots = new Int32Array(mask + 1).fill(-1);
+  // Seeded per call: with a fixed hash an input could choose location ids whose stacks all hash
+  // alike, and the probes would grow as the square of the samples.
+  const seed = (Math.random() * 0x1_0000_0000) | 0;
+  let members = 0;
+  let sum = (exact ? 0 : 0n) as number;
+  for (let i = 0; i < col.length; i++) {
+    const v = col[i]!;
+    if (!keep(v)) continue;
+    const value = (exact ? Number(v) : v) as number;
+    sum += value;
+    const low = offsets[i]!;
+    const high = offsets[i + 1]!;
+    let h = seed ^ (high - low);
+    for (let k = low; k < high; k++) h = Math.imul(h ^ location_id[k]!, 0x9e3779b1) ^ (h >>> 15);
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const j = slots[slot]!;
+      if (j < 0) {
+        slots[slot] = members;
+        hashOf[members] = h;
+        m.value[members] = value;
+        m.low[members] = low;
+        m.k[members] = high;
+        m.row[members] = -1;
+        m.pos[members++] = 0;
+        break;
+      }
+      if (hashOf[j] === h && sameIds(location_id, m.low[j]!, m.k[j]!, low, high)) {
+        m.value[j]! += value;
+        break;
+      }
+    }
+  }
+  return { members, value: sum };
+}
+
+/** Whether entries `a .. aEnd` and `b .. bEnd` of `ids` are equal. */
+function sameIds(ids: Uint32Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  if (aEnd - a !== bEnd - b) return false;
+  for (let k = 0; k < aEnd - a; k++) if (ids[a + k] !== ids[b + k]) return false;
+  return true;
 }
 
 /** The frames of `tree`, its root included. */
