@@ -4,7 +4,7 @@
  * serves it for one profile on loopback (`startWebServer`, behind `profkit web FILE`) or writes
  * it as a static site (`writeStaticSite`, behind `profkit web --static DIR`).
  */
-export { DEFAULT_IDLE_TIMEOUT_MS, startWebServer, isLoopbackHost, type WebServer, type WebServerOptions } from './server.js';
+export { DEFAULT_IDLE_TIMEOUT_MS, MAX_CONNECTIONS, startWebServer, isLoopbackHost, type WebServer, type WebServerOptions } from './server.js';
 export { writeStaticSite } from './static.js';
 export { APP_DIR, APP_FILES } from './assets.js';
 export { PACKAGE_VERSION } from './version.js';

@@ -56,6 +56,13 @@ export interface WebServerOptions {
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * Connections open at once, past which a new one is closed unanswered: a browser opens at most 6
+ * to one server, and each connection costs up to a few MB (an inflated profile's pipeline: 200
+ * clients reading the 1M profile slowly held 730 MB).
+ */
+export const MAX_CONNECTIONS = 64;
+
 export interface WebServer {
   /** The page's URL. */
   url: string;
@@ -314,6 +321,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const server: Server = createServer(handle);
   // No 'timeout' listener: Node destroys a socket idle this long (a response it cannot write included).
   server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(new ProfkitError(ErrorCodes.IO, `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { option: e.code === 'EADDRINUSE' ? 'port' : 'host', rule: 'profkit web needs a free port on the given address' }, { cause: e })),

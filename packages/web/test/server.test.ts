@@ -7,14 +7,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import dns from 'node:dns';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { cliBin, haveCli, rejectionOf, runCliAsync } from '@profkit/test-utils';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { APP_FILES, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
+import { APP_FILES, MAX_CONNECTIONS, isLoopbackHost, startWebServer, writeStaticSite, type WebServer } from '../dist/index.js';
 import { DEFAULT_LIMITS, ProfileBuilder, Registry, type ProfkitError } from '@profkit/core';
 import { pprofAdapter, serializePprof } from '@profkit/pprof';
 
@@ -225,6 +225,41 @@ describe('startWebServer', () => {
       });
       expect(silent).toBe(true);
     } finally {
+      await s.close();
+    }
+  });
+
+  it('answers at most MAX_CONNECTIONS connections at once: one more is closed unanswered, and answered once another closed', async () => {
+    const s = await startWebServer({ profile: profilePath });
+    const agent = new Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS + 1 });
+    /** A GET on a connection of its own (kept open after the answer), or the error of one closed unanswered. */
+    const fetchOn = () =>
+      new Promise<number | string>((resolve) => {
+        const req = request({ host: s.host, port: s.port, path: '/profile/cpu.folded', agent, headers: { host: `127.0.0.1:${s.port}` } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+        req.end();
+      });
+    try {
+      // All at once: each on its own connection, answered and kept open (keep-alive).
+      const answered = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, fetchOn));
+      expect(answered).toEqual(Array(MAX_CONNECTIONS).fill(200));
+      expect(Object.values(agent.freeSockets).flat().length).toBe(MAX_CONNECTIONS);
+      // A new connection, while those stay open: closed by the server before any answer.
+      const extra = await new Promise<string>((resolve) => {
+        const socket = connect(s.port, s.host, () => socket.write(`GET /profile/cpu.folded HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\n\r\n`));
+        let received = '';
+        socket.on('data', (c: Buffer) => void (received += c.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(received));
+      });
+      expect(extra).toBe('');
+      agent.destroy();
+      await vi.waitFor(async () => expect((await get(s, '/profile/cpu.folded')).status).toBe(200), { timeout: 10_000 });
+    } finally {
+      agent.destroy();
       await s.close();
     }
   });
