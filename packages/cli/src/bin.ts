@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { discoveryCacheFiles, startBundle } from './fast-start.js';
+import { discoveryCacheFiles, startBundle, whenStdoutCreated } from './fast-start.js';
 
 // Writes to stdout go through CommandStdout (stdout.ts), which reports a failed write (a full
 // disk, a closed pipe) as the command's error; the stream's own 'error' event must not crash
-// the process with a stack trace on top of that.
-process.stdout.on('error', () => undefined);
+// the process with a stack trace on top of that. Attached when the stream is first used: a
+// command that never uses it does not pay for making it.
+whenStdoutCreated((stdout) => stdout.on('error', () => undefined));
 
 // The start-up bundle when it is built and matches the installed files (fast-start.ts), else
 // the modules as tsc wrote them.

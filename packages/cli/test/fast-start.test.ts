@@ -154,3 +154,35 @@ describe('the CLI entry', () => {
     for (const pkg of ADAPTER_PACKAGES) expect(urls).toContain(pathToFileURL(join(packagesDir, pkg, 'dist', 'index.js')).href);
   });
 });
+
+describe('process.stdout is made only when used (whenStdoutCreated in bin.ts)', () => {
+  // A preload that records whether Node's process.stdout getter ran (making the stream costs
+  // ~3 ms of a start) and whether the stream had an 'error' listener by the time the process exited.
+  const preload = join(root, 'stdout-probe.mjs');
+  writeFileSync(
+    preload,
+    [
+      "import { writeSync } from 'node:fs';",
+      "const own = Object.getOwnPropertyDescriptor(process, 'stdout');",
+      'let made;',
+      "Object.defineProperty(process, 'stdout', { configurable: true, enumerable: true, get() { made ??= own.get.call(process); return made; } });",
+      "process.on('exit', () => writeSync(2, `stdout made: ${made !== undefined}, error listeners: ${made?.listenerCount('error') ?? 0}\\n`));",
+    ].join('\n'),
+  );
+  const run = (args: string[], stdout: 'ignore' | 'pipe') =>
+    spawnSync(process.execPath, ['--import', pathToFileURL(preload).href, cliBin, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
+  const rprof = resolve(packagesDir, '../examples/r/fib.Rprof.out');
+
+  it('`convert --quiet` never makes it (it prints nothing)', () => {
+    const r = run(['convert', rprof, join(root, 'quiet.pb.gz'), '--quiet'], 'ignore');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('stdout made: false, error listeners: 0\n');
+  });
+
+  it('a command printing to a pipe makes it, with the error listener that keeps a closed pipe from crashing the process', () => {
+    const r = run(['convert', rprof, join(root, 'printed.pb.gz')], 'pipe');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('printed.pb.gz');
+    expect(r.stderr).toMatch(/\nstdout made: true, error listeners: [1-9]\d*\n$/); // after convert's warning
+  });
+});
