@@ -855,6 +855,40 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('static build: source files dropped together are read one at a time (the page holds one text, not all), each listing then showing its text', async () => {
+    // One function `f` in three files: the listing of f names all three, none with text yet.
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    for (const file of ['a.go', 'b.go', 'c.go']) b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'f', filename: file }), line: 2 })], [1n]);
+    const profile = join(tmp, 'three-files.pb.gz');
+    writeFileSync(profile, serializePprof(b.build()));
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.setInputFiles('#profile-input', profile);
+    await topShown(page);
+    await page.evaluate(() => (location.hash = '#view=source&fn=f'));
+    expect((await pageSource(page)).map((r) => [r.file, r.lines.length > 0 && r.lines.every((l) => l.text === '')])).toEqual(['a.go', 'b.go', 'c.go'].map((f) => [f, true]));
+    // How many file texts are being read at once, at most.
+    await page.evaluate(() => {
+      const read = Blob.prototype.text;
+      const counts = { now: 0, most: 0 };
+      (window as unknown as { textReads: typeof counts }).textReads = counts;
+      Blob.prototype.text = function (this: Blob) {
+        counts.most = Math.max(counts.most, ++counts.now);
+        return read.call(this).finally(() => counts.now--);
+      };
+    });
+    await page.evaluate(() => {
+      const data = new DataTransfer();
+      for (const name of ['a.go', 'b.go', 'c.go']) data.items.add(new File([`// ${name} line 1\n// ${name} line 2\n`], name));
+      document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    });
+    await page.waitForSelector('#source-text', { state: 'attached' });
+    expect((await pageSource(page)).map((r) => [r.file, r.lines.map((l) => l.text)])).toEqual(['a.go', 'b.go', 'c.go'].map((f) => [f, [`// ${f} line 1`, `// ${f} line 2`]]));
+    expect(await page.evaluate(() => (window as unknown as { textReads: { most: number } }).textReads.most)).toBe(1);
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
   it('static build: a source file whose read ends after another profile was opened is not that profile\'s source', async () => {
     const tree = sourceTree();
     const page = await newPage();

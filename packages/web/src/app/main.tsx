@@ -149,12 +149,11 @@ async function fileInput(file: File): Promise<ProfileInput> {
  */
 const MAX_SOURCE_FILE_BYTES = 256 << 20;
 
-/** The text of a source file the user dropped or picked, refused past MAX_SOURCE_FILE_BYTES. */
-async function sourceTextOf(file: File): Promise<string> {
+/** Refuses a source file the user dropped or picked past MAX_SOURCE_FILE_BYTES, before it is read. */
+function checkSourceFileSize(file: File): void {
   if (file.size > MAX_SOURCE_FILE_BYTES) {
     throw new ProfkitError(ErrorCodes.LIMIT, `${file.name}: source file is ${file.size} bytes, above the limit of ${MAX_SOURCE_FILE_BYTES}`, { file: file.name, option: 'maxSourceFileBytes' });
   }
-  return file.text();
 }
 
 /** The last part of a path (profiles name files with / or \\). */
@@ -288,17 +287,27 @@ function App() {
   };
   const readSources = (files: (readonly [string, File])[]) => {
     const generation = loadGeneration.current;
-    void Promise.all(files.map(async ([file, f]) => [file, await sourceTextOf(f)] as const)).then(
-      (texts) => {
-        // Read for a profile that another one replaced meanwhile: not the new profile's source.
-        if (generation !== loadGeneration.current) return;
-        for (const [file, text] of texts) analysis.addSource(file, text);
-        setDroppedSources((d) => ({ ...d, ...Object.fromEntries(texts.map(([file]) => [file, (d[file] ?? 0) + 1])) }));
-      },
-      (err: unknown) => {
-        if (generation === loadGeneration.current) setStatus(readErrorStatus(err));
-      },
-    );
+    const current = () => generation === loadGeneration.current;
+    void (async () => {
+      // Every size checked first (all the files or none), then one file read at a time and handed
+      // to the worker as soon as it is read: the page holds one text (up to 256 MiB), not all of
+      // them at once; the view is computed again once, after the last.
+      for (const [, f] of files) checkSourceFileSize(f);
+      const sent: string[] = [];
+      try {
+        for (const [file, f] of files) {
+          const text = await f.text();
+          // Read for a profile that another one replaced meanwhile: not the new profile's source.
+          if (!current()) return;
+          analysis.addSource(file, text);
+          sent.push(file);
+        }
+      } finally {
+        if (current() && sent.length > 0) setDroppedSources((d) => ({ ...d, ...Object.fromEntries(sent.map((file) => [file, (d[file] ?? 0) + 1])) }));
+      }
+    })().catch((err: unknown) => {
+      if (current()) setStatus(readErrorStatus(err));
+    });
   };
 
   // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
