@@ -176,6 +176,8 @@ export interface NodeFields {
 /** The nodes of a report: each node's key (what identifies it), printable name, sort key and fields, by node id. */
 export interface NodeNames {
   keys: Map<string, number>;
+  /** The nodes of a function name alone (no file, line, address or mapping: most, by function), by the name's key. */
+  nameKeys: Map<string, number>;
   names: string[];
   infos: string[];
   fields: NodeFields[];
@@ -184,7 +186,7 @@ export interface NodeNames {
 }
 
 export function newNodeNames(): NodeNames {
-  return { keys: new Map(), names: [], infos: [], fields: [], stringKeys: new StringKeys() };
+  return { keys: new Map(), nameKeys: new Map(), names: [], infos: [], fields: [], stringKeys: new StringKeys() };
 }
 
 /**
@@ -205,7 +207,7 @@ export function nodeTable(
   const { withName, withFile, withLine, withAddress } = granularityFields(by);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
-  const { keys, names, infos, fields, stringKeys } = into;
+  const { keys, nameKeys, names, infos, fields, stringKeys } = into;
   const nodeOf = (loc: OpLocation, ln: OpLine | undefined): number => {
     const objfile = loc.mapping >= 0 ? mapFile[loc.mapping]! : '';
     let name = '';
@@ -230,9 +232,19 @@ export function nodeTable(
     } else obj = objfile;
     // Unambiguous (each string led by its length) and much cheaper than JSON.stringify of the
     // fields; a long name or file stands in by its StringKeys key (V8 hashes long keys slowly).
-    const [nameKey, fileKey, objKey] = [stringKeys.of(name), stringKeys.of(file), stringKeys.of(obj)];
-    const key = `${nameKey.length}:${nameKey}${fileKey.length}:${fileKey}${objKey.length}:${objKey}${lineno},${column},${startLine},${address}`;
-    let id = keys.get(key);
+    // A node of a name alone is keyed by the name in a map of its own: no key text to build (the
+    // base of a diff looks up every node of the new profile's again).
+    const nameOnly = name !== '' && file === '' && obj === '' && lineno === 0 && column === 0 && startLine === 0 && address === 0n;
+    const nameKey = stringKeys.of(name);
+    let map = nameKeys;
+    let key = nameKey;
+    if (!nameOnly) {
+      const fileKey = stringKeys.of(file);
+      const objKey = stringKeys.of(obj);
+      map = keys;
+      key = `${nameKey.length}:${nameKey}${fileKey.length}:${fileKey}${objKey.length}:${objKey}${lineno},${column},${startLine},${address}`;
+    }
+    let id = map.get(key);
     if (id === undefined) {
       const parts: string[] = [];
       if (address !== 0n) parts.push(address.toString(16).padStart(16, '0'));
@@ -247,7 +259,7 @@ export function nodeTable(
       id = names.length;
       names.push(parts.join(' '));
       infos.push(`{${name}  ${address} ${file} ${startLine} ${lineno}${columns ? ` ${column}` : ''} ${obj}}`);
-      keys.set(key, id);
+      map.set(key, id);
     }
     return id;
   };
