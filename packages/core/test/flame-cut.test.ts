@@ -130,6 +130,30 @@ describe('cutFlameTree', () => {
     }
   });
 
+  it('draws and counts what boundedFlameTree does past the ~4,096 samples the merging of equal stacks is decided on: stacks all different (a member a sample), or repeated (merged)', () => {
+    /** `samples` samples over `stacks` random stacks of 1-12 of 40 locations (a third with an inline frame). */
+    const profile = (seed: number, samples: number, stacks: number): Profile => {
+      const r = seededRandom(seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = Array.from({ length: 25 }, (_, i) => b.internFunction({ name: `h${i}` }));
+      const locs = Array.from({ length: 40 }, (_, i) => b.internLocation({ functionId: fns[int(25)]!, line: i, inlinedInto: i % 3 === 0 ? [{ functionId: fns[int(25)]!, line: 70 + i }] : [] }));
+      const pool = Array.from({ length: stacks }, () => Array.from({ length: 1 + int(12) }, () => locs[int(locs.length)]!));
+      for (let i = 0; i < samples; i++) b.addSample(stacks >= samples ? pool[i]! : pool[int(stacks)]!, [BigInt(int(30) - 2)]);
+      return b.build();
+    };
+    for (const [what, p] of [['all different', profile(41, 9_000, 9_000)], ['repeated', profile(42, 9_000, 40)]] as const) {
+      for (const minWidth of [0, 0.001, 0.02]) {
+        const bounded = boundedFlameTree(p, 0, minWidth);
+        const at = `${what}, min width ${minWidth}`;
+        expect(cutFlameTree(p, 0, minWidth).tree, at).toEqual(bounded.tree);
+        const counted = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
+        expect(counted.tree, at).toEqual(bounded.tree);
+        expect([counted.frames, counted.elided], at).toEqual([bounded.frames, bounded.elided]);
+      }
+    }
+  });
+
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
   });

@@ -252,7 +252,17 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   const memberK = new Int32Array(kept);
   const memberRow = new Int32Array(kept);
   const memberPos = new Int32Array(kept);
-  const root = rootMembers(p, col, keep, exact, { value: memberValue, low: memberLow, k: memberK, row: memberRow, pos: memberPos });
+  const rootColumns: MemberColumns = { value: memberValue, low: memberLow, k: memberK, row: memberRow, pos: memberPos };
+  // Merging the samples of equal stacks pays where stacks repeat (a CPU profile's hot loop is one
+  // stack in thousands of samples), and costs a hash of every stack entry and a probe per sample
+  // where they do not (1M samples of random stacks: ~40% more time, for 130 merged). Decided on
+  // about 4,096 samples spread over the profile: merged when a quarter of them repeat a stack.
+  const stride = Math.max(1, Math.ceil(col.length / 4096));
+  let root = rootMembers(p, col, keep, exact, rootColumns, { stride, merge: true });
+  if (stride > 1) {
+    const repeated = root.samples - root.members >= root.samples / 4;
+    root = rootMembers(p, col, keep, exact, rootColumns, { stride: 1, merge: repeated });
+  }
   let members = root.members;
   const rootValue = root.value;
   const tree: FlameNode = { name: 'all', value: BigInt(rootValue), self: 0n, children: [] };
@@ -407,51 +417,72 @@ interface MemberColumns {
 }
 
 /**
- * Writes the root's members into `m`: one per distinct stack of the samples whose value passes
- * `keep` (samples of equal location ids are one member, their values summed: exact in either
- * representation), in order of first appearance. Returns how many, and their sum. Profiles repeat
- * stacks (a CPU profile's hot loop is one stack in thousands of samples): the walk then follows
- * each stack once instead of once per sample. The tree is the same: its callees are grouped by
- * name and sorted, whatever the order of the members.
+ * Writes the root's members into `m`, from every `stride`-th sample whose value passes `keep`: one
+ * per sample, or with `merge` one per distinct stack (samples of equal location ids are one member,
+ * their values summed: exact in either representation), in order of first appearance. Returns
+ * how many members, from how many samples, and their sum. The walk then follows a repeated stack
+ * once instead of once per sample; the tree is the same (callees are grouped by name and sorted,
+ * whatever the order of the members).
  */
-function rootMembers(p: Profile, col: BigInt64Array, keep: (v: bigint) => boolean, exact: boolean, m: MemberColumns): { members: number; value: number } {
+function rootMembers(
+  p: Profile,
+  col: BigInt64Array,
+  keep: (v: bigint) => boolean,
+  exact: boolean,
+  m: MemberColumns,
+  { stride, merge }: { stride: number; merge: boolean },
+): { members: number; samples: number; value: number } {
   const { offsets, location_id } = p.samples.locations;
-  const hashOf = new Int32Array(m.low.length);
-  const mask = (1 << Math.min(30, Math.max(4, 32 - Math.clz32(2 * m.low.length)))) - 1;
+  const capacity = merge ? Math.min(m.low.length, Math.ceil(col.length / stride)) : 0;
+  const hashOf = new Int32Array(capacity);
+  const mask = (1 << Math.min(30, Math.max(4, 32 - Math.clz32(2 * capacity)))) - 1;
   const slots = new Int32Array(mask + 1).fill(-1);
   // Seeded per call: with a fixed hash an input could choose location ids whose stacks all hash
   // alike, and the probes would grow as the square of the samples.
   const seed = (Math.random() * 0x1_0000_0000) | 0;
   let members = 0;
+  let samples = 0;
   let sum = (exact ? 0 : 0n) as number;
-  for (let i = 0; i < col.length; i++) {
+  for (let i = 0; i < col.length; i += stride) {
     const v = col[i]!;
     if (!keep(v)) continue;
+    samples++;
     const value = (exact ? Number(v) : v) as number;
     sum += value;
     const low = offsets[i]!;
     const high = offsets[i + 1]!;
-    let h = seed ^ (high - low);
-    for (let k = low; k < high; k++) h = Math.imul(h ^ location_id[k]!, 0x9e3779b1) ^ (h >>> 15);
-    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-      const j = slots[slot]!;
-      if (j < 0) {
-        slots[slot] = members;
-        hashOf[members] = h;
-        m.value[members] = value;
-        m.low[members] = low;
-        m.k[members] = high;
-        m.row[members] = -1;
-        m.pos[members++] = 0;
-        break;
+    if (merge) {
+      const h = stackHash(location_id, low, high, seed);
+      // The member of an equal stack, else -1 and the free slot the new member takes.
+      let same = -1;
+      let slot = h & mask;
+      for (let j = slots[slot]!; j >= 0; slot = (slot + 1) & mask, j = slots[slot]!) {
+        if (hashOf[j] === h && sameIds(location_id, m.low[j]!, m.k[j]!, low, high)) {
+          same = j;
+          break;
+        }
       }
-      if (hashOf[j] === h && sameIds(location_id, m.low[j]!, m.k[j]!, low, high)) {
-        m.value[j]! += value;
-        break;
+      if (same >= 0) {
+        m.value[same]! += value;
+        continue;
       }
+      slots[slot] = members;
+      hashOf[members] = h;
     }
+    m.value[members] = value;
+    m.low[members] = low;
+    m.k[members] = high;
+    m.row[members] = -1;
+    m.pos[members++] = 0;
   }
-  return { members, value: sum };
+  return { members, samples, value: sum };
+}
+
+/** A hash of location ids `low .. high`, seeded (see `rootMembers`). */
+function stackHash(ids: Uint32Array, low: number, high: number, seed: number): number {
+  let h = seed ^ (high - low);
+  for (let k = low; k < high; k++) h = Math.imul(h ^ ids[k]!, 0x9e3779b1) ^ (h >>> 15);
+  return h;
 }
 
 /** Whether entries `a .. aEnd` and `b .. bEnd` of `ids` are equal. */
