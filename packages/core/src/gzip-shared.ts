@@ -52,6 +52,26 @@ export function gzipAnnouncedSize(gz: Uint8Array): number | undefined {
 }
 
 /**
+ * How many times its compressed size a gzip's own claim of its inflated size (the trailer's
+ * ISIZE) may make the first buffer it is inflated into: deflate inflates up to 1032 times, so a
+ * forged trailer would otherwise make a 2 MB file allocate 2 GiB before a byte is inflated. Honest
+ * profiles inflate about 1.3 to 4 times (the 1M-sample profile: 78 MB to 103 MB); one that
+ * inflates more only grows its output as the bytes arrive (towards `maxDecompressedBytes`).
+ */
+export const MAX_ANNOUNCED_INFLATE_RATIO = 4;
+
+/**
+ * The first size of the buffer a gzip of `compressedBytes` bytes (0: unknown) is inflated into,
+ * given the inflated size it announces (`announced`, 0: none): the claim, but no more than
+ * MAX_ANNOUNCED_INFLATE_RATIO times the compressed size, so that a forged claim costs no more than
+ * no claim. The inflate then grows its output as it fills, up to `maxDecompressedBytes`.
+ */
+export function inflateBufferSize(announced: number, compressedBytes: number): number {
+  const most = compressedBytes * MAX_ANNOUNCED_INFLATE_RATIO;
+  return announced > 0 ? Math.min(announced, most) : most;
+}
+
+/**
  * zlib's deflateBound (stored-block worst case), plus the gzip header and trailer. A bound that
  * is ever too small only costs a second chunk and a concatenation, never wrong output.
  */

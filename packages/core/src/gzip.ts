@@ -5,4 +5,4 @@
  */
 
 export { GZIP_IMPLEMENTATION, gunzipBounded, gunzipHead, inflateHead, gunzipChunks, gzipBytes, gzipChunks, gzipStream, startDeflateAhead } from '#gzip';
-export { DEFAULT_LIMITS, concatBytes, gzipAnnouncedSize, gzipBound, type DeflateAhead, type Limits } from './gzip-shared.js';
+export { DEFAULT_LIMITS, MAX_ANNOUNCED_INFLATE_RATIO, concatBytes, gzipAnnouncedSize, gzipBound, inflateBufferSize, type DeflateAhead, type Limits } from './gzip-shared.js';

@@ -52,24 +52,11 @@ export type ViewPart = 'top' | 'flame' | 'peek' | 'sandwich' | 'graph' | 'source
 export const INFLATED_SIZE_HEADER = 'x-profkit-gzip-isize';
 
 /**
- * How many times its compressed size a gzip's own claim of its inflated size (the trailer's
- * ISIZE) may make the buffer it is inflated into: deflate inflates up to 1032 times, so a forged
- * trailer would otherwise make a 2 MB file allocate 2 GiB before a byte is inflated. Honest
- * profiles inflate about 1.3 to 4 times (the 1M-sample profile: 78 MB to 103 MB); one that
- * inflates more only grows its buffer as the bytes arrive (towards the claimed size).
+ * The first size of the buffer a gzip is inflated into, given its trailer's claim: core's rule
+ * (`inflateBufferSize`, at most MAX_ANNOUNCED_INFLATE_RATIO times the compressed size), shared by
+ * the worker's inflate, the server's inflated-size header and core's own gunzip.
  */
-export const MAX_ANNOUNCED_INFLATE_RATIO = 4;
-
-/**
- * The first size of the buffer a gzip of `compressedBytes` bytes (0: unknown) is inflated into,
- * given the inflated size it announces (`announced`, 0: none): the claim, but no more than
- * MAX_ANNOUNCED_INFLATE_RATIO times the compressed size, so that a forged claim costs no more than
- * no claim. The inflate then grows it as it fills, up to `maxDecompressedBytes`.
- */
-export function inflateBufferSize(announced: number, compressedBytes: number): number {
-  const most = compressedBytes * MAX_ANNOUNCED_INFLATE_RATIO;
-  return announced > 0 ? Math.min(announced, most) : most;
-}
+export { MAX_ANNOUNCED_INFLATE_RATIO, inflateBufferSize } from '@profkit/core';
 
 /**
  * The query parameter (`?inflated=1`) that asks `profkit web` for a gzip profile inflated by
