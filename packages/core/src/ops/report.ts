@@ -281,6 +281,7 @@ export function nodeTable(
   const scratch: OpLocation = { address: 0n, mapping: -1, folded: false, lines: [] };
   const line: OpLine = { fn: -1, line: 0, column: 0 };
   const outermost: OpLine = { fn: -1, line: 0, column: 0 };
+  const rowNodes: number[] = [];
   const locNodes: number[][] = new Array(locs ? locs.length : p.locations.location_id.length);
   for (let r = 0; r < locNodes.length; r++) {
     if (locs) {
@@ -290,18 +291,19 @@ export function nodeTable(
       locNodes[r] = lines.length === 0 ? [nodeOf(loc, undefined)] : lines.map((ln) => lineNode(loc, ln));
       continue;
     }
-    const nodes: number[] = [];
+    // Gathered in one array reused for every row, then copied at their exact length.
+    let count = 0;
     outermost.fn = -1;
     visitLocationLines(p, index, r, scratch, line, (ln) => {
-      if (inline) nodes.push(lineNode(scratch, ln));
+      if (inline) rowNodes[count++] = lineNode(scratch, ln);
       else {
         outermost.fn = ln.fn;
         outermost.line = ln.line;
         outermost.column = ln.column;
       }
     });
-    if (outermost.fn >= 0) nodes.push(lineNode(scratch, outermost));
-    locNodes[r] = nodes.length === 0 ? [nodeOf(scratch, undefined)] : nodes;
+    if (outermost.fn >= 0) rowNodes[count++] = lineNode(scratch, outermost);
+    locNodes[r] = count === 0 ? [nodeOf(scratch, undefined)] : rowNodes.slice(0, count);
   }
   return { locNodes, names, infos, fields };
 }
