@@ -3,7 +3,7 @@
 import type { Profile } from '../model.js';
 import { ProfileIndex, labelsOf, type LabelRow } from '../views.js';
 import { rebuildSamplewise, readLocations, type OpLine, type OpLocation } from './internal.js';
-import { compilePattern, type Pattern } from './regex.js';
+import { compileMatcher, type Pattern, type PatternCompiler, type PatternMatcher } from './regex.js';
 import { scaleMeasurement } from './format.js';
 
 /**
@@ -25,6 +25,8 @@ export interface FilterOptions {
   tagFocus?: TagFilter;
   /** Drop samples whose labels match. */
   tagIgnore?: TagFilter;
+  /** How the string patterns above are compiled (default `compilePattern`, JavaScript `RegExp`; see `PatternCompiler`). */
+  compile?: PatternCompiler;
 }
 
 /**
@@ -76,7 +78,7 @@ function parseTagFilterRange(filter: string): ((v: bigint, unit: string) => bool
  *   a key, some value of that key must match one of them; without a key, every expression must
  *   match some `key:value` string label.
  */
-export function compileTagFilter(filter: TagFilter, option: string, units: Map<string, string>): (labels: LabelRow[]) => boolean {
+export function compileTagFilter(filter: TagFilter, option: string, units: Map<string, string>, compile?: PatternCompiler): (labels: LabelRow[]) => boolean {
   if (typeof filter === 'function') return filter;
   const eq = filter.indexOf('=');
   const wantKey = eq >= 0 ? filter.slice(0, eq) : '';
@@ -86,7 +88,7 @@ export function compileTagFilter(filter: TagFilter, option: string, units: Map<s
     const match = (l: LabelRow) => l.num !== undefined && range(l.num, units.get(l.key) ?? '');
     return wantKey === '' ? (labels) => labels.some(match) : (labels) => labels.some((l) => l.key === wantKey && match(l));
   }
-  const res = value.split(',').map((s) => compilePattern(s, option));
+  const res = value.split(',').map((s) => compileMatcher(s, option, compile));
   if (wantKey === '') {
     return (labels) => res.every((re) => labels.some((l) => l.str !== undefined && re.test(l.key + ':' + l.str)));
   }
@@ -94,12 +96,12 @@ export function compileTagFilter(filter: TagFilter, option: string, units: Map<s
 }
 
 /** pprof `FilterSamplesByTag`: whether sample `i` passes `tagFocus` and `tagIgnore` (undefined when neither is given). */
-export function sampleTagFilter(p: Profile, options: Pick<FilterOptions, 'tagFocus' | 'tagIgnore'>): ((i: number) => boolean) | undefined {
+export function sampleTagFilter(p: Profile, options: Pick<FilterOptions, 'tagFocus' | 'tagIgnore' | 'compile'>): ((i: number) => boolean) | undefined {
   const given = (f: TagFilter | undefined) => f !== undefined && f !== '';
   if (!given(options.tagFocus) && !given(options.tagIgnore)) return undefined;
   const units = numLabelUnits(p);
-  const tagFocus = given(options.tagFocus) ? compileTagFilter(options.tagFocus!, 'tagFocus', units) : undefined;
-  const tagIgnore = given(options.tagIgnore) ? compileTagFilter(options.tagIgnore!, 'tagIgnore', units) : undefined;
+  const tagFocus = given(options.tagFocus) ? compileTagFilter(options.tagFocus!, 'tagFocus', units, options.compile) : undefined;
+  const tagIgnore = given(options.tagIgnore) ? compileTagFilter(options.tagIgnore!, 'tagIgnore', units, options.compile) : undefined;
   return (i) => {
     const labels = labelsOf(p, i);
     return (!tagFocus || tagFocus(labels)) && !(tagIgnore && tagIgnore(labels));
@@ -122,16 +124,16 @@ export interface LocationClasses {
  * ignored (on its lines before -hide/-show) and rewrites its lines for -hide/-show in place (see
  * `filterSamples` for the rules). Shared by `filterSamples` and the reports' per-stack filters.
  */
-export function classifyLocations(p: Profile, locs: OpLocation[], options: Pick<FilterOptions, 'focus' | 'ignore' | 'hide' | 'show'>): LocationClasses {
-  const focus = options.focus === undefined ? undefined : compilePattern(options.focus, 'focus');
-  const ignore = options.ignore === undefined ? undefined : compilePattern(options.ignore, 'ignore');
-  const hide = options.hide === undefined ? undefined : compilePattern(options.hide, 'hide');
-  const show = options.show === undefined ? undefined : compilePattern(options.show, 'show');
+export function classifyLocations(p: Profile, locs: OpLocation[], options: Pick<FilterOptions, 'focus' | 'ignore' | 'hide' | 'show' | 'compile'>): LocationClasses {
+  const focus = options.focus === undefined ? undefined : compileMatcher(options.focus, 'focus', options.compile);
+  const ignore = options.ignore === undefined ? undefined : compileMatcher(options.ignore, 'ignore', options.compile);
+  const hide = options.hide === undefined ? undefined : compileMatcher(options.hide, 'hide', options.compile);
+  const show = options.show === undefined ? undefined : compileMatcher(options.show, 'show', options.compile);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
-  const lineMatches = (ln: OpLine, re: RegExp) => re.test(f.name[ln.fn]!) || re.test(f.filename[ln.fn]!);
-  const mappingMatches = (loc: OpLocation, re: RegExp) => loc.mapping >= 0 && re.test(mapFile[loc.mapping]!);
-  const matches = (loc: OpLocation, re: RegExp) => loc.lines.some((ln) => lineMatches(ln, re)) || mappingMatches(loc, re);
+  const lineMatches = (ln: OpLine, re: PatternMatcher) => re.test(f.name[ln.fn]!) || re.test(f.filename[ln.fn]!);
+  const mappingMatches = (loc: OpLocation, re: PatternMatcher) => loc.mapping >= 0 && re.test(mapFile[loc.mapping]!);
+  const matches = (loc: OpLocation, re: PatternMatcher) => loc.lines.some((ln) => lineMatches(ln, re)) || mappingMatches(loc, re);
   const focusOrIgnore = new Uint8Array(locs.length);
   const hidden = new Uint8Array(locs.length);
   let anyHidden = false;

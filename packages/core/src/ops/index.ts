@@ -11,7 +11,7 @@ export { selectSampleTypes } from './select.js';
 export { topTable, formatTopTable, cleanPath, type TopOptions, type TopEntry, type TopTable } from './top.js';
 export { formatValue, formatPercentage, scaleMeasurement } from './format.js';
 export { MAX_FOLDED_LINE_BYTES, MAX_FOLDED_SEGMENT_BYTES, foldedChunks, foldedLines, toFolded, type FoldedChunksOptions } from './folded.js';
-export { compilePattern, compileGoPattern, type Pattern, type PatternMatcher } from './regex.js';
+export { compilePattern, compileGoPattern, goPatternCompiler, type Pattern, type PatternCompiler, type PatternMatcher, type Re2jsModule } from './regex.js';
 export { goGraph, goTrimPath, printableName, sortGoNodes, type GoGraph, type GoGraphNode, type GoGraphCall, type GoNodeInfo, type GoGranularity, type GoGraphOptions } from './pprof-graph.js';
 export { listReport, type ListReportOptions, type ListReport, type ListRoutine, type ListLine, type SourceLines } from './source.js';
 export { callgrindReport, type CallgrindOptions } from './callgrind.js';

@@ -4,7 +4,7 @@ import { isProfkitError, type Warning } from '../errors.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
 import { rebuildSamplewise, readLocations, type OpLocation } from './internal.js';
-import { compileGoPattern, compilePattern, type Pattern, type PatternMatcher } from './regex.js';
+import { compileGoPattern, compileMatcher, compilePattern, type Pattern, type PatternCompiler, type PatternMatcher } from './regex.js';
 
 const RESERVED_NAMES = ['(anonymous namespace)', 'operator()'];
 
@@ -170,10 +170,10 @@ export async function applyDropFrames(p: Profile, patterns: DropFramesPatterns =
  * the new leaf: everything beneath it is removed (inline lines inside its location too), the
  * frame itself is kept.
  */
-export function pruneFrom(p: Profile, pattern: Pattern): Profile {
+export function pruneFrom(p: Profile, pattern: Pattern, compile?: PatternCompiler): Profile {
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
-  const beneath = pruneFromLocations(p, locs, pattern);
+  const beneath = pruneFromLocations(p, locs, pattern, compile);
   return rebuildSamplewise(p, index, locs, (_i, rows) => {
     for (let i = 0; i < rows.length; i++) if (beneath[rows[i]!]) return rows.slice(i);
     return rows;
@@ -184,8 +184,8 @@ export function pruneFrom(p: Profile, pattern: Pattern): Profile {
  * The location side of `pruneFrom`: marks the rows of `locs` with a matching line (the new leaf
  * of the stacks through them) and cuts their lines beneath it, in place.
  */
-export function pruneFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern): Uint8Array {
-  const re = compilePattern(pattern, 'pruneFrom');
+export function pruneFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern, compile?: PatternCompiler): Uint8Array {
+  const re = compileMatcher(pattern, 'pruneFrom', compile);
   const names = p.functions.name;
   const beneath = new Uint8Array(locs.length);
   for (let r = 0; r < locs.length; r++) {

@@ -12,7 +12,7 @@ import { ProfileIndex } from '../views.js';
 import { classifyLocations, sampleTagFilter } from './filter.js';
 import { readLocations, stackRows, type OpLocation } from './internal.js';
 import { pruneFromLocations } from './prune.js';
-import { compilePattern } from './regex.js';
+import { compileMatcher } from './regex.js';
 import { given, showFromLocations, type ReportFilterOptions } from './report-filters.js';
 
 /** The location table of `p` with each row's lines replaced by `locs[row].lines` (ids, addresses, mappings kept). */
@@ -64,12 +64,13 @@ export function filtersKeepingLocations(p: Profile, options: ReportFilterOptions
     ignore: given(options.ignore) ? options.ignore : undefined,
     hide: given(options.hide) ? options.hide : undefined,
     show: given(options.show) ? options.show : undefined,
+    compile: options.compile,
   });
-  const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!) : undefined;
-  const tagsPass = sampleTagFilter(p, { tagFocus: options.tagFocus, tagIgnore: options.tagIgnore });
-  const pruneBeneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!) : undefined;
-  const tagShow = given(options.tagShow) ? compilePattern(options.tagShow!, 'tagShow') : undefined;
-  const tagHide = given(options.tagHide) ? compilePattern(options.tagHide!, 'tagHide') : undefined;
+  const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!, options.compile) : undefined;
+  const tagsPass = sampleTagFilter(p, { tagFocus: options.tagFocus, tagIgnore: options.tagIgnore, compile: options.compile });
+  const pruneBeneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!, options.compile) : undefined;
+  const tagShow = given(options.tagShow) ? compileMatcher(options.tagShow!, 'tagShow', options.compile) : undefined;
+  const tagHide = given(options.tagHide) ? compileMatcher(options.tagHide!, 'tagHide', options.compile) : undefined;
   const labelKept = (key: string) => (!tagShow || tagShow.test(key)) && !(tagHide && tagHide.test(key));
 
   /** The stack (location rows, innermost first) sample `i` keeps, undefined when it is dropped. */

@@ -62,22 +62,53 @@ export interface PatternMatcher {
 }
 
 /**
- * Compiles a pattern that comes from a profile (`drop_frames`, `keep_frames`) with re2js, a port
- * of Go's RE2: exactly Go's syntax and semantics (pprof compiles these with Go's `regexp`), and
- * matching in time linear in the input, so a hostile pattern cannot hang a view the way a
- * backtracking `RegExp` can (`(a+)+$` against a long name). Loaded on first use (re2js is large,
- * and most profiles have no patterns). With `fullMatch` the pattern is wrapped `^(…)$` as pprof
- * does. An invalid expression (for Go) is a `PROFKIT_E_USAGE` error naming `option`.
+ * Compiles the string patterns of an option (`focus`, `tagFocus`, …), what the filter operations
+ * take as `compile`: by default they use `compilePattern` (JavaScript `RegExp`); a viewer that
+ * runs patterns from a link or a page passes `goPatternCompiler(re2js)` (linear time). With
+ * `fullMatch` the pattern is matched against the whole text. Throws `PROFKIT_E_USAGE` naming
+ * `option` for an invalid expression.
+ */
+export type PatternCompiler = (pattern: string, option: string, fullMatch?: boolean) => PatternMatcher;
+
+/** The part of the `re2js` module `goPatternCompiler` uses (`import * as re2js from 're2js'`). */
+export type Re2jsModule = Pick<typeof import('re2js'), 'RE2JS'>;
+
+/**
+ * A `PatternCompiler` with re2js, a port of Go's RE2: exactly Go's syntax and semantics (pprof
+ * compiles its patterns with Go's `regexp`: `(?i)`, `(?U)`, `\pL`, no backreferences or
+ * look-around), and matching in time linear in the input, so a hostile pattern cannot hang a
+ * view the way a backtracking `RegExp` can (`(a+)+$` against a long name). The module is the
+ * caller's (imported statically by a bundle that wants it synchronously, or `compileGoPattern`'s
+ * dynamic import), so core's main entry does not carry re2js's ~150 KB.
+ */
+export function goPatternCompiler(re2js: Re2jsModule): PatternCompiler {
+  return (pattern, option, fullMatch = false) => {
+    const src = fullMatch ? `^(${pattern})$` : pattern;
+    try {
+      return re2js.RE2JS.compile(src);
+    } catch (e) {
+      throw new ProfkitError(ErrorCodes.USAGE, `invalid regular expression for ${option}: ${JSON.stringify(pattern)} (${(e as Error).message})`, {
+        option,
+        rule: 'the option must be a valid (Go RE2) regular expression',
+      });
+    }
+  };
+}
+
+/**
+ * Compiles a pattern that comes from a profile (`drop_frames`, `keep_frames`) with re2js (see
+ * `goPatternCompiler`), loaded on first use (most profiles have no patterns). With `fullMatch`
+ * the pattern is wrapped `^(…)$` as pprof does. An invalid expression (for Go) is a
+ * `PROFKIT_E_USAGE` error naming `option`.
  */
 export async function compileGoPattern(pattern: string, option: string, fullMatch = false): Promise<PatternMatcher> {
-  const { RE2JS } = await import('re2js');
-  const src = fullMatch ? `^(${pattern})$` : pattern;
-  try {
-    return RE2JS.compile(src);
-  } catch (e) {
-    throw new ProfkitError(ErrorCodes.USAGE, `invalid regular expression for ${option}: ${JSON.stringify(pattern)} (${(e as Error).message})`, {
-      option,
-      rule: 'the option must be a valid (Go RE2) regular expression',
-    });
-  }
+  return goPatternCompiler(await import('re2js'))(pattern, option, fullMatch);
+}
+
+/**
+ * What a filter operation matches with: a string pattern through `compile` when the caller gave
+ * one, `compilePattern` otherwise (and for `RegExp` values, used as they are).
+ */
+export function compileMatcher(pattern: Pattern, option: string, compile: PatternCompiler | undefined, fullMatch = false): PatternMatcher {
+  return typeof pattern === 'string' && compile ? compile(pattern, option, fullMatch) : compilePattern(pattern, option, fullMatch);
 }

@@ -10,7 +10,7 @@ import { ProfileIndex } from '../views.js';
 import { filterSamples, type TagFilter } from './filter.js';
 import { labelInputs, rebuildSamplewise, readLocations, type OpLocation } from './internal.js';
 import { pruneFrom } from './prune.js';
-import { compilePattern, type Pattern } from './regex.js';
+import { compileMatcher, type Pattern, type PatternCompiler } from './regex.js';
 
 export interface ReportFilterOptions {
   /** Keep only samples with a frame matching (pprof `-focus`). */
@@ -33,6 +33,11 @@ export interface ReportFilterOptions {
   tagHide?: Pattern;
   /** Cut stacks below the first frame from the leaf matching (pprof `-prune_from`). */
   pruneFrom?: Pattern;
+  /**
+   * How the string patterns above (the tag filters' too) are compiled: default `compilePattern`
+   * (JavaScript `RegExp`); `goPatternCompiler(re2js)` for Go's RE2 in linear time (profkit web).
+   */
+  compile?: PatternCompiler;
 }
 
 /** Whether an option was given: set, and not the empty string (pprof's unset flag). */
@@ -44,10 +49,10 @@ export const given = (v: unknown): boolean => v !== undefined && v !== '';
  * every sample, the frames above the outermost matching location are removed; samples without
  * one are dropped.
  */
-export function showFrom(p: Profile, pattern: Pattern): Profile {
+export function showFrom(p: Profile, pattern: Pattern, compile?: PatternCompiler): Profile {
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
-  const matched = showFromLocations(p, locs, pattern);
+  const matched = showFromLocations(p, locs, pattern, compile);
   return rebuildSamplewise(p, index, locs, (_i, rows) => {
     for (let i = rows.length - 1; i >= 0; i--) if (matched[rows[i]!]) return rows.slice(0, i + 1);
     return undefined;
@@ -58,8 +63,8 @@ export function showFrom(p: Profile, pattern: Pattern): Profile {
  * The location side of `showFrom`: marks the rows of `locs` that match (by mapping file, or by a
  * line's function name or file) and cuts their lines above the outermost matching line, in place.
  */
-export function showFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern): Uint8Array {
-  const re = compilePattern(pattern, 'showFrom');
+export function showFromLocations(p: Profile, locs: OpLocation[], pattern: Pattern, compile?: PatternCompiler): Uint8Array {
+  const re = compileMatcher(pattern, 'showFrom', compile);
   const f = p.functions;
   const mapFile = p['.mappings'].filename;
   const matched = new Uint8Array(locs.length);
@@ -95,9 +100,9 @@ export function withoutEmptyStacks(p: Profile): Profile {
 }
 
 /** pprof `Profile.FilterTagsByName`: removes the label keys not matching `show` or matching `hide`. */
-export function filterTagsByName(p: Profile, show: Pattern | undefined, hide: Pattern | undefined): Profile {
-  const showRe = show === undefined ? undefined : compilePattern(show, 'tagShow');
-  const hideRe = hide === undefined ? undefined : compilePattern(hide, 'tagHide');
+export function filterTagsByName(p: Profile, show: Pattern | undefined, hide: Pattern | undefined, compile?: PatternCompiler): Profile {
+  const showRe = show === undefined ? undefined : compileMatcher(show, 'tagShow', compile);
+  const hideRe = hide === undefined ? undefined : compileMatcher(hide, 'tagHide', compile);
   const removed = (key: string) => (showRe !== undefined && !showRe.test(key)) || (hideRe !== undefined && hideRe.test(key));
   const index = new ProfileIndex(p);
   return rebuildSamplewise(p, index, undefined, (_i, rows) => rows, {
@@ -115,15 +120,15 @@ export function applyReportFilters(p: Profile, options: ReportFilterOptions): Pr
   let q = p;
   const byName = { focus: options.focus, ignore: options.ignore, hide: options.hide, show: options.show, tagFocus: options.tagFocus, tagIgnore: options.tagIgnore };
   if (Object.values(byName).some(given)) {
-    q = filterSamples(q, Object.fromEntries(Object.entries(byName).filter(([, v]) => given(v))));
+    q = filterSamples(q, { ...Object.fromEntries(Object.entries(byName).filter(([, v]) => given(v))), compile: options.compile });
   }
   // Label filters commute with -show_from (one looks at labels, the other at frames), so the
   // one filterSamples pass above is pprof's FilterSamplesByName, ShowFrom, FilterSamplesByTag.
-  if (given(options.showFrom)) q = showFrom(q, options.showFrom!);
+  if (given(options.showFrom)) q = showFrom(q, options.showFrom!, options.compile);
   if ((given(options.tagShow) || given(options.tagHide)) && hasLabels(q)) {
-    q = filterTagsByName(q, given(options.tagShow) ? options.tagShow : undefined, given(options.tagHide) ? options.tagHide : undefined);
+    q = filterTagsByName(q, given(options.tagShow) ? options.tagShow : undefined, given(options.tagHide) ? options.tagHide : undefined, options.compile);
   }
-  if (given(options.pruneFrom)) q = pruneFrom(q, options.pruneFrom!);
+  if (given(options.pruneFrom)) q = pruneFrom(q, options.pruneFrom!, options.compile);
   return q;
 }
 

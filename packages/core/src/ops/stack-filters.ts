@@ -55,8 +55,8 @@ export function planStackFilters(p: Profile, index: ProfileIndex, options: Repor
   const locs = readLocations(p, index);
   // The same location passes as the sample filters, in pprof's order.
   const classes = classifyLocations(p, locs, options);
-  const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!) : undefined;
-  const beneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!) : undefined;
+  const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!, options.compile) : undefined;
+  const beneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!, options.compile) : undefined;
   const tagsPass = sampleTagFilter(p, options);
 
   const apply = (stacks: StackTable, columns: readonly BigInt64Array[]) => {
