@@ -46,6 +46,7 @@ export interface WebServerOptions {
    * A connection that moves no byte for this long is closed, in milliseconds (default
    * DEFAULT_IDLE_TIMEOUT_MS). Node closes one that never completes its request, but not one whose
    * client stops reading a response: it would hold the socket and the open profile for ever.
+   * 0: no idle timeout.
    */
   idleTimeoutMs?: number;
 }
@@ -55,6 +56,9 @@ export interface WebServerOptions {
  * (the base's response waits meanwhile), and short enough that stalled clients do not pile up.
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+
+/** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days): a socket's longer one is cut to it, with a warning. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Connections open at once, past which a new one is closed unanswered: a browser opens at most 6
@@ -201,6 +205,11 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ProfkitError(ErrorCodes.USAGE, `--port ${port}: expected an integer in [0, 65535]`, { option: 'port', rule: 'a TCP port' });
   }
+  // Checked here: Node applies it to each connection, and a negative one threw there (a crash at the first request).
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  if (!Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 0 || idleTimeoutMs > MAX_TIMER_MS) {
+    throw new ProfkitError(ErrorCodes.USAGE, `idleTimeoutMs ${idleTimeoutMs}: expected an integer in [0, ${MAX_TIMER_MS}]`, { option: 'idleTimeoutMs', rule: 'milliseconds, 0 for no idle timeout' });
+  }
   await checkFile(options.profile, 'profile');
   if (options.base !== undefined) await checkFile(options.base, 'base');
   const assets = await readAppAssets();
@@ -255,6 +264,9 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
         .read(file)
         .then((lines) => {
           if (lines === undefined) return fail(403, 'profkit web serves only the source files the profile names');
+          // The client went away while the file was read: its response's 'close' has passed, so a
+          // body shared from now on would never be dropped (held for the server's life).
+          if (res.destroyed) return;
           // Made before the head is sent: a file of control characters (6 characters of JSON
           // each) can pass the longest string, a RangeError that must be a 500, not a crash.
           let sending = sourceBodies.get(file);
@@ -320,7 +332,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
   const server: Server = createServer(handle);
   // No 'timeout' listener: Node destroys a socket idle this long (a response it cannot write included).
-  server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  server.timeout = idleTimeoutMs;
   server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>

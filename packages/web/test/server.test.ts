@@ -339,6 +339,38 @@ describe('startWebServer', () => {
     }
   });
 
+  it("keeps no body for a source request whose client went away while the profiles were read (its response's close had passed: the body was held for good)", async () => {
+    const { named, src } = sourceTree();
+    // The profiles' read (at the first source request) held until the client has gone.
+    const registry = new Registry([pprofAdapter]);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const read = registry.read.bind(registry);
+    vi.spyOn(registry, 'read').mockImplementation(async (...args) => {
+      await released;
+      return read(...args);
+    });
+    const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build', registry });
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const bodiesMade = () => stringify.mock.calls.filter(([v]) => typeof v === 'object' && v !== null && 'lines' in v).length;
+    try {
+      await new Promise<void>((resolve) => {
+        const socket = connect(s.port, s.host, () => socket.end(`GET /source?file=app%2Fmain.go HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\n\r\n`));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve());
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      release();
+      // One after the other: each response made its own body, none was left shared.
+      expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
+      expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
+      expect(bodiesMade()).toBe(2);
+    } finally {
+      stringify.mockRestore();
+      await s.close();
+    }
+  });
+
   it('reads the profile with the registry it is given (the CLI passes the adapters the user installed)', async () => {
     const { named, src } = sourceTree();
     // A registry without the pprof adapter cannot read the profile: no name is served.
@@ -414,6 +446,19 @@ describe('startWebServer', () => {
     try {
       const busy = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, port: s.port }));
       expect([busy.code, busy.detail.option]).toEqual(['PROFKIT_E_IO', 'port']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reports an idleTimeoutMs Node cannot apply to a connection as a typed error (a negative one crashed the server at the first request); 0 is none', async () => {
+    for (const idleTimeoutMs of [-1, Number.NaN, 1.5, 2 ** 31]) {
+      const e = await rejectionOf<ProfkitError>(startWebServer({ profile: profilePath, idleTimeoutMs }));
+      expect([e.code, e.detail.option], String(idleTimeoutMs)).toEqual(['PROFKIT_E_USAGE', 'idleTimeoutMs']);
+    }
+    const s = await startWebServer({ profile: profilePath, idleTimeoutMs: 0 });
+    try {
+      expect((await get(s, '/profile/cpu.folded')).status).toBe(200);
     } finally {
       await s.close();
     }
