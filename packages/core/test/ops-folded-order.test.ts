@@ -225,7 +225,8 @@ describe('stacks sharing long prefixes', () => {
 
   it('walks the frames every sample shares in one step, not regrouping each sample once per frame', () => {
     // 200 samples through one 1,000-frame trunk, then apart: name by name, the walk regrouped
-    // 200 positions at each of the 1,000 frames (50,000 samples x 490 frames: 24.6M, 2.3 s).
+    // 200 positions at each of the 1,000 frames (50,000 samples x 490 frames: 24.6M, 2.3 s). Now
+    // at the root, once more to find that they go on together, after the run, at the leaves.
     const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
     // Leaf first, as samples list their locations: t999 ... t0 (the root).
     const trunk = Array.from({ length: 1_000 }, (_, i) => b.internLocation({ functionId: b.internFunction({ name: `t${i}` }), line: 1 })).reverse();
@@ -234,7 +235,7 @@ describe('stacks sharing long prefixes', () => {
     foldedWalkStats.regroupedPositions = 0;
     const text = new TextDecoder().decode(concat(foldedChunks(p)));
     expect(foldedWalkStats.regroupedPositions).toBeGreaterThan(0);
-    expect(foldedWalkStats.regroupedPositions).toBeLessThanOrEqual(2 * 200);
+    expect(foldedWalkStats.regroupedPositions).toBeLessThanOrEqual(4 * 200);
     expect(text).toBe(referenceFolded(p));
   });
 });

@@ -385,6 +385,9 @@ class FoldedWalk {
   private groupMore = new Uint8Array(16);
   private groupSum: Sum[] = [];
   private ranks = new Int32Array(32);
+  /** The range of the last `expand` call. */
+  private expandedStart = -1;
+  private expandedEnd = -1;
 
   constructor(p: Profile, sampleTypeIndex: number) {
     const values = p.samples['.values'][sampleTypeIndex];
@@ -708,7 +711,12 @@ class FoldedWalk {
    * fall back to the interpreter there (hundreds of deoptimizations).
    */
   private expand(depth: number, start: number, end: number): void {
-    if (end - start > 1) depth = this.followSharedRun(depth, start, end);
+    // The same range as the last call: that node had one child, which every position reached (the
+    // only way a range comes back whole). A run may follow; elsewhere looking for one costs its
+    // misses for nothing (profiles whose stacks share little).
+    if (start === this.expandedStart && end === this.expandedEnd && end - start > 1) depth = this.followSharedRun(depth, start, end);
+    this.expandedStart = start;
+    this.expandedEnd = end;
     foldedWalkStats.regroupedPositions += end - start;
     const groups = this.groupByNextName(start, end);
     const kept = this.placeGroups(groups);
