@@ -316,6 +316,34 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('served: a link searching and filtering with (a+)+$ over long names paints (re2js: linear time, pprof syntax)', async () => {
+    // A backtracking RegExp takes about 2^n steps for (a+)+$ on a run of a's not at the end:
+    // the page's thread (the search) and the worker (the filter) never came back.
+    const longNames = Array.from({ length: 10 }, (_, i) => 'a'.repeat(20_000 + i) + '!');
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const at = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: 'long.go' }) });
+    const main = at('main');
+    longNames.forEach((name) => b.addSample([at(name), main], [100]));
+    b.addSample([at('Worker.run'), main], [50]);
+    const file = join(tmp, 'long-names.pb.gz');
+    writeFileSync(file, serializePprof(b.build()));
+    const s = await serve(file);
+    const page = await newPage();
+    await page.goto(`${s.url}#view=flame&ignore=${encodeURIComponent('(a+)+$')}&q=${encodeURIComponent('(a+)+$')}`);
+    await page.waitForSelector('#flame', { timeout: 30_000 });
+    await page.waitForFunction(() => performance.getEntriesByName('profkit:first-flame-paint').length > 0);
+    expect(await page.getAttribute('#flame', 'data-total')).toBe('1050');
+    expect(await page.textContent('#search-total')).toBe('matched: 0 (0%)');
+    // pprof's syntax: (?i) groups (JavaScript's RegExp: "Invalid group").
+    await page.fill('#search', '(a+)+!$|(?i:WORKER)');
+    await page.waitForFunction(() => document.querySelector('#search-total')?.textContent?.includes('100%'));
+    await page.fill('#search', 'a(');
+    await page.waitForFunction(() => document.querySelector('#search')?.getAttribute('aria-invalid') === 'true');
+    expect(await page.textContent('.flame-tools .error')).toContain('invalid regular expression for search');
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
+
   it('served: the top table works from the keyboard (arrows, End, f focuses on the entry), sort by cum by button', async () => {
     const s = await serve(FIXTURES.pprof);
     const page = await newPage();
@@ -522,6 +550,45 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     const summaries = await page.evaluate(() => (window as unknown as { summaries: string[] }).summaries);
     expect(summaries.length).toBeGreaterThan(0);
     for (const summary of summaries) expect(summary).toContain(basename(FIXTURES.rprof));
+    expectCleanPage(page, [pathToFileURL(staticDir).href]);
+    await page.close();
+  });
+
+  it('static build: a profile picked while a dropped one is still read stays: the drop, read after, does not replace it', async () => {
+    const page = await newPage();
+    await page.goto(pathToFileURL(join(staticDir, 'index.html')).href);
+    await page.waitForSelector('#drop-hint');
+    // The dropped file's read held until released; every status and summary the page shows recorded.
+    await page.evaluate(() => {
+      const w = window as unknown as { release(): void; heldRead: boolean; shown: string[] };
+      const held = new Promise<void>((resolve) => (w.release = resolve));
+      w.heldRead = false;
+      w.shown = [];
+      const read = Blob.prototype.arrayBuffer;
+      Blob.prototype.arrayBuffer = function (this: Blob) {
+        if (!(this instanceof File) || this.name !== 'held.pb.gz') return read.call(this);
+        return held.then(() => read.call(this)).finally(() => (w.heldRead = true));
+      };
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll('[role=status], #profile-summary')) if (el.textContent && w.shown.at(-1) !== el.textContent) w.shown.push(el.textContent);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.evaluate((b64) => {
+      const data = new DataTransfer();
+      data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'held.pb.gz'));
+      document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, readFileSync(FIXTURES.pprof).toString('base64'));
+    await page.setInputFiles('#profile-input', FIXTURES.rprof);
+    await topShown(page);
+    await page.evaluate(() => (window as unknown as { release(): void }).release());
+    await page.waitForFunction(() => (window as unknown as { heldRead: boolean }).heldRead);
+    // Two frames: what the drop's read set off has been drawn by then.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    await topShown(page);
+    expectSameTop(await pageTop(page), await cliTop(FIXTURES.rprof));
+    const shown = await page.evaluate(() => (window as unknown as { shown: string[] }).shown);
+    expect(shown.some((text) => text.includes(basename(FIXTURES.rprof)))).toBe(true);
+    expect(shown.filter((text) => text.includes('held.pb.gz'))).toEqual([]);
     expectCleanPage(page, [pathToFileURL(staticDir).href]);
     await page.close();
   });

@@ -36,6 +36,7 @@ import {
   type Warning,
 } from '@profkit/core';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, SandwichView, SourceAccess, SourceView, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
+import { compileViewPattern } from './patterns.js';
 import { exactPattern } from './state.js';
 
 export { webRegistry } from '../registry.js';
@@ -177,7 +178,8 @@ export class ProfileSession {
 
 function filtersOf(o: ViewOptions): ReportFilterOptions {
   const v = (s: string) => (s === '' ? undefined : s);
-  return { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show), tagFocus: v(o.tagFocus), tagIgnore: v(o.tagIgnore) };
+  // The page's patterns come from a link: matched in linear time, in pprof's syntax (patterns.ts).
+  return { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show), tagFocus: v(o.tagFocus), tagIgnore: v(o.tagIgnore), compile: compileViewPattern };
 }
 
 /**

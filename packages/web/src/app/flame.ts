@@ -6,6 +6,7 @@
  * per draw; frames narrower than half a pixel are skipped.
  */
 
+import { compileViewPattern } from './patterns.js';
 import type { FlameLayout } from './protocol.js';
 
 export const ROW_HEIGHT = 18;
@@ -81,10 +82,13 @@ export function frameAtPath(layout: FlameLayout, path: readonly string[]): numbe
   return at;
 }
 
-/** The frames whose name matches `pattern` (a regular expression); undefined for ''. Throws on a bad pattern. */
+/**
+ * The frames whose name matches `pattern` (a regular expression in pprof's syntax, matched in
+ * linear time: see patterns.ts); undefined for ''. A bad pattern throws `PROFKIT_E_USAGE`.
+ */
 export function searchMatches(layout: FlameLayout, pattern: string): Uint8Array | undefined {
   if (pattern === '') return undefined;
-  const re = new RegExp(pattern);
+  const re = compileViewPattern(pattern, 'search');
   const nameMatches = layout.names.map((n) => re.test(n));
   const m = new Uint8Array(layout.depth.length);
   for (let i = 0; i < m.length; i++) m[i] = nameMatches[layout.nameIndex[i]!] ? 1 : 0;
