@@ -261,16 +261,28 @@ function App() {
     setLoadCount((n) => n + 1);
   }
 
+  /**
+   * Profiles being read (fetched, picked or dropped), in the order started: returns whether the
+   * one started now is still the latest, so that a read ending after a later one's (a larger
+   * file) is not opened over it: the last profile given wins.
+   */
+  const profileReads = useRef(0);
+  const startProfileRead = () => {
+    const started = ++profileReads.current;
+    return () => started === profileReads.current;
+  };
+
   useEffect(() => {
     const config = SERVED;
     if (!config) return;
+    const latest = startProfileRead();
     (async () => {
       try {
         const [p, b] = await Promise.all([fetchInput(config.profile), config.base ? fetchInput(config.base) : Promise.resolve(undefined)]);
         performance.mark('profkit:profile-fetched');
-        await open(p, b);
+        if (latest()) await open(p, b);
       } catch (e) {
-        setStatus(readErrorStatus(e));
+        if (latest()) setStatus(readErrorStatus(e));
       }
     })();
   }, []);
@@ -312,19 +324,16 @@ function App() {
 
   // Drag-and-drop anywhere on the page: the first file is the profile, a second one its base
   // (on the source view, a file named as a listed source file is that file's text).
-  // A drop read after a later one (a larger file) is not opened over it: the last drop wins.
-  const dropCount = useRef(0);
   useEffect(() => {
     const over = (e: DragEvent) => e.preventDefault();
     const drop = (e: DragEvent) => {
       e.preventDefault();
       const files = [...(e.dataTransfer?.files ?? [])];
       if (files.length === 0 || dropSource.current(files)) return;
-      const dropped = ++dropCount.current;
-      const latestDrop = () => dropped === dropCount.current;
+      const latest = startProfileRead();
       void Promise.all(files.slice(0, 2).map(fileInput)).then(
-        ([p, b]) => (latestDrop() ? open(p!, b) : undefined),
-        (err: unknown) => latestDrop() && setStatus(readErrorStatus(err)),
+        ([p, b]) => (latest() ? open(p!, b) : undefined),
+        (err: unknown) => latest() && setStatus(readErrorStatus(err)),
       );
     };
     addEventListener('dragover', over);
@@ -367,6 +376,7 @@ function App() {
       <header>
         <h1>profkit</h1>
         <OpenControls
+          startProfileRead={startProfileRead}
           onProfile={(p) => void open(p, pendingBase)}
           onBase={(b) => setPendingBase(b)}
           onError={(err) => setStatus(readErrorStatus(err))}
@@ -412,14 +422,16 @@ function App() {
   );
 }
 
-function OpenControls(props: { onProfile: (p: ProfileInput) => void; onBase: (b: ProfileInput | undefined) => void; onError: (e: unknown) => void; served: boolean }) {
+function OpenControls(props: { startProfileRead: () => () => boolean; onProfile: (p: ProfileInput) => void; onBase: (b: ProfileInput | undefined) => void; onError: (e: unknown) => void; served: boolean }) {
   if (props.served) return null;
   return (
     <div class="open">
       <label>
         Profile <input id="profile-input" type="file" onChange={async (e) => {
           const f = (e.currentTarget as HTMLInputElement).files?.[0];
-          if (f) await fileInput(f).then(props.onProfile, props.onError);
+          if (!f) return;
+          const latest = props.startProfileRead();
+          await fileInput(f).then((p) => latest() && props.onProfile(p), (err: unknown) => latest() && props.onError(err));
         }} />
       </label>
       <label title="Choose the base before the profile: the views then show profile minus base">
