@@ -40,6 +40,12 @@ function get(server: WebServer, path: string, options: { host?: string; method?:
   });
 }
 
+/** Counts the JSON bodies of source files the server makes (JSON.stringify of `{ lines }`), until restored. */
+function countSourceBodies(): { made(): number; restore(): void } {
+  const stringify = vi.spyOn(JSON, 'stringify');
+  return { made: () => stringify.mock.calls.filter(([v]) => typeof v === 'object' && v !== null && 'lines' in v).length, restore: () => stringify.mockRestore() };
+}
+
 /** A GET of `path`'s bytes, and whether the response came whole (false: the server aborted it). */
 function getBytes(server: WebServer, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; complete: boolean }> {
   return new Promise((resolve, reject) => {
@@ -307,8 +313,7 @@ describe('startWebServer', () => {
     writeFileSync(join(src, 'app/main.go'), text);
     const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build' });
     const want = JSON.stringify({ lines: text.split('\n').slice(0, -1) });
-    const stringify = vi.spyOn(JSON, 'stringify');
-    const bodiesMade = () => stringify.mock.calls.filter(([v]) => typeof v === 'object' && v !== null && 'lines' in v).length;
+    const bodies = countSourceBodies();
     try {
       const open = () =>
         new Promise<{ status: number; read(): Promise<string> }>((resolve, reject) => {
@@ -328,13 +333,13 @@ describe('startWebServer', () => {
         });
       const waiting = await Promise.all([open(), open(), open(), open()]);
       expect(waiting.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-      expect(bodiesMade()).toBe(1);
+      expect(bodies.made()).toBe(1);
       for (const body of await Promise.all(waiting.map((r) => r.read()))) expect(body === want).toBe(true);
       // Not kept once sent (the server's responses closed before their last bytes were read): a request after them makes it again.
       expect((await get(s, '/source?file=app%2Fmain.go')).body === want).toBe(true);
-      expect(bodiesMade()).toBe(2);
+      expect(bodies.made()).toBe(2);
     } finally {
-      stringify.mockRestore();
+      bodies.restore();
       await s.close();
     }
   });
@@ -351,8 +356,7 @@ describe('startWebServer', () => {
       return read(...args);
     });
     const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build', registry });
-    const stringify = vi.spyOn(JSON, 'stringify');
-    const bodiesMade = () => stringify.mock.calls.filter(([v]) => typeof v === 'object' && v !== null && 'lines' in v).length;
+    const bodies = countSourceBodies();
     try {
       await new Promise<void>((resolve) => {
         const socket = connect(s.port, s.host, () => socket.end(`GET /source?file=app%2Fmain.go HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\n\r\n`));
@@ -364,9 +368,9 @@ describe('startWebServer', () => {
       // One after the other: each response made its own body, none was left shared.
       expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
       expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
-      expect(bodiesMade()).toBe(2);
+      expect(bodies.made()).toBe(2);
     } finally {
-      stringify.mockRestore();
+      bodies.restore();
       await s.close();
     }
   });
