@@ -430,8 +430,10 @@ const SHOWN = 2;
 function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], options: CallGraphOptions): ReportGraphSource {
   const nodeCount = source.names.length;
   const values = sides.map(summedValues);
-  const sideSums = sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount));
-  const nodeSums = sumOfSides(sideSums, nodeCount);
+  const nodeSums = sumOfSides(
+    sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount)),
+    nodeCount,
+  );
   // No stacks and no calls to collect (allCalls false, no inlined frame): the trimming alone.
   const noStacks: GraphInput = {
     nNodes: nodeCount,
@@ -443,7 +445,7 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(source.names[n]!)) shown[n] = 1;
-  const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, { shown, framesAt: sideSums[i]!.framesAt }));
+  const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, shown));
   return { ...source, nodeSums, g: { ...first!, others } };
 }
 
@@ -518,37 +520,34 @@ class Int64Words {
  * once (pprof's rule for recursion), and to the flat of the innermost node of its leaf frame.
  * Negated for BASE.
  */
-function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number): { flat: bigint[]; cum: bigint[]; framesAt: Uint32Array } {
+function sampleNodeSums(side: DiffSide, summed: SummedValues, nNodes: number): { flat: bigint[]; cum: bigint[] } {
   // The same arithmetic on doubles or bigints (as `negate`).
   const column = () => (summed.zero === 0 ? new Float64Array(nNodes) : new Array<bigint>(nNodes).fill(0n)) as unknown as number[];
   const [flat, cum] = [column(), column()];
-  const framesAt = new Uint32Array(side.locations.locNodeOffsets.length - 1);
-  addNodeSums(side.samples!, summed.values as unknown as number[], side.locations, flat, cum, framesAt);
+  addNodeSums(side.samples!, summed.values as unknown as number[], side.locations, flat, cum);
   const exact = (sums: number[]) => {
     const out = new Array<bigint>(nNodes);
     for (let n = 0; n < nNodes; n++) out[n] = side.negated ? -BigInt(sums[n]!) : BigInt(sums[n]!);
     return out;
   };
-  return { flat: exact(flat), cum: exact(cum), framesAt };
+  return { flat: exact(flat), cum: exact(cum) };
 }
 
 /**
  * Adds each sample's value to the flat of the innermost node of its leaf frame (the first frame
  * that has a node) and to the cum of every node of its frames, once per sample (`countedBy`: the
  * last sample that counted a node), in one pass over the frames (the cost of the diff report on
- * profiles whose stacks share little: 10 million nodes of frames at 200,000 samples), and counts
- * the frames of each location (`framesAt`: what sizes the cut tables, `sideStackTable`). Bounds and
+ * profiles whose stacks share little: 10 million nodes of frames at 200,000 samples). Bounds and
  * frames are read into locals: the stores could alias typed arrays, which would make the compiled
  * loop read them again.
  */
-function addNodeSums({ offsets, frames }: SideSamples, values: number[], { locNodeOffsets, locNodeIds }: Locations, flat: number[], cum: number[], framesAt: Uint32Array): void {
+function addNodeSums({ offsets, frames }: SideSamples, values: number[], { locNodeOffsets, locNodeIds }: Locations, flat: number[], cum: number[]): void {
   const countedBy = new Int32Array(cum.length).fill(-1);
   for (let i = 0; i + 1 < offsets.length; i++) {
     const v = values[i]!;
     let leaf = true;
     for (let k = offsets[i]!, end = offsets[i + 1]!; k < end; k++) {
       const r = frames[k]!;
-      framesAt[r]!++;
       const last = locNodeOffsets[r + 1]!;
       let j = locNodeOffsets[r]!;
       if (leaf && j < last) {
@@ -581,7 +580,7 @@ function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number):
 
 /**
  * The graph input of a side's samples (sums negated for BASE): their stack table, rows interned
- * in sample order root first as `buildStackTable` interns them. With a cut, each stack is cut
+ * in sample order root first as `buildStackTable` interns them. With `shown`, each stack is cut
  * to the calls between shown nodes: its frames that hold a `shown` node are kept, each run of
  * other frames between two of them becomes its first frame (a frame of no shown node: the call
  * across the run stays residual, as the walk marks a call across nodes it does not keep), and the
@@ -591,29 +590,42 @@ function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number):
  * with the sums, flags and order of the whole tables' walk; its flat and cum of the nodes are not
  * those, and the report takes every node's flat and cum from `prunedSource`'s `nodeSums` instead.
  */
-function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, cut?: { shown: Uint8Array; framesAt: Uint32Array }): GraphInput {
+function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array): GraphInput {
   const { offsets, frames } = side.samples!;
   // The same arithmetic on doubles or bigints (as `negate`).
   const values = summed.values as unknown as number[];
   const zero = summed.zero as number;
   const { locNodeOffsets, locNodeIds } = side.locations;
   const locations = locNodeOffsets.length - 1;
-  // Per location: NO_NODE, NODE, or SHOWN when one of its nodes is shown (every frame of a node without a cut).
+  // Per location: NO_NODE, NODE, or SHOWN when one of its nodes is shown (every frame of a node without `shown`).
   const kind = new Uint8Array(locations);
-  // A bound on the rows, to size the table once: a frame makes at most one row; with the cut, a
-  // frame of a shown node at most two (itself and the run before it), the others none. (Sized
-  // by all frames, the cut's columns took 100 MB, zeroed, for a few thousand rows.)
-  let maxRows = cut ? 0 : frames.length;
   for (let r = 0; r < locations; r++) {
-    if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) kind[r] = cut ? NODE : SHOWN;
-    if (!cut) continue;
-    for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) if (cut.shown[locNodeIds[k]!]) kind[r] = SHOWN;
-    if (kind[r] === SHOWN) maxRows += 2 * cut.framesAt[r]!;
+    if (locNodeOffsets[r + 1]! > locNodeOffsets[r]!) kind[r] = shown ? NODE : SHOWN;
+    if (shown) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]!; k++) if (shown[locNodeIds[k]!]) kind[r] = SHOWN;
+  }
+  // The samples with a frame of a shown node (few, with the cut), and a bound on the rows to size
+  // the table once: the frames each sample interns below (sized by every frame, the cut's columns
+  // zeroed ~100 MB for a few thousand rows).
+  const samples = offsets.length - 1;
+  const withShown = new Uint8Array(samples);
+  let maxRows = 0;
+  for (let i = 0; i < samples; i++) {
+    let interned = 0;
+    let run = false;
+    for (let k = offsets[i + 1]! - 1, from = offsets[i]!; k >= from; k--) {
+      const c = kind[frames[k]!]!;
+      if (c === SHOWN) {
+        interned += run ? 2 : 1;
+        run = false;
+      } else if (c === NODE && interned > 0) run = true;
+    }
+    withShown[i] = interned > 0 ? 1 : 0;
+    maxRows += interned;
   }
   const tree = new PrefixTreeBuilder(maxRows);
   const sums = new RowSums(summed.zero === 0, maxRows);
-  for (let i = 0; i + 1 < offsets.length; i++) {
-    if (values[i] === zero) continue;
+  for (let i = 0; i < samples; i++) {
+    if (!withShown[i] || values[i] === zero) continue;
     let s = -1;
     // The first frame of the run of frames of no shown node since the last kept frame (-1: none).
     let runFrame = -1;
