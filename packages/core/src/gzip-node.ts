@@ -12,6 +12,7 @@
  */
 
 import { Readable, pipeline, type TransformOptions } from 'node:stream';
+import type { Worker as WorkerThread } from 'node:worker_threads';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
 import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, gzipOutputLimitError, inflateBufferSize, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
@@ -258,7 +259,7 @@ function* blocksOf(chunks: Iterable<Uint8Array>, size: number, buffers: BlockBuf
   if (bytes > 0) yield joined();
 }
 
-/** The options `gzipStream` deflates a block with (and `DeflateAheadJobs` too: the same bytes out). */
+/** The options `gzipStream` deflates a block with (and `DeflateAheadWorker` too: the same bytes out). */
 function blockOptions(level: number, length: number, last: boolean, dictionary: Uint8Array | undefined): ZlibOptions {
   // chunkSize: the block's whole output in one piece, so one thread-pool round trip per block
   // (zlib's default 16 KiB pieces cost a main-thread callback each: 64 per MiB). The dictionary
@@ -269,84 +270,145 @@ function blockOptions(level: number, length: number, last: boolean, dictionary: 
 }
 
 /**
- * The deflate jobs of `startDeflateAhead`: the blocks `gzipStream` would cut `expected` into
- * (`deflateBlockBytes(expected.length)`), each deflated with the options `gzipStream` would give
- * it. One job runs at a time (the caller's main thread keeps the other core), in order; a block
- * `gzipStream` asks for before its turn starts at once.
+ * The worker thread of `startDeflateAhead` (CommonJS, evaluated as a string: it needs no file of
+ * its own beside a bundle). It deflates the blocks in order with `blockOptions`' settings, each
+ * block once: a block is claimed in the shared `claims` (0 free, 1 the worker's, 2 the main
+ * thread's) before it is deflated, and the worker stops when `claims[blocks]` is set (cancelled).
+ * Each output is posted as a fresh buffer of its own (transferred, not copied again).
  */
-class DeflateAheadJobs implements DeflateAhead {
+const DEFLATE_AHEAD_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { constants, deflateRawSync } = require('node:zlib');
+const { bytes, claims, blockBytes, windowBytes, level, chunkSize } = workerData;
+const blocks = claims.length - 1;
+for (let i = 0; i < blocks && Atomics.load(claims, blocks) === 0; i++) {
+  if (Atomics.compareExchange(claims, i, 0, 1) !== 0) continue;
+  const from = i * blockBytes;
+  const to = Math.min(from + blockBytes, bytes.length);
+  const options = { level, memLevel: 9, chunkSize, finishFlush: to === bytes.length ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
+  if (i > 0) options.dictionary = bytes.subarray(from - windowBytes, from);
+  const out = new Uint8Array(deflateRawSync(bytes.subarray(from, to), options));
+  parentPort.postMessage({ index: i, out }, [out.buffer]);
+}
+`;
+
+/** `claims` values: a block nobody deflates yet, or one the main thread deflates (the worker's own is 1). */
+const FREE = 0;
+const MAIN_THREADS = 2;
+
+/**
+ * The deflating of `startDeflateAhead`: the blocks `gzipStream` would cut `expected` into
+ * (`deflateBlockBytes(expected.length)`), each deflated with the options `gzipStream` would give
+ * it, in order, by one worker thread. A worker, not the thread pool: a caller decoding on the main
+ * thread does not turn the event loop, so jobs chained on the pool would stop after the first;
+ * and one thread, not the pool's four, leaves the main thread a core of its own. A block
+ * `gzipStream` asks for before the worker came to it is claimed and deflated on the pool instead.
+ */
+class DeflateAheadWorker implements DeflateAhead {
   readonly total: number;
   readonly blockBytes: number;
-  private expected: Uint8Array | undefined;
-  /** Per block: not started (`undefined`), started, or handed to `gzipStream` (`null`). */
-  private readonly jobs: (Promise<Buffer> | null | undefined)[];
-  /** The next block the chain of jobs looks at. */
-  private next = 0;
   blocksTaken = 0;
+  private cancelled = false;
+  private readonly expected: Uint8Array;
+  /** Shared with the worker: who deflates each block, then the cancelled flag (see `DEFLATE_AHEAD_WORKER`). */
+  private readonly claims: Int32Array;
+  private workerEnded = false;
+  /** The worker's outputs, by block, until taken. */
+  private readonly arrived = new Map<number, Buffer>();
+  /** Blocks taken while the worker deflates them. */
+  private readonly waiting = new Map<number, (out: Buffer | Promise<Buffer>) => void>();
 
   constructor(expected: Uint8Array, readonly level: number) {
+    // The worker reads the caller's bytes where they are when they are shared, else a copy.
+    if (!(expected.buffer instanceof SharedArrayBuffer)) {
+      const shared = new Uint8Array(new SharedArrayBuffer(expected.length));
+      shared.set(expected);
+      expected = shared;
+    }
     this.expected = expected;
     this.total = expected.length;
     this.blockBytes = deflateBlockBytes(expected.length);
-    this.jobs = new Array<undefined>(Math.ceil(expected.length / this.blockBytes));
-    this.startNext();
+    const blocks = Math.ceil(expected.length / this.blockBytes);
+    this.claims = new Int32Array(new SharedArrayBuffer(4 * (blocks + 1)));
+    // Loaded on first use: imported with the module, it cost every command ~2 ms of start-up.
+    const { Worker } = process.getBuiltinModule('node:worker_threads') as { Worker: typeof WorkerThread };
+    const worker = new Worker(DEFLATE_AHEAD_WORKER, {
+      eval: true,
+      workerData: { bytes: expected, claims: this.claims, blockBytes: this.blockBytes, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(this.blockBytes) },
+    });
+    // It never keeps the process alive: a convert that failed exits at once.
+    worker.unref();
+    worker.on('message', ({ index, out }: { index: number; out: Uint8Array }) => {
+      const buffer = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+      const waiter = this.waiting.get(index);
+      this.waiting.delete(index);
+      if (waiter) waiter(buffer);
+      else if (!this.cancelled) this.arrived.set(index, buffer);
+    });
+    // A worker that failed leaves the blocks it claimed to the pool: nobody waits forever.
+    const ended = () => {
+      this.workerEnded = true;
+      for (const [index, waiter] of this.waiting) waiter(this.deflateOnPool(index));
+      this.waiting.clear();
+    };
+    worker.on('error', ended);
+    worker.on('exit', ended);
   }
 
-  private startNext(): void {
-    while (this.next < this.jobs.length && this.jobs[this.next] !== undefined) this.next++;
-    if (this.expected === undefined || this.next >= this.jobs.length) return;
-    const job = this.start(this.next, this.expected);
-    const onward = () => this.startNext();
-    job.then(onward, onward);
-  }
-
-  private start(index: number, expected: Uint8Array): Promise<Buffer> {
+  private deflateOnPool(index: number): Promise<Buffer> {
+    const expected = this.expected;
     const from = index * this.blockBytes;
     const to = Math.min(from + this.blockBytes, expected.length);
-    const dictionary = index > 0 ? expected.subarray(from - this.blockBytes, from) : undefined;
-    const job = deflateRawAsync(expected.subarray(from, to), blockOptions(this.level, to - from, to === expected.length, dictionary));
-    // Awaited only when taken; a rejection of a job nobody takes is not "unhandled".
-    job.catch(() => undefined);
-    this.jobs[index] = job;
-    return job;
+    return deflateRawAsync(expected.subarray(from, to), blockOptions(this.level, to - from, to === expected.length, index > 0 ? expected.subarray(from - this.blockBytes, from) : undefined));
   }
 
   /** True when `block` is block `index` of the expected bytes, byte for byte. */
   matches(index: number, block: Uint8Array): boolean {
     const expected = this.expected;
     const from = index * this.blockBytes;
-    if (expected === undefined || index >= this.jobs.length || from + block.length > expected.length) return false;
+    if (this.cancelled || index >= this.claims.length - 1 || from + block.length > expected.length) return false;
     return Buffer.from(block.buffer, block.byteOffset, block.length).equals(Buffer.from(expected.buffer, expected.byteOffset + from, block.length));
   }
 
-  /** Block `index`'s job (started now if its turn has not come), handed over once; `undefined` after `cancel`. */
+  /**
+   * Block `index`'s output, handed over once: the worker's (awaited when it is on it), or
+   * deflated on the pool now when the worker has not come to it; `undefined` after `cancel`.
+   */
   take(index: number): Promise<Buffer> | undefined {
-    const expected = this.expected;
-    const job = this.jobs[index];
-    if (expected === undefined || job === null) return undefined;
-    const taken = job ?? this.start(index, expected);
-    this.jobs[index] = null; // its output is the taker's alone from here on
+    if (this.cancelled) return undefined;
     this.blocksTaken++;
-    return taken;
+    if (Atomics.compareExchange(this.claims, index, FREE, MAIN_THREADS) === FREE) return this.deflateOnPool(index);
+    const out = this.arrived.get(index);
+    this.arrived.delete(index);
+    if (out) return Promise.resolve(out);
+    if (this.workerEnded) return this.deflateOnPool(index);
+    return new Promise<Buffer>((resolve) => this.waiting.set(index, resolve));
   }
 
+  /** Stops the worker after the block it is on (a block taken while it deflates it still comes). */
   cancel(): void {
-    this.expected = undefined;
-    this.jobs.fill(null);
+    this.cancelled = true;
+    this.arrived.clear();
+    Atomics.store(this.claims, this.claims.length - 1, 1);
   }
 }
 
 /**
  * Starts deflating `expected`, bytes a caller is likely to hand to `gzipStream` later at `level`
  * (convert reading a pprof it writes back as pprof: the canonical encoding of a profile Go or
- * profkit wrote is the very bytes read), on the thread pool, one block at a time, while the caller
- * works on the main thread. `gzipStream` given the result (and the same `level` and `total`) takes
- * a block's early output only when the block and the block before it (its dictionary) are the
- * expected bytes: the compressed stream is then the one it would have made itself.
- * `expected` must not change until the gzipStream ends or `cancel()` is called.
+ * profkit wrote is the very bytes read), in a worker thread, while the caller works on the main
+ * thread. `gzipStream` given the result (and the same `level` and `total`) takes a block's early
+ * output only when the block and the block before it (its dictionary) are the expected bytes: the
+ * compressed stream is then the one it would have made itself. Bytes on a `SharedArrayBuffer`
+ * are read where they are (others are copied once); they must not change until the
+ * `gzipStream` ends or `cancel()` is called.
  */
 export function startDeflateAhead(expected: Uint8Array, level: number): DeflateAhead | undefined {
-  return new DeflateAheadJobs(expected, level);
+  try {
+    return new DeflateAheadWorker(expected, level);
+  } catch {
+    return undefined; // no worker threads here (a restricted runtime): the write deflates as before
+  }
 }
 
 /**
@@ -377,13 +439,13 @@ export function startDeflateAhead(expected: Uint8Array, level: number): DeflateA
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number, ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
   try {
-    yield* gzipBlocks(chunks, level, total, ahead instanceof DeflateAheadJobs && ahead.level === level && ahead.total === total ? ahead : undefined);
+    yield* gzipBlocks(chunks, level, total, ahead instanceof DeflateAheadWorker && ahead.level === level && ahead.total === total ? ahead : undefined);
   } finally {
     ahead?.cancel();
   }
 }
 
-async function* gzipBlocks(chunks: Iterable<Uint8Array>, level: number, total: number | undefined, ahead: DeflateAheadJobs | undefined): AsyncGenerator<Uint8Array> {
+async function* gzipBlocks(chunks: Iterable<Uint8Array>, level: number, total: number | undefined, ahead: DeflateAheadWorker | undefined): AsyncGenerator<Uint8Array> {
   const blockBytes = deflateBlockBytes(total);
   const inFlight: { job: Promise<Buffer>; input: Uint8Array }[] = [];
   const buffers = new BlockBuffers(blockBytes);

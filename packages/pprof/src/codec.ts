@@ -209,10 +209,11 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
   while (headBytes <= wholeDecodeMaxBytes) {
     const next = await rest.next();
     if (next.done) {
-      const whole = concatBytes(head, headBytes);
-      head.length = 0; // the chunks are garbage from here on, while the decoder allocates
       const level = plannedWriteLevel(options);
-      // On the thread pool while the main thread decodes: one core is idle otherwise.
+      // Deflated ahead of the planned write by a worker thread while this one decodes (a core is
+      // idle otherwise), which reads the bytes where they are when they are shared.
+      const whole = level === undefined ? concatBytes(head, headBytes) : concatShared(head, headBytes);
+      head.length = 0; // the chunks are garbage from here on, while the decoder allocates
       const ahead = level === undefined ? undefined : startDeflateAhead(whole, level);
       let result: DecodeResult;
       try {
@@ -246,6 +247,17 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** `concatBytes` into a `SharedArrayBuffer` (which a worker thread reads without a copy). */
+function concatShared(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(new SharedArrayBuffer(total));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
 
 async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   yield* chunks;

@@ -53,7 +53,7 @@ export const convert: CliCommand = {
     }
     // Fail on the output side (unknown extension, missing adapter) and on a missing transform
     // before reading a large input.
-    ctx.registry.writerFor(output, ctx.values.to as string | undefined);
+    const writer = ctx.registry.writerFor(output, ctx.values.to as string | undefined);
     // Transforms of lazily loaded adapters are known once their modules are imported.
     if ((symbolize || sourceMaps) && ctx.registry.hasLazyAdapters()) await ctx.registry.loadLazyAdapters();
     for (const [wanted, name] of [[symbolize, 'symbolize'], [sourceMaps, 'source-maps']] as const) {
@@ -64,7 +64,10 @@ export const convert: CliCommand = {
     const bar = ctx.progress(`reading ${input}`);
     const readOptions = parseFormatOptions(ctx.values['read-option'], 'read-option');
     const writeOptions = parseFormatOptions(ctx.values['write-option'], 'write-option');
-    const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, options: readOptions, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+    // The write is known before the read: a reader may start on it (pprof to pprof: deflating
+    // the bytes read while decoding them). Not before a transform, which takes its own time.
+    const plannedWrite = symbolize || sourceMaps ? undefined : { adapter: writer.adapter.name, format: writer.format.id, fileName: output, options: writeOptions };
+    const r = await ctx.registry.read(input, { format: ctx.values.from as string | undefined, options: readOptions, signal: ctx.signal, onProgress: (d, t) => bar.update(d, t), ...(plannedWrite ? { plannedWrite } : {}) });
     bar.done();
     let profile = withBuildIdOverride(ctx, r.profile);
     const warnings = [...r.warnings];
