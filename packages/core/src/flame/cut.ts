@@ -16,6 +16,7 @@
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { Profile } from '../model.js';
 import { grown, sumsExactInDoubles } from '../ops/stack-table.js';
+import { locationIdsHash, sameLocationIds } from '../ops/stack-hash.js';
 import { ProfileIndex } from '../views.js';
 import type { FlameNode } from './index.js';
 import { StringKeyedMap } from '../string-keys.js';
@@ -438,8 +439,7 @@ function rootMembers(
   const hashOf = new Int32Array(capacity);
   const mask = (1 << Math.min(30, Math.max(4, 32 - Math.clz32(2 * capacity)))) - 1;
   const slots = new Int32Array(mask + 1).fill(-1);
-  // Seeded per call: with a fixed hash an input could choose location ids whose stacks all hash
-  // alike, and the probes would grow as the square of the samples.
+  // Seeded per call (see locationIdsHash).
   const seed = (Math.random() * 0x1_0000_0000) | 0;
   let members = 0;
   let samples = 0;
@@ -453,12 +453,12 @@ function rootMembers(
     const low = offsets[i]!;
     const high = offsets[i + 1]!;
     if (merge) {
-      const h = stackHash(location_id, low, high, seed);
+      const h = locationIdsHash(location_id, low, high, seed);
       // The member of an equal stack, else -1 and the free slot the new member takes.
       let same = -1;
       let slot = h & mask;
       for (let j = slots[slot]!; j >= 0; slot = (slot + 1) & mask, j = slots[slot]!) {
-        if (hashOf[j] === h && sameIds(location_id, m.low[j]!, m.k[j]!, low, high)) {
+        if (hashOf[j] === h && sameLocationIds(location_id, m.low[j]!, m.k[j]!, low, high)) {
           same = j;
           break;
         }
@@ -477,20 +477,6 @@ function rootMembers(
     m.pos[members++] = 0;
   }
   return { members, samples, value: sum };
-}
-
-/** A hash of location ids `low .. high`, seeded (see `rootMembers`). */
-function stackHash(ids: Uint32Array, low: number, high: number, seed: number): number {
-  let h = seed ^ (high - low);
-  for (let k = low; k < high; k++) h = Math.imul(h ^ ids[k]!, 0x9e3779b1) ^ (h >>> 15);
-  return h;
-}
-
-/** Whether entries `a .. aEnd` and `b .. bEnd` of `ids` are equal. */
-function sameIds(ids: Uint32Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
-  if (aEnd - a !== bEnd - b) return false;
-  for (let k = 0; k < aEnd - a; k++) if (ids[a + k] !== ids[b + k]) return false;
-  return true;
 }
 
 /** The frames of `tree`, its root included. */

@@ -5,6 +5,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { locationNameIds } from '../flame/cut.js';
 import { grown, sumsExactInDoubles } from './stack-table.js';
+import { locationIdsHash } from './stack-hash.js';
 import { MAX_STRING_LENGTH, ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
 
@@ -624,8 +625,7 @@ class FoldedWalk {
       if (rootFrame[i]! < 0) continue;
       const start = offsets[i]!;
       const end = offsets[i + 1]!;
-      let h = seed ^ (end - start);
-      for (let k = start; k < end; k++) h = Math.imul(h ^ locationIds[k]!, 0x9e3779b1) ^ (h >>> 15);
+      const h = locationIdsHash(locationIds, start, end, seed);
       hashes[i] = h;
       const value = this.exact ? Number(values[i]!) : values[i]!;
       for (let slot = h & mask; ; slot = (slot + 1) & mask) {
