@@ -6,13 +6,19 @@
 /**
  * A hash of location ids `ids[start .. end]`, `seed` drawn per table: with a fixed hash an input
  * could choose location ids whose stacks all hash alike, and the probes would grow as the square of
- * the samples. The final mix matters as much: without it a slot (the hash's low bits) depends on
- * the low bits of the last id alone, so stacks whose last ids differ only above the slot bits
- * (0x100000, 0x200000, …) share one slot whatever the seed (65,536 samples: 12x the time).
+ * the samples. A seed alone is not enough: xor, shifts and odd multiplications carry a difference
+ * in bit 31 unchanged, so ids xored with 2^31, 2^31, 2^16, 2 in four entries in a row cancelled
+ * whatever the seed (2^k stacks of 4k entries, one hash), and without the final mix a slot (the
+ * low bits) followed the low bits of the last id alone. Each id is mixed with the seed first:
+ * how a difference comes out of that depends on the seed's carries, unknown to the input.
  */
 export function locationIdsHash(ids: Uint32Array, start: number, end: number, seed: number): number {
   let h = seed ^ (end - start);
-  for (let k = start; k < end; k++) h = Math.imul(h ^ ids[k]!, 0x9e3779b1) ^ (h >>> 15);
+  for (let k = start; k < end; k++) {
+    let x = Math.imul(ids[k]! ^ seed, 0x85ebca6b);
+    x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+    h = Math.imul(h ^ x ^ (x >>> 16), 0x9e3779b1) ^ (h >>> 15);
+  }
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return h ^ (h >>> 16);
