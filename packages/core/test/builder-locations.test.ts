@@ -59,4 +59,26 @@ describe('ProfileBuilder locations', () => {
     expect(Array.from(p['.inline_lines'].function_id)).toEqual([fns[2]]);
     expect(Array.from(p.locations['.inline_offsets'])).toEqual([0, 1]);
   });
+
+  it('locations whose inline lines differ by 2^31 in an even number of lines hash apart (no one hash for them whatever the seed)', () => {
+    // 4,096 locations of 13 inline lines, line 10 + k or 10 + k + 2^31, an even number of the
+    // latter: before each word was mixed with the seed, the bit-31 differences cancelled in the
+    // hash and all were one entry, each new location compared with every earlier one.
+    const { b, fns } = builder();
+    const count = 4096;
+    const ids = new Set<number>();
+    for (let i = 0; i < count; i++) {
+      let parity = 0;
+      const inlinedInto = Array.from({ length: 13 }, (_, k) => {
+        const high = k < 12 ? (i >> k) & 1 : parity;
+        parity ^= high;
+        return { functionId: fns[1]!, line: 10 + k + high * 2 ** 31 };
+      });
+      ids.add(b.internLocation({ functionId: fns[0], line: 1, inlinedInto }));
+    }
+    expect(ids.size).toBe(count);
+    // Entries of the builder's location table (one per distinct hash): 4,096 random 32-bit hashes hardly ever share one.
+    const byHash = (b as unknown as { locationsByHash: Map<number, unknown> }).locationsByHash;
+    expect(byHash.size).toBeGreaterThan(count - 8);
+  });
 });

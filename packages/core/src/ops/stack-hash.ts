@@ -14,11 +14,7 @@
  */
 export function locationIdsHash(ids: Uint32Array, start: number, end: number, seed: number): number {
   let h = seed ^ (end - start);
-  for (let k = start; k < end; k++) {
-    let x = Math.imul(ids[k]! ^ seed, 0x85ebca6b);
-    x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
-    h = Math.imul(h ^ x ^ (x >>> 16), 0x9e3779b1) ^ (h >>> 15);
-  }
+  for (let k = start; k < end; k++) h = Math.imul(h ^ seededWord(ids[k]!, seed), 0x9e3779b1) ^ (h >>> 15);
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return h ^ (h >>> 16);
@@ -29,4 +25,15 @@ export function sameLocationIds(ids: Uint32Array, a: number, aEnd: number, b: nu
   if (aEnd - a !== bEnd - b) return false;
   for (let k = 0; k < aEnd - a; k++) if (ids[a + k] !== ids[b + k]) return false;
   return true;
+}
+
+/**
+ * A 32-bit word mixed with `seed` before it enters a hash (see `locationIdsHash`): a difference
+ * between two words comes out as the seed's carries make it, so an input cannot choose words whose
+ * differences cancel further on.
+ */
+export function seededWord(x: number, seed: number): number {
+  x = Math.imul(x ^ seed, 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return x ^ (x >>> 16);
 }
