@@ -8,7 +8,7 @@
 
 import { Deflate, Inflate } from 'pako';
 import { isProfkitError } from './errors.js';
-import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, gzipOutputLimitError, inflateBufferSize, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'pako';
@@ -80,9 +80,9 @@ export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: str
       if (total > max) throw decompressedLimitError(max, file);
       parts.push(chunk);
     },
-    // The trailer's claim sizes the chunks only as far as inflateBufferSize trusts it: a forged
+    // The trailer's claim sizes the chunks only as far as firstInflateChunkSize trusts it: a forged
     // ISIZE (up to 1032 times the input) would otherwise reserve gigabytes up front.
-    announced !== undefined && announced < max ? Math.max(64, inflateBufferSize(announced + 1, bytes.length)) : 1 << 16,
+    announced !== undefined && announced < max ? Math.max(64, firstInflateChunkSize(announced + 1, bytes.length)) : 1 << 16,
   );
   try {
     inflater.push(bytes, true);

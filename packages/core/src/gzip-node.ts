@@ -15,7 +15,7 @@ import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import type { Worker as WorkerThread } from 'node:worker_threads';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, gzipOutputLimitError, inflateBufferSize, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'node:zlib';
@@ -28,15 +28,15 @@ function bytesOf(b: Buffer): Uint8Array {
  * Inflates a whole gzip buffer (all members, as Go's reader does), refusing output above
  * `maxDecompressedBytes` so that a gzip bomb costs a bounded amount of memory. When the trailer
  * announces the size, one chunk just above it holds the whole output and no copy is made (a wrong
- * announcement only costs more chunks; a claim past `inflateBufferSize`'s 4 times the input is
- * not trusted for the first chunk).
+ * announcement only costs more chunks; a claim past `firstInflateChunkSize`'s bound, the larger
+ * of 64 MiB and 4 times the input, is not trusted for the first chunk).
  */
 export function gunzipBounded(bytes: Uint8Array, limits: Limits = {}, file?: string): Uint8Array {
   const max = maxDecompressed(limits);
   const announced = gzipAnnouncedSize(bytes);
-  // The trailer's claim sizes the first chunk only as far as inflateBufferSize trusts it (a forged
+  // The trailer's claim sizes the first chunk only as far as firstInflateChunkSize trusts it (a forged
   // ISIZE would reserve up to 1032 times the input); zlib adds chunks as the output grows.
-  const chunkSize = announced !== undefined && announced < max ? inflateBufferSize(announced + 1, bytes.length) : undefined;
+  const chunkSize = announced !== undefined && announced < max ? firstInflateChunkSize(announced + 1, bytes.length) : undefined;
   try {
     return bytesOf(gunzipSync(bytes, { maxOutputLength: max, ...(chunkSize !== undefined ? { chunkSize: Math.max(64, chunkSize) } : {}) }));
   } catch (e) {

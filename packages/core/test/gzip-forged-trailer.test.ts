@@ -1,8 +1,8 @@
 /**
  * gunzipBounded sized its first output chunk from the gzip trailer's ISIZE, trusted up to 1032
  * times the input: a 2 MB file claiming 2 GiB reserved 2 GiB before a byte was inflated. The
- * claim now sizes the first chunk only up to `inflateBufferSize` (4 times the input); the output
- * grows as it fills, limited by maxDecompressedBytes. The chunk sizes are read where each
+ * claim now sizes the first chunk only up to `firstInflateChunkSize` (the larger of 64 MiB and 4
+ * times the input); the output grows as it fills, limited by maxDecompressedBytes. The chunk sizes are read where each
  * implementation asks for them (pako's `Inflate` options, node:zlib's `gunzipSync` options).
  */
 
@@ -36,6 +36,7 @@ vi.mock('node:zlib', async (importOriginal) => {
 const { ErrorCodes, MAX_ANNOUNCED_INFLATE_RATIO, isProfkitError } = await import('../src/index.js');
 const nodeGzip = await import('../src/gzip-node.js');
 const browserGzip = await import('../src/gzip-browser.js');
+const { TRUSTED_ANNOUNCED_INFLATE_BYTES } = await import('../src/gzip-shared.js');
 
 /** Incompressible bytes (a gzip about as large as its input). */
 function noise(n: number): Uint8Array {
@@ -80,14 +81,17 @@ describe.each([
   const raw = noise(64 * 1024);
   const gz = new Uint8Array(gzipSync(raw));
 
-  it('sizes its first chunk at most 4 times the input, however much the trailer claims', () => {
-    // 1000 times the input: under deflate's 1032, so gzipAnnouncedSize passes it on as plausible.
-    const forged = withClaimedSize(gz, gz.length * 1000);
-    const e = caught(() => gunzipBounded(forged));
+  it('sizes its first chunk no larger than 64 MiB or 4 times the input, however much the trailer claims', () => {
+    // 1000 times the input: under deflate's 1032, so gzipAnnouncedSize passes it on as plausible;
+    // past 64 MiB, so only the bound keeps it from being the first chunk.
+    const input = new Uint8Array(gzipSync(noise(256 * 1024)));
+    const claim = input.length * 1000;
+    expect(claim).toBeGreaterThan(2 * TRUSTED_ANNOUNCED_INFLATE_BYTES);
+    const e = caught(() => gunzipBounded(withClaimedSize(input, claim)));
     // The inflated size differs from the claim: zlib's length check refuses it, a typed error.
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.DECOMPRESS);
     expect(chunkSizes.length).toBeGreaterThan(0);
-    expect(chunkSizes[0]).toBeLessThanOrEqual(gz.length * MAX_ANNOUNCED_INFLATE_RATIO);
+    expect(chunkSizes[0]).toBeLessThanOrEqual(Math.max(input.length * MAX_ANNOUNCED_INFLATE_RATIO, TRUSTED_ANNOUNCED_INFLATE_BYTES));
   });
 
   it('still takes an honest claim as the one chunk', () => {
@@ -95,11 +99,20 @@ describe.each([
     expect(chunkSizes[0]).toBe(raw.length + 1);
   });
 
-  it('grows past the first chunk for data that inflates more than 4 times, limited by maxDecompressedBytes', () => {
+  it('takes a claim up to 64 MiB as the one chunk whatever the ratio (text profiles inflate 8 to 30 times)', () => {
     const big = new Uint8Array(4 * 1024 * 1024).fill(7);
     const packed = new Uint8Array(gzipSync(big));
+    expect(big.length).toBeGreaterThan(100 * MAX_ANNOUNCED_INFLATE_RATIO * packed.length);
     expect(sameBytes(gunzipBounded(packed), big)).toBe(true);
-    expect(chunkSizes[0]).toBeLessThanOrEqual(packed.length * MAX_ANNOUNCED_INFLATE_RATIO);
+    expect(chunkSizes).toEqual([big.length + 1]);
+  });
+
+  it('grows past the first chunk for a claim past 64 MiB and 4 times the input, limited by maxDecompressedBytes', () => {
+    const huge = new Uint8Array(TRUSTED_ANNOUNCED_INFLATE_BYTES + 16 * 1024 * 1024);
+    const packed = new Uint8Array(gzipSync(huge));
+    expect(huge.length).toBeGreaterThan(MAX_ANNOUNCED_INFLATE_RATIO * packed.length);
+    expect(sameBytes(gunzipBounded(packed), huge)).toBe(true);
+    expect(chunkSizes[0]).toBe(TRUSTED_ANNOUNCED_INFLATE_BYTES);
     const e = caught(() => gunzipBounded(packed, { maxDecompressedBytes: 1024 * 1024 }));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
     expect(isProfkitError(e) && e.detail.option).toBe('maxDecompressedBytes');
