@@ -92,9 +92,9 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     }
   });
 
-  // The report walks each whole table once, then tables cut to the stacks of the shown nodes
-  // (diff-report.ts `prunedSource`): many nodes and deep stacks that share little make most of
-  // each table cut, with calls of the shown nodes whose weights include cut callees.
+  // The report sums every node from the samples, then walks tables cut to the frames of the shown
+  // nodes (diff-report.ts `prunedSource`): many nodes and deep stacks that share little make most
+  // of each stack cut, with calls of the shown nodes whose weights include cut callees.
   it.each([{}, { nodeCount: 3 }, { nodeCount: 10, cum: true }, { nodeCount: 8, nodeFraction: 0, edgeFraction: 0 }, { by: 'line', nodeCount: 6 }, { nodeFraction: 0.02, edgeFraction: 0.01 }] as TopReportOptions[])(
     'reports of a few of many nodes equal those of the merged difference: %j',
     (options) => {
