@@ -6,6 +6,7 @@
  * implementation asks for them (pako's `Inflate` options, node:zlib's `gunzipSync` options).
  */
 
+import { thrownBy } from '@profkit/test-utils';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -61,15 +62,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 }
 
-function caught(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error');
-}
-
 afterEach(() => {
   chunkSizes.length = 0;
 });
@@ -87,7 +79,7 @@ describe.each([
     const input = new Uint8Array(gzipSync(noise(256 * 1024)));
     const claim = input.length * 1000;
     expect(claim).toBeGreaterThan(2 * TRUSTED_ANNOUNCED_INFLATE_BYTES);
-    const e = caught(() => gunzipBounded(withClaimedSize(input, claim)));
+    const e = thrownBy(() => gunzipBounded(withClaimedSize(input, claim)));
     // The inflated size differs from the claim: zlib's length check refuses it, a typed error.
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.DECOMPRESS);
     expect(chunkSizes.length).toBeGreaterThan(0);
@@ -113,7 +105,7 @@ describe.each([
     expect(huge.length).toBeGreaterThan(MAX_ANNOUNCED_INFLATE_RATIO * packed.length);
     expect(sameBytes(gunzipBounded(packed), huge)).toBe(true);
     expect(chunkSizes[0]).toBe(TRUSTED_ANNOUNCED_INFLATE_BYTES);
-    const e = caught(() => gunzipBounded(packed, { maxDecompressedBytes: 1024 * 1024 }));
+    const e = thrownBy(() => gunzipBounded(packed, { maxDecompressedBytes: 1024 * 1024 }));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
     expect(isProfkitError(e) && e.detail.option).toBe('maxDecompressedBytes');
   });

@@ -4,6 +4,7 @@
  * JavaScript's backtracking `RegExp`, where `(a+)+$` against a long name never returns.
  */
 
+import { thrownBy } from '@profkit/test-utils';
 import * as re2js from 're2js';
 import { describe, expect, it, vi } from 'vitest';
 import { ErrorCodes, ProfileBuilder, ProfileIndex, applyReportFilters, filtersKeepingLocations, goPatternCompiler, isProfkitError, resolveStack, topReport, type Profile, type ReportFilterOptions } from '../src/node/index.js';
@@ -35,15 +36,6 @@ function stacks(p: Profile): string[] {
   return Array.from({ length: p.samples.value.length }, (_, i) => `${resolveStack(p, i, idx).map((f) => (f.name.length > 100 ? 'LONG' : f.name)).join(' <- ')} = ${p.samples.value[i]}`);
 }
 
-function caught(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error');
-}
-
 describe('goPatternCompiler', () => {
   it("matches in pprof's (Go) syntax, which JavaScript's RegExp reads otherwise", () => {
     expect(compileGo('^\\pL+\\.', 'focus').test('éclair.bake')).toBe(true);
@@ -58,7 +50,7 @@ describe('goPatternCompiler', () => {
   });
 
   it('refuses what Go refuses (a backreference) as PROFKIT_E_USAGE naming the option', () => {
-    const e = caught(() => compileGo('(a)\\1', 'tagFocus'));
+    const e = thrownBy(() => compileGo('(a)\\1', 'tagFocus'));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.USAGE);
     expect(isProfkitError(e) && e.detail.option).toBe('tagFocus');
     expect(String((e as Error).message)).toContain('tagFocus');
@@ -104,7 +96,7 @@ describe('the filters with compile', () => {
       ['tagIgnore', { tagIgnore: 'thread=(x' }],
       ['show', { show: '\\8' }],
     ] as const) {
-      const e = caught(() => applyReportFilters(P(), { ...filters, compile: compileGo }));
+      const e = thrownBy(() => applyReportFilters(P(), { ...filters, compile: compileGo }));
       expect(isProfkitError(e) && e.code, option).toBe(ErrorCodes.USAGE);
       expect(isProfkitError(e) && e.detail.option).toBe(option);
     }

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfileBuilder, isProfkitError } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
+import { thrownBy } from '@profkit/test-utils';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
 import { searchMatches } from '../src/app/flame.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
@@ -37,15 +38,6 @@ function searched(layout: FlameLayout, pattern: string): string[] {
   return [...new Set([...m.keys()].filter((i) => m[i]).map((i) => layout.names[layout.nameIndex[i]!]!))].sort();
 }
 
-function caught(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error');
-}
-
 describe('the flame search', () => {
   it('returns on a crafted pattern over long names, with the right frames', async () => {
     const layout = await flame();
@@ -69,7 +61,7 @@ describe('the flame search', () => {
 
   it('reports an invalid pattern as PROFKIT_E_USAGE naming the search', async () => {
     const layout = await flame();
-    const e = caught(() => searchMatches(layout, 'a('));
+    const e = thrownBy(() => searchMatches(layout, 'a('));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.USAGE);
     expect(isProfkitError(e) && e.detail.option).toBe('search');
   });
@@ -91,7 +83,7 @@ describe('the filters', () => {
   it('report an invalid pattern as PROFKIT_E_USAGE naming the filter', async () => {
     const s = await ProfileSession.open(webRegistry(), profile());
     for (const [option, filters] of [['focus', { focus: 'a(' }], ['hide', { hide: '(a)\\1' }], ['tagIgnore', { tagIgnore: 'k=[' }]] as const) {
-      const e = caught(() => s.view({ ...OPTIONS, ...filters }, 'flame'));
+      const e = thrownBy(() => s.view({ ...OPTIONS, ...filters }, 'flame'));
       expect(isProfkitError(e) && e.code, option).toBe(ErrorCodes.USAGE);
       expect(isProfkitError(e) && e.detail.option).toBe(option);
     }
