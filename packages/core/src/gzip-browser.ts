@@ -199,6 +199,11 @@ export function startDeflateAhead(_expected: Uint8Array, _level: number): Deflat
   return undefined;
 }
 
+/** Nothing to prepare (see `startDeflateAhead`). */
+export function prepareDeflateAhead(): () => void {
+  return () => undefined;
+}
+
 /** gzips a stream of chunks into a stream of compressed pieces (neither is ever whole in memory). */
 // `total` (the exact input size, when known) and `ahead` only matter to the Node version's parallel blocks.
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, _total?: number, _ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {

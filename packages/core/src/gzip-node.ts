@@ -271,26 +271,61 @@ function blockOptions(level: number, length: number, last: boolean, dictionary: 
 
 /**
  * The worker thread of `startDeflateAhead` (CommonJS, evaluated as a string: it needs no file of
- * its own beside a bundle). It deflates the blocks in order with `blockOptions`' settings, each
+ * its own beside a bundle). It may start before its bytes exist (`prepareDeflateAhead`): the job
+ * comes in one message, then it deflates the blocks in order with `blockOptions`' settings, each
  * block once: a block is claimed in the shared `claims` (0 free, 1 the worker's, 2 the main
  * thread's) before it is deflated, and the worker stops when `claims[blocks]` is set (cancelled).
- * Each output is posted as a fresh buffer of its own (transferred, not copied again).
+ * Each output is posted as a fresh buffer of its own (transferred, not copied again); with its one
+ * message listener gone, the thread ends.
  */
 const DEFLATE_AHEAD_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const { constants, deflateRawSync } = require('node:zlib');
-const { bytes, claims, blockBytes, windowBytes, level, chunkSize } = workerData;
-const blocks = claims.length - 1;
-for (let i = 0; i < blocks && Atomics.load(claims, blocks) === 0; i++) {
-  if (Atomics.compareExchange(claims, i, 0, 1) !== 0) continue;
-  const from = i * blockBytes;
-  const to = Math.min(from + blockBytes, bytes.length);
-  const options = { level, memLevel: 9, chunkSize, finishFlush: to === bytes.length ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
-  if (i > 0) options.dictionary = bytes.subarray(from - windowBytes, from);
-  const out = new Uint8Array(deflateRawSync(bytes.subarray(from, to), options));
-  parentPort.postMessage({ index: i, out }, [out.buffer]);
-}
+parentPort.once('message', ({ bytes, claims, blockBytes, windowBytes, level, chunkSize }) => {
+  const blocks = claims.length - 1;
+  for (let i = 0; i < blocks && Atomics.load(claims, blocks) === 0; i++) {
+    if (Atomics.compareExchange(claims, i, 0, 1) !== 0) continue;
+    const from = i * blockBytes;
+    const to = Math.min(from + blockBytes, bytes.length);
+    const options = { level, memLevel: 9, chunkSize, finishFlush: to === bytes.length ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
+    if (i > 0) options.dictionary = bytes.subarray(from - windowBytes, from);
+    const out = new Uint8Array(deflateRawSync(bytes.subarray(from, to), options));
+    parentPort.postMessage({ index: i, out }, [out.buffer]);
+  }
+});
 `;
+
+/** The worker `prepareDeflateAhead` started, until `startDeflateAhead` gives it its bytes. */
+let preparedWorker: WorkerThread | undefined;
+
+function deflateAheadWorker(): WorkerThread {
+  // Loaded on first use: imported with the module, it cost every command ~2 ms of start-up.
+  const { Worker } = process.getBuiltinModule('node:worker_threads') as { Worker: typeof WorkerThread };
+  const worker = new Worker(DEFLATE_AHEAD_WORKER, { eval: true });
+  // It never keeps the process alive: a convert that failed exits at once.
+  worker.unref();
+  return worker;
+}
+
+/**
+ * Starts the worker thread of the next `startDeflateAhead` now, so that its start-up (a Node
+ * thread: ~30 ms of CPU, 100 ms and more on a loaded machine) overlaps what the caller waits for
+ * first (the pprof read: the inflating of its input). Returns what stops that worker when no
+ * `startDeflateAhead` came to use it (harmless after one did).
+ */
+export function prepareDeflateAhead(): () => void {
+  try {
+    preparedWorker ??= deflateAheadWorker();
+  } catch {
+    return () => undefined; // no worker threads here: startDeflateAhead will say so too
+  }
+  const worker = preparedWorker;
+  return () => {
+    if (preparedWorker !== worker) return;
+    preparedWorker = undefined;
+    worker.terminate().catch(() => undefined);
+  };
+}
 
 /** `claims` values: a block nobody deflates yet, or one the main thread deflates (the worker's own is 1). */
 const FREE = 0;
@@ -330,14 +365,10 @@ class DeflateAheadWorker implements DeflateAhead {
     this.blockBytes = deflateBlockBytes(expected.length);
     const blocks = Math.ceil(expected.length / this.blockBytes);
     this.claims = new Int32Array(new SharedArrayBuffer(4 * (blocks + 1)));
-    // Loaded on first use: imported with the module, it cost every command ~2 ms of start-up.
-    const { Worker } = process.getBuiltinModule('node:worker_threads') as { Worker: typeof WorkerThread };
-    const worker = new Worker(DEFLATE_AHEAD_WORKER, {
-      eval: true,
-      workerData: { bytes: expected, claims: this.claims, blockBytes: this.blockBytes, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(this.blockBytes) },
-    });
-    // It never keeps the process alive: a convert that failed exits at once.
-    worker.unref();
+    const worker = preparedWorker ?? deflateAheadWorker();
+    preparedWorker = undefined;
+    // Shared, not copied: the bytes and the claims are the same memory in both threads.
+    worker.postMessage({ bytes: expected, claims: this.claims, blockBytes: this.blockBytes, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(this.blockBytes) });
     worker.on('message', ({ index, out }: { index: number; out: Uint8Array }) => {
       const buffer = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       const waiter = this.waiting.get(index);

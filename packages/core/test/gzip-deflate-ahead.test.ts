@@ -8,7 +8,7 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, startDeflateAhead } from '../src/gzip-node.js';
+import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, prepareDeflateAhead, startDeflateAhead } from '../src/gzip-node.js';
 import { startDeflateAhead as browserStartDeflateAhead } from '../src/gzip-browser.js';
 
 /** Varint-like bytes and repeated names (as in profile.proto): compressible, not trivially. */
@@ -103,6 +103,19 @@ describe('deflating ahead (startDeflateAhead)', () => {
     cancelled.cancel();
     expect((await gzipped(input, 6, cancelled)).equals(await gzipped(input, 6))).toBe(true);
     expect(cancelled.blocksTaken).toBe(0);
+  });
+
+  it('with its worker prepared first (prepareDeflateAhead), or prepared and released unused: the same output, every block taken', async () => {
+    const plain = await gzipped(input, 6);
+    const release = prepareDeflateAhead();
+    const prepared = startDeflateAhead(input, 6)!;
+    release(); // after a start took the worker: changes nothing
+    expect((await gzipped(input, 6, prepared)).equals(plain)).toBe(true);
+    expect(prepared.blocksTaken).toBe(blocks);
+    prepareDeflateAhead()(); // released unused: the next start makes a worker of its own
+    const fresh = startDeflateAhead(input, 6)!;
+    expect((await gzipped(input, 6, fresh)).equals(plain)).toBe(true);
+    expect(fresh.blocksTaken).toBe(blocks);
   });
 
   it('the browser build (pako on the calling thread) deflates nothing ahead', () => {

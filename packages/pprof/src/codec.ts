@@ -19,6 +19,7 @@ import {
   type Warning,
   type WriteOptions,
   type WriteResult,
+  prepareDeflateAhead,
   startDeflateAhead,
 } from '@profkit/core';
 import { decodeProfile, decodeProfileStream, type DecodeResult } from './decode.js';
@@ -206,10 +207,18 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
   const rest = abortable(input.chunks());
   const head: Uint8Array[] = [];
   let headBytes = 0;
+  const level = plannedWriteLevel(options);
+  // The deflating ahead's worker thread starts while the input is read and inflated.
+  const unprepare = level === undefined ? undefined : prepareDeflateAhead();
   while (headBytes <= wholeDecodeMaxBytes) {
-    const next = await rest.next();
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await rest.next();
+    } catch (e) {
+      unprepare?.();
+      throw e;
+    }
     if (next.done) {
-      const level = plannedWriteLevel(options);
       // Deflated ahead of the planned write by a worker thread while this one decodes (a core is
       // idle otherwise), which reads the bytes where they are when they are shared.
       const whole = level === undefined ? concatBytes(head, headBytes) : concatShared(head, headBytes);
@@ -228,6 +237,7 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
     head.push(next.value);
     headBytes += next.value.length;
   }
+  unprepare?.(); // too long to be joined: read as a stream, and written without deflating ahead
   async function* firstPass(): AsyncGenerator<Uint8Array> {
     try {
       // Released as replayed: the decoder holds at most one chunk (its window) at a time.
