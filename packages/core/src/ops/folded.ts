@@ -5,7 +5,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { locationNameIds } from '../flame/cut.js';
 import { grown, sumsExactInDoubles } from './stack-table.js';
-import { locationIdsHash } from './stack-hash.js';
+import { locationIdsHash, sameLocationIds } from './stack-hash.js';
 import { MAX_STRING_LENGTH, ReportTextBudget, joinReportText, type ReportLimits } from '../report-text.js';
 import { StringKeyedMap } from '../string-keys.js';
 
@@ -635,7 +635,7 @@ class FoldedWalk {
           sums[i] = value;
           break;
         }
-        if (hashes[j] === h && this.sameLocationIds(i, j)) {
+        if (hashes[j] === h && sameLocationIds(locationIds, offsets[i]!, offsets[i + 1]!, offsets[j]!, offsets[j + 1]!)) {
           sums[j] = addSums(sums[j]!, value);
           rootFrame[i] = -1;
           break;
@@ -649,15 +649,6 @@ class FoldedWalk {
       else kept++;
     }
     return kept;
-  }
-
-  /** Whether samples `i` and `j` have the same location ids. */
-  private sameLocationIds(i: number, j: number): boolean {
-    const { offsets, locationIds } = this;
-    const length = offsets[i + 1]! - offsets[i]!;
-    if (offsets[j + 1]! - offsets[j]! !== length) return false;
-    for (let k = 0; k < length; k++) if (locationIds[offsets[i]! + k] !== locationIds[offsets[j]! + k]) return false;
-    return true;
   }
 
   /** The next known location id of sample `i` after (toward the leaf of) its id at `frame`, or -1. */
@@ -749,20 +740,26 @@ class FoldedWalk {
     for (let k = start + 1; k < end; k++) if (locationIds[posFrame[k]!] !== id0 || posPrinted[k] !== printed0) return depth;
     // How many location ids from each position's on are those of the first position.
     const available0 = frame0 - offsets[posSample[start]!]! + 1;
+    // Blocks of 1, 2, 4, … ids, at most RUN_BLOCK: a block the positions do not all share costs at
+    // most twice what the blocks before it skipped (a crafted profile whose samples part one
+    // frame in, over and over, paid RUN_BLOCK compares a position at each frame: 2.3x the walk).
     let run = 1;
-    for (let blockFull = true; blockFull; ) {
-      const blockEnd = Math.min(run + RUN_BLOCK, available0);
+    let compared = 0;
+    for (let block = 1, blockFull = true; blockFull; block = Math.min(2 * block, RUN_BLOCK)) {
+      const blockEnd = Math.min(run + block, available0);
       let shared = blockEnd;
       for (let k = start + 1; k < end && shared > run; k++) {
         const frame = posFrame[k]!;
         const most = Math.min(shared, frame - offsets[posSample[k]!]! + 1);
         let n = run;
         while (n < most && locationIds[frame - n] === locationIds[frame0 - n]) n++;
+        compared += n - run + 1;
         shared = n;
       }
-      blockFull = shared === run + RUN_BLOCK;
+      blockFull = shared === run + block;
       run = shared;
     }
+    foldedWalkStats.runComparedIds += compared;
     // The run's last location, left to the grouping, must print something.
     while (run > 1 && !this.isKnown(locationIds[frame0 - run + 1]!)) run--;
     if (run < 2) return depth;
@@ -941,7 +938,7 @@ function sortInts(a: Int32Array, n: number): void {
 
 const MAX_INT32 = 2 ** 31 - 1;
 
-/** Location ids compared per position in one pass of `followSharedRun`. */
+/** The most location ids compared per position in one pass of `followSharedRun`. */
 const RUN_BLOCK = 16;
 
 /** Bytes of one entry of a `FoldedWalk`'s path: `path` (Int32), `pathStart` and `ends` (Float64). */
@@ -949,10 +946,11 @@ const PATH_ENTRY_BYTES = 4 + 8 + 8;
 
 /**
  * For tests: the largest path (`PATH_ENTRY_BYTES` per entry of capacity) any `FoldedWalk` of this
- * process allocated, and the positions its `expand` calls regrouped (the walk's work). Reset them
- * to 0 before a walk to read that walk's.
+ * process allocated, the positions its `expand` calls regrouped (the walk's work) and the location
+ * ids `followSharedRun` compared (about; the work of looking for runs). Reset them to 0 before a
+ * walk to read that walk's.
  */
-export const foldedWalkStats = { largestPathBytes: 0, regroupedPositions: 0 };
+export const foldedWalkStats = { largestPathBytes: 0, regroupedPositions: 0, runComparedIds: 0 };
 
 /** Bytes of the folded text. */
 const SEPARATOR = 59; // ;
