@@ -223,6 +223,21 @@ describe('stacks sharing long prefixes', () => {
     });
   }
 
+  for (let seed = 31; seed <= 40; seed++) {
+    it(`seed ${seed}: location ids at and above 2^31 (sparse), unknown ids up to 2^32 - 1 among them`, () => {
+      const p = sharedPrefixProfile(seed);
+      const newId = (id: number) => 0x8000_0000 + 3 * id;
+      const known = new Set(p.locations.location_id);
+      const ids = p.samples.locations.location_id;
+      for (let k = 0; k < ids.length; k++) ids[k] = known.has(ids[k]!) ? newId(ids[k]!) : 0xffff_ffff;
+      p.locations.location_id.forEach((id, row) => (p.locations.location_id[row] = newId(id)));
+      const expected = referenceFolded(p);
+      expect(expected).not.toBe('');
+      expect([...foldedLines(p)].join('')).toBe(expected);
+      expect(concat(foldedChunks(p))).toEqual(new TextEncoder().encode(expected));
+    });
+  }
+
   it('walks the frames every sample shares in one step, not regrouping each sample once per frame', () => {
     // 200 samples through one 1,000-frame trunk, then apart: name by name, the walk regrouped
     // 200 positions at each of the 1,000 frames (50,000 samples x 490 frames: 24.6M, 2.3 s). Now
