@@ -464,12 +464,18 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
     ]);
     const merged = diff(base, next);
     const optionSets: TopReportOptions[] = [{ nodeCount: 2 }, { nodeCount: 3 }, { nodeCount: 4, cum: true }, { nodeCount: 5, edgeFraction: 0 }, { nodeFraction: 0 }, { nodeFraction: 0, edgeFraction: 0 }, { nodeFraction: 0, dropNegative: true }, { inline: false, nodeCount: 3 }];
+    let residualCalls = 0;
     for (const o of optionSets) {
       const input = () => sideBySide(base, next, { ...o, sampleTypeIndex: 0 });
       expect(topReport(input(), o).text, JSON.stringify(o)).toBe(topReport(merged, o).text);
       expect(treeReport(input(), o).text, JSON.stringify(o)).toBe(treeReport(merged, o).text);
+      // The text prints no residual flag: the graphs hold it (a call across a dropped run would be direct).
+      const graph = treeReport(merged, o).graph;
+      expect(treeReport(input(), o).graph.nodes, JSON.stringify(o)).toEqual(graph.nodes);
+      residualCalls += graph.nodes.reduce((sum, n) => sum + n.out.filter((e) => e.residual).length, 0);
       expect(treeReport(input(), { ...o, symbol: 'S' }).text, JSON.stringify(o)).toBe(treeReport(merged, { ...o, symbol: 'S' }).text);
     }
+    expect(residualCalls).toBeGreaterThan(0);
   });
 
   // Names past 4,096 characters are keyed by a short id of the node table's (StringKeys): the ids
