@@ -90,6 +90,19 @@ describe('the filters with compile', () => {
     }
   });
 
+  it("take an empty pattern as unset (pprof's empty flag), per stack (top) as per sample, with or without compile", () => {
+    const top = (options: ReportFilterOptions) => topReport(P(), options).table.entries.map((e) => `${e.name.length > 100 ? 'LONG' : e.name}=${e.flat}`);
+    for (const compile of [undefined, compileGo]) {
+      const focused = { focus: 'mallocgc', compile };
+      expect(top(focused)).toEqual(['runtime.mallocgc=1', 'main.work=0']);
+      for (const empty of ['ignore', 'hide', 'show', 'focus', 'tagIgnore'] as const) {
+        const options = { ...focused, [empty]: '', ...(empty === 'focus' ? { ignore: 'main' } : {}) };
+        expect(top(options), empty).toEqual(top({ ...options, [empty]: undefined }));
+        expect(stacks(applyReportFilters(P(), options)), empty).toEqual(stacks(applyReportFilters(P(), { ...options, [empty]: undefined })));
+      }
+    }
+  });
+
   it('report an invalid pattern as PROFKIT_E_USAGE naming the option', () => {
     for (const [option, filters] of [
       ['focus', { focus: 'a(' }],

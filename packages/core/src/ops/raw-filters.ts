@@ -13,7 +13,7 @@ import { classifyLocations, sampleTagFilter } from './filter.js';
 import { readLocations, stackRows, type OpLocation } from './internal.js';
 import { pruneFromLocations } from './prune.js';
 import { compileMatcher } from './regex.js';
-import { given, showFromLocations, type ReportFilterOptions } from './report-filters.js';
+import { given, givenNameFilters, showFromLocations, type ReportFilterOptions } from './report-filters.js';
 
 /** The location table of `p` with each row's lines replaced by `locs[row].lines` (ids, addresses, mappings kept). */
 function locationsWithLines(p: Profile, locs: OpLocation[]): { locations: LocationsTable; inline: InlineLinesTable } {
@@ -59,13 +59,7 @@ export function filtersKeepingLocations(p: Profile, options: ReportFilterOptions
   const index = new ProfileIndex(p);
   const locs = readLocations(p, index);
   // The location passes, in pprof's order, each on the lines the previous one left.
-  const byName = classifyLocations(p, locs, {
-    focus: given(options.focus) ? options.focus : undefined,
-    ignore: given(options.ignore) ? options.ignore : undefined,
-    hide: given(options.hide) ? options.hide : undefined,
-    show: given(options.show) ? options.show : undefined,
-    compile: options.compile,
-  });
+  const byName = classifyLocations(p, locs, givenNameFilters(options));
   const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!, options.compile) : undefined;
   const tagsPass = sampleTagFilter(p, { tagFocus: options.tagFocus, tagIgnore: options.tagIgnore, compile: options.compile });
   const pruneBeneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!, options.compile) : undefined;

@@ -7,7 +7,7 @@
 
 import type { Profile } from '../model.js';
 import { ProfileIndex } from '../views.js';
-import { filterSamples, type TagFilter } from './filter.js';
+import { filterSamples, type FilterOptions, type TagFilter } from './filter.js';
 import { labelInputs, rebuildSamplewise, readLocations, type OpLocation } from './internal.js';
 import { pruneFrom } from './prune.js';
 import { compileMatcher, type Pattern, type PatternCompiler } from './regex.js';
@@ -42,6 +42,15 @@ export interface ReportFilterOptions {
 
 /** Whether an option was given: set, and not the empty string (pprof's unset flag). */
 export const given = (v: unknown): boolean => v !== undefined && v !== '';
+
+/**
+ * The by-name filters (focus, ignore, hide, show) of `options` that are given, with its `compile`:
+ * what `classifyLocations` takes, which compiles any string it is handed (`''` matches everything).
+ */
+export function givenNameFilters(options: ReportFilterOptions): Pick<FilterOptions, 'focus' | 'ignore' | 'hide' | 'show' | 'compile'> {
+  const ifGiven = (v: Pattern | undefined) => (given(v) ? v : undefined);
+  return { focus: ifGiven(options.focus), ignore: ifGiven(options.ignore), hide: ifGiven(options.hide), show: ifGiven(options.show), compile: options.compile };
+}
 
 /**
  * pprof `Profile.ShowFrom`: in every location, the lines above the outermost line whose function

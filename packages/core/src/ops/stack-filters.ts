@@ -15,7 +15,7 @@ import type { ProfileIndex } from '../views.js';
 import { classifyLocations, sampleTagFilter } from './filter.js';
 import { readLocations, type OpLocation } from './internal.js';
 import { pruneFromLocations } from './prune.js';
-import { given, showFromLocations, type ReportFilterOptions } from './report-filters.js';
+import { given, givenNameFilters, showFromLocations, type ReportFilterOptions } from './report-filters.js';
 import { PrefixTreeBuilder, RowSums, sumsExactInDoubles, type StackTable, type StackValues } from './stack-table.js';
 
 /** Whether `options` hold a filter that `planStackFilters` applies per stack. */
@@ -53,8 +53,8 @@ function derive(n: number, prefixOf: (s: number) => number, step: (s: number, pa
 /** Plans the filters of `options` over `p` (see the module comment). */
 export function planStackFilters(p: Profile, index: ProfileIndex, options: ReportFilterOptions): StackFilterPlan {
   const locs = readLocations(p, index);
-  // The same location passes as the sample filters, in pprof's order.
-  const classes = classifyLocations(p, locs, options);
+  // The same location passes as the sample filters, in pprof's order (an empty pattern is unset there too).
+  const classes = classifyLocations(p, locs, givenNameFilters(options));
   const showFromMatched = given(options.showFrom) ? showFromLocations(p, locs, options.showFrom!, options.compile) : undefined;
   const beneath = given(options.pruneFrom) ? pruneFromLocations(p, locs, options.pruneFrom!, options.compile) : undefined;
   const tagsPass = sampleTagFilter(p, options);
