@@ -6,8 +6,8 @@
  * `go tool pprof -diff_base` (packages/cli/test/pprof-options-interop.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '@profkit/test-utils';
-import { DiffReportBuilder, ProfileBuilder, diff, diffReportUnsupported, topReport, treeReport, type Profile, type TopReportOptions } from '../src/node/index.js';
+import { seededRandom, thrownBy } from '@profkit/test-utils';
+import { DiffReportBuilder, ErrorCodes, ProfileBuilder, diff, isProfkitError, diffReportUnsupported, topReport, treeReport, type Profile, type TopReportOptions } from '../src/node/index.js';
 
 const NAMES = Array.from({ length: 24 }, (_, i) => `pkg.f${i}`);
 
@@ -476,6 +476,23 @@ describe('DiffReportBuilder: diff reports from two stack tables', () => {
       expect(treeReport(input(), { ...o, symbol: 'S' }).text, JSON.stringify(o)).toBe(treeReport(merged, { ...o, symbol: 'S' }).text);
     }
     expect(residualCalls).toBeGreaterThan(0);
+  });
+
+  // The input holds the sides' nodes and filtered frames as built: a report with another
+  // granularity, -noinlines or stack filter printed them under its own header (e.g. "focus=zzz"
+  // above every frame, "--by line" above function nodes).
+  it('a report with other nodes or stack filters than the input was built with is a typed usage error', () => {
+    const input = sideBySide(base, next, { sampleTypeIndex: 1, focus: 'f1', by: 'file' });
+    const built = topReport(input, { sampleTypeIndex: 1, focus: 'f1', by: 'file' }).text;
+    expect(built).toBe(topReport(diff(base, next), { sampleTypeIndex: 1, focus: 'f1', by: 'file' }).text);
+    // A RegExp pattern given again (another object of the same text) is the same filter.
+    const byRegExp = sideBySide(base, next, { sampleTypeIndex: 1, focus: /f1/, by: 'file' });
+    expect(topReport(byRegExp, { sampleTypeIndex: 1, focus: new RegExp('f1'), by: 'file' }).text).toBe(topReport(diff(base, next), { sampleTypeIndex: 1, focus: /f1/, by: 'file' }).text);
+    const others: TopReportOptions[] = [{ focus: 'f1' }, { focus: 'f1', by: 'line' }, { focus: 'f1', by: 'file', inline: false }, { focus: 'zzz', by: 'file' }, { by: 'file' }, { focus: 'f1', hide: 'f2', by: 'file' }];
+    for (const o of others) {
+      const e = thrownBy(() => topReport(input, { ...o, sampleTypeIndex: 1 }));
+      expect(isProfkitError(e) ? [e.code, e.detail.rule] : e, JSON.stringify(o)).toEqual([ErrorCodes.USAGE, 'DiffReportBuilder options match the report options']);
+    }
   });
 
   // Names past 4,096 characters are keyed by a short id of the node table's (StringKeys): the ids

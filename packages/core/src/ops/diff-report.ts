@@ -363,12 +363,15 @@ export class DiffReportBuilder {
     };
     const walkWhole = meanOn || this.options.untrimmed === true;
     const options = this.options;
+    // The nodes and the filtered frames are the sides' as built: a report of another granularity,
+    // -noinlines or per-stack filter would print them under its own options' header.
+    const otherOptions = () => new ProfkitError(ErrorCodes.USAGE, 'a diff report input is reported with the sample type and options it was built for', { rule: 'DiffReportBuilder options match the report options' });
     return {
       kind: 'report-input',
       defaultSampleTypeIndex: t,
       prepare(reportType: number, reportOptions: ReportFilters): PreparedReport {
-        if (reportType !== t || diffReportUnsupported({ ...reportOptions, by: options.by, normalize: options.normalize }) !== undefined || !!reportOptions.mean !== meanOn) {
-          throw new ProfkitError(ErrorCodes.USAGE, 'a diff report input is reported with the sample type and options it was built for', { rule: 'DiffReportBuilder options match the report options' });
+        if (reportType !== t || diffReportUnsupported({ ...reportOptions, by: options.by, normalize: options.normalize }) !== undefined || !!reportOptions.mean !== meanOn || !sameSideFilters(options, reportOptions)) {
+          throw otherOptions();
         }
         return {
           total,
@@ -376,12 +379,24 @@ export class DiffReportBuilder {
           meanDivisorIndex: meanOn ? 0 : undefined,
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
-          graphSource: (graphOptions) => (walkWhole ? wholeSource() : prunedSource(source, [next, base], graphOptions)),
+          graphSource: (graphOptions) => {
+            if ((graphOptions.by ?? 'function') !== (options.by ?? 'function') || (graphOptions.inline ?? true) !== (options.inline ?? true)) throw otherOptions();
+            return walkWhole ? wholeSource() : prunedSource(source, [next, base], graphOptions);
+          },
           header,
         };
       },
     };
   }
+}
+
+/** The per-stack filters `side` applies as it reads a profile (the tag filters are never taken: `diffReportUnsupported`). */
+const SIDE_FILTERS = ['focus', 'ignore', 'hide', 'show', 'showFrom', 'pruneFrom'] as const;
+
+/** Whether `a` and `b` filter the stacks alike (patterns equal as given, a RegExp by its text). */
+function sameSideFilters(a: ReportFilters, b: ReportFilters): boolean {
+  const key = (v: ReportFilters[(typeof SIDE_FILTERS)[number]]) => (!given(v) ? undefined : v instanceof RegExp ? String(v) : v);
+  return SIDE_FILTERS.every((k) => key(a[k]) === key(b[k]));
 }
 
 /** The largest of `ids` (0 when empty). */
