@@ -348,6 +348,7 @@ class DeflateAheadWorker implements DeflateAhead {
   /** Shared with the worker: who deflates each block, then the cancelled flag (see `DEFLATE_AHEAD_WORKER`). */
   private readonly claims: Int32Array;
   private workerEnded = false;
+  private readonly worker: WorkerThread;
   /** The worker's outputs, by block, until taken. */
   private readonly arrived = new Map<number, Buffer>();
   /** Blocks taken while the worker deflates them. */
@@ -367,12 +368,14 @@ class DeflateAheadWorker implements DeflateAhead {
     this.claims = new Int32Array(new SharedArrayBuffer(4 * (blocks + 1)));
     const worker = preparedWorker ?? deflateAheadWorker();
     preparedWorker = undefined;
+    this.worker = worker;
     // Shared, not copied: the bytes and the claims are the same memory in both threads.
     worker.postMessage({ bytes: expected, claims: this.claims, blockBytes: this.blockBytes, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(this.blockBytes) });
     worker.on('message', ({ index, out }: { index: number; out: Uint8Array }) => {
       const buffer = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       const waiter = this.waiting.get(index);
       this.waiting.delete(index);
+      if (this.waiting.size === 0) worker.unref();
       if (waiter) waiter(buffer);
       else if (!this.cancelled) this.arrived.set(index, buffer);
     });
@@ -384,6 +387,9 @@ class DeflateAheadWorker implements DeflateAhead {
     };
     worker.on('error', ended);
     worker.on('exit', ended);
+    // After the listeners: a 'message' listener refs the worker's port again, and a worker kept
+    // deflating a write that never comes (a failed convert) would hold the process up to the end.
+    worker.unref();
   }
 
   private deflateOnPool(index: number): Promise<Buffer> {
@@ -413,6 +419,8 @@ class DeflateAheadWorker implements DeflateAhead {
     this.arrived.delete(index);
     if (out) return Promise.resolve(out);
     if (this.workerEnded) return this.deflateOnPool(index);
+    // Awaited: the process must not exit before the worker delivers it (unref'd again on arrival).
+    this.worker.ref();
     return new Promise<Buffer>((resolve) => this.waiting.set(index, resolve));
   }
 

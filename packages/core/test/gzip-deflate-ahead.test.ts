@@ -118,6 +118,25 @@ describe('deflating ahead (startDeflateAhead)', () => {
     expect(fresh.blocksTaken).toBe(blocks);
   });
 
+  it('never holds the process up: its worker is unref-ed while it deflates, ref-ed only while a block taken from it is awaited', async () => {
+    // A ref-ed worker port is an active 'MessagePort'; a failed convert would wait for the whole deflate.
+    const refedPorts = () => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
+    const before = refedPorts();
+    const ahead = startDeflateAhead(input, 9)!;
+    expect(refedPorts()).toBe(before);
+    // Block here until the worker is on block 1, then take it: the message is not read before the await.
+    const claims = (ahead as unknown as { claims: Int32Array }).claims;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let waited = 0; Atomics.load(claims, 1) === 0 && waited < 30_000; waited += 5) Atomics.wait(pause, 0, 0, 5);
+    expect(Atomics.load(claims, 1)).toBe(1);
+    const taken = (ahead as unknown as { take(i: number): Promise<Buffer> }).take(1);
+    // Awaited: an unref-ed worker would let the process exit with the write half done.
+    expect(refedPorts()).toBe(before + 1);
+    expect((await taken).length).toBeGreaterThan(0);
+    expect(refedPorts()).toBe(before);
+    ahead.cancel();
+  });
+
   it('the browser build (pako on the calling thread) deflates nothing ahead', () => {
     expect(browserStartDeflateAhead(input, 6)).toBeUndefined();
   });
