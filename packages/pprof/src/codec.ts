@@ -19,6 +19,7 @@ import {
   type Warning,
   type WriteOptions,
   type WriteResult,
+  GZIP_IMPLEMENTATION,
   prepareDeflateAhead,
   startDeflateAhead,
 } from '@profkit/core';
@@ -174,7 +175,9 @@ const deflatedAhead = new WeakMap<Profile['samples'], DeflateAhead>();
  */
 function plannedWriteLevel(options: ReadOptions): number | undefined {
   const planned = options.plannedWrite;
-  if (planned?.adapter !== 'pprof' || planned.format !== 'pprof') return undefined;
+  // Only node:zlib deflates ahead; elsewhere (pako) the read's bytes must not go to a
+  // SharedArrayBuffer, which a browser may lack and whose views its TextDecoder refuses.
+  if (planned?.adapter !== 'pprof' || planned.format !== 'pprof' || GZIP_IMPLEMENTATION !== 'node:zlib') return undefined;
   try {
     return writeLevel(planned.fileName, planned.options ?? {});
   } catch {

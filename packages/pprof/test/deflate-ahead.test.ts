@@ -18,10 +18,15 @@ import { bigProfile, varint } from './helpers.js';
 
 /** Every deflating started ahead, to see what the writes took from them. */
 const started: DeflateAhead[] = [];
+/** The gzip implementation core says it is (the browser build's 'pako' for one test). */
+const implementation = vi.hoisted(() => ({ name: undefined as string | undefined }));
 vi.mock('@profkit/core', async (importOriginal) => {
   const core = await importOriginal<typeof import('@profkit/core')>();
   return {
     ...core,
+    get GZIP_IMPLEMENTATION() {
+      return implementation.name ?? core.GZIP_IMPLEMENTATION;
+    },
     startDeflateAhead: (expected: Uint8Array, level: number) => {
       const ahead = core.startDeflateAhead(expected, level);
       if (ahead) started.push(ahead);
@@ -109,5 +114,18 @@ describe('a read told of the pprof write that follows', () => {
     expect(level9.ahead?.blocksTaken).toBe(BLOCKS);
     expect(level9.written[8]).toBe(2); // XFL of level 9
     expect(gunzipSync(level9.written).equals(canonical)).toBe(true);
+  });
+
+  it('without node:zlib (the browser build, where SharedArrayBuffer may not exist): nothing deflated ahead, the read as without the plan', async () => {
+    implementation.name = 'pako';
+    vi.stubGlobal('SharedArrayBuffer', undefined);
+    try {
+      const planned = await convert(canonical, PPROF_WRITE);
+      expect(planned.ahead).toBeUndefined();
+      expect(gunzipSync(planned.written).equals(canonical)).toBe(true);
+    } finally {
+      vi.unstubAllGlobals();
+      implementation.name = undefined;
+    }
   });
 });
