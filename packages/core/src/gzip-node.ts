@@ -477,8 +477,12 @@ export function startDeflateAhead(expected: Uint8Array, level: number): DeflateA
  * thread pool; their results, errors included, are dropped.
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number, ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
+  const usable = ahead instanceof DeflateAheadWorker && ahead.level === level && ahead.total === total;
+  // Another level or length (a profile changed before its write): none of it will be taken, so its
+  // worker stops now rather than deflating on beside this stream's own deflating.
+  if (ahead && !usable) ahead.cancel();
   try {
-    yield* gzipBlocks(chunks, level, total, ahead instanceof DeflateAheadWorker && ahead.level === level && ahead.total === total ? ahead : undefined);
+    yield* gzipBlocks(chunks, level, total, usable ? ahead : undefined);
   } finally {
     ahead?.cancel();
   }

@@ -84,6 +84,20 @@ describe('deflating ahead (startDeflateAhead)', () => {
     expect(gunzipSync(Buffer.concat(out)).equals(input)).toBe(true);
   });
 
+  it('another length or level: the worker is stopped as the stream starts, not left deflating beside it to the end', async () => {
+    for (const [guess, level] of [
+      [input.subarray(1), 6],
+      [input, 5],
+    ] as const) {
+      const ahead = startDeflateAhead(guess, level)!;
+      const claims = (ahead as unknown as { claims: Int32Array }).claims;
+      const stream = gzipStream([input], 6, input.length, ahead);
+      await stream.next(); // the header: the blocks are not all deflated yet
+      expect(Atomics.load(claims, claims.length - 1)).toBe(1); // the cancelled flag the worker reads
+      await stream.return(undefined);
+    }
+  });
+
   it('small inputs (one block, several small blocks, a last block that is full) and an empty one', async () => {
     for (const size of [1000, 5 * MIN_DEFLATE_BLOCK_BYTES + 7, 8 * MIN_DEFLATE_BLOCK_BYTES, 0]) {
       const part = input.subarray(0, size);
