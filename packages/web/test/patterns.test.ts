@@ -9,7 +9,8 @@ import { ErrorCodes, ProfileBuilder, isProfkitError } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
 import { thrownBy } from '@profkit/test-utils';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
-import { searchMatches } from '../src/app/flame.js';
+import { searchMatches, searchMatchesInSlices } from '../src/app/flame.js';
+import { PATTERN_LIMITS } from '../src/app/patterns.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { NO_FILTERS } from '../src/app/state.js';
 
@@ -87,5 +88,76 @@ describe('the filters', () => {
       expect(isProfkitError(e) && e.code, option).toBe(ErrorCodes.USAGE);
       expect(isProfkitError(e) && e.detail.option).toBe(option);
     }
+  });
+});
+
+/** The `PROFKIT_E_LIMIT` error `run` throws: its option. */
+function limitOptionOf(run: () => unknown): unknown {
+  const e = thrownBy(run);
+  expect(isProfkitError(e) && e.code, String(e)).toBe(ErrorCodes.LIMIT);
+  return isProfkitError(e) ? e.detail.option : undefined;
+}
+
+describe("a view's patterns are capped (a link can carry costly ones)", () => {
+  it('a search longer than maxPatternLength, or compiling to more than maxPatternProgram instructions, is PROFKIT_E_LIMIT naming the search', async () => {
+    const layout = await flame();
+    expect(limitOptionOf(() => searchMatches(layout, 'a'.repeat(PATTERN_LIMITS.maxPatternLength + 1)))).toBe('search');
+    // 54 characters, 6,002 instructions: each \pL{1000} costs ~110 ms per 2,000-character name.
+    expect(limitOptionOf(() => searchMatches(layout, '\\pL{1000}'.repeat(6)))).toBe('search');
+    // Under the caps: a 4 KiB literal (4,002 instructions), a counted repeat of 1,000.
+    expect(searched(layout, 'b'.repeat(PATTERN_LIMITS.maxPatternLength - 7) + '|Worker')).toEqual(['Worker.run']);
+    expect(searched(layout, 'x{1000}|^Worker')).toEqual(['Worker.run']);
+  });
+
+  it("a tag filter's comma-separated pieces count together: past maxTotalPatternProgram, PROFKIT_E_LIMIT naming it", async () => {
+    const s = await ProfileSession.open(webRegistry(), profile());
+    /** `n` different pieces of 1,002 instructions each (a piece repeated is compiled once). */
+    const pieces = (n: number) => Array.from({ length: n }, (_, i) => `[^${String.fromCharCode(97 + i)}]{1000}`).join(',');
+    // 25 pieces in 274 characters (each 10 KB piece of such repeats was ~105 MB).
+    expect(limitOptionOf(() => s.view({ ...OPTIONS, tagFocus: pieces(25) }, 'flame'))).toBe('tagFocus');
+    expect(limitOptionOf(() => s.view({ ...OPTIONS, tagIgnore: 'k=' + pieces(25) }, 'top'))).toBe('tagIgnore');
+    // One budget for all options: focus's 4,008 instructions and tagFocus's 16 pieces (the one compiled last is named).
+    expect(['focus', 'tagFocus']).toContain(limitOptionOf(() => s.view({ ...OPTIONS, focus: 'x{1000}|y{1000}|z{1000}|w{1000}', tagFocus: pieces(16) }, 'flame')));
+    // Within the budget, and the same piece repeated, are fine (the profile has no labels: nothing is kept).
+    expect(s.view({ ...OPTIONS, tagFocus: pieces(19) }, 'flame').flame!.depth.length).toBe(1);
+    expect(s.view({ ...OPTIONS, tagFocus: '[^a]{1000},'.repeat(100) + 'x' }, 'flame').flame!.depth.length).toBe(1);
+  });
+
+  it("the filters' patterns are at most maxTotalPatternLength together, each at most maxPatternLength, before anything compiles", async () => {
+    const s = await ProfileSession.open(webRegistry(), profile());
+    const long = 'x'.repeat(PATTERN_LIMITS.maxPatternLength);
+    expect(limitOptionOf(() => s.view({ ...OPTIONS, hide: long + 'x' }, 'flame'))).toBe('hide');
+    expect(limitOptionOf(() => s.view({ ...OPTIONS, focus: long, ignore: long, hide: long, show: long, tagIgnore: 'k=v' }, 'top'))).toBe('tagIgnore');
+  });
+});
+
+describe('the flame search in slices', () => {
+  it('gives the page its thread back between slices, with the same frames as searchMatches', async () => {
+    const layout = await flame();
+    let yields = 0;
+    const slicing = { signal: new AbortController().signal, sliceMs: 0, yieldToPage: async () => void yields++ };
+    const m = await searchMatchesInSlices(layout, '(a+)+!$|Worker', slicing);
+    expect(m).toEqual(searchMatches(layout, '(a+)+!$|Worker'));
+    // sliceMs 0: a slice per name.
+    expect(yields).toBe(layout.names.length);
+    expect(await searchMatchesInSlices(layout, '', slicing)).toBeUndefined();
+    await expect(searchMatchesInSlices(layout, 'a(', slicing)).rejects.toMatchObject({ code: ErrorCodes.USAGE });
+  });
+
+  it('stops at the next slice once cancelled (a newer search), rejecting: the older result never comes', async () => {
+    const layout = await flame();
+    const controller = new AbortController();
+    const order: string[] = [];
+    const yieldToPage = async () => {
+      order.push('slice');
+      // The page typed further while this search ran.
+      if (order.length === 3) controller.abort(new Error('a newer search'));
+    };
+    const search = searchMatchesInSlices(layout, '\\pL{1000}', { signal: controller.signal, sliceMs: 0, yieldToPage }).then(
+      () => order.push('result'),
+      (e: Error) => order.push(`cancelled: ${e.message}`),
+    );
+    await search;
+    expect(order).toEqual(['slice', 'slice', 'slice', 'cancelled: a newer search']);
   });
 });

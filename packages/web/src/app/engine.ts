@@ -16,6 +16,7 @@ import {
   applyDropFrames,
   applyReportFilters,
   boundedFlameTree,
+  callGraphNode,
   cutFlameTree,
   defaultSampleTypeIndex,
   diff,
@@ -36,7 +37,7 @@ import {
   type Warning,
 } from '@profkit/core';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, SandwichView, SourceAccess, SourceView, TopView, ViewOptions, ViewPart, ViewResult, ViewWarning } from './protocol.js';
-import { compileViewPattern } from './patterns.js';
+import { checkPatternLengths, viewPatternCompiler } from './patterns.js';
 import { exactPattern } from './state.js';
 
 export { webRegistry } from '../registry.js';
@@ -178,8 +179,11 @@ export class ProfileSession {
 
 function filtersOf(o: ViewOptions): ReportFilterOptions {
   const v = (s: string) => (s === '' ? undefined : s);
-  // The page's patterns come from a link: matched in linear time, in pprof's syntax (patterns.ts).
-  return { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show), tagFocus: v(o.tagFocus), tagIgnore: v(o.tagIgnore), compile: compileViewPattern };
+  // The page's patterns come from a link: matched in linear time, in pprof's syntax, within the
+  // caps of patterns.ts (length before compiling; program size of each compiled piece, and together).
+  const patterns = { focus: v(o.focus), ignore: v(o.ignore), hide: v(o.hide), show: v(o.show), tagFocus: v(o.tagFocus), tagIgnore: v(o.tagIgnore) };
+  checkPatternLengths(patterns);
+  return { ...patterns, compile: viewPatternCompiler() };
 }
 
 /**
@@ -277,7 +281,7 @@ export function peekView(p: Profile, t: number, options: ViewOptions, filters: R
   const g = rep.graph;
   const percentOf = (v: bigint, total: bigint) => (total === 0n ? 0 : Math.round((Number(v) / Number(total)) * 1e6) / 1e4);
   const call = (e: { weight: bigint; inline: boolean }, other: number, cum: bigint): PeekCall => ({
-    name: g.nodes[other]!.name,
+    name: callGraphNode(g, other).name,
     weight: e.weight.toString(),
     weightText: formatValue(e.weight, g.unit, g.outputUnit),
     percentOfCum: percentOf(e.weight, cum),

@@ -84,14 +84,70 @@ export function frameAtPath(layout: FlameLayout, path: readonly string[]): numbe
 
 /**
  * The frames whose name matches `pattern` (a regular expression in pprof's syntax, matched in
- * linear time: see patterns.ts); undefined for ''. A bad pattern throws `PROFKIT_E_USAGE`.
+ * linear time: see patterns.ts); undefined for ''. A bad pattern throws `PROFKIT_E_USAGE`, one
+ * past the page's caps `PROFKIT_E_LIMIT`. All at once: the page uses `searchMatchesInSlices`.
  */
 export function searchMatches(layout: FlameLayout, pattern: string): Uint8Array | undefined {
+  const search = matchNames(layout, pattern);
+  for (let step = search.next(); ; step = search.next()) if (step.done) return step.value;
+}
+
+/** What `searchMatchesInSlices` needs of its caller; `yieldToPage` is a test's seam. */
+export interface SearchSlicing {
+  /** Aborted when a newer search (or a new layout) replaces this one: the search stops, its promise rejects. */
+  signal: AbortSignal;
+  /** Milliseconds of matching before the page gets its thread back (after the name that passes it). */
+  sliceMs?: number;
+  /** Resolves when the page has handled what waited (input, paint): a macrotask by default. */
+  yieldToPage?: () => Promise<void>;
+}
+
+/** A macrotask later: events and rendering queued meanwhile run first (a resolved promise would not let them). */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(undefined);
+  });
+}
+
+/**
+ * `searchMatches` on the page's thread without holding it: the names are matched a slice at a
+ * time (`sliceMs`), the page handling its events between slices. A name can cost 100 ms against
+ * a crafted pattern (`\pL{1000}` on a 2,000-character C++ name), and a flame graph has
+ * thousands, so matching them all at once froze the tab for seconds. When `signal` is aborted
+ * (the search was typed further) the search stops at the next slice and rejects with the
+ * signal's reason: an older search never shows over a newer one.
+ */
+export async function searchMatchesInSlices(layout: FlameLayout, pattern: string, slicing: SearchSlicing): Promise<Uint8Array | undefined> {
+  const { signal, sliceMs = 8, yieldToPage = nextTask } = slicing;
+  const search = matchNames(layout, pattern);
+  let sliceStart = performance.now();
+  for (;;) {
+    signal.throwIfAborted();
+    const step = search.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart >= sliceMs) {
+      await yieldToPage();
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** Matches the names one at a time (a step after each), then returns the frames whose name matched. */
+function* matchNames(layout: FlameLayout, pattern: string): Generator<void, Uint8Array | undefined> {
   if (pattern === '') return undefined;
   const re = compileViewPattern(pattern, 'search');
-  const nameMatches = layout.names.map((n) => re.test(n));
+  const nameMatches = new Uint8Array(layout.names.length);
+  for (let k = 0; k < layout.names.length; k++) {
+    if (re.test(layout.names[k]!)) nameMatches[k] = 1;
+    yield;
+  }
   const m = new Uint8Array(layout.depth.length);
-  for (let i = 0; i < m.length; i++) m[i] = nameMatches[layout.nameIndex[i]!] ? 1 : 0;
+  for (let i = 0; i < m.length; i++) m[i] = nameMatches[layout.nameIndex[i]!]!;
   return m;
 }
 

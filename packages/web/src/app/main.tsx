@@ -11,7 +11,7 @@
 import { render } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { DEFAULT_LIMITS, ErrorCodes, ProfkitError, formatPercentage, formatValue, isProfkitError } from '@profkit/core';
-import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatches, type FlameDrawOptions } from './flame.js';
+import { drawFlame, flameHeight, frameAt, frameAtPath, matchedTotal, parentsOf, pathOf, searchMatchesInSlices, type FlameDrawOptions } from './flame.js';
 import type { GraphLayout } from './graph-layout.js';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 import { INFLATED_HEADER, INFLATED_PARAM, INFLATED_SIZE_HEADER } from './protocol.js';
@@ -916,18 +916,43 @@ function markFirstPaint(): void {
   performance.mark('profkit:first-flame-paint');
 }
 
+interface FlameSearch {
+  layout?: FlameLayout;
+  pattern: string;
+  matches?: Uint8Array;
+  error: string;
+}
+
+/**
+ * The flame search of `pattern` over `layout`, matched in slices (searchMatchesInSlices) so that
+ * the page answers input while a costly pattern runs; a newer pattern or layout cancels the older
+ * search, whose result then never shows. Until the search ends, the previous matches of the same
+ * layout stay drawn (another layout's frame numbers are not this one's).
+ */
+function useFlameSearch(layout: FlameLayout, pattern: string): { matches?: Uint8Array; searchError: string; searching: boolean } {
+  const [done, setDone] = useState<FlameSearch>({ pattern: '', error: '' });
+  useEffect(() => {
+    const controller = new AbortController();
+    const finish = (result: Omit<FlameSearch, 'layout' | 'pattern'>) => {
+      if (!controller.signal.aborted) setDone({ layout, pattern, ...result });
+    };
+    searchMatchesInSlices(layout, pattern, { signal: controller.signal }).then(
+      (matches) => finish({ matches, error: '' }),
+      (e: unknown) => finish({ error: e instanceof Error ? e.message : String(e) }),
+    );
+    return () => controller.abort();
+  }, [layout, pattern]);
+  const sameLayout = done.layout === layout;
+  const current = sameLayout && done.pattern === pattern;
+  return { matches: sameLayout ? done.matches : undefined, searchError: current ? done.error : '', searching: !current && pattern !== '' };
+}
+
 function FlameView({ result, state, update }: { result: ViewResult & { flame: FlameLayout }; state: ViewState; update: (p: Partial<ViewState>) => void }) {
   const layout = result.flame;
   const [hover, setHover] = useState(-1);
   const parent = useMemo(() => parentsOf(layout), [layout]);
   const zoom = useMemo(() => frameAtPath(layout, state.zoom), [layout, state.zoom.join('\n')]);
-  const { matches, searchError } = useMemo(() => {
-    try {
-      return { matches: searchMatches(layout, state.search), searchError: '' };
-    } catch (e) {
-      return { matches: undefined, searchError: e instanceof Error ? e.message : String(e) };
-    }
-  }, [layout, state.search]);
+  const { matches, searchError, searching } = useFlameSearch(layout, state.search);
   const matched = useMemo(() => (matches ? matchedTotal(layout, matches) : 0), [layout, matches]);
   const icicle = state.view === 'icicle';
   const options: FlameDrawOptions = useMemo(() => ({ icicle, zoom, matches }), [icicle, zoom, matches]);
@@ -945,6 +970,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
           Search{' '}
           <input id="search" type="search" value={state.search} placeholder="regexp" aria-invalid={searchError !== ''} onInput={(e) => update({ search: (e.currentTarget as HTMLInputElement).value })} />
         </label>
+        {searching && <span id="search-status" class="note">searching…</span>}
         {matches && <span id="search-total">matched: {fmt(matched)} ({formatPercentage(matched, total).trim()})</span>}
         {searchError && <span class="error">{searchError}</span>}
         <button type="button" id="reset-zoom" disabled={zoom === 0} onClick={() => update({ zoom: [] })}>Reset zoom</button>

@@ -5,10 +5,82 @@
  * link anyone can craft, and JavaScript's backtracking `RegExp` never returns on `(a+)+$` against
  * a long name, hanging the tab (the search runs on the page's thread). Imported statically by the
  * page and by the worker: each bundle carries re2js (~150 KB minified) once.
+ *
+ * Linear is still costly for a large program: re2js's program (its instructions) grows with
+ * counted repeats (`[^a]{1000}` is 1,002 instructions in 10 characters) and a match costs up to
+ * program size × text length (`\pL{1000}`: ~110 ms per 2,000-character name; 400 repeats of
+ * `[^a]{1000}`, 4 KB: 400,002 instructions, 0.6 s and ~100 MB to compile). So what a view's
+ * patterns may be is capped (`PATTERN_LIMITS`), far above what anyone types.
  */
 
 import * as re2js from 're2js';
-import { goPatternCompiler } from '@profkit/core';
+import { ErrorCodes, ProfkitError, goPatternCompiler, type PatternCompiler, type PatternMatcher } from '@profkit/core';
 
-/** Compiles a pattern of the page for `option` (`search`, `focus`, …); invalid: `PROFKIT_E_USAGE` naming it. */
-export const compileViewPattern = goPatternCompiler(re2js);
+/** The caps on a view's patterns (docs/web.md); past one, `PROFKIT_E_LIMIT` naming the option. */
+export const PATTERN_LIMITS = {
+  /** UTF-16 code units of one option's value (a tag filter's whole comma-separated list). */
+  maxPatternLength: 4 * 1024,
+  /** UTF-16 code units of all of a view's patterns together (search and filters). */
+  maxTotalPatternLength: 16 * 1024,
+  /** re2js program size (instructions) of one compiled expression: a 4 KiB literal is 4,002. */
+  maxPatternProgram: 5_000,
+  /** re2js program size of all of a view's compiled expressions together (~100 bytes each). */
+  maxTotalPatternProgram: 20_000,
+} as const;
+
+const compileGo = goPatternCompiler(re2js);
+
+function patternLimitError(option: string, what: string, value: number, max: number): ProfkitError {
+  return new ProfkitError(ErrorCodes.LIMIT, `the ${option} pattern: ${what} (${value}) exceeds the limit of ${max} of the page`, {
+    option,
+    rule: `a view's patterns are at most ${PATTERN_LIMITS.maxPatternLength} characters each, ${PATTERN_LIMITS.maxTotalPatternLength} together, and compile to at most ${PATTERN_LIMITS.maxPatternProgram} instructions each, ${PATTERN_LIMITS.maxTotalPatternProgram} together`,
+    limit: max,
+  });
+}
+
+/**
+ * Checks the length caps of one view's pattern options (`{ search: 'q', tagFocus: 'a,b' }`)
+ * before anything is compiled: the first option too long, or the one that makes the total too
+ * long, is a `PROFKIT_E_LIMIT` error naming it.
+ */
+export function checkPatternLengths(options: Record<string, string | undefined>): void {
+  let total = 0;
+  for (const [option, pattern] of Object.entries(options)) {
+    if (pattern === undefined) continue;
+    if (pattern.length > PATTERN_LIMITS.maxPatternLength) throw patternLimitError(option, 'length', pattern.length, PATTERN_LIMITS.maxPatternLength);
+    total += pattern.length;
+    if (total > PATTERN_LIMITS.maxTotalPatternLength) throw patternLimitError(option, 'length of all patterns of the view', total, PATTERN_LIMITS.maxTotalPatternLength);
+  }
+}
+
+/**
+ * A compiler for one view's patterns, in pprof's syntax with re2js; invalid: `PROFKIT_E_USAGE`
+ * naming the option. It holds the view's budget: each expression it compiles (every piece of a
+ * comma-separated tag filter is one) counts its program size against `maxPatternProgram` and,
+ * with the others, `maxTotalPatternProgram`; past either, `PROFKIT_E_LIMIT` naming the option.
+ * An expression asked for again is the compiled one (counted once).
+ */
+export function viewPatternCompiler(): PatternCompiler {
+  const compiled = new Map<string, PatternMatcher>();
+  let totalProgram = 0;
+  return (pattern, option, fullMatch = false) => {
+    const key = `${fullMatch ? 'F' : 'P'}${pattern}`;
+    const known = compiled.get(key);
+    if (known) return known;
+    // A piece longer than the cap can only come from a caller that skipped checkPatternLengths.
+    if (pattern.length > PATTERN_LIMITS.maxPatternLength) throw patternLimitError(option, 'length', pattern.length, PATTERN_LIMITS.maxPatternLength);
+    const re = compileGo(pattern, option, fullMatch) as re2js.RE2JS;
+    const program = re.programSize();
+    if (program > PATTERN_LIMITS.maxPatternProgram) throw patternLimitError(option, 'compiled program size', program, PATTERN_LIMITS.maxPatternProgram);
+    totalProgram += program;
+    if (totalProgram > PATTERN_LIMITS.maxTotalPatternProgram) throw patternLimitError(option, 'compiled program size of all patterns of the view', totalProgram, PATTERN_LIMITS.maxTotalPatternProgram);
+    compiled.set(key, re);
+    return re;
+  };
+}
+
+/** Compiles one pattern of the page for `option` (`search`, …) within the caps of a view of its own. */
+export function compileViewPattern(pattern: string, option: string, fullMatch = false): PatternMatcher {
+  checkPatternLengths({ [option]: pattern });
+  return viewPatternCompiler()(pattern, option, fullMatch);
+}
