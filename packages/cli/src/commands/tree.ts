@@ -1,4 +1,4 @@
-import { treeReport, type TreeReport } from '@profkit/core/node';
+import { callGraphNode, treeReport, type TreeReport } from '@profkit/core/node';
 import type { CliCommand, CliContext } from '../types.js';
 import { BASE_OPTIONS, REPORT_OPTIONS, pct, phase, readForReport } from './shared.js';
 
@@ -10,7 +10,7 @@ export async function runTree(ctx: CliContext, name: 'tree' | 'peek', file: stri
   if (ctx.json) {
     const g = rep.graph;
     const edge = (e: { src: number; dst: number; weight: bigint; inline: boolean }, other: number, cum: bigint) => ({
-      name: g.nodes[other]!.name,
+      name: callGraphNode(g, other).name,
       weight: e.weight,
       percentOfCum: pct(e.weight, cum),
       inline: e.inline,

@@ -456,11 +456,15 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
     locNodeIds: new Int32Array(0),
     stacks: { length: 0, prefix: new Int32Array(0), frame: new Int32Array(0), self: new Float64Array(0), sampleStack: new Int32Array(0) },
   };
-  const shownNames = new Set(trimmedCallGraph({ ...source, g: noStacks, nodeSums }, options, false).nodes.map((n) => n.name));
+  const trimmed = trimmedCallGraph({ ...source, g: noStacks, nodeSums }, options, false);
+  const shownNames = new Set(trimmed.nodes.map((n) => n.name));
+  // Nothing trimmed (no node below the node fraction, none past -nodecount): pprof does not
+  // rebuild its graph, and prints the calls between shown nodes and nodes not shown too.
+  const callsOffGraph = trimmed.droppedNodes === 0 && trimmed.origCount === trimmed.nodes.length;
   // By name: a superset of the shown nodes when names repeat, which the cut allows.
   const shown = new Uint8Array(nodeCount);
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(source.names[n]!)) shown[n] = 1;
-  const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, shown));
+  const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, shown, callsOffGraph));
   return { ...source, nodeSums, g: { ...first!, others } };
 }
 
@@ -601,11 +605,14 @@ function sumOfSides(sides: { flat: bigint[]; cum: bigint[] }[], nNodes: number):
  * across the run stays residual, as the walk marks a call across nodes it does not keep), and the
  * frames above the outermost and below the innermost kept frame are left out (they hold no call
  * between shown nodes); the sample's value sits on its innermost kept frame, and stacks without
- * such a frame are left out. The walk of the cut tables then gives the calls between shown nodes
+ * such a frame are left out. With `callsOffGraph` (the report prints the calls between shown nodes
+ * and the others: `prunedSource`) the frames next to shown frames stay too: each run's last frame,
+ * and the frames just above the outermost and just below the innermost kept frame (the sample's
+ * value then sits on the latter). The walk of the cut tables then gives the calls of shown nodes
  * with the sums, flags and order of the whole tables' walk; its flat and cum of the nodes are not
  * those, and the report takes every node's flat and cum from `prunedSource`'s `nodeSums` instead.
  */
-function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array): GraphInput {
+function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, shown?: Uint8Array, callsOffGraph = false): GraphInput {
   const { offsets, frames } = side.samples!;
   // The same arithmetic on doubles or bigints (as `negate`).
   const values = summed.values as unknown as number[];
@@ -626,14 +633,16 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
   let maxRows = 0;
   for (let i = 0; i < samples; i++) {
     let interned = 0;
-    let run = false;
+    // Frames of no shown node since the last shown one (or the root).
+    let others = 0;
     for (let k = offsets[i + 1]! - 1, from = offsets[i]!; k >= from; k--) {
       const c = kind[frames[k]!]!;
       if (c === SHOWN) {
-        interned += run ? 2 : 1;
-        run = false;
-      } else if (c === NODE && interned > 0) run = true;
+        interned += 1 + (interned === 0 ? (callsOffGraph && others > 0 ? 1 : 0) : Math.min(others, callsOffGraph ? 2 : 1));
+        others = 0;
+      } else if (c === NODE) others++;
     }
+    if (callsOffGraph && interned > 0 && others > 0) interned++;
     withShown[i] = interned > 0 ? 1 : 0;
     maxRows += interned;
   }
@@ -642,17 +651,26 @@ function sideStackTable(side: DiffSide, summed: SummedValues, nNodes: number, sh
   for (let i = 0; i < samples; i++) {
     if (!withShown[i] || values[i] === zero) continue;
     let s = -1;
-    // The first frame of the run of frames of no shown node since the last kept frame (-1: none).
+    // The first and the last frame of the run of frames of no shown node since the last kept
+    // frame (runFrame only after a kept frame; -1: none).
     let runFrame = -1;
+    let lastOther = -1;
     for (let k = offsets[i + 1]! - 1, from = offsets[i]!; k >= from; k--) {
       const frame = frames[k]!;
       const c = kind[frame]!;
       if (c === SHOWN) {
-        if (runFrame >= 0) s = tree.intern(s, runFrame);
-        runFrame = -1;
+        if (runFrame >= 0) {
+          s = tree.intern(s, runFrame);
+          if (callsOffGraph && lastOther !== runFrame) s = tree.intern(s, lastOther);
+        } else if (callsOffGraph && s < 0 && lastOther >= 0) s = tree.intern(s, lastOther);
+        runFrame = lastOther = -1;
         s = tree.intern(s, frame);
-      } else if (c === NODE && s >= 0 && runFrame < 0) runFrame = frame;
+      } else if (c === NODE) {
+        if (s >= 0 && runFrame < 0) runFrame = frame;
+        lastOther = frame;
+      }
     }
+    if (callsOffGraph && runFrame >= 0) s = tree.intern(s, runFrame);
     if (s >= 0) sums.add(s, values[i]!);
   }
   const rows = tree.length;

@@ -49,9 +49,9 @@ export interface CallGraphOptions {
 }
 
 export interface CallGraphEdge {
-  /** Caller node index in `CallGraph.nodes`. */
+  /** Caller node index in `CallGraph.nodes`, or past its end one in `CallGraph.offGraph` (see `callGraphNode`). */
   src: number;
-  /** Callee node index. */
+  /** Callee node index, as `src`. */
   dst: number;
   /** Sum of the values of the samples with this call (once per sample). */
   weight: bigint;
@@ -88,6 +88,18 @@ export interface CallGraph {
   droppedEdges: number;
   /** pprof `-divide_by`: values are printed times this ratio (absent: 1). */
   ratio?: number;
+  /**
+   * Nodes not shown at the other end of a shown node's call, in first-seen order (their `in` and
+   * `out` are empty). pprof keeps those calls when it does not rebuild its graph (nothing trimmed):
+   * calls with nodes whose values net to 0 (diffs) or with negative nodes under -drop_negative.
+   * An edge's `src`/`dst` at `nodes.length + k` is `offGraph[k]`.
+   */
+  offGraph: CallGraphNode[];
+}
+
+/** The node at one end of a call: `index` is an edge's `src` or `dst` (a shown node, or one of `offGraph`). */
+export function callGraphNode(g: Pick<CallGraph, 'nodes' | 'offGraph'>, index: number): CallGraphNode {
+  return index < g.nodes.length ? g.nodes[index]! : g.offGraph[index - g.nodes.length]!;
 }
 
 /** R's `<?>`: the name the adapters give functions without one (pprof's empty name). */
@@ -608,9 +620,15 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   ids.forEach((id, k) => (pos[id] = k));
   // The same graph again, now with the calls between the shown nodes.
   const shownNodes = keep(ids);
+  // Not rebuilt (kept unset): as in pprof, every node with values is in the graph, and the calls
+  // between a shown node and a node not shown (values netting to 0, negative under -drop_negative)
+  // are printed too, so the calls from and to shown nodes are collected, whatever the other end.
+  const rebuilt = kept !== undefined;
   let calls = untrimmedCalls;
   if (!calls) {
-    calls = [inlinedNodes ? shownNodes.map((shown, n) => shown & inlinedNodes[n]!) : shownNodes, shownNodes, callsOf && shownNodes.map((shown, id) => (shown && callsOf(names[id]!) ? 1 : 0))];
+    const callsFromShownOrTo = callsOf ? shownNodes.map((shown, id) => (shown && callsOf(names[id]!) ? 1 : 0)) : rebuilt ? undefined : shownNodes;
+    const callers = rebuilt ? shownNodes : everyNode;
+    calls = [inlinedNodes ? shownNodes.map((shown, n) => shown & inlinedNodes[n]!) : rebuilt ? shownNodes : everyNode, callers, callsFromShownOrTo];
     // No call to collect (top of a profile without inlined frames among the shown nodes): the first
     // pass's flat and cum are already those of the shown nodes, so no second pass over the stacks.
     nodes = calls[0].includes(1) ? withSums(buildNodes(g, kept, ...calls)) : { ...nodes, ...noCalls };
@@ -618,33 +636,46 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   // pprof prints the nodes' -mean values; calls keep their sums (as pprof's -tree prints them).
   const printed = meanValues(g, nodes, kept, ...calls);
   const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: printed.flat[id]!, cum: printed.cum[id]!, in: [], out: [] }));
-  // The calls between shown nodes at or above the edge cutoff, grouped by caller in node order
-  // and in first-seen order within a caller (the order ties keep in the sorts below).
+  // The calls of shown nodes at or above the edge cutoff, grouped by caller in node order (then
+  // the callers not shown, in first-seen order) and in first-seen order within a caller (the
+  // order ties keep in the sorts below). A call with one end not shown (collected only when not
+  // rebuilt) is cut by weight only when its callee is shown: pprof's TrimLowFrequencyEdges cuts
+  // the calls into the graph's nodes.
   const cutoffNumber = Number(edgeCutoff);
-  const shown: number[][] = ids.map(() => []);
+  const offGraph: CallGraphNode[] = [];
+  const endIndex = (id: number): number => {
+    if (pos[id]! < 0) {
+      pos[id] = out.length + offGraph.length;
+      offGraph.push({ name: names[id]!, flat: printed.flat[id]!, cum: printed.cum[id]!, in: [], out: [] });
+    }
+    return pos[id]!;
+  };
+  const callsBySrc: number[][] = ids.map(() => []);
   let droppedEdges = 0;
   for (let e = 0; e < nodes.src.length; e++) {
-    const s = pos[nodes.src[e]!]!;
-    const d = pos[nodes.dst[e]!]!;
-    if (s < 0 || d < 0) continue;
+    const srcShown = pos[nodes.src[e]!]! >= 0 && pos[nodes.src[e]!]! < out.length;
+    const dstShown = pos[nodes.dst[e]!]! >= 0 && pos[nodes.dst[e]!]! < out.length;
+    if (!srcShown && !dstShown) continue;
     const w = nodes.weight[e]!;
-    if (typeof w === 'number' ? Math.abs(w) < cutoffNumber : abs(w) < edgeCutoff) {
+    if (dstShown && (typeof w === 'number' ? Math.abs(w) < cutoffNumber : abs(w) < edgeCutoff)) {
       droppedEdges++;
       continue;
     }
-    shown[s]!.push(e);
+    const s = endIndex(nodes.src[e]!);
+    (callsBySrc[s] ??= []).push(e);
   }
-  shown.forEach((list, s) => {
+  const node = (index: number) => (index < out.length ? out[index]! : offGraph[index - out.length]!);
+  callsBySrc.forEach((list, s) => {
     for (const e of list) {
-      const d = pos[nodes.dst[e]!]!;
+      const d = endIndex(nodes.dst[e]!);
       const edge: CallGraphEdge = { src: s, dst: d, weight: BigInt(nodes.weight[e]!), inline: nodes.inline[e]!, residual: nodes.residual[e]! };
-      out[s]!.out.push(edge);
-      out[d]!.in.push(edge);
+      if (s < out.length) out[s]!.out.push(edge);
+      if (d < out.length) out[d]!.in.push(edge);
     }
   });
   const edgeOrder = (a: CallGraphEdge, b: CallGraphEdge) => {
     if (a.weight !== b.weight) return byAbs(a.weight, b.weight);
-    return compareGoStrings(out[a.src]!.name, out[b.src]!.name) || compareGoStrings(out[a.dst]!.name, out[b.dst]!.name);
+    return compareGoStrings(node(a.src).name, node(b.src).name) || compareGoStrings(node(a.dst).name, node(b.dst).name);
   };
   // Top reads only the flags of a node's calls (its inline marker), whatever their order: unsorted
   // (every node shown, e.g. `diff --by line` without -n, sorted millions of calls for nothing).
@@ -656,7 +687,7 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   }
   const total = source.total();
   const unit = source.unit;
-  return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges };
+  return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges, offGraph };
 }
 
 /** `buildNodes`' arguments for the calls a pass collects: into `callees`, from `callers`, from or to `touching` (when given). */
@@ -1029,12 +1060,12 @@ export function treeReport(p: Profile | ReportInput, options: TreeReportOptions 
     if (rx && !rx.test(n.name)) return;
     printed.push(k);
     push(sep);
-    for (const e of n.in) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.src]!.name}${e.inline ? ' (inline)' : ''}`);
+    for (const e of n.in) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${callGraphNode(g, e.src).name}${e.inline ? ' (inline)' : ''}`);
     flatSum += n.flat;
     push(
       `${fv(n.flat).padStart(10)} ${formatPercentage(n.flat, total)} ${formatPercentage(flatSum, total)} ${fv(n.cum).padStart(10)} ${formatPercentage(n.cum, total)}                | ${n.name}`,
     );
-    for (const e of n.out) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${g.nodes[e.dst]!.name}${e.inline ? ' (inline)' : ''}`);
+    for (const e of n.out) push(`${fv(e.weight).padStart(50)} ${formatPercentage(e.weight, n.cum)} |   ${callGraphNode(g, e.dst).name}${e.inline ? ' (inline)' : ''}`);
   });
   if (g.nodes.length > 0) push(sep);
   if (rx && printed.length === 0) {
