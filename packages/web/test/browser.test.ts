@@ -344,6 +344,55 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('served: a costly search (\\pL{1000} over long C++ names) runs in slices: a newer search typed meanwhile is handled, and the older result never shows', async () => {
+    // \pL{1000} is ~110 ms per 2,000-character name in re2js: 100 names held the page's thread
+    // ~11 s when the search matched them all at once (the input typed meanwhile waited for it).
+    const longNames = Array.from({ length: 100 }, (_, i) => `ns::Tmpl<${'Arg'.repeat(660)}${i}>::run`);
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const at = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: 'tmpl.cc' }) });
+    const main = at('main');
+    longNames.forEach((name) => b.addSample([at(name), main], [100]));
+    b.addSample([at('Worker.run'), main], [50]);
+    const file = join(tmp, 'long-cxx-names.pb.gz');
+    writeFileSync(file, serializePprof(b.build()));
+    const s = await serve(file);
+    const page = await newPage();
+    await page.goto(`${s.url}#view=flame`);
+    await page.waitForFunction(() => performance.getEntriesByName('profkit:first-flame-paint').length > 0, undefined, { timeout: 30_000 });
+    // In the page's order: each search typed, each matched total shown.
+    await page.evaluate(() => {
+      const log: string[] = [];
+      (window as unknown as { searchLog: string[] }).searchLog = log;
+      document.addEventListener('input', (e) => log.push(`input ${(e.target as HTMLInputElement).value}`), true);
+      const tools = document.querySelector('.flame-tools')!;
+      new MutationObserver(() => {
+        const total = document.querySelector('#search-total')?.textContent;
+        if (total && log[log.length - 1] !== total) log.push(total);
+      }).observe(tools, { subtree: true, childList: true, characterData: true });
+    });
+    await page.fill('#search', '\\pL{1000}');
+    await page.waitForSelector('#search-status', { timeout: 10_000 });
+    await page.fill('#search', 'Worker');
+    await page.waitForFunction(() => document.querySelector('#search-total') && !document.querySelector('#search-status'), undefined, { timeout: 30_000 });
+    expect(await page.evaluate(() => (window as unknown as { searchLog: string[] }).searchLog)).toEqual(['input \\pL{1000}', 'input Worker', 'matched: 50ns (0.5%)']);
+    // A search past the page's caps is a typed limit error naming it, as an invalid one is.
+    await page.fill('#search', '\\pL{1000}'.repeat(6));
+    await page.waitForFunction(() => document.querySelector('#search')?.getAttribute('aria-invalid') === 'true');
+    expect(await page.textContent('.flame-tools .error')).toMatch(/^the search pattern: compiled program size \(6002\) exceeds the limit of 5000/);
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
+
+  it('served: a link whose tag filter compiles past the page\'s caps is a PROFKIT_E_LIMIT error naming it', async () => {
+    const s = await serve(FIXTURES.pprof);
+    const page = await newPage();
+    const pieces = Array.from({ length: 25 }, (_, i) => `[^${String.fromCharCode(97 + i)}]{1000}`).join(',');
+    await page.goto(`${s.url}#view=top&tagfocus=${encodeURIComponent(pieces)}`);
+    await page.waitForSelector('#error', { timeout: 30_000 });
+    expect(await page.textContent('#error')).toMatch(/^PROFKIT_E_LIMIT the tagFocus pattern: compiled program size of all patterns of the view \(\d+\) exceeds the limit of 20000/);
+    await page.close();
+  });
+
   it('served: the top table works from the keyboard (arrows, End, f focuses on the entry), sort by cum by button', async () => {
     const s = await serve(FIXTURES.pprof);
     const page = await newPage();

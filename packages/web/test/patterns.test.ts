@@ -10,7 +10,7 @@ import { serializePprof } from '@profkit/pprof';
 import { thrownBy } from '@profkit/test-utils';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
 import { searchMatches, searchMatchesInSlices } from '../src/app/flame.js';
-import { PATTERN_LIMITS } from '../src/app/patterns.js';
+import { PATTERN_LIMITS, countedRepeatTotal } from '../src/app/patterns.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { NO_FILTERS } from '../src/app/state.js';
 
@@ -121,6 +121,15 @@ describe("a view's patterns are capped (a link can carry costly ones)", () => {
     // Within the budget, and the same piece repeated, are fine (the profile has no labels: nothing is kept).
     expect(s.view({ ...OPTIONS, tagFocus: pieces(19) }, 'flame').flame!.depth.length).toBe(1);
     expect(s.view({ ...OPTIONS, tagFocus: '[^a]{1000},'.repeat(100) + 'x' }, 'flame').flame!.depth.length).toBe(1);
+  });
+
+  it('a pattern whose counted repeats add up past maxPatternProgram is refused before it compiles (4 KiB of them were 409,002 instructions)', async () => {
+    const layout = await flame();
+    const e = thrownBy(() => searchMatches(layout, '[^a]{1000}'.repeat(409)));
+    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
+    expect(isProfkitError(e) && e.message).toContain('sum of counted repeats ({n,m}) (409000)');
+    // Braces escaped, in a class or quoted are text; {n,m} counts m.
+    expect(countedRepeatTotal('[{1000}]\\{1000}\\Q{1000}\\E[]{}][[:alpha:]{9}]a{3}x{2,5}y{7,}')).toBe(15);
   });
 
   it("the filters' patterns are at most maxTotalPatternLength together, each at most maxPatternLength, before anything compiles", async () => {
