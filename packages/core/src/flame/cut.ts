@@ -221,7 +221,105 @@ type ValueColumn = { [i: number]: number; readonly length: number };
  */
 export function cutFlameTree(p: Profile, t: number, minWidth: number, options: CutFlameTreeOptions & { countEveryFrame: true }): Required<CutFlameTree>;
 export function cutFlameTree(p: Profile, t: number, minWidth: number, options?: CutFlameTreeOptions): CutFlameTree;
-export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEveryFrame = false }: CutFlameTreeOptions = {}): CutFlameTree {
+export function cutFlameTree(p: Profile, t: number, minWidth: number, options: CutFlameTreeOptions = {}): CutFlameTree {
+  const cut = cutFlameFrames(p, t, minWidth, options);
+  const tree = flameNodesOf(cut.frames);
+  return options.countEveryFrame ? { tree, elided: cut.elided, frames: cut.allFrames } : { tree, elided: cut.elided };
+}
+
+/**
+ * The drawn frames of a cut flame tree as columns, 30-odd bytes a frame where a `FlameNode` takes
+ * about 270 (the object, its callee array, two bigints): numbered in the order the cut draws them
+ * (every caller before its callees), callees not yet sorted (`sortedCallees`). Frame 0 is the root.
+ */
+export class FlameFrames {
+  count = 0;
+  /** Name id of each frame (see `name`). */
+  nameId = new Int32Array(1024);
+  /** Caller of each frame, -1 for the root. */
+  parent = new Int32Array(1024);
+  /** Value and self value of each frame: doubles, or bigints when a sum may pass 2^53 (see ValueColumn). */
+  value: ValueColumn;
+  self: ValueColumn;
+
+  constructor(
+    /** The name of a name id, a string made once per name (see drawnNames). */
+    readonly name: (nameId: number) => string,
+    private readonly exact: boolean,
+  ) {
+    this.value = this.valueColumn(1024);
+    this.self = this.valueColumn(1024);
+  }
+
+  private valueColumn(n: number): ValueColumn {
+    return (this.exact ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as ValueColumn;
+  }
+
+  /** Adds a frame (self value 0 until set) and returns its number. */
+  add(nameId: number, value: number, parent: number): number {
+    const f = this.count++;
+    if (f === this.nameId.length) {
+      const n = 2 * f;
+      this.nameId = grown(this.nameId, n);
+      this.parent = grown(this.parent, n);
+      const [value, self] = [this.valueColumn(n), this.valueColumn(n)];
+      for (let i = 0; i < f; i++) [value[i], self[i]] = [this.value[i]!, this.self[i]!];
+      [this.value, this.self] = [value, self];
+    }
+    this.nameId[f] = nameId;
+    this.parent[f] = parent;
+    this.value[f] = value;
+    this.self[f] = (this.exact ? 0 : 0n) as number;
+    return f;
+  }
+
+  /**
+   * Each frame's callees sorted by name (as `sortChildrenByName`, a stable sort of them in the
+   * order they were drawn): the callees of frame f are `callees[start[f] .. start[f + 1]]`.
+   */
+  sortedCallees(): { start: Int32Array; callees: Int32Array } {
+    const n = this.count;
+    const start = new Int32Array(n + 1);
+    for (let f = 1; f < n; f++) start[this.parent[f]! + 1]!++;
+    for (let f = 0; f < n; f++) start[f + 1]! += start[f]!;
+    const callees = new Int32Array(Math.max(0, n - 1));
+    const next = start.slice(0, n);
+    for (let f = 1; f < n; f++) callees[next[this.parent[f]!]!++] = f;
+    const byName = (x: number, y: number) => {
+      const [a, b] = [this.name(this.nameId[x]!), this.name(this.nameId[y]!)];
+      return a < b ? -1 : a > b ? 1 : 0;
+    };
+    for (let f = 0; f < n; f++) {
+      if (start[f + 1]! - start[f]! < 2) continue;
+      const sorted = Array.from(callees.subarray(start[f]!, start[f + 1]!)).sort(byName);
+      callees.set(sorted, start[f]!);
+    }
+    return { start, callees };
+  }
+}
+
+/** `FlameFrames` as a tree of `FlameNode`s, callees sorted by name. */
+function flameNodesOf(frames: FlameFrames): FlameNode {
+  const nodes: FlameNode[] = [];
+  for (let f = 0; f < frames.count; f++) {
+    const node: FlameNode = { name: frames.name(frames.nameId[f]!), value: BigInt(frames.value[f]!), self: BigInt(frames.self[f]!), children: [] };
+    nodes.push(node);
+    if (f > 0) nodes[frames.parent[f]!]!.children.push(node);
+  }
+  sortChildrenByName(nodes[0]!);
+  return nodes[0]!;
+}
+
+/** What `cutFlameFrames` returns: the drawn frames, and (as `CutFlameTree`) the counts of those left out. */
+export interface CutFlameFrames {
+  frames: FlameFrames;
+  elided: number;
+  /** With `countEveryFrame`: the frames of the complete tree (the root included). */
+  allFrames: number;
+}
+
+/** `cutFlameTree` as columns (`FlameFrames`): the frames as `cutFlameTree` draws them, the root `all` (name id -1). */
+export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countEveryFrame = false }: CutFlameTreeOptions = {}): CutFlameFrames {
   const col = p.samples['.values'][t];
   if (!col) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -267,7 +365,9 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   }
   let members = root.members;
   const rootValue = root.value;
-  const tree: FlameNode = { name: 'all', value: BigInt(rootValue), self: 0n, children: [] };
+  const drawnName = drawnNames(names);
+  const drawn = new FlameFrames((id) => (id < 0 ? 'all' : drawnName(id)), exact);
+  const ROOT = drawn.add(-1, rootValue, -1);
   const threshold = minWidth * Number(rootValue);
 
   // The callees of the frame being expanded, as the members above; `nextName` holds a location
@@ -283,7 +383,6 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   const nextName = new Uint32Array(kept);
   const calleeGroups = new CalleeGroups(names.length, zero);
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
-  const drawnName = drawnNames(names);
   // The frames of a single member's stack below its current frame: the rest of its location's
   // frames, then every frame of each known location below (unknown ids skipped, as in pass 2).
   const framesBelow = (m: number): number => {
@@ -300,12 +399,12 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
   // Frames of the complete tree seen (counted with countEveryFrame only).
   let frames = 1;
   const pendingStart: number[] = [0];
-  // undefined: a frame left out, walked to count its callees (countEveryFrame).
-  const pendingNode: (FlameNode | undefined)[] = [tree];
+  // The drawn frame, or -1: a frame left out, walked to count its callees (countEveryFrame).
+  const pendingFrame: number[] = [ROOT];
   while (pendingStart.length > 0) {
     const from = pendingStart.pop()!;
-    const node = pendingNode.pop();
-    if (!node && members - from === 1) {
+    const frame = pendingFrame.pop()!;
+    if (frame < 0 && members - from === 1) {
       frames += framesBelow(from);
       members = from;
       continue;
@@ -359,7 +458,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
       nextPos[c] = 0;
       nextName[c] = inTable ? idInfo[3 * id]! : locIds[locStart[r]!]!;
     }
-    if (node) node.self = BigInt(self);
+    if (frame >= 0) drawn.self[frame] = self;
     // Pass 3: the callees grouped by name.
     calleeGroups.begin();
     for (let c = 0; c < callees; c++) {
@@ -374,19 +473,18 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
     // sort); the members of the callees left out are dropped, unless they are to be counted.
     members = from;
     for (let g = 0; g < groups; g++) {
-      let child: FlameNode | undefined;
-      if (!node || Number(groupValue[g]!) < threshold) {
-        if (node) elided++;
+      let child = -1;
+      if (frame < 0 || Number(groupValue[g]!) < threshold) {
+        if (frame >= 0) elided++;
         if (!countEveryFrame) {
           groupCount[g] = -1;
           continue;
         }
       } else {
-        child = { name: drawnName(groupName[g]!), value: BigInt(groupValue[g]!), self: 0n, children: [] };
-        node.children.push(child);
+        child = drawn.add(groupName[g]!, groupValue[g]!, frame);
       }
       pendingStart.push(members);
-      pendingNode.push(child);
+      pendingFrame.push(child);
       const count = groupCount[g]!;
       groupCount[g] = members; // from here on: where the group's next member goes
       members += count;
@@ -403,10 +501,8 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, { countEve
       memberPos[to] = nextPos[c]!;
     }
   }
-  sortChildrenByName(tree);
-  // Every frame not drawn, once the complete tree is counted.
-  if (countEveryFrame) return { tree, elided: frames - shownFrames(tree), frames };
-  return { tree, elided };
+  // With countEveryFrame: every frame not drawn, once the complete tree is counted.
+  return { frames: drawn, elided: countEveryFrame ? frames - drawn.count : elided, allFrames: frames };
 }
 
 /** Where `cutFlameTree` keeps its members (see there). */
@@ -477,15 +573,4 @@ function rootMembers(
     m.pos[members++] = 0;
   }
   return { members, samples, value: sum };
-}
-
-/** The frames of `tree`, its root included. */
-function shownFrames(tree: FlameNode): number {
-  let n = 0;
-  const work = [tree];
-  while (work.length > 0) {
-    n++;
-    for (const c of work.pop()!.children) work.push(c);
-  }
-  return n;
 }

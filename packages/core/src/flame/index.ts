@@ -10,7 +10,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
-import { CalleeGroups, cutFlameTree, locationNameIds, sortChildrenByName } from './cut.js';
+import { CalleeGroups, cutFlameFrames, locationNameIds, sortChildrenByName, type FlameFrames } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
@@ -249,18 +249,30 @@ function subtreeSumsOverChildren(firstChild: Int32Array, nextSibling: Int32Array
   return values;
 }
 
+/**
+ * The drawn frames to lay out (`cutFlameFrames`' columns, no `FlameNode` per frame: a profile of
+ * 600,000 inline lines draws as many frames) with each frame's callees sorted by name.
+ */
+interface FramesToDraw {
+  frames: FlameFrames;
+  /** The callees of frame f: `callees[start[f] .. start[f + 1]]`. */
+  start: Int32Array;
+  callees: Int32Array;
+}
+
 /** The frames in depth-first order (callees sorted by name) with their depth and left offset. */
-function* layout(tree: FlameNode): Generator<{ node: FlameNode; level: number; offset: bigint }> {
-  const stack: { node: FlameNode; level: number; offset: bigint }[] = [{ node: tree, level: 0, offset: 0n }];
+function* layout({ frames, start, callees }: FramesToDraw): Generator<{ frame: number; level: number; offset: bigint }> {
+  const stack: { frame: number; level: number; offset: bigint }[] = [{ frame: 0, level: 0, offset: 0n }];
   while (stack.length) {
     const e = stack.pop()!;
     yield e;
     // Callees start at the caller's left edge, in order; pushed in reverse to pop in order.
-    const kids: { node: FlameNode; level: number; offset: bigint }[] = [];
+    const kids: { frame: number; level: number; offset: bigint }[] = [];
     let off = e.offset;
-    for (const c of e.node.children) {
-      kids.push({ node: c, level: e.level + 1, offset: off });
-      off += c.value;
+    for (let i = start[e.frame]!; i < start[e.frame + 1]!; i++) {
+      const c = callees[i]!;
+      kids.push({ frame: c, level: e.level + 1, offset: off });
+      off += BigInt(frames.value[c]!);
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
   }
@@ -279,27 +291,33 @@ function colorOf(name: string): string {
   return `rgb(${r},${g},${b})`;
 }
 
-function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string }): string {
+function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string }): string {
   const frameH = 16;
   const pad = 10;
   const top = 40;
   let depth = 0;
-  for (const e of layout(tree)) depth = Math.max(depth, e.level + 1);
+  for (const e of layout(drawn)) depth = Math.max(depth, e.level + 1);
   const height = top + depth * frameH + pad * 2;
-  const scale = tree.value > 0n ? (o.width - 2 * pad) / Number(tree.value) : 0;
-  const out: string[] = [
+  const { frames } = drawn;
+  const total = BigInt(frames.value[0]!);
+  const scale = total > 0n ? (o.width - 2 * pad) / Number(total) : 0;
+  // The lines, joined into one string every 16,384 lines (`flushed`): a line held apart costs
+  // several times its text (the pieces of its template), and a 600,000-frame graph has 2.4M lines.
+  const flushed: string[] = [];
+  let out: string[] = [
     `<?xml version="1.0" standalone="no"?>`,
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${o.width}" height="${height}" viewBox="0 0 ${o.width} ${height}" font-family="Verdana, sans-serif" font-size="12">`,
     `<rect x="0" y="0" width="${o.width}" height="${height}" fill="#f8f8f8"/>`,
     `<text x="${o.width / 2}" y="20" text-anchor="middle" font-size="16">${escapeXml(o.title)}</text>`,
     `<text x="${o.width / 2}" y="34" text-anchor="middle" font-size="11" fill="#555">${escapeXml(o.subtitle)}</text>`,
   ];
-  for (const { node: n, level, offset } of layout(tree)) {
+  for (const { frame, level, offset } of layout(drawn)) {
+    const n = { name: frames.name(frames.nameId[frame]!), value: BigInt(frames.value[frame]!) };
     const w = Number(n.value) * scale;
     if (w < 0.1) continue;
     const x = pad + Number(offset) * scale;
     const y = o.icicle ? top + level * frameH : height - pad - (level + 1) * frameH;
-    const label = `${n.name} (${formatValue(n.value, o.unit)}, ${formatPercentage(n.value, tree.value).trim()})`;
+    const label = `${n.name} (${formatValue(n.value, o.unit)}, ${formatPercentage(n.value, total).trim()})`;
     out.push(`<g class="frame" data-name="${escapeXml(n.name)}" data-value="${n.value}"><title>${escapeXml(label)}</title>`);
     out.push(`<rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${frameH - 1}" fill="${colorOf(n.name)}" rx="2" ry="2"/>`);
     const chars = Math.floor((w - 6) / 7);
@@ -308,9 +326,11 @@ function renderSvg(tree: FlameNode, o: { title: string; subtitle: string; width:
       out.push(`<text x="${(x + 3).toFixed(2)}" y="${y + 11.5}">${escapeXml(text)}</text>`);
     }
     out.push('</g>');
+    if (out.length >= 16_384) [flushed[flushed.length], out] = [out.join('\n'), []];
   }
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  flushed.push(out.join('\n'));
+  return flushed.join('\n') + '\n';
 }
 
 /** The viewer: plain DOM, no dependencies. Frames are absolutely positioned `div.frame`s. */
@@ -467,24 +487,35 @@ function exactJsonValue(v: bigint): number | string {
 }
 const MAX_EXACT_DOUBLE = BigInt(Number.MAX_SAFE_INTEGER);
 
-function renderHtml(tree: FlameNode, o: { title: string; subtitle: string; unit: string }): string {
+function renderHtml(drawn: FramesToDraw, o: { title: string; subtitle: string; unit: string }): string {
   // Flat encoding (no nesting, names shared): frames in depth-first order, 4 numbers each:
   // name index, value, self, parent frame index (-1 for the root). A value beyond 2^53 (which a
   // JSON number would round) is a decimal string instead.
   const names = new StringKeyedMap<number>();
   const nameList: string[] = [];
-  const frames: (number | string)[] = [];
-  const index = new Map<FlameNode, number>();
-  const parent = new Map<FlameNode, number>();
-  for (const { node } of layout(tree)) {
-    let k = names.get(node.name);
-    if (k === undefined) names.set(node.name, (k = nameList.push(node.name) - 1));
-    index.set(node, frames.length / 4);
-    frames.push(k, exactJsonValue(node.value), exactJsonValue(node.self), parent.get(node) ?? -1);
-    for (const c of node.children) parent.set(c, index.get(node)!);
+  // The frames' JSON text is written a frame at a time (what JSON.stringify writes for the array
+  // of their numbers, without the array: 2.4M numbers for 600,000 frames), in chunks.
+  const frameChunks: string[] = [];
+  let chunk: string[] = [];
+  const drawnFrames = drawn.frames;
+  // Where each drawn frame stands in the output (callers come first).
+  const index = new Int32Array(drawnFrames.count);
+  let at = 0;
+  for (const { frame } of layout(drawn)) {
+    const name = drawnFrames.name(drawnFrames.nameId[frame]!);
+    let k = names.get(name);
+    if (k === undefined) names.set(name, (k = nameList.push(name) - 1));
+    index[frame] = at++;
+    const parent = drawnFrames.parent[frame]!;
+    const value = JSON.stringify(exactJsonValue(BigInt(drawnFrames.value[frame]!)));
+    const self = JSON.stringify(exactJsonValue(BigInt(drawnFrames.self[frame]!)));
+    chunk.push(`${k},${value},${self},${parent < 0 ? -1 : index[parent]!}`);
+    if (chunk.length === 4096) [frameChunks[frameChunks.length], chunk] = [chunk.join(','), []];
   }
-  // `<` is escaped so that no frame name can close the script element.
-  const json = JSON.stringify({ version: 1, unit: o.unit, names: nameList, frames }).replace(/</g, '\\u003c');
+  if (chunk.length > 0) frameChunks.push(chunk.join(','));
+  // `<` is escaped so that no frame name can close the script element (the frames are numbers).
+  const head = JSON.stringify({ version: 1, unit: o.unit, names: nameList }).replace(/</g, '\\u003c');
+  const json = `${head.slice(0, -1)},"frames":[${frameChunks.join(',')}]}`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -541,12 +572,14 @@ export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): s
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
   const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
-  const { tree, frames, elided } = cutFlameTree(p, t, minWidth, { countEveryFrame: true });
+  const { frames: drawnFrames, allFrames: frames, elided } = cutFlameFrames(p, t, minWidth, { countEveryFrame: true });
+  const drawn: FramesToDraw = { frames: drawnFrames, ...drawnFrames.sortedCallees() };
+  const total = BigInt(drawnFrames.value[0]!);
   const type = p.sample_types.type[t]!;
   const unit = p.sample_types.unit[t]!;
   const title = options.title ?? 'Flame graph';
-  let subtitle = `${type}/${unit}, total ${formatValue(tree.value, unit)}`;
+  let subtitle = `${type}/${unit}, total ${formatValue(total, unit)}`;
   if (elided > 0) subtitle += `; ${elided} of ${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
-  if ((options.format ?? 'html') === 'svg') return renderSvg(tree, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit });
-  return renderHtml(tree, { title, subtitle, unit });
+  if ((options.format ?? 'html') === 'svg') return renderSvg(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit });
+  return renderHtml(drawn, { title, subtitle, unit });
 }
