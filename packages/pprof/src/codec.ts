@@ -196,6 +196,13 @@ function plannedWriteLevel(options: ReadOptions): number | undefined {
  */
 const WHOLE_DECODE_MAX_BYTES = 32 << 20;
 
+/**
+ * Inflated bytes from which a read deflates ahead of a planned write: below it the write's own
+ * deflating takes a few milliseconds, less than a worker thread costs to start (a 2 KB convert
+ * paid ~20 ms CPU and ~9 MB RSS for one).
+ */
+export const DEFLATE_AHEAD_MIN_BYTES = 1 << 20;
+
 /** The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes. */
 export async function readStreamed(input: ReadInput, options: ReadOptions, wholeDecodeMaxBytes = WHOLE_DECODE_MAX_BYTES): Promise<DecodeResult> {
   const decodeOptions = { file: input.fileName, limits: options.limits };
@@ -211,8 +218,9 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
   const head: Uint8Array[] = [];
   let headBytes = 0;
   const level = plannedWriteLevel(options);
-  // The deflating ahead's worker thread starts while the input is read and inflated.
-  const unprepare = level === undefined ? undefined : prepareDeflateAhead();
+  // The deflating ahead's worker thread starts while the rest of the input is read and inflated,
+  // once the input is long enough to be worth a thread.
+  let unprepare: (() => void) | undefined;
   while (headBytes <= wholeDecodeMaxBytes) {
     let next: IteratorResult<Uint8Array>;
     try {
@@ -224,9 +232,10 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
     if (next.done) {
       // Deflated ahead of the planned write by a worker thread while this one decodes (a core is
       // idle otherwise), which reads the bytes where they are when they are shared.
-      const whole = level === undefined ? concatBytes(head, headBytes) : concatShared(head, headBytes);
+      const aheadLevel = headBytes >= DEFLATE_AHEAD_MIN_BYTES ? level : undefined;
+      const whole = aheadLevel === undefined ? concatBytes(head, headBytes) : concatShared(head, headBytes);
       head.length = 0; // the chunks are garbage from here on, while the decoder allocates
-      const ahead = level === undefined ? undefined : startDeflateAhead(whole, level);
+      const ahead = aheadLevel === undefined ? undefined : startDeflateAhead(whole, aheadLevel);
       let result: DecodeResult;
       try {
         result = decodeProfile(whole, decodeOptions);
@@ -239,6 +248,7 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
     }
     head.push(next.value);
     headBytes += next.value.length;
+    if (level !== undefined && unprepare === undefined && headBytes >= DEFLATE_AHEAD_MIN_BYTES) unprepare = prepareDeflateAhead();
   }
   unprepare?.(); // too long to be joined: read as a stream, and written without deflating ahead
   async function* firstPass(): AsyncGenerator<Uint8Array> {

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DeflateAhead, PlannedWrite, Profile } from '@profkit/core';
 import { createRegistry } from '@profkit/core/node';
 import adapter from '../src/index.js';
-import { encodeProfile } from '../src/codec.js';
+import { DEFLATE_AHEAD_MIN_BYTES, encodeProfile } from '../src/codec.js';
 import { bigProfile, varint } from './helpers.js';
 
 /** Every deflating started ahead, to see what the writes took from them. */
@@ -66,6 +66,15 @@ describe('a read told of the pprof write that follows', () => {
     expect(ahead.ahead?.blocksTaken).toBe(BLOCKS);
     expect(ahead.written.equals(plain.written)).toBe(true);
     expect(gunzipSync(ahead.written).equals(canonical)).toBe(true);
+  });
+
+  it('deflates nothing ahead for an input under DEFLATE_AHEAD_MIN_BYTES (a thread costs more than its deflating saves), the same output', async () => {
+    const small = encodeProfile(bigProfile(1_000));
+    expect(small.length).toBeLessThan(DEFLATE_AHEAD_MIN_BYTES);
+    expect(canonical.length).toBeGreaterThanOrEqual(DEFLATE_AHEAD_MIN_BYTES);
+    const ahead = await convert(small, PPROF_WRITE);
+    expect(ahead.ahead).toBeUndefined();
+    expect(gunzipSync(ahead.written).equals(small)).toBe(true);
   });
 
   it('input that encodes to other bytes (an unknown field first): nothing taken, the canonical output', async () => {
