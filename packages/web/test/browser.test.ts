@@ -316,18 +316,23 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  /** A profile (written to `name` in the test folder) of `main` calling each of `longNames` (100ns each) and `Worker.run` (50ns). */
+  function longNamesProfile(name: string, longNames: string[]): string {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const at = (fn: string) => b.internLocation({ functionId: b.internFunction({ name: fn, filename: 'long.cc' }) });
+    const main = at('main');
+    longNames.forEach((fn) => b.addSample([at(fn), main], [100]));
+    b.addSample([at('Worker.run'), main], [50]);
+    const file = join(tmp, name);
+    writeFileSync(file, serializePprof(b.build()));
+    return file;
+  }
+
   it('served: a link searching and filtering with (a+)+$ over long names paints (re2js: linear time, pprof syntax)', async () => {
     // A backtracking RegExp takes about 2^n steps for (a+)+$ on a run of a's not at the end:
     // the page's thread (the search) and the worker (the filter) never came back.
     const longNames = Array.from({ length: 10 }, (_, i) => 'a'.repeat(20_000 + i) + '!');
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-    const at = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: 'long.go' }) });
-    const main = at('main');
-    longNames.forEach((name) => b.addSample([at(name), main], [100]));
-    b.addSample([at('Worker.run'), main], [50]);
-    const file = join(tmp, 'long-names.pb.gz');
-    writeFileSync(file, serializePprof(b.build()));
-    const s = await serve(file);
+    const s = await serve(longNamesProfile('long-names.pb.gz', longNames));
     const page = await newPage();
     await page.goto(`${s.url}#view=flame&ignore=${encodeURIComponent('(a+)+$')}&q=${encodeURIComponent('(a+)+$')}`);
     await page.waitForSelector('#flame', { timeout: 30_000 });
@@ -348,14 +353,7 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     // \pL{1000} is ~110 ms per 2,000-character name in re2js: 100 names held the page's thread
     // ~11 s when the search matched them all at once (the input typed meanwhile waited for it).
     const longNames = Array.from({ length: 100 }, (_, i) => `ns::Tmpl<${'Arg'.repeat(660)}${i}>::run`);
-    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-    const at = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: 'tmpl.cc' }) });
-    const main = at('main');
-    longNames.forEach((name) => b.addSample([at(name), main], [100]));
-    b.addSample([at('Worker.run'), main], [50]);
-    const file = join(tmp, 'long-cxx-names.pb.gz');
-    writeFileSync(file, serializePprof(b.build()));
-    const s = await serve(file);
+    const s = await serve(longNamesProfile('long-cxx-names.pb.gz', longNames));
     const page = await newPage();
     await page.goto(`${s.url}#view=flame`);
     await page.waitForFunction(() => performance.getEntriesByName('profkit:first-flame-paint').length > 0, undefined, { timeout: 30_000 });
