@@ -7,36 +7,15 @@
  * (tags) and 2.0 GB (traces) RSS, and this profile of 600,000 lines did not fit a 64 MB heap.
  */
 
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfileBuilder } from '@profkit/core';
-import { serializePprof } from '@profkit/pprof';
-import { cliBin, haveCli, repoRoot } from '@profkit/test-utils';
+import { haveCli } from '@profkit/test-utils';
+import { manyInlineLinesProfile, profkitInHeap } from './many-inline-lines.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-inline-memory-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** Two samples, on a location of 400,000 lines and on one of 200,000 lines above it (100 functions in turn). */
-function manyInlineLinesProfile(): Uint8Array {
-  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
-  const fns = Array.from({ length: 100 }, (_, i) => b.internFunction({ name: `f${i}`, filename: 'f.go' }));
-  const location = (lines: number, line: number) =>
-    b.internLocation({ functionId: fns[0]!, line, inlinedInto: Array.from({ length: lines - 1 }, (_, k) => ({ functionId: fns[(k + 1) % 100]!, line: line + k })) });
-  const outer = location(400_000, 1);
-  const inner = location(200_000, 2);
-  b.addSample([outer], [3n], [{ key: 'thread', str: 't1' }]);
-  b.addSample([inner, outer], [2n], [{ key: 'thread', str: 't2' }]);
-  return serializePprof(b.build());
-}
-
-/** `profkit ARGS` in a node whose old-generation heap is `heapMiB` (a heap out of memory aborts it). */
-function profkitInHeap(heapMiB: number, args: string[]) {
-  const r = spawnSync(process.execPath, [`--max-old-space-size=${heapMiB}`, cliBin, ...args], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 120_000 });
-  return { code: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
 
 describe.skipIf(!haveCli('inline-lines memory tests'))('tags and traces of 600,000 inline lines in a 32 MB heap', () => {
   const file = join(tmp, 'inline.pb.gz');
