@@ -298,15 +298,19 @@ export class FlameFrames {
   }
 }
 
-/** `FlameFrames` as a tree of `FlameNode`s, callees sorted by name. */
+/**
+ * `FlameFrames` as a tree of `FlameNode`s, callees sorted by name, each callee array made at its
+ * size (one grown by `push` holds 17 entries: 152 bytes for a frame's single callee).
+ */
 function flameNodesOf(frames: FlameFrames): FlameNode {
-  const nodes: FlameNode[] = [];
+  const { start, callees } = frames.sortedCallees();
+  const nodes: FlameNode[] = new Array(frames.count);
   for (let f = 0; f < frames.count; f++) {
-    const node: FlameNode = { name: frames.name(frames.nameId[f]!), value: BigInt(frames.value[f]!), self: BigInt(frames.self[f]!), children: [] };
-    nodes.push(node);
-    if (f > 0) nodes[frames.parent[f]!]!.children.push(node);
+    nodes[f] = { name: frames.name(frames.nameId[f]!), value: BigInt(frames.value[f]!), self: BigInt(frames.self[f]!), children: [] };
   }
-  sortChildrenByName(nodes[0]!);
+  for (let f = 0; f < frames.count; f++) {
+    if (start[f + 1]! > start[f]!) nodes[f]!.children = Array.from(callees.subarray(start[f]!, start[f + 1]!), (c) => nodes[c]!);
+  }
   return nodes[0]!;
 }
 
