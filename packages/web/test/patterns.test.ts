@@ -102,8 +102,10 @@ describe("a view's patterns are capped (a link can carry costly ones)", () => {
   it('a search longer than maxPatternLength, or compiling to more than maxPatternProgram instructions, is PROFKIT_E_LIMIT naming the search', async () => {
     const layout = await flame();
     expect(limitOptionOf(() => searchMatches(layout, 'a'.repeat(PATTERN_LIMITS.maxPatternLength + 1)))).toBe('search');
-    // 29 characters, one repeat of 1,000, 6,002 instructions (\pL{1000} alone costs ~110 ms per 2,000-character name).
-    expect(limitOptionOf(() => searchMatches(layout, '(?:\\pL\\pL\\pL\\pL\\pL\\pL){1000}'))).toBe('search');
+    // 45 characters, 5,000 atoms with their repeats (at the counted-repeat cap), 5,002 instructions (each \pL{1000} costs ~110 ms per 2,000-character name).
+    const e = thrownBy(() => searchMatches(layout, '\\pL{1000}'.repeat(5)));
+    expect(isProfkitError(e) && e.detail.option).toBe('search');
+    expect(String(e)).toContain('compiled program size (5002) exceeds the limit of 5000');
     // Under the caps: a 4 KiB literal (4,002 instructions), a counted repeat of 1,000.
     expect(searched(layout, 'b'.repeat(PATTERN_LIMITS.maxPatternLength - 7) + '|Worker')).toEqual(['Worker.run']);
     expect(searched(layout, 'x{1000}|^Worker')).toEqual(['Worker.run']);
@@ -116,8 +118,8 @@ describe("a view's patterns are capped (a link can carry costly ones)", () => {
     // 25 pieces in 274 characters (each 10 KB piece of such repeats was ~105 MB).
     expect(limitOptionOf(() => s.view({ ...OPTIONS, tagFocus: pieces(25) }, 'flame'))).toBe('tagFocus');
     expect(limitOptionOf(() => s.view({ ...OPTIONS, tagIgnore: 'k=' + pieces(25) }, 'top'))).toBe('tagIgnore');
-    // One budget for all options: focus's 4,008 instructions and tagFocus's 16 pieces (the one compiled last is named).
-    expect(['focus', 'tagFocus']).toContain(limitOptionOf(() => s.view({ ...OPTIONS, focus: 'x{1000}|y{1000}|z{1000}|w{1000}', tagFocus: pieces(16) }, 'flame')));
+    // One budget for all options: tagFocus's 16 pieces (16,032 instructions) compile before focus's 4,008, so focus is named.
+    expect(limitOptionOf(() => s.view({ ...OPTIONS, focus: 'x{1000}|y{1000}|z{1000}|w{1000}', tagFocus: pieces(16) }, 'flame'))).toBe('focus');
     // Within the budget, and the same piece repeated, are fine (the profile has no labels: nothing is kept).
     expect(s.view({ ...OPTIONS, tagFocus: pieces(19) }, 'flame').flame!.depth.length).toBe(1);
     expect(s.view({ ...OPTIONS, tagFocus: '[^a]{1000},'.repeat(100) + 'x' }, 'flame').flame!.depth.length).toBe(1);
@@ -127,9 +129,28 @@ describe("a view's patterns are capped (a link can carry costly ones)", () => {
     const layout = await flame();
     const e = thrownBy(() => searchMatches(layout, '[^a]{1000}'.repeat(409)));
     expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
-    expect(isProfkitError(e) && e.message).toContain('sum of counted repeats ({n,m}) (409000)');
-    // Braces escaped, in a class or quoted are text; {n,m} counts m.
-    expect(countedRepeatTotal('[{1000}]\\{1000}\\Q{1000}\\E[]{}][[:alpha:]{9}]a{3}x{2,5}y{7,}')).toBe(15);
+    expect(isProfkitError(e) && e.message).toContain('size with its counted repeats ({n,m}), at least');
+    // Braces escaped, in a class or quoted are text; {n,m} counts m; {,m} is text as in Go.
+    expect(countedRepeatTotal('[{1000}]\\{1000}\\Q{1000}\\E')).toBe(13);
+    expect(countedRepeatTotal('a{3}x{2,5}y{7,}z{,4}')).toBe(20);
+    expect(countedRepeatTotal('[]{}][[:alpha:]{9}]{4}\\x{41}{10}\\p{Greek}{10}\\pL{10}\\x41{10}\\.{10}')).toBe(55);
+    // A repeated group repeats all it holds; flags and group heads are not atoms.
+    expect(countedRepeatTotal('((a{10}){10}){10}')).toBe(1110); // a group is one more (an empty one too)
+    expect(countedRepeatTotal('(?i)(?:ab|c){1000}(?P<n>d){2}')).toBe(4004);
+    expect(countedRepeatTotal(`(?P<${'n'.repeat(100)}>(a{10}){10})`)).toBe(111);
+    expect(countedRepeatTotal('(){1000}(){1000}(){1000}(){1000}')).toBe(4000); // 12,008 instructions
+    expect(countedRepeatTotal('a{10}\\Q\\E{10}a+{10}')).toBe(100 + 20);
+  });
+
+  it('a repeated group is counted with what it holds: 1,000 copies of a 1,000-atom group is refused before it compiles', async () => {
+    const layout = await flame();
+    // Its repeats add up to 1,000; it compiled to 1,002,002 instructions (2 s, ~160 MB) before being refused.
+    const e = thrownBy(() => searchMatches(layout, `(${'[^a]'.repeat(1000)}){1000}`));
+    expect(isProfkitError(e) && e.code).toBe(ErrorCodes.LIMIT);
+    expect(isProfkitError(e) && e.detail.option).toBe('search');
+    expect(isProfkitError(e) && e.message).toContain('size with its counted repeats ({n,m}), at least');
+    // A count past Go's 1,000 is invalid (re2js says so), not a cap.
+    expect(thrownBy(() => searchMatches(layout, 'a{1001}'))).toMatchObject({ code: ErrorCodes.USAGE });
   });
 
   it("the filters' patterns are at most maxTotalPatternLength together, each at most maxPatternLength, before anything compiles", async () => {

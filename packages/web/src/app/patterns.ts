@@ -72,7 +72,7 @@ export function viewPatternCompiler(): PatternCompiler {
     // Refused before compiling when its counts alone pass the cap: 409 × `[^a]{1000}` (4 KiB) took
     // 0.9 s and ~80 MB to compile into 409,002 instructions only to be refused.
     const repeats = countedRepeatTotal(pattern);
-    if (repeats > PATTERN_LIMITS.maxPatternProgram) throw patternLimitError(option, 'sum of counted repeats ({n,m})', repeats, PATTERN_LIMITS.maxPatternProgram);
+    if (repeats > PATTERN_LIMITS.maxPatternProgram) throw patternLimitError(option, 'size with its counted repeats ({n,m}), at least', repeats, PATTERN_LIMITS.maxPatternProgram);
     const re = compileGo(pattern, option, fullMatch) as re2js.RE2JS;
     const program = re.programSize();
     if (program > PATTERN_LIMITS.maxPatternProgram) throw patternLimitError(option, 'compiled program size', program, PATTERN_LIMITS.maxPatternProgram);
@@ -84,30 +84,71 @@ export function viewPatternCompiler(): PatternCompiler {
 }
 
 const COUNTED_REPEAT = /\{(\d+)(?:,(\d*))?\}/y;
+const GROUP_HEAD = /\?[^:)>]*[:)>]/y;
 
 /**
- * The counts of a pattern's counted repeats added up (`x{n}`, `x{n,}`: n; `x{n,m}`: m): re2js
- * compiles a repeat into that many copies of what it repeats. Braces escaped, in a class or in
- * `\Q…\E` are literal text. A scan of the text: what is refused before re2js builds the program.
+ * What a pattern's counted repeats make of it, in copies of its atoms (`x{n}`, `x{n,}`: n copies
+ * of x; `x{n,m}`: m): re2js compiles a repeat into that many copies of what it repeats, a group
+ * with all it holds, so `([^a]{1000 times}){1000}` counts 1,000,000 (it compiled to 1,002,002
+ * instructions: 2 s, ~160 MB). Braces escaped, in a class or in `\Q…\E` are literal text; a count
+ * past Go's 1,000 is left to re2js, which refuses it as invalid. A scan of the text: what is
+ * refused before re2js builds the program. Stops counting once past `maxPatternProgram`.
  */
 export function countedRepeatTotal(pattern: string): number {
-  let total = 0;
-  for (let i = 0; i < pattern.length; i++) {
+  const outer: number[] = []; // the size of each group around this one, up to its `(`
+  let size = 0; // of the group being read, up to here
+  let last = 0; // of the atom a repeat here would repeat
+  for (let i = 0; i < pattern.length && size <= PATTERN_LIMITS.maxPatternProgram; i++) {
     const c = pattern[i];
+    let atom = 1;
     if (c === '\\') {
       if (pattern[i + 1] === 'Q') {
         const end = pattern.indexOf('\\E', i + 2);
+        const text = (end < 0 ? pattern.length : end) - (i + 2);
         i = end < 0 ? pattern.length : end + 1;
-      } else i++;
+        if (text === 0) continue; // `\Q\E` is nothing: a repeat after it repeats what is before
+        size += text - 1; // a repeat after `\Q…\E` repeats its last character
+      } else if ('xpP'.includes(pattern[i + 1] ?? '') && pattern[i + 2] === '{') {
+        const end = pattern.indexOf('}', i + 3); // `\x{41}`, `\p{Greek}`: one atom
+        i = end < 0 ? pattern.length : end;
+      } else i += pattern[i + 1] === 'x' ? 3 : 'pP'.includes(pattern[i + 1] ?? '') ? 2 : 1; // `\x41`, `\pL`: one atom
     } else if (c === '[') {
       i = classEnd(pattern, i);
+    } else if (c === '(') {
+      // `(?i)` sets flags (no group); `(?i:`, `(?P<name>`, `(?<name>` open one: not atoms.
+      GROUP_HEAD.lastIndex = i + 1;
+      const head = GROUP_HEAD.exec(pattern);
+      if (head) {
+        i += head[0].length;
+        if (head[0].endsWith(')')) continue;
+      }
+      outer.push(size);
+      size = 0;
+      continue;
+    } else if (c === ')') {
+      atom = size + 1; // an empty group too: `(){1000}` is 3,002 instructions
+      size = outer.pop() ?? 0;
+    } else if (c === '|') {
+      last = 0;
+      continue;
+    } else if (c === '*' || c === '+' || c === '?') {
+      atom = last + 1; // what it repeats, and a `{n}` after a flag group `(?i)` repeats it all again
+      size -= last;
     } else if (c === '{') {
       COUNTED_REPEAT.lastIndex = i;
       const m = COUNTED_REPEAT.exec(pattern);
-      if (m) total += Number(m[2] ? m[2] : m[1]);
+      const count = m ? Number(m[2] ? m[2] : m[1]) : 0;
+      if (m && count <= 1000) {
+        i += m[0].length - 1;
+        size += last * (Math.max(count, 1) - 1);
+        last *= Math.max(count, 1);
+        continue;
+      }
     }
+    size += atom;
+    last = atom;
   }
-  return total;
+  return size + outer.reduce((a, b) => a + b, 0);
 }
 
 /** The index of the `]` closing the class that opens at `open` (Go's syntax: `[]a]`, `[^]a]`, `[[:alpha:]]`, escapes). */
