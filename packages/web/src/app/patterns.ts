@@ -20,11 +20,11 @@ import { ErrorCodes, ProfkitError, goPatternCompiler, type PatternCompiler, type
 export const PATTERN_LIMITS = {
   /** UTF-16 code units of one option's value (a tag filter's whole comma-separated list). */
   maxPatternLength: 4 * 1024,
-  /** UTF-16 code units of all of a view's patterns together (search and filters). */
+  /** UTF-16 code units of all of a view's filters together (the flame search, on the page, counts on its own). */
   maxTotalPatternLength: 16 * 1024,
   /** re2js program size (instructions) of one compiled expression: a 4 KiB literal is 4,002. */
   maxPatternProgram: 5_000,
-  /** re2js program size of all of a view's compiled expressions together (~100 bytes each). */
+  /** re2js program size of all of a view's compiled filter expressions together (~100 bytes each; the search on its own). */
   maxTotalPatternProgram: 20_000,
 } as const;
 
