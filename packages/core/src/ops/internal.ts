@@ -13,6 +13,7 @@ import { GrowableFloat64, GrowableUint32, takeRows } from '../columns.js';
 import type { Column, FormatExtension, Profile, ProfileFacts, ValueType } from '../model.js';
 import { ProfileIndex, labelsOf, sampleTypes, stackOf } from '../views.js';
 import { StringKeys } from '../string-keys.js';
+import { seededWord } from './stack-hash.js';
 
 export const abs = (v: bigint): bigint => (v < 0n ? -v : v);
 
@@ -426,9 +427,10 @@ export class Rebuilder {
   }
 }
 
-function stringHash(str: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < str.length; i++) h = Math.imul(h ^ str.charCodeAt(i), 0x01000193);
+/** A hash of `str`, each character mixed with `seed` first (see `seededWord`). */
+function stringHash(str: string, seed: number): number {
+  let h = seed;
+  for (let i = 0; i < str.length; i++) h = Math.imul(h ^ seededWord(str.charCodeAt(i), seed), 0x01000193);
   return h;
 }
 
@@ -439,6 +441,12 @@ function stringHash(str: string): number {
  */
 export class SampleCombiner {
   private readonly buckets = new Map<number, number | number[]>();
+  /**
+   * Drawn per combiner, and mixed into every word hashed: the labels and stacks come from the
+   * input, and under the fixed FNV hash label values were easy to make collide (32,768 samples of
+   * one stack whose labels all hashed alike: 10.8 s to load as pprof does, quadratic).
+   */
+  private readonly seed = (Math.random() * 0x1_0000_0000) | 0;
   private readonly offsets: number[] = [0];
   private readonly ids = new GrowableUint32(4096);
   private readonly values: bigint[][];
@@ -468,8 +476,8 @@ export class SampleCombiner {
   /** Adds (or sums into an equal earlier) sample; `value(t)` gives its value of type t. */
   add(stack: ArrayLike<number>, len: number, value: (t: number) => bigint, labels: LabelInput[], src: number, row: number): void {
     const lkey = labelKey(labels, this.labelStrings);
-    let h = lkey === '' ? 0x12345 : stringHash(lkey);
-    for (let j = 0; j < len; j++) h = Math.imul(h ^ stack[j]!, 0x01000193);
+    let h = lkey === '' ? this.seed ^ 0x12345 : stringHash(lkey, this.seed);
+    for (let j = 0; j < len; j++) h = Math.imul(h ^ seededWord(stack[j]!, this.seed), 0x01000193);
     h = Math.imul(h ^ len, 0x85ebca6b);
     const hit = this.buckets.get(h);
     const candidates = hit === undefined ? [] : typeof hit === 'number' ? [hit] : hit;
