@@ -381,6 +381,23 @@ describe.skipIf(!ready)('profkit web in headless Chromium', () => {
     await page.close();
   });
 
+  it('served: a search cleared shows no matches from the first paint after (not those of the search before, until the empty search ends)', async () => {
+    const s = await serve(FIXTURES.pprof);
+    const page = await newPage();
+    await page.goto(`${s.url}#view=flame&q=.`);
+    await page.waitForSelector('#search-total', { timeout: 30_000 });
+    // The check runs at the next frame, before the search's effect (run after that paint) ends.
+    const totalAtNextFrame = await page.evaluate(() => new Promise<boolean>((resolve) => {
+      const box = document.querySelector<HTMLInputElement>('#search')!;
+      box.value = '';
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+      requestAnimationFrame(() => resolve(document.querySelector('#search-total') !== null));
+    }));
+    expect(totalAtNextFrame).toBe(false);
+    expectCleanPage(page, [s.url]);
+    await page.close();
+  });
+
   it('served: a link whose tag filter compiles past the page\'s caps is a PROFKIT_E_LIMIT error naming it', async () => {
     const s = await serve(FIXTURES.pprof);
     const page = await newPage();

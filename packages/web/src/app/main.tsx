@@ -944,7 +944,8 @@ function useFlameSearch(layout: FlameLayout, pattern: string): { matches?: Uint8
   }, [layout, pattern]);
   const sameLayout = done.layout === layout;
   const current = sameLayout && done.pattern === pattern;
-  return { matches: sameLayout ? done.matches : undefined, searchError: current ? done.error : '', searching: !current && pattern !== '' };
+  // Cleared: nothing drawn at once (the previous matches stayed a paint, until the empty search's effect ran).
+  return { matches: sameLayout && pattern !== '' ? done.matches : undefined, searchError: current ? done.error : '', searching: !current && pattern !== '' };
 }
 
 function FlameView({ result, state, update }: { result: ViewResult & { flame: FlameLayout }; state: ViewState; update: (p: Partial<ViewState>) => void }) {
