@@ -332,8 +332,8 @@ function mergedFrames(root: MergedNode): number {
 
 /**
  * A merged tree as core's flame tree (callees sorted by name, like `flameTree`), without the
- * frames narrower than `minWidth` of the root and what is under them, as core's
- * `boundedFlameTree` cuts the main flame graph (the frames left out are counted, exactly).
+ * frames narrower than `minWidth` of the root and what is under them, as core's `cutFlameTree`
+ * cuts the CLI's flame graph (with `countEveryFrame`: every frame left out is counted).
  */
 function toFlameNode(root: MergedNode, minWidth: number): { tree: FlameNode; elided: number } {
   const threshold = minWidth * Number(root.value);
