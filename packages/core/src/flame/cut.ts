@@ -202,6 +202,11 @@ function drawnNames(names: readonly string[]): (id: number) => string {
  */
 type ValueColumn = { [i: number]: number; readonly length: number };
 
+/** A `ValueColumn` of `n` zeros: doubles when `exact` (every sum exact in them), else bigints. */
+function valueColumnOf(exact: boolean, n: number): ValueColumn {
+  return (exact ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as ValueColumn;
+}
+
 /**
  * The flame tree of sample type `t` (as `flameTree`: root `all`, inline frames expanded
  * outermost first, callees sorted by name, samples with a value <= 0 left out) without the frames
@@ -252,7 +257,7 @@ export class FlameFrames {
   }
 
   private valueColumn(n: number): ValueColumn {
-    return (this.exact ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as ValueColumn;
+    return valueColumnOf(this.exact, n);
   }
 
   /** Adds a frame (self value 0 until set) and returns its number. */
@@ -341,7 +346,7 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   const keep = (v: bigint) => v > 0n;
   const exact = sumsExactInDoubles(col, keep);
   const zero = (exact ? 0 : 0n) as number;
-  const valueColumn = (n: number) => (exact ? new Float64Array(n) : new Array<bigint>(n).fill(0n)) as unknown as ValueColumn;
+  const valueColumn = (n: number) => valueColumnOf(exact, n);
   let kept = 0;
   for (let i = 0; i < col.length; i++) if (keep(col[i]!)) kept++;
 
