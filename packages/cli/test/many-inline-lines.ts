@@ -30,3 +30,16 @@ export function profkitInHeap(heapMiB: number, args: string[]) {
   const r = spawnSync(process.execPath, [`--max-old-space-size=${heapMiB}`, cliBin, ...args], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 120_000 });
   return { code: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
+
+/**
+ * One sample whose stack is `entries` times one location of `lines` inline lines (`f0`..`f99` in
+ * turn): its flame graph draws 1 + entries × lines frames, all of the full width (1,000 × 2,000:
+ * 2M frames from a 1.9 KB gzipped file; see `maxFlameFrames`).
+ */
+export function repeatedInlineLocationProfile(entries: number, lines: number): Uint8Array {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+  const fns = Array.from({ length: 100 }, (_, i) => b.internFunction({ name: `f${i}`, filename: 'f.go' }));
+  const location = b.internLocation({ functionId: fns[0]!, line: 1, inlinedInto: Array.from({ length: lines - 1 }, (_, k) => ({ functionId: fns[(k + 1) % 100]!, line: k + 2 })) });
+  b.addSample(new Array<number>(entries).fill(location), [1n]);
+  return serializePprof(b.build());
+}

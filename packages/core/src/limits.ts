@@ -65,6 +65,14 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * streamed report (the CLI's) can be raised past it.
    */
   maxReportBytes: 512 * 1024 * 1024,
+  /**
+   * Frames one flame graph draws (`maxFlameFrames`): `renderFlameGraph`, `cutFlameTree`. Not a
+   * read limit (here for `--limit` and `limitValue`, as `maxReportBytes`): a stack entry draws one
+   * frame per inline line of its location, so a 1.9 KB profile (1,000 entries of one 2,000-line
+   * location) asks for 2M frames, a 27 MB page and 208 MB RSS, and 20 KB for 4×10^8. Real
+   * profiles draw far fewer at the default min width (the 1M-sample benchmark: 48k).
+   */
+  maxFlameFrames: 8_000_000,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -83,6 +91,7 @@ export interface ReadLimits extends Limits {
   maxLabelsPerSample?: number;
   maxMessageBytes?: number;
   maxReportBytes?: number;
+  maxFlameFrames?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

@@ -1,3 +1,4 @@
+import { parseLimitArgs } from '@profkit/core';
 import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@profkit/core/node';
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
@@ -57,6 +58,8 @@ export const flame: CliCommand = {
       icicle: ctx.values.icicle === true,
       width,
       minWidth,
+      // maxFlameFrames bounds the frames drawn.
+      limits: parseLimitArgs(ctx.values.limit),
     }));
     await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
     if (ctx.json && output !== '-') {

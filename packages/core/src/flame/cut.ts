@@ -14,6 +14,7 @@
  */
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
+import { limitError, limitValue, type ReadLimits } from '../limits.js';
 import type { Profile } from '../model.js';
 import { grown, sumsExactInDoubles } from '../ops/stack-table.js';
 import { locationIdsHash, sameLocationIds } from '../ops/stack-hash.js';
@@ -43,6 +44,11 @@ export interface CutFlameTreeOptions {
    * their members are dropped.
    */
   countEveryFrame?: boolean;
+  /**
+   * `maxFlameFrames` bounds the frames drawn (a `PROFKIT_E_LIMIT` error past it, checked as each
+   * is added): one stack entry draws a frame per inline line of its location.
+   */
+  limits?: ReadLimits;
 }
 
 /**
@@ -251,6 +257,8 @@ export class FlameFrames {
     /** The name of a name id, a string made once per name (see drawnNames). */
     readonly name: (nameId: number) => string,
     private readonly exact: boolean,
+    /** Frames at most (`maxFlameFrames`), the root included. */
+    private readonly maxFrames: number = Infinity,
   ) {
     this.value = this.valueColumn(1024);
     this.self = this.valueColumn(1024);
@@ -262,6 +270,9 @@ export class FlameFrames {
 
   /** Adds a frame (self value 0 until set) and returns its number. */
   add(nameId: number, value: number, parent: number): number {
+    if (this.count >= this.maxFrames) {
+      throw limitError('maxFlameFrames', `the frames drawn in one flame graph (${this.maxFrames + 1} so far, frames narrower than the min width left out)`, this.maxFrames);
+    }
     const f = this.count++;
     if (f === this.nameId.length) {
       const n = 2 * f;
@@ -328,7 +339,7 @@ export interface CutFlameFrames {
 }
 
 /** `cutFlameTree` as columns (`FlameFrames`): the frames as `cutFlameTree` draws them, the root `all` (name id -1). */
-export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countEveryFrame = false }: CutFlameTreeOptions = {}): CutFlameFrames {
+export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countEveryFrame = false, limits }: CutFlameTreeOptions = {}): CutFlameFrames {
   const col = p.samples['.values'][t];
   if (!col) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -375,7 +386,7 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   let members = root.members;
   const rootValue = root.value;
   const drawnName = drawnNames(names);
-  const drawn = new FlameFrames((id) => (id < 0 ? 'all' : drawnName(id)), exact);
+  const drawn = new FlameFrames((id) => (id < 0 ? 'all' : drawnName(id)), exact, limitValue(limits, 'maxFlameFrames'));
   const ROOT = drawn.add(-1, rootValue, -1);
   const threshold = minWidth * Number(rootValue);
 

@@ -6,6 +6,7 @@
  */
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
+import type { ReadLimits } from '../limits.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
@@ -42,6 +43,8 @@ export interface FlameGraphOptions {
    * 0.0001; 0 keeps every frame). The subtitle says how many frames were left out.
    */
   minWidth?: number;
+  /** `maxFlameFrames` bounds the frames drawn (see `CutFlameTreeOptions.limits`). */
+  limits?: ReadLimits;
 }
 
 function checkType(p: Profile, t: number): BigInt64Array {
@@ -572,7 +575,7 @@ export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): s
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
   const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
-  const { frames: drawnFrames, allFrames: frames, elided } = cutFlameFrames(p, t, minWidth, { countEveryFrame: true });
+  const { frames: drawnFrames, allFrames: frames, elided } = cutFlameFrames(p, t, minWidth, { countEveryFrame: true, limits: options.limits });
   const drawn: FramesToDraw = { frames: drawnFrames, ...drawnFrames.sortedCallees() };
   const total = BigInt(drawnFrames.value[0]!);
   const type = p.sample_types.type[t]!;
