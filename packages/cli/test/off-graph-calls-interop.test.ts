@@ -116,3 +116,13 @@ describe.skipIf(!goAvailable)('calls to nodes not shown = go tool pprof', () => 
     await expectSameAsPprof(['-top', netFile], ['top', netFile]);
   });
 });
+
+describe('calls to nodes not shown in --json', () => {
+  it('tree --json names a caller that is not an entry (y2 nets to 0)', async () => {
+    const r = await profkit(['tree', newFile, '--diff-base', baseFile, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout) as { nodes: { name: string; callers: unknown[] }[] };
+    expect(doc.nodes.map((n) => n.name)).not.toContain('y2');
+    expect(doc.nodes.find((n) => n.name === 'e')!.callers).toEqual([{ name: 'y2', weight: '9000000', percentOfCum: 100, inline: false }]);
+  });
+});
