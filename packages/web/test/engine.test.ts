@@ -174,6 +174,17 @@ describe('the sandwich view', () => {
     expect(nodes[0]!.callees.map((c) => [c.name, c.weight])).toEqual([['leaf', '10']]);
     expect(text).toContain('| work');
   });
+
+  it('peek names a caller that is not an entry (its values net to 0), as go tool pprof prints it', async () => {
+    const p = profile([
+      [['main', 'z', 'work'], 10],
+      [['main', 'z', 'other'], -10],
+    ]);
+    const s = await ProfileSession.open(webRegistry(), p);
+    const { nodes, text } = s.view(OPTIONS, 'peek', 'work').peek!;
+    expect(nodes.map((n) => [n.name, n.callers.map((c) => [c.name, c.weight])])).toEqual([['work', [['z', '10']]]]);
+    expect(text).toMatch(/\|   z\n/);
+  });
 });
 
 describe('the top table under the node fraction', () => {
