@@ -70,9 +70,10 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * read limit (here for `--limit` and `limitValue`, as `maxReportBytes`): a stack entry draws one
    * frame per inline line of its location, so a 1.9 KB profile (1,000 entries of one 2,000-line
    * location) asks for 2M frames, a 27 MB page and 208 MB RSS, and 20 KB for 4×10^8. Real
-   * profiles draw far fewer at the default min width (the 1M-sample benchmark: 48k).
+   * profiles draw far fewer: the shared fixtures at most 425k with no min width, the 600k inline
+   * lines of the CLI's memory test; 4M frames are a 58 MB page, 465 MB RSS.
    */
-  maxFlameFrames: 8_000_000,
+  maxFlameFrames: 4_000_000,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;

@@ -71,6 +71,13 @@ describe('maxFlameFrames', () => {
     expect(thrown(() => cutFlameTree(crafted, 0, 0.0001, { limits: { maxFlameFrames: 100_000 } })).code).toBe(ErrorCodes.LIMIT);
   });
 
+  it('SVG: text past maxReportBytes is PROFKIT_E_LIMIT naming it (the SVG repeats every frame name; 4M frames passed the longest JS string, a RangeError)', () => {
+    const svg = renderFlameGraph(p, { format: 'svg' });
+    expect(renderFlameGraph(p, { format: 'svg', limits: { maxReportBytes: svg.length } })).toBe(svg);
+    const e = thrown(() => renderFlameGraph(p, { format: 'svg', limits: { maxReportBytes: svg.length - 1 } }));
+    expect([e.code, e.detail?.option]).toEqual([ErrorCodes.LIMIT, 'maxReportBytes']);
+  });
+
   it('by default is above the frames a real profile draws and below what a small input can ask for', () => {
     // The 600,000 inline frames of the CLI's flame-memory test draw; 2×10^6 × the input's 1.9 KB does not scale past it.
     expect(READ_LIMITS.maxFlameFrames).toBeGreaterThanOrEqual(600_001);

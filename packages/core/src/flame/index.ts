@@ -7,6 +7,7 @@
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
 import type { ReadLimits } from '../limits.js';
+import { ReportTextBudget } from '../report-text.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
@@ -43,7 +44,10 @@ export interface FlameGraphOptions {
    * 0.0001; 0 keeps every frame). The subtitle says how many frames were left out.
    */
   minWidth?: number;
-  /** `maxFlameFrames` bounds the frames drawn (see `CutFlameTreeOptions.limits`). */
+  /**
+   * `maxFlameFrames` bounds the frames drawn (see `CutFlameTreeOptions.limits`); `maxReportBytes`
+   * (and the longest JS string) the SVG's text, which repeats every drawn frame's name.
+   */
   limits?: ReadLimits;
 }
 
@@ -294,7 +298,7 @@ function colorOf(name: string): string {
   return `rgb(${r},${g},${b})`;
 }
 
-function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string }): string {
+function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string; limits?: ReadLimits }): string {
   const frameH = 16;
   const pad = 10;
   const top = 40;
@@ -307,6 +311,10 @@ function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; wi
   // The lines, joined into one string every 16,384 lines (`flushed`): a line held apart costs
   // several times its text (the pieces of its template), and a 600,000-frame graph has 2.4M lines.
   const flushed: string[] = [];
+  // The SVG repeats every drawn frame's name (about 200 bytes a frame): 4M frames of one
+  // location's inline lines passed the longest JS string (a RangeError at the join), so its text
+  // is counted as made against maxReportBytes and that longest string.
+  const budget = new ReportTextBudget('flame graph SVG', o.limits, true);
   let out: string[] = [
     `<?xml version="1.0" standalone="no"?>`,
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${o.width}" height="${height}" viewBox="0 0 ${o.width} ${height}" font-family="Verdana, sans-serif" font-size="12">`,
@@ -329,10 +337,12 @@ function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; wi
       out.push(`<text x="${(x + 3).toFixed(2)}" y="${y + 11.5}">${escapeXml(text)}</text>`);
     }
     out.push('</g>');
-    if (out.length >= 16_384) [flushed[flushed.length], out] = [out.join('\n'), []];
+    if (out.length >= 16_384) [flushed[flushed.length], out] = [budget.take(out.join('\n')), []];
   }
   out.push('</svg>');
-  flushed.push(out.join('\n'));
+  flushed.push(budget.take(out.join('\n')));
+  // The newlines joining the chunks, and the last one.
+  budget.take('\n'.repeat(flushed.length));
   return flushed.join('\n') + '\n';
 }
 
@@ -583,6 +593,6 @@ export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): s
   const title = options.title ?? 'Flame graph';
   let subtitle = `${type}/${unit}, total ${formatValue(total, unit)}`;
   if (elided > 0) subtitle += `; ${elided} of ${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
-  if ((options.format ?? 'html') === 'svg') return renderSvg(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit });
+  if ((options.format ?? 'html') === 'svg') return renderSvg(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit, limits: options.limits });
   return renderHtml(drawn, { title, subtitle, unit });
 }
