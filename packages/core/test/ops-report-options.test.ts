@@ -11,6 +11,8 @@ import {
   activeFilterLabels,
   addTagFrames,
   applyReportFilters,
+  callGraph,
+  callGraphNode,
   parseGranularity,
   showFrom,
   tagsReport,
@@ -197,5 +199,37 @@ describe('filters per distinct stack', () => {
         expect(t1, JSON.stringify(filters)).toEqual(t2);
       }
     }
+  });
+});
+
+describe('calls between a shown node and a node not shown', () => {
+  /** `z` nets to 0 (flat and cum: no entry) and calls `work` (10ms) and `other` (-10ms); `main` nets to 0 too. */
+  function netting(): Profile {
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const loc = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: `${name}.go` }), line: 1 });
+    const [main, z, work, other] = ['main', 'z', 'work', 'other'].map(loc);
+    b.addSample([work!, z!, main!], [10n * MS]);
+    b.addSample([other!, z!, main!], [-10n * MS]);
+    return b.build();
+  }
+  const callers = (g: ReturnType<typeof callGraph>, name: string) => g.nodes.find((n) => n.name === name)!.in.map((e) => [callGraphNode(g, e.src).name, e.weight / MS]);
+
+  it('are kept when nothing is trimmed (as pprof, which then does not rebuild its graph), the other end in offGraph', () => {
+    const g = callGraph(netting());
+    expect(g.nodes.map((n) => n.name).sort()).toEqual(['other', 'work']);
+    expect(g.offGraph.map((n) => [n.name, n.flat, n.cum])).toEqual([['z', 0n, 0n]]);
+    expect(g.nodes.every((n) => [...n.in, ...n.out].every((e) => e.src === g.nodes.length || e.dst === g.nodes.length))).toBe(true);
+    expect(callers(g, 'work')).toEqual([['z', 10n]]);
+    expect(callers(g, 'other')).toEqual([['z', -10n]]);
+    expect(treeReport(netting()).text).toMatch(/ 10ms +100% \|   z\n +10ms .*\| work\n/);
+    // -drop_negative: other is no entry either, and z's call to it (both not shown) is not kept.
+    const dropped = callGraph(netting(), { dropNegative: true });
+    expect([dropped.nodes.map((n) => n.name), dropped.offGraph.map((n) => n.name), callers(dropped, 'work')]).toEqual([['work'], ['z'], [['z', 10n]]]);
+  });
+
+  it('are not kept when the graph is trimmed (pprof rebuilds it with the kept nodes only)', () => {
+    const g = callGraph(netting(), { nodeCount: 1 });
+    expect(g.nodes).toHaveLength(1);
+    expect([g.offGraph, g.nodes[0]!.in, g.nodes[0]!.out]).toEqual([[], [], []]);
   });
 });
