@@ -7,6 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, ProfileBuilder, READ_LIMITS, cutFlameTree, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
+import { thrownBy } from '@profkit/test-utils';
+
+/** What the limit errors carry that the tests read. */
+type Thrown = { code?: string; message: string; detail?: { option?: string; limit?: number } };
 
 /** One sample whose stack is `entries` times one location of `lines` lines (f0..f9 in turn): 1 + entries × lines frames, all of the full width. */
 function oneLocationRepeated(entries: number, lines: number): Profile {
@@ -28,15 +32,6 @@ function nodeCount(tree: FlameNode): number {
   return n;
 }
 
-/** Calls `f` and returns the error it throws. */
-function thrown(f: () => unknown): { code?: string; message: string; detail?: { option?: string; limit?: number } } {
-  try {
-    f();
-  } catch (e) {
-    return e as never;
-  }
-  throw new Error('expected an error');
-}
 
 describe('maxFlameFrames', () => {
   // 1 + 10 × 20 frames.
@@ -56,7 +51,7 @@ describe('maxFlameFrames', () => {
       () => renderFlameGraph(p, { format: 'svg', limits: { maxFlameFrames: 200 } }),
     ];
     for (const attempt of attempts) {
-      const e = thrown(attempt);
+      const e = thrownBy<Thrown>(attempt);
       expect(e.code).toBe(ErrorCodes.LIMIT);
       expect(e.detail?.option).toBe('maxFlameFrames');
       expect(e.detail?.limit).toBe(200);
@@ -66,15 +61,15 @@ describe('maxFlameFrames', () => {
 
   it('refuses the 1.9 KB-style profile (1,000 entries of a 2,000-line location: 2M frames) at a small limit before drawing it', () => {
     const crafted = oneLocationRepeated(1_000, 2_000);
-    const e = thrown(() => renderFlameGraph(crafted, { limits: { maxFlameFrames: 100_000 } }));
+    const e = thrownBy<Thrown>(() => renderFlameGraph(crafted, { limits: { maxFlameFrames: 100_000 } }));
     expect([e.code, e.detail?.option]).toEqual([ErrorCodes.LIMIT, 'maxFlameFrames']);
-    expect(thrown(() => cutFlameTree(crafted, 0, 0.0001, { limits: { maxFlameFrames: 100_000 } })).code).toBe(ErrorCodes.LIMIT);
+    expect(thrownBy<Thrown>(() => cutFlameTree(crafted, 0, 0.0001, { limits: { maxFlameFrames: 100_000 } })).code).toBe(ErrorCodes.LIMIT);
   });
 
   it('SVG: text past maxReportBytes is PROFKIT_E_LIMIT naming it (the SVG repeats every frame name; 4M frames passed the longest JS string, a RangeError)', () => {
     const svg = renderFlameGraph(p, { format: 'svg' });
     expect(renderFlameGraph(p, { format: 'svg', limits: { maxReportBytes: svg.length } })).toBe(svg);
-    const e = thrown(() => renderFlameGraph(p, { format: 'svg', limits: { maxReportBytes: svg.length - 1 } }));
+    const e = thrownBy<Thrown>(() => renderFlameGraph(p, { format: 'svg', limits: { maxReportBytes: svg.length - 1 } }));
     expect([e.code, e.detail?.option]).toEqual([ErrorCodes.LIMIT, 'maxReportBytes']);
   });
 

@@ -7,26 +7,9 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '@profkit/test-utils';
 import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, prepareDeflateAhead, startDeflateAhead } from '../src/gzip-node.js';
 import { startDeflateAhead as browserStartDeflateAhead } from '../src/gzip-browser.js';
-
-/** Varint-like bytes and repeated names (as in profile.proto): compressible, not trivially. */
-function profileLike(n: number, seed: number): Uint8Array {
-  const random = seededRandom(seed);
-  const out = new Uint8Array(n);
-  const words = Array.from({ length: 64 }, (_, i) => Buffer.from(`pkg${i}.(*Type${i % 7}).Method${i * 31}`));
-  for (let at = 0; at < n; ) {
-    if (random() < 0.5) {
-      const w = words[Math.floor(random() * words.length)]!;
-      out.set(w.subarray(0, Math.min(w.length, n - at)), at);
-      at += w.length;
-    } else {
-      out[at++] = Math.floor(random() * 256);
-    }
-  }
-  return out;
-}
+import { profileLike } from './gzip-data.js';
 
 async function gzipped(bytes: Uint8Array, level: number, ahead?: ReturnType<typeof startDeflateAhead>): Promise<Buffer> {
   // Odd-sized chunks, as an encoder hands them over.

@@ -9,23 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { rejectionOf, seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, isProfkitError } from '../src/errors.js';
 import { DEFLATE_BLOCK_BYTES, INFLATE_AHEAD_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gunzipChunks, gzipBytes, gzipChunks, gzipStream } from '../src/gzip-node.js';
-
-/** Compressible but not trivially (varint-like bytes and repeated names, as in profile.proto). */
-function profileLike(n: number, seed: number): Uint8Array {
-  const random = seededRandom(seed);
-  const out = new Uint8Array(n);
-  const words = Array.from({ length: 64 }, (_, i) => Buffer.from(`pkg${i}.(*Type${i % 7}).Method${i * 31}`));
-  for (let at = 0; at < n; ) {
-    if (random() < 0.5) {
-      const w = words[Math.floor(random() * words.length)]!;
-      out.set(w.subarray(0, Math.min(w.length, n - at)), at);
-      at += w.length;
-    } else {
-      out[at++] = Math.floor(random() * 256);
-    }
-  }
-  return out;
-}
+import { profileLike } from './gzip-data.js';
 
 async function pieces(it: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
