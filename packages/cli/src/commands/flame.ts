@@ -1,5 +1,5 @@
 import { parseLimitArgs } from '@profkit/core';
-import { ErrorCodes, ProfkitError, renderFlameGraph, writeFileAtomic } from '@profkit/core/node';
+import { ErrorCodes, ProfkitError, renderFlameGraphChunks, writeFileAtomic } from '@profkit/core/node';
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
@@ -51,7 +51,9 @@ export const flame: CliCommand = {
     const minWidth = numberOption(ctx, 'min-width', { max: 1 });
     const r = await readForView(ctx, file);
     const t = sampleTypeIndexOf(ctx, r.profile);
-    const text = phase(ctx, 'drawing the flame graph', () => renderFlameGraph(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), {
+    // The frames are cut here; the text is made chunk by chunk as it is written (a 2M-frame SVG is
+    // 437 MB), so a limit met while drawing leaves no output file (writeFileAtomic).
+    const chunks = phase(ctx, 'cutting the flame graph', () => renderFlameGraphChunks(applyFilterOptions(ctx, withTagFramesOf(ctx, r.profile)), {
       sampleTypeIndex: t,
       format,
       title: stringOption(ctx, 'title') ?? (file === '-' ? 'Flame graph' : basename(file)),
@@ -61,9 +63,18 @@ export const flame: CliCommand = {
       // maxFlameFrames bounds the frames drawn.
       limits: parseLimitArgs(ctx.values.limit),
     }));
-    await writeFileAtomic(output, new TextEncoder().encode(text), { inputs: [file], signal: ctx.signal });
+    let bytes = 0;
+    const encoder = new TextEncoder();
+    function* encoded(): Generator<Uint8Array> {
+      for (const chunk of chunks) {
+        const utf8 = encoder.encode(chunk);
+        bytes += utf8.length;
+        yield utf8;
+      }
+    }
+    await phase(ctx, 'drawing the flame graph', () => writeFileAtomic(output, encoded(), { inputs: [file], signal: ctx.signal }));
     if (ctx.json && output !== '-') {
-      ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes: Buffer.byteLength(text), warnings: r.warnings });
+      ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes, warnings: r.warnings });
       return 0;
     }
     ctx.out.warnings(r.warnings);

@@ -298,7 +298,11 @@ function colorOf(name: string): string {
   return `rgb(${r},${g},${b})`;
 }
 
-function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string; limits?: ReadLimits }): string {
+/**
+ * The SVG's text in chunks of 16,384 lines (each ending with a newline). `asOneString`: the
+ * caller joins the chunks (then the text must also fit the longest JS string).
+ */
+function* svgChunks(drawn: FramesToDraw, o: { title: string; subtitle: string; width: number; icicle: boolean; unit: string; limits?: ReadLimits }, asOneString: boolean): Generator<string> {
   const frameH = 16;
   const pad = 10;
   const top = 40;
@@ -308,13 +312,12 @@ function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; wi
   const { frames } = drawn;
   const total = BigInt(frames.value[0]!);
   const scale = total > 0n ? (o.width - 2 * pad) / Number(total) : 0;
-  // The lines, joined into one string every 16,384 lines (`flushed`): a line held apart costs
-  // several times its text (the pieces of its template), and a 600,000-frame graph has 2.4M lines.
-  const flushed: string[] = [];
+  // The lines, joined into one chunk every 16,384 lines: a line held apart costs several times its
+  // text (the pieces of its template), and a 600,000-frame graph has 2.4M lines.
   // The SVG repeats every drawn frame's name (about 200 bytes a frame): 4M frames of one
   // location's inline lines passed the longest JS string (a RangeError at the join), so its text
-  // is counted as made against maxReportBytes and that longest string.
-  const budget = new ReportTextBudget('flame graph SVG', o.limits, true);
+  // is counted as made against maxReportBytes (and, joined, that longest string).
+  const budget = new ReportTextBudget('flame graph SVG', o.limits, asOneString);
   let out: string[] = [
     `<?xml version="1.0" standalone="no"?>`,
     `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${o.width}" height="${height}" viewBox="0 0 ${o.width} ${height}" font-family="Verdana, sans-serif" font-size="12">`,
@@ -337,13 +340,13 @@ function renderSvg(drawn: FramesToDraw, o: { title: string; subtitle: string; wi
       out.push(`<text x="${(x + 3).toFixed(2)}" y="${y + 11.5}">${escapeXml(text)}</text>`);
     }
     out.push('</g>');
-    if (out.length >= 16_384) [flushed[flushed.length], out] = [budget.take(out.join('\n')), []];
+    if (out.length >= 16_384) {
+      yield budget.take(out.join('\n') + '\n');
+      out = [];
+    }
   }
   out.push('</svg>');
-  flushed.push(budget.take(out.join('\n')));
-  // The newlines joining the chunks, and the last one.
-  budget.take('\n'.repeat(flushed.length));
-  return flushed.join('\n') + '\n';
+  yield budget.take(out.join('\n') + '\n');
 }
 
 /** The viewer: plain DOM, no dependencies. Frames are absolutely positioned `div.frame`s. */
@@ -500,35 +503,54 @@ function exactJsonValue(v: bigint): number | string {
 }
 const MAX_EXACT_DOUBLE = BigInt(Number.MAX_SAFE_INTEGER);
 
-function renderHtml(drawn: FramesToDraw, o: { title: string; subtitle: string; unit: string }): string {
+/** The HTML page's text in chunks: the page up to the frames, the frames 4,096 at a time, the rest. */
+function* htmlChunks(drawn: FramesToDraw, o: { title: string; subtitle: string; unit: string }): Generator<string> {
   // Flat encoding (no nesting, names shared): frames in depth-first order, 4 numbers each:
   // name index, value, self, parent frame index (-1 for the root). A value beyond 2^53 (which a
   // JSON number would round) is a decimal string instead.
+  const drawnFrames = drawn.frames;
+  // The names come before the frames in the JSON: a first walk numbers them in order of first use
+  // and keeps each frame's (4 bytes a frame), the second writes the frames.
   const names = new StringKeyedMap<number>();
   const nameList: string[] = [];
-  // The frames' JSON text is written a frame at a time (what JSON.stringify writes for the array
-  // of their numbers, without the array: 2.4M numbers for 600,000 frames), in chunks.
-  const frameChunks: string[] = [];
-  let chunk: string[] = [];
-  const drawnFrames = drawn.frames;
-  // Where each drawn frame stands in the output (callers come first).
-  const index = new Int32Array(drawnFrames.count);
-  let at = 0;
+  const nameIndex = new Int32Array(drawnFrames.count);
   for (const { frame } of layout(drawn)) {
     const name = drawnFrames.name(drawnFrames.nameId[frame]!);
     let k = names.get(name);
     if (k === undefined) names.set(name, (k = nameList.push(name) - 1));
+    nameIndex[frame] = k;
+  }
+  // `<` is escaped so that no frame name can close the script element (the frames are numbers).
+  const head = JSON.stringify({ version: 1, unit: o.unit, names: nameList }).replace(/</g, '\\u003c');
+  yield `${htmlPageStart(o)}${head.slice(0, -1)},"frames":[`;
+  // The frames' JSON text is written a frame at a time (what JSON.stringify writes for the array
+  // of their numbers, without the array: 2.4M numbers for 600,000 frames), 4,096 frames a chunk.
+  let chunk: string[] = [];
+  let separator = '';
+  // Where each drawn frame stands in the output (callers come first).
+  const index = new Int32Array(drawnFrames.count);
+  let at = 0;
+  for (const { frame } of layout(drawn)) {
     index[frame] = at++;
     const parent = drawnFrames.parent[frame]!;
     const value = JSON.stringify(exactJsonValue(BigInt(drawnFrames.value[frame]!)));
     const self = JSON.stringify(exactJsonValue(BigInt(drawnFrames.self[frame]!)));
-    chunk.push(`${k},${value},${self},${parent < 0 ? -1 : index[parent]!}`);
-    if (chunk.length === 4096) [frameChunks[frameChunks.length], chunk] = [chunk.join(','), []];
+    chunk.push(`${nameIndex[frame]!},${value},${self},${parent < 0 ? -1 : index[parent]!}`);
+    if (chunk.length === 4096) {
+      yield separator + chunk.join(',');
+      [chunk, separator] = [[], ','];
+    }
   }
-  if (chunk.length > 0) frameChunks.push(chunk.join(','));
-  // `<` is escaped so that no frame name can close the script element (the frames are numbers).
-  const head = JSON.stringify({ version: 1, unit: o.unit, names: nameList }).replace(/</g, '\\u003c');
-  const json = `${head.slice(0, -1)},"frames":[${frameChunks.join(',')}]}`;
+  if (chunk.length > 0) yield separator + chunk.join(',');
+  yield `]}</script>
+<script>${VIEWER_JS}</script>
+</body>
+</html>
+`;
+}
+
+/** The HTML page up to the text of the embedded JSON data. */
+function htmlPageStart(o: { title: string; subtitle: string }): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -564,11 +586,7 @@ h1 { font-size: 18px; margin: 0 0 2px; }
 </div>
 <div id="chart"></div>
 <div id="tooltip"></div>
-<script type="application/json" id="flame-data">${json}</script>
-<script>${VIEWER_JS}</script>
-</body>
-</html>
-`;
+<script type="application/json" id="flame-data">`;
 }
 
 /**
@@ -582,6 +600,21 @@ h1 { font-size: 18px; margin: 0 0 2px; }
  * on profiles whose stacks share little.
  */
 export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): string {
+  return [...flameGraphChunks(p, options, true)].join('');
+}
+
+/**
+ * `renderFlameGraph`'s text in chunks (the SVG 16,384 lines at a time, the HTML's frames 4,096 at a
+ * time), made as they are taken, so that a writer holds one chunk, not the document: a graph of
+ * 2M frames is a 437 MB SVG. The frames are cut (and `maxFlameFrames` checked) when this is
+ * called; `maxReportBytes` is counted as the SVG's chunks are made (a `PROFKIT_E_LIMIT` error
+ * from the iteration).
+ */
+export function renderFlameGraphChunks(p: Profile, options: FlameGraphOptions = {}): Iterable<string> {
+  return flameGraphChunks(p, options, false);
+}
+
+function flameGraphChunks(p: Profile, options: FlameGraphOptions, asOneString: boolean): Generator<string> {
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
   const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
@@ -593,6 +626,6 @@ export function renderFlameGraph(p: Profile, options: FlameGraphOptions = {}): s
   const title = options.title ?? 'Flame graph';
   let subtitle = `${type}/${unit}, total ${formatValue(total, unit)}`;
   if (elided > 0) subtitle += `; ${elided} of ${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
-  if ((options.format ?? 'html') === 'svg') return renderSvg(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit, limits: options.limits });
-  return renderHtml(drawn, { title, subtitle, unit });
+  if ((options.format ?? 'html') === 'svg') return svgChunks(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit, limits: options.limits }, asOneString);
+  return htmlChunks(drawn, { title, subtitle, unit });
 }
