@@ -5,7 +5,7 @@
  * The expected page data is made here from `cutFlameTree`'s tree, laid out depth-first.
  */
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, cutFlameTree, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, cutFlameTree, renderFlameGraph, renderFlameGraphChunks, type FlameNode, type Profile } from '../src/node/index.js';
 
 /** Names a page must keep exactly: script-closing `<`, line separators, lone surrogates, quotes, control characters. */
 const TRICKY = ['</script><b>', '<!--', 'a\u2028b', '\u2029', '\ud800', 'x\udc00y', '"quoted"', 'back\\slash', '\x00\x01\x1f\x7f', 'é😀'];
@@ -61,5 +61,29 @@ describe('flame graph text written in chunks', () => {
     const opened = lines.filter((l) => l.startsWith('<g class="frame"')).length;
     expect(opened).toBe(6001);
     expect(lines.filter((l) => l === '</g>').length).toBe(opened);
+  });
+
+  it('renderFlameGraphChunks joins to renderFlameGraph, each chunk whole UTF-8 (SVG ends of lines, HTML ends of frames)', () => {
+    const utf8 = new TextEncoder();
+    for (const format of ['svg', 'html'] as const) {
+      // Values past 2^53 for the HTML; the SVG leaves frames under a pixel wide out, so small values.
+      const p = manyFramesProfile(format === 'html');
+      const options = { minWidth: 0, format, width: 1_000_000 };
+      const chunks = [...renderFlameGraphChunks(p, options)];
+      expect(chunks.length).toBeGreaterThan(1); // at least one join (HTML: head, 2 frame chunks, tail)
+      expect(chunks.join('')).toBe(renderFlameGraph(p, options));
+      // The CLI encodes chunk by chunk: a surrogate pair cut between chunks would become two U+FFFD.
+      const bytes = chunks.reduce((n, c) => n + utf8.encode(c).length, 0);
+      expect(bytes).toBe(utf8.encode(chunks.join('')).length);
+    }
+  });
+
+  it('renderFlameGraphChunks meets maxReportBytes while its SVG chunks are taken, not before', () => {
+    const p = manyFramesProfile(false);
+    const options = { minWidth: 0, format: 'svg', width: 1_000_000 } as const;
+    const first = new TextEncoder().encode(renderFlameGraphChunks(p, options)[Symbol.iterator]().next().value as string).length;
+    const it = renderFlameGraphChunks(p, { ...options, limits: { maxReportBytes: first + 10 } })[Symbol.iterator]();
+    expect(it.next().done).toBe(false);
+    expect(() => it.next()).toThrow(expect.objectContaining({ code: 'PROFKIT_E_LIMIT', detail: expect.objectContaining({ option: 'maxReportBytes' }) }));
   });
 });
