@@ -36,6 +36,7 @@ import {
   type Warning,
 } from '@profkit/core';
 import { FILE_RE, newTraceLine, parseHeader, parseTraceLine, type Header, type TraceLine } from './grammar.js';
+import { newIndexedLineSplitter } from './line-index.js';
 import { LineSplitter } from './lines.js';
 import { CALL_NAMES, rSystemName } from './names.js';
 
@@ -155,6 +156,14 @@ export class RprofParser {
   private readonly trace: TraceLine = newTraceLine();
   /** Trace text (after the memory prefix) → stack number, for the current run's file table. */
   private readonly cache = new StringKeyedMap<number>();
+  /**
+   * For the line index (line-index.ts), which remembers the entry of each distinct line itself:
+   * `epoch` changes whenever `cache` is cleared (the entries it remembered are then stale), and
+   * `lineEntry` is the stack the last `line()` recorded through `cache` (-1 when it did not, so a
+   * repeat of the line must be parsed again).
+   */
+  epoch = 1;
+  lineEntry = -1;
   private lastKey: string | undefined;
   private lastEntry = 0;
   private memSmall = 0;
@@ -179,6 +188,7 @@ export class RprofParser {
 
   line(text: string, lineNo: number): void {
     this.lineCount = lineNo;
+    this.lineEntry = -1;
     if (this.header === undefined) {
       const h = parseHeader(text);
       if (!h) {
@@ -203,8 +213,7 @@ export class RprofParser {
       const path = m[2]!;
       this.countRunLine(lineNo);
       this.fileTable.set(num, this.internPath(path));
-      this.cache.clear();
-      this.lastKey = undefined;
+      this.clearCache();
       this.filesFact.push({ run: this.runs.length - 1, number: num, path: this.paths[this.pathIndex.get(path)!]! });
       return;
     }
@@ -216,6 +225,39 @@ export class RprofParser {
       }
     }
     this.traceLine(text, lineNo);
+  }
+
+  /** Whether the current run's trace lines carry the `:small:big:nodes:dups:` memory prefix. */
+  get memoryRun(): boolean {
+    return this.header?.memory ?? false;
+  }
+
+  /**
+   * Records lines as repeats of lines whose `lineEntry` was their stack in this epoch (what
+   * `traceLine` does on a cache hit, without the text): `count` consecutive lines from
+   * `firstLineNo` (one call for many lines: a loop the JIT optimizes early), or in a memory run
+   * one line with its memory numbers.
+   */
+  repeatLines(stacks: Uint32Array, count: number, firstLineNo: number): void {
+    for (let i = 0; i < count; i++) {
+      this.lineCount = firstLineNo + i;
+      this.record(stacks[i]!, false);
+    }
+  }
+
+  repeatMemoryLine(stack: number, lineNo: number, small: number, big: number, nodes: number, dups: number): void {
+    this.lineCount = lineNo;
+    this.memSmall = small;
+    this.memBig = big;
+    this.memNodes = nodes;
+    this.memDups = dups;
+    this.record(stack, true);
+  }
+
+  private clearCache(): void {
+    this.cache.clear();
+    this.lastKey = undefined;
+    this.epoch++;
   }
 
   private countRunLine(lineNo: number): void {
@@ -237,8 +279,7 @@ export class RprofParser {
     this.runTime = BigInt(h.intervalUs) * 1000n;
     this.runs.push({ header: detach(h.text), interval_us: h.intervalUs, memory_profiling: h.memory, gc_profiling: h.gc, line_profiling: h.line, line: lineNo });
     this.fileTable = new Map();
-    this.cache.clear();
-    this.lastKey = undefined;
+    this.clearCache();
     this.prevMem = undefined;
     if (!this.aggregate) this.runStarts.push(this.sampleStack.length);
     // Memory columns exist only once a run has memory profiling; earlier samples get zeros
@@ -290,6 +331,7 @@ export class RprofParser {
       if (hit !== undefined) {
         this.lastKey = key;
         this.lastEntry = hit;
+        this.lineEntry = hit;
         this.record(hit, memEnd > 0);
         return;
       }
@@ -357,7 +399,10 @@ export class RprofParser {
       this.memNodes = t.nodes;
       this.memDups = t.dups;
     }
-    if (t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
+    if (t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) {
+      this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
+      this.lineEntry = entry;
+    }
     this.record(entry, t.hasMemory);
   }
 
@@ -634,10 +679,19 @@ export interface RprofReadResult {
   warnings: Warning[];
 }
 
+/**
+ * The splitter that feeds `parser` its lines: the line index (line-index.ts) where WebAssembly is
+ * available, otherwise core's `LineSplitter`; both give the same lines, numbers and errors.
+ */
+function lineSplitter(parser: RprofParser, options: RprofReadOptions): { push(chunk: Uint8Array): void; end(): void } {
+  const splitOptions = { file: options.fileName, maxLineLength: options.maxLineLength };
+  return newIndexedLineSplitter(parser, splitOptions) ?? new LineSplitter(parser, splitOptions);
+}
+
 /** Reads Rprof text from a stream of (already decompressed) chunks. */
 export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: RprofReadOptions = {}): Promise<RprofReadResult> {
   const parser = new RprofParser(options);
-  const splitter = new LineSplitter(parser, { file: options.fileName, maxLineLength: options.maxLineLength });
+  const splitter = lineSplitter(parser, options);
   for await (const chunk of chunks as AsyncIterable<Uint8Array>) splitter.push(chunk);
   splitter.end();
   return { profile: parser.finish(), warnings: parser.warnings };
@@ -650,7 +704,7 @@ export async function readRprofChunks(chunks: AsyncIterable<Uint8Array> | Iterab
 export function readRprofBytes(bytes: Uint8Array, options: RprofReadOptions = {}): RprofReadResult {
   const data = isGzip(bytes) ? gunzipBounded(bytes, options.limits ?? {}, options.fileName) : bytes;
   const parser = new RprofParser(options);
-  const splitter = new LineSplitter(parser, { file: options.fileName, maxLineLength: options.maxLineLength });
+  const splitter = lineSplitter(parser, options);
   splitter.push(data);
   splitter.end();
   return { profile: parser.finish(), warnings: parser.warnings };

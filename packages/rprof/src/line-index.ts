@@ -1,0 +1,362 @@
+/**
+ * Rprof lines indexed in WebAssembly: the reader's line splitter when WebAssembly is available.
+ *
+ * Why: an Rprof file repeats few distinct lines many times (the 166k-line benchmark file has
+ * 1,427), and the reader parses each distinct line once per run's file table anyway (its stack
+ * cache). What remained per line, decoding it to a string and looking that string up, costs
+ * JavaScript most in a short process, before the JIT has warmed up. The module of
+ * line-index.wat does the splitting and the lookup over the bytes (its baseline code needs no
+ * warm-up) and gives each line an id; a repeated line whose stack the parser recorded in the
+ * current epoch (see `RprofParser.epoch`) is then just recorded again, without a string. Other
+ * lines (first occurrences, lines without an id) are decoded and go through `line()` exactly as
+ * with core's `LineSplitter`, whose semantics this class keeps: LF, CRLF and CR line ends (also a
+ * CR that ends one chunk and a LF that starts the next), a BOM dropped from the first line only,
+ * invalid UTF-8 decoded to U+FFFD, 1-based line numbers, the last line without terminator, and
+ * `maxLineLength` in UTF-16 code units.
+ *
+ * Bounded by construction: the window the module reads is 1 MiB (a longer line is collected here
+ * and goes the text path), the module keeps at most 65,536 keys of at most 256 KiB each and
+ * 16 MiB in all, and a key that probes more than 64 slots of its seeded hash table gets no id.
+ */
+
+import { ErrorCodes, ProfkitError, DEFAULT_MAX_LINE_LENGTH, type LineSink } from '@profkit/core';
+import { LINE_INDEX_WASM_BASE64 } from './line-index-wasm.js';
+
+/** What the indexed splitter needs of its sink (implemented by `RprofParser`). */
+export interface IndexedLineSink extends LineSink {
+  /** Changes whenever the entries of earlier lines stop being valid. */
+  readonly epoch: number;
+  /** The entry the last `line()` recorded that a repeat of the same key may record again, or -1. */
+  readonly lineEntry: number;
+  /** Whether the keys of lines are the text after a `:small:big:nodes:dups:` prefix. */
+  readonly memoryRun: boolean;
+  repeatLines(entries: Uint32Array, count: number, firstLineNo: number): void;
+  repeatMemoryLine(entry: number, lineNo: number, small: number, big: number, nodes: number, dups: number): void;
+}
+
+export interface IndexedLineSplitterOptions {
+  file?: string;
+  /** Largest accepted line, in UTF-16 code units of decoded text (default `DEFAULT_MAX_LINE_LENGTH`). */
+  maxLineLength?: number;
+}
+
+// The module's memory layout (line-index.wat has the same constants).
+const RECORDS = 0x140000;
+/** Lines one `scan` call records at most. */
+const RECORD_CAPACITY = 16384;
+const WINDOW = 0x180000;
+const WINDOW_BYTES = 0x100000;
+/** Ids the module gives at most (its entry table). */
+const MAX_IDS = 65536;
+
+/** See LineSplitter: a UTF-16 code unit is at most 3 bytes of UTF-8 (invalid bytes: 1 unit each). */
+const MAX_UTF8_BYTES_PER_UNIT = 3;
+const LF = 10;
+const CR = 13;
+const COLON = 58;
+
+/** The part of the WebAssembly JavaScript API used here (the packages compile against the ES lib only). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+type WasmModule = object;
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: object) => { readonly exports: unknown };
+}
+
+interface LineIndexExports {
+  memory: WasmMemory;
+  init(seed: number): void;
+  scan(start: number, end: number): number;
+  next(): number;
+}
+
+export type LinePath = 'auto' | 'index' | 'text';
+let forcedPath: LinePath = 'auto';
+
+/**
+ * Testing and measuring: `'index'` makes the reader use the line index (failing when WebAssembly
+ * is unavailable), `'text'` core's `LineSplitter`; `'auto'` (the default) the index when it
+ * compiles. Returns the previous setting.
+ */
+export function setLinePath(path: LinePath): LinePath {
+  const previous = forcedPath;
+  forcedPath = path;
+  return previous;
+}
+
+let compiled: WasmModule | null | undefined;
+
+/**
+ * The compiled module, once per process; null without WebAssembly or where compiling is refused
+ * (e.g. a Content-Security-Policy without 'wasm-unsafe-eval'). Synchronous: the module is under
+ * 4 KB, which browsers compile on the main thread.
+ */
+function lineIndexModule(): WasmModule | null {
+  if (compiled === undefined) {
+    compiled = null;
+    try {
+      const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+      if (wasm !== undefined) compiled = new wasm.Module(decodeBase64(LINE_INDEX_WASM_BASE64));
+    } catch {
+      // Not available here: the text path reads the same.
+    }
+  }
+  return compiled;
+}
+
+function decodeBase64(base64: string): Uint8Array {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+/** An indexed splitter feeding `sink`, or undefined when the text path is to be used. */
+export function newIndexedLineSplitter(sink: IndexedLineSink, options: IndexedLineSplitterOptions): IndexedLineSplitter | undefined {
+  if (forcedPath === 'text') return undefined;
+  const module = lineIndexModule();
+  if (module === null) {
+    if (forcedPath === 'index') throw new Error('the Rprof line index needs WebAssembly, which is unavailable here');
+    return undefined;
+  }
+  return new IndexedLineSplitter(sink, module, options);
+}
+
+/** The index of the first LF or CR in `bytes`, or -1 (native searches, fast also before the JIT). */
+function firstLineEnd(bytes: Uint8Array): number {
+  const lf = bytes.indexOf(LF);
+  const cr = lf === -1 ? bytes.indexOf(CR) : bytes.subarray(0, lf).indexOf(CR);
+  return cr === -1 ? lf : cr;
+}
+
+/** Feed `push(chunk)` any number of times, then `end()` (like core's `LineSplitter`). */
+export class IndexedLineSplitter {
+  private readonly exports: LineIndexExports;
+  private readonly memory: WasmMemory;
+  /** Views of the module's memory, made again when it grows (growing detaches the old buffer). */
+  private bytes: Uint8Array;
+  private records: Uint32Array;
+  // ignoreBOM: a U+FEFF is dropped from the file's first line only (in `emit`).
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  /** Bytes of an incomplete line at the start of the window. */
+  private carry = 0;
+  /** A line longer than the window, collected (copies) until its end; then not indexed. */
+  private longLine: Uint8Array[] | undefined;
+  private longLength = 0;
+  private pendingCR = false;
+  private lineNo = 0;
+  private first = true;
+  private readonly maxLineLength: number;
+  /** Per id: the stack entry its line recorded, valid while `epochOfId` is the sink's epoch. */
+  private readonly entryOfId = new Int32Array(MAX_IDS + 1);
+  private readonly epochOfId = new Uint32Array(MAX_IDS + 1);
+  /** Entries of consecutive repeated lines not yet given to the sink (outside memory runs). */
+  private readonly repeats = new Uint32Array(RECORD_CAPACITY);
+  /** The memory prefix's four numbers of the line being recorded. */
+  private readonly memoryNumbers = new Float64Array(4);
+
+  constructor(
+    private readonly sink: IndexedLineSink,
+    module: WasmModule,
+    private readonly options: IndexedLineSplitterOptions = {},
+  ) {
+    const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+    this.exports = new wasm.Instance(module, {}).exports as LineIndexExports;
+    // A random seed per parse: a file cannot be crafted to collide in the module's hash table.
+    this.exports.init((Math.random() * 4294967296) >>> 0);
+    this.memory = this.exports.memory;
+    this.bytes = new Uint8Array(this.memory.buffer);
+    this.records = new Uint32Array(this.memory.buffer, RECORDS, RECORD_CAPACITY * 4);
+    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+  }
+
+  push(chunk: Uint8Array): void {
+    while (chunk.length > 0) {
+      if (this.pendingCR) {
+        this.pendingCR = false;
+        if (chunk[0] === LF) {
+          chunk = chunk.subarray(1);
+          continue;
+        }
+      }
+      if (this.longLine !== undefined) {
+        chunk = this.continueLongLine(chunk);
+        continue;
+      }
+      const take = Math.min(WINDOW_BYTES - this.carry, chunk.length);
+      const piece = chunk.subarray(0, take);
+      this.bytes.set(piece, WINDOW + this.carry);
+      // Bytes that do not end the carried line are not scanned again and again (small chunks of a
+      // long line would make that quadratic): the line is scanned once its end has come.
+      if (this.carry > 0 && firstLineEnd(piece) === -1) this.keepIncomplete(WINDOW, WINDOW + this.carry + take);
+      else this.scanWindow(WINDOW + this.carry + take);
+      chunk = chunk.subarray(take);
+    }
+  }
+
+  end(): void {
+    if (this.longLine !== undefined) {
+      this.emit(this.decoder.decode(this.takeLongLine()), this.lineNo + 1);
+    } else if (this.carry > 0) {
+      const rest = this.bytes.subarray(WINDOW, WINDOW + this.carry);
+      this.carry = 0;
+      this.emit(this.decoder.decode(rest), this.lineNo + 1);
+    }
+  }
+
+  /** Bytes of the module's memory (tables, window and keys: at most 296 × 64 KiB). */
+  get memoryBytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Takes the complete lines of the window's bytes up to `end`; carries the rest. */
+  private scanWindow(end: number): void {
+    let start = WINDOW;
+    for (;;) {
+      const lines = this.exports.scan(start, end);
+      if (this.bytes.buffer !== this.memory.buffer) {
+        this.bytes = new Uint8Array(this.memory.buffer);
+        this.records = new Uint32Array(this.memory.buffer, RECORDS, RECORD_CAPACITY * 4);
+      }
+      this.takeLines(lines);
+      start = this.exports.next();
+      if (lines < RECORD_CAPACITY) break;
+    }
+    this.keepIncomplete(start, end);
+  }
+
+  /** Keeps the bytes of an incomplete line, [start, end) of the window, for the next bytes. */
+  private keepIncomplete(start: number, end: number): void {
+    const rest = end - start;
+    if (rest === 0) {
+      this.carry = 0;
+      this.pendingCR = this.bytes[end - 1] === CR;
+    } else if (rest === WINDOW_BYTES) {
+      this.carry = 0;
+      this.longLine = [this.bytes.slice(start, end)];
+      this.longLength = rest;
+      this.checkIncomplete(rest);
+    } else {
+      this.bytes.copyWithin(WINDOW, start, end);
+      this.carry = rest;
+      this.checkIncomplete(rest);
+    }
+  }
+
+  /** Gives the sink the `count` lines the module recorded. */
+  private takeLines(count: number): void {
+    const { records, bytes, sink, entryOfId, epochOfId } = this;
+    const repeats = this.repeats;
+    let repeated = 0;
+    let epoch = sink.epoch;
+    let memoryRun = sink.memoryRun;
+    for (let r = 0; r < count; r++) {
+      const o = r * 4;
+      const id = records[o]!;
+      const start = records[o + 1]!;
+      const keyStart = records[o + 2]!;
+      const end = records[o + 3]!;
+      const lineNo = ++this.lineNo;
+      // Known in this epoch, and with a memory prefix exactly when the run has one (a key that
+      // follows a prefix may equal a whole line that does not have one).
+      // A line of more bytes than `maxLineLength` may have more UTF-16 units than allowed (its
+      // prefix may be longer than the first occurrence's): decoded and checked.
+      if (id !== 0 && epochOfId[id] === epoch && keyStart !== start === memoryRun && end - start <= this.maxLineLength) {
+        if (memoryRun) {
+          this.readMemoryPrefix(start, keyStart);
+          const m = this.memoryNumbers;
+          sink.repeatMemoryLine(entryOfId[id]!, lineNo, m[0]!, m[1]!, m[2]!, m[3]!);
+        } else {
+          repeats[repeated++] = entryOfId[id]!;
+        }
+        continue;
+      }
+      if (repeated > 0) {
+        sink.repeatLines(repeats, repeated, lineNo - repeated);
+        repeated = 0;
+      }
+      this.emit(this.decoder.decode(bytes.subarray(start, end)), lineNo);
+      if (id !== 0 && sink.lineEntry >= 0) {
+        entryOfId[id] = sink.lineEntry;
+        epochOfId[id] = sink.epoch;
+      }
+      epoch = sink.epoch;
+      memoryRun = sink.memoryRun;
+    }
+    if (repeated > 0) sink.repeatLines(repeats, repeated, this.lineNo - repeated + 1);
+  }
+
+  /** The four numbers of the well-formed prefix `:d:d:d:d:` at [start, keyStart) (at most 15 digits each). */
+  private readMemoryPrefix(start: number, keyStart: number): void {
+    const bytes = this.bytes;
+    let group = 0;
+    let value = 0;
+    for (let i = start + 1; i < keyStart; i++) {
+      const c = bytes[i]!;
+      if (c === COLON) {
+        this.memoryNumbers[group++] = value;
+        value = 0;
+      } else {
+        value = value * 10 + (c - 48);
+      }
+    }
+  }
+
+  /** Adds the bytes of `chunk` up to its first line end to the long line; returns what follows. */
+  private continueLongLine(chunk: Uint8Array): Uint8Array {
+    let i = firstLineEnd(chunk);
+    if (i === -1) i = chunk.length;
+    this.longLine!.push(chunk.slice(0, i));
+    this.longLength += i;
+    if (i === chunk.length) {
+      this.checkIncomplete(this.longLength);
+      return chunk.subarray(i);
+    }
+    this.emit(this.decoder.decode(this.takeLongLine()), this.lineNo + 1);
+    if (chunk[i] === CR) {
+      if (i + 1 === chunk.length) this.pendingCR = true;
+      else if (chunk[i + 1] === LF) i++;
+    }
+    return chunk.subarray(i + 1);
+  }
+
+  private takeLongLine(): Uint8Array {
+    const joined = new Uint8Array(this.longLength);
+    let o = 0;
+    for (const part of this.longLine!) {
+      joined.set(part, o);
+      o += part.length;
+    }
+    this.longLine = undefined;
+    this.longLength = 0;
+    return joined;
+  }
+
+  /** A line whose bytes so far could not fit `maxLineLength` whatever follows is refused now. */
+  private checkIncomplete(bytes: number): void {
+    if (bytes > this.maxLineLength * MAX_UTF8_BYTES_PER_UNIT) this.tooLong(this.lineNo + 1);
+  }
+
+  /** A decoded line, numbered `lineNo` (the next one), through the sink's `line()`. */
+  private emit(text: string, lineNo: number): void {
+    this.lineNo = lineNo;
+    if (this.first) {
+      this.first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (text.length > this.maxLineLength) this.tooLong(lineNo);
+    this.sink.line(text, lineNo);
+  }
+
+  /** The error core's `LineSplitter` gives for a line over the limit (same message and detail). */
+  private tooLong(line: number): never {
+    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters (raise it with the option limits.maxLineLength)`, {
+      file: this.options.file,
+      line,
+      option: 'maxLineLength',
+      rule: 'line length limit',
+    });
+  }
+}

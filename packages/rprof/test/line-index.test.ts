@@ -1,0 +1,311 @@
+/**
+ * The WebAssembly line index (src/line-index.ts, issue 16 item 4) against core's LineSplitter:
+ * the reader must give the same profile, warnings and errors on either path, for every input and
+ * every way of cutting it into chunks, and the index must stay within its bounds.
+ */
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isProfkitError } from '@profkit/core/node';
+import { RprofParser, readRprofBytes, readRprofChunks, type RprofReadOptions } from '../src/read.js';
+import { IndexedLineSplitter, newIndexedLineSplitter, setLinePath, type LinePath } from '../src/line-index.js';
+import { GENERATED_PATH, WAT_PATH, assemble, generatedSource } from '../scripts/build-line-index.mjs';
+import { chunked, fixturesDir, sharedDir } from './helpers.js';
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+function concat(parts: (string | Uint8Array)[]): Uint8Array {
+  const arrays = parts.map((p) => (typeof p === 'string' ? enc(p) : p));
+  const out = new Uint8Array(arrays.reduce((n, a) => n + a.length, 0));
+  let o = 0;
+  for (const a of arrays) {
+    out.set(a, o);
+    o += a.length;
+  }
+  return out;
+}
+
+/** A small seeded PRNG (mulberry32): generated inputs are the same on every run. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Chunking = 'whole' | 'bytes' | number | 'random';
+
+function chunksOf(bytes: Uint8Array, how: Exclude<Chunking, 'whole'>, seed = 1): Uint8Array[] {
+  if (how === 'bytes') return [...chunked(bytes, 1)];
+  if (typeof how === 'number') return [...chunked(bytes, how)];
+  const random = prng(seed);
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < bytes.length; ) {
+    const n = 1 + Math.floor(random() * (random() < 0.5 ? 8 : 3000));
+    out.push(bytes.subarray(i, i + n));
+    i += n;
+  }
+  return out;
+}
+
+/** What reading gives on one path: the result, or the typed error's code, message and detail. */
+async function outcome(path: LinePath, bytes: Uint8Array, how: Chunking, options: RprofReadOptions = {}): Promise<unknown> {
+  const previous = setLinePath(path);
+  try {
+    const r = how === 'whole' ? readRprofBytes(bytes, options) : await readRprofChunks(chunksOf(bytes, how), options);
+    return { profile: r.profile, warnings: r.warnings };
+  } catch (e) {
+    if (isProfkitError(e)) return { error: e.code, message: e.message, detail: e.detail };
+    throw e;
+  } finally {
+    setLinePath(previous);
+  }
+}
+
+async function expectSamePaths(bytes: Uint8Array, hows: Chunking[], options: RprofReadOptions = { fileName: 'x.out' }): Promise<unknown> {
+  let first: unknown;
+  for (const how of hows) {
+    const viaText = await outcome('text', bytes, how, options);
+    const viaIndex = await outcome('index', bytes, how, options);
+    // isDeepStrictEqual is fast on large profiles; toEqual then shows what differs.
+    if (!isDeepStrictEqual(viaIndex, viaText)) expect(viaIndex, `chunking ${how}`).toEqual(viaText);
+    first ??= viaText;
+  }
+  return first;
+}
+
+afterEach(() => {
+  setLinePath('auto');
+});
+
+describe('the committed module', () => {
+  it('is what line-index.wat assembles to (regenerate with scripts/build-line-index.mjs)', async () => {
+    const bytes = await assemble(readFileSync(WAT_PATH, 'utf8'));
+    expect(readFileSync(GENERATED_PATH, 'utf8')).toBe(generatedSource(bytes));
+    expect(bytes.length).toBeLessThan(4096); // compiled synchronously, also on a browser's main thread
+  });
+});
+
+describe('the index is used', () => {
+  it('parses only the first occurrence of a line per file table; repeats are recorded from their id', () => {
+    const text =
+      'memory profiling: sample.interval=1000\n#File 1: a.R\n' +
+      ':1:2:3:4:"f" 1#2 "g" \n:5:6:7:8:"f" 1#2 "g" \n:9:9:9:9:"f" 1#2 "g" \n' +
+      '#File 1: b.R\n:10:10:10:10:"f" 1#2 "g" \n:11:10:10:10:"f" 1#2 "g" \n';
+    const parsed: number[] = [];
+    const parser = new RprofParser({});
+    const line = parser.line.bind(parser);
+    parser.line = (t: string, n: number) => {
+      parsed.push(n);
+      line(t, n);
+    };
+    const splitter = newIndexedLineSplitter(parser, {});
+    expect(splitter).toBeInstanceOf(IndexedLineSplitter);
+    splitter!.push(enc(text));
+    splitter!.end();
+    // Lines 4, 5 and 8 repeat a stack known in their file table; line 7 is known only for the old one.
+    expect(parsed).toEqual([1, 2, 3, 6, 7]);
+    const p = parser.finish();
+    expect(p.samples.value.length).toBe(5);
+    expect(Array.from(p['.extensions'].rprof!.samples!.small as Float64Array)).toEqual([1, 5, 9, 10, 11]);
+  });
+});
+
+/** The Rprof files of the shared fixtures, the examples and this package's fixtures. */
+function rprofFiles(): string[] {
+  const files = [join(fixturesDir, 'append.out'), join(fixturesDir, 'grammar.out'), join(fixturesDir, '../../../../examples/r/fib.Rprof.out')];
+  const shared = sharedDir();
+  if (!existsSync(shared)) {
+    console.warn(`skipping the shared fixtures: ${shared} is absent (set PROFKIT_SHARED or place ../shared/fixtures beside the repository)`);
+    return files;
+  }
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (statSync(p).size < 50_000_000 && /^(?:\uFEFF)?(?:memory profiling: |GC profiling: |line profiling: )*sample\.interval=/.test(readFileSync(p).subarray(0, 200).toString('utf8'))) files.push(p);
+    }
+  };
+  walk(shared);
+  return files;
+}
+
+describe('same profile, warnings and errors on both paths', () => {
+  it.each(rprofFiles())('%s', async (file) => {
+    const bytes = readFileSync(file);
+    const first = await expectSamePaths(bytes, ['whole', 'bytes', 'random', 4096], { fileName: file });
+    expect(first).toHaveProperty('profile');
+  });
+
+  it('R’s CRLF, lone CR and mixed line ends, also split between CR and LF', async () => {
+    const body = '"f" "g" |1#2 "h" |"<GC>" "f" |"f" "g" |';
+    for (const eol of ['\r\n', '\r', '\n\r', '\r\r\n']) {
+      const text = 'line profiling: sample.interval=1000' + eol + '#File 1: a.R' + eol + body.split('|').join(eol);
+      const r = await expectSamePaths(enc(text), ['whole', 'bytes', 2, 3, 'random']);
+      expect(r).toHaveProperty('profile');
+    }
+  });
+
+  it('a BOM (dropped from the first line only), invalid UTF-8 and characters outside the BMP', async () => {
+    const text = concat(['\uFEFFsample.interval=1000\n"f" "g" \n', new Uint8Array([0x22, 0xff, 0xc3, 0x22, 0x20, 0x0a]), '"\uFEFFf" \n"𝔣é" \n', new Uint8Array([0x22, 0xfe, 0xc3, 0x22, 0x20, 0x0a]), '"𝔣é" \n"g', new Uint8Array([0xe2, 0x82]), '" ']);
+    const r = await expectSamePaths(text, ['whole', 'bytes', 1, 2, 5, 'random']);
+    expect(r).toHaveProperty('profile');
+    // A BOM elsewhere is content, as with LineSplitter.
+    await expectSamePaths(enc('sample.interval=1000\n\uFEFF"f" \n'), ['whole', 'bytes']);
+  });
+
+  it('#File redefinitions and Rprof(append = TRUE) runs with and without memory profiling', async () => {
+    const text =
+      'sample.interval=1000\n#File 1: a.R\n1#2 "f" \n1#2 "f" \n#File 1: b.R\n1#2 "f" \n1#2 "f" \n' +
+      'memory profiling: GC profiling: sample.interval=2000\n#File 1: c.R\n:1:2:3:4:1#2 "f" \n:2:2:3:4:1#2 "f" \n:3:2:3:4:"<GC>" 1#2 "f" \n:3:2:3:4:"<GC>" 1#2 "f" \n:9:9:9:9:\n:9:9:9:9:\n' +
+      // More than 15 digits: not the prefix the fast path takes, but numbers the parser accepts.
+      ':1:2:3:1234567890123456:1#2 "f" \n:1:2:3:1234567890123456:1#2 "f" \n' +
+      'sample.interval=1000\n"f" \n"f" \n"f" \n';
+    for (const aggregate of [false, true]) {
+      const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random'], { fileName: 'a.out', aggregate });
+      expect(r).toHaveProperty('profile');
+    }
+  });
+
+  it('errors: a memory prefix outside memory runs, a missing or malformed one, an undeclared file', async () => {
+    const cases = [
+      'sample.interval=1000\n"f" \n"f" \n:1:2:3:4:"f" \n',
+      'memory profiling: sample.interval=1000\n:1:2:3:4:"f" \n:1:2:3:4:"f" \n"f" \n',
+      'memory profiling: sample.interval=1000\n:1:2:3:4:"f" \n:1:2:3:12345678901234567890:"f" \n',
+      'memory profiling: sample.interval=1000\n:1:2:3:4:"f" \n:1:2:3:4"f" \n',
+      'memory profiling: sample.interval=1000\n:1:2:3:4:"f" \n:1::3:4:"f" \n',
+      'sample.interval=1000\n#File 1: a.R\n1#2 "f" \n#File 2: b.R\n1#2 "f" \nsample.interval=1000\n1#2 "f" \n',
+      'not a header\n',
+      'sample.interval=0\n',
+    ];
+    for (const text of cases) {
+      const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random']);
+      expect(r).toHaveProperty('error');
+    }
+  });
+
+  it('truncated lines, also the last one without terminator', async () => {
+    const text = 'memory profiling: sample.interval=1000\n:1:2:3:4:"f" "g\n:1:2:3:4:"f" "g\n:1:2:3:4:"f" 1#\n:1:2:3\n:1:2:3:4:"f" "g';
+    const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random']);
+    expect(r).toHaveProperty('warnings.0.code', 'PROFKIT_W_RPROF_TRUNCATED');
+  });
+
+  it('lines longer than maxLineLength, in the window, carried between chunks and beyond the window', async () => {
+    const long = '"' + 'x'.repeat(300) + '" \n';
+    const text = 'sample.interval=1000\n"f" \n"f" \n' + long;
+    for (const maxLineLength of [40, 299, 302, 303, 1000]) {
+      await expectSamePaths(enc(text), ['whole', 'bytes', 7, 'random'], { maxLineLength });
+      // The same with a memory prefix that makes a repeated key's line longer than its first occurrence.
+      const mem = 'memory profiling: sample.interval=1000\n:1:1:1:1:"' + 'y'.repeat(20) + '" \n:123456789012345:1:1:1:"' + 'y'.repeat(20) + '" \n';
+      await expectSamePaths(enc(mem), ['whole', 'bytes'], { maxLineLength: maxLineLength / 10 + 6 });
+    }
+    // Multi-byte characters: a line of 100 characters in 300 bytes.
+    await expectSamePaths(enc('sample.interval=1000\n"' + '€'.repeat(98) + '\n'), ['whole', 'bytes'], { maxLineLength: 100 });
+    await expectSamePaths(enc('sample.interval=1000\n"' + '€'.repeat(99) + '\n'), ['whole', 'bytes'], { maxLineLength: 100 });
+  });
+
+  it('generated files: random stacks, memory prefixes, GC, empty, cut-off and invalid lines, any line ends', async () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const bytes = generatedRprof(seed);
+      await expectSamePaths(bytes, seed % 4 === 0 ? ['whole', 'bytes', 'random'] : ['whole', 'random', 64]);
+    }
+  });
+});
+
+/** A random Rprof file (mostly valid: a parse goes on for a while before an invalid line, if any). */
+function generatedRprof(seed: number): Uint8Array {
+  const random = prng(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const eols = [['\n'], ['\r\n'], ['\r'], ['\n', '\r\n', '\r']][seed % 4]!;
+  const names = ['"f"', '"g"', '"pkg::h"', '"<Anonymous>"', '"x[[\\"a\\"]]"', '"𝔣é"', '"a b"'];
+  const stacks: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    let s = random() < 0.2 ? '"<GC>" ' : '';
+    for (let k = 0, n = 1 + Math.floor(random() * 5); k < n; k++) s += (random() < 0.4 ? `${1 + Math.floor(random() * 2)}#${Math.floor(random() * 50)} ` : '') + pick(names) + ' ';
+    stacks.push(s);
+  }
+  const parts: (string | Uint8Array)[] = [];
+  if (random() < 0.2) parts.push('\uFEFF');
+  let memory = false;
+  const header = () => {
+    memory = random() < 0.5;
+    parts.push((memory ? 'memory profiling: ' : '') + (random() < 0.5 ? 'GC profiling: ' : '') + 'line profiling: sample.interval=' + (1 + Math.floor(random() * 20000)), pick(eols));
+    parts.push('#File 1: a.R', pick(eols), '#File 2: b.R', pick(eols));
+  };
+  header();
+  const lines = 200 + Math.floor(random() * 400);
+  for (let i = 0; i < lines; i++) {
+    const r = random();
+    let line: string | Uint8Array;
+    if (r < 0.01) {
+      header();
+      continue;
+    } else if (r < 0.03) line = `#File ${1 + Math.floor(random() * 2)}: ${pick(['a.R', 'b.R', 'c.R'])}`;
+    else if (r < 0.04) line = '';
+    else if (r < 0.045) line = pick(stacks).slice(0, Math.floor(random() * 10)); // cut off
+    else if (r < 0.05) line = concat([pick(stacks), new Uint8Array([0x22, 0xff, 0xe2, 0x82, 0x22, 0x20])]);
+    else if (r < 0.052) line = ':1:2:x:4:"f" '; // an error in any run
+    else line = pick(stacks);
+    const prefix = memory ? `:${Math.floor(random() * 1e6)}:${Math.floor(random() * 1e6)}:${Math.floor(random() * 1e3)}:${Math.floor(random() * 10)}:` : '';
+    parts.push(prefix, line, pick(eols));
+  }
+  if (random() < 0.3) parts.pop(); // no terminator on the last line
+  return concat(parts);
+}
+
+describe('bounds', () => {
+  it('more than 65,536 distinct lines: the ones without an id take the text path, with the same result', async () => {
+    let text = 'sample.interval=1000\n';
+    for (let i = 0; i < 70_000; i++) text += `"f${i}" \n"f${i}" \n`;
+    text += '"f1" \n"f69999" \n';
+    const bytes = enc(text);
+    const r = await expectSamePaths(bytes, ['whole', 65536]);
+    expect(r).toHaveProperty('profile.samples.value.length', 140_002);
+  });
+
+  it('long lines: beyond the longest key, beyond the window, and more than 16 MiB of distinct keys', async () => {
+    const parts = ['sample.interval=1000\n'];
+    // 70 distinct lines of 250 KB (17.5 MB of keys), each twice; then 300 KB and 1.5 MB lines twice.
+    for (let i = 0; i < 70; i++) parts.push(`"${String(i).padStart(3, '0')}${'x'.repeat(250_000)}" \n`.repeat(2));
+    parts.push(`"${'y'.repeat(300_000)}" \n`.repeat(2), `"${'z'.repeat(1_500_000)}" \r`.repeat(2), '"f" \n"f" \n');
+    const bytes = enc(parts.join(''));
+    const r = await expectSamePaths(bytes, ['whole', 1 << 20, 'random']);
+    expect(r).toHaveProperty('profile.samples.value.length', 146);
+
+    const parser = new RprofParser({});
+    const splitter = newIndexedLineSplitter(parser, {})!;
+    for (const chunk of chunked(bytes, 1 << 16)) splitter.push(chunk);
+    splitter.end();
+    expect(parser.finish().samples.value.length).toBe(146);
+    // Tables, records and the 1 MiB window (2.5 MiB) and at most 16 MiB of keys.
+    expect(splitter.memoryBytes).toBeLessThanOrEqual(296 * 65536);
+    expect(splitter.memoryBytes).toBeGreaterThan(16 * 1024 * 1024);
+  });
+});
+
+describe('without WebAssembly', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  });
+
+  for (const [what, stub] of [
+    ['absent', undefined],
+    ['refusing to compile (a CSP without wasm-unsafe-eval)', { Module: class { constructor() { throw new Error('CompileError: refused'); } } }],
+  ] as const) {
+    it(`reads the same through LineSplitter when WebAssembly is ${what}`, async () => {
+      const text = enc('sample.interval=1000\n"f" \n"f" \n"g" "f" \n');
+      const expected = await outcome('text', text, 'whole');
+      vi.stubGlobal('WebAssembly', stub);
+      vi.resetModules();
+      const lineIndex = await import('../src/line-index.js');
+      const read = await import('../src/read.js');
+      expect(lineIndex.newIndexedLineSplitter(new read.RprofParser({}), {})).toBeUndefined();
+      const r = read.readRprofBytes(text);
+      expect({ profile: r.profile, warnings: r.warnings }).toEqual(expected);
+    });
+  }
+});
