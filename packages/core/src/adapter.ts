@@ -69,6 +69,13 @@ export interface ReadOptions {
   signal?: PlatformAbortSignal;
   /** The write that will follow this read, when the caller knows it (see `PlannedWrite`). */
   plannedWrite?: PlannedWrite;
+  /**
+   * The caller only sums values over samples (a report such as top or a flame graph): a codec
+   * may read samples with equal stacks and labels as one sample with their summed values (the
+   * pprof codec then aggregates, unless its `aggregate` read option says otherwise). Only a
+   * hint: what the caller prints must come out the same with or without it.
+   */
+  samplesSummed?: boolean;
 }
 
 /**

@@ -151,6 +151,8 @@ export interface RegistryReadOptions {
   validate?: boolean;
   /** The write that will follow (a hint handed to the reading codec; see `PlannedWrite`). */
   plannedWrite?: PlannedWrite;
+  /** The caller only sums values over samples (a hint handed to the reading codec; see `ReadOptions.samplesSummed`). */
+  samplesSummed?: boolean;
 }
 
 export interface RegistryReadResult extends ReadResult {
@@ -865,6 +867,7 @@ export class Registry {
         onProgress: options.onProgress,
         signal: options.signal,
         ...(options.plannedWrite ? { plannedWrite: options.plannedWrite } : {}),
+        ...(options.samplesSummed ? { samplesSummed: true } : {}),
       });
     } catch (e) {
       throw wrapAdapterError(e, adapter.name, fileName, 'reading');

@@ -23,7 +23,7 @@ import {
   prepareDeflateAhead,
   startDeflateAhead,
 } from '@profkit/core';
-import { decodeProfile, decodeProfileStream, type DecodeResult } from './decode.js';
+import { decodeProfile, decodeProfileStream, type DecodeOptions, type DecodeResult } from './decode.js';
 import { encodeProfile, encodeProfileChunks } from './encode.js';
 import { gunzipExact, gzipChunks, gzipOneBuffer, gzipStream } from './gzip.js';
 
@@ -100,6 +100,7 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
   if (typeof stream !== 'boolean') {
     throw new ProfkitError(ErrorCodes.USAGE, `pprof: read option stream must be true or false, got ${String(stream)}`, { option: 'stream' });
   }
+  aggregateOf(options); // a bad value is a usage error before anything is read
   try {
     let result: DecodeResult;
     if (stream) {
@@ -108,7 +109,7 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
       let bytes = await input.bytes();
       // Inputs handed over un-inflated (e.g. readProfileBytes of a .pb.gz) are inflated here.
       if (isGzip(bytes)) bytes = gunzipExact(bytes, options.limits ?? {}, input.fileName);
-      result = decodeProfile(bytes, { file: input.fileName, limits: options.limits });
+      result = decodeProfile(bytes, decodeOptionsOf(input, options));
     }
     const { profile, warnings } = result;
     return { profile, warnings, format: 'pprof' };
@@ -116,6 +117,25 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
     if (e instanceof ProfkitError && e.detail.file === undefined) throw e.withDetail({ file: input.fileName });
     throw e;
   }
+}
+
+/**
+ * Whether the read merges equal samples (`DecodeOptions.aggregate`): the read option `aggregate`
+ * when given, else the caller's hint that it only sums values over samples
+ * (`ReadOptions.samplesSummed`: the report views), whose output is the same either way.
+ */
+function aggregateOf(options: ReadOptions): boolean {
+  const aggregate = options.options?.aggregate;
+  if (aggregate === undefined) return options.samplesSummed === true;
+  if (typeof aggregate !== 'boolean') {
+    throw new ProfkitError(ErrorCodes.USAGE, `pprof: read option aggregate must be true or false, got ${String(aggregate)}`, { option: 'aggregate' });
+  }
+  return aggregate;
+}
+
+/** What the decoder is told of a read: the file name for its errors, the limits, `aggregate`. */
+function decodeOptionsOf(input: ReadInput, options: ReadOptions): DecodeOptions {
+  return { file: input.fileName, limits: options.limits, aggregate: aggregateOf(options) };
 }
 
 /**
@@ -205,7 +225,7 @@ export const DEFLATE_AHEAD_MIN_BYTES = 1 << 20;
 
 /** The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes. */
 export async function readStreamed(input: ReadInput, options: ReadOptions, wholeDecodeMaxBytes = WHOLE_DECODE_MAX_BYTES): Promise<DecodeResult> {
-  const decodeOptions = { file: input.fileName, limits: options.limits };
+  const decodeOptions = decodeOptionsOf(input, options);
   // The signal is checked between chunks (the decoders take none): an abort stops the read.
   const { signal } = options;
   async function* abortable(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {

@@ -33,6 +33,7 @@ import {
   type Profile,
   type Warning,
 } from '@profkit/core';
+import { ABSENT, GAVE_UP, SampleTable, finishHash, grown32, mixWord } from './sample-table.js';
 
 /** Error strings of google/pprof's decoder (kept verbatim: users search for them). */
 export const GoErrors = {
@@ -55,6 +56,14 @@ export interface DecodeOptions {
    * `READ_LIMITS` by default).
    */
   limits?: ReadLimits;
+  /**
+   * Samples with equal location ids and equal labels (google/pprof's sample key in
+   * `profile/merge.go`) are one sample whose values are the sums, in the order of their first
+   * appearance: the sample columns then grow with the distinct samples, not with the input's.
+   * Sums wrap at 64 bits as Go's `int64` additions do. All-zero samples are kept (merged like
+   * the others; Go's `Merge` drops them). Limits count the samples of the input.
+   */
+  aggregate?: boolean;
 }
 
 /** The effective limits of one decode. */
@@ -116,6 +125,8 @@ let pos = 0;
 let lo = 0;
 let hi = 0;
 let fileName: string | undefined;
+/** The decode in progress merges equal samples (`DecodeOptions.aggregate`). */
+let aggregating = false;
 
 /**
  * Offset of `buf[0]` in the whole input: 0 for a buffer decode, the window's start when streaming
@@ -604,6 +615,7 @@ function bigKey(): bigint {
 export function decodeProfile(bytes: Uint8Array, options: DecodeOptions = {}): DecodeResult {
   fileName = options.file;
   limits = decodeLimits(options.limits);
+  aggregating = options.aggregate ?? false;
   setBuf(bytes);
   decodeUtf8 = utf8Decoder(bytes);
   base = 0;
@@ -624,12 +636,14 @@ function releaseState(): void {
   F = undefined;
   lineWithoutFunction = [];
   fileName = undefined;
+  aggregating = false;
 }
 
 /** The state of a streamed decode between its windows (another decode may run meanwhile). */
 interface StreamState {
   fileName: string | undefined;
   limits: DecodeLimits;
+  aggregate: boolean;
   strings: string[];
   cols: Cols;
   fill: Fill | undefined;
@@ -642,6 +656,7 @@ function newStreamState(options: DecodeOptions): StreamState {
   return {
     fileName: options.file,
     limits: decodeLimits(options.limits),
+    aggregate: options.aggregate ?? false,
     strings: [],
     cols: EMPTY_COLS,
     fill: undefined,
@@ -657,6 +672,7 @@ function enter(st: StreamState, window: Uint8Array, start: number): void {
   pos = 0;
   fileName = st.fileName;
   limits = st.limits;
+  aggregating = st.aggregate;
   strings = st.strings;
   C = st.cols;
   F = st.fill;
@@ -874,7 +890,7 @@ export class ProfileDecoder {
 
 /** Whether two decodes name the same file and apply the same limits (their errors are then the same). */
 function sameDecodeOptions(a: DecodeOptions, b: DecodeOptions): boolean {
-  if (a.file !== b.file) return false;
+  if (a.file !== b.file || (a.aggregate ?? false) !== (b.aggregate ?? false)) return false;
   const x = decodeLimits(a.limits);
   const y = decodeLimits(b.limits);
   return (Object.keys(x) as (keyof DecodeLimits)[]).every((k) => x[k] === y[k]);
@@ -908,24 +924,32 @@ interface Cols {
   iLine: Float64Array;
   iCol: Float64Array;
   iIn: number;
+  /** With `aggregate`: the distinct samples so far. */
+  merge: Merging | undefined;
 }
 const u32 = new Uint32Array(0);
 const f64 = new Float64Array(0);
 const EMPTY_COLS: Cols = {
   nT: 0, offsets: u32, locIds: u32, vviews: [], labelOffsets: undefined, labKey: [], labStr: [], labNumView: u32, labUnit: [], labIsNum: new Uint8Array(0),
   bigRefs: { location: [], function: [], mapping: [] }, bigDefs: { location: [], function: [], mapping: [] },
-  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0,
+  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined,
 };
 let C: Cols = EMPTY_COLS;
 
 /** Decodes one Sample message (pass 2) into the columns of `C`. */
 function decodeSample(end: number, tagPos: number, s: number): void {
+  const e = lengthEnd(end, tagPos);
+  // With `aggregate` the sample is decoded into the row after the distinct ones, then kept or
+  // added to its equal (`mergeSample`).
+  const merging = C.merge;
+  const row = merging === undefined ? s : merging.table.rows;
+  if (merging !== undefined) makeSampleRoom(merging, row, e - pos);
   const { nT, locIds, vviews, labelOffsets, bigRefs } = C;
+  const bigLocationsBefore = bigRefs.location.length;
   let nLocId = C.nLocId;
   let nLabOut = C.nLabOut;
-  const e = lengthEnd(end, tagPos);
   let nv = 0;
-  const twoS = 2 * s;
+  const twoS = 2 * row;
   while (pos < e) {
     const tp = pos;
     const tg = buf[pos]! < 0x80 ? buf[pos++]! : tagVarint(e);
@@ -997,6 +1021,10 @@ function decodeSample(end: number, tagPos: number, s: number): void {
   }
   if (nT === 0) invalid('missing sample type information', { offset: tagPos });
   if (nv !== nT) invalid(`mismatch: sample has ${nv} values vs. ${nT} types`, { offset: tagPos, sample: s });
+  if (merging !== undefined) {
+    mergeSample(merging, row, nLocId, nLabOut, bigRefs.location.length === bigLocationsBefore);
+    return;
+  }
   if (labelOffsets) labelOffsets[s + 1] = nLabOut;
   C.nLocId = nLocId;
   C.nLabOut = nLabOut;
@@ -1010,6 +1038,7 @@ function decodeSample(end: number, tagPos: number, s: number): void {
 function decodeLabel(le: number, row: number): boolean {
   const { labKey, labStr, labUnit, labNumView, labIsNum } = C;
   let key = '';
+  let keyIdx = 0;
   let strIdx = 0;
   let sv = '';
   let nLo = 0;
@@ -1025,6 +1054,7 @@ function decodeLabel(le: number, row: number): boolean {
       varint(le);
       if (lf === 1) {
         key = str(lp, 'label.key');
+        keyIdx = lo;
       } else if (lf === 2) {
         sv = str(lp, 'label.str');
         strIdx = lo;
@@ -1041,9 +1071,11 @@ function decodeLabel(le: number, row: number): boolean {
     labKey.push(key);
     labStr.push(sv);
     labUnit.push('');
+    if (C.merge !== undefined) noteLabel(C.merge, 0, keyIdx, strIdx, 0, 0);
     return true;
   }
   if (nLo !== 0 || nHi !== 0 || unitIdx !== 0) {
+    if (C.merge !== undefined) noteLabel(C.merge, 1, keyIdx, nLo, nHi, unitIdx);
     labKey.push(key);
     labStr.push('');
     labUnit.push(unit);
@@ -1211,14 +1243,17 @@ function beginFill(c: Counts): void {
   // values vs. Y types"), so the columns (samples × types, which many empty samples and types
   // would make huge) stay empty; writes past their end are dropped. Otherwise they hold the
   // values of the input, 8 bytes for each of its varints.
-  const columnLength = c.values === nT * nS ? nS : 0;
+  // With `aggregate`, the sample columns start small and grow with the distinct samples
+  // (`makeSampleRoom`), never beyond what pass 1 counted.
+  const rowCapacity = aggregating ? Math.min(nS, FIRST_ROWS) : nS;
+  const columnLength = c.values === nT * nS ? rowCapacity : 0;
   for (let j = 0; j < nT; j++) {
     const col = new BigInt64Array(columnLength);
     values.push(col);
     vviews.push(new Uint32Array(col.buffer));
   }
   const nLab = c.labels;
-  const labNum = new BigInt64Array(nLab);
+  const labNum = new BigInt64Array(aggregating ? Math.min(nLab, FIRST_ROWS) : nLab);
   const nM = c.mappings;
   const mStart = new BigUint64Array(nM);
   const mLimit = new BigUint64Array(nM);
@@ -1229,15 +1264,15 @@ function beginFill(c: Counts): void {
   const nF = c.functions;
   C = {
     nT,
-    offsets: new Uint32Array(nS + 1),
-    locIds: new Uint32Array(c.locIds),
+    offsets: new Uint32Array(rowCapacity + 1),
+    locIds: new Uint32Array(aggregating ? Math.min(c.locIds, 16 * FIRST_ROWS) : c.locIds),
     vviews,
-    labelOffsets: nLab > 0 ? new Uint32Array(nS + 1) : undefined,
+    labelOffsets: nLab > 0 ? new Uint32Array(rowCapacity + 1) : undefined,
     labKey: [],
     labStr: [],
     labNumView: new Uint32Array(labNum.buffer),
     labUnit: [],
-    labIsNum: new Uint8Array(nLab),
+    labIsNum: new Uint8Array(labNum.length),
     bigRefs: { location: [], function: [], mapping: [] },
     bigDefs: { location: [], function: [], mapping: [] },
     nLocId: 0,
@@ -1254,6 +1289,7 @@ function beginFill(c: Counts): void {
     iLine: new Float64Array(nIn),
     iCol: new Float64Array(nIn),
     iIn: 0,
+    merge: aggregating ? newMerging(c) : undefined,
   };
   F = {
     nS, nT, nM, nL, nF, nLab, values, labNum,
@@ -1467,11 +1503,12 @@ function endFill(c: Counts, recount: boolean): DecodeResult {
   C = EMPTY_COLS;
   F = undefined;
   // Same bytes (length and CRC-32 checked) give the same counts; this guards the columns anyway.
-  if (recount && (f.iS !== c.samples || cols.nLocId !== c.locIds || f.iLoc !== c.locations || f.iM !== c.mappings || f.iF !== c.functions || cols.iIn !== c.inlineLines || cols.nLabOut > c.labels || f.stType.length !== c.sampleTypes)) {
+  if (recount && (f.iS !== c.samples || (cols.merge?.inputLocIds ?? cols.nLocId) !== c.locIds || f.iLoc !== c.locations || f.iM !== c.mappings || f.iF !== c.functions || cols.iIn !== c.inlineLines || cols.nLabOut > c.labels || f.stType.length !== c.sampleTypes)) {
     throw changedInput(fileName);
   }
   base = 0;
   cols.lInlOff[f.nL] = cols.iIn;
+  if (cols.merge !== undefined) keepDistinctRows(f, cols, cols.merge);
   return finishDecode(f, cols);
 }
 
@@ -1685,4 +1722,201 @@ function checkSampleLocations(locIds: Uint32Array, n: number, lId: Uint32Array, 
     return;
   }
   for (let i = 0; i < n; i++) if (lIdx.get(locIds[i]!) < 0) invalid('sample has nil location', { locationId: locIds[i] });
+}
+
+// ---------------------------------------------------------------------------------------------
+// `aggregate`: equal samples merged while pass 2 decodes them.
+
+/** Rows the sample columns start with under `aggregate` (they double as distinct samples appear). */
+const FIRST_ROWS = 1024;
+
+/** The state of `aggregate` in pass 2. */
+interface Merging {
+  table: SampleTable;
+  /** Location ids of the input's samples (pass 1 counted them; the columns hold the distinct samples'). */
+  inputLocIds: number;
+  /** What the columns may grow to: pass 1's counts of samples, location ids and labels. */
+  maxRows: number;
+  maxLocIds: number;
+  maxLabels: number;
+  /** Of each string-table index, the first index of an equal string (labels hash by it); made at the first label. */
+  canonical: Uint32Array | undefined;
+  /** The labels of the sample being decoded, `LABEL_WORDS` words each, as they are hashed. */
+  labelWords: number[];
+}
+
+/** A label as hashed: kind (0 string, 1 number), key, value (string index, or number lo and hi), unit. */
+const LABEL_WORDS = 5;
+
+function newMerging(c: Counts): Merging {
+  return { table: new SampleTable(), inputLocIds: 0, maxRows: c.samples, maxLocIds: c.locIds, maxLabels: c.labels, canonical: undefined, labelWords: [] };
+}
+
+/** Records a label of the sample being decoded for its hash (string indices made canonical). */
+function noteLabel(m: Merging, kind: number, keyIdx: number, valueLo: number, valueHi: number, unitIdx: number): void {
+  const canonical = (m.canonical ??= canonicalStringIndices(strings));
+  m.labelWords.push(kind, canonical[keyIdx]!, kind === 0 ? canonical[valueLo]! : valueLo, valueHi, canonical[unitIdx]!);
+}
+
+/** Of each string of `table`, the index of its first occurrence (google/pprof compares label strings, not indices). */
+function canonicalStringIndices(table: string[]): Uint32Array {
+  const out = new Uint32Array(table.length);
+  const first = new Map<string, number>();
+  for (let i = 0; i < table.length; i++) {
+    const s = table[i]!;
+    const at = first.get(s);
+    if (at === undefined) first.set(s, i);
+    out[i] = at ?? i;
+  }
+  return out;
+}
+
+/**
+ * Room in the columns for sample row `row` and a sample message of `messageBytes` (each of its
+ * location ids takes a byte or more, each label two or more): the columns double, up to pass 1's
+ * counts.
+ */
+function makeSampleRoom(m: Merging, row: number, messageBytes: number): void {
+  const f = F!;
+  if (row + 1 >= C.offsets.length) {
+    const rows = Math.min(m.maxRows, Math.max(2 * (C.offsets.length - 1), row + 1));
+    C.offsets = grown32(C.offsets, rows + 1);
+    if (C.labelOffsets) C.labelOffsets = grown32(C.labelOffsets, rows + 1);
+    // Value columns left empty by beginFill (a value count that fails pass 2) stay empty.
+    for (let j = 0; j < f.values.length; j++) {
+      if (f.values[j]!.length === 0) continue;
+      const col = new BigInt64Array(rows);
+      col.set(f.values[j]!);
+      f.values[j] = col;
+      C.vviews[j] = new Uint32Array(col.buffer);
+    }
+  }
+  const locIds = Math.min(m.maxLocIds, C.nLocId + messageBytes);
+  if (locIds > C.locIds.length) C.locIds = grown32(C.locIds, Math.min(m.maxLocIds, Math.max(locIds, 2 * C.locIds.length)));
+  const labels = Math.min(m.maxLabels, C.nLabOut + (messageBytes >>> 1));
+  if (labels > f.labNum.length) {
+    const n = Math.min(m.maxLabels, Math.max(labels, 2 * f.labNum.length));
+    const num = new BigInt64Array(n);
+    num.set(f.labNum);
+    f.labNum = num;
+    C.labNumView = new Uint32Array(num.buffer);
+    const isNum = new Uint8Array(n);
+    isNum.set(C.labIsNum);
+    C.labIsNum = isNum;
+  }
+}
+
+// The sample being merged, decoded after the distinct rows: its location ids and label rows.
+let candidateStart = 0;
+let candidateEnd = 0;
+let candidateLabelStart = 0;
+let candidateLabelEnd = 0;
+
+/**
+ * The sample just decoded into row `row` (location ids up to `nLocId`, label rows up to
+ * `nLabOut`) stays a row of its own, or its values go to the equal row before it. A sample with a
+ * location id above 2^32-1 (its ids are fixed up after decoding) stays a row of its own.
+ */
+function mergeSample(m: Merging, row: number, nLocId: number, nLabOut: number, hashable: boolean): void {
+  candidateStart = C.offsets[row]!;
+  candidateEnd = nLocId;
+  candidateLabelStart = C.labelOffsets ? C.labelOffsets[row]! : 0;
+  candidateLabelEnd = nLabOut;
+  m.inputLocIds += nLocId - candidateStart;
+  const hash = hashable ? sampleHash(m) : 0;
+  m.labelWords.length = 0;
+  const equal = hashable ? m.table.lookup(hash, sameAsCandidate) : GAVE_UP;
+  if (equal >= 0) {
+    addValues(equal, row);
+    // The candidate's rows are taken by the next sample; labels must not leave flags behind.
+    C.nLocId = candidateStart;
+    const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
+    labKey.length = labStr.length = labUnit.length = candidateLabelStart;
+    labIsNum.fill(0, candidateLabelStart, nLabOut);
+    labNumView.fill(0, 2 * candidateLabelStart, 2 * nLabOut);
+    C.nLabOut = candidateLabelStart;
+    return;
+  }
+  m.table.add(hash, equal === ABSENT);
+  C.offsets[row + 1] = nLocId;
+  if (C.labelOffsets) C.labelOffsets[row + 1] = nLabOut;
+  C.nLocId = nLocId;
+  C.nLabOut = nLabOut;
+}
+
+/** Adds the values of row `from` to row `to`, wrapping at 64 bits as Go's int64 addition. */
+function addValues(to: number, from: number): void {
+  const vviews = C.vviews;
+  for (let j = 0; j < vviews.length; j++) {
+    const v = vviews[j]!;
+    const low = v[2 * to]! + v[2 * from]!;
+    const carry = low > 0xffffffff ? 1 : 0;
+    v[2 * to] = low; // Uint32Array stores it modulo 2^32
+    v[2 * to + 1] = v[2 * to + 1]! + v[2 * from + 1]! + carry;
+  }
+}
+
+/**
+ * The candidate's hash: its location ids in order, then its labels in google/pprof's key order
+ * (string labels before numeric ones, by key; the values of one key in their order).
+ */
+function sampleHash(m: Merging): number {
+  let h = m.table.seed;
+  const locIds = C.locIds;
+  for (let i = candidateStart; i < candidateEnd; i++) h = mixWord(h, locIds[i]!);
+  const w = m.labelWords;
+  const n = w.length / LABEL_WORDS;
+  if (n === 1) for (let k = 0; k < LABEL_WORDS; k++) h = mixWord(h, w[k]!);
+  else if (n > 1) {
+    const order = Array.from({ length: n }, (_, i) => i);
+    order.sort((a, b) => w[a * LABEL_WORDS]! - w[b * LABEL_WORDS]! || w[a * LABEL_WORDS + 1]! - w[b * LABEL_WORDS + 1]! || a - b);
+    for (const i of order) for (let k = 0; k < LABEL_WORDS; k++) h = mixWord(h, w[i * LABEL_WORDS + k]!);
+  }
+  return finishHash(h, candidateEnd - candidateStart + w.length);
+}
+
+/** Whether row `r` has the candidate's location ids and labels (pprof's sample key). */
+function sameAsCandidate(r: number): boolean {
+  const { offsets, locIds, labelOffsets } = C;
+  const start = offsets[r]!;
+  if (offsets[r + 1]! - start !== candidateEnd - candidateStart) return false;
+  for (let i = 0; i < candidateEnd - candidateStart; i++) if (locIds[start + i] !== locIds[candidateStart + i]) return false;
+  if (!labelOffsets) return true;
+  const labelStart = labelOffsets[r]!;
+  const n = labelOffsets[r + 1]! - labelStart;
+  if (n !== candidateLabelEnd - candidateLabelStart) return false;
+  let inOrder = true;
+  for (let i = 0; i < n && inOrder; i++) inOrder = sameLabel(labelStart + i, candidateLabelStart + i);
+  return inOrder || sameLabelsByKey(labelStart, candidateLabelStart, n);
+}
+
+function sameLabel(a: number, b: number): boolean {
+  const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
+  if (labKey[a] !== labKey[b] || labIsNum[a] !== labIsNum[b]) return false;
+  if (labIsNum[a] === 0) return labStr[a] === labStr[b];
+  return labNumView[2 * a] === labNumView[2 * b] && labNumView[2 * a + 1] === labNumView[2 * b + 1] && labUnit[a] === labUnit[b];
+}
+
+/** Label rows `a..a+n` and `b..b+n` hold the same values per key and kind, in the same order per key (Go's maps of labels). */
+function sameLabelsByKey(a: number, b: number, n: number): boolean {
+  const { labKey, labIsNum } = C;
+  const byKey = (start: number): number[] =>
+    Array.from({ length: n }, (_, i) => start + i).sort((x, y) => labIsNum[x]! - labIsNum[y]! || (labKey[x]! < labKey[y]! ? -1 : labKey[x]! > labKey[y]! ? 1 : 0) || x - y);
+  const ka = byKey(a);
+  const kb = byKey(b);
+  for (let i = 0; i < n; i++) if (!sameLabel(ka[i]!, kb[i]!)) return false;
+  return true;
+}
+
+/** After pass 2 with `aggregate`: the columns cut to the distinct samples. */
+function keepDistinctRows(f: Fill, cols: Cols, m: Merging): void {
+  const rows = m.table.rows;
+  f.nS = rows;
+  f.values = f.values.map((v) => (v.length === rows ? v : v.slice(0, rows)));
+  cols.offsets = cols.offsets.slice(0, rows + 1);
+  if (cols.labelOffsets) cols.labelOffsets = cols.labelOffsets.slice(0, rows + 1);
+  // finishDecode cuts the label and location id columns to what was used.
+  f.nLab = f.labNum.length;
+  // Ids above 2^32-1 are fixed up in the column as it is now (it grew since they were read).
+  for (const r of cols.bigRefs.location) r.arr = cols.locIds;
 }

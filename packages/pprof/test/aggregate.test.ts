@@ -1,0 +1,263 @@
+/**
+ * The decoder's `aggregate` option: samples with google/pprof's equal sample key (location ids,
+ * string labels, numeric labels with their units; `profile/merge.go`) read as one sample with the
+ * summed values, in the order of first appearance, by the buffer and the streamed decoder alike.
+ * The reference below merges the samples of a plain decode, independently of the decoder's table.
+ */
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes, isProfkitError, labelsOf, type Profile } from '@profkit/core/node';
+import { decodeProfile, decodeProfileStream } from '../src/index.js';
+import { codec, readStreamed } from '../src/codec.js';
+import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, pb, readFixture, str, type Field } from './helpers.js';
+import { gunzipSync } from 'node:zlib';
+
+interface FlatSample {
+  locationIds: number[];
+  labels: { key: string; str?: string; num?: string; unit?: string }[];
+  values: string[];
+}
+
+/** The samples of `p` as plain data (location ids, labels in their order, values). */
+function samplesOf(p: Profile): FlatSample[] {
+  const { offsets, location_id } = p.samples.locations;
+  const out: FlatSample[] = [];
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    out.push({
+      locationIds: Array.from(location_id.subarray(offsets[i]!, offsets[i + 1]!)),
+      labels: labelsOf(p, i).map((l) => ('str' in l ? { key: l.key, str: l.str } : { key: l.key, num: String(l.num), unit: l.unit ?? '' })),
+      values: p.samples['.values'].map((c) => String(c[i]!)),
+    });
+  }
+  return out;
+}
+
+/** google/pprof's sample key: ids in order; string and numeric labels by key (sorted), values of a key in order. */
+function goKey(s: FlatSample): string {
+  const byKey = new Map<string, string[]>();
+  for (const l of s.labels) {
+    const k = `${l.str !== undefined ? 's' : 'n'}${JSON.stringify(l.key)}`;
+    byKey.set(k, [...(byKey.get(k) ?? []), l.str !== undefined ? JSON.stringify(l.str) : `${l.num}/${JSON.stringify(l.unit)}`]);
+  }
+  return JSON.stringify([s.locationIds, [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+}
+
+/** The samples merged as Go's Merge merges them (int64 sums wrap), keeping all-zero samples. */
+function referenceMerge(samples: FlatSample[]): FlatSample[] {
+  const seen = new Map<string, FlatSample>();
+  for (const s of samples) {
+    const k = goKey(s);
+    const first = seen.get(k);
+    if (first === undefined) seen.set(k, { ...s, values: [...s.values] });
+    else first.values = first.values.map((v, j) => String(BigInt.asIntN(64, BigInt(v) + BigInt(s.values[j]!))));
+  }
+  return [...seen.values()];
+}
+
+/** A re-openable stream of `bytes` in pieces of `size` bytes. */
+function chunked(bytes: Uint8Array, size: number): () => AsyncIterable<Uint8Array> {
+  return async function* () {
+    for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, Math.min(bytes.length, i + size));
+  };
+}
+
+// String table of the crafted profiles.
+const STRINGS = ['', 'samples', 'count', 'bytes', 'thread', 'main', 'f', 'g', 'pid', 'size', 'kilobytes', 'worker', 'main'];
+const S = Object.fromEntries(STRINGS.map((s, i) => [s, i]).reverse()) as Record<string, number>;
+const strLabel = (key: string, value: string): Field => [3, [[1, S[key]!], [2, S[value]!]]];
+const numLabel = (key: string, num: number | bigint, unit?: string): Field => [3, [[1, S[key]!], [3, num], ...(unit ? ([[4, S[unit]!]] as Field[]) : [])]];
+const sample = (ids: number[], values: (number | bigint)[], ...labels: Field[]): Field => [2, [[1, { packed: ids }], [2, { packed: values }], ...labels]];
+
+function profileOf(samples: Field[]): Uint8Array {
+  return pb([
+    [1, [[1, S.samples!], [2, S.count!]]],
+    [1, [[1, S.bytes!], [2, S.bytes!]]],
+    ...samples,
+    [4, [[1, 1], [4, [[1, 1]]]]],
+    [4, [[1, 2], [4, [[1, 2]]]]],
+    [4, [[1, 3], [4, [[1, 1]]]]],
+    [5, [[1, 1], [2, S.f!]]],
+    [5, [[1, 2], [2, S.g!]]],
+    ...STRINGS.map((s) => [6, str(s)] as Field),
+  ]);
+}
+
+const CRAFTED = profileOf([
+  sample([1, 2], [1, 10]),
+  sample([1, 2, 3], [1, 5]),
+  sample([1, 2], [2, 20]), // = the first
+  sample([2, 1], [1, 1]), // other order: another stack
+  sample([1, 2], [1, 7], strLabel('thread', 'main')),
+  sample([1, 2], [1, 7], strLabel('thread', 'main')), // = the one before
+  sample([1, 2], [1, 7], strLabel('thread', 'worker')),
+  sample([1, 2], [1, 1], strLabel('thread', 'main'), numLabel('pid', 4)),
+  sample([1, 2], [1, 1], numLabel('pid', 4), strLabel('thread', 'main')), // labels of other keys in another order: equal
+  sample([1, 2], [1, 1], numLabel('size', 4, 'bytes')),
+  sample([1, 2], [1, 1], numLabel('size', 4, 'kilobytes')), // another unit: another sample
+  sample([1, 2], [1, 1], numLabel('size', 4)), // no unit: another sample
+  sample([1, 2], [1, 1], numLabel('size', 4, 'bytes')), // = the first size 4 bytes
+  sample([1, 2], [1, 1], strLabel('thread', 'main'), strLabel('thread', 'worker')),
+  sample([1, 2], [1, 1], strLabel('thread', 'worker'), strLabel('thread', 'main')), // values of one key in another order: another sample
+  sample([1, 2], [1, 1], strLabel('thread', 'main'), strLabel('thread', 'worker')),
+  sample([1, 2], [1, 1], [3, [[1, S.thread!], [2, 12]]]), // "main" at another string index: equal to thread=main
+  sample([3], [0, 0]),
+  sample([3], [0, 0]), // all-zero samples are kept, merged
+  sample([1], [(1n << 63n) - 1n, -1n]),
+  sample([1], [1, -1]), // sums wrap as Go's int64 additions
+  sample([1], [5, 1n << 62n]),
+]);
+
+describe('decodeProfile with aggregate', () => {
+  it('merges samples with equal location ids and labels (Go sample key), summing values in 64 bits', () => {
+    const plain = samplesOf(decodeProfile(CRAFTED).profile);
+    expect(plain).toHaveLength(22);
+    const merged = samplesOf(decodeProfile(CRAFTED, { aggregate: true }).profile);
+    expect(merged).toEqual(referenceMerge(plain));
+    // The cases the crafted profile is made of, spelled out.
+    expect(merged).toHaveLength(13);
+    expect(merged[0]).toEqual({ locationIds: [1, 2], labels: [], values: ['3', '30'] });
+    expect(merged.find((s) => s.locationIds.length === 1 && s.locationIds[0] === 1)!.values).toEqual([String(-(1n << 63n) + 5n), String((1n << 62n) - 2n)]);
+    expect(merged.filter((s) => s.labels.some((l) => l.key === 'size')).map((s) => s.values[0])).toEqual(['2', '1', '1']);
+    expect(merged.find((s) => s.locationIds[0] === 3 && s.locationIds.length === 1)!.values).toEqual(['0', '0']);
+  });
+
+  it('gives the same profile from the streamed decoder, in every chunk size, and from a read with the option', async () => {
+    const want = decodeProfile(CRAFTED, { aggregate: true });
+    for (const size of [1, 3, 7, 64, CRAFTED.length]) {
+      const got = await decodeProfileStream(chunked(CRAFTED, size), { aggregate: true });
+      expect(samplesOf(got.profile)).toEqual(samplesOf(want.profile));
+      expect(got.profile).toEqual(want.profile);
+    }
+    const read = await codec.read!(inputOf(gzipSync(CRAFTED), 'c.pb.gz'), { options: { aggregate: true } });
+    expect(samplesOf(read.profile)).toEqual(samplesOf(want.profile));
+  });
+
+  it('is off by default, and the read hint samplesSummed turns it on unless the option says false', async () => {
+    const gz = gzipSync(CRAFTED);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(22);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(13);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(22);
+    await expect(codec.read!(inputOf(gz, 'c.pb.gz'), { options: { aggregate: 'yes' } })).rejects.toMatchObject({ code: ErrorCodes.USAGE, detail: { option: 'aggregate' } });
+  });
+
+  it('takes the streamed path (input beyond the whole-decode bound) with the same result', async () => {
+    const gz = gzipSync(CRAFTED);
+    const want = decodeProfile(CRAFTED, { aggregate: true }).profile;
+    const got = await readStreamed(inputOf(gz, 'c.pb.gz', 16), { options: { aggregate: true } }, 32);
+    expect(got.profile).toEqual(want);
+  });
+
+  it('keeps the errors of the plain decode (offsets, sample index) and the limits on input samples', () => {
+    const bad = profileOf([sample([1], [1, 1]), sample([1], [1, 1]), sample([1], [1])]);
+    const plain = thrown(() => decodeProfile(bad));
+    expect(plain.code).toBe(ErrorCodes.INVALID_PROFILE);
+    expect(thrown(() => decodeProfile(bad, { aggregate: true }))).toEqual(plain);
+    const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 21 } }));
+    expect(limited).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxSamples' } });
+  });
+
+  it('leaves a sample with a location id above 2^32-1 unmerged (renumbered after decoding) and its ids right', () => {
+    const big = 1n << 40n;
+    const bytes = pb([
+      [1, [[1, 1], [2, 2]]],
+      [2, [[1, { packed: [big, 2] }], [2, { packed: [1] }]]],
+      [2, [[1, { packed: [big, 2] }], [2, { packed: [1] }]]],
+      [2, [[1, { packed: [2] }], [2, { packed: [1] }]]],
+      [2, [[1, { packed: [2] }], [2, { packed: [1] }]]],
+      [4, [[1, big], [4, [[1, 1]]]]],
+      [4, [[1, 2], [4, [[1, 1]]]]],
+      [5, [[1, 1], [2, 3]]],
+      ...['', 'samples', 'count', 'f'].map((s) => [6, str(s)] as Field),
+    ]);
+    const merged = samplesOf(decodeProfile(bytes, { aggregate: true }).profile);
+    expect(merged.map((s) => s.values[0])).toEqual(['1', '1', '2']);
+    expect(merged[0]!.locationIds).toEqual(merged[1]!.locationIds);
+    expect(merged[0]!.locationIds[1]).toBe(2);
+  });
+
+  it.skipIf(!hasFixtures)('reads every pprof fixture as the reference merge of its plain decode', () => {
+    for (const rel of PROTO_FIXTURES) {
+      let bytes = readFixture(rel);
+      if (bytes[0] === 0x1f) bytes = new Uint8Array(gunzipSync(bytes));
+      const plain = samplesOf(decodeProfile(bytes).profile);
+      expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile), rel).toEqual(referenceMerge(plain));
+    }
+  });
+
+  it('cuts the columns of the profile to the distinct samples', () => {
+    const samples: Field[] = [];
+    for (let i = 0; i < 30_000; i++) samples.push(sample([1 + (i % 3), 2], [1, i]));
+    const p = decodeProfile(profileOf(samples), { aggregate: true }).profile;
+    expect(p.samples.value).toHaveLength(3);
+    expect(p.samples['.values'][1]!.buffer.byteLength).toBe(3 * 8);
+    expect(p.samples.locations.offsets.buffer.byteLength).toBe(4 * 4);
+  });
+
+  it('streamed, holds columns for the distinct samples only: 400,000 samples of 20 frames over 10 stacks', async () => {
+    // The stream is made as it is read, into one reused chunk, so that the memory outside the
+    // JS heap (ArrayBuffers) is the decoder's: sampled at every chunk of both passes.
+    const stacks = Array.from({ length: 10 }, (_, k) => pb([sample(Array.from({ length: 20 }, (_, d) => 1 + ((k + d) % 3)), [1, 1000 + k])]));
+    const head = pb([[1, [[1, S.samples!], [2, S.count!]]], [1, [[1, S.bytes!], [2, S.bytes!]]]]);
+    const tail = profileOf([]).subarray(head.length);
+    const chunk = new Uint8Array(1 << 16);
+    let peak = 0;
+    const open = async function* (): AsyncGenerator<Uint8Array> {
+      let used = 0;
+      const put = async function* (bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+        for (let at = 0; at < bytes.length; ) {
+          const n = Math.min(bytes.length - at, chunk.length - used);
+          chunk.set(bytes.subarray(at, at + n), used);
+          used += n;
+          at += n;
+          if (used === chunk.length) {
+            peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+            yield chunk;
+            used = 0;
+          }
+        }
+      };
+      yield* put(head);
+      for (let i = 0; i < 400_000; i++) yield* put(stacks[i % 10]!);
+      yield* put(tail);
+      if (used > 0) yield chunk.subarray(0, used);
+    };
+    const decodeWith = async (aggregate: boolean): Promise<{ grew: number; profile: Profile }> => {
+      globalThis.gc?.();
+      peak = 0;
+      const before = process.memoryUsage().arrayBuffers;
+      const { profile } = await decodeProfileStream(open, { aggregate });
+      return { grew: peak - before, profile };
+    };
+    const plain = await decodeWith(false);
+    // 400,000 × (20 location ids + 2 values + offsets) ≈ 40 MB of columns.
+    expect(plain.grew).toBeGreaterThan(30 << 20);
+    const plainSamples = samplesOf(plain.profile);
+    plain.profile = undefined as unknown as Profile;
+    const merged = await decodeWith(true);
+    expect(merged.grew).toBeLessThan(4 << 20);
+    expect(samplesOf(merged.profile)).toEqual(referenceMerge(plainSamples));
+  });
+});
+
+function thrown(f: () => unknown): { code: string; detail: Record<string, unknown>; message: string } {
+  try {
+    f();
+  } catch (e) {
+    if (isProfkitError(e)) return { code: e.code, detail: e.detail, message: e.message };
+    throw e;
+  }
+  throw new Error('did not throw');
+}
+
+/** A ReadInput over `bytes` (gzip), streamed in pieces of `size` inflated bytes. */
+function inputOf(gz: Uint8Array, fileName: string, size = 1 << 16): Parameters<NonNullable<typeof codec.read>>[0] {
+  const raw = new Uint8Array(gunzipSync(gz));
+  return {
+    fileName,
+    gzipped: true,
+    bytes: async () => raw,
+    chunks: async function* () {
+      for (let i = 0; i < raw.length; i += size) yield raw.slice(i, i + size);
+    },
+  } as unknown as Parameters<NonNullable<typeof codec.read>>[0];
+}
