@@ -60,8 +60,9 @@ export interface DecodeOptions {
    * Samples with equal location ids and equal labels (google/pprof's sample key in
    * `profile/merge.go`) are one sample whose values are the sums, in the order of their first
    * appearance: the sample columns then grow with the distinct samples, not with the input's.
-   * Sums wrap at 64 bits as Go's `int64` additions do. All-zero samples are kept (merged like
-   * the others; Go's `Merge` drops them). Limits count the samples of the input.
+   * Sums wrap at 64 bits as Go's `int64` additions do. Samples whose values are all zero are
+   * left out, as Go's `Merge` leaves them out (so the samples, and their order, are those of the
+   * merged profile `go tool pprof` builds its reports from). Limits count the samples of the input.
    */
   aggregate?: boolean;
 }
@@ -1823,18 +1824,17 @@ function mergeSample(m: Merging, row: number, nLocId: number, nLabOut: number, h
   candidateLabelStart = C.labelOffsets ? C.labelOffsets[row]! : 0;
   candidateLabelEnd = nLabOut;
   m.inputLocIds += nLocId - candidateStart;
+  if (allValuesZero(row)) {
+    m.labelWords.length = 0;
+    dropCandidate(nLabOut);
+    return;
+  }
   const hash = hashable ? sampleHash(m) : 0;
   m.labelWords.length = 0;
   const equal = hashable ? m.table.lookup(hash, sameAsCandidate) : GAVE_UP;
   if (equal >= 0) {
     addValues(equal, row);
-    // The candidate's rows are taken by the next sample; labels must not leave flags behind.
-    C.nLocId = candidateStart;
-    const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
-    labKey.length = labStr.length = labUnit.length = candidateLabelStart;
-    labIsNum.fill(0, candidateLabelStart, nLabOut);
-    labNumView.fill(0, 2 * candidateLabelStart, 2 * nLabOut);
-    C.nLabOut = candidateLabelStart;
+    dropCandidate(nLabOut);
     return;
   }
   m.table.add(hash, equal === ABSENT);
@@ -1842,6 +1842,23 @@ function mergeSample(m: Merging, row: number, nLocId: number, nLabOut: number, h
   if (C.labelOffsets) C.labelOffsets[row + 1] = nLabOut;
   C.nLocId = nLocId;
   C.nLabOut = nLabOut;
+}
+
+/** Whether the values of row `row` are all zero (google/pprof's `isZeroSample`). */
+function allValuesZero(row: number): boolean {
+  for (const v of C.vviews) if (v[2 * row] !== 0 || v[2 * row + 1] !== 0) return false;
+  return true;
+}
+
+/** Gives the candidate's rows (up to label row `nLabOut`) back to the next sample. */
+function dropCandidate(nLabOut: number): void {
+  C.nLocId = candidateStart;
+  // Label rows are written in part (a string label sets no number): they must not leave flags behind.
+  const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
+  labKey.length = labStr.length = labUnit.length = candidateLabelStart;
+  labIsNum.fill(0, candidateLabelStart, nLabOut);
+  labNumView.fill(0, 2 * candidateLabelStart, 2 * nLabOut);
+  C.nLabOut = candidateLabelStart;
 }
 
 /** Adds the values of row `from` to row `to`, wrapping at 64 bits as Go's int64 addition. */

@@ -42,10 +42,11 @@ function goKey(s: FlatSample): string {
   return JSON.stringify([s.locationIds, [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
 }
 
-/** The samples merged as Go's Merge merges them (int64 sums wrap), keeping all-zero samples. */
+/** The samples merged as Go's Merge merges them (all-zero samples left out, int64 sums wrap). */
 function referenceMerge(samples: FlatSample[]): FlatSample[] {
   const seen = new Map<string, FlatSample>();
   for (const s of samples) {
+    if (s.values.every((v) => v === '0')) continue;
     const k = goKey(s);
     const first = seen.get(k);
     if (first === undefined) seen.set(k, { ...s, values: [...s.values] });
@@ -100,8 +101,9 @@ const CRAFTED = profileOf([
   sample([1, 2], [1, 1], strLabel('thread', 'worker'), strLabel('thread', 'main')), // values of one key in another order: another sample
   sample([1, 2], [1, 1], strLabel('thread', 'main'), strLabel('thread', 'worker')),
   sample([1, 2], [1, 1], [3, [[1, S.thread!], [2, 12]]]), // "main" at another string index: equal to thread=main
-  sample([3], [0, 0]),
-  sample([3], [0, 0]), // all-zero samples are kept, merged
+  sample([3], [0, 0]), // all-zero samples are left out, as Go's Merge does…
+  sample([2], [0, 1]),
+  sample([3], [0, 3]), // …so that this one comes after [2]'s, as in Go's merged profile
   sample([1], [(1n << 63n) - 1n, -1n]),
   sample([1], [1, -1]), // sums wrap as Go's int64 additions
   sample([1], [5, 1n << 62n]),
@@ -110,15 +112,16 @@ const CRAFTED = profileOf([
 describe('decodeProfile with aggregate', () => {
   it('merges samples with equal location ids and labels (Go sample key), summing values in 64 bits', () => {
     const plain = samplesOf(decodeProfile(CRAFTED).profile);
-    expect(plain).toHaveLength(22);
+    expect(plain).toHaveLength(23);
     const merged = samplesOf(decodeProfile(CRAFTED, { aggregate: true }).profile);
     expect(merged).toEqual(referenceMerge(plain));
     // The cases the crafted profile is made of, spelled out.
-    expect(merged).toHaveLength(13);
+    expect(merged).toHaveLength(14);
+    expect(merged.map((s) => s.locationIds.join(',')).slice(-3)).toEqual(['2', '3', '1']);
     expect(merged[0]).toEqual({ locationIds: [1, 2], labels: [], values: ['3', '30'] });
     expect(merged.find((s) => s.locationIds.length === 1 && s.locationIds[0] === 1)!.values).toEqual([String(-(1n << 63n) + 5n), String((1n << 62n) - 2n)]);
     expect(merged.filter((s) => s.labels.some((l) => l.key === 'size')).map((s) => s.values[0])).toEqual(['2', '1', '1']);
-    expect(merged.find((s) => s.locationIds[0] === 3 && s.locationIds.length === 1)!.values).toEqual(['0', '0']);
+    expect(merged.find((s) => s.locationIds[0] === 3 && s.locationIds.length === 1)!.values).toEqual(['0', '3']);
   });
 
   it('gives the same profile from the streamed decoder, in every chunk size, and from a read with the option', async () => {
@@ -134,9 +137,9 @@ describe('decodeProfile with aggregate', () => {
 
   it('is off by default, and the read hint samplesSummed turns it on unless the option says false', async () => {
     const gz = gzipSync(CRAFTED);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(22);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(13);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(22);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(23);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(14);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(23);
     await expect(codec.read!(inputOf(gz, 'c.pb.gz'), { options: { aggregate: 'yes' } })).rejects.toMatchObject({ code: ErrorCodes.USAGE, detail: { option: 'aggregate' } });
   });
 
@@ -152,7 +155,7 @@ describe('decodeProfile with aggregate', () => {
     const plain = thrown(() => decodeProfile(bad));
     expect(plain.code).toBe(ErrorCodes.INVALID_PROFILE);
     expect(thrown(() => decodeProfile(bad, { aggregate: true }))).toEqual(plain);
-    const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 21 } }));
+    const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 22 } }));
     expect(limited).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxSamples' } });
   });
 

@@ -104,13 +104,26 @@ export const VIEW_OPTIONS: Record<string, CommandOption> = { ...FROM_OPTION, ...
 /** `VIEW_OPTIONS`, the graph and the text options: the options of top, tree, peek and diff. */
 export const REPORT_OPTIONS: Record<string, CommandOption> = { ...VIEW_OPTIONS, ...GRAPH_OPTIONS, ...TEXT_OPTIONS };
 
+/**
+ * What a command does with the samples it reads: `summed` when it only sums their values (the
+ * report views top, tree, peek, folded, flame, diff), which lets the reader merge equal samples
+ * (`samplesSummed`: pprof then reads with `aggregate`, memory following the distinct samples).
+ */
+export type SampleUse = 'each' | 'summed';
+
 /** Reads a profile with the TTY progress bar. */
-export async function readWithProgress(ctx: CliContext, file: string): Promise<RegistryReadResult> {
+export async function readWithProgress(ctx: CliContext, file: string, use: SampleUse = 'each'): Promise<RegistryReadResult> {
   const bar = ctx.progress(`reading ${file}`);
   // Drawn at once (on a TTY only): not every adapter reports progress.
   bar.update(0);
   try {
-    return await ctx.registry.read(file, { format: ctx.values.from as string | undefined, options: readOptionsOf(ctx), signal: ctx.signal, onProgress: (d, t) => bar.update(d, t) });
+    return await ctx.registry.read(file, {
+      format: ctx.values.from as string | undefined,
+      options: readOptionsOf(ctx),
+      signal: ctx.signal,
+      onProgress: (d, t) => bar.update(d, t),
+      ...(use === 'summed' ? { samplesSummed: true } : {}),
+    });
   } finally {
     bar.done();
   }
@@ -136,7 +149,7 @@ export async function asViewed<R extends { profile: Profile; warnings: Warning[]
 
 /** `readWithProgress` then `asViewed`: how the view commands (top, tree, peek, folded, flame) read their input. */
 export async function readForView(ctx: CliContext, file: string): Promise<RegistryReadResult> {
-  const r = await readWithBase(ctx, file);
+  const r = await readWithBase(ctx, file, 'summed');
   // pprof prunes the merged profile with its first source's drop_frames.
   return asViewed(ctx, r, r.patterns);
 }
@@ -152,13 +165,13 @@ export function inputFilesOf(ctx: CliContext, file: string): string[] {
  * the base negated and merged in, labelled pprof::base=true for -diff_base); `patterns` are
  * FILE's drop_frames/keep_frames, which pprof applies to the result.
  */
-export async function readWithBase(ctx: CliContext, file: string): Promise<RegistryReadResult & { patterns?: DropFramesPatterns }> {
-  const r = await readWithProgress(ctx, file);
+export async function readWithBase(ctx: CliContext, file: string, use: SampleUse = 'each'): Promise<RegistryReadResult & { patterns?: DropFramesPatterns }> {
+  const r = await readWithProgress(ctx, file, use);
   const base = stringOption(ctx, 'base');
   const diffBase = stringOption(ctx, 'diff-base');
   if (base === undefined && diffBase === undefined) return r;
   if (base !== undefined && diffBase !== undefined) throw usage('--base and --diff-base exclude each other', 'base', 'one base profile');
-  const b = await readWithProgress(ctx, (base ?? diffBase)!);
+  const b = await readWithProgress(ctx, (base ?? diffBase)!, use);
   const profile = diffProfiles(b.profile, r.profile, { labelBase: diffBase !== undefined });
   return { ...r, profile, warnings: [...r.warnings, ...b.warnings], patterns: r.profile['.profile'] };
 }
@@ -167,8 +180,8 @@ export async function readWithBase(ctx: CliContext, file: string): Promise<Regis
  * NEW of a diff as pprof's driver holds it when `-normalize` scales it: merged (pprof merges the
  * samples of every source it loads), so that a sample repeated in the file is rounded once.
  */
-export async function readDiffNew(ctx: CliContext, file: string, normalize: boolean): Promise<RegistryReadResult> {
-  const r = await readWithProgress(ctx, file);
+export async function readDiffNew(ctx: CliContext, file: string, normalize: boolean, use: SampleUse = 'each'): Promise<RegistryReadResult> {
+  const r = await readWithProgress(ctx, file, use);
   return normalize ? { ...r, profile: mergeProfiles([r.profile]) } : r;
 }
 
@@ -220,7 +233,7 @@ export async function readDiffReport(
   };
   // NEW is reduced to its samples' frames here, and its profile is gone when BASE is read.
   const side = await (async () => {
-    const next = await readDiffNew(ctx, newFile, how.normalize);
+    const next = await readDiffNew(ctx, newFile, how.normalize, 'summed');
     const t = sampleTypeIndexOf(ctx, next.profile);
     const options = reportOptionsOf(ctx, t, nodeCountMin);
     if (diffReportUnsupported({ ...options, normalize: how.normalize }) !== undefined) return { mergeWith: next };
@@ -233,11 +246,11 @@ export async function readDiffReport(
     const kept = newFile === '-' ? next : undefined;
     return { builder, t, options, patterns, format: next.format, warnings: next.warnings, dropWarnings, sampleType: sampleTypeJson(next.profile, t), kept };
   })();
-  if (side.mergeWith) return merged(await readWithProgress(ctx, baseFile), side.mergeWith);
-  const base = await readWithProgress(ctx, baseFile);
+  if (side.mergeWith) return merged(await readWithProgress(ctx, baseFile, 'summed'), side.mergeWith);
+  const base = await readWithProgress(ctx, baseFile, 'summed');
   const viewedBase = await asViewed(ctx, base, side.patterns);
   // Values that make the merged total differ from the sides' (rare): merge after all, reading NEW again.
-  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, side.kept ?? (await readDiffNew(ctx, newFile, how.normalize)));
+  if (side.builder.addBase(viewedBase.profile) !== undefined) return merged(base, side.kept ?? (await readDiffNew(ctx, newFile, how.normalize, 'summed')));
   const read = how.baseWarningsFirst ? [...base.warnings, ...side.warnings] : [...side.warnings, ...base.warnings];
   return { input: side.builder.input(), t: side.t, options: side.options, sampleType: side.sampleType, format: side.format, warnings: [...read, ...side.dropWarnings] };
 }

@@ -1,0 +1,165 @@
+/**
+ * The report views that only sum values over samples (top, tree, peek, folded, flame, diff) read
+ * with the `samplesSummed` hint (the pprof reader then merges equal samples, so that memory
+ * follows the distinct samples); the commands that show or count single samples (traces, raw,
+ * tags, list, filter, merge, convert) do not. And with or without it, the views print the same
+ * bytes for every pprof fixture.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildRegistry, type RegistryReadOptions } from '@profkit/core/node';
+import type { CliContext } from '../src/types.js';
+import { readDiffReport, readForReport, readForView, readWithProgress } from '../src/commands/shared.js';
+import { readAsGoPprof } from '../src/commands/go-load.js';
+import { fixture, hasFixtures, profkit, repoRoot } from './views-helpers.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'profkit-summed-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A pprof profile of two samples with the same stack (hand-encoded profile.proto, raw). */
+function twoEqualSamples(): Uint8Array {
+  // sample_type {type: 1 "samples", unit: 2 "count"}; 2 × sample {location_id: 1, value: 1};
+  // location {id: 1, line {function_id: 1}}; function {id: 1, name: 3 "f"}; string_table.
+  const strings = ['', 'samples', 'count', 'f'].flatMap((s) => [0x32, s.length, ...Buffer.from(s)]);
+  return new Uint8Array([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x04, 0x08, 0x01, 0x10, 0x01, 0x12, 0x04, 0x08, 0x01, 0x10, 0x01, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01, 0x2a, 0x04, 0x08, 0x01, 0x10, 0x03, ...strings]);
+}
+
+/** A command context over the real registry whose reads are recorded. */
+async function recordingContext(values: CliContext['values'] = {}): Promise<{ ctx: CliContext; reads: RegistryReadOptions[]; samples: number[] }> {
+  const { registry } = await buildRegistry({ cwd: repoRoot });
+  const reads: RegistryReadOptions[] = [];
+  const samples: number[] = [];
+  const recording = Object.create(registry) as typeof registry;
+  recording.read = async (source, options = {}) => {
+    reads.push(options);
+    const r = await registry.read(source, options);
+    samples.push(r.profile.samples.value.length);
+    return r;
+  };
+  const ctx = {
+    registry: recording,
+    values: { 'no-drop-frames': true, ...values },
+    positionals: [],
+    json: false,
+    signal: new AbortController().signal,
+    progress: () => ({ update() {}, done() {} }),
+  } as unknown as CliContext;
+  return { ctx, reads, samples };
+}
+
+describe('samplesSummed', () => {
+  const file = join(tmp, 'two.pb');
+  writeFileSync(file, twoEqualSamples());
+
+  it('is set by the reads of the summing views, and the pprof reader then merges equal samples', async () => {
+    for (const read of [
+      (ctx: CliContext) => readForView(ctx, file), // folded, flame
+      (ctx: CliContext) => readForReport(ctx, file, 1), // top, tree, peek
+      (ctx: CliContext) => readDiffReport(ctx, file, file, 1, { normalize: false, baseWarningsFirst: true }), // diff
+    ]) {
+      const { ctx, reads, samples } = await recordingContext();
+      await read(ctx);
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.every((o) => o.samplesSummed === true)).toBe(true);
+      expect(samples.every((n) => n === 1)).toBe(true);
+    }
+    // --base: both profiles.
+    const { ctx, reads } = await recordingContext({ base: file });
+    await readForView(ctx, file);
+    expect(reads.map((o) => o.samplesSummed)).toEqual([true, true]);
+  });
+
+  it('is not set by the reads of the commands that show single samples', async () => {
+    const { ctx, reads, samples } = await recordingContext();
+    await readAsGoPprof(ctx, file); // traces, raw, tags, list, graph
+    await readWithProgress(ctx, file); // filter, merge
+    expect(reads.map((o) => o.samplesSummed)).toEqual([undefined, undefined]);
+    expect(samples).toEqual([2, 2]);
+  });
+
+  it('is overruled by --read-option aggregate=false', async () => {
+    const { ctx, samples } = await recordingContext({ 'read-option': ['aggregate=false'] });
+    await readForView(ctx, file);
+    expect(samples).toEqual([2]);
+  });
+});
+
+const PPROF_FIXTURES = [
+  'pprof/internal/driver/testdata/cppbench.cpu_no_samples_type',
+  'pprof/internal/driver/testdata/go.nomappings.crash',
+  'pprof/internal/report/testdata/sample.cpu',
+  'pprof/internal/proftest/testdata/large.cpu',
+  'r-profile/inst/samples/proto/1.out.prof.pb.gz',
+];
+
+const VIEWS: string[][] = [
+  ['top', '-n', '1000'],
+  ['top', '--cum', '--by', 'line'],
+  ['tree'],
+  ['peek', '.'],
+  ['folded'],
+  ['flame', '-o', 'OUT.html'],
+  ['flame', '-o', 'OUT.svg'],
+  ['top', '--tag-root', 'thread', '--json'],
+];
+
+/** `raw` (profile.proto) with its samples appended again in reverse order: every sample twice, equal samples far apart. */
+function samplesTwice(raw: Uint8Array): Uint8Array {
+  const samples: Uint8Array[] = [];
+  for (let p = 0; p < raw.length; ) {
+    const start = p;
+    let tag = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = raw[p++]!;
+      tag += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    let len = 0;
+    if ((tag & 7) === 2) {
+      for (let shift = 0; ; shift += 7) {
+        const b = raw[p++]!;
+        len += (b & 0x7f) * 2 ** shift;
+        if (b < 0x80) break;
+      }
+    } else if ((tag & 7) === 0) while (raw[p++]! >= 0x80);
+    else throw new Error(`wire type ${tag & 7} in a fixture`);
+    p += len;
+    if (tag === 0x12) samples.push(raw.subarray(start, p));
+  }
+  return Buffer.concat([raw, ...samples.reverse()]);
+}
+
+describe.skipIf(!hasFixtures)('views with and without aggregate', () => {
+  it('print the same bytes for every pprof fixture, and for each with every sample repeated (and diff, --base)', async () => {
+    const files: string[] = [];
+    for (const rel of PPROF_FIXTURES) {
+      const f = fixture(rel);
+      const twice = join(tmp, `${rel.split('/').pop()!.replace(/\.pb\.gz$/, '')}.twice.pb`);
+      const bytes = readFileSync(f);
+      writeFileSync(twice, samplesTwice(bytes[0] === 0x1f ? gunzipSync(bytes) : bytes));
+      files.push(f, twice);
+    }
+    for (const [k, f] of files.entries()) {
+      const other = files[(k + 2) % files.length]!;
+      const runs = [...VIEWS.map((v) => [v[0]!, f, ...v.slice(1)]), ['diff', f, f], ['diff', other, f], ['diff', other, f, '--normalize'], ['top', f, '--base', other], ['top', f, '--diff-base', other]];
+      for (const view of runs) {
+        const outputs: string[] = [];
+        const results = [];
+        for (const extra of [[], ['--read-option', 'aggregate=false']]) {
+          const out = join(tmp, 'out');
+          const args = view.map((a) => (a.startsWith('OUT.') ? `${out}${a.slice(3)}` : a));
+          results.push(await profkit([...args, ...extra]));
+          outputs.push(args.find((a) => a.startsWith(out)) ? readFileSync(args.find((a) => a.startsWith(out))!, 'utf8') : '');
+        }
+        const [summed, each] = results as [Awaited<ReturnType<typeof profkit>>, Awaited<ReturnType<typeof profkit>>];
+        expect(summed.code, `${view.join(' ')}: ${summed.stderr}`).toBe(each.code);
+        expect(summed.stdout, view.join(' ')).toBe(each.stdout);
+        expect(summed.stderr, view.join(' ')).toBe(each.stderr);
+        expect(outputs[0], view.join(' ')).toBe(outputs[1]);
+      }
+    }
+  }, 600_000);
+});
