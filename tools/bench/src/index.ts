@@ -7,6 +7,8 @@
  *   startup [--runs 5] [--lines 166000] [--json FILE]                  CLI start-up vs node -e 0 and R (startup.ts)
  *   views  [--sizes 20000,200000] [--1m] [--runs 1] [--json FILE] [--markdown FILE] [--no-go] [--no-browser] [--only ...]
  *                                                                       whole-process views vs go tool pprof (views.ts)
+ *   repeated [--samples 2000000] [--stacks 5000] [--locations 100] [--labels 4] [--runs 3] [--keep FILE]
+ *                                                                       views of a profile whose stacks repeat, with and without aggregate (repeated.ts)
  *   symbolize [--functions N --addresses M --tools ...]                 symbolizer (symbolize.ts)
  *   dm-export [SAMPLES] [--json]                                        SQLite/Parquet/CSV/SQL export (scripts/dm-export.mjs)
  *   model [FILE...]                                                     model size vs raw pprof (scripts/model-size.mjs)
@@ -48,6 +50,10 @@ async function main(): Promise<number> {
       const { runViewsBench } = await import('./views.js');
       return runViewsBench(rest);
     }
+    case 'repeated': {
+      const { runRepeatedBench } = await import('./repeated.js');
+      return runRepeatedBench(rest);
+    }
     case 'symbolize':
       return runScript('./symbolize.js');
     case 'dm-export':
@@ -62,6 +68,7 @@ async function main(): Promise<number> {
           '       npm run bench -- rprof read|stream [...]\n' +
           '       npm run bench -- startup [--runs N] [--lines N] [--json FILE]\n' +
           '       npm run bench -- views [--sizes N,N] [--1m] [--runs N] [--json FILE] [--markdown FILE] [--no-go] [--no-browser] [--only convert,top,...]\n' +
+          '       npm run bench -- repeated [--samples N] [--stacks N] [--locations N] [--labels N] [--runs N] [--keep FILE]\n' +
           '       npm run bench -- symbolize [--functions N] [--addresses M] [--tools ...]\n' +
           '       npm run bench -- dm-export [SAMPLES] [--json]\n' +
           '       npm run bench -- model [FILE...]\n' +

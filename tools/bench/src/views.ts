@@ -36,7 +36,7 @@ const TIME = '/usr/bin/time';
 /** The peek pattern: one generated function name (goref gen names them pkgN.(*TypeM).MethodK). */
 const PEEK = 'Method1$';
 
-interface Measured {
+export interface Measured {
   /** Wall time, CPU time (user + system), in ms; peak RSS in bytes. */
   wallMs: number;
   cpuMs: number;
@@ -71,7 +71,7 @@ function timeOnce(argv: string[], env: NodeJS.ProcessEnv, outFile?: string): Mea
 }
 
 /** The median of `runs` processes (CPU and RSS each their own median; one process's peak varies with GC timing). */
-function measure(argv: string[], runs: number, env: NodeJS.ProcessEnv, outFile?: string): Measured {
+export function measure(argv: string[], runs: number, env: NodeJS.ProcessEnv, outFile?: string): Measured {
   const all = Array.from({ length: runs }, () => timeOnce(argv, env, outFile));
   // Progress with the numbers, so that an interrupted run keeps what it measured.
   for (const m of all) process.stderr.write(`  ${m.failed ?? `${fmtS(m.wallMs)} wall, ${fmtS(m.cpuMs)} CPU, ${fmtMiB(m.rssBytes)}`}\n`);
@@ -82,7 +82,7 @@ function measure(argv: string[], runs: number, env: NodeJS.ProcessEnv, outFile?:
 }
 
 /** `go tool pprof`'s own binary (not through the `go` command, whose start-up would be counted). */
-function goPprof(): string[] | undefined {
+export function goPprof(): string[] | undefined {
   const r = spawnSync('go', ['env', 'GOTOOLDIR'], { encoding: 'utf8' });
   if (r.status !== 0) return undefined;
   const bin = join(r.stdout.trim(), 'pprof');
@@ -132,8 +132,8 @@ async function firstPaint(html: string): Promise<FirstPaint> {
   }
 }
 
-const fmtS = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(2)} s`);
-const fmtMiB = (b: number | undefined) => (b === undefined ? '—' : `${Math.round(b / 2 ** 20)} MiB`);
+export const fmtS = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(2)} s`);
+export const fmtMiB = (b: number | undefined) => (b === undefined ? '—' : `${Math.round(b / 2 ** 20)} MiB`);
 const fmtRatio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
 const fmtSize = (b: number | undefined) => (b === undefined ? '' : b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} KB`);
 
