@@ -8,7 +8,7 @@
 
 import { Deflate, Inflate } from 'pako';
 import { isProfkitError } from './errors.js';
-import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type ArrivingDeflateAhead, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'pako';
@@ -196,6 +196,11 @@ export async function gzipChunks(total: number, chunks: Iterable<Uint8Array>, le
  * delay the caller (the Node version deflates on the thread pool). Always `undefined`.
  */
 export function startDeflateAhead(_expected: Uint8Array, _level: number): DeflateAhead | undefined {
+  return undefined;
+}
+
+/** No deflating ahead here either (see `startDeflateAhead`). Always `undefined`. */
+export function startDeflateAheadOfArriving(_buffer: Uint8Array, _level: number): ArrivingDeflateAhead | undefined {
   return undefined;
 }
 

@@ -15,7 +15,7 @@ import { Readable, pipeline, type TransformOptions } from 'node:stream';
 import type { Worker as WorkerThread } from 'node:worker_threads';
 import { constants as zc, crc32, createGunzip, deflateRaw, gunzipSync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ErrorCodes, ProfkitError, isProfkitError } from './errors.js';
-import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type DeflateAhead, type Limits } from './gzip-shared.js';
+import { MAX_GZIP_BUFFER_BYTES, concatBytes, decompressError, decompressedLimitError, gzipAnnouncedSize, gzipBound, firstInflateChunkSize, gzipOutputLimitError, maxDecompressed, type ArrivingDeflateAhead, type DeflateAhead, type Limits } from './gzip-shared.js';
 
 /** Which implementation this is (for tests and messages). */
 export const GZIP_IMPLEMENTATION: 'node:zlib' | 'pako' = 'node:zlib';
@@ -269,25 +269,50 @@ function blockOptions(level: number, length: number, last: boolean, dictionary: 
   return options;
 }
 
+/** The entries of `DeflateAheadWorker.progress`, shared with its worker thread (see `DEFLATE_AHEAD_WORKER`). */
+const LENGTH = 0; // input bytes that exist so far (the total once ENDED is set)
+const BLOCK_BYTES = 1; // deflateBlockBytes(total), once it is known (0 before)
+const ENDED = 2; // 1 once the input has ended
+const GENERATION = 3; // bumped at every change of the others, which the worker sleeps on
+
 /**
  * The worker thread of `startDeflateAhead` (CommonJS, evaluated as a string: it needs no file of
- * its own beside a bundle). It may start before its bytes exist (`prepareDeflateAhead`): the job
- * comes in one message, then it deflates the blocks in order with `blockOptions`' settings, each
- * block once: a block is claimed in the shared `claims` (0 free, 1 the worker's, 2 the main
- * thread's) before it is deflated, and the worker stops when `claims[blocks]` is set (cancelled).
- * Each output is posted as a fresh buffer of its own (transferred, not copied again); with its one
- * message listener gone, the thread ends.
+ * its own beside a bundle). It may start before its bytes exist (`prepareDeflateAhead`), and the
+ * bytes may still be arriving (`startDeflateAheadOfArriving`): the job comes in one message, then
+ * it deflates the blocks in order with `blockOptions`' settings, each block once, as soon as it
+ * can: when the block size is known (`progress[BLOCK_BYTES]`, set by the main thread) and the
+ * block is whole with bytes after it (so not the last, which ends the stream), or once the input
+ * has ended (`progress[ENDED]`, with its length). It sleeps on `progress[GENERATION]`, which the
+ * main thread bumps at each change. A block is claimed in the shared `claims` (0 free, 1 the
+ * worker's, 2 the main thread's) before it is deflated, and the worker stops when the last entry
+ * of `claims` is set (cancelled). Each output is posted as a fresh buffer of its own (transferred,
+ * not copied again); with its one message listener gone, the thread ends.
  */
 const DEFLATE_AHEAD_WORKER = `
 const { parentPort } = require('node:worker_threads');
 const { constants, deflateRawSync } = require('node:zlib');
-parentPort.once('message', ({ bytes, claims, blockBytes, windowBytes, level, chunkSize }) => {
-  const blocks = claims.length - 1;
-  for (let i = 0; i < blocks && Atomics.load(claims, blocks) === 0; i++) {
+parentPort.once('message', ({ bytes, claims, progress, windowBytes, level, chunkSize }) => {
+  const cancelled = claims.length - 1;
+  for (let i = 0; i < cancelled; i++) {
+    let from, to, last;
+    for (;;) {
+      const generation = Atomics.load(progress, ${GENERATION});
+      if (Atomics.load(claims, cancelled) !== 0) return;
+      // ENDED before LENGTH: the main thread stores the final length before it sets ENDED.
+      const ended = Atomics.load(progress, ${ENDED}) !== 0;
+      const length = Atomics.load(progress, ${LENGTH});
+      const blockBytes = Atomics.load(progress, ${BLOCK_BYTES});
+      from = i * blockBytes;
+      if (ended && from >= length) return;
+      if (blockBytes > 0 && (ended || length > from + blockBytes)) {
+        to = Math.min(from + blockBytes, length);
+        last = ended && to === length;
+        break;
+      }
+      Atomics.wait(progress, ${GENERATION}, generation);
+    }
     if (Atomics.compareExchange(claims, i, 0, 1) !== 0) continue;
-    const from = i * blockBytes;
-    const to = Math.min(from + blockBytes, bytes.length);
-    const options = { level, memLevel: 9, chunkSize, finishFlush: to === bytes.length ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
+    const options = { level, memLevel: 9, chunkSize, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
     if (i > 0) options.dictionary = bytes.subarray(from - windowBytes, from);
     const out = new Uint8Array(deflateRawSync(bytes.subarray(from, to), options));
     parentPort.postMessage({ index: i, out }, [out.buffer]);
@@ -332,52 +357,51 @@ const FREE = 0;
 const MAIN_THREADS = 2;
 
 /**
- * The deflating of `startDeflateAhead`: the blocks `gzipStream` would cut `expected` into
- * (`deflateBlockBytes(expected.length)`), each deflated with the options `gzipStream` would give
- * it, in order, by one worker thread. A worker, not the thread pool: a caller decoding on the main
- * thread does not turn the event loop, so jobs chained on the pool would stop after the first;
- * and one thread, not the pool's four, leaves the main thread a core of its own. A block
- * `gzipStream` asks for before the worker came to it is claimed and deflated on the pool instead.
+ * The deflating of `startDeflateAhead` and `startDeflateAheadOfArriving`: the blocks `gzipStream`
+ * would cut the expected bytes into (`deflateBlockBytes(total)`), each deflated with the options
+ * `gzipStream` would give it, in order, by one worker thread, from the first block on while the
+ * bytes still arrive. A worker, not the thread pool: a caller decoding on the main thread does
+ * not turn the event loop, so jobs chained on the pool would stop after the first; and one
+ * thread, not the pool's four, leaves the main thread a core of its own. A block `gzipStream`
+ * asks for before the worker came to it is claimed and deflated on the pool instead.
  */
-class DeflateAheadWorker implements DeflateAhead {
-  readonly total: number;
-  readonly blockBytes: number;
+class DeflateAheadWorker implements ArrivingDeflateAhead {
+  /** The expected byte count, once the bytes have ended (`gzipStream` takes nothing before). */
+  total: number | undefined;
   blocksTaken = 0;
   private cancelled = false;
-  private readonly expected: Uint8Array;
+  /** The bytes (on a `SharedArrayBuffer`), `total` of them once ended. */
+  private expected: Uint8Array;
+  private blockBytes = 0;
   /** Shared with the worker: who deflates each block, then the cancelled flag (see `DEFLATE_AHEAD_WORKER`). */
   private readonly claims: Int32Array;
+  /** Shared with the worker: how far the bytes have arrived (`LENGTH`, `BLOCK_BYTES`, `ENDED`, `GENERATION`). */
+  private readonly progress: Int32Array;
   private workerEnded = false;
   private readonly worker: WorkerThread;
   /** The worker's outputs, by block, until taken. */
-  private readonly arrived = new Map<number, Buffer>();
+  private readonly delivered = new Map<number, Buffer>();
   /** Blocks taken while the worker deflates them. */
   private readonly waiting = new Map<number, (out: Buffer | Promise<Buffer>) => void>();
 
-  constructor(expected: Uint8Array, readonly level: number) {
-    // The worker reads the caller's bytes where they are when they are shared, else a copy.
-    if (!(expected.buffer instanceof SharedArrayBuffer)) {
-      const shared = new Uint8Array(new SharedArrayBuffer(expected.length));
-      shared.set(expected);
-      expected = shared;
-    }
-    this.expected = expected;
-    this.total = expected.length;
-    this.blockBytes = deflateBlockBytes(expected.length);
-    const blocks = Math.ceil(expected.length / this.blockBytes);
-    this.claims = new Int32Array(new SharedArrayBuffer(4 * (blocks + 1)));
+  /** `buffer`: where the bytes are or will be written (shared), its length their most. */
+  constructor(buffer: Uint8Array, readonly level: number) {
+    this.expected = buffer;
+    // One claim per block of the smallest size, then the cancelled flag.
+    this.claims = new Int32Array(new SharedArrayBuffer(4 * (Math.ceil(buffer.length / MIN_DEFLATE_BLOCK_BYTES) + 1)));
+    this.progress = new Int32Array(new SharedArrayBuffer(4 * 4));
     const worker = preparedWorker ?? deflateAheadWorker();
     preparedWorker = undefined;
     this.worker = worker;
-    // Shared, not copied: the bytes and the claims are the same memory in both threads.
-    worker.postMessage({ bytes: expected, claims: this.claims, blockBytes: this.blockBytes, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(this.blockBytes) });
+    // Shared, not copied: the bytes, the claims and the progress are the same memory in both threads.
+    worker.postMessage({ bytes: buffer, claims: this.claims, progress: this.progress, windowBytes: DEFLATE_WINDOW_BYTES, level, chunkSize: gzipBound(DEFLATE_BLOCK_BYTES) });
     worker.on('message', ({ index, out }: { index: number; out: Uint8Array }) => {
       const buffer = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
       const waiter = this.waiting.get(index);
       this.waiting.delete(index);
       if (this.waiting.size === 0) worker.unref();
       if (waiter) waiter(buffer);
-      else if (!this.cancelled) this.arrived.set(index, buffer);
+      else if (!this.cancelled) this.delivered.set(index, buffer);
     });
     // A worker that failed leaves the blocks it claimed to the pool: nobody waits forever.
     const ended = () => {
@@ -392,6 +416,37 @@ class DeflateAheadWorker implements DeflateAhead {
     worker.unref();
   }
 
+  arrived(length: number): void {
+    if (this.total !== undefined || length > this.expected.length) return;
+    Atomics.store(this.progress, LENGTH, length);
+    // From this length on, every total cuts blocks of this size: the worker can start.
+    if (this.blockBytes === 0 && deflateBlockBytes(length) === DEFLATE_BLOCK_BYTES) {
+      this.blockBytes = DEFLATE_BLOCK_BYTES;
+      Atomics.store(this.progress, BLOCK_BYTES, this.blockBytes);
+    }
+    this.wakeWorker();
+  }
+
+  end(total: number): void {
+    if (this.total !== undefined) return;
+    if (total > this.expected.length) {
+      this.cancel();
+      return;
+    }
+    this.total = total;
+    this.expected = this.expected.subarray(0, total);
+    this.blockBytes = deflateBlockBytes(total);
+    Atomics.store(this.progress, LENGTH, total);
+    Atomics.store(this.progress, BLOCK_BYTES, this.blockBytes);
+    Atomics.store(this.progress, ENDED, 1);
+    this.wakeWorker();
+  }
+
+  private wakeWorker(): void {
+    Atomics.add(this.progress, GENERATION, 1);
+    Atomics.notify(this.progress, GENERATION);
+  }
+
   private deflateOnPool(index: number): Promise<Buffer> {
     const expected = this.expected;
     const from = index * this.blockBytes;
@@ -399,11 +454,11 @@ class DeflateAheadWorker implements DeflateAhead {
     return deflateRawAsync(expected.subarray(from, to), blockOptions(this.level, to - from, to === expected.length, index > 0 ? expected.subarray(from - this.blockBytes, from) : undefined));
   }
 
-  /** True when `block` is block `index` of the expected bytes, byte for byte. */
+  /** True when `block` is block `index` of the expected bytes, byte for byte (once they have ended). */
   matches(index: number, block: Uint8Array): boolean {
     const expected = this.expected;
     const from = index * this.blockBytes;
-    if (this.cancelled || index >= this.claims.length - 1 || from + block.length > expected.length) return false;
+    if (this.cancelled || this.total === undefined || from + block.length > expected.length || (block.length === 0 && from >= expected.length)) return false;
     return Buffer.from(block.buffer, block.byteOffset, block.length).equals(Buffer.from(expected.buffer, expected.byteOffset + from, block.length));
   }
 
@@ -415,8 +470,8 @@ class DeflateAheadWorker implements DeflateAhead {
     if (this.cancelled) return undefined;
     this.blocksTaken++;
     if (Atomics.compareExchange(this.claims, index, FREE, MAIN_THREADS) === FREE) return this.deflateOnPool(index);
-    const out = this.arrived.get(index);
-    this.arrived.delete(index);
+    const out = this.delivered.get(index);
+    this.delivered.delete(index);
     if (out) return Promise.resolve(out);
     if (this.workerEnded) return this.deflateOnPool(index);
     // Awaited: the process must not exit before the worker delivers it (unref'd again on arrival).
@@ -427,8 +482,9 @@ class DeflateAheadWorker implements DeflateAhead {
   /** Stops the worker after the block it is on (a block taken while it deflates it still comes). */
   cancel(): void {
     this.cancelled = true;
-    this.arrived.clear();
+    this.delivered.clear();
     Atomics.store(this.claims, this.claims.length - 1, 1);
+    this.wakeWorker();
   }
 }
 
@@ -443,8 +499,29 @@ class DeflateAheadWorker implements DeflateAhead {
  * `gzipStream` ends or `cancel()` is called.
  */
 export function startDeflateAhead(expected: Uint8Array, level: number): DeflateAhead | undefined {
+  let shared = expected;
+  if (!(expected.buffer instanceof SharedArrayBuffer)) {
+    shared = new Uint8Array(new SharedArrayBuffer(expected.length));
+    shared.set(expected);
+  }
+  const ahead = startDeflateAheadOfArriving(shared, level);
+  ahead?.end(expected.length);
+  return ahead;
+}
+
+/**
+ * `startDeflateAhead` of bytes that are still arriving (a read that inflates its input): the
+ * caller writes them into `buffer` (on a `SharedArrayBuffer`, as long as they can get) from its
+ * start, says how many exist after each write (`arrived`) and how many there are in all at the
+ * end (`end`; more than `buffer` holds cancels). The worker deflates a block as soon as it and
+ * the block size (which depends on the total: known from `2 * MIN_BLOCKS_PER_STREAM` half-size
+ * blocks on) are, so most of the deflating is done while the caller is still reading. Bytes
+ * written must not change afterwards; `gzipStream` takes nothing before `end`.
+ */
+export function startDeflateAheadOfArriving(buffer: Uint8Array, level: number): ArrivingDeflateAhead | undefined {
+  if (!(buffer.buffer instanceof SharedArrayBuffer)) return undefined;
   try {
-    return new DeflateAheadWorker(expected, level);
+    return new DeflateAheadWorker(buffer, level);
   } catch {
     return undefined; // no worker threads here (a restricted runtime): the write deflates as before
   }
@@ -477,7 +554,7 @@ export function startDeflateAhead(expected: Uint8Array, level: number): DeflateA
  * thread pool; their results, errors included, are dropped.
  */
 export async function* gzipStream(chunks: Iterable<Uint8Array>, level: number, total?: number, ahead?: DeflateAhead): AsyncGenerator<Uint8Array> {
-  const usable = ahead instanceof DeflateAheadWorker && ahead.level === level && ahead.total === total;
+  const usable = ahead instanceof DeflateAheadWorker && ahead.level === level && ahead.total !== undefined && ahead.total === total;
   // Another level or length (a profile changed before its write): none of it will be taken, so its
   // worker stops now rather than deflating on beside this stream's own deflating.
   if (ahead && !usable) ahead.cancel();

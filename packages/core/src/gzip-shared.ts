@@ -126,6 +126,14 @@ export interface DeflateAhead {
   cancel(): void;
 }
 
+/** A `DeflateAhead` of bytes still arriving (`startDeflateAheadOfArriving`): told how far they are. */
+export interface ArrivingDeflateAhead extends DeflateAhead {
+  /** `length` bytes from the buffer's start are written and final. */
+  arrived(length: number): void;
+  /** The bytes have ended at `total` (no more arrive); only now can `gzipStream` take blocks. */
+  end(total: number): void;
+}
+
 /** Joins byte chunks into one array (the neutral `Buffer.concat`); one chunk is returned as it is. */
 export function concatBytes(chunks: readonly Uint8Array[], total = chunks.reduce((n, c) => n + c.length, 0)): Uint8Array {
   if (chunks.length === 1 && chunks[0]!.length === total) return chunks[0]!;

@@ -4,5 +4,5 @@
  * condition, `gzip-browser.ts` (pako) everywhere else. Both have the same limits and errors.
  */
 
-export { GZIP_IMPLEMENTATION, gunzipBounded, gunzipHead, inflateHead, gunzipChunks, gzipBytes, gzipChunks, gzipStream, prepareDeflateAhead, startDeflateAhead } from '#gzip';
-export { DEFAULT_LIMITS, MAX_ANNOUNCED_INFLATE_RATIO, concatBytes, gzipAnnouncedSize, gzipBound, inflateBufferSize, type DeflateAhead, type Limits } from './gzip-shared.js';
+export { GZIP_IMPLEMENTATION, gunzipBounded, gunzipHead, inflateHead, gunzipChunks, gzipBytes, gzipChunks, gzipStream, prepareDeflateAhead, startDeflateAhead, startDeflateAheadOfArriving } from '#gzip';
+export { DEFAULT_LIMITS, MAX_ANNOUNCED_INFLATE_RATIO, concatBytes, gzipAnnouncedSize, gzipBound, inflateBufferSize, type ArrivingDeflateAhead, type DeflateAhead, type Limits } from './gzip-shared.js';

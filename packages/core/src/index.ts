@@ -13,7 +13,7 @@ export * from './views.js';
 export * from './io.js';
 /** Byte helpers that are native on Node (`Buffer`, node:zlib) and portable elsewhere: the `#native` seam. */
 export { utf8Decoder, utf8Length, crc32, allocUninitialized, latin1String } from '#native';
-export { GZIP_IMPLEMENTATION, MAX_ANNOUNCED_INFLATE_RATIO, concatBytes, gunzipChunks, gzipBytes, gzipChunks, gzipStream, gzipBound, inflateBufferSize, prepareDeflateAhead, startDeflateAhead, type DeflateAhead } from './gzip.js';
+export { GZIP_IMPLEMENTATION, MAX_ANNOUNCED_INFLATE_RATIO, concatBytes, gunzipChunks, gzipBytes, gzipChunks, gzipStream, gzipBound, inflateBufferSize, prepareDeflateAhead, startDeflateAhead, startDeflateAheadOfArriving, type ArrivingDeflateAhead, type DeflateAhead } from './gzip.js';
 export * from './limits.js';
 export * from './lines.js';
 export * from './json-fields.js';

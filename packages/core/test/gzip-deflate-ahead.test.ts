@@ -7,8 +7,8 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, prepareDeflateAhead, startDeflateAhead } from '../src/gzip-node.js';
-import { startDeflateAhead as browserStartDeflateAhead } from '../src/gzip-browser.js';
+import { DEFLATE_BLOCK_BYTES, MIN_DEFLATE_BLOCK_BYTES, deflateBlockBytes, gzipStream, prepareDeflateAhead, startDeflateAhead, startDeflateAheadOfArriving } from '../src/gzip-node.js';
+import { startDeflateAhead as browserStartDeflateAhead, startDeflateAheadOfArriving as browserStartDeflateAheadOfArriving } from '../src/gzip-browser.js';
 import { profileLike } from './gzip-data.js';
 
 async function gzipped(bytes: Uint8Array, level: number, ahead?: ReturnType<typeof startDeflateAhead>): Promise<Buffer> {
@@ -136,5 +136,111 @@ describe('deflating ahead (startDeflateAhead)', () => {
 
   it('the browser build (pako on the calling thread) deflates nothing ahead', () => {
     expect(browserStartDeflateAhead(input, 6)).toBeUndefined();
+    expect(browserStartDeflateAheadOfArriving(new Uint8Array(new SharedArrayBuffer(16)), 6)).toBeUndefined();
+  });
+});
+
+/** Blocks until `done()` (the worker thread works meanwhile; this thread does not turn its event loop). */
+function waitFor(done: () => boolean): boolean {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; !done() && waited < 30_000; waited += 5) Atomics.wait(pause, 0, 0, 5);
+  return done();
+}
+
+describe('deflating ahead of bytes still arriving (startDeflateAheadOfArriving)', () => {
+  const input = profileLike(6 * DEFLATE_BLOCK_BYTES + 12_345, 29);
+  const claimsOf = (ahead: unknown) => (ahead as { claims: Int32Array }).claims;
+
+  /** A shared buffer of `capacity` bytes that `bytes` are written into (`arrive`, `end`), deflated ahead at `level`. */
+  function arriving(bytes: Uint8Array, capacity = bytes.length + 1000, level = 6) {
+    const buffer = new Uint8Array(new SharedArrayBuffer(capacity));
+    const ahead = startDeflateAheadOfArriving(buffer, level)!;
+    let at = 0;
+    return {
+      ahead,
+      /** Writes up to `to` and says so. */
+      arrive(to: number) {
+        buffer.set(bytes.subarray(at, to), at);
+        at = to;
+        ahead.arrived(at);
+      },
+      end() {
+        this.arrive(bytes.length);
+        ahead.end(bytes.length);
+      },
+    };
+  }
+
+  it('deflates the blocks before the bytes end (each whole block with bytes after it), and the output is the one made without', async () => {
+    const plain = await gzipped(input, 6);
+    const blocks = Math.ceil(input.length / DEFLATE_BLOCK_BYTES);
+    const a = arriving(input);
+    // Not even the first block while the block size is unknown (the total could still be small).
+    a.arrive(DEFLATE_BLOCK_BYTES + 1);
+    a.arrive(4 * DEFLATE_BLOCK_BYTES);
+    const claims = claimsOf(a.ahead);
+    // Blocks 0–2 are whole with bytes after them; block 3 ends where the bytes do: it may be the last.
+    expect(waitFor(() => Atomics.load(claims, 2) === 1)).toBe(true);
+    expect(Atomics.load(claims, 3)).toBe(0);
+    a.end();
+    const early = await gzipped(input, 6, a.ahead);
+    expect(a.ahead.blocksTaken).toBe(blocks);
+    expect(early.equals(plain)).toBe(true);
+  });
+
+  it('a total ending on a block boundary the worker reached before the end: that block ends the stream (Z_FINISH), the same output', async () => {
+    const exact = input.subarray(0, 5 * DEFLATE_BLOCK_BYTES);
+    const a = arriving(exact);
+    a.arrive(5 * DEFLATE_BLOCK_BYTES);
+    const claims = claimsOf(a.ahead);
+    expect(waitFor(() => Atomics.load(claims, 3) === 1)).toBe(true);
+    a.end();
+    const early = await gzipped(exact, 6, a.ahead);
+    expect(a.ahead.blocksTaken).toBe(5);
+    expect(early.equals(await gzipped(exact, 6))).toBe(true);
+    expect(gunzipSync(early).equals(exact)).toBe(true);
+  });
+
+  it('totals whose block size is known only at the end (under 2 MiB), an empty input, and many small arrivals: the same output, every block taken', async () => {
+    for (const size of [0, 1000, 3 * MIN_DEFLATE_BLOCK_BYTES + 5, 2 * DEFLATE_BLOCK_BYTES - 1, input.length]) {
+      const part = input.subarray(0, size);
+      const a = arriving(part);
+      for (let at = 65_536; at < size; at += 65_536) a.arrive(at);
+      a.end();
+      expect((await gzipped(part, 6, a.ahead)).equals(await gzipped(part, 6)), `${size} bytes`).toBe(true);
+      expect(a.ahead.blocksTaken, `${size} bytes`).toBe(Math.ceil(size / deflateBlockBytes(size)));
+    }
+  });
+
+  it('takes nothing before the end, and a total past the buffer cancels: the output is the one made without', async () => {
+    const a = arriving(input, input.length);
+    a.arrive(input.length);
+    // Not ended: gzipStream cannot know the blocks are the bytes it gets.
+    expect((await gzipped(input, 6, a.ahead)).equals(await gzipped(input, 6))).toBe(true);
+    expect(a.ahead.blocksTaken).toBe(0);
+    const past = arriving(input, 4 * DEFLATE_BLOCK_BYTES);
+    past.arrive(3 * DEFLATE_BLOCK_BYTES);
+    past.ahead.end(input.length);
+    const claims = claimsOf(past.ahead);
+    expect(Atomics.load(claims, claims.length - 1)).toBe(1); // the cancelled flag the worker reads
+    expect((await gzipped(input, 6, past.ahead)).equals(await gzipped(input, 6))).toBe(true);
+    expect(past.ahead.blocksTaken).toBe(0);
+  });
+
+  it('cancel() while the bytes arrive wakes and stops the worker (it waits for bytes): its thread ends', async () => {
+    const a = arriving(input);
+    a.arrive(5 * DEFLATE_BLOCK_BYTES);
+    const claims = claimsOf(a.ahead);
+    // Blocks 0–3 claimed: the worker then sleeps until block 4 is known not to be the last.
+    expect(waitFor(() => Atomics.load(claims, 3) === 1)).toBe(true);
+    const worker = (a.ahead as unknown as { worker: import('node:worker_threads').Worker }).worker;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    a.ahead.cancel();
+    await exited;
+    expect(Atomics.load(claims, 4)).toBe(0);
+  });
+
+  it('refuses bytes not on a SharedArrayBuffer (the worker could not see them)', () => {
+    expect(startDeflateAheadOfArriving(new Uint8Array(16), 6)).toBeUndefined();
   });
 });
