@@ -24,14 +24,16 @@ import { LINE_INDEX_WASM_BASE64 } from './line-index-wasm.js';
 
 /** What the indexed splitter needs of its sink (implemented by `RprofParser`). */
 export interface IndexedLineSink extends LineSink {
-  /** Changes whenever the entries of earlier lines stop being valid. */
+  /** Changes whenever the entries of earlier lines stop being valid (below 2^32). */
   readonly epoch: number;
   /** The entry the last `line()` recorded that a repeat of the same key may record again, or -1. */
   readonly lineEntry: number;
   /** Whether the keys of lines are the text after a `:small:big:nodes:dups:` prefix. */
   readonly memoryRun: boolean;
+  /** Records `count` consecutive lines from `firstLineNo` as repeats of `entries[0..count)`. */
   repeatLines(entries: Uint32Array, count: number, firstLineNo: number): void;
-  repeatMemoryLine(entry: number, lineNo: number, small: number, big: number, nodes: number, dups: number): void;
+  /** The same in a memory run, with each line's four memory numbers in `numbers[4i..4i+4)`. */
+  repeatMemoryLines(entries: Uint32Array, numbers: Float64Array, count: number, firstLineNo: number): void;
 }
 
 export interface IndexedLineSplitterOptions {
@@ -40,20 +42,25 @@ export interface IndexedLineSplitterOptions {
   maxLineLength?: number;
 }
 
-// The module's memory layout (line-index.wat has the same constants).
-const RECORDS = 0x140000;
-/** Lines one `scan` call records at most. */
-const RECORD_CAPACITY = 16384;
-const WINDOW = 0x180000;
-const WINDOW_BYTES = 0x100000;
+// The module's memory layout (line-index.wat has the same constants and explains them).
+const KNOWN = 0x140000;
 /** Ids the module gives at most (its entry table). */
 const MAX_IDS = 65536;
+const REPEATS = 0x1c0000;
+/** Repeated lines one `scan` call takes at most. */
+const REPEAT_CAPACITY = 16384;
+const NUMBERS = 0x1d0000;
+const LINE = 0x250000;
+const WINDOW = 0x260000;
+const WINDOW_BYTES = 0x100000;
+/** Why `scan` stopped. */
+const STOPPED_AT_INCOMPLETE_LINE = 0;
+const STOPPED_AT_LINE_TO_PARSE = 1;
 
 /** See LineSplitter: a UTF-16 code unit is at most 3 bytes of UTF-8 (invalid bytes: 1 unit each). */
 const MAX_UTF8_BYTES_PER_UNIT = 3;
 const LF = 10;
 const CR = 13;
-const COLON = 58;
 
 /** The part of the WebAssembly JavaScript API used here (the packages compile against the ES lib only). */
 interface WasmMemory {
@@ -67,8 +74,10 @@ interface WasmApi {
 
 interface LineIndexExports {
   memory: WasmMemory;
-  init(seed: number): void;
+  init(seed: number, maxRepeatBytes: number): void;
+  setState(epoch: number, memoryRun: number): void;
   scan(start: number, end: number): number;
+  stopped(): number;
   next(): number;
 }
 
@@ -137,7 +146,8 @@ export class IndexedLineSplitter {
   private readonly memory: WasmMemory;
   /** Views of the module's memory, made again when it grows (growing detaches the old buffer). */
   private bytes: Uint8Array;
-  private records: Uint32Array;
+  private words: Uint32Array;
+  private numbers: Float64Array;
   // ignoreBOM: a U+FEFF is dropped from the file's first line only (in `emit`).
   private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   /** Bytes of an incomplete line at the start of the window. */
@@ -149,13 +159,6 @@ export class IndexedLineSplitter {
   private lineNo = 0;
   private first = true;
   private readonly maxLineLength: number;
-  /** Per id: the stack entry its line recorded, valid while `epochOfId` is the sink's epoch. */
-  private readonly entryOfId = new Int32Array(MAX_IDS + 1);
-  private readonly epochOfId = new Uint32Array(MAX_IDS + 1);
-  /** Entries of consecutive repeated lines not yet given to the sink (outside memory runs). */
-  private readonly repeats = new Uint32Array(RECORD_CAPACITY);
-  /** The memory prefix's four numbers of the line being recorded. */
-  private readonly memoryNumbers = new Float64Array(4);
 
   constructor(
     private readonly sink: IndexedLineSink,
@@ -165,11 +168,15 @@ export class IndexedLineSplitter {
     const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     this.exports = new wasm.Instance(module, {}).exports as LineIndexExports;
     // A random seed per parse: a file cannot be crafted to collide in the module's hash table.
-    this.exports.init((Math.random() * 4294967296) >>> 0);
+    // A line of more bytes than `maxLineLength` may have more UTF-16 units than allowed (its
+    // memory prefix may be longer than the first occurrence's): it is decoded and checked.
+    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    this.exports.init((Math.random() * 4294967296) >>> 0, Math.min(this.maxLineLength, 0xffffffff));
     this.memory = this.exports.memory;
     this.bytes = new Uint8Array(this.memory.buffer);
-    this.records = new Uint32Array(this.memory.buffer, RECORDS, RECORD_CAPACITY * 4);
-    this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    this.words = new Uint32Array(this.memory.buffer);
+    this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
+    this.setState();
   }
 
   push(chunk: Uint8Array): void {
@@ -213,18 +220,46 @@ export class IndexedLineSplitter {
 
   /** Takes the complete lines of the window's bytes up to `end`; carries the rest. */
   private scanWindow(end: number): void {
+    const sink = this.sink;
     let start = WINDOW;
     for (;;) {
-      const lines = this.exports.scan(start, end);
+      const repeats = this.exports.scan(start, end);
       if (this.bytes.buffer !== this.memory.buffer) {
+        // The key store grew, which detaches the views.
         this.bytes = new Uint8Array(this.memory.buffer);
-        this.records = new Uint32Array(this.memory.buffer, RECORDS, RECORD_CAPACITY * 4);
+        this.words = new Uint32Array(this.memory.buffer);
+        this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
       }
-      this.takeLines(lines);
+      if (repeats > 0) {
+        const entries = this.words.subarray(REPEATS / 4, REPEATS / 4 + repeats);
+        if (sink.memoryRun) sink.repeatMemoryLines(entries, this.numbers, repeats, this.lineNo + 1);
+        else sink.repeatLines(entries, repeats, this.lineNo + 1);
+        this.lineNo += repeats;
+      }
+      const stopped = this.exports.stopped();
       start = this.exports.next();
-      if (lines < RECORD_CAPACITY) break;
+      if (stopped === STOPPED_AT_INCOMPLETE_LINE) break;
+      if (stopped === STOPPED_AT_LINE_TO_PARSE) this.parseLine();
     }
     this.keepIncomplete(start, end);
+  }
+
+  /** The line at LINE, decoded, through the sink's `line()`; remembered when it may repeat. */
+  private parseLine(): void {
+    const words = this.words;
+    const id = words[LINE / 4]!;
+    this.emit(this.decoder.decode(this.bytes.subarray(words[LINE / 4 + 1]!, words[LINE / 4 + 3]!)), this.lineNo + 1);
+    const sink = this.sink;
+    if (id !== 0 && sink.lineEntry >= 0) {
+      words[KNOWN / 4 + (id - 1) * 2] = sink.epoch;
+      words[KNOWN / 4 + (id - 1) * 2 + 1] = sink.lineEntry;
+    }
+    this.setState();
+  }
+
+  /** Tells the module the sink's epoch and whether the run has memory prefixes. */
+  private setState(): void {
+    this.exports.setState(this.sink.epoch, this.sink.memoryRun ? 1 : 0);
   }
 
   /** Keeps the bytes of an incomplete line, [start, end) of the window, for the next bytes. */
@@ -242,65 +277,6 @@ export class IndexedLineSplitter {
       this.bytes.copyWithin(WINDOW, start, end);
       this.carry = rest;
       this.checkIncomplete(rest);
-    }
-  }
-
-  /** Gives the sink the `count` lines the module recorded. */
-  private takeLines(count: number): void {
-    const { records, bytes, sink, entryOfId, epochOfId } = this;
-    const repeats = this.repeats;
-    let repeated = 0;
-    let epoch = sink.epoch;
-    let memoryRun = sink.memoryRun;
-    for (let r = 0; r < count; r++) {
-      const o = r * 4;
-      const id = records[o]!;
-      const start = records[o + 1]!;
-      const keyStart = records[o + 2]!;
-      const end = records[o + 3]!;
-      const lineNo = ++this.lineNo;
-      // Known in this epoch, and with a memory prefix exactly when the run has one (a key that
-      // follows a prefix may equal a whole line that does not have one).
-      // A line of more bytes than `maxLineLength` may have more UTF-16 units than allowed (its
-      // prefix may be longer than the first occurrence's): decoded and checked.
-      if (id !== 0 && epochOfId[id] === epoch && keyStart !== start === memoryRun && end - start <= this.maxLineLength) {
-        if (memoryRun) {
-          this.readMemoryPrefix(start, keyStart);
-          const m = this.memoryNumbers;
-          sink.repeatMemoryLine(entryOfId[id]!, lineNo, m[0]!, m[1]!, m[2]!, m[3]!);
-        } else {
-          repeats[repeated++] = entryOfId[id]!;
-        }
-        continue;
-      }
-      if (repeated > 0) {
-        sink.repeatLines(repeats, repeated, lineNo - repeated);
-        repeated = 0;
-      }
-      this.emit(this.decoder.decode(bytes.subarray(start, end)), lineNo);
-      if (id !== 0 && sink.lineEntry >= 0) {
-        entryOfId[id] = sink.lineEntry;
-        epochOfId[id] = sink.epoch;
-      }
-      epoch = sink.epoch;
-      memoryRun = sink.memoryRun;
-    }
-    if (repeated > 0) sink.repeatLines(repeats, repeated, this.lineNo - repeated + 1);
-  }
-
-  /** The four numbers of the well-formed prefix `:d:d:d:d:` at [start, keyStart) (at most 15 digits each). */
-  private readMemoryPrefix(start: number, keyStart: number): void {
-    const bytes = this.bytes;
-    let group = 0;
-    let value = 0;
-    for (let i = start + 1; i < keyStart; i++) {
-      const c = bytes[i]!;
-      if (c === COLON) {
-        this.memoryNumbers[group++] = value;
-        value = 0;
-      } else {
-        value = value * 10 + (c - 48);
-      }
     }
   }
 

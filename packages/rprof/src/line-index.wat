@@ -12,37 +12,60 @@
 ;; Memory layout (byte offsets; line-index.ts has the same constants):
 ;;   SLOTS    0x000000  131,072 slots x 4 B: entry id, 0 = empty (open addressing, linear probing)
 ;;   ENTRIES  0x080000  65,536 entries x 12 B: key offset, key length, hash (id e at (e-1)*12)
-;;   RECORDS  0x140000  16,384 records x 16 B, one per line: id, line start, key start, line end
-;;   WINDOW   0x180000  1 MiB of input: the caller's carried incomplete line, then new bytes
-;;   KEYS     0x280000  the keys' bytes, at most 16 MiB; memory grows as they come
+;;   KNOWN    0x140000  65,536 x 8 B, written by the caller: per id the epoch and the stack entry
+;;                      its line recorded (id e at (e-1)*8); a line whose id is known in the
+;;                      current epoch is a repeat
+;;   REPEATS  0x1C0000  16,384 x 4 B: the stack entries of consecutive repeated lines
+;;   NUMBERS  0x1D0000  16,384 x 4 x 8 B: their memory prefixes' numbers (f64; in memory runs)
+;;   LINE     0x250000  16 B: the line that stopped `scan`: id, line start, key start, line end
+;;   WINDOW   0x260000  1 MiB of input: the caller's carried incomplete line, then new bytes
+;;   KEYS     0x360000  the keys' bytes, at most 16 MiB; memory grows as they come
 (module
-  (memory (export "memory") 40 296)
+  (memory (export "memory") 54 310)
 
   (global $seed (mut i32) (i32.const 0))
   ;; Entries so far (ids are 1..$count).
   (global $count (mut i32) (i32.const 0))
   ;; End of the key store.
-  (global $keyEnd (mut i32) (i32.const 0x280000))
-  ;; Where the last `scan` stopped: the start of the first line it did not record.
+  (global $keyEnd (mut i32) (i32.const 0x360000))
+  ;; The caller's state (`setState`): current epoch, whether lines of the run have the memory
+  ;; prefix, and the longest line (bytes) that may be a repeat without being decoded.
+  (global $epoch (mut i32) (i32.const 0))
+  (global $memoryRun (mut i32) (i32.const 0))
+  (global $maxRepeatBytes (mut i32) (i32.const 0))
+  ;; Why the last `scan` stopped (0: no complete line left, 1: a line to parse at LINE,
+  ;; 2: REPEATS full) and where to continue.
+  (global $stopped (mut i32) (i32.const 0))
   (global $next (mut i32) (i32.const 0))
 
   ;; Sets the seed of the hashes (random per parse; an instance serves one parse).
-  (func (export "init") (param $seed i32)
-    (global.set $seed (local.get $seed)))
+  (func (export "init") (param $seed i32) (param $maxRepeatBytes i32)
+    (global.set $seed (local.get $seed))
+    (global.set $maxRepeatBytes (local.get $maxRepeatBytes)))
 
+  (func (export "setState") (param $epoch i32) (param $memoryRun i32)
+    (global.set $epoch (local.get $epoch))
+    (global.set $memoryRun (local.get $memoryRun)))
+
+  (func (export "stopped") (result i32) (global.get $stopped))
   (func (export "next") (result i32) (global.get $next))
 
-  ;; Records the complete lines in [p, end) (at most 16,384; a line is complete once its LF or CR
-  ;; is in the window) and returns how many. `next` then tells where to continue.
+  ;; Scans the lines in [p, end) (a line is complete once its LF or CR is in the window): the
+  ;; stack entries of repeats go to REPEATS (and their memory numbers to NUMBERS) until a line
+  ;; that is not one, which goes to LINE. Returns the number of repeats; `stopped` and `next`
+  ;; tell why it stopped and where to continue.
   (func (export "scan") (param $p i32) (param $end i32) (result i32)
-    (local $n i32) (local $start i32) (local $keyStart i32) (local $lineEnd i32)
+    (local $n i32) (local $start i32) (local $keyStart i32) (local $lineEnd i32) (local $id i32)
     (local $q i32) (local $digits i32) (local $group i32) (local $c i32) (local $h i32)
+    (local $value f64) (local $known i32) (local $h64 i64) (local $word i64) (local $lf i64) (local $cr i64)
     (block $stop
       (loop $lines
-        (br_if $stop (i32.eq (local.get $n) (i32.const 16384)))
+        (if (i32.eq (local.get $n) (i32.const 16384))
+          (then (global.set $stopped (i32.const 2)) (global.set $next (local.get $p)) (br $stop)))
         (local.set $start (local.get $p))
         (local.set $keyStart (local.get $p))
-        ;; A memory prefix: four groups of 1-15 digits, each followed by ':'.
+        ;; A memory prefix: four groups of 1-15 digits, each followed by ':'. The numbers go to
+        ;; NUMBERS (overwritten by the next line unless this one is a repeat).
         (block $noPrefix
           (br_if $noPrefix (i32.ge_u (local.get $p) (local.get $end)))
           (br_if $noPrefix (i32.ne (i32.load8_u (local.get $p)) (i32.const 58)))
@@ -50,27 +73,50 @@
           (local.set $group (i32.const 0))
           (loop $groups
             (local.set $digits (local.get $q))
+            (local.set $value (f64.const 0))
             (block $endDigits
               (loop $digit
                 (br_if $endDigits (i32.ge_u (local.get $q) (local.get $end)))
-                (br_if $endDigits (i32.gt_u (i32.sub (i32.load8_u (local.get $q)) (i32.const 48)) (i32.const 9)))
+                (local.set $c (i32.sub (i32.load8_u (local.get $q)) (i32.const 48)))
+                (br_if $endDigits (i32.gt_u (local.get $c) (i32.const 9)))
+                (local.set $value (f64.add (f64.mul (local.get $value) (f64.const 10)) (f64.convert_i32_u (local.get $c))))
                 (local.set $q (i32.add (local.get $q) (i32.const 1)))
                 (br $digit)))
             (local.set $digits (i32.sub (local.get $q) (local.get $digits)))
             (br_if $noPrefix (i32.eqz (local.get $digits)))
-            (br_if $noPrefix (i32.gt_u (local.get $digits) (i32.const 15)))
+            (br_if $noPrefix (i32.gt_u (local.get $digits) (i32.const 15))) ;; exact in an f64
             (br_if $noPrefix (i32.ge_u (local.get $q) (local.get $end)))
             (br_if $noPrefix (i32.ne (i32.load8_u (local.get $q)) (i32.const 58)))
+            (f64.store (i32.add (i32.add (i32.const 0x1D0000) (i32.shl (local.get $n) (i32.const 5))) (i32.shl (local.get $group) (i32.const 3)))
+              (local.get $value))
             (local.set $q (i32.add (local.get $q) (i32.const 1)))
             (local.set $group (i32.add (local.get $group) (i32.const 1)))
             (br_if $groups (i32.lt_u (local.get $group) (i32.const 4))))
           (local.set $keyStart (local.get $q))
           (local.set $p (local.get $q)))
-        ;; The key's bytes up to the line end, hashed (FNV-1a from the seed).
+        ;; The key's bytes up to the line end, hashed from the seed: 8 bytes at a time while none
+        ;; of them is a LF or CR (a word w has a zero byte when (w - 0x01..01) & ~w & 0x80..80
+        ;; is not 0), then byte by byte (FNV-1a).
         (local.set $h (i32.xor (global.get $seed) (i32.const 0x811c9dc5)))
+        (local.set $h64 (i64.xor (i64.extend_i32_u (global.get $seed)) (i64.const 0xcbf29ce484222325)))
         (block $eol
+          (block $lastWord
+            (loop $words
+              (br_if $lastWord (i32.gt_u (i32.add (local.get $p) (i32.const 8)) (local.get $end)))
+              (local.set $word (i64.load (local.get $p)))
+              (local.set $lf (i64.xor (local.get $word) (i64.const 0x0a0a0a0a0a0a0a0a)))
+              (local.set $cr (i64.xor (local.get $word) (i64.const 0x0d0d0d0d0d0d0d0d)))
+              (br_if $lastWord (i64.ne (i64.const 0)
+                (i64.and (i64.or (i64.and (i64.sub (local.get $lf) (i64.const 0x0101010101010101)) (i64.xor (local.get $lf) (i64.const -1)))
+                                 (i64.and (i64.sub (local.get $cr) (i64.const 0x0101010101010101)) (i64.xor (local.get $cr) (i64.const -1))))
+                         (i64.const 0x8080808080808080))))
+              (local.set $h64 (i64.mul (i64.xor (local.get $h64) (local.get $word)) (i64.const 0x100000001b3)))
+              (local.set $h64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 29))))
+              (local.set $p (i32.add (local.get $p) (i32.const 8)))
+              (br $words)))
           (loop $bytes
-            (br_if $stop (i32.ge_u (local.get $p) (local.get $end))) ;; incomplete: the caller carries it
+            (if (i32.ge_u (local.get $p) (local.get $end)) ;; incomplete: the caller carries it
+              (then (global.set $stopped (i32.const 0)) (global.set $next (local.get $start)) (br $stop)))
             (local.set $c (i32.load8_u (local.get $p)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 10)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 13)))
@@ -85,17 +131,28 @@
                      (i32.lt_u (local.get $p) (local.get $end)))
           (then (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 10))
             (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))))
-        (local.set $q (i32.add (i32.const 0x140000) (i32.shl (local.get $n) (i32.const 4))))
-        (i32.store (local.get $q)
-          (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h))))
-        (i32.store offset=4 (local.get $q) (local.get $start))
-        (i32.store offset=8 (local.get $q) (local.get $keyStart))
-        (i32.store offset=12 (local.get $q) (local.get $lineEnd))
-        (local.set $n (i32.add (local.get $n) (i32.const 1)))
-        (br $lines)))
-    (global.set $next (local.get $start))
-    ;; Stopped at the record limit: the next line starts at p, not at the last recorded line.
-    (if (i32.eq (local.get $n) (i32.const 16384)) (then (global.set $next (local.get $p))))
+        (local.set $h (i32.xor (local.get $h) (i32.xor (i32.wrap_i64 (local.get $h64)) (i32.wrap_i64 (i64.shr_u (local.get $h64) (i64.const 32))))))
+        (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h))))
+        ;; A repeat: its id known in this epoch, with a memory prefix exactly when the run has
+        ;; one (a key after a prefix may equal a whole line without one), and not too long.
+        (if (i32.ne (local.get $id) (i32.const 0))
+          (then
+            (local.set $known (i32.add (i32.const 0x140000) (i32.shl (i32.sub (local.get $id) (i32.const 1)) (i32.const 3))))
+            (if (i32.and
+                  (i32.and (i32.eq (i32.load (local.get $known)) (global.get $epoch))
+                           (i32.eq (i32.ne (local.get $keyStart) (local.get $start)) (global.get $memoryRun)))
+                  (i32.le_u (i32.sub (local.get $lineEnd) (local.get $start)) (global.get $maxRepeatBytes)))
+              (then
+                (i32.store (i32.add (i32.const 0x1C0000) (i32.shl (local.get $n) (i32.const 2)))
+                  (i32.load offset=4 (local.get $known)))
+                (local.set $n (i32.add (local.get $n) (i32.const 1)))
+                (br $lines)))))
+        (i32.store (i32.const 0x250000) (local.get $id))
+        (i32.store (i32.const 0x250004) (local.get $start))
+        (i32.store (i32.const 0x250008) (local.get $keyStart))
+        (i32.store (i32.const 0x25000C) (local.get $lineEnd))
+        (global.set $stopped (i32.const 1))
+        (global.set $next (local.get $p))))
     (local.get $n))
 
   ;; murmur3's finalizer: spreads FNV's bits over the slot bits.
@@ -115,7 +172,7 @@
         (then
           ;; New key: at most 65,536 entries and 16 MiB of keys.
           (if (i32.ge_u (global.get $count) (i32.const 65536)) (then (return (i32.const 0))))
-          (if (i32.gt_u (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0x1280000)) (then (return (i32.const 0))))
+          (if (i32.gt_u (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0x1360000)) (then (return (i32.const 0))))
           (local.set $pages (i32.shr_u (i32.add (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0xffff)) (i32.const 16)))
           (if (i32.gt_u (local.get $pages) (memory.size))
             (then (if (i32.eq (memory.grow (i32.sub (local.get $pages) (memory.size))) (i32.const -1))

@@ -235,8 +235,8 @@ export class RprofParser {
   /**
    * Records lines as repeats of lines whose `lineEntry` was their stack in this epoch (what
    * `traceLine` does on a cache hit, without the text): `count` consecutive lines from
-   * `firstLineNo` (one call for many lines: a loop the JIT optimizes early), or in a memory run
-   * one line with its memory numbers.
+   * `firstLineNo` (one call for many lines: a loop the JIT optimizes early); in a memory run with
+   * each line's four memory numbers.
    */
   repeatLines(stacks: Uint32Array, count: number, firstLineNo: number): void {
     for (let i = 0; i < count; i++) {
@@ -245,13 +245,15 @@ export class RprofParser {
     }
   }
 
-  repeatMemoryLine(stack: number, lineNo: number, small: number, big: number, nodes: number, dups: number): void {
-    this.lineCount = lineNo;
-    this.memSmall = small;
-    this.memBig = big;
-    this.memNodes = nodes;
-    this.memDups = dups;
-    this.record(stack, true);
+  repeatMemoryLines(stacks: Uint32Array, numbers: Float64Array, count: number, firstLineNo: number): void {
+    for (let i = 0; i < count; i++) {
+      this.lineCount = firstLineNo + i;
+      this.memSmall = numbers[4 * i]!;
+      this.memBig = numbers[4 * i + 1]!;
+      this.memNodes = numbers[4 * i + 2]!;
+      this.memDups = numbers[4 * i + 3]!;
+      this.record(stacks[i]!, true);
+    }
   }
 
   private clearCache(): void {
