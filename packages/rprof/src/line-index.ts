@@ -7,7 +7,8 @@
  * JavaScript most in a short process, before the JIT has warmed up. The module of
  * line-index.wat does the splitting and the lookup over the bytes (its baseline code needs no
  * warm-up) and gives each line an id; a repeated line whose stack the parser recorded in the
- * current epoch (see `RprofParser.epoch`) is then just recorded again, without a string. Other
+ * current epoch (see `RprofParser.epoch`) is then just recorded again, without a string: the
+ * module hands over runs of such lines' stacks, which the parser records in one call. Other
  * lines (first occurrences, lines without an id) are decoded and go through `line()` exactly as
  * with core's `LineSplitter`, whose semantics this class keeps: LF, CRLF and CR line ends (also a
  * CR that ends one chunk and a LF that starts the next), a BOM dropped from the first line only,
@@ -53,6 +54,11 @@ const NUMBERS = 0x1d0000;
 const LINE = 0x250000;
 const WINDOW = 0x260000;
 const WINDOW_BYTES = 0x100000;
+/**
+ * Epochs are u32 in the module, and 0 is every id's before it is known; from this one on (never
+ * in practice: each epoch is a header or #File line) no line is remembered.
+ */
+const NO_REPEAT_EPOCH = 0xffffffff;
 /** Why `scan` stopped. */
 const STOPPED_AT_INCOMPLETE_LINE = 0;
 const STOPPED_AT_LINE_TO_PARSE = 1;
@@ -167,10 +173,11 @@ export class IndexedLineSplitter {
   ) {
     const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     this.exports = new wasm.Instance(module, {}).exports as LineIndexExports;
-    // A random seed per parse: a file cannot be crafted to collide in the module's hash table.
-    // A line of more bytes than `maxLineLength` may have more UTF-16 units than allowed (its
-    // memory prefix may be longer than the first occurrence's): it is decoded and checked.
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+    // A random seed per parse: a file cannot be crafted to collide in the module's hash table.
+    // A line of more bytes than `maxLineLength` is never taken as a repeat: it may have more
+    // UTF-16 units than allowed (its memory prefix may be longer than the first occurrence's),
+    // so it is decoded and checked.
     this.exports.init((Math.random() * 4294967296) >>> 0, Math.min(this.maxLineLength, 0xffffffff));
     this.memory = this.exports.memory;
     this.bytes = new Uint8Array(this.memory.buffer);
@@ -213,7 +220,7 @@ export class IndexedLineSplitter {
     }
   }
 
-  /** Bytes of the module's memory (tables, window and keys: at most 296 × 64 KiB). */
+  /** Bytes of the module's memory (tables, window and keys: at most 310 × 64 KiB, its declared maximum). */
   get memoryBytes(): number {
     return this.memory.buffer.byteLength;
   }
@@ -250,7 +257,7 @@ export class IndexedLineSplitter {
     const id = words[LINE / 4]!;
     this.emit(this.decoder.decode(this.bytes.subarray(words[LINE / 4 + 1]!, words[LINE / 4 + 3]!)), this.lineNo + 1);
     const sink = this.sink;
-    if (id !== 0 && sink.lineEntry >= 0) {
+    if (id !== 0 && sink.lineEntry >= 0 && sink.epoch < NO_REPEAT_EPOCH) {
       words[KNOWN / 4 + (id - 1) * 2] = sink.epoch;
       words[KNOWN / 4 + (id - 1) * 2 + 1] = sink.lineEntry;
     }
@@ -259,7 +266,7 @@ export class IndexedLineSplitter {
 
   /** Tells the module the sink's epoch and whether the run has memory prefixes. */
   private setState(): void {
-    this.exports.setState(this.sink.epoch, this.sink.memoryRun ? 1 : 0);
+    this.exports.setState(Math.min(this.sink.epoch, NO_REPEAT_EPOCH), this.sink.memoryRun ? 1 : 0);
   }
 
   /** Keeps the bytes of an incomplete line, [start, end) of the window, for the next bytes. */
