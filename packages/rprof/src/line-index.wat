@@ -58,6 +58,7 @@
     (local $n i32) (local $start i32) (local $keyStart i32) (local $lineEnd i32) (local $id i32)
     (local $q i32) (local $digits i32) (local $group i32) (local $c i32) (local $h i32)
     (local $value f64) (local $known i32) (local $h64 i64) (local $word i64) (local $lf i64) (local $cr i64)
+    (local $ends i64) (local $tail i64) (local $k i32)
     (block $stop
       (loop $lines
         (if (i32.eq (local.get $n) (i32.const 16384))
@@ -94,35 +95,55 @@
             (br_if $groups (i32.lt_u (local.get $group) (i32.const 4))))
           (local.set $keyStart (local.get $q))
           (local.set $p (local.get $q)))
-        ;; The key's bytes up to the line end, hashed from the seed: 8 bytes at a time while none
-        ;; of them is a LF or CR (a word w has a zero byte when (w - 0x01..01) & ~w & 0x80..80
-        ;; is not 0), then byte by byte (FNV-1a).
-        (local.set $h (i32.xor (global.get $seed) (i32.const 0x811c9dc5)))
+        ;; The key's bytes up to the line end, hashed from the seed a word (8 bytes) at a time,
+        ;; the last, partial word masked (also when the bytes are taken one by one near the
+        ;; window's end): equal keys hash equally wherever they lie. A LF or CR in word w is a
+        ;; zero byte of w ^ 0x0a..0a or w ^ 0x0d..0d; x has one where (x - 0x01..01) & ~x &
+        ;; 0x80..80 is not 0, whose lowest set bit is in the first one.
         (local.set $h64 (i64.xor (i64.extend_i32_u (global.get $seed)) (i64.const 0xcbf29ce484222325)))
         (block $eol
-          (block $lastWord
+          (block $nearEnd
             (loop $words
-              (br_if $lastWord (i32.gt_u (i32.add (local.get $p) (i32.const 8)) (local.get $end)))
+              (br_if $nearEnd (i32.gt_u (i32.add (local.get $p) (i32.const 8)) (local.get $end)))
               (local.set $word (i64.load (local.get $p)))
               (local.set $lf (i64.xor (local.get $word) (i64.const 0x0a0a0a0a0a0a0a0a)))
               (local.set $cr (i64.xor (local.get $word) (i64.const 0x0d0d0d0d0d0d0d0d)))
-              (br_if $lastWord (i64.ne (i64.const 0)
+              (local.set $ends
                 (i64.and (i64.or (i64.and (i64.sub (local.get $lf) (i64.const 0x0101010101010101)) (i64.xor (local.get $lf) (i64.const -1)))
                                  (i64.and (i64.sub (local.get $cr) (i64.const 0x0101010101010101)) (i64.xor (local.get $cr) (i64.const -1))))
-                         (i64.const 0x8080808080808080))))
+                         (i64.const 0x8080808080808080)))
+              (if (i64.ne (local.get $ends) (i64.const 0))
+                (then
+                  ;; The line ends at byte k of this word: its bytes before k are the last word.
+                  (local.set $k (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $ends)) (i64.const 3))))
+                  (local.set $tail (i64.and (local.get $word)
+                    (i64.sub (i64.shl (i64.const 1) (i64.extend_i32_u (i32.shl (local.get $k) (i32.const 3)))) (i64.const 1))))
+                  (local.set $p (i32.add (local.get $p) (local.get $k)))
+                  (local.set $c (i32.load8_u (local.get $p)))
+                  (br $eol)))
+              ;; FNV-style: xor the word in, multiply, fold the high bits down.
               (local.set $h64 (i64.mul (i64.xor (local.get $h64) (local.get $word)) (i64.const 0x100000001b3)))
               (local.set $h64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 29))))
               (local.set $p (i32.add (local.get $p) (i32.const 8)))
               (br $words)))
+          ;; Fewer than 8 bytes left in the window: one by one, gathered into the last word.
+          (local.set $tail (i64.const 0))
+          (local.set $k (i32.const 0))
           (loop $bytes
             (if (i32.ge_u (local.get $p) (local.get $end)) ;; incomplete: the caller carries it
               (then (global.set $stopped (i32.const 0)) (global.set $next (local.get $start)) (br $stop)))
             (local.set $c (i32.load8_u (local.get $p)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 10)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 13)))
-            (local.set $h (i32.mul (i32.xor (local.get $h) (local.get $c)) (i32.const 0x01000193)))
+            (local.set $tail (i64.or (local.get $tail)
+              (i64.shl (i64.extend_i32_u (local.get $c)) (i64.extend_i32_u (i32.shl (local.get $k) (i32.const 3))))))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
             (local.set $p (i32.add (local.get $p) (i32.const 1)))
             (br $bytes)))
+        ;; The last word, as each word above (inline: faster than a call in baseline code).
+        (local.set $h64 (i64.mul (i64.xor (local.get $h64) (local.get $tail)) (i64.const 0x100000001b3)))
+        (local.set $h64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 29))))
+        (local.set $h (i32.wrap_i64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 32)))))
         (local.set $lineEnd (local.get $p))
         ;; Past the terminator: CRLF is one (a CR at the window's end: the caller skips a LF
         ;; that starts the next bytes).
@@ -131,7 +152,6 @@
                      (i32.lt_u (local.get $p) (local.get $end)))
           (then (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 10))
             (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))))
-        (local.set $h (i32.xor (local.get $h) (i32.xor (i32.wrap_i64 (local.get $h64)) (i32.wrap_i64 (i64.shr_u (local.get $h64) (i64.const 32))))))
         (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h))))
         ;; A repeat: its id known in this epoch, with a memory prefix exactly when the run has
         ;; one (a key after a prefix may equal a whole line without one), and not too long.
