@@ -52,6 +52,12 @@ export interface ReadInput {
   fileName: string;
   /** True when the source was gzip-compressed (already inflated by the methods below). */
   gzipped: boolean;
+  /**
+   * The source's size as stored (compressed when `gzipped`), when known before reading (a regular
+   * file, bytes, a Blob; not a stream). A hint for choosing how to read (inflated data is rarely
+   * smaller than its gzip), never a limit.
+   */
+  storedBytes?: number;
   /** The whole decompressed input, bounded by `limits.maxDecompressedBytes`. */
   bytes(): Promise<Uint8Array>;
   /** The decompressed input as a stream of chunks (memory independent of the file size). */

@@ -857,7 +857,7 @@ export class Registry {
     }
     const codec = await this.codec(adapter);
     if (!codec.read) throw new ProfkitError(ErrorCodes.UNSUPPORTED, `the ${adapter.name} adapter cannot read`, { file: fileName });
-    const input = makeReadInput({ fileName, path, bytes, stream, blob, files: this.files, gzipped, limits });
+    const input = makeReadInput({ fileName, path, bytes, stream, blob, files: this.files, gzipped, limits, storedBytes: stream ? undefined : hints.size });
     let result: ReadResult;
     try {
       result = await codec.read(input, {
@@ -1028,11 +1028,12 @@ export function detectionError(d: Detection, file: string): ProfkitError {
   });
 }
 
-function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: BlobLike; files: FileAccess | undefined; gzipped: boolean; limits: Limits }): ReadInput {
+function makeReadInput(o: { fileName: string; path?: string; bytes?: Uint8Array; stream?: StreamInput; blob?: BlobLike; files: FileAccess | undefined; gzipped: boolean; limits: Limits; storedBytes: number | undefined }): ReadInput {
   let cached: Promise<Uint8Array> | undefined;
   return {
     fileName: o.fileName,
     gzipped: o.gzipped,
+    ...(o.storedBytes !== undefined ? { storedBytes: o.storedBytes } : {}),
     bytes() {
       cached ??= (async () => {
         const raw = o.bytes ?? (o.stream ? await o.stream.bytes() : o.blob ? new Uint8Array(await o.blob.arrayBuffer()) : await o.files!.readAll(o.path!, o.limits));
