@@ -239,6 +239,19 @@ export class RprofParser {
    * each line's four memory numbers.
    */
   repeatLines(stacks: Uint32Array, count: number, firstLineNo: number): void {
+    if (!this.aggregate && !this.anyMemory && this.sampleStack.length + count <= this.maxSamples) {
+      // What record() does for each, at once: count their frames, append their stacks. Past a
+      // limit, record() below throws at the exact line.
+      const stackOffsets = this.stackOffsets.view();
+      let totalFrames = this.totalFrames;
+      for (let i = 0; i < count; i++) totalFrames += stackOffsets[stacks[i]! + 1]! - stackOffsets[stacks[i]!]!;
+      if (totalFrames <= this.maxTotalFrames) {
+        this.totalFrames = totalFrames;
+        this.sampleStack.pushAll(stacks.subarray(0, count));
+        this.lineCount = firstLineNo + count - 1;
+        return;
+      }
+    }
     for (let i = 0; i < count; i++) {
       this.lineCount = firstLineNo + i;
       this.record(stacks[i]!, false);

@@ -187,6 +187,16 @@ describe('same profile, warnings and errors on both paths', () => {
     }
   });
 
+  it('maxSamples and maxTotalFrames reached within a run of repeated lines: the same error at the same line', async () => {
+    const text = 'sample.interval=1000\n' + '"f" "g" \n'.repeat(50) + '"h" \n' + '"f" "g" \n'.repeat(50);
+    for (const limits of [{ maxSamples: 70 }, { maxTotalFrames: 150 }, { maxSamples: 100 }, { maxTotalFrames: 200 }]) {
+      const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random'], { limits });
+      expect(r).toHaveProperty('error', 'PROFKIT_E_LIMIT');
+    }
+    const r = await expectSamePaths(enc(text), ['whole'], { limits: { maxSamples: 101, maxTotalFrames: 201 } });
+    expect(r).toHaveProperty('profile');
+  });
+
   it('truncated lines, also the last one without terminator', async () => {
     const text = 'memory profiling: sample.interval=1000\n:1:2:3:4:"f" "g\n:1:2:3:4:"f" "g\n:1:2:3:4:"f" 1#\n:1:2:3\n:1:2:3:4:"f" "g';
     const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random']);
