@@ -121,12 +121,13 @@ async function read(input: ReadInput, options: ReadOptions): Promise<ReadResult>
 
 /**
  * Whether the read merges equal samples (`DecodeOptions.aggregate`): the read option `aggregate`
- * when given, else the caller's hint that it only sums values over samples
+ * when given, else `'if-repeating'` when the caller only sums values over samples
  * (`ReadOptions.samplesSummed`: the report views), whose output is the same either way.
  */
-function aggregateOf(options: ReadOptions): boolean {
+function aggregateOf(options: ReadOptions): NonNullable<DecodeOptions['aggregate']> {
   const aggregate = options.options?.aggregate;
-  if (aggregate === undefined) return options.samplesSummed === true;
+  // Asked for by the caller's use only: merged where samples repeat (no cost where they do not).
+  if (aggregate === undefined) return options.samplesSummed === true ? 'if-repeating' : false;
   if (typeof aggregate !== 'boolean') {
     throw new ProfkitError(ErrorCodes.USAGE, `pprof: read option aggregate must be true or false, got ${String(aggregate)}`, { option: 'aggregate' });
   }

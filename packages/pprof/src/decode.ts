@@ -63,8 +63,13 @@ export interface DecodeOptions {
    * Sums wrap at 64 bits as Go's `int64` additions do. Samples whose values are all zero are
    * left out, as Go's `Merge` leaves them out (so the samples, and their order, are those of the
    * merged profile `go tool pprof` builds its reports from). Limits count the samples of the input.
+   *
+   * `'if-repeating'`: the same, unless the first samples hardly repeat (at least 90 % of the
+   * first `max(4096, samples / 16)` are distinct): the rest is then read as it is, sample for
+   * sample, without the hashing (for a caller that only sums the samples' values, whatever
+   * their number: a profile whose stacks do not repeat pays nothing for it).
    */
-  aggregate?: boolean;
+  aggregate?: boolean | 'if-repeating';
 }
 
 /** The effective limits of one decode. */
@@ -127,7 +132,7 @@ let lo = 0;
 let hi = 0;
 let fileName: string | undefined;
 /** The decode in progress merges equal samples (`DecodeOptions.aggregate`). */
-let aggregating = false;
+let aggregating: NonNullable<DecodeOptions['aggregate']> = false;
 
 /**
  * Offset of `buf[0]` in the whole input: 0 for a buffer decode, the window's start when streaming
@@ -644,7 +649,7 @@ function releaseState(): void {
 interface StreamState {
   fileName: string | undefined;
   limits: DecodeLimits;
-  aggregate: boolean;
+  aggregate: NonNullable<DecodeOptions['aggregate']>;
   strings: string[];
   cols: Cols;
   fill: Fill | undefined;
@@ -925,15 +930,21 @@ interface Cols {
   iLine: Float64Array;
   iCol: Float64Array;
   iIn: number;
-  /** With `aggregate`: the distinct samples so far. */
+  /** With `aggregate`: the distinct samples so far (undefined again once `'if-repeating'` stops merging). */
   merge: Merging | undefined;
+  /** Read with `aggregate`: the columns are cut to the rows used at the end. */
+  aggregated: boolean;
+  /** Samples, location ids and labels of the input that took no row (merged into another, or all zero). */
+  rowsDropped: number;
+  locIdsDropped: number;
+  labelsDropped: number;
 }
 const u32 = new Uint32Array(0);
 const f64 = new Float64Array(0);
 const EMPTY_COLS: Cols = {
   nT: 0, offsets: u32, locIds: u32, vviews: [], labelOffsets: undefined, labKey: [], labStr: [], labNumView: u32, labUnit: [], labIsNum: new Uint8Array(0),
   bigRefs: { location: [], function: [], mapping: [] }, bigDefs: { location: [], function: [], mapping: [] },
-  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined,
+  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined, aggregated: false, rowsDropped: 0, locIdsDropped: 0, labelsDropped: 0,
 };
 let C: Cols = EMPTY_COLS;
 
@@ -943,7 +954,7 @@ function decodeSample(end: number, tagPos: number, s: number): void {
   // With `aggregate` the sample is decoded into the row after the distinct ones, then kept or
   // added to its equal (`mergeSample`).
   const merging = C.merge;
-  const row = merging === undefined ? s : merging.table.rows;
+  const row = s - C.rowsDropped;
   if (merging !== undefined) makeSampleRoom(merging, row, e - pos);
   const { nT, locIds, vviews, labelOffsets, bigRefs } = C;
   const bigLocationsBefore = bigRefs.location.length;
@@ -1023,13 +1034,13 @@ function decodeSample(end: number, tagPos: number, s: number): void {
   if (nT === 0) invalid('missing sample type information', { offset: tagPos });
   if (nv !== nT) invalid(`mismatch: sample has ${nv} values vs. ${nT} types`, { offset: tagPos, sample: s });
   if (merging !== undefined) {
-    mergeSample(merging, row, nLocId, nLabOut, bigRefs.location.length === bigLocationsBefore);
+    mergeSample(merging, s, row, nLocId, nLabOut, bigRefs.location.length === bigLocationsBefore);
     return;
   }
-  if (labelOffsets) labelOffsets[s + 1] = nLabOut;
+  if (labelOffsets) labelOffsets[row + 1] = nLabOut;
   C.nLocId = nLocId;
   C.nLabOut = nLabOut;
-  C.offsets[s + 1] = nLocId;
+  C.offsets[row + 1] = nLocId;
 }
 
 /**
@@ -1290,7 +1301,11 @@ function beginFill(c: Counts): void {
     iLine: new Float64Array(nIn),
     iCol: new Float64Array(nIn),
     iIn: 0,
-    merge: aggregating ? newMerging(c) : undefined,
+    merge: aggregating ? newMerging(c, aggregating === 'if-repeating') : undefined,
+    aggregated: aggregating !== false,
+    rowsDropped: 0,
+    locIdsDropped: 0,
+    labelsDropped: 0,
   };
   F = {
     nS, nT, nM, nL, nF, nLab, values, labNum,
@@ -1504,12 +1519,12 @@ function endFill(c: Counts, recount: boolean): DecodeResult {
   C = EMPTY_COLS;
   F = undefined;
   // Same bytes (length and CRC-32 checked) give the same counts; this guards the columns anyway.
-  if (recount && (f.iS !== c.samples || (cols.merge?.inputLocIds ?? cols.nLocId) !== c.locIds || f.iLoc !== c.locations || f.iM !== c.mappings || f.iF !== c.functions || cols.iIn !== c.inlineLines || cols.nLabOut > c.labels || f.stType.length !== c.sampleTypes)) {
+  if (recount && (f.iS !== c.samples || cols.nLocId + cols.locIdsDropped !== c.locIds || f.iLoc !== c.locations || f.iM !== c.mappings || f.iF !== c.functions || cols.iIn !== c.inlineLines || cols.nLabOut > c.labels || f.stType.length !== c.sampleTypes)) {
     throw changedInput(fileName);
   }
   base = 0;
   cols.lInlOff[f.nL] = cols.iIn;
-  if (cols.merge !== undefined) keepDistinctRows(f, cols, cols.merge);
+  if (cols.aggregated) keepDistinctRows(f, cols, f.iS - cols.rowsDropped);
   return finishDecode(f, cols);
 }
 
@@ -1734,8 +1749,8 @@ const FIRST_ROWS = 1024;
 /** The state of `aggregate` in pass 2. */
 interface Merging {
   table: SampleTable;
-  /** Location ids of the input's samples (pass 1 counted them; the columns hold the distinct samples'). */
-  inputLocIds: number;
+  /** `'if-repeating'`: the input sample at which to judge whether samples repeat (`judgeRepeats`). */
+  judgeAt: number;
   /** What the columns may grow to: pass 1's counts of samples, location ids and labels. */
   maxRows: number;
   maxLocIds: number;
@@ -1749,8 +1764,35 @@ interface Merging {
 /** A label as hashed: kind (0 string, 1 number), key, value (string index, or number lo and hi), unit. */
 const LABEL_WORDS = 5;
 
-function newMerging(c: Counts): Merging {
-  return { table: new SampleTable(), inputLocIds: 0, maxRows: c.samples, maxLocIds: c.locIds, maxLabels: c.labels, canonical: undefined, labelWords: [] };
+function newMerging(c: Counts, ifRepeating: boolean): Merging {
+  return {
+    table: new SampleTable(),
+    judgeAt: ifRepeating ? Math.max(SAMPLES_BEFORE_JUDGING, Math.ceil(c.samples / 16)) : Infinity,
+    maxRows: c.samples,
+    maxLocIds: c.locIds,
+    maxLabels: c.labels,
+    canonical: undefined,
+    labelWords: [],
+  };
+}
+
+/** `'if-repeating'` looks at this many samples at least before it judges whether they repeat. */
+const SAMPLES_BEFORE_JUDGING = 4096;
+
+/**
+ * `'if-repeating'`, after `judgeAt` samples (`inputSamples`): when at least 90 % of them took a
+ * row, the rest is read as it is, without `mergeSample`, into columns grown once to what the
+ * rest of the input can hold.
+ */
+function judgeRepeats(m: Merging, inputSamples: number): void {
+  m.judgeAt = Infinity;
+  const rows = inputSamples - C.rowsDropped;
+  if (rows < 0.9 * inputSamples) return;
+  C.merge = undefined;
+  const f = F!;
+  growRows(f, rows + (m.maxRows - inputSamples));
+  C.locIds = grown32(C.locIds, m.maxLocIds - C.locIdsDropped);
+  growLabels(f, m.maxLabels - C.labelsDropped);
 }
 
 /** Records a label of the sample being decoded for its hash (string indices made canonical). */
@@ -1779,32 +1821,40 @@ function canonicalStringIndices(table: string[]): Uint32Array {
  */
 function makeSampleRoom(m: Merging, row: number, messageBytes: number): void {
   const f = F!;
-  if (row + 1 >= C.offsets.length) {
-    const rows = Math.min(m.maxRows, Math.max(2 * (C.offsets.length - 1), row + 1));
-    C.offsets = grown32(C.offsets, rows + 1);
-    if (C.labelOffsets) C.labelOffsets = grown32(C.labelOffsets, rows + 1);
-    // Value columns left empty by beginFill (a value count that fails pass 2) stay empty.
-    for (let j = 0; j < f.values.length; j++) {
-      if (f.values[j]!.length === 0) continue;
-      const col = new BigInt64Array(rows);
-      col.set(f.values[j]!);
-      f.values[j] = col;
-      C.vviews[j] = new Uint32Array(col.buffer);
-    }
+  // What the rest of the input can add at most (pass 1 counted it).
+  const maxRows = m.maxRows - C.rowsDropped;
+  const maxLocIds = m.maxLocIds - C.locIdsDropped;
+  const maxLabels = m.maxLabels - C.labelsDropped;
+  if (row + 1 >= C.offsets.length) growRows(f, Math.min(maxRows, Math.max(2 * (C.offsets.length - 1), row + 1)));
+  const locIds = Math.min(maxLocIds, C.nLocId + messageBytes);
+  if (locIds > C.locIds.length) C.locIds = grown32(C.locIds, Math.min(maxLocIds, Math.max(locIds, 2 * C.locIds.length)));
+  const labels = Math.min(maxLabels, C.nLabOut + (messageBytes >>> 1));
+  if (labels > f.labNum.length) growLabels(f, Math.min(maxLabels, Math.max(labels, 2 * f.labNum.length)));
+}
+
+/** The sample columns (offsets, label offsets, values) grown to `rows` rows. */
+function growRows(f: Fill, rows: number): void {
+  C.offsets = grown32(C.offsets, rows + 1);
+  if (C.labelOffsets) C.labelOffsets = grown32(C.labelOffsets, rows + 1);
+  // Value columns left empty by beginFill (a value count that fails pass 2) stay empty.
+  for (let j = 0; j < f.values.length; j++) {
+    if (f.values[j]!.length === 0) continue;
+    const col = new BigInt64Array(rows);
+    col.set(f.values[j]!.subarray(0, rows));
+    f.values[j] = col;
+    C.vviews[j] = new Uint32Array(col.buffer);
   }
-  const locIds = Math.min(m.maxLocIds, C.nLocId + messageBytes);
-  if (locIds > C.locIds.length) C.locIds = grown32(C.locIds, Math.min(m.maxLocIds, Math.max(locIds, 2 * C.locIds.length)));
-  const labels = Math.min(m.maxLabels, C.nLabOut + (messageBytes >>> 1));
-  if (labels > f.labNum.length) {
-    const n = Math.min(m.maxLabels, Math.max(labels, 2 * f.labNum.length));
-    const num = new BigInt64Array(n);
-    num.set(f.labNum);
-    f.labNum = num;
-    C.labNumView = new Uint32Array(num.buffer);
-    const isNum = new Uint8Array(n);
-    isNum.set(C.labIsNum);
-    C.labIsNum = isNum;
-  }
+}
+
+/** The label columns grown to `n` rows. */
+function growLabels(f: Fill, n: number): void {
+  const num = new BigInt64Array(n);
+  num.set(f.labNum.subarray(0, n));
+  f.labNum = num;
+  C.labNumView = new Uint32Array(num.buffer);
+  const isNum = new Uint8Array(n);
+  isNum.set(C.labIsNum.subarray(0, n));
+  C.labIsNum = isNum;
 }
 
 // The sample being merged, decoded after the distinct rows: its location ids and label rows.
@@ -1818,12 +1868,11 @@ let candidateLabelEnd = 0;
  * `nLabOut`) stays a row of its own, or its values go to the equal row before it. A sample with a
  * location id above 2^32-1 (its ids are fixed up after decoding) stays a row of its own.
  */
-function mergeSample(m: Merging, row: number, nLocId: number, nLabOut: number, hashable: boolean): void {
+function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut: number, hashable: boolean): void {
   candidateStart = C.offsets[row]!;
   candidateEnd = nLocId;
   candidateLabelStart = C.labelOffsets ? C.labelOffsets[row]! : 0;
   candidateLabelEnd = nLabOut;
-  m.inputLocIds += nLocId - candidateStart;
   if (allValuesZero(row)) {
     m.labelWords.length = 0;
     dropCandidate(nLabOut);
@@ -1842,6 +1891,7 @@ function mergeSample(m: Merging, row: number, nLocId: number, nLabOut: number, h
   if (C.labelOffsets) C.labelOffsets[row + 1] = nLabOut;
   C.nLocId = nLocId;
   C.nLabOut = nLabOut;
+  if (s + 1 >= m.judgeAt) judgeRepeats(m, s + 1);
 }
 
 /** Whether the values of row `row` are all zero (google/pprof's `isZeroSample`). */
@@ -1852,6 +1902,9 @@ function allValuesZero(row: number): boolean {
 
 /** Gives the candidate's rows (up to label row `nLabOut`) back to the next sample. */
 function dropCandidate(nLabOut: number): void {
+  C.rowsDropped++;
+  C.locIdsDropped += candidateEnd - candidateStart;
+  C.labelsDropped += nLabOut - candidateLabelStart;
   C.nLocId = candidateStart;
   // Label rows are written in part (a string label sets no number): they must not leave flags behind.
   const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
@@ -1926,8 +1979,7 @@ function sameLabelsByKey(a: number, b: number, n: number): boolean {
 }
 
 /** After pass 2 with `aggregate`: the columns cut to the distinct samples. */
-function keepDistinctRows(f: Fill, cols: Cols, m: Merging): void {
-  const rows = m.table.rows;
+function keepDistinctRows(f: Fill, cols: Cols, rows: number): void {
   f.nS = rows;
   f.values = f.values.map((v) => (v.length === rows ? v : v.slice(0, rows)));
   cols.offsets = cols.offsets.slice(0, rows + 1);

@@ -187,6 +187,22 @@ describe('decodeProfile with aggregate', () => {
     }
   });
 
+  it("'if-repeating' merges where the first samples repeat, and reads the rest as it is where they do not", () => {
+    // 5,000 distinct stacks then each again: judged after 4,096 samples, all distinct.
+    const distinctFirst: Field[] = [];
+    const stackOf = (k: number) => Array.from({ length: 8 }, (_, d) => 1 + (Math.floor(k / 3 ** d) % 3));
+    for (let i = 0; i < 10_000; i++) distinctFirst.push(sample(stackOf(i % 5000), [1, i]));
+    const bytes = profileOf(distinctFirst);
+    const plain = samplesOf(decodeProfile(bytes).profile);
+    expect(samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile)).toEqual(plain);
+    expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile)).toHaveLength(5000);
+    // 3 stacks over and over: merged to the end.
+    const repeating: Field[] = [];
+    for (let i = 0; i < 10_000; i++) repeating.push(sample([1 + (i % 3), 2], [1, i]));
+    const again = profileOf(repeating);
+    expect(samplesOf(decodeProfile(again, { aggregate: 'if-repeating' }).profile)).toEqual(referenceMerge(samplesOf(decodeProfile(again).profile)));
+  });
+
   it('cuts the columns of the profile to the distinct samples', () => {
     const samples: Field[] = [];
     for (let i = 0; i < 30_000; i++) samples.push(sample([1 + (i % 3), 2], [1, i]));

@@ -3,7 +3,7 @@
  * profiles have a distinct stack per sample): the report views read pprof with `aggregate`, so
  * that their memory follows the distinct samples, not the samples.
  *
- *   npm run bench -- repeated [--samples 2000000] [--stacks 5000] [--locations 100] [--labels 4] [--runs 3] [--keep FILE]
+ *   npm run bench -- repeated [--samples 2000000] [--stacks 5000] [--locations 100] [--labels 4] [--runs 3] [--keep FILE [--no-generate]]
  *
  * Writes a profile of `--samples` samples over `--stacks` distinct stacks of depth 10–30 (drawn
  * from `--locations` locations, one function each; a `worker` label of `--labels` values on a
@@ -129,6 +129,7 @@ export async function runRepeatedBench(argv: string[]): Promise<number> {
       labels: { type: 'string', default: '4' },
       runs: { type: 'string', default: '3' },
       keep: { type: 'string' },
+      'no-generate': { type: 'boolean' },
     },
   });
   const o: RepeatedOptions = { samples: Number(values.samples), stacks: Number(values.stacks), locations: Number(values.locations), labels: Number(values.labels) };
@@ -136,12 +137,18 @@ export async function runRepeatedBench(argv: string[]): Promise<number> {
   const tmp = mkdtempSync(join(tmpdir(), 'profkit-repeated-'));
   try {
     const file = values.keep ?? join(tmp, 'repeated.pb.gz');
-    const raw = await writeRepeatedProfile(file, o);
-    process.stderr.write(`${file}: ${o.samples} samples over ${o.stacks} stacks, ${(raw / 1e6).toFixed(1)} MB raw\n`);
+    // --no-generate: measure the --keep file written by an earlier run.
+    if (!values['no-generate']) {
+      const raw = await writeRepeatedProfile(file, o);
+      process.stderr.write(`${file}: ${o.samples} samples over ${o.stacks} stacks, ${(raw / 1e6).toFixed(1)} MB raw\n`);
+    }
+    // 2M samples of 20 frames on average are 40M location ids, past maxTotalFrames' 32M (it
+    // counts the input's, with or without aggregate).
+    const limit = ['--limit', `maxTotalFrames=${Math.max(32_000_000, 31 * o.samples)}`];
     const views: [string, string[]][] = [
-      ['top', ['top', '-n', '20', file]],
-      ['folded', ['folded', file, '-o', join(tmp, 'out.folded')]],
-      ['flame', ['flame', file, '-o', join(tmp, 'out.html')]],
+      ['top', ['top', '-n', '20', file, ...limit]],
+      ['folded', ['folded', file, '-o', join(tmp, 'out.folded'), ...limit]],
+      ['flame', ['flame', file, '-o', join(tmp, 'out.html'), ...limit]],
     ];
     const rows = ['| command | wall | CPU | peak RSS |', '| --- | ---: | ---: | ---: |'];
     const row = (name: string, m: Measured) => rows.push(m.failed ? `| ${name} | failed: ${m.failed} | | |` : `| ${name} | ${fmtS(m.wallMs)} | ${fmtS(m.cpuMs)} | ${fmtMiB(m.rssBytes)} |`);
