@@ -9,11 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeflateAhead, PlannedWrite, Profile } from '@profkit/core';
-import { createRegistry } from '@profkit/core/node';
+import { ErrorCodes, createRegistry, isProfkitError, type ReadInput } from '@profkit/core/node';
 import adapter from '../src/index.js';
-import { DEFLATE_AHEAD_MIN_BYTES, encodeProfile } from '../src/codec.js';
+import { DEFLATE_AHEAD_MIN_BYTES, decodeProfile, encodeProfile, readStreamed } from '../src/codec.js';
+import { ProfileDecoder } from '../src/decode.js';
 import { bigProfile, varint } from './helpers.js';
 
 /** Every deflating started ahead, to see what the writes took from them. */
@@ -29,6 +30,11 @@ vi.mock('@profkit/core', async (importOriginal) => {
     },
     startDeflateAhead: (expected: Uint8Array, level: number) => {
       const ahead = core.startDeflateAhead(expected, level);
+      if (ahead) started.push(ahead);
+      return ahead;
+    },
+    startDeflateAheadOfArriving: (buffer: Uint8Array, level: number) => {
+      const ahead = core.startDeflateAheadOfArriving(buffer, level);
       if (ahead) started.push(ahead);
       return ahead;
     },
@@ -136,5 +142,123 @@ describe('a read told of the pprof write that follows', () => {
       vi.unstubAllGlobals();
       implementation.name = undefined;
     }
+  });
+});
+
+/** Blocks this thread until `done()` (a worker thread works meanwhile), at most 30 s. */
+function waitFor(done: () => boolean): boolean {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; !done() && waited < 30_000; waited += 5) Atomics.wait(pause, 0, 0, 5);
+  return done();
+}
+
+const claimsOf = (ahead: DeflateAhead | undefined) => (ahead as unknown as { claims: Int32Array }).claims;
+const cancelledFlag = (ahead: DeflateAhead | undefined) => Atomics.load(claimsOf(ahead), claimsOf(ahead).length - 1);
+
+describe('the read decodes and deflates while the inflated bytes arrive (readStreamed)', () => {
+  // 4.3 MB: past the 2 MiB from which the block size (512 KiB) is known before the end.
+  const raw = encodeProfile(bigProfile(70_000));
+  const CHUNK = 256 << 10;
+
+  /** A read input yielding `raw` in 256 KiB chunks (as core's inflate does); `beforeChunk(i)` runs before chunk `i` is yielded. */
+  function chunkedInput(beforeChunk: (i: number) => void = () => undefined): ReadInput {
+    return {
+      fileName: 'in.pb',
+      gzipped: true,
+      bytes: async () => raw,
+      async *chunks() {
+        for (let i = 0; i * CHUNK < raw.length; i++) {
+          beforeChunk(i);
+          yield raw.subarray(i * CHUNK, Math.min(raw.length, (i + 1) * CHUNK));
+        }
+      },
+    };
+  }
+  const lastChunk = Math.ceil(raw.length / CHUNK) - 1;
+  /** `r` is what decodeProfile makes of `raw`: the same warnings, and a profile encoding to the same (canonical) bytes. */
+  const expectDecodedAsRaw = (r: { profile: Profile; warnings: unknown }) => {
+    const want = decodeProfile(raw, { file: 'in.pb' });
+    expect(r.warnings).toEqual(want.warnings);
+    expect(Buffer.from(encodeProfile(r.profile)).equals(Buffer.from(encodeProfile(want.profile)))).toBe(true);
+  };
+
+  afterEach(() => vi.restoreAllMocks());
+
+  it('runs pass 1 on the chunks before the last one arrives, and decodes what decodeProfile decodes', async () => {
+    const index = vi.spyOn(ProfileDecoder.prototype, 'index');
+    let indexedBeforeLast = 0;
+    const r = await readStreamed(chunkedInput((i) => i === lastChunk && (indexedBeforeLast = index.mock.calls.length)), { format: 'pprof' });
+    expect(indexedBeforeLast).toBe(lastChunk);
+    expectDecodedAsRaw(r);
+  });
+
+  it('for a planned pprof write, a worker deflates the first blocks before the last chunk arrives; the write takes them all', async () => {
+    started.length = 0;
+    let claimedBeforeLast = false;
+    const r = await readStreamed(
+      chunkedInput((i) => {
+        // Block 0 is whole with bytes after it from chunk 2 on, and the block size is known from 2 MiB (chunk 8).
+        if (i === lastChunk) claimedBeforeLast = waitFor(() => started.length === 1 && Atomics.load(claimsOf(started[0]), 0) !== 0);
+      }),
+      { format: 'pprof', plannedWrite: PPROF_WRITE },
+    );
+    expect(claimedBeforeLast).toBe(true);
+    const output = join(dir, 'arrived.pb.gz');
+    const registry = createRegistry([adapter]);
+    await registry.write(r.profile, output, { validate: false });
+    expect(started[0]!.blocksTaken).toBe(Math.ceil(raw.length / (512 << 10)));
+    await registry.write(decodeProfile(raw).profile, join(dir, 'plain.pb.gz'), { validate: false });
+    expect(readFileSync(output).equals(readFileSync(join(dir, 'plain.pb.gz')))).toBe(true);
+  });
+
+  it('a limit hit mid-stream (maxDecompressedBytes) after the deflating started: the limit error, the worker stopped', async () => {
+    started.length = 0;
+    const path = join(dir, 'limit.pb.gz');
+    writeFileSync(path, gzipSync(raw));
+    const read = createRegistry([adapter]).read(path, { format: 'pprof', plannedWrite: PPROF_WRITE, limits: { maxDecompressedBytes: 3 << 20 } });
+    const error = await read.then(() => undefined, (e: unknown) => e);
+    expect(isProfkitError(error) && [error.code, error.detail.option]).toEqual([ErrorCodes.LIMIT, 'maxDecompressedBytes']);
+    expect(started).toHaveLength(1);
+    expect(cancelledFlag(started[0])).toBe(1);
+  });
+
+  it('an abort mid-stream: the abort reason, the worker stopped; a corrupt profile: decodeProfile\'s error, the worker stopped', async () => {
+    started.length = 0;
+    const controller = new AbortController();
+    const aborted = readStreamed(chunkedInput((i) => i === 12 && controller.abort(new Error('stop'))), { format: 'pprof', plannedWrite: PPROF_WRITE, signal: controller.signal });
+    await expect(aborted).rejects.toThrow('stop');
+    expect(started).toHaveLength(1);
+    expect(cancelledFlag(started[0])).toBe(1);
+
+    started.length = 0;
+    const corrupt = raw.slice();
+    corrupt[raw.length - 3] = 0xff; // inside the last fields: pass 1 fails only on the last chunk or in finish
+    const input: ReadInput = { ...chunkedInput(), async *chunks() {
+      for (let at = 0; at < corrupt.length; at += CHUNK) yield corrupt.subarray(at, Math.min(corrupt.length, at + CHUNK));
+    } };
+    const want = (() => { try { decodeProfile(corrupt, { file: 'in.pb' }); } catch (e) { return e; } })();
+    expect(isProfkitError(want)).toBe(true);
+    await expect(readStreamed(input, { format: 'pprof', plannedWrite: PPROF_WRITE })).rejects.toEqual(want);
+    expect(cancelledFlag(started[0])).toBe(1);
+  });
+
+  it('an input stored past the one-buffer bound (storedBytes, a big gzip file): streamed from the start, nothing indexed or deflated in vain', async () => {
+    started.length = 0;
+    const index = vi.spyOn(ProfileDecoder.prototype, 'index');
+    const r = await readStreamed({ ...chunkedInput(), storedBytes: (3 << 20) + 1 }, { format: 'pprof', plannedWrite: PPROF_WRITE }, 3 << 20);
+    expectDecodedAsRaw(r);
+    expect(index).not.toHaveBeenCalled();
+    expect(started).toEqual([]);
+    // Stored within the bound: collected and indexed as it arrives.
+    await readStreamed({ ...chunkedInput(), storedBytes: raw.length }, { format: 'pprof' });
+    expect(index).toHaveBeenCalled();
+  });
+
+  it('an input past the one-buffer bound: read as a stream (the same profile), the deflating ahead stopped', async () => {
+    started.length = 0;
+    const r = await readStreamed(chunkedInput(), { format: 'pprof', plannedWrite: PPROF_WRITE }, 3 << 20);
+    expectDecodedAsRaw(r);
+    expect(started).toHaveLength(1);
+    expect(cancelledFlag(started[0])).toBe(1);
   });
 });

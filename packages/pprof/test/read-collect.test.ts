@@ -107,6 +107,9 @@ describe('readStreamed of gzip input against decodeProfile(gunzip(bytes))', () =
     badCrc[gz.length - 8]! ^= 0xff;
     const corruptDeflate = gz.slice();
     for (let i = 20; i < 40; i++) corruptDeflate[i] = 0xff;
+    // Past the first inflated chunks, which pass 1 has run on by then (it keeps its error to the end).
+    const corruptMidStream = gz.slice();
+    for (let i = gz.length >> 1; i < (gz.length >> 1) + 20; i++) corruptMidStream[i] = 0xff;
     const forged = (isize: number) => {
       const out = gz.slice();
       new DataView(out.buffer).setUint32(out.length - 4, isize, true);
@@ -116,6 +119,7 @@ describe('readStreamed of gzip input against decodeProfile(gunzip(bytes))', () =
       ['truncated', truncated],
       ['bad CRC-32', badCrc],
       ['corrupt deflate data', corruptDeflate],
+      ['corrupt deflate data mid-stream', corruptMidStream],
       ['ISIZE forged small', forged(16)],
       ['ISIZE forged large', forged(0xffff_fff0)],
       ['ISIZE forged one short', forged(raw.length - 1)],
