@@ -6,7 +6,6 @@
 import {
   ErrorCodes,
   ProfkitError,
-  concatBytes,
   type ReadLimits,
   isGzip,
   type AdapterCodec,
@@ -20,10 +19,11 @@ import {
   type WriteOptions,
   type WriteResult,
   GZIP_IMPLEMENTATION,
-  prepareDeflateAhead,
   startDeflateAhead,
+  startDeflateAheadOfArriving,
+  type ArrivingDeflateAhead,
 } from '@profkit/core';
-import { decodeProfile, decodeProfileStream, type DecodeOptions, type DecodeResult } from './decode.js';
+import { ProfileDecoder, decodeProfile, decodeProfileStream, type DecodeOptions, type DecodeResult } from './decode.js';
 import { encodeProfile, encodeProfileChunks } from './encode.js';
 import { gunzipExact, gzipChunks, gzipOneBuffer, gzipStream } from './gzip.js';
 
@@ -224,7 +224,17 @@ const WHOLE_DECODE_MAX_BYTES = 32 << 20;
  */
 export const DEFLATE_AHEAD_MIN_BYTES = 1 << 20;
 
-/** The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes. */
+/**
+ * The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes.
+ *
+ * The inflated chunks are copied into one buffer as they arrive (`ArrivingBytes`) and decoded
+ * while the rest is read and inflated on the thread pool: pass 1 (`ProfileDecoder.index`) walks
+ * the whole fields of each extension, and, for a planned pprof write, a worker thread deflates
+ * the buffer's blocks as they are whole (`startDeflateAheadOfArriving`). The 200,000-sample
+ * convert waited ~130 ms for its inflate with the main thread idle and the deflating not started.
+ * Pass 1 keeps its error to the end (`finish`), so a read that fails (corrupt gzip, a limit, an
+ * abort) fails as it did when nothing was decoded before the last byte.
+ */
 export async function readStreamed(input: ReadInput, options: ReadOptions, wholeDecodeMaxBytes = WHOLE_DECODE_MAX_BYTES): Promise<DecodeResult> {
   const decodeOptions = decodeOptionsOf(input, options);
   // The signal is checked between chunks (the decoders take none): an abort stops the read.
@@ -235,51 +245,59 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
       yield chunk;
     }
   }
+  // Stored larger than the bound, an input inflates to more than it (all but always: gzip rarely
+  // shrinks the data it holds): streamed from the start, as nothing decoded or deflated while
+  // collecting it would be used.
+  if (input.storedBytes !== undefined && input.storedBytes > wholeDecodeMaxBytes) return decodeProfileStream(() => abortable(input.chunks()), decodeOptions);
   const rest = abortable(input.chunks());
-  const head: Uint8Array[] = [];
-  let headBytes = 0;
   const level = plannedWriteLevel(options);
-  // The deflating ahead's worker thread starts while the rest of the input is read and inflated,
-  // once the input is long enough to be worth a thread.
-  let unprepare: (() => void) | undefined;
-  while (headBytes <= wholeDecodeMaxBytes) {
-    let next: IteratorResult<Uint8Array>;
+  // Shared when a worker thread may deflate ahead from it (only then: a browser may lack SharedArrayBuffer).
+  const bytes = new ArrivingBytes(wholeDecodeMaxBytes, level !== undefined);
+  const decoder = new ProfileDecoder(decodeOptions);
+  let ahead: ArrivingDeflateAhead | undefined;
+  let beyond: Uint8Array | undefined;
+  try {
+    for (let next = await rest.next(); !next.done; next = await rest.next()) {
+      if (!bytes.append(next.value)) {
+        beyond = next.value;
+        break;
+      }
+      decoder.index(bytes.bytes);
+      // Deflated ahead of the planned write once the input is long enough to be worth a thread.
+      if (level !== undefined && ahead === undefined && bytes.length >= DEFLATE_AHEAD_MIN_BYTES && bytes.buffer) ahead = startDeflateAheadOfArriving(bytes.buffer, level);
+      ahead?.arrived(bytes.length);
+    }
+  } catch (e) {
+    ahead?.cancel();
+    throw e;
+  }
+  if (beyond === undefined) {
+    const whole = bytes.bytes;
+    ahead?.end(whole.length);
+    // An input that came in one chunk was not copied: its deflating starts now, from a copy.
+    const aheadOfWrite = ahead ?? (level !== undefined && whole.length >= DEFLATE_AHEAD_MIN_BYTES ? startDeflateAhead(whole, level) : undefined);
+    let result: DecodeResult;
     try {
-      next = await rest.next();
+      result = decoder.finish(whole);
     } catch (e) {
-      unprepare?.();
+      aheadOfWrite?.cancel();
       throw e;
     }
-    if (next.done) {
-      // Deflated ahead of the planned write by a worker thread while this one decodes (a core is
-      // idle otherwise), which reads the bytes where they are when they are shared.
-      const aheadLevel = headBytes >= DEFLATE_AHEAD_MIN_BYTES ? level : undefined;
-      const whole = aheadLevel === undefined ? concatBytes(head, headBytes) : concatShared(head, headBytes);
-      head.length = 0; // the chunks are garbage from here on, while the decoder allocates
-      const ahead = aheadLevel === undefined ? undefined : startDeflateAhead(whole, aheadLevel);
-      let result: DecodeResult;
-      try {
-        result = decodeProfile(whole, decodeOptions);
-      } catch (e) {
-        ahead?.cancel();
-        throw e;
-      }
-      if (ahead) deflatedAhead.set(result.profile.samples, ahead);
-      return result;
-    }
-    head.push(next.value);
-    headBytes += next.value.length;
-    if (level !== undefined && unprepare === undefined && headBytes >= DEFLATE_AHEAD_MIN_BYTES) unprepare = prepareDeflateAhead();
+    if (aheadOfWrite) deflatedAhead.set(result.profile.samples, aheadOfWrite);
+    return result;
   }
-  unprepare?.(); // too long to be joined: read as a stream, and written without deflating ahead
+  // Too long to be one buffer: read as a stream, and written without deflating ahead.
+  ahead?.cancel();
+  const head = bytes.chunks();
   async function* firstPass(): AsyncGenerator<Uint8Array> {
     try {
-      // Released as replayed: the decoder holds at most one chunk (its window) at a time.
+      // Pieces of one buffer, which lives until pass 1 has gone past them all.
       for (let i = 0; i < head.length; i++) {
         const chunk = head[i]!;
         head[i] = EMPTY;
         yield chunk;
       }
+      yield beyond!;
       for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
     } finally {
       // A decoder that stops early (an error) closes the file here.
@@ -292,16 +310,56 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
 
 const EMPTY = new Uint8Array(0);
 
-/** `concatBytes` into a `SharedArrayBuffer` (which a worker thread reads without a copy). */
-function concatShared(chunks: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(new SharedArrayBuffer(total));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
+/**
+ * Chunks of an input joined as they arrive, up to `capacity` bytes: the first chunk as it is (an
+ * input of one chunk is never copied), from the second on copied into one buffer of `capacity`
+ * bytes, allocated once (zero-filled on demand by the system: only the pages written become
+ * resident), so there is no join at the end and no growth copy.
+ */
+class ArrivingBytes {
+  /** The joining buffer, once a second chunk came (a `SharedArrayBuffer` when `shared`). */
+  buffer: Uint8Array | undefined;
+  private first: Uint8Array | undefined;
+  length = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly shared: boolean,
+  ) {}
+
+  /** The bytes so far. */
+  get bytes(): Uint8Array {
+    return this.buffer ? this.buffer.subarray(0, this.length) : (this.first ?? EMPTY);
   }
-  return out;
+
+  /** Adds `chunk`; false (nothing added) when it would take the bytes past `capacity`. */
+  append(chunk: Uint8Array): boolean {
+    if (this.length + chunk.length > this.capacity) return false;
+    if (this.first === undefined && this.buffer === undefined) {
+      this.first = chunk;
+    } else {
+      if (this.buffer === undefined) {
+        this.buffer = new Uint8Array(this.shared ? new SharedArrayBuffer(this.capacity) : new ArrayBuffer(this.capacity));
+        this.buffer.set(this.first!);
+        this.first = undefined;
+      }
+      this.buffer.set(chunk, this.length);
+    }
+    this.length += chunk.length;
+    return true;
+  }
+
+  /** The bytes so far as chunks of at most 256 KiB (for a decoder that reads them as a stream). */
+  chunks(): Uint8Array[] {
+    const all = this.bytes;
+    const out: Uint8Array[] = [];
+    for (let at = 0; at < all.length; at += REPLAY_CHUNK_BYTES) out.push(all.subarray(at, Math.min(all.length, at + REPLAY_CHUNK_BYTES)));
+    return out;
+  }
 }
+
+/** The piece size `ArrivingBytes.chunks` replays its bytes in (core's inflate chunk size). */
+const REPLAY_CHUNK_BYTES = 256 << 10;
 
 async function* asAsync(chunks: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   yield* chunks;
