@@ -296,6 +296,29 @@ describe('bounds', () => {
   });
 });
 
+describe('work', () => {
+  it('a long line arriving in small chunks is scanned once its end has come, not again with every chunk', () => {
+    const parser = new RprofParser({});
+    const splitter = newIndexedLineSplitter(parser, {})!;
+    // Count the bytes the module is asked to scan.
+    const inner = (splitter as unknown as { exports: { scan(start: number, end: number): number } }).exports;
+    let scanned = 0;
+    (splitter as unknown as { exports: unknown }).exports = {
+      ...inner,
+      scan: (start: number, end: number) => {
+        scanned += end - start;
+        return inner.scan(start, end);
+      },
+    };
+    const line = '"' + 'x'.repeat(200_000) + '" \n';
+    const text = enc('sample.interval=1000\n' + line + line);
+    for (const chunk of chunked(text, 100)) splitter.push(chunk);
+    splitter.end();
+    expect(parser.finish().samples.value.length).toBe(2);
+    expect(scanned).toBeLessThan(3 * text.length); // once per chunk: 2,000 × 100 KB on average
+  });
+});
+
 describe('without WebAssembly', () => {
   afterEach(() => {
     vi.unstubAllGlobals();
