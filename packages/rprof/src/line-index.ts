@@ -136,7 +136,13 @@ export function newIndexedLineSplitter(sink: IndexedLineSink, options: IndexedLi
     if (forcedPath === 'index') throw new Error('the Rprof line index needs WebAssembly, which is unavailable here');
     return undefined;
   }
-  return new IndexedLineSplitter(sink, module, options);
+  try {
+    return new IndexedLineSplitter(sink, module, options);
+  } catch (e) {
+    // Instantiating allocates the module's memory (3.4 MiB), which an engine may refuse.
+    if (forcedPath === 'index') throw e;
+    return undefined;
+  }
 }
 
 /** The index of the first LF or CR in `bytes`, or -1 (native searches, fast also before the JIT). */

@@ -328,6 +328,7 @@ describe('without WebAssembly', () => {
   for (const [what, stub] of [
     ['absent', undefined],
     ['refusing to compile (a CSP without wasm-unsafe-eval)', { Module: class { constructor() { throw new Error('CompileError: refused'); } } }],
+    ['out of memory for an instance', { Module: class {}, Instance: class { constructor() { throw new RangeError('WebAssembly.Instance(): Out of memory'); } } }],
   ] as const) {
     it(`reads the same through LineSplitter when WebAssembly is ${what}`, async () => {
       const text = enc('sample.interval=1000\n"f" \n"f" \n"g" "f" \n');
