@@ -83,8 +83,6 @@ interface LineIndexExports {
   init(seed: number, maxRepeatBytes: number): void;
   setState(epoch: number, memoryRun: number): void;
   scan(start: number, end: number): number;
-  stopped(): number;
-  next(): number;
 }
 
 export type LinePath = 'auto' | 'index' | 'text';
@@ -237,8 +235,8 @@ export class IndexedLineSplitter {
     let start = WINDOW;
     for (;;) {
       const repeats = this.exports.scan(start, end);
-      if (this.bytes.buffer !== this.memory.buffer) {
-        // The key store grew, which detaches the views.
+      if (this.bytes.length === 0) {
+        // The key store grew, which detaches the views (they are then empty).
         this.bytes = new Uint8Array(this.memory.buffer);
         this.words = new Uint32Array(this.memory.buffer);
         this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
@@ -249,8 +247,8 @@ export class IndexedLineSplitter {
         else sink.repeatLines(entries, repeats, this.lineNo + 1);
         this.lineNo += repeats;
       }
-      const stopped = this.exports.stopped();
-      start = this.exports.next();
+      const stopped = this.words[LINE / 4 + 4]!;
+      start = this.words[LINE / 4 + 5]!;
       if (stopped === STOPPED_AT_INCOMPLETE_LINE) break;
       if (stopped === STOPPED_AT_LINE_TO_PARSE) this.parseLine();
     }

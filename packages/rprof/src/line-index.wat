@@ -17,7 +17,8 @@
 ;;                      current epoch is a repeat
 ;;   REPEATS  0x1C0000  16,384 x 4 B: the stack entries of consecutive repeated lines
 ;;   NUMBERS  0x1D0000  16,384 x 4 x 8 B: their memory prefixes' numbers (f64; in memory runs)
-;;   LINE     0x250000  16 B: the line that stopped `scan`: id, line start, key start, line end
+;;   LINE     0x250000  24 B: the line that stopped `scan` (id, line start, key start, line
+;;                      end), then why it stopped and where to continue (see `scan`)
 ;;   WINDOW   0x260000  1 MiB of input: the caller's carried incomplete line, then new bytes
 ;;   KEYS     0x360000  the keys' bytes, at most 16 MiB; memory grows as they come
 (module
@@ -33,10 +34,6 @@
   (global $epoch (mut i32) (i32.const 0))
   (global $memoryRun (mut i32) (i32.const 0))
   (global $maxRepeatBytes (mut i32) (i32.const 0))
-  ;; Why the last `scan` stopped (0: no complete line left, 1: a line to parse at LINE,
-  ;; 2: REPEATS full) and where to continue.
-  (global $stopped (mut i32) (i32.const 0))
-  (global $next (mut i32) (i32.const 0))
 
   ;; Sets the seed of the hashes (random per parse; an instance serves one parse).
   (func (export "init") (param $seed i32) (param $maxRepeatBytes i32)
@@ -47,13 +44,11 @@
     (global.set $epoch (local.get $epoch))
     (global.set $memoryRun (local.get $memoryRun)))
 
-  (func (export "stopped") (result i32) (global.get $stopped))
-  (func (export "next") (result i32) (global.get $next))
-
   ;; Scans the lines in [p, end) (a line is complete once its LF or CR is in the window): the
   ;; stack entries of repeats go to REPEATS (and their memory numbers to NUMBERS) until a line
-  ;; that is not one, which goes to LINE. Returns the number of repeats; `stopped` and `next`
-  ;; tell why it stopped and where to continue.
+  ;; that is not one, which goes to LINE. Returns the number of repeats, and writes why it
+  ;; stopped at LINE + 16 (0: no complete line left, 1: a line to parse at LINE, 2: REPEATS
+  ;; full) and where to continue at LINE + 20.
   (func (export "scan") (param $p i32) (param $end i32) (result i32)
     (local $n i32) (local $start i32) (local $keyStart i32) (local $lineEnd i32) (local $id i32)
     (local $q i32) (local $digits i32) (local $group i32) (local $c i32) (local $h i32)
@@ -62,7 +57,7 @@
     (block $stop
       (loop $lines
         (if (i32.eq (local.get $n) (i32.const 16384))
-          (then (global.set $stopped (i32.const 2)) (global.set $next (local.get $p)) (br $stop)))
+          (then (i32.store (i32.const 0x250010) (i32.const 2)) (i32.store (i32.const 0x250014) (local.get $p)) (br $stop)))
         (local.set $start (local.get $p))
         (local.set $keyStart (local.get $p))
         ;; A memory prefix: four groups of 1-15 digits, each followed by ':'. The numbers go to
@@ -131,7 +126,7 @@
           (local.set $k (i32.const 0))
           (loop $bytes
             (if (i32.ge_u (local.get $p) (local.get $end)) ;; incomplete: the caller carries it
-              (then (global.set $stopped (i32.const 0)) (global.set $next (local.get $start)) (br $stop)))
+              (then (i32.store (i32.const 0x250010) (i32.const 0)) (i32.store (i32.const 0x250014) (local.get $start)) (br $stop)))
             (local.set $c (i32.load8_u (local.get $p)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 10)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 13)))
@@ -171,8 +166,8 @@
         (i32.store (i32.const 0x250004) (local.get $start))
         (i32.store (i32.const 0x250008) (local.get $keyStart))
         (i32.store (i32.const 0x25000C) (local.get $lineEnd))
-        (global.set $stopped (i32.const 1))
-        (global.set $next (local.get $p))))
+        (i32.store (i32.const 0x250010) (i32.const 1))
+        (i32.store (i32.const 0x250014) (local.get $p))))
     (local.get $n))
 
   ;; murmur3's finalizer: spreads FNV's bits over the slot bits.
