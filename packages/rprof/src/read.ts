@@ -160,7 +160,7 @@ export class RprofParser {
    * For the line index (line-index.ts), which remembers the entry of each distinct line itself:
    * `epoch` changes whenever `cache` is cleared (the entries it remembered are then stale), and
    * `lineEntry` is the stack the last `line()` recorded through `cache` (-1 when it did not, so a
-   * repeat of the line must be parsed again).
+   * repeat of the line must be parsed again). @internal
    */
   epoch = 1;
   lineEntry = -1;
@@ -236,7 +236,7 @@ export class RprofParser {
    * Records lines as repeats of lines whose `lineEntry` was their stack in this epoch (what
    * `traceLine` does on a cache hit, without the text): `count` consecutive lines from
    * `firstLineNo` (one call for many lines: a loop the JIT optimizes early); in a memory run with
-   * each line's four memory numbers.
+   * each line's four memory numbers. @internal (the stacks must be `lineEntry` values of this epoch)
    */
   repeatLines(stacks: Uint32Array, count: number, firstLineNo: number): void {
     if (!this.aggregate && !this.anyMemory && this.sampleStack.length + count <= this.maxSamples) {

@@ -225,6 +225,25 @@ describe('same profile, warnings and errors on both paths', () => {
   });
 });
 
+describe('same results on mutated files', () => {
+  it('random byte edits of the hand-written fixtures (line ends, prefixes, quotes, invalid UTF-8)', async () => {
+    const sources = ['grammar.out', 'append.out'].map((f) => new Uint8Array(readFileSync(join(fixturesDir, f))));
+    const alphabet = [10, 13, 58, 34, 32, 35, 48, 49, 57, 0xff, 0xc3, 0xef, 0xbb, 0xbf];
+    for (let seed = 1; seed <= 120; seed++) {
+      const random = prng(seed * 7919);
+      const bytes = Array.from(sources[seed % 2]!);
+      for (let edits = 1 + Math.floor(random() * 6); edits > 0; edits--) {
+        const at = Math.floor(random() * bytes.length);
+        const r = random();
+        if (r < 0.4) bytes.splice(at, 1);
+        else if (r < 0.8) bytes.splice(at, 0, alphabet[Math.floor(random() * alphabet.length)]!);
+        else bytes.splice(at, 0, ...bytes.slice(at, at + Math.floor(random() * 80))); // a repeated stretch
+      }
+      await expectSamePaths(Uint8Array.from(bytes), ['whole', 'random']);
+    }
+  });
+});
+
 /** A random Rprof file (mostly valid: a parse goes on for a while before an invalid line, if any). */
 function generatedRprof(seed: number): Uint8Array {
   const random = prng(seed);
