@@ -65,8 +65,8 @@ export interface DecodeOptions {
    * merged profile `go tool pprof` builds its reports from). Limits count the samples of the input.
    *
    * `'if-repeating'`: the same, unless the first samples hardly repeat (at least 90 % of the
-   * first `max(4096, samples / 16)` are distinct): the rest is then read as it is, sample for
-   * sample, without the hashing (for a caller that only sums the samples' values, whatever
+   * first 4,096 are distinct): the rest is then read as it is, sample for sample, without the
+   * hashing (for a caller that only sums the samples' values, whatever
    * their number: a profile whose stacks do not repeat pays nothing for it).
    */
   aggregate?: boolean | 'if-repeating';
@@ -1755,8 +1755,13 @@ interface Merging {
   maxRows: number;
   maxLocIds: number;
   maxLabels: number;
-  /** Of each string-table index, the first index of an equal string (labels hash by it); made at the first label. */
+  /**
+   * Labels hash by string-table index, equal strings by one index (google/pprof compares label
+   * strings, not indices): of each index a label used, that index + 1 (0: not seen yet), and the
+   * index of each string seen.
+   */
   canonical: Uint32Array | undefined;
+  firstIndexOf: Map<string, number>;
   /** The labels of the sample being decoded, `LABEL_WORDS` words each, as they are hashed. */
   labelWords: number[];
 }
@@ -1767,16 +1772,17 @@ const LABEL_WORDS = 5;
 function newMerging(c: Counts, ifRepeating: boolean): Merging {
   return {
     table: new SampleTable(),
-    judgeAt: ifRepeating ? Math.max(SAMPLES_BEFORE_JUDGING, Math.ceil(c.samples / 16)) : Infinity,
+    judgeAt: ifRepeating ? SAMPLES_BEFORE_JUDGING : Infinity,
     maxRows: c.samples,
     maxLocIds: c.locIds,
     maxLabels: c.labels,
     canonical: undefined,
+    firstIndexOf: new Map(),
     labelWords: [],
   };
 }
 
-/** `'if-repeating'` looks at this many samples at least before it judges whether they repeat. */
+/** `'if-repeating'` judges whether samples repeat after this many (a CPU profile's hot stacks recur much sooner). */
 const SAMPLES_BEFORE_JUDGING = 4096;
 
 /**
@@ -1797,21 +1803,19 @@ function judgeRepeats(m: Merging, inputSamples: number): void {
 
 /** Records a label of the sample being decoded for its hash (string indices made canonical). */
 function noteLabel(m: Merging, kind: number, keyIdx: number, valueLo: number, valueHi: number, unitIdx: number): void {
-  const canonical = (m.canonical ??= canonicalStringIndices(strings));
-  m.labelWords.push(kind, canonical[keyIdx]!, kind === 0 ? canonical[valueLo]! : valueLo, valueHi, canonical[unitIdx]!);
+  m.labelWords.push(kind, canonicalIndex(m, keyIdx), kind === 0 ? canonicalIndex(m, valueLo) : valueLo, valueHi, canonicalIndex(m, unitIdx));
 }
 
-/** Of each string of `table`, the index of its first occurrence (google/pprof compares label strings, not indices). */
-function canonicalStringIndices(table: string[]): Uint32Array {
-  const out = new Uint32Array(table.length);
-  const first = new Map<string, number>();
-  for (let i = 0; i < table.length; i++) {
-    const s = table[i]!;
-    const at = first.get(s);
-    if (at === undefined) first.set(s, i);
-    out[i] = at ?? i;
-  }
-  return out;
+/** The index by which the string at (checked) index `i` hashes: that of the first equal string a label used. */
+function canonicalIndex(m: Merging, i: number): number {
+  const canonical = (m.canonical ??= new Uint32Array(strings.length));
+  const known = canonical[i]!;
+  if (known !== 0) return known - 1;
+  const s = strings[i]!;
+  let first = m.firstIndexOf.get(s);
+  if (first === undefined) m.firstIndexOf.set(s, (first = i));
+  canonical[i] = first + 1;
+  return first;
 }
 
 /**
