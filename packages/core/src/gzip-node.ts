@@ -335,8 +335,9 @@ function deflateAheadWorker(): WorkerThread {
 /**
  * Starts the worker thread of the next `startDeflateAhead` now, so that its start-up (a Node
  * thread: ~30 ms of CPU, 100 ms and more on a loaded machine) overlaps what the caller waits for
- * first (the pprof read: the inflating of its input). Returns what stops that worker when no
- * `startDeflateAhead` came to use it (harmless after one did).
+ * first. Returns what stops that worker when no `startDeflateAhead` came to use it (harmless
+ * after one did). (The pprof read no longer needs it: it starts `startDeflateAheadOfArriving`
+ * while its input still inflates.)
  */
 export function prepareDeflateAhead(): () => void {
   try {
