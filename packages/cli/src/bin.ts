@@ -14,3 +14,8 @@ const { main } = bundle ?? (await import('./cli.js'));
 // Discovery remembers what it found in each node_modules folder (checked before use; fast-start.ts).
 process.exitCode = await main(process.argv.slice(2), { handleSignals: true, discoveryCache: discoveryCacheFiles() });
 bundle?.saveCodeCache();
+// Once nothing is left to do ('beforeExit': pending writes, to a slow pipe too, keep the event
+// loop alive until they are done), exit at once instead of through Node's teardown of the
+// environment, which frees the heap piece by piece: 17–28 ms after the last output of a
+// 200,000-sample convert (strace, its success line to exit_group), against 4 ms.
+process.once('beforeExit', () => process.exit());
