@@ -2,10 +2,12 @@
 ;; scripts/build-line-index.mjs, driven by line-index.ts, which explains why it exists).
 ;;
 ;; `scan` splits the bytes of a window into lines (LF, CRLF or CR ends) and gives each line an
-;; id: equal keys get equal ids, for the whole parse. The key of a line is its bytes, or with a
+;; id: equal keys get equal ids, for the whole parse. A line whose id the caller has marked known
+;; (KNOWN) is a repeat: only its stack entry is handed back, in runs; the scan stops at any other
+;; line for the caller to parse. The key of a line is its bytes, or with a
 ;; well-formed memory prefix `:small:big:nodes:dups:` (1 to 15 digits each, as the reader's
 ;; `memoryPrefix` accepts) the bytes after it. Id 0 means "no id" (the caller then decodes the
-;; line as text): the table is full, the key store is full, the key is too long, or the line
+;; line as text and never marks it known): the table is full, the key store is full, the key is too long, or the line
 ;; probed too many slots. Every bound is a constant here, so a crafted file cannot make the index
 ;; slow or big; it can only make lines take the caller's slower text path.
 ;;
@@ -29,7 +31,7 @@
   (global $count (mut i32) (i32.const 0))
   ;; End of the key store.
   (global $keyEnd (mut i32) (i32.const 0x360000))
-  ;; The caller's state (`setState`): current epoch, whether lines of the run have the memory
+  ;; The caller's state (`setState`, `init`): current epoch, whether lines of the run have the memory
   ;; prefix, and the longest line (bytes) that may be a repeat without being decoded.
   (global $epoch (mut i32) (i32.const 0))
   (global $memoryRun (mut i32) (i32.const 0))
