@@ -60,9 +60,9 @@ export interface DecodeOptions {
    * Samples with equal location ids and equal labels (google/pprof's sample key in
    * `profile/merge.go`) are one sample whose values are the sums, in the order of their first
    * appearance: the sample columns then grow with the distinct samples, not with the input's.
-   * Sums wrap at 64 bits as Go's `int64` additions do. Samples whose values are all zero are
-   * left out, as Go's `Merge` leaves them out (so the samples, and their order, are those of the
-   * merged profile `go tool pprof` builds its reports from). Limits count the samples of the input.
+   * Sums wrap at 64 bits as Go's `int64` additions do. Samples whose values, or sums, are all
+   * zero are left out, as Go's `Merge` leaves them out (so the samples, and their order, are
+   * those of the merged profile `go tool pprof` builds its reports from). Limits count the samples of the input.
    *
    * `'if-repeating'`: the same, unless the first samples hardly repeat (at least 90 % of the
    * first 4,096 are distinct): the rest is then read as it is, sample for sample, without the
@@ -1910,6 +1910,9 @@ function dropCandidate(nLabOut: number): void {
   C.locIdsDropped += candidateEnd - candidateStart;
   C.labelsDropped += nLabOut - candidateLabelStart;
   C.nLocId = candidateStart;
+  // A location id above 2^32-1 of the candidate is fixed up nowhere: its place goes to the next sample.
+  const bigLocations = C.bigRefs.location;
+  while (bigLocations.length > 0 && bigLocations[bigLocations.length - 1]!.idx >= candidateStart) bigLocations.pop();
   // Label rows are written in part (a string label sets no number): they must not leave flags behind.
   const { labKey, labStr, labUnit, labIsNum, labNumView } = C;
   labKey.length = labStr.length = labUnit.length = candidateLabelStart;
@@ -1982,8 +1985,72 @@ function sameLabelsByKey(a: number, b: number, n: number): boolean {
   return true;
 }
 
+/**
+ * Leaves out the rows (of `rows`) whose sums are all zero, as Go's `Merge` does after merging (it
+ * merges again when a merged sample is all zero), moving the rest down in place; returns the
+ * rows kept.
+ */
+function dropZeroSums(cols: Cols, rows: number): number {
+  const { vviews, offsets, labelOffsets, locIds, labKey, labStr, labUnit, labIsNum, labNumView } = cols;
+  const refs = cols.bigRefs.location; // in the order of their places in locIds
+  let ref = 0;
+  let refsKept = 0;
+  let kept = 0;
+  let locOut = 0;
+  let labelOut = 0;
+  for (let row = 0; row < rows; row++) {
+    const start = offsets[row]!;
+    const end = offsets[row + 1]!;
+    let zero = true;
+    for (let j = 0; j < vviews.length && zero; j++) zero = vviews[j]![2 * row] === 0 && vviews[j]![2 * row + 1] === 0;
+    if (zero) {
+      while (ref < refs.length && refs[ref]!.idx < end) ref++;
+      continue;
+    }
+    for (; ref < refs.length && refs[ref]!.idx < end; ref++) {
+      refs[ref]!.idx -= start - locOut;
+      refs[refsKept++] = refs[ref]!;
+    }
+    if (kept !== row) {
+      for (const v of vviews) {
+        v[2 * kept] = v[2 * row]!;
+        v[2 * kept + 1] = v[2 * row + 1]!;
+      }
+      locIds.copyWithin(locOut, start, end);
+    }
+    locOut += end - start;
+    offsets[kept + 1] = locOut;
+    if (labelOffsets) {
+      const labelStart = labelOffsets[row]!;
+      const labelEnd = labelOffsets[row + 1]!;
+      if (kept !== row) {
+        for (let i = labelStart; i < labelEnd; i++, labelOut++) {
+          labKey[labelOut] = labKey[i]!;
+          labStr[labelOut] = labStr[i]!;
+          labUnit[labelOut] = labUnit[i]!;
+          labIsNum[labelOut] = labIsNum[i]!;
+          labNumView[2 * labelOut] = labNumView[2 * i]!;
+          labNumView[2 * labelOut + 1] = labNumView[2 * i + 1]!;
+        }
+      } else labelOut = labelEnd;
+      labelOffsets[kept + 1] = labelOut;
+    }
+    kept++;
+  }
+  if (kept === rows) return rows;
+  refs.length = refsKept;
+  cols.nLocId = locOut;
+  if (labelOffsets) {
+    labKey.length = labStr.length = labUnit.length = labelOut;
+    labIsNum.fill(0, labelOut, cols.nLabOut);
+    cols.nLabOut = labelOut;
+  }
+  return kept;
+}
+
 /** After pass 2 with `aggregate`: the columns cut to the distinct samples. */
 function keepDistinctRows(f: Fill, cols: Cols, rows: number): void {
+  rows = dropZeroSums(cols, rows);
   f.nS = rows;
   f.values = f.values.map((v) => (v.length === rows ? v : v.slice(0, rows)));
   cols.offsets = cols.offsets.slice(0, rows + 1);

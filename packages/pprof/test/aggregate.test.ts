@@ -9,8 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes, isProfkitError, labelsOf, type Profile } from '@profkit/core/node';
 import { decodeProfile, decodeProfileStream } from '../src/index.js';
 import { codec, readStreamed } from '../src/codec.js';
-import { PROTO_FIXTURES, everyFieldProfile, hasFixtures, pb, readFixture, str, type Field } from './helpers.js';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { PROTO_FIXTURES, buildGoTools, goMissing, hasFixtures, pb, readFixture, str, type Field } from './helpers.js';
 
 interface FlatSample {
   locationIds: number[];
@@ -42,7 +46,7 @@ function goKey(s: FlatSample): string {
   return JSON.stringify([s.locationIds, [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
 }
 
-/** The samples merged as Go's Merge merges them (all-zero samples left out, int64 sums wrap). */
+/** The samples merged as Go's Merge merges them (all-zero samples and sums left out, int64 sums wrap). */
 function referenceMerge(samples: FlatSample[]): FlatSample[] {
   const seen = new Map<string, FlatSample>();
   for (const s of samples) {
@@ -52,7 +56,7 @@ function referenceMerge(samples: FlatSample[]): FlatSample[] {
     if (first === undefined) seen.set(k, { ...s, values: [...s.values] });
     else first.values = first.values.map((v, j) => String(BigInt.asIntN(64, BigInt(v) + BigInt(s.values[j]!))));
   }
-  return [...seen.values()];
+  return [...seen.values()].filter((s) => s.values.some((v) => v !== '0'));
 }
 
 /** A re-openable stream of `bytes` in pieces of `size` bytes. */
@@ -74,9 +78,10 @@ function profileOf(samples: Field[]): Uint8Array {
     [1, [[1, S.samples!], [2, S.count!]]],
     [1, [[1, S.bytes!], [2, S.bytes!]]],
     ...samples,
-    [4, [[1, 1], [4, [[1, 1]]]]],
-    [4, [[1, 2], [4, [[1, 2]]]]],
-    [4, [[1, 3], [4, [[1, 1]]]]],
+    // Addresses make the three locations differ for Go's Merge too (it merges equal locations).
+    [4, [[1, 1], [3, 0x1010], [4, [[1, 1]]]]],
+    [4, [[1, 2], [3, 0x1020], [4, [[1, 2]]]]],
+    [4, [[1, 3], [3, 0x1030], [4, [[1, 1]]]]],
     [5, [[1, 1], [2, S.f!]]],
     [5, [[1, 2], [2, S.g!]]],
     ...STRINGS.map((s) => [6, str(s)] as Field),
@@ -107,17 +112,21 @@ const CRAFTED = profileOf([
   sample([1], [(1n << 63n) - 1n, -1n]),
   sample([1], [1, -1]), // sums wrap as Go's int64 additions
   sample([1], [5, 1n << 62n]),
+  sample([3, 3], [1, 5], strLabel('thread', 'worker')),
+  sample([2, 2], [1, 1], strLabel('thread', 'worker')),
+  sample([3, 3], [-1, -5], strLabel('thread', 'worker')), // sums to zero: left out after merging, as Go's Merge does
 ]);
 
 describe('decodeProfile with aggregate', () => {
   it('merges samples with equal location ids and labels (Go sample key), summing values in 64 bits', () => {
     const plain = samplesOf(decodeProfile(CRAFTED).profile);
-    expect(plain).toHaveLength(23);
+    expect(plain).toHaveLength(26);
     const merged = samplesOf(decodeProfile(CRAFTED, { aggregate: true }).profile);
     expect(merged).toEqual(referenceMerge(plain));
     // The cases the crafted profile is made of, spelled out.
-    expect(merged).toHaveLength(14);
-    expect(merged.map((s) => s.locationIds.join(',')).slice(-3)).toEqual(['2', '3', '1']);
+    expect(merged).toHaveLength(15);
+    expect(merged.map((s) => s.locationIds.join(',')).slice(-4)).toEqual(['2', '3', '1', '2,2']);
+    expect(merged.at(-1)!.labels).toEqual([{ key: 'thread', str: 'worker' }]);
     expect(merged[0]).toEqual({ locationIds: [1, 2], labels: [], values: ['3', '30'] });
     expect(merged.find((s) => s.locationIds.length === 1 && s.locationIds[0] === 1)!.values).toEqual([String(-(1n << 63n) + 5n), String((1n << 62n) - 2n)]);
     expect(merged.filter((s) => s.labels.some((l) => l.key === 'size')).map((s) => s.values[0])).toEqual(['2', '1', '1']);
@@ -137,9 +146,9 @@ describe('decodeProfile with aggregate', () => {
 
   it('is off by default, and the read hint samplesSummed turns it on unless the option says false', async () => {
     const gz = gzipSync(CRAFTED);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(23);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(14);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(23);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(26);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(15);
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(26);
     await expect(codec.read!(inputOf(gz, 'c.pb.gz'), { options: { aggregate: 'yes' } })).rejects.toMatchObject({ code: ErrorCodes.USAGE, detail: { option: 'aggregate' } });
   });
 
@@ -155,7 +164,7 @@ describe('decodeProfile with aggregate', () => {
     const plain = thrown(() => decodeProfile(bad));
     expect(plain.code).toBe(ErrorCodes.INVALID_PROFILE);
     expect(thrown(() => decodeProfile(bad, { aggregate: true }))).toEqual(plain);
-    const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 22 } }));
+    const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 25 } }));
     expect(limited).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxSamples' } });
   });
 
@@ -163,7 +172,10 @@ describe('decodeProfile with aggregate', () => {
     const big = 1n << 40n;
     const bytes = pb([
       [1, [[1, 1], [2, 2]]],
+      [2, [[1, { packed: [2, big] }], [2, { packed: [0] }]]], // all zero: left out, its big id with it
       [2, [[1, { packed: [big, 2] }], [2, { packed: [1] }]]],
+      [2, [[1, { packed: [2, big] }], [2, { packed: [3] }]]],
+      [2, [[1, { packed: [2, big] }], [2, { packed: [-3] }]]], // equal to the one before, but not merged (a big id), so both kept
       [2, [[1, { packed: [big, 2] }], [2, { packed: [1] }]]],
       [2, [[1, { packed: [2] }], [2, { packed: [1] }]]],
       [2, [[1, { packed: [2] }], [2, { packed: [1] }]]],
@@ -173,9 +185,11 @@ describe('decodeProfile with aggregate', () => {
       ...['', 'samples', 'count', 'f'].map((s) => [6, str(s)] as Field),
     ]);
     const merged = samplesOf(decodeProfile(bytes, { aggregate: true }).profile);
-    expect(merged.map((s) => s.values[0])).toEqual(['1', '1', '2']);
-    expect(merged[0]!.locationIds).toEqual(merged[1]!.locationIds);
+    expect(merged.map((s) => s.values[0])).toEqual(['1', '3', '-3', '1', '2']);
+    expect(merged[0]!.locationIds).toEqual(merged[3]!.locationIds);
     expect(merged[0]!.locationIds[1]).toBe(2);
+    expect(merged[1]!.locationIds).toEqual([2, merged[0]!.locationIds[0]]);
+    expect(merged[2]!.locationIds).toEqual(merged[1]!.locationIds);
   });
 
   it.skipIf(!hasFixtures)('reads every pprof fixture as the reference merge of its plain decode', () => {
@@ -280,3 +294,30 @@ function inputOf(gz: Uint8Array, fileName: string, size = 1 << 16): Parameters<N
     },
   } as unknown as Parameters<NonNullable<typeof codec.read>>[0];
 }
+
+describe.skipIf(!!goMissing)("as google/pprof's profile.Merge", () => {
+  it('gives the samples of Merge([p]): order, sums, labels, zero samples and zero sums left out', () => {
+    const { dumpstring } = buildGoTools();
+    const tmp = mkdtempSync(join(tmpdir(), 'profkit-merge-'));
+    try {
+      const input = join(tmp, 'in.pb');
+      const merged = join(tmp, 'merged.pb');
+      writeFileSync(input, CRAFTED);
+      execFileSync(dumpstring, ['merge', input, merged]);
+      // Go renumbers locations as it merges: both sides name them by address; labels by Go's order (per kind and key).
+      const comparable = (p: Profile) => {
+        const address = new Map(Array.from(p.locations.location_id, (id, i) => [id, p.locations['.address'][i]!.toString(16)]));
+        return samplesOf(p).map((s) => ({
+          ...s,
+          locationIds: s.locationIds.map((id) => address.get(id)),
+          labels: [...s.labels].sort((a, b) => Number(a.str === undefined) - Number(b.str === undefined) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+        }));
+      };
+      const go = comparable(decodeProfile(new Uint8Array(readFileSync(merged))).profile);
+      expect(go).toHaveLength(15);
+      expect(comparable(decodeProfile(CRAFTED, { aggregate: true }).profile)).toEqual(go);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

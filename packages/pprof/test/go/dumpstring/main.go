@@ -3,6 +3,7 @@
 // Debian package golang-github-google-pprof-dev (GOPATH mode, no modules).
 //   dumpstring string FILE      print p.String()
 //   dumpstring raw FILE OUT     parse FILE, write p.WriteUncompressed to OUT
+//   dumpstring merge FILE OUT   parse FILE, write profile.Merge([p]) uncompressed to OUT
 package main
 
 import (
@@ -15,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: dumpstring string FILE | dumpstring raw FILE OUT")
+		fmt.Fprintln(os.Stderr, "usage: dumpstring string FILE | dumpstring raw|merge FILE OUT")
 		os.Exit(2)
 	}
 	b, err := os.ReadFile(os.Args[2])
@@ -31,7 +32,13 @@ func main() {
 	switch os.Args[1] {
 	case "string":
 		fmt.Print(p.String())
-	case "raw":
+	case "raw", "merge":
+		if os.Args[1] == "merge" {
+			if p, err = profile.Merge([]*profile.Profile{p}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
 		f, err := os.Create(os.Args[3])
 		if err == nil {
 			err = p.WriteUncompressed(f)
