@@ -418,7 +418,8 @@ class DeflateAheadWorker implements ArrivingDeflateAhead {
   }
 
   arrived(length: number): void {
-    if (this.total !== undefined || length > this.expected.length) return;
+    // Never back: the worker may already have deflated up to the length said before.
+    if (this.total !== undefined || length > this.expected.length || length < Atomics.load(this.progress, LENGTH)) return;
     Atomics.store(this.progress, LENGTH, length);
     // From this length on, every total cuts blocks of this size: the worker can start.
     if (this.blockBytes === 0 && deflateBlockBytes(length) === DEFLATE_BLOCK_BYTES) {
@@ -430,7 +431,9 @@ class DeflateAheadWorker implements ArrivingDeflateAhead {
 
   end(total: number): void {
     if (this.total !== undefined) return;
-    if (total > this.expected.length) {
+    // Short of what arrived (a caller's bug): a block the worker deflated as followed by more
+    // bytes would match the shorter last block byte for byte and end the stream wrongly.
+    if (total > this.expected.length || total < Atomics.load(this.progress, LENGTH)) {
       this.cancel();
       return;
     }
@@ -514,10 +517,11 @@ export function startDeflateAhead(expected: Uint8Array, level: number): DeflateA
  * `startDeflateAhead` of bytes that are still arriving (a read that inflates its input): the
  * caller writes them into `buffer` (on a `SharedArrayBuffer`, as long as they can get) from its
  * start, says how many exist after each write (`arrived`) and how many there are in all at the
- * end (`end`; more than `buffer` holds cancels). The worker deflates a block as soon as it and
- * the block size (which depends on the total: known from `2 * MIN_BLOCKS_PER_STREAM` half-size
- * blocks on) are, so most of the deflating is done while the caller is still reading. Bytes
- * written must not change afterwards; `gzipStream` takes nothing before `end`.
+ * end (`end`; more than `buffer` holds, or fewer than arrived, cancels). The worker deflates a
+ * block as soon as it and the block size (which depends on the total: known from
+ * `2 * MIN_BLOCKS_PER_STREAM` half-size blocks on) are, so most of the deflating is done while
+ * the caller is still reading. Bytes written must not change afterwards; `gzipStream` takes
+ * nothing before `end`.
  */
 export function startDeflateAheadOfArriving(buffer: Uint8Array, level: number): ArrivingDeflateAhead | undefined {
   if (!(buffer.buffer instanceof SharedArrayBuffer)) return undefined;

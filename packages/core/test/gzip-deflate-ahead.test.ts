@@ -240,6 +240,21 @@ describe('deflating ahead of bytes still arriving (startDeflateAheadOfArriving)'
     expect(Atomics.load(claims, 4)).toBe(0);
   });
 
+  it('a total short of the bytes said to have arrived (a caller bug) cancels: blocks deflated as not the last are never taken, the output is the one made without', async () => {
+    const a = arriving(input);
+    a.arrive(5 * DEFLATE_BLOCK_BYTES);
+    const claims = claimsOf(a.ahead);
+    // Block 3 deflated as followed by more bytes (Z_SYNC_FLUSH), though the total below ends inside it.
+    expect(waitFor(() => Atomics.load(claims, 3) === 1)).toBe(true);
+    const short = input.subarray(0, 3 * DEFLATE_BLOCK_BYTES + 1000);
+    a.ahead.arrived(3 * DEFLATE_BLOCK_BYTES); // going back is ignored: the worker went past it
+    a.ahead.end(short.length);
+    expect(Atomics.load(claims, claims.length - 1)).toBe(1);
+    const out = await gzipped(short, 6, a.ahead);
+    expect(out.equals(await gzipped(short, 6))).toBe(true);
+    expect(gunzipSync(out).equals(short)).toBe(true);
+  });
+
   it('refuses bytes not on a SharedArrayBuffer (the worker could not see them)', () => {
     expect(startDeflateAheadOfArriving(new Uint8Array(16), 6)).toBeUndefined();
   });
