@@ -217,6 +217,37 @@ describe('same profile, warnings and errors on both paths', () => {
     await expectSamePaths(enc('sample.interval=1000\n"' + '€'.repeat(99) + '\n'), ['whole', 'bytes'], { maxLineLength: 100 });
   });
 
+  it('a line end at the edge of the 1 MiB window: a CR as its last byte and the LF after it are one line end', async () => {
+    const WINDOW = 1 << 20;
+    for (const eol of ['\r\n', '\r', '\n']) {
+      const head = 'sample.interval=1000' + eol;
+      const line = '"f" "g" ' + eol;
+      const body = line.repeat(Math.floor((WINDOW - 4096) / line.length));
+      for (let delta = -2; delta <= 2; delta++) {
+        // The filler line `"x…x" ` puts the first byte of its terminator at WINDOW - 1 + delta.
+        const filler = '"' + 'x'.repeat(WINDOW - 1 + delta - head.length - body.length - 3) + '" ';
+        // The second run's header records its line number: an extra empty line would shift it.
+        const text = head + body + filler + eol + line.repeat(3) + 'sample.interval=2000' + eol + line;
+        expect(enc(text).indexOf(eol.charCodeAt(0), WINDOW - 8)).toBe(WINDOW - 1 + delta);
+        const r = await expectSamePaths(enc(text), ['whole']);
+        const runs = (r as { profile: { '.extensions': { rprof: { facts: { runs: { line: number }[] } } } } }).profile['.extensions'].rprof.facts.runs;
+        expect(runs.map((run) => run.line)).toEqual([1, body.length / line.length + 6]);
+      }
+    }
+  });
+
+  it('runs of repeats longer than one scan takes (16,384), with and without memory prefixes, across the window', async () => {
+    for (const memory of [false, true]) {
+      let text = (memory ? 'memory profiling: ' : '') + 'sample.interval=1000\n';
+      for (let i = 0; i < 60_000; i++) text += (memory ? `:${i}:${i % 7}:${i % 13}:1:` : '') + (i % 25_000 === 24_999 ? '"h" ' : '"f" "g" "pkg::h" ') + '\n';
+      expect(text.length).toBeGreaterThan(1 << 20);
+      for (const aggregate of [false, true]) {
+        const r = await expectSamePaths(enc(text), ['whole', 'random'], { aggregate });
+        expect(r).toHaveProperty('profile.samples.value.length', aggregate ? 2 : 60_000);
+      }
+    }
+  });
+
   it('generated files: random stacks, memory prefixes, GC, empty, cut-off and invalid lines, any line ends', async () => {
     for (let seed = 1; seed <= 40; seed++) {
       const bytes = generatedRprof(seed);
