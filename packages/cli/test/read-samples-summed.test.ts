@@ -27,6 +27,13 @@ function twoEqualSamples(): Uint8Array {
   return new Uint8Array([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x04, 0x08, 0x01, 0x10, 0x01, 0x12, 0x04, 0x08, 0x01, 0x10, 0x01, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01, 0x2a, 0x04, 0x08, 0x01, 0x10, 0x03, ...strings]);
 }
 
+/** `twoEqualSamples` with the values 5 and -3 (pprof's total sums |value| per sample; flame graphs leave out negative ones). */
+function oppositeSigns(): Uint8Array {
+  const bytes = Array.from(twoEqualSamples());
+  const minus3 = [0x08, 0x01, 0x10, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+  return new Uint8Array([...bytes.slice(0, 6), 0x12, 0x04, 0x08, 0x01, 0x10, 0x05, 0x12, minus3.length, ...minus3, ...bytes.slice(18)]);
+}
+
 /** A command context over the real registry whose reads are recorded. */
 async function recordingContext(values: CliContext['values'] = {}): Promise<{ ctx: CliContext; reads: RegistryReadOptions[]; samples: number[] }> {
   const { registry } = await buildRegistry({ cwd: repoRoot });
@@ -84,6 +91,24 @@ describe('samplesSummed', () => {
     const { ctx, samples } = await recordingContext({ 'read-option': ['aggregate=false'] });
     await readForView(ctx, file);
     expect(samples).toEqual([2]);
+  });
+});
+
+describe('views with and without aggregate', () => {
+  it('print the same for equal samples of opposite signs (not merged under the hint)', async () => {
+    const file = join(tmp, 'signs.pb');
+    writeFileSync(file, oppositeSigns());
+    const svg = join(tmp, 'signs.svg');
+    for (const view of [['top', file], ['tree', file], ['flame', file, '-o', svg]]) {
+      const outputs = [];
+      for (const extra of [[], ['--read-option', 'aggregate=false']]) {
+        const r = await profkit([...view, ...extra]);
+        outputs.push([r.code, r.stdout, r.stderr, view[0] === 'flame' ? readFileSync(svg, 'utf8') : '']);
+      }
+      expect(outputs[0], view[0]).toEqual(outputs[1]);
+    }
+    // The file is what the test means: one location, two samples, a total of |5| + |-3|.
+    expect((await profkit(['top', file, '--read-option', 'aggregate=false'])).stdout).toContain('of 8 total');
   });
 });
 

@@ -67,7 +67,9 @@ export interface DecodeOptions {
    * `'if-repeating'`: the same, unless the first samples hardly repeat (at least 90 % of the
    * first 4,096 are distinct): the rest is then read as it is, sample for sample, without the
    * hashing (for a caller that only sums the samples' values, whatever
-   * their number: a profile whose stacks do not repeat pays nothing for it).
+   * their number: a profile whose stacks do not repeat pays nothing for it). Equal samples are
+   * then merged only where no value changes sign and no sum wraps: reports sum |value| per
+   * sample, and flame graphs leave negative samples out, so their output is that of every sample.
    */
   aggregate?: boolean | 'if-repeating';
 }
@@ -938,13 +940,16 @@ interface Cols {
   rowsDropped: number;
   locIdsDropped: number;
   labelsDropped: number;
+  /** Location ids of the samples left out for being all zero, checked as the others (`keepDroppedLocIds`). */
+  zeroSampleLocIds: Uint32Array;
+  nZeroSampleLocIds: number;
 }
 const u32 = new Uint32Array(0);
 const f64 = new Float64Array(0);
 const EMPTY_COLS: Cols = {
   nT: 0, offsets: u32, locIds: u32, vviews: [], labelOffsets: undefined, labKey: [], labStr: [], labNumView: u32, labUnit: [], labIsNum: new Uint8Array(0),
   bigRefs: { location: [], function: [], mapping: [] }, bigDefs: { location: [], function: [], mapping: [] },
-  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined, aggregated: false, rowsDropped: 0, locIdsDropped: 0, labelsDropped: 0,
+  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined, aggregated: false, rowsDropped: 0, locIdsDropped: 0, labelsDropped: 0, zeroSampleLocIds: u32, nZeroSampleLocIds: 0,
 };
 let C: Cols = EMPTY_COLS;
 
@@ -1306,6 +1311,8 @@ function beginFill(c: Counts): void {
     rowsDropped: 0,
     locIdsDropped: 0,
     labelsDropped: 0,
+    zeroSampleLocIds: u32,
+    nZeroSampleLocIds: 0,
   };
   F = {
     nS, nT, nM, nL, nF, nLab, values, labNum,
@@ -1558,6 +1565,10 @@ function finishDecode(f: Fill, cols: Cols): DecodeResult {
   const mIdx = new IdIndex(mId);
   if (nS > 0 && nT === 0) invalid('missing sample type information');
   checkSampleLocations(locIds, nLocId, lId, lIdx);
+  for (let i = 0; i < cols.nZeroSampleLocIds; i++) {
+    const id = cols.zeroSampleLocIds[i]!;
+    if (id !== 0 && lIdx.get(id) < 0) invalid('sample has nil location', { locationId: id });
+  }
   for (let i = 0; i < nM; i++) if (mId[i] === 0) invalid('found mapping with reserved ID=0', { mapping: i });
   if (mIdx.duplicates.length) invalid(`multiple mappings with same id: ${mIdx.duplicates[0]}`);
   for (let i = 0; i < nF; i++) if (fId[i] === 0) invalid('found function with reserved ID=0', { function: i });
@@ -1764,6 +1775,12 @@ interface Merging {
   firstIndexOf: Map<string, number>;
   /** The labels of the sample being decoded, `LABEL_WORDS` words each, as they are hashed. */
   labelWords: number[];
+  /**
+   * `'if-repeating'` (the caller only sums): two equal samples merge only where no value changes
+   * sign and no sum wraps (`sumKeepsSigns`), since the reports sum |value| per sample (pprof's
+   * total) and flame graphs leave negative samples out: the output must not depend on the merge.
+   */
+  signsKept: boolean;
 }
 
 /** A label as hashed: kind (0 string, 1 number), key, value (string index, or number lo and hi), unit. */
@@ -1779,6 +1796,7 @@ function newMerging(c: Counts, ifRepeating: boolean): Merging {
     canonical: undefined,
     firstIndexOf: new Map(),
     labelWords: [],
+    signsKept: ifRepeating,
   };
 }
 
@@ -1870,7 +1888,8 @@ let candidateLabelEnd = 0;
 /**
  * The sample just decoded into row `row` (location ids up to `nLocId`, label rows up to
  * `nLabOut`) stays a row of its own, or its values go to the equal row before it. A sample with a
- * location id above 2^32-1 (its ids are fixed up after decoding) stays a row of its own.
+ * location id above 2^32-1 (its ids are fixed up after decoding) stays a row of its own, and so
+ * does (outside the table) one whose sums would change a sign under `signsKept`.
  */
 function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut: number, hashable: boolean): void {
   candidateStart = C.offsets[row]!;
@@ -1879,13 +1898,17 @@ function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut
   candidateLabelEnd = nLabOut;
   if (allValuesZero(row)) {
     m.labelWords.length = 0;
+    const refs = C.bigRefs.location;
+    let ref = refs.length;
+    while (ref > 0 && refs[ref - 1]!.idx >= candidateStart) ref--;
+    keepDroppedLocIds(C, candidateStart, candidateEnd, ref);
     dropCandidate(nLabOut);
     return;
   }
   const hash = hashable ? sampleHash(m) : 0;
   m.labelWords.length = 0;
   const equal = hashable ? m.table.lookup(hash, sameAsCandidate) : GAVE_UP;
-  if (equal >= 0) {
+  if (equal >= 0 && (!m.signsKept || sumKeepsSigns(equal, row))) {
     addValues(equal, row);
     dropCandidate(nLabOut);
     return;
@@ -1896,6 +1919,21 @@ function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut
   C.nLocId = nLocId;
   C.nLabOut = nLabOut;
   if (s + 1 >= m.judgeAt) judgeRepeats(m, s + 1);
+}
+
+/**
+ * Keeps location ids `start..end` of a sample left out for being all zero: Go checks every
+ * sample's locations ("sample has nil location") before `Merge` leaves it out, and so does
+ * `finishDecode`. Ids above 2^32-1 (big refs from `ref` on) are kept as 0, not checked.
+ */
+function keepDroppedLocIds(cols: Cols, start: number, end: number, ref: number): void {
+  const n = cols.nZeroSampleLocIds;
+  const need = n + end - start;
+  if (need > cols.zeroSampleLocIds.length) cols.zeroSampleLocIds = grown32(cols.zeroSampleLocIds, Math.max(need, 2 * cols.zeroSampleLocIds.length));
+  cols.zeroSampleLocIds.set(cols.locIds.subarray(start, end), n);
+  const refs = cols.bigRefs.location;
+  for (; ref < refs.length && refs[ref]!.idx < end; ref++) cols.zeroSampleLocIds[n + refs[ref]!.idx - start] = 0;
+  cols.nZeroSampleLocIds = need;
 }
 
 /** Whether the values of row `row` are all zero (google/pprof's `isZeroSample`). */
@@ -1919,6 +1957,22 @@ function dropCandidate(nLabOut: number): void {
   labIsNum.fill(0, candidateLabelStart, nLabOut);
   labNumView.fill(0, 2 * candidateLabelStart, 2 * nLabOut);
   C.nLabOut = candidateLabelStart;
+}
+
+/** Whether adding row `from` to row `to` keeps the sign of every nonzero value (no opposite signs, no wrapping). */
+function sumKeepsSigns(to: number, from: number): boolean {
+  for (const v of C.vviews) {
+    const aLo = v[2 * to]!;
+    const aHi = v[2 * to + 1]!;
+    const bLo = v[2 * from]!;
+    const bHi = v[2 * from + 1]!;
+    if ((aLo | aHi) === 0 || (bLo | bHi) === 0) continue;
+    const sign = aHi >>> 31;
+    if (bHi >>> 31 !== sign) return false;
+    const sumHi = (aHi + bHi + (aLo + bLo > 0xffffffff ? 1 : 0)) >>> 0;
+    if (sumHi >>> 31 !== sign) return false;
+  }
+  return true;
 }
 
 /** Adds the values of row `from` to row `to`, wrapping at 64 bits as Go's int64 addition. */
@@ -2004,6 +2058,7 @@ function dropZeroSums(cols: Cols, rows: number): number {
     let zero = true;
     for (let j = 0; j < vviews.length && zero; j++) zero = vviews[j]![2 * row] === 0 && vviews[j]![2 * row + 1] === 0;
     if (zero) {
+      keepDroppedLocIds(cols, start, end, ref);
       while (ref < refs.length && refs[ref]!.idx < end) ref++;
       continue;
     }

@@ -147,7 +147,8 @@ describe('decodeProfile with aggregate', () => {
   it('is off by default, and the read hint samplesSummed turns it on unless the option says false', async () => {
     const gz = gzipSync(CRAFTED);
     expect((await codec.read!(inputOf(gz, 'c.pb.gz'), {})).profile.samples.value).toHaveLength(26);
-    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(15);
+    // 'if-repeating': Go's 15, but for the samples whose sums would change a sign (four more rows).
+    expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true })).profile.samples.value).toHaveLength(19);
     expect((await codec.read!(inputOf(gz, 'c.pb.gz'), { samplesSummed: true, options: { aggregate: false } })).profile.samples.value).toHaveLength(26);
     await expect(codec.read!(inputOf(gz, 'c.pb.gz'), { options: { aggregate: 'yes' } })).rejects.toMatchObject({ code: ErrorCodes.USAGE, detail: { option: 'aggregate' } });
   });
@@ -166,6 +167,41 @@ describe('decodeProfile with aggregate', () => {
     expect(thrown(() => decodeProfile(bad, { aggregate: true }))).toEqual(plain);
     const limited = thrown(() => decodeProfile(CRAFTED, { aggregate: true, limits: { maxSamples: 25 } }));
     expect(limited).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxSamples' } });
+  });
+
+  it('checks the locations of the samples it leaves out for being zero (Go: "sample has nil location")', () => {
+    const missing = [
+      profileOf([sample([9], [0, 0]), sample([1], [1, 1])]),
+      profileOf([sample([1], [1, 1]), sample([2, 9], [1, 1]), sample([2, 9], [-1, -1])]), // a zero sum
+    ];
+    for (const bytes of missing) {
+      const plain = thrown(() => decodeProfile(bytes));
+      expect(plain).toMatchObject({ code: ErrorCodes.INVALID_PROFILE, detail: { locationId: 9 } });
+      for (const aggregate of [true, 'if-repeating'] as const) expect(thrown(() => decodeProfile(bytes, { aggregate }))).toEqual(plain);
+    }
+  });
+
+  it("'if-repeating' merges no samples whose sums would change a value's sign (reports sum |value| per sample)", () => {
+    const bytes = profileOf([
+      sample([1, 2], [5, 10]),
+      sample([1, 2], [-3, 10]), // the other sign: a row of its own
+      sample([1, 2], [2, 20]), // merged into the first
+      sample([1], [(1n << 63n) - 1n, 1]),
+      sample([1], [1, 1]), // the sum would wrap: a row of its own
+      sample([1], [0, 1]), // merged into [1]'s first
+    ]);
+    const plain = samplesOf(decodeProfile(bytes).profile);
+    const summed = samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile);
+    expect(summed.map((s) => [s.locationIds.join(','), ...s.values])).toEqual([
+      ['1,2', '7', '30'],
+      ['1,2', '-3', '10'],
+      ['1', String((1n << 63n) - 1n), '2'],
+      ['1', '1', '1'],
+    ]);
+    const absSums = (samples: FlatSample[]) => [0, 1].map((j) => samples.reduce((t, s) => t + (BigInt(s.values[j]!) < 0n ? -BigInt(s.values[j]!) : BigInt(s.values[j]!)), 0n));
+    expect(absSums(summed)).toEqual(absSums(plain));
+    // An explicit aggregate stays Go's Merge.
+    expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile)).toEqual(referenceMerge(plain));
   });
 
   it('leaves a sample with a location id above 2^32-1 unmerged (renumbered after decoding) and its ids right', () => {
