@@ -1908,8 +1908,7 @@ function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut
   const hash = hashable ? sampleHash(m) : 0;
   m.labelWords.length = 0;
   const equal = hashable ? m.table.lookup(hash, sameAsCandidate) : GAVE_UP;
-  if (equal >= 0 && (!m.signsKept || sumKeepsSigns(equal, row))) {
-    addValues(equal, row);
+  if (equal >= 0 && addValues(equal, row, m.signsKept)) {
     dropCandidate(nLabOut);
     return;
   }
@@ -1960,8 +1959,9 @@ function dropCandidate(nLabOut: number): void {
 }
 
 /** Whether adding row `from` to row `to` keeps the sign of every nonzero value (no opposite signs, no wrapping). */
-function sumKeepsSigns(to: number, from: number): boolean {
-  for (const v of C.vviews) {
+function sumKeepsSigns(vviews: Uint32Array[], to: number, from: number): boolean {
+  for (let j = 0; j < vviews.length; j++) {
+    const v = vviews[j]!;
     const aLo = v[2 * to]!;
     const aHi = v[2 * to + 1]!;
     const bLo = v[2 * from]!;
@@ -1975,9 +1975,13 @@ function sumKeepsSigns(to: number, from: number): boolean {
   return true;
 }
 
-/** Adds the values of row `from` to row `to`, wrapping at 64 bits as Go's int64 addition. */
-function addValues(to: number, from: number): void {
+/**
+ * Adds the values of row `from` to row `to`, wrapping at 64 bits as Go's int64 addition; with
+ * `keepSigns`, only where `sumKeepsSigns` (else nothing is added: returns false).
+ */
+function addValues(to: number, from: number, keepSigns: boolean): boolean {
   const vviews = C.vviews;
+  if (keepSigns && !sumKeepsSigns(vviews, to, from)) return false;
   for (let j = 0; j < vviews.length; j++) {
     const v = vviews[j]!;
     const low = v[2 * to]! + v[2 * from]!;
@@ -1985,6 +1989,7 @@ function addValues(to: number, from: number): void {
     v[2 * to] = low; // Uint32Array stores it modulo 2^32
     v[2 * to + 1] = v[2 * to + 1]! + v[2 * from + 1]! + carry;
   }
+  return true;
 }
 
 /**
