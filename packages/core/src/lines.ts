@@ -148,11 +148,20 @@ export class LineSplitter {
   }
 
   private tooLong(line: number): never {
-    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters (raise it with the option limits.maxLineLength)`, {
-      file: this.options.file,
-      line,
-      option: 'maxLineLength',
-      rule: 'line length limit',
-    });
+    throw lineTooLongError(line, this.maxLineLength, this.options.file);
   }
+}
+
+/**
+ * The error for line `line` of `file` being longer than `maxLineLength` UTF-16 code units: one
+ * message and detail for every line splitter (this one and splitters of readers, such as the
+ * Rprof reader's line index).
+ */
+export function lineTooLongError(line: number, maxLineLength: number, file: string | undefined): ProfkitError {
+  return new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${maxLineLength} characters (raise it with the option limits.maxLineLength)`, {
+    file,
+    line,
+    option: 'maxLineLength',
+    rule: 'line length limit',
+  });
 }

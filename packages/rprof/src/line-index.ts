@@ -20,7 +20,7 @@
  * 16 MiB in all, and a key that probes more than 64 slots of its seeded hash table gets no id.
  */
 
-import { ErrorCodes, ProfkitError, DEFAULT_MAX_LINE_LENGTH, type LineSink } from '@profkit/core';
+import { DEFAULT_MAX_LINE_LENGTH, lineTooLongError, type LineSink } from '@profkit/core';
 import { LINE_INDEX_WASM_BASE64 } from './line-index-wasm.js';
 
 /** What the indexed splitter needs of its sink (implemented by `RprofParser`). */
@@ -337,13 +337,8 @@ export class IndexedLineSplitter {
     this.sink.line(text, lineNo);
   }
 
-  /** The error core's `LineSplitter` gives for a line over the limit (same message and detail). */
+  /** The error core's `LineSplitter` gives for a line over the limit. */
   private tooLong(line: number): never {
-    throw new ProfkitError(ErrorCodes.LIMIT, `line ${line} is longer than ${this.maxLineLength} characters (raise it with the option limits.maxLineLength)`, {
-      file: this.options.file,
-      line,
-      option: 'maxLineLength',
-      rule: 'line length limit',
-    });
+    throw lineTooLongError(line, this.maxLineLength, this.options.file);
   }
 }
