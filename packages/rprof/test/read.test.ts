@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { assertValid, ProfileIndex, resolveStack, type ReadInput } from '@profkit/core/node';
+import { assertValid, ProfileIndex, resolveStack, validate, type ReadInput } from '@profkit/core/node';
 import { readRprofBytes, readRprofChunks, readRprofInput } from '../src/index.js';
 import { chunked, extCol, fixturesDir, haveShared, sharedFixture, stacks, values } from './helpers.js';
 
@@ -93,6 +93,30 @@ describe('hand-written grammar fixture (memory + GC + line profiling)', () => {
     ]);
     expect(extCol(a, 'run')).toBeUndefined();
     expect((a['.extensions'].rprof!.facts!.runs as unknown[]).length).toBe(2);
+  });
+});
+
+describe('reader proof: the registry\'s read does not check again what finish() built right', () => {
+  const codes = (r: ReturnType<typeof validate>) => r.problems.map((x) => x.code);
+
+  it.each(['grammar.out', 'append.out'])('%s: proved rules hold, and only the one validation trusting "rprof" skips them', (name) => {
+    const { profile: p } = readRprofBytes(fixture(name), { fileName: name });
+    // What is proved holds (a validation trusting nobody checks everything: the 600 mutations of
+    // robustness.test.ts do the same on damaged input).
+    expect(validate(readRprofBytes(fixture(name)).profile).ok).toBe(true);
+    // Broken in place after the read (what the proof cannot see): the stacks' and the locations'
+    // checks are skipped by the trusted validation straight after the read...
+    p.samples.locations.location_id[0] = 99999;
+    p.locations.function_id[0] = 99999;
+    expect(codes(validate(p, { trustReader: 'rprof' }))).toEqual([]);
+    // ...and by nothing later.
+    expect(codes(validate(p, { trustReader: 'rprof' }))).toEqual(['R30_LOCATION_FUNCTION_EXISTS', 'R24_SAMPLE_LOCATION_EXISTS']);
+  });
+
+  it('function names are still checked (an empty system name is not vouched for)', () => {
+    const { profile: p } = readRprofBytes(fixture('grammar.out'));
+    p.functions.system_name[0] = '';
+    expect(codes(validate(p, { trustReader: 'rprof' }))).toEqual(['R40_FUNCTION_SYSTEM_NAME_NONEMPTY']);
   });
 });
 
