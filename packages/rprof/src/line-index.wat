@@ -7,8 +7,8 @@
 ;; line for the caller to parse. The key of a line is its bytes, or with a
 ;; well-formed memory prefix `:small:big:nodes:dups:` (1 to 15 digits each, as the reader's
 ;; `memoryPrefix` accepts) the bytes after it. Id 0 means "no id" (the caller then decodes the
-;; line as text and never marks it known): the table is full, the key store is full, the key is too long, or the line
-;; probed too many slots. Every bound is a constant here, so a crafted file cannot make the index
+;; line as text and never marks it known): the table is full, the key store is full, the key is too long, the line
+;; probed too many slots, or another key has its hash and length. Every bound is a constant here, so a crafted file cannot make the index
 ;; slow or big; it can only make lines take the caller's slower text path.
 ;;
 ;; Memory layout (byte offsets; line-index.ts has the same constants):
@@ -207,8 +207,12 @@
       (local.set $entry (i32.add (i32.const 0x80000) (i32.mul (i32.sub (local.get $e) (i32.const 1)) (i32.const 12))))
       (if (i32.and (i32.eq (i32.load offset=8 (local.get $entry)) (local.get $h))
                    (i32.eq (i32.load offset=4 (local.get $entry)) (local.get $len)))
+        ;; Another key of the same hash and length gets no id: the seed does not stop crafted
+        ;; collisions (flipping a word's top bit passes the multiply unchanged), and this way a
+        ;; line costs at most one comparison of its bytes, not one per probe.
         (then (if (call $equal (i32.load (local.get $entry)) (local.get $key) (local.get $len))
-          (then (return (local.get $e))))))
+          (then (return (local.get $e)))
+          (else (return (i32.const 0))))))
       ;; At most 64 probes: a line that finds neither its key nor a free slot gets no id.
       (local.set $probes (i32.add (local.get $probes) (i32.const 1)))
       (if (i32.ge_u (local.get $probes) (i32.const 64)) (then (return (i32.const 0))))

@@ -355,6 +355,33 @@ describe('bounds', () => {
   });
 });
 
+describe('crafted hash collisions', () => {
+  it('a key with another key’s hash and length gets no id: decoded each time (one byte comparison a line), same profile', async () => {
+    // Whatever the seed, flipping a word's top bit passes the hash's multiply unchanged: these two
+    // 18-byte keys hash alike (their first words differ in bit 63, their second in bits 63 and 34).
+    const k0 = enc('"aaaaaaaaaaaaaaa" ');
+    const k1 = k0.slice();
+    k1[7]! ^= 0x80;
+    k1[15]! ^= 0x80;
+    k1[12]! ^= 0x04;
+    const bytes = concat(['sample.interval=1000\n', k0, '\n', k1, '\n', k1, '\n', k0, '\n']);
+    const parsed: number[] = [];
+    const parser = new RprofParser({});
+    const line = parser.line.bind(parser);
+    parser.line = (t: string, n: number) => {
+      parsed.push(n);
+      line(t, n);
+    };
+    const splitter = newIndexedLineSplitter(parser, {})!;
+    splitter.push(bytes);
+    splitter.end();
+    // k1's lines (3 and 4) are parsed as text each time; line 5 repeats k0.
+    expect(parsed).toEqual([1, 2, 3, 4]);
+    expect(parser.finish().samples.value.length).toBe(4);
+    await expectSamePaths(bytes, ['whole', 'bytes']);
+  });
+});
+
 describe('work', () => {
   it('a long line arriving in small chunks is scanned once its end has come, not again with every chunk', () => {
     const parser = new RprofParser({});
