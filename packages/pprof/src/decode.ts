@@ -943,13 +943,15 @@ interface Cols {
   /** Location ids of the samples left out for being all zero, checked as the others (`keepDroppedLocIds`). */
   zeroSampleLocIds: Uint32Array;
   nZeroSampleLocIds: number;
+  /** Their ids above 2^32-1 (places in `zeroSampleLocIds`), renumbered and checked as the others. */
+  zeroSampleBigRefs: BigRef[];
 }
 const u32 = new Uint32Array(0);
 const f64 = new Float64Array(0);
 const EMPTY_COLS: Cols = {
   nT: 0, offsets: u32, locIds: u32, vviews: [], labelOffsets: undefined, labKey: [], labStr: [], labNumView: u32, labUnit: [], labIsNum: new Uint8Array(0),
   bigRefs: { location: [], function: [], mapping: [] }, bigDefs: { location: [], function: [], mapping: [] },
-  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined, aggregated: false, rowsDropped: 0, locIdsDropped: 0, labelsDropped: 0, zeroSampleLocIds: u32, nZeroSampleLocIds: 0,
+  nLocId: 0, nLabOut: 0, lId: u32, lFn: u32, lLine: f64, lCol: f64, lAddrV: u32, lMap: u32, lFold: new Uint8Array(0), lInlOff: u32, iFn: u32, iLine: f64, iCol: f64, iIn: 0, merge: undefined, aggregated: false, rowsDropped: 0, locIdsDropped: 0, labelsDropped: 0, zeroSampleLocIds: u32, nZeroSampleLocIds: 0, zeroSampleBigRefs: [],
 };
 let C: Cols = EMPTY_COLS;
 
@@ -1313,6 +1315,7 @@ function beginFill(c: Counts): void {
     labelsDropped: 0,
     zeroSampleLocIds: u32,
     nZeroSampleLocIds: 0,
+    zeroSampleBigRefs: [],
   };
   F = {
     nS, nT, nM, nL, nF, nLab, values, labNum,
@@ -1567,7 +1570,7 @@ function finishDecode(f: Fill, cols: Cols): DecodeResult {
   checkSampleLocations(locIds, nLocId, lId, lIdx);
   for (let i = 0; i < cols.nZeroSampleLocIds; i++) {
     const id = cols.zeroSampleLocIds[i]!;
-    if (id !== 0 && lIdx.get(id) < 0) invalid('sample has nil location', { locationId: id });
+    if (lIdx.get(id) < 0) invalid('sample has nil location', { locationId: id });
   }
   for (let i = 0; i < nM; i++) if (mId[i] === 0) invalid('found mapping with reserved ID=0', { mapping: i });
   if (mIdx.duplicates.length) invalid(`multiple mappings with same id: ${mIdx.duplicates[0]}`);
@@ -1923,7 +1926,7 @@ function mergeSample(m: Merging, s: number, row: number, nLocId: number, nLabOut
 /**
  * Keeps location ids `start..end` of a sample left out for being all zero: Go checks every
  * sample's locations ("sample has nil location") before `Merge` leaves it out, and so does
- * `finishDecode`. Ids above 2^32-1 (big refs from `ref` on) are kept as 0, not checked.
+ * `finishDecode`. Its ids above 2^32-1 (big refs from `ref` on) are renumbered with the others.
  */
 function keepDroppedLocIds(cols: Cols, start: number, end: number, ref: number): void {
   const n = cols.nZeroSampleLocIds;
@@ -1931,7 +1934,7 @@ function keepDroppedLocIds(cols: Cols, start: number, end: number, ref: number):
   if (need > cols.zeroSampleLocIds.length) cols.zeroSampleLocIds = grown32(cols.zeroSampleLocIds, Math.max(need, 2 * cols.zeroSampleLocIds.length));
   cols.zeroSampleLocIds.set(cols.locIds.subarray(start, end), n);
   const refs = cols.bigRefs.location;
-  for (; ref < refs.length && refs[ref]!.idx < end; ref++) cols.zeroSampleLocIds[n + refs[ref]!.idx - start] = 0;
+  for (; ref < refs.length && refs[ref]!.idx < end; ref++) cols.zeroSampleBigRefs.push({ ...refs[ref]!, idx: n + refs[ref]!.idx - start });
   cols.nZeroSampleLocIds = need;
 }
 
@@ -2119,4 +2122,6 @@ function keepDistinctRows(f: Fill, cols: Cols, rows: number): void {
   f.nLab = f.labNum.length;
   // Ids above 2^32-1 are fixed up in the column as it is now (it grew since they were read).
   for (const r of cols.bigRefs.location) r.arr = cols.locIds;
+  // Those of the samples left out for being zero must name a location too (renumbered, then checked).
+  for (const r of cols.zeroSampleBigRefs) cols.bigRefs.location.push({ ...r, arr: cols.zeroSampleLocIds });
 }

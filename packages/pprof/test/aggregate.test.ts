@@ -170,13 +170,15 @@ describe('decodeProfile with aggregate', () => {
   });
 
   it('checks the locations of the samples it leaves out for being zero (Go: "sample has nil location")', () => {
-    const missing = [
-      profileOf([sample([9], [0, 0]), sample([1], [1, 1])]),
-      profileOf([sample([1], [1, 1]), sample([2, 9], [1, 1]), sample([2, 9], [-1, -1])]), // a zero sum
+    const big = 1n << 40n;
+    const missing: [Uint8Array, number | string][] = [
+      [profileOf([sample([9], [0, 0]), sample([1], [1, 1])]), 9],
+      [profileOf([sample([1], [1, 1]), sample([2, 9], [1, 1]), sample([2, 9], [-1, -1])]), 9], // a zero sum
+      [profileOf([[2, [[1, { packed: [2, big] }], [2, { packed: [0, 0] }]]], sample([1], [1, 1])]), String(big)], // an id above 2^32-1
     ];
-    for (const bytes of missing) {
+    for (const [bytes, locationId] of missing) {
       const plain = thrown(() => decodeProfile(bytes));
-      expect(plain).toMatchObject({ code: ErrorCodes.INVALID_PROFILE, detail: { locationId: 9 } });
+      expect(plain).toMatchObject({ code: ErrorCodes.INVALID_PROFILE, detail: { locationId } });
       for (const aggregate of [true, 'if-repeating'] as const) expect(thrown(() => decodeProfile(bytes, { aggregate }))).toEqual(plain);
     }
   });
