@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '@profkit/test-utils';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ErrorCodes, createRegistry, gunzipBounded, isProfkitError } from '@profkit/core/node';
+import { ErrorCodes, ProfileBuilder, createRegistry, gunzipBounded, isProfkitError } from '@profkit/core/node';
 import adapter from '../src/index.js';
 import { encodeProfile, encodeProfileChunks, parsePprof, serializePprof } from '../src/codec.js';
 import { gunzipExact, gzipAnnouncedSize, gzipChunks, gzipOneBuffer } from '../src/gzip.js';
@@ -103,6 +103,19 @@ describe('encodeProfileChunks', () => {
     for (const c of list.slice(0, -2)) expect(c.length).toBeGreaterThanOrEqual(4096);
     for (const c of list) expect(c.length).toBeLessThan(2 * 4096);
     expect(Buffer.compare(concat(list), whole)).toBe(0);
+  });
+
+  it('a window has room for the largest sample, however much larger than the others and than chunkSize', () => {
+    // The window is chunkSize plus the largest message: the sample sizes' maximum is taken while
+    // sizing them (a window without room for this sample would lose its bytes past the end).
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'nanoseconds' }] });
+    const fn = b.internFunction({ name: 'f', filename: 'f.go' });
+    const locs = Array.from({ length: 200 }, (_, i) => b.addLocation({ functionId: fn, line: i + 1 }));
+    for (let s = 0; s < 300; s++) b.addSample(s === 150 ? Array.from({ length: 6000 }, (_, k) => locs[k % 200]!) : [locs[s % 200]!], [1n, 10000000n]);
+    const q = b.build();
+    const list = [...encodeProfileChunks(q, { chunkSize: 4096 }).chunks];
+    expect(Math.max(...list.map((c) => c.length))).toBeGreaterThan(2 * 4096);
+    expect(Buffer.compare(concat(list), encodeProfile(q))).toBe(0);
   });
 
   it('interleaved encodings (and a whole encoding in between) do not disturb each other', () => {
