@@ -89,23 +89,29 @@ describe('the committed module', () => {
   });
 });
 
+/** Reads `bytes` through the line index into a parser; `parsed`: the numbers of the lines it was given as text. */
+function readIndexed(bytes: Uint8Array): { parser: RprofParser; parsed: number[] } {
+  const parsed: number[] = [];
+  const parser = new RprofParser({});
+  const line = parser.line.bind(parser);
+  parser.line = (t: string, n: number) => {
+    parsed.push(n);
+    line(t, n);
+  };
+  const splitter = newIndexedLineSplitter(parser, {});
+  expect(splitter).toBeInstanceOf(IndexedLineSplitter);
+  splitter!.push(bytes);
+  splitter!.end();
+  return { parser, parsed };
+}
+
 describe('the index is used', () => {
   it('parses only the first occurrence of a line per file table; repeats are recorded from their id', () => {
     const text =
       'memory profiling: sample.interval=1000\n#File 1: a.R\n' +
       ':1:2:3:4:"f" 1#2 "g" \n:5:6:7:8:"f" 1#2 "g" \n:9:9:9:9:"f" 1#2 "g" \n' +
       '#File 1: b.R\n:10:10:10:10:"f" 1#2 "g" \n:11:10:10:10:"f" 1#2 "g" \n';
-    const parsed: number[] = [];
-    const parser = new RprofParser({});
-    const line = parser.line.bind(parser);
-    parser.line = (t: string, n: number) => {
-      parsed.push(n);
-      line(t, n);
-    };
-    const splitter = newIndexedLineSplitter(parser, {});
-    expect(splitter).toBeInstanceOf(IndexedLineSplitter);
-    splitter!.push(enc(text));
-    splitter!.end();
+    const { parser, parsed } = readIndexed(enc(text));
     // Lines 4, 5 and 8 repeat a stack known in their file table; line 7 is known only for the old one.
     expect(parsed).toEqual([1, 2, 3, 6, 7]);
     const p = parser.finish();
@@ -245,6 +251,20 @@ describe('same profile, warnings and errors on both paths', () => {
     }
   });
 
+  it('a CR that ends a chunk is not paired with a LF that earlier bytes left in the window after it', async () => {
+    // The second chunk is written where the first was, one byte shorter: the first's LF follows its CR.
+    const first = 'sample.interval=1000\r\n';
+    const second = '"' + 'f'.repeat(first.length - 5) + '" \r';
+    const chunks = [first, second, '"g" \r', '"f" \nsample.interval=2000\n"f" \n'].map(enc);
+    const read = async (path: LinePath) => {
+      setLinePath(path);
+      return (await readRprofChunks(chunks, {})).profile;
+    };
+    const viaText = await read('text');
+    expect(viaText.samples.value.length).toBe(4);
+    expect(await read('index')).toEqual(viaText);
+  });
+
   it('runs of repeats longer than one scan takes (16,384), with and without memory prefixes, across the window', async () => {
     for (const memory of [false, true]) {
       let text = (memory ? 'memory profiling: ' : '') + 'sample.interval=1000\n';
@@ -365,16 +385,7 @@ describe('crafted hash collisions', () => {
     k1[15]! ^= 0x80;
     k1[12]! ^= 0x04;
     const bytes = concat(['sample.interval=1000\n', k0, '\n', k1, '\n', k1, '\n', k0, '\n']);
-    const parsed: number[] = [];
-    const parser = new RprofParser({});
-    const line = parser.line.bind(parser);
-    parser.line = (t: string, n: number) => {
-      parsed.push(n);
-      line(t, n);
-    };
-    const splitter = newIndexedLineSplitter(parser, {})!;
-    splitter.push(bytes);
-    splitter.end();
+    const { parser, parsed } = readIndexed(bytes);
     // k1's lines (3 and 4) are parsed as text each time; line 5 repeats k0.
     expect(parsed).toEqual([1, 2, 3, 4]);
     expect(parser.finish().samples.value.length).toBe(4);
