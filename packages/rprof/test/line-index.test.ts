@@ -353,6 +353,13 @@ describe('bounds', () => {
     const bytes = enc(text);
     const r = await expectSamePaths(bytes, ['whole', 65536]);
     expect(r).toHaveProperty('profile.samples.value.length', 140_002);
+    // At most 65,536 ids (one is the header's): at most 65,535 of the 70,000 second lines (3 + 2i)
+    // are repeats, the others are parsed (a key may also get no id after 64 probes, rarely).
+    const parsed = new Set(readIndexed(bytes).parsed);
+    let repeats = 0;
+    for (let n = 3; n <= 140_001; n += 2) if (!parsed.has(n)) repeats++;
+    expect(repeats).toBeLessThanOrEqual(65_535);
+    expect(repeats).toBeGreaterThan(65_000);
   });
 
   it('long lines: beyond the longest key, beyond the window, and more than 16 MiB of distinct keys', async () => {
