@@ -517,12 +517,16 @@ export class RprofParser {
     const locationIds = new Uint32Array(this.totalFrames);
     const gc = new Uint8Array(this.anyGc ? samples.length : 0);
     let o = 0;
-    for (let s = 0; s < samples.length; s++) {
+    const n = samples.length;
+    // The GC flags get a loop of their own: this one (630k location ids for the 166k samples of
+    // the benchmark file, most of them copied before the JIT has optimized it) reads no property.
+    for (let s = 0; s < n; s++) {
       const stack = samples[s]!;
-      for (let k = stackOffsets[stack]!, end = stackOffsets[stack + 1]!; k < end; k++) locationIds[o++] = frames[k]!;
+      const end = stackOffsets[stack + 1]!;
+      for (let k = stackOffsets[stack]!; k < end; k++) locationIds[o++] = frames[k]!;
       offsets[s + 1] = o;
-      if (this.anyGc) gc[s] = stackGc[stack]!;
     }
+    if (gc.length > 0) for (let s = 0; s < n; s++) gc[s] = stackGc[samples[s]!]!;
     return { offsets, locationIds, gc };
   }
 
