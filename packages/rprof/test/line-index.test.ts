@@ -360,6 +360,8 @@ describe('bounds', () => {
     for (let n = 3; n <= 140_001; n += 2) if (!parsed.has(n)) repeats++;
     expect(repeats).toBeLessThanOrEqual(65_535);
     expect(repeats).toBeGreaterThan(65_000);
+    // "f1" once more after the table is full: still known (line 140,002 is a repeat).
+    expect(parsed.has(140_002)).toBe(false);
   });
 
   it('long lines: beyond the longest key, beyond the window, and more than 16 MiB of distinct keys', async () => {
