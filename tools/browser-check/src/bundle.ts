@@ -5,7 +5,7 @@
  */
 
 import { build, type BuildFailure, type Message } from 'esbuild';
-import { dirname, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -67,10 +67,14 @@ export interface BrowserBundle {
   nodeGlobals: string[];
   /** Bytes of the bundle per package (esbuild's metafile), largest first: where the size comes from. */
   bytesByPackage: { name: string; bytes: number }[];
+  /** Bytes of the bundle per input file (path from the repository root), largest first; files of 0 bytes left out. */
+  bytesByFile: { path: string; bytes: number }[];
 }
 
 /** This package's folder: bare specifiers resolve from its `node_modules` (the workspace links). */
 const resolveDir = dirname(dirname(fileURLToPath(import.meta.url)));
+/** The repository's root (`tools/browser-check/..`), which `bytesByFile` paths start from. */
+const repositoryRoot = resolve(resolveDir, '..', '..');
 
 function messageLine(m: Message): string {
   const at = m.location ? `${m.location.file}:${m.location.line}: ` : '';
@@ -118,10 +122,13 @@ export async function bundleForBrowser(input: { source: string } | { entryFile: 
     });
     const code = result.outputFiles[0]?.text ?? '';
     const byPackage = new Map<string, number>();
+    const bytesByFile: BrowserBundle['bytesByFile'] = [];
     const output = Object.values(result.metafile.outputs)[0];
     for (const [path, info] of Object.entries(output?.inputs ?? {})) {
-      const name = packageOf(resolve(resolveDir, path));
+      const absolute = resolve(resolveDir, path);
+      const name = packageOf(absolute);
       byPackage.set(name, (byPackage.get(name) ?? 0) + info.bytesInOutput);
+      if (info.bytesInOutput > 0) bytesByFile.push({ path: relative(repositoryRoot, absolute), bytes: info.bytesInOutput });
     }
     return {
       code,
@@ -129,11 +136,12 @@ export async function bundleForBrowser(input: { source: string } | { entryFile: 
       errors: result.errors.map(messageLine),
       nodeGlobals: findNodeGlobals(code),
       bytesByPackage: [...byPackage].map(([name, bytes]) => ({ name, bytes })).filter((p) => p.bytes > 0).sort((a, b) => b.bytes - a.bytes),
+      bytesByFile: bytesByFile.sort((a, b) => b.bytes - a.bytes),
     };
   } catch (e) {
     const failure = e as Partial<BuildFailure>;
     if (!Array.isArray(failure.errors)) throw e;
-    return { code: '', bytes: 0, errors: failure.errors.map(messageLine), nodeGlobals: [], bytesByPackage: [] };
+    return { code: '', bytes: 0, errors: failure.errors.map(messageLine), nodeGlobals: [], bytesByPackage: [], bytesByFile: [] };
   }
 }
 

@@ -35,6 +35,15 @@ describe('main entries bundled for the browser', () => {
     console.log(`a pprof viewer (+ Registry, applyDropFrames, topReport): ${kb(viewer.bytes)} minified (not budgeted)`);
   });
 
+  it('core + pprof holds none of core\'s report or flame graph code (no module of it wrapped in a lazy initializer)', async () => {
+    // A dynamic import() anywhere in the graph (the adapter's load() had one) makes esbuild wrap
+    // every module it reaches in a lazy initializer that keeps all their top-level constants,
+    // needed or not: the flame graph page's script alone was 6.8 KB of core + pprof.
+    const b = await bundleForBrowser({ source: CORE_PPROF });
+    expect(b.errors).toEqual([]);
+    expect(b.bytesByFile.filter((f) => /^packages\/core\/dist\/(flame|ops)\//.test(f.path))).toEqual([]);
+  });
+
   it('everything core and every adapter export, together: no Node built-in, no Node global', async () => {
     const b = await bundleForBrowser({ source: reexportAll(PLATFORM_NEUTRAL_PACKAGES) });
     expect(b.errors).toEqual([]);
