@@ -17,7 +17,10 @@
  *
  * Bounded by construction: the window the module reads is 1 MiB (a longer line is collected here
  * and goes the text path), the module keeps at most 65,536 keys of at most 256 KiB each and
- * 16 MiB in all, and a key that probes more than 64 slots of its seeded hash table gets no id.
+ * 16 MiB in all, and a key that probes more than 64 slots of its seeded hash table, or that meets
+ * another key of the same hash and length, gets no id (the seed does not stop crafted collisions:
+ * a word's top bit passes the multiply whatever the seed; these two rules bound the work a
+ * colliding line costs to one comparison and 64 probes).
  */
 
 import { DEFAULT_MAX_LINE_LENGTH, lineTooLongError, type LineSink } from '@profkit/core';
@@ -45,8 +48,6 @@ export interface IndexedLineSplitterOptions {
 
 // The module's memory layout (line-index.wat has the same constants and explains them).
 const KNOWN = 0x140000;
-/** Ids the module gives at most (its entry table). */
-const MAX_IDS = 65536;
 const REPEATS = 0x1c0000;
 /** Repeated lines one `scan` call takes at most. */
 const REPEAT_CAPACITY = 16384;
@@ -155,9 +156,9 @@ export class IndexedLineSplitter {
   private readonly exports: LineIndexExports;
   private readonly memory: WasmMemory;
   /** Views of the module's memory, made again when it grows (growing detaches the old buffer). */
-  private bytes: Uint8Array;
-  private words: Uint32Array;
-  private numbers: Float64Array;
+  private bytes!: Uint8Array;
+  private words!: Uint32Array;
+  private numbers!: Float64Array;
   // ignoreBOM: a U+FEFF is dropped from the file's first line only (in `emit`).
   private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   /** Bytes of an incomplete line at the start of the window. */
@@ -178,15 +179,14 @@ export class IndexedLineSplitter {
     const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     this.exports = new wasm.Instance(module, {}).exports as LineIndexExports;
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
-    // A random seed per parse: a file cannot be crafted to collide in the module's hash table.
+    // A random seed per parse (spreads ordinary keys; crafted collisions are bounded by the
+    // module's probe cap and its one comparison per hash and length, see the file comment).
     // A line of more bytes than `maxLineLength` is never taken as a repeat: it may have more
     // UTF-16 units than allowed (its memory prefix may be longer than the first occurrence's),
     // so it is decoded and checked.
     this.exports.init((Math.random() * 4294967296) >>> 0, Math.min(this.maxLineLength, 0xffffffff));
     this.memory = this.exports.memory;
-    this.bytes = new Uint8Array(this.memory.buffer);
-    this.words = new Uint32Array(this.memory.buffer);
-    this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
+    this.refreshViews();
     this.setState();
   }
 
@@ -224,6 +224,13 @@ export class IndexedLineSplitter {
     }
   }
 
+  /** Views of the module's memory (made again when memory.grow detaches the old ones). */
+  private refreshViews(): void {
+    this.bytes = new Uint8Array(this.memory.buffer);
+    this.words = new Uint32Array(this.memory.buffer);
+    this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
+  }
+
   /** Bytes of the module's memory (tables, window and keys: at most 310 × 64 KiB, its declared maximum). */
   get memoryBytes(): number {
     return this.memory.buffer.byteLength;
@@ -235,12 +242,8 @@ export class IndexedLineSplitter {
     let start = WINDOW;
     for (;;) {
       const repeats = this.exports.scan(start, end);
-      if (this.bytes.length === 0) {
-        // The key store grew, which detaches the views (they are then empty).
-        this.bytes = new Uint8Array(this.memory.buffer);
-        this.words = new Uint32Array(this.memory.buffer);
-        this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
-      }
+      // The key store grew, which detaches the views (they are then empty).
+      if (this.bytes.length === 0) this.refreshViews();
       if (repeats > 0) {
         const entries = this.words.subarray(REPEATS / 4, REPEATS / 4 + repeats);
         if (sink.memoryRun) sink.repeatMemoryLines(entries, this.numbers, repeats, this.lineNo + 1);
