@@ -39,7 +39,8 @@ export const CORE_PPROF_VIEWER = [CORE_PPROF, "export { Registry, applyDropFrame
 
 /**
  * Size budget of `CORE_PPROF`, minified, in bytes (issue 16: 120 KB). 111.3 KB when it was set:
- * pako 42.9, pprof 39.4, core 28.5 (139.9 KB with zod/mini's 32.2 before).
+ * pako 42.9, pprof 39.4, core 28.5 (139.9 KB with zod/mini's 32.2 before); 113.1 KB since the
+ * `aggregate` read option (pprof 49.8, pako 42.4, core 20.5: the adapter's codec import made static).
  */
 export const CORE_PPROF_BUDGET_BYTES = 120_000;
 
