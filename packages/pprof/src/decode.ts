@@ -33,7 +33,7 @@ import {
   type Profile,
   type Warning,
 } from '@profkit/core';
-import { ABSENT, GAVE_UP, SampleTable, finishHash, grown32, mixWord } from './sample-table.js';
+import { ABSENT, GAVE_UP, SampleTable, finishHash, grown32, hashSeed, mixWord } from './sample-table.js';
 
 /** Error strings of google/pprof's decoder (kept verbatim: users search for them). */
 export const GoErrors = {
@@ -882,6 +882,7 @@ export class ProfileDecoder {
     try {
       indexFields(c, bytes.length, false);
       if (bytes.length === 0) emptyInput();
+      judgeBeforeFill(c, bytes.length);
       beginFill(c);
       pos = 0;
       fillFields(bytes.length, false);
@@ -1187,6 +1188,7 @@ function decodeInner(): DecodeResult {
   const c = newCounts();
   pos = 0;
   indexFields(c, end, false);
+  judgeBeforeFill(c, end);
   beginFill(c);
   pos = 0;
   fillFields(end, false);
@@ -1805,6 +1807,87 @@ function newMerging(c: Counts, ifRepeating: boolean): Merging {
 
 /** `'if-repeating'` judges whether samples repeat after this many (a CPU profile's hot stacks recur much sooner). */
 const SAMPLES_BEFORE_JUDGING = 4096;
+
+/** Samples whose counts were taken by the last `judgeBeforeFill` (for tests: 0 when it did not judge). */
+export let judgedBeforeFill = { samples: 0, distinct: 0, merging: false };
+
+/**
+ * `'if-repeating'` on the whole input (one buffer, after pass 1, before pass 2): when at least
+ * 90 % of the first `SAMPLES_BEFORE_JUDGING` samples have distinct keys (`distinctFirstSamples`), the
+ * decode goes on as a plain one (`aggregating` off), so that a profile whose stacks do not repeat
+ * runs pass 2 as without the option: no merging code runs, and none is left to deoptimize
+ * `decodeSample` when merging stops. Otherwise pass 2 merges (and judges again, `judgeRepeats`).
+ * Equal samples encoded differently count as distinct: that only leaves them unmerged, which
+ * the callers of `'if-repeating'` sum alike. The streamed decode judges in pass 2 only.
+ */
+function judgeBeforeFill(c: Counts, end: number): void {
+  judgedBeforeFill = { samples: 0, distinct: 0, merging: aggregating !== false };
+  if (aggregating !== 'if-repeating' || c.samples <= SAMPLES_BEFORE_JUDGING) return;
+  const distinct = distinctFirstSamples(end);
+  const repeating = distinct < 0.9 * SAMPLES_BEFORE_JUDGING;
+  judgedBeforeFill = { samples: SAMPLES_BEFORE_JUDGING, distinct, merging: repeating };
+  if (!repeating) aggregating = false;
+}
+
+/** Hash slots of `distinctFirstSamples`: a power of two, twice the samples judged. */
+const JUDGE_SLOTS = 2 * SAMPLES_BEFORE_JUDGING;
+
+/**
+ * The distinct keys among the first `SAMPLES_BEFORE_JUDGING` samples (pass 1 checked the
+ * top-level fields from 0 to `end`, and counted more samples than that): a sample's key is the
+ * bytes of its fields but the values (those of its location ids and labels, as encoded).
+ * Counted by seeded 32-bit hash: a collision or a full probe run (a crafted input, at worst) only
+ * counts a sample as a repeat, which changes how the samples are read, never the output.
+ */
+function distinctFirstSamples(end: number): number {
+  const seen = new Int32Array(JUDGE_SLOTS);
+  const mask = JUDGE_SLOTS - 1;
+  const seed = hashSeed();
+  let distinct = 0;
+  pos = 0;
+  for (let samples = 0; samples < SAMPLES_BEFORE_JUDGING; ) {
+    const tagPos = pos;
+    const tag = tagVarint(end);
+    if (tag !== 0x12) {
+      skip(tag & 7, end, tagPos);
+      continue;
+    }
+    const e = lengthEnd(end, tagPos);
+    let h = seed;
+    let keyBytes = 0;
+    while (pos < e) {
+      const fieldPos = pos;
+      const t = tagVarint(e);
+      skip(t & 7, e, fieldPos);
+      if (t >>> 3 === 2) continue; // sample.value: not part of the key
+      h = hashBytes(h, fieldPos, pos);
+      keyBytes += pos - fieldPos;
+    }
+    // A slot holds hash | 1 (0: empty): halving the hash space costs only collisions.
+    const key = finishHash(h, keyBytes) | 1;
+    for (let slot = key & mask, probes = 0; probes < 64; slot = (slot + 1) & mask, probes++) {
+      if (seen[slot] === key) break;
+      if (seen[slot] === 0) {
+        seen[slot] = key;
+        distinct++;
+        break;
+      }
+    }
+    samples++;
+  }
+  return distinct;
+}
+
+/** `buf[start, end)` into the running hash `h`, four bytes a word (the last word zero-padded). */
+function hashBytes(h: number, start: number, end: number): number {
+  const b = buf;
+  let i = start;
+  for (; i + 4 <= end; i += 4) h = mixWord(h, b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24));
+  if (i === end) return h;
+  let tail = 0;
+  for (let k = 0; i < end; i++, k += 8) tail |= b[i]! << k;
+  return mixWord(h, tail);
+}
 
 /**
  * `'if-repeating'`, after `judgeAt` samples (`inputSamples`): when at least 90 % of them took a

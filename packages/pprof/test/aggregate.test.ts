@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes, isProfkitError, labelsOf, type Profile } from '@profkit/core/node';
 import { decodeProfile, decodeProfileStream } from '../src/index.js';
 import { codec, readStreamed } from '../src/codec.js';
+import { ProfileDecoder, judgedBeforeFill } from '../src/decode.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -253,6 +254,35 @@ describe('decodeProfile with aggregate', () => {
     for (let i = 0; i < 10_000; i++) repeating.push(sample([1 + (i % 3), 2], [1, i]));
     const again = profileOf(repeating);
     expect(samplesOf(decodeProfile(again, { aggregate: 'if-repeating' }).profile)).toEqual(referenceMerge(samplesOf(decodeProfile(again).profile)));
+  });
+
+  it("'if-repeating' judges before pass 2: a profile whose first samples hardly repeat is read as without the option", () => {
+    // 6,000 samples, one in 20 of the first 4,096 the stack of the one before (95 % distinct keys,
+    // values all different): read plain, the repeats stay rows of their own.
+    const stackOf = (k: number) => Array.from({ length: 8 }, (_, d) => 1 + (Math.floor(k / 3 ** d) % 3));
+    const samples: Field[] = [];
+    for (let i = 0; i < 6000; i++) samples.push(sample(stackOf(i % 20 === 19 ? i - 1 : i), [1, i]));
+    const bytes = profileOf(samples);
+    const plain = samplesOf(decodeProfile(bytes).profile);
+    expect(plain).toHaveLength(6000);
+    expect(samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile)).toEqual(plain);
+    expect(judgedBeforeFill).toEqual({ samples: 4096, distinct: 4096 - Math.floor(4096 / 20), merging: false });
+    const decoder = new ProfileDecoder({ aggregate: 'if-repeating' });
+    decoder.index(bytes.subarray(0, bytes.length >> 1));
+    expect(samplesOf(decoder.finish(bytes).profile)).toEqual(plain);
+    expect(judgedBeforeFill.merging).toBe(false);
+    // `true` merges them all.
+    expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile)).toHaveLength(6000 - 300);
+  });
+
+  it("'if-repeating' judges before pass 2: stacks that repeat (with other values) merge", () => {
+    const repeating: Field[] = [];
+    for (let i = 0; i < 6000; i++) repeating.push(sample([1 + (i % 3), 2], [1, i], strLabel('thread', 'main')));
+    const bytes = profileOf(repeating);
+    const merged = samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile);
+    expect(judgedBeforeFill).toEqual({ samples: 4096, distinct: 3, merging: true });
+    expect(merged).toEqual(referenceMerge(samplesOf(decodeProfile(bytes).profile)));
+    expect(merged).toHaveLength(3);
   });
 
   it('cuts the columns of the profile to the distinct samples', () => {
