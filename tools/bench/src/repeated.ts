@@ -12,13 +12,14 @@
  * `aggregate`) and with `--read-option aggregate=false`, and `go tool pprof -top` for reference.
  */
 
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
 import { once } from 'node:events';
+import { writeFileAtomic } from '@profkit/core/node';
 import { fmtMiB, fmtS, goPprof, measure, type Measured } from './views.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -69,15 +70,15 @@ export interface RepeatedOptions {
   labels: number;
 }
 
-/** Writes the gzipped profile to `file`; returns its raw (inflated) size. */
+/** Writes the gzipped profile to `file` (atomically); returns its raw (inflated) size. */
 export async function writeRepeatedProfile(file: string, o: RepeatedOptions): Promise<number> {
   const rnd = random(7);
   const strings = ['', 'samples', 'count', 'cpu', 'nanoseconds', 'worker', 'app.go'];
   const labelValue = Array.from({ length: o.labels }, (_, k) => strings.push(`w${k}`) - 1);
   const nameOf = Array.from({ length: o.locations }, (_, k) => strings.push(`pkg${k % 37}.func${k}`) - 1);
   const gzip = createGzip({ level: 1 });
-  const sink = createWriteStream(file);
-  gzip.pipe(sink);
+  // Written atomically as it is gzipped (a --keep file is never left half-written).
+  const written = writeFileAtomic(file, gzip as AsyncIterable<Uint8Array>);
   let raw = 0;
   let pending: number[] = [];
   const flush = async (force = false): Promise<void> => {
@@ -85,7 +86,8 @@ export async function writeRepeatedProfile(file: string, o: RepeatedOptions): Pr
     const chunk = Buffer.from(pending);
     raw += chunk.length;
     pending = [];
-    if (!gzip.write(chunk)) await once(gzip, 'drain');
+    // A failed write (a bad --keep path) rejects `written`: the wait for 'drain' must not outlive it.
+    if (!gzip.write(chunk)) await Promise.race([once(gzip, 'drain'), written]);
   };
   const emit = async (bytes: number[]): Promise<void> => {
     for (const b of bytes) pending.push(b);
@@ -115,7 +117,7 @@ export async function writeRepeatedProfile(file: string, o: RepeatedOptions): Pr
   await emit(message([12, 10_000_000], [11, message([1, 3], [2, 4])]));
   await flush(true);
   gzip.end();
-  await once(sink, 'finish');
+  await written;
   return raw;
 }
 
