@@ -1249,6 +1249,8 @@ let F: Fill | undefined = undefined;
 
 /** After pass 1: the string table, and every column allocated at its exact size. */
 function beginFill(c: Counts): void {
+  const judgedPlain = plainAfterJudging;
+  plainAfterJudging = false;
   if (c.strs.length === 0) {
     fail(`${GoErrors.malformed}: no string table (google/pprof then reports "unrecognized profile format")`, -base);
   }
@@ -1311,7 +1313,8 @@ function beginFill(c: Counts): void {
     iCol: new Float64Array(nIn),
     iIn: 0,
     merge: aggregating ? newMerging(c, aggregating === 'if-repeating') : undefined,
-    aggregated: aggregating !== false,
+    // Judged plain, the zero samples are still left out (as `judgeRepeats` and a streamed decode do).
+    aggregated: aggregating !== false || judgedPlain,
     rowsDropped: 0,
     locIdsDropped: 0,
     labelsDropped: 0,
@@ -1826,8 +1829,14 @@ function judgeBeforeFill(c: Counts, end: number): void {
   const distinct = distinctFirstSamples(end);
   const repeating = distinct < 0.9 * SAMPLES_BEFORE_JUDGING;
   judgedBeforeFill = { samples: SAMPLES_BEFORE_JUDGING, distinct, merging: repeating };
-  if (!repeating) aggregating = false;
+  if (!repeating) {
+    aggregating = false;
+    plainAfterJudging = true;
+  }
 }
+
+/** Set by `judgeBeforeFill` when it turned merging off, taken (and cleared) by the next `beginFill`. */
+let plainAfterJudging = false;
 
 /** Hash slots of `distinctFirstSamples`: a power of two, twice the samples judged. */
 const JUDGE_SLOTS = 2 * SAMPLES_BEFORE_JUDGING;

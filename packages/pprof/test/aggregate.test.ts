@@ -275,6 +275,17 @@ describe('decodeProfile with aggregate', () => {
     expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile)).toHaveLength(6000 - 300);
   });
 
+  it("'if-repeating' judged plain before pass 2 still leaves out zero samples, as the streamed decode does", async () => {
+    const stackOf = (k: number) => Array.from({ length: 8 }, (_, d) => 1 + (Math.floor(k / 3 ** d) % 3));
+    const samples: Field[] = [];
+    for (let i = 0; i < 6000; i++) samples.push(sample(stackOf(i), i % 10 === 0 ? [0, 0] : [1, i]));
+    const bytes = profileOf(samples);
+    const oneBuffer = samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile);
+    expect(judgedBeforeFill.merging).toBe(false);
+    expect(oneBuffer).toHaveLength(5400);
+    expect(samplesOf((await decodeProfileStream(chunked(bytes, 4096), { aggregate: 'if-repeating' })).profile)).toEqual(oneBuffer);
+  });
+
   it("'if-repeating' judges before pass 2: stacks that repeat (with other values) merge", () => {
     const repeating: Field[] = [];
     for (let i = 0; i < 6000; i++) repeating.push(sample([1 + (i % 3), 2], [1, i], strLabel('thread', 'main')));
