@@ -335,14 +335,26 @@ describe('decodeProfile with aggregate', () => {
       yield* put(tail);
       if (used > 0) yield chunk.subarray(0, used);
     };
-    // A collection before each measurement, whether or not vitest runs with --expose-gc: garbage
-    // of earlier tests freed during the decode would otherwise lower what the decode is seen to take.
+    // Collections before each measurement, whether or not vitest runs with --expose-gc: garbage
+    // of earlier tests freed during the decode would otherwise lower what the decode is seen to
+    // take. V8 frees the backing stores of collected ArrayBuffers on a concurrent sweeper, so the
+    // count is read only once it stops falling (one collection was seen to leave 15 MB behind).
     setFlagsFromString('--expose-gc');
     const collect = runInNewContext('gc') as () => void;
+    const settledArrayBuffers = async (): Promise<number> => {
+      let last = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 20; round++) {
+        collect();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const now = process.memoryUsage().arrayBuffers;
+        if (now >= last) return now;
+        last = now;
+      }
+      return last;
+    };
     const decodeWith = async (aggregate: boolean): Promise<{ grew: number; profile: Profile }> => {
-      collect();
+      const before = await settledArrayBuffers();
       peak = 0;
-      const before = process.memoryUsage().arrayBuffers;
       const { profile } = await decodeProfileStream(open, { aggregate });
       return { grew: peak - before, profile };
     };
