@@ -1,8 +1,18 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MAX_WALL_FACTOR, remainingMs, sliceOf, threadTimes, type ThreadTimes } from '../src/watchdog.js';
 
 const hasSchedstat = existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`);
+
+/** Length of a clock tick of /proc's utime and stime: USER_HZ, 100 on every Linux port Node runs on. */
+const TICK_MS = 10;
+
+/** utime + stime (ticks) of this process' main thread, from /proc/<pid>/task/<pid>/stat (fields 14, 15). */
+function mainThreadTicks(): number {
+  const s = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
+  const fields = s.slice(s.lastIndexOf(')') + 2).split(' '); // fields from the 3rd (state) on
+  return Number(fields[11]) + Number(fields[12]);
+}
 
 describe('watchdog clock', () => {
   it('an input whose JS thread computed for a whole timeout hangs, however starved the rest was', () => {
@@ -42,15 +52,26 @@ describe('watchdog clock', () => {
   });
 
   it.skipIf(!hasSchedstat)("reads the CPU time of this process' main thread from /proc (skipped: no /proc schedstat, not Linux)", () => {
+    // Spins until the kernel's other account of this thread's CPU time (utime + stime of
+    // /proc/<pid>/task/<pid>/stat, in ticks) has advanced by SPIN_TICKS, not for a wall-clock time:
+    // on a loaded machine 50 ms of wall time gave the thread as little as 11 ms of CPU.
+    const SPIN_TICKS = 10;
+    const wall0 = performance.now();
     const before = threadTimes(process.pid);
-    const until = Date.now() + 50;
+    const ticks0 = mainThreadTicks();
     let x = 0;
-    while (Date.now() < until) x++;
+    while (mainThreadTicks() < ticks0 + SPIN_TICKS) x++;
     const after = threadTimes(process.pid);
+    const wallMs = performance.now() - wall0;
     expect(x).toBeGreaterThan(0);
     expect(before?.has(String(process.pid))).toBe(true);
     const slice = sliceOf(process.pid, before, after);
-    expect(slice.mainCpuMs).toBeGreaterThanOrEqual(20);
+    // A tick reading is never ahead of the thread's exact CPU time, and at most 3 ticks behind it
+    // (utime and stime are each truncated to ticks, and the kernel adds the running thread's time
+    // at its scheduler tick, 1/HZ <= 10 ms): the spin took at least SPIN_TICKS - 3 ticks of CPU.
+    expect(slice.mainCpuMs).toBeGreaterThanOrEqual((SPIN_TICKS - 3) * TICK_MS);
+    // One thread cannot compute for longer than the wall time around the two readings.
+    expect(slice.mainCpuMs).toBeLessThanOrEqual(wallMs);
     expect(slice.starvedMs).toBeGreaterThanOrEqual(0);
     expect(threadTimes(2 ** 22 + 12345)).toBeUndefined();
   });
