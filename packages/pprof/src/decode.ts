@@ -801,15 +801,27 @@ function changedInput(file: string | undefined): ProfkitError {
 export async function decodeProfileStream(open: () => AsyncIterable<Uint8Array>, options: DecodeOptions = {}): Promise<DecodeResult> {
   const st = newStreamState(options);
   const c = newCounts();
+  // `'if-repeating'` judges before pass 2 from the keys of the first samples, hashed as pass 1
+  // goes by them (the windows are gone afterwards).
+  const keys = st.aggregate === 'if-repeating' ? newFirstSampleKeys() : undefined;
   let first: StreamDigest;
   try {
-    first = await streamWindows(open, st, (end, partial) => indexFields(c, end, partial));
+    first = await streamWindows(open, st, (end, partial) => {
+      const from = pos;
+      indexFields(c, end, partial);
+      if (keys === undefined || keys.samples === SAMPLES_BEFORE_JUDGING) return;
+      const indexed = pos;
+      pos = from;
+      hashSampleKeys(keys, indexed);
+      pos = indexed;
+    });
   } catch (e) {
     throw e instanceof StreamError ? e.error : e;
   }
   enter(st, new Uint8Array(0), 0);
   try {
     if (first.length === 0) emptyInput();
+    judgeFirstSamples(c, keys);
     beginFill(c);
   } finally {
     leave(st);
@@ -1811,50 +1823,75 @@ function newMerging(c: Counts, ifRepeating: boolean): Merging {
 /** `'if-repeating'` judges whether samples repeat after this many (a CPU profile's hot stacks recur much sooner). */
 const SAMPLES_BEFORE_JUDGING = 4096;
 
-/** Samples whose counts were taken by the last `judgeBeforeFill` (for tests: 0 when it did not judge). */
+/** Samples whose counts were taken by the last judging before pass 2 (for tests: 0 when it did not judge). */
 export let judgedBeforeFill = { samples: 0, distinct: 0, merging: false };
 
 /**
  * `'if-repeating'` on the whole input (one buffer, after pass 1, before pass 2): when at least
- * 90 % of the first `SAMPLES_BEFORE_JUDGING` samples have distinct keys (`distinctFirstSamples`), the
+ * 90 % of the first `SAMPLES_BEFORE_JUDGING` samples have distinct keys (`hashSampleKeys`), the
  * decode goes on as a plain one (`aggregating` off), so that a profile whose stacks do not repeat
  * runs pass 2 as without the option: no merging code runs, and none is left to deoptimize
  * `decodeSample` when merging stops. Otherwise pass 2 merges (and judges again, `judgeRepeats`).
  * Equal samples encoded differently count as distinct: that only leaves them unmerged, which
- * the callers of `'if-repeating'` sum alike. The streamed decode judges in pass 2 only.
+ * the callers of `'if-repeating'` sum alike. The streamed decode hashes the keys during pass 1
+ * (its windows are gone by pass 2) and judges with `judgeFirstSamples`.
  */
 function judgeBeforeFill(c: Counts, end: number): void {
+  let keys: FirstSampleKeys | undefined;
+  if (aggregating === 'if-repeating' && c.samples > SAMPLES_BEFORE_JUDGING) {
+    keys = newFirstSampleKeys();
+    pos = 0;
+    hashSampleKeys(keys, end);
+  }
+  judgeFirstSamples(c, keys);
+}
+
+/**
+ * Turns merging off (`aggregating`, for the `beginFill` that follows) when `'if-repeating'` finds
+ * the first samples' keys (pass 1 counted more samples than were hashed) at least 90 % distinct.
+ */
+function judgeFirstSamples(c: Counts, keys: FirstSampleKeys | undefined): void {
   judgedBeforeFill = { samples: 0, distinct: 0, merging: aggregating !== false };
-  if (aggregating !== 'if-repeating' || c.samples <= SAMPLES_BEFORE_JUDGING) return;
-  const distinct = distinctFirstSamples(end);
-  const repeating = distinct < 0.9 * SAMPLES_BEFORE_JUDGING;
-  judgedBeforeFill = { samples: SAMPLES_BEFORE_JUDGING, distinct, merging: repeating };
+  if (aggregating !== 'if-repeating' || c.samples <= SAMPLES_BEFORE_JUDGING || keys === undefined) return;
+  const repeating = keys.distinct < 0.9 * SAMPLES_BEFORE_JUDGING;
+  judgedBeforeFill = { samples: keys.samples, distinct: keys.distinct, merging: repeating };
   if (!repeating) {
     aggregating = false;
     plainAfterJudging = true;
   }
 }
 
-/** Set by `judgeBeforeFill` when it turned merging off, taken (and cleared) by the next `beginFill`. */
+/** Set by `judgeFirstSamples` when it turned merging off, taken (and cleared) by the next `beginFill`. */
 let plainAfterJudging = false;
 
-/** Hash slots of `distinctFirstSamples`: a power of two, twice the samples judged. */
+/** Hash slots of `hashSampleKeys`: a power of two, twice the samples judged. */
 const JUDGE_SLOTS = 2 * SAMPLES_BEFORE_JUDGING;
 
+/** The keys of the first samples, hashed (`hashSampleKeys`), and how many of them are distinct. */
+interface FirstSampleKeys {
+  /** Hash slots, each hash | 1 (0: empty). */
+  seen: Int32Array;
+  seed: number;
+  samples: number;
+  distinct: number;
+}
+
+function newFirstSampleKeys(): FirstSampleKeys {
+  return { seen: new Int32Array(JUDGE_SLOTS), seed: hashSeed(), samples: 0, distinct: 0 };
+}
+
 /**
- * The distinct keys among the first `SAMPLES_BEFORE_JUDGING` samples (pass 1 checked the
- * top-level fields from 0 to `end`, and counted more samples than that): a sample's key is the
- * bytes of its fields but the values (those of its location ids and labels, as encoded).
+ * Hashes the keys of the samples among the top-level fields from `pos` to `end` (whole fields
+ * that pass 1 checked) until `SAMPLES_BEFORE_JUDGING` are hashed, counting the distinct ones: a
+ * sample's key is the bytes of its fields but the values (those of its location ids and labels,
+ * as encoded), so its hash does not depend on where a stream's windows cut the input.
  * Counted by seeded 32-bit hash: a collision or a full probe run (a crafted input, at worst) only
  * counts a sample as a repeat, which changes how the samples are read, never the output.
  */
-function distinctFirstSamples(end: number): number {
-  const seen = new Int32Array(JUDGE_SLOTS);
+function hashSampleKeys(keys: FirstSampleKeys, end: number): void {
+  const { seen } = keys;
   const mask = JUDGE_SLOTS - 1;
-  const seed = hashSeed();
-  let distinct = 0;
-  pos = 0;
-  for (let samples = 0; samples < SAMPLES_BEFORE_JUDGING; ) {
+  while (keys.samples < SAMPLES_BEFORE_JUDGING && pos < end) {
     const tagPos = pos;
     const tag = tagVarint(end);
     if (tag !== 0x12) {
@@ -1862,7 +1899,7 @@ function distinctFirstSamples(end: number): number {
       continue;
     }
     const e = lengthEnd(end, tagPos);
-    let h = seed;
+    let h = keys.seed;
     let keyBytes = 0;
     while (pos < e) {
       const fieldPos = pos;
@@ -1878,13 +1915,12 @@ function distinctFirstSamples(end: number): number {
       if (seen[slot] === key) break;
       if (seen[slot] === 0) {
         seen[slot] = key;
-        distinct++;
+        keys.distinct++;
         break;
       }
     }
-    samples++;
+    keys.samples++;
   }
-  return distinct;
 }
 
 /** `buf[start, end)` into the running hash `h`, four bytes a word (the last word zero-padded). */

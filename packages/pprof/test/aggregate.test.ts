@@ -277,6 +277,30 @@ describe('decodeProfile with aggregate', () => {
     expect(samplesOf(decodeProfile(bytes, { aggregate: true }).profile)).toHaveLength(6000 - 300);
   });
 
+  it("'if-repeating' judges before pass 2 in the streamed decode too (keys hashed in pass 1, in every chunk size): the one-buffer decode's samples", async () => {
+    // As above: 95 % of the first 4,096 keys distinct. Judged while merging (after pass 2's first
+    // 4,096 samples), the streamed decode had merged the 204 repeats among them.
+    const stackOf = (k: number) => Array.from({ length: 8 }, (_, d) => 1 + (Math.floor(k / 3 ** d) % 3));
+    const samples: Field[] = [];
+    for (let i = 0; i < 6000; i++) samples.push(sample(stackOf(i % 20 === 19 ? i - 1 : i), [1, i]));
+    const bytes = profileOf(samples);
+    const plain = samplesOf(decodeProfile(bytes).profile);
+    for (const size of [7, 4096, 1 << 20]) {
+      decodeProfile(CRAFTED, { aggregate: true }); // leaves judgedBeforeFill as "not judged, merging"
+      const streamed = await decodeProfileStream(chunked(bytes, size), { aggregate: 'if-repeating' });
+      expect(samplesOf(streamed.profile), `chunks of ${size}`).toEqual(plain);
+      expect(judgedBeforeFill, `chunks of ${size}`).toEqual({ samples: 4096, distinct: 4096 - Math.floor(4096 / 20), merging: false });
+    }
+    // Stacks that repeat: judged merging, merged to the end as by the one-buffer decode.
+    const repeating: Field[] = [];
+    for (let i = 0; i < 6000; i++) repeating.push(sample([1 + (i % 3), 2], [1, i], strLabel('thread', 'main')));
+    const again = profileOf(repeating);
+    const merged = samplesOf((await decodeProfileStream(chunked(again, 100), { aggregate: 'if-repeating' })).profile);
+    expect(judgedBeforeFill).toEqual({ samples: 4096, distinct: 3, merging: true });
+    expect(merged).toEqual(samplesOf(decodeProfile(again, { aggregate: 'if-repeating' }).profile));
+    expect(merged).toHaveLength(3);
+  });
+
   it("'if-repeating' judged plain before pass 2 still leaves out zero samples, as the streamed decode does", async () => {
     const stackOf = (k: number) => Array.from({ length: 8 }, (_, d) => 1 + (Math.floor(k / 3 ** d) % 3));
     const samples: Field[] = [];
