@@ -225,6 +225,9 @@ const WHOLE_DECODE_MAX_BYTES = 32 << 20;
  */
 export const DEFLATE_AHEAD_MIN_BYTES = 1 << 20;
 
+/** The largest one-buffer bound a read deflates ahead for (what the worker's Int32 progress counter holds). */
+const MAX_DEFLATE_AHEAD_BYTES = 2 ** 31 - 1;
+
 /**
  * The default read: one buffer for an input within `wholeDecodeMaxBytes`, else two streamed passes.
  *
@@ -251,11 +254,15 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
   // collecting it would be used.
   if (input.storedBytes !== undefined && input.storedBytes > wholeDecodeMaxBytes) return decodeProfileStream(() => abortable(input.chunks()), decodeOptions);
   const rest = abortable(input.chunks());
-  const level = plannedWriteLevel(options);
+  // The worker's progress counter is an Int32Array (core's DeflateAheadWorker): lengths past
+  // 2^31-1 would wrap, so a larger bound (never the default) deflates nothing ahead.
+  const level = wholeDecodeMaxBytes <= MAX_DEFLATE_AHEAD_BYTES ? plannedWriteLevel(options) : undefined;
   // Shared when a worker thread may deflate ahead from it (only then: a browser may lack SharedArrayBuffer).
   const bytes = new ArrivingBytes(wholeDecodeMaxBytes, level !== undefined);
   const decoder = new ProfileDecoder(decodeOptions);
   let ahead: ArrivingDeflateAhead | undefined;
+  // Started once at most: where no worker thread can start, the read does not try at every chunk.
+  let aheadTried = false;
   let beyond: Uint8Array | undefined;
   try {
     for (let next = await rest.next(); !next.done; next = await rest.next()) {
@@ -265,11 +272,17 @@ export async function readStreamed(input: ReadInput, options: ReadOptions, whole
       }
       decoder.index(bytes.bytes);
       // Deflated ahead of the planned write once the input is long enough to be worth a thread.
-      if (level !== undefined && ahead === undefined && bytes.length >= DEFLATE_AHEAD_MIN_BYTES && bytes.buffer) ahead = startDeflateAheadOfArriving(bytes.buffer, level);
+      if (level !== undefined && !aheadTried && bytes.length >= DEFLATE_AHEAD_MIN_BYTES && bytes.buffer) {
+        aheadTried = true;
+        ahead = startDeflateAheadOfArriving(bytes.buffer, level);
+      }
       ahead?.arrived(bytes.length);
     }
   } catch (e) {
     ahead?.cancel();
+    // A failure of this loop's own (an allocation) leaves the input open: it is closed now, not
+    // when the garbage collector finds it (an input that failed has closed itself already).
+    await rest.return(undefined).catch(() => undefined);
     throw e;
   }
   if (beyond === undefined) {

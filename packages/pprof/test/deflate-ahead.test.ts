@@ -21,6 +21,8 @@ import { bigProfile, varint } from './helpers.js';
 const started: DeflateAhead[] = [];
 /** The gzip implementation core says it is (the browser build's 'pako' for one test). */
 const implementation = vi.hoisted(() => ({ name: undefined as string | undefined }));
+/** Calls of startDeflateAheadOfArriving, and whether it acts as where no worker thread can start. */
+const arriving = vi.hoisted(() => ({ calls: 0, noWorkers: false }));
 vi.mock('@profkit/core', async (importOriginal) => {
   const core = await importOriginal<typeof import('@profkit/core')>();
   return {
@@ -34,6 +36,8 @@ vi.mock('@profkit/core', async (importOriginal) => {
       return ahead;
     },
     startDeflateAheadOfArriving: (buffer: Uint8Array, level: number) => {
+      arriving.calls++;
+      if (arriving.noWorkers) return undefined;
       const ahead = core.startDeflateAheadOfArriving(buffer, level);
       if (ahead) started.push(ahead);
       return ahead;
@@ -252,6 +256,53 @@ describe('the read decodes and deflates while the inflated bytes arrive (readStr
     // Stored within the bound: collected and indexed as it arrives.
     await readStreamed({ ...chunkedInput(), storedBytes: raw.length }, { format: 'pprof' });
     expect(index).toHaveBeenCalled();
+  });
+
+  it('where no worker thread can start: tried once (not at every chunk), the read decodes as without the plan', async () => {
+    arriving.calls = 0;
+    arriving.noWorkers = true;
+    try {
+      const r = await readStreamed(chunkedInput(), { format: 'pprof', plannedWrite: PPROF_WRITE });
+      expectDecodedAsRaw(r);
+      expect(arriving.calls).toBe(1);
+    } finally {
+      arriving.noWorkers = false;
+    }
+  });
+
+  it('an allocation failing while the bytes are collected: that error, and the input closed before the read fails', async () => {
+    let closed = false;
+    const input: ReadInput = { ...chunkedInput(), async *chunks() {
+      try {
+        yield* chunkedInput().chunks();
+      } finally {
+        closed = true;
+      }
+    } };
+    // The joining buffer is allocated at the second chunk.
+    vi.stubGlobal('SharedArrayBuffer', class {
+      constructor() {
+        throw new RangeError('Array buffer allocation failed');
+      }
+    });
+    let closedWhenFailed: boolean | undefined;
+    try {
+      const failed = readStreamed(input, { format: 'pprof', plannedWrite: PPROF_WRITE }).catch((e: unknown) => ((closedWhenFailed = closed), e));
+      expect(await failed).toEqual(new RangeError('Array buffer allocation failed'));
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(closedWhenFailed).toBe(true);
+  });
+
+  it("a one-buffer bound past 2^31-1 bytes (the deflating worker's Int32 progress counter): nothing deflated ahead, the same profile", async () => {
+    started.length = 0;
+    arriving.calls = 0;
+    // Only the pages written are resident: the 2 GiB buffer costs the 4.3 MB read into it.
+    const r = await readStreamed(chunkedInput(), { format: 'pprof', plannedWrite: PPROF_WRITE }, 2 ** 31);
+    expectDecodedAsRaw(r);
+    expect(arriving.calls).toBe(0);
+    expect(started).toEqual([]);
   });
 
   it('an input past the one-buffer bound: read as a stream (the same profile), the deflating ahead stopped', async () => {
