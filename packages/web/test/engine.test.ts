@@ -187,6 +187,23 @@ describe('the sandwich view', () => {
   });
 });
 
+describe('the views of one function compare its name (a RegExp of it can be more than V8 builds)', () => {
+  it('peek and sandwich of a 70,000-character function: its frames, not a bare SyntaxError', async () => {
+    // `^name$` of 65,536 characters or more is "Regular expression too large" when V8 first runs it.
+    const long = `${'f'.repeat(70_000)}.(*T)`;
+    const s = await ProfileSession.open(webRegistry(), profile([[['main', long, 'leaf'], 10], [['main', 'other'], 5]]));
+    const { callers, callees } = s.view(OPTIONS, 'sandwich', long).sandwich!;
+    expect(callers.names[callers.nameIndex[0]!]).toBe(long);
+    expect([callers.value[0], callees.value[0]]).toEqual([10, 10]);
+    expect(callees.names[callees.nameIndex[frameAtPath(callees, ['leaf'])]!]).toBe('leaf');
+    const { nodes } = s.view(OPTIONS, 'peek', long).peek!;
+    expect(nodes.map((n) => [n.name, n.cum, n.callers.map((c) => c.name), n.callees.map((c) => c.name)])).toEqual([[long, '10', ['main'], ['leaf']]]);
+    // Exactly that name: one character less is no function (peek's error names `^…$`, as pprof's).
+    expect(() => s.view(OPTIONS, 'peek', long.slice(1))).toThrow(/no matches found for regexp: \^f{69999}\\\.\\\(\\\*T\\\)\$/);
+    expect(s.view(OPTIONS, 'sandwich', long.slice(1)).sandwich!.callers.value[0]).toBe(0);
+  });
+});
+
 describe('the top table under the node fraction', () => {
   it('counts the entries the node fraction hid when it hides them all (the page says how many, not "no samples")', async () => {
     // 12 functions of 10 each: every entry is 1/12 (8.3%) of the total, under the cutoff of a node fraction of 10% (12).

@@ -4,13 +4,14 @@
  * JavaScript's backtracking RegExp takes about 2^n steps there.
  */
 
-import { describe, expect, it } from 'vitest';
+import * as re2js from 're2js';
+import { describe, expect, it, vi } from 'vitest';
 import { ErrorCodes, ProfileBuilder, isProfkitError } from '@profkit/core';
 import { serializePprof } from '@profkit/pprof';
 import { thrownBy } from '@profkit/test-utils';
 import { ProfileSession, webRegistry } from '../src/app/engine.js';
 import { searchMatches, searchMatchesInSlices } from '../src/app/flame.js';
-import { PATTERN_LIMITS, countedRepeatTotal } from '../src/app/patterns.js';
+import { MAX_SEARCH_STEPS, PATTERN_LIMITS, countedRepeatTotal, literalOf, searchedLength } from '../src/app/patterns.js';
 import type { FlameLayout, ViewOptions } from '../src/app/protocol.js';
 import { NO_FILTERS } from '../src/app/state.js';
 
@@ -54,7 +55,7 @@ describe('the flame search', () => {
 
   it('marks the frames JavaScript marked for ordinary patterns', async () => {
     const layout = await flame();
-    for (const pattern of ['main', '^runtime\\.', 'http\\.\\(\\*conn\\)', 'mallocgc|serve', '[A-Z]\\w+\\.run$', 'a{999}!']) {
+    for (const pattern of ['main', '^runtime\\.', 'http\\.\\(\\*conn\\)', 'mallocgc|serve', '[A-Z]\\w+\\.run$', 'a{20}!']) {
       const js = new RegExp(pattern);
       expect(searched(layout, pattern), pattern).toEqual([...new Set(layout.names.filter((n) => js.test(n)))].sort());
     }
@@ -158,6 +159,83 @@ describe("a view's patterns are capped (a link can carry costly ones)", () => {
     const long = 'x'.repeat(PATTERN_LIMITS.maxPatternLength);
     expect(limitOptionOf(() => s.view({ ...OPTIONS, hide: long + 'x' }, 'flame'))).toBe('hide');
     expect(limitOptionOf(() => s.view({ ...OPTIONS, focus: long, ignore: long, hide: long, show: long, tagIgnore: 'k=v' }, 'top'))).toBe('tagIgnore');
+  });
+});
+
+/** The flame layout of `main` calling each of `names`. */
+async function flameOf(names: string[]): Promise<FlameLayout> {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+  const at = (name: string) => b.internLocation({ functionId: b.internFunction({ name, filename: 'a.go' }) });
+  const main = at('main');
+  for (const name of names) b.addSample([at(name), main], [1]);
+  const s = await ProfileSession.open(webRegistry(), { name: 'p.pb.gz', bytes: serializePprof(b.build()) });
+  return s.view(OPTIONS, 'flame').flame!;
+}
+
+/** The flame search of `pattern` over `layout`, and the steps each re2js match may take: its program size × the characters it is given. */
+function searchCounted(layout: FlameLayout, pattern: string): { names: string[]; mostSteps: number; matcherCalls: number } {
+  let mostSteps = 0;
+  let matcherCalls = 0;
+  const test = re2js.RE2JS.prototype.test;
+  const spy = vi.spyOn(re2js.RE2JS.prototype, 'test').mockImplementation(function (this: re2js.RE2JS, input: string) {
+    matcherCalls++;
+    mostSteps = Math.max(mostSteps, this.programSize() * input.length);
+    return test.call(this, input);
+  });
+  try {
+    return { names: searched(layout, pattern), mostSteps, matcherCalls };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('the flame search holds the page at most MAX_SEARCH_STEPS in one name', () => {
+  it('a crafted pattern within the caps over a 20,000-character name reads its first MAX_SEARCH_STEPS / program size characters (it held the page 2.4 s)', async () => {
+    const long = 'a'.repeat(20_000) + '1';
+    const layout = await flameOf([long, 'main.run']);
+    const crafted = '\\pL{1000}'.repeat(4) + '[0-9]';
+    const { names, mostSteps } = searchCounted(layout, crafted);
+    // Before: one match of 4,003 instructions over 20,001 characters, 80 M steps.
+    expect(mostSteps).toBeLessThanOrEqual(MAX_SEARCH_STEPS);
+    expect(mostSteps).toBeGreaterThan(MAX_SEARCH_STEPS / 2);
+    // Its match (the `1` at 20,000) is past what is read: not found, as docs/web.md says.
+    expect(names).toEqual([]);
+    const program = re2js.RE2JS.compile(crafted).programSize();
+    expect(searchedLength(long, program)).toBe(Math.floor(MAX_SEARCH_STEPS / program));
+  });
+
+  it('the same frames for ordinary searches of long names: a match at the end of a 20,000-character name is found', async () => {
+    const long = 'std::vector<' + 'x'.repeat(20_000) + '>::push_back';
+    const layout = await flameOf([long, 'main.run', 'runtime.mallocgc']);
+    for (const [pattern, names] of [
+      ['push_back$', [long]],
+      ['(?i)PUSH_BACK|mallocgc', [long, 'runtime.mallocgc'].sort()],
+      ['^main\\.', ['main.run']],
+    ] as const) {
+      const { names: found, mostSteps } = searchCounted(layout, pattern);
+      expect(found).toEqual(names);
+      expect(mostSteps).toBeLessThanOrEqual(MAX_SEARCH_STEPS);
+    }
+  });
+
+  it('a plain text (a name pasted, its dots escaped or not) is found in names of any length, without re2js', async () => {
+    const long = 'ns::' + 'T<'.repeat(5_000) + 'int' + '>'.repeat(5_000) + '::run';
+    const layout = await flameOf([long, 'main.run', 'mainXrun']);
+    // 4,096 characters of it: a program of ~4,100 instructions reads 255 characters of a name.
+    const pasted = long.slice(-4_096);
+    const { names, matcherCalls } = searchCounted(layout, pasted);
+    expect(names).toEqual([long]);
+    expect(matcherCalls).toBe(0);
+    expect(searchCounted(layout, 'main\\.run').names).toEqual(['main.run']);
+    expect(searchCounted(layout, 'main.run').names).toEqual(['main.run', 'mainXrun']);
+    expect([literalOf('main\\.run'), literalOf('main.run'), literalOf('a\\pL'), literalOf('(?i)a'), literalOf('a\\\\b'), literalOf('\\$x\\{')]).toEqual(['main.run', undefined, undefined, undefined, 'a\\b', '$x{']);
+  });
+
+  it('never cuts a surrogate pair in two', () => {
+    const program = MAX_SEARCH_STEPS / 8;
+    expect(searchedLength('a'.repeat(7) + '😀' + 'b', program)).toBe(7);
+    expect(searchedLength('a'.repeat(6) + '😀' + 'b', program)).toBe(8);
+    expect(searchedLength('a'.repeat(8), program)).toBe(8);
   });
 });
 

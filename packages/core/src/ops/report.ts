@@ -1013,8 +1013,12 @@ export interface TreeReportOptions extends ReportFilters {
   edgeFraction?: number;
   /** Default 80 for `tree` (pprof's default for graph reports), all for `peek`. */
   nodeCount?: number;
-  /** Only print the nodes whose name matches (pprof `-peek RE`); turns trimming off by default. */
-  symbol?: Pattern;
+  /**
+   * Only print the nodes whose name matches (pprof `-peek RE`); turns trimming off by default. Or
+   * a matcher of one's own, `source` its text for messages: profkit web's peek of one function
+   * compares names with it (a RegExp of a 65,536-character name is more than V8 builds).
+   */
+  symbol?: Pattern | { test(name: string): boolean; source: string };
   /** Leave the profile labels out of the header (pprof `-compact_labels`). */
   compactLabels?: boolean;
 }
@@ -1035,8 +1039,9 @@ export interface TreeReport {
  * untrimmed). A `symbol` that matches nothing is a `PROFKIT_E_USAGE` error, as in pprof.
  */
 export function treeReport(p: Profile | ReportInput, options: TreeReportOptions = {}): TreeReport {
-  const peek = options.symbol !== undefined;
-  const rx = peek ? compilePattern(options.symbol!, 'symbol') : undefined;
+  const { symbol } = options;
+  const peek = symbol !== undefined;
+  const rx = symbol === undefined ? undefined : typeof symbol === 'string' || symbol instanceof RegExp ? compilePattern(symbol, 'symbol') : symbol;
   const { g, header } = textReport(
     p,
     // pprof never trims -peek: driver.applyCommandOverrides sets nodecount, nodefraction and

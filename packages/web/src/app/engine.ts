@@ -177,6 +177,16 @@ export class ProfileSession {
   }
 }
 
+/**
+ * The names equal to `fn`, what the peek, sandwich and source of one function select, as a
+ * matcher of `exactPattern(fn)` (its `source`): a comparison, not a regular expression. A
+ * function's name is any text of the profile, and a link's `fn=` any text: a RegExp of a
+ * 65,536-character name is more than V8 builds (a bare SyntaxError, not a view).
+ */
+function namedExactly(fn: string): { test(name: string): boolean; source: string } {
+  return { test: (name) => name === fn, source: exactPattern(fn) };
+}
+
 function filtersOf(o: ViewOptions): ReportFilterOptions {
   const v = (s: string) => (s === '' ? undefined : s);
   // The page's patterns come from a link: matched in linear time, in pprof's syntax, within the
@@ -277,7 +287,7 @@ export function topView(p: Profile, t: number, options: ViewOptions, filters: Re
  * --node-fraction does not apply): the printed report and the values of `--json`.
  */
 export function peekView(p: Profile, t: number, options: ViewOptions, filters: ReportFilterOptions, fn: string): PeekView {
-  const rep = treeReport(p, { ...filters, sampleTypeIndex: t, by: options.by, cum: options.cum, symbol: exactPattern(fn) });
+  const rep = treeReport(p, { ...filters, sampleTypeIndex: t, by: options.by, cum: options.cum, symbol: namedExactly(fn) });
   const g = rep.graph;
   const percentOf = (v: bigint, total: bigint) => (total === 0n ? 0 : Math.round((Number(v) / Number(total)) * 1e6) / 1e4);
   const call = (e: { weight: bigint; inline: boolean }, other: number, cum: bigint): PeekCall => ({
@@ -362,7 +372,8 @@ function toFlameNode(root: MergedNode, minWidth: number): { tree: FlameNode; eli
  * callees tree. A recursive call inside `fn` stays in the callees tree and is not counted twice.
  */
 export function sandwichView(p: Profile, t: number, filters: ReportFilterOptions, fn: string, unit: string): SandwichView {
-  const through = applyReportFilters(applyReportFilters(p, filters), { focus: exactPattern(fn) });
+  const named = namedExactly(fn);
+  const through = applyReportFilters(applyReportFilters(p, filters), { focus: named.source, compile: () => named });
   const tree = boundedFlameTree(through, t, 0).tree;
   const callers = mergedNode(fn);
   const callees = mergedNode(fn);

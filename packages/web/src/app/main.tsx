@@ -16,6 +16,7 @@ import type { GraphLayout } from './graph-layout.js';
 import type { FlameLayout, GraphView, LoadedInfo, PeekCall, PeekView, ProfileInput, SandwichView, SourceAccess, SourceRoutine, SourceView, TopRow, TopView, ViewPart, ViewResult, WorkerRequest, WorkerResponse } from './protocol.js';
 import { INFLATED_HEADER, INFLATED_PARAM, INFLATED_SIZE_HEADER } from './protocol.js';
 import { inputSizeError } from './native-gunzip.js';
+import { MAX_SEARCH_STEPS } from './patterns.js';
 import { FILTER_KEYS, exactPattern, hashOf, stateFromHash, viewOptionsOf, type ViewState } from './state.js';
 
 /** The worker's bundled source (scripts/build-app.mjs defines it). */
@@ -446,6 +447,9 @@ function OpenControls(props: { startProfileRead: () => () => boolean; onProfile:
 }
 
 const VIEW_LABELS: Record<ViewState['view'], string> = { top: 'Top', flame: 'Flame graph', icicle: 'Icicle', graph: 'Call graph', peek: 'Peek', sandwich: 'Sandwich', source: 'Source' };
+
+/** What the search box says when pointed at: its syntax, and how much of a long name it reads (patterns.ts, `MAX_SEARCH_STEPS`). */
+const SEARCH_TITLE = `highlight the frames whose name matches (Go RE2, as pprof); a name is searched in its first ${MAX_SEARCH_STEPS.toLocaleString('en-US')} ÷ (the pattern's compiled size) characters, all of it for a plain text`;
 
 /** Each filter's label and placeholder: pprof's option and its syntax. */
 const FILTER_INPUTS: Record<(typeof FILTER_KEYS)[number], { label: string; placeholder: string; title: string }> = {
@@ -969,7 +973,7 @@ function FlameView({ result, state, update }: { result: ViewResult & { flame: Fl
       <div class="flame-tools">
         <label>
           Search{' '}
-          <input id="search" type="search" value={state.search} placeholder="regexp" aria-invalid={searchError !== ''} onInput={(e) => update({ search: (e.currentTarget as HTMLInputElement).value })} />
+          <input id="search" type="search" value={state.search} placeholder="regexp" title={SEARCH_TITLE} aria-invalid={searchError !== ''} onInput={(e) => update({ search: (e.currentTarget as HTMLInputElement).value })} />
         </label>
         {searching && <span id="search-status" class="note">searching…</span>}
         {matches && <span id="search-total">matched: {fmt(matched)} ({formatPercentage(matched, total).trim()})</span>}

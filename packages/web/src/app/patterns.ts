@@ -167,8 +167,48 @@ function classEnd(pattern: string, open: number): number {
   return pattern.length;
 }
 
+/**
+ * Matcher steps the flame search may spend on one name. re2js's cost of a match is at most its
+ * program size × the characters it reads (a step per instruction per character, its DFA building
+ * no more), so a name is searched in its first `MAX_SEARCH_STEPS / program size` characters
+ * (`searchedLength`): `\pL{1000}` four times and `[0-9]` (4,003 instructions) over one
+ * 20,000-character name held the page 2.4 s in one match, and reads 261 characters now. A typical
+ * search (20–100 instructions) reads 10,000–50,000 characters: all of any real name. A search for
+ * a plain text (`literalOf`) costs a substring search, and reads every name whole.
+ */
+export const MAX_SEARCH_STEPS = 2 ** 20;
+
+/**
+ * How many leading characters (UTF-16 code units) of `name` a search whose program is
+ * `programSize` instructions reads: all of it, or `MAX_SEARCH_STEPS / programSize` (one fewer
+ * rather than splitting a surrogate pair). The rest is not searched: matched as if the name
+ * ended there (docs/web.md).
+ */
+export function searchedLength(name: string, programSize: number): number {
+  const most = Math.floor(MAX_SEARCH_STEPS / Math.max(programSize, 1));
+  if (name.length <= most) return name.length;
+  const last = name.charCodeAt(most - 1);
+  return last >= 0xd800 && last <= 0xdbff ? most - 1 : most;
+}
+
+/** Characters with a meaning in Go's syntax (RE2), literal when escaped: `\.` is a dot. */
+const SPECIAL = /[\\.+*?()|[\]{}^$]/;
+/** A pattern of plain characters and escaped punctuation, without surrogates (code units and code points then match alike). */
+const PLAIN_TEXT = /^(?:[^\\.+*?()|[\]{}^$\ud800-\udfff]|\\[!-/:-@[-`{-~])*$/;
+
+/**
+ * The text `pattern` matches exactly, when it is one (`main\.run`, a name pasted into the
+ * search: `main.run`), else undefined. Such a pattern matches a name that contains the text (Go's
+ * `MatchString`): `includes`, whatever the name's length, where re2js's program would be a step
+ * per character of the text and the name read only in part (`searchedLength`).
+ */
+export function literalOf(pattern: string): string | undefined {
+  if (!PLAIN_TEXT.test(pattern)) return undefined;
+  return SPECIAL.test(pattern) ? pattern.replace(/\\(.)/g, '$1') : pattern;
+}
+
 /** Compiles one pattern of the page for `option` (`search`, …) within the caps of a view of its own. */
-export function compileViewPattern(pattern: string, option: string, fullMatch = false): PatternMatcher {
+export function compileViewPattern(pattern: string, option: string, fullMatch = false): PatternMatcher & { programSize(): number } {
   checkPatternLengths({ [option]: pattern });
-  return viewPatternCompiler()(pattern, option, fullMatch);
+  return viewPatternCompiler()(pattern, option, fullMatch) as re2js.RE2JS;
 }
