@@ -1,9 +1,11 @@
 /**
  * The CLI subcommands this adapter contributes. Definitions only: the implementation is loaded
- * on first use (keeps CLI start-up cheap).
+ * on first use (keeps CLI start-up cheap), through `#node-commands` (package.json `imports`:
+ * `commands-lazy.ts`, which loads `commands.ts`, on Node; `commands-unavailable.ts` elsewhere).
  */
 
-import type { AdapterCommand, CommandContext, CommandOption } from '@profkit/core';
+import type { AdapterCommand, CommandOption } from '@profkit/core';
+import { profilesCommand, replayCommand, serveCommand } from '#node-commands';
 
 /** Options of both `serve` and `profiles`. */
 const SAMPLING_RATE: CommandOption = { type: 'string', description: 'Poisson sampling rate in bytes (default 131072)', valueName: 'BYTES' };
@@ -56,7 +58,7 @@ export const commands: AdapterCommand[] = [
       format: { type: 'string', description: 'profile format of the written files (default: by extension, pprof .pb.gz)', valueName: 'FMT' },
       extension: EXTENSION,
     },
-    run: async (ctx: CommandContext) => (await import('#node-commands')).serveCommand(ctx),
+    run: serveCommand,
   },
   {
     name: 'fuchsia-sampler replay',
@@ -80,7 +82,7 @@ export const commands: AdapterCommand[] = [
       to: { type: 'string', description: 'collector address', valueName: 'ADDR' },
       generation: { type: 'string', description: 'protocol generation for JSONL calls (default 2)', valueName: 'G' },
     },
-    run: async (ctx: CommandContext) => (await import('#node-commands')).replayCommand(ctx),
+    run: replayCommand,
   },
   {
     name: 'fuchsia-sampler profiles',
@@ -104,6 +106,6 @@ export const commands: AdapterCommand[] = [
       peak: PEAK,
       extension: EXTENSION,
     },
-    run: async (ctx: CommandContext) => (await import('#node-commands')).profilesCommand(ctx),
+    run: profilesCommand,
   },
 ];

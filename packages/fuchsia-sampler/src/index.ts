@@ -7,6 +7,7 @@
  */
 
 import { defineAdapter, type AdapterCodec } from '@profkit/core';
+import { read, write } from './codec.js';
 import { sniff } from './sniff.js';
 import { commands } from './command-defs.js';
 import { PACKAGE_VERSION } from './version.js';
@@ -21,9 +22,12 @@ export const fuchsiaSampler = defineAdapter({
     { id: 'fuchsia-sampler-jsonl', title: 'Fuchsia memory sampler recording (JSON Lines)', extensions: ['.fsrec.jsonl'], binary: false, read: true, write: true },
   ],
   sniff,
+  // The codec is imported statically, as @profkit/pprof's is: this module re-exports codec.js's
+  // functions anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it
+  // reaches in a lazy initializer, keeping core's unused top-level code in a browser bundle
+  // (tools/browser-check).
   async load(): Promise<AdapterCodec> {
-    const codec = await import('./codec.js');
-    return { read: codec.read, write: codec.write };
+    return { read, write };
   },
   commands,
 });

@@ -7,7 +7,8 @@
  * The parsers and writers are exported for reuse (the remote-protocol client and server use them).
  */
 
-import { defineAdapter, type AdapterCodec } from '@profkit/core';
+import { defineAdapter } from '@profkit/core';
+import { codec } from './codec.js';
 import { sniff } from './sniff.js';
 import { remoteCommands } from './remote/command-defs.js';
 import { PACKAGE_VERSION } from './version.js';
@@ -33,8 +34,6 @@ export { isLoopbackHost } from '@profkit/core';
 export type { ProfileKind, ProfileRequest, ProfileCallback, ProfileServerOptions } from './remote/server-types.js';
 export { fetchCommand, serveCommand, remoteCommands, profileKindOf } from './remote/command-defs.js';
 
-let codecPromise: Promise<AdapterCodec> | undefined;
-
 export const gperftoolsHeapAdapter = defineAdapter({
   name: 'gperftools-heap',
   packageName: '@profkit/gperftools-heap',
@@ -48,7 +47,11 @@ export const gperftoolsHeapAdapter = defineAdapter({
   ],
   sniff,
   commands: remoteCommands,
-  load: () => (codecPromise ??= import('./codec.js').then((m) => m.codec)),
+  // The codec is imported statically, as @profkit/pprof's is: this module re-exports the readers
+  // and writers anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it
+  // reaches in a lazy initializer, keeping core's unused top-level code in a browser bundle
+  // (tools/browser-check).
+  load: async () => codec,
 });
 
 export default gperftoolsHeapAdapter;

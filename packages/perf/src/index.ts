@@ -6,6 +6,7 @@
  */
 
 import { defineAdapter } from '@profkit/core';
+import { codec } from './codec.js';
 import { sniffPerfScript } from './sniff.js';
 import { PACKAGE_VERSION } from './version.js';
 
@@ -21,7 +22,10 @@ export const perfAdapter = defineAdapter({
   description: 'Linux `perf script` text (perf record -g / --call-graph): user and kernel frames, DSOs as mappings, inlined frames, one sample type per event; streaming',
   formats: [{ id: 'perf-script', title: 'Linux perf script text', extensions: ['.perf', '.perf-script', '.perf.txt'], binary: false, read: true, write: false }],
   sniff: sniffPerfScript,
-  load: async () => (await import('./codec.js')).codec,
+  // The codec is imported statically, as @profkit/pprof's is: this module re-exports the reader
+  // anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it reaches in a
+  // lazy initializer, keeping core's unused top-level code in a browser bundle (tools/browser-check).
+  load: async () => codec,
 });
 
 export default perfAdapter;

@@ -5,6 +5,9 @@
 
 import { defineAdapter, ErrorCodes, ProfkitError, type AdapterCodec } from '@profkit/core';
 import { sniffRprof } from './sniff.js';
+import { readRprofInput } from './read.js';
+import { writeRprof } from './write.js';
+import { readFoldedChunks, writeFolded } from './folded.js';
 import { rAccountingTransform } from './accounting.js';
 import { PACKAGE_VERSION } from './version.js';
 
@@ -25,12 +28,11 @@ function bool(v: unknown): boolean | undefined {
   throw new ProfkitError(ErrorCodes.USAGE, `expected a boolean option, got ${JSON.stringify(v)}`);
 }
 
+// The reader and writers are imported statically, as @profkit/pprof's codec is: this module
+// re-exports them anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it
+// reaches in a lazy initializer, keeping core's unused top-level code in a browser bundle
+// (tools/browser-check).
 async function loadCodec(): Promise<AdapterCodec> {
-  const [{ readRprofInput }, { writeRprof }, { writeFolded, readFoldedChunks }] = await Promise.all([
-    import('./read.js'),
-    import('./write.js'),
-    import('./folded.js'),
-  ]);
   return {
     async read(input, options) {
       const o = options.options ?? {};

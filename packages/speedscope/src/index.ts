@@ -4,6 +4,7 @@
  */
 
 import { defineAdapter } from '@profkit/core';
+import { codec } from './codec.js';
 import { sniffSpeedscope } from './sniff.js';
 import { PACKAGE_VERSION } from './version.js';
 
@@ -23,7 +24,10 @@ export const speedscopeAdapter = defineAdapter({
   sniff: sniffSpeedscope,
   // Wins detection over the example adapter (tools/adapter-example-speedscope), which sniffs the same files.
   priority: 1,
-  load: async () => (await import('./codec.js')).codec,
+  // The codec is imported statically, as @profkit/pprof's is: this module re-exports the reader
+  // anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it reaches in a
+  // lazy initializer, keeping core's unused top-level code in a browser bundle (tools/browser-check).
+  load: async () => codec,
 });
 
 export default speedscopeAdapter;

@@ -9,6 +9,7 @@
  */
 
 import { defineAdapter } from '@profkit/core';
+import { codec } from './codec.js';
 import { sniffV8 } from './sniff.js';
 import { sourceMapsTransform } from './source-maps-transform.js';
 import { PACKAGE_VERSION } from './version.js';
@@ -34,7 +35,10 @@ export const v8Adapter = defineAdapter({
     { id: 'v8-heapprofile', title: 'V8 sampling heap profile (.heapprofile JSON)', extensions: ['.heapprofile'], binary: false, read: true, write: true },
   ],
   sniff: sniffV8,
-  load: async () => (await import('./codec.js')).codec,
+  // The codec is imported statically, as @profkit/pprof's is: this module re-exports the reader
+  // anyway, and a dynamic import() makes a bundler (esbuild) wrap every module it reaches in a
+  // lazy initializer, keeping core's unused top-level code in a browser bundle (tools/browser-check).
+  load: async () => codec,
   transforms: [sourceMapsTransform],
 });
 

@@ -1,17 +1,18 @@
 /**
  * The `source-maps` transform (`profkit convert IN OUT --source-maps`): `applySourceMaps` with
  * the maps found beside the profile's scripts on disk (Node only: the files are read through the
- * `#node-source-maps` import, a stand-in elsewhere). Scripts with a map are reported on stderr;
- * broken maps become `PROFKIT_W_V8_SOURCE_MAP` warnings.
+ * `#node-source-maps` import, which loads them on first use; a stand-in elsewhere). Scripts with
+ * a map are reported on stderr; broken maps become `PROFKIT_W_V8_SOURCE_MAP` warnings.
  */
 
 import type { AdapterTransform } from '@profkit/core';
+import { nodeSourceMapLoader } from '#node-source-maps';
+import { applySourceMaps } from './source-maps.js';
 
 export const sourceMapsTransform: AdapterTransform = {
   name: 'source-maps',
   summary: 'map generated JavaScript positions to original sources through source maps (inline or .map files beside the scripts)',
   async apply(profile, ctx) {
-    const [{ applySourceMaps }, { nodeSourceMapLoader }] = await Promise.all([import('./source-maps.js'), import('#node-source-maps')]);
     const r = await applySourceMaps(profile, nodeSourceMapLoader, { signal: ctx.signal });
     if (!ctx.quiet) {
       for (const s of r.scripts) {

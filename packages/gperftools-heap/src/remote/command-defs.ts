@@ -1,11 +1,12 @@
 /**
  * The CLI commands this adapter contributes: `profkit fetch URL` (client) and `profkit serve
  * FILE…` (server). Definitions only, platform-neutral: what they do needs Node (HTTP, files) and
- * is loaded when a command runs, through `#node-commands` (package.json `imports`: `commands.ts`
- * on Node, `commands-unavailable.ts` elsewhere).
+ * is loaded when a command runs, through `#node-commands` (package.json `imports`:
+ * `commands-lazy.ts`, which loads `commands.ts`, on Node; `commands-unavailable.ts` elsewhere).
  */
 
 import type { AdapterCommand, Profile } from '@profkit/core';
+import { runFetch, runServe } from '#node-commands';
 import { ADAPTER_NAME } from '../read.js';
 import type { ProfileKind } from './server-types.js';
 
@@ -43,7 +44,7 @@ export const fetchCommand: AdapterCommand = {
       description: 'hosts (host or host:port, comma-separated; * = any) that redirects of the profile and symbol URLs may lead to; default: only the URL\'s own host',
     },
   },
-  run: async (ctx) => (await import('#node-commands')).runFetch(ctx),
+  run: runFetch,
 };
 
 /** Classifies a stored profile by the route that serves it. */
@@ -78,7 +79,7 @@ export const serveCommand: AdapterCommand = {
     host: { type: 'string', valueName: 'HOST', description: 'address to listen on (default 127.0.0.1; a non-loopback one is served with a warning)' },
     program: { type: 'string', valueName: 'NAME', description: 'program name answered by /pprof/cmdline (default: the first file\'s name without its directory)' },
   },
-  run: async (ctx) => (await import('#node-commands')).runServe(ctx),
+  run: runServe,
 };
 
 
