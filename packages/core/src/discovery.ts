@@ -23,7 +23,8 @@
  * package.json has a `"profkit"` field declaring its adapters statically (name, formats and the
  * module and export of its sniff function, see `StaticAdapterMetadata` and
  * docs/writing-an-adapter.md) is registered as lazy stand-ins: only the small sniff module is
- * imported when the registry is built, the adapter's main module when a file of its format is
+ * imported when the registry is built (or, when the entry declares its sniffing `magic`, only
+ * when an input's head matches it), the adapter's main module when a file of its format is
  * read or written (or `registry.loadLazyAdapters()` asks for commands and transforms). A config
  * entry naming such a package (`"@profkit/pprof"`, resolved from the config file's folder) is
  * registered the same way, with the config as its source. Packages without the field, config
@@ -669,6 +670,54 @@ export interface StaticAdapterMetadata {
    * export that is the adapter's `sniff`. Absent: the adapter never sniffs (score 0).
    */
   sniff?: string;
+  /**
+   * What every head the sniff can score above 0 starts with (see `StaticSniffMagic`). With it, the
+   * sniff module is imported only when an input's head starts so: for any other input the score is
+   * 0 without running (or importing) anything.
+   */
+  magic?: StaticSniffMagic;
+}
+
+/**
+ * An adapter's sniffing magic, declared in package.json: a promise that its `sniff` scores 0 for
+ * every head (inflated when gzip) that starts with none of `prefixes`, whatever the file name.
+ * `{"prefixes": ["{"], "skipLeadingSpace": true}` says so of a JSON format.
+ */
+export interface StaticSniffMagic {
+  /** Byte strings, one character per byte (U+0000–U+00FF; `"\u001f\u008b"` for bytes 1f 8b). */
+  prefixes: string[];
+  /** Compare after a UTF-8 byte order mark and ASCII white space (space, tab, CR, LF): text formats. */
+  skipLeadingSpace?: boolean;
+}
+
+/** The most prefixes a `magic` may list, and the longest prefix (a head is 4 KiB; magic is a few bytes). */
+const MAX_MAGIC_PREFIXES = 32;
+const MAX_MAGIC_PREFIX_LENGTH = 64;
+
+function isStaticSniffMagic(m: unknown): m is StaticSniffMagic {
+  if (!m || typeof m !== 'object') return false;
+  const { prefixes, skipLeadingSpace } = m as Partial<StaticSniffMagic>;
+  if (skipLeadingSpace !== undefined && typeof skipLeadingSpace !== 'boolean') return false;
+  return (
+    Array.isArray(prefixes) &&
+    prefixes.length > 0 &&
+    prefixes.length <= MAX_MAGIC_PREFIXES &&
+    prefixes.every((x) => typeof x === 'string' && x.length > 0 && x.length <= MAX_MAGIC_PREFIX_LENGTH && !/[^\u0000-\u00ff]/.test(x))
+  );
+}
+
+/** True when `head` starts with one of `magic.prefixes` (after a BOM and white space, when `skipLeadingSpace`). */
+export function headMatchesMagic(head: Uint8Array, magic: StaticSniffMagic): boolean {
+  let at = 0;
+  if (magic.skipLeadingSpace) {
+    if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) at = 3;
+    while (at < head.length && (head[at] === 0x20 || head[at] === 0x09 || head[at] === 0x0d || head[at] === 0x0a)) at++;
+  }
+  return magic.prefixes.some((prefix) => {
+    if (head.length - at < prefix.length) return false;
+    for (let i = 0; i < prefix.length; i++) if (head[at + i] !== prefix.charCodeAt(i)) return false;
+    return true;
+  });
 }
 
 /**
@@ -686,19 +735,56 @@ export function staticAdapterMetadata(pkg: Record<string, unknown>): StaticAdapt
   for (const a of field.adapters as Partial<StaticAdapterMetadata>[]) {
     if (!a || typeof a !== 'object' || typeof a.name !== 'string' || !Array.isArray(a.formats)) return undefined;
     if (a.sniff !== undefined && (typeof a.sniff !== 'string' || !/^\.\/[^#]+#[A-Za-z_$][\w$]*$/.test(a.sniff))) return undefined;
+    if (a.magic !== undefined && !isStaticSniffMagic(a.magic)) return undefined;
   }
   return field.adapters as StaticAdapterMetadata[];
 }
 
-/** Imports the sniff function a static entry names (`./path#export`, inside `pkgDir`). */
-async function importStaticSniff(pkgDir: string, spec: string): Promise<(head: Uint8Array, hints: SniffHints) => SniffResult> {
-  const [path, name] = spec.split('#') as [string, string];
+type SniffFunction = (head: Uint8Array, hints: SniffHints) => SniffResult;
+
+/** The real path of the sniff module a static entry names (`./path#export`, inside `pkgDir`); throws when it is outside the package or missing. */
+function staticSniffFile(pkgDir: string, spec: string): string {
+  const path = spec.slice(0, spec.indexOf('#'));
   const file = resolve(pkgDir, path);
   if (!file.startsWith(resolve(pkgDir) + sep)) throw new Error(`sniff module ${path} is outside the package`);
-  const mod = (await import(pathToFileURL(realpathSync(file)).href)) as Record<string, unknown>;
+  return realpathSync(file);
+}
+
+/** Imports the sniff function a static entry names (`./path#export`, inside `pkgDir`). */
+async function importStaticSniff(pkgDir: string, spec: string): Promise<SniffFunction> {
+  const [path, name] = spec.split('#') as [string, string];
+  const mod = (await import(pathToFileURL(staticSniffFile(pkgDir, spec)).href)) as Record<string, unknown>;
   const fn = mod[name];
   if (typeof fn !== 'function') throw new Error(`${path} exports no function ${name}`);
-  return fn as (head: Uint8Array, hints: SniffHints) => SniffResult;
+  return fn as SniffFunction;
+}
+
+/**
+ * The sniff of a static entry with `magic`: 0 at once for a head that does not match it; for one
+ * that does, the function of the sniff module, which `prepare(head)` imports first (the registry's
+ * `prepareSniffs`, before it detects). Its file must exist now (a missing one makes the caller
+ * import the package instead, as for an entry without magic); a module that fails to import later
+ * makes the sniff throw (detection reports the score as 0, "sniff threw").
+ */
+function magicGatedSniff(pkgDir: string, spec: string, magic: StaticSniffMagic): { sniff: SniffFunction; prepare: (head: Uint8Array) => Promise<void> | undefined } {
+  staticSniffFile(pkgDir, spec);
+  let loaded: SniffFunction | undefined;
+  let failure: unknown;
+  let importing: Promise<void> | undefined;
+  return {
+    sniff(head, hints) {
+      if (!headMatchesMagic(head, magic)) return 0;
+      if (loaded) return loaded(head, hints);
+      throw failure ?? new Error(`the sniff module ${spec} is not imported yet (await registry.prepareSniffs(head) before a synchronous detect)`);
+    },
+    prepare(head) {
+      if (loaded || failure !== undefined || !headMatchesMagic(head, magic)) return undefined;
+      return (importing ??= importStaticSniff(pkgDir, spec).then(
+        (fn) => void (loaded = fn),
+        (e: unknown) => void (failure = e),
+      ));
+    },
+  };
 }
 
 /**
@@ -712,7 +798,7 @@ async function lazyStandIns(
   pkg: Record<string, unknown>,
   entries: StaticAdapterMetadata[],
   importFrom: LoadAdapterOptions,
-): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter> }[]> {
+): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter>; prepareSniff?: (head: Uint8Array) => Promise<void> | undefined }[]> {
   let moduleValues: Promise<{ values: unknown[]; resolved: string }> | undefined;
   const realAdapter = async (name: string): Promise<Adapter> => {
     moduleValues ??= loadAdapterModule(p.name, importFrom);
@@ -726,9 +812,12 @@ async function lazyStandIns(
     }
     return checkAdapter(found, p.name);
   };
-  const out: { standIn: Adapter; loadReal: () => Promise<Adapter> }[] = [];
+  const out: { standIn: Adapter; loadReal: () => Promise<Adapter>; prepareSniff?: (head: Uint8Array) => Promise<void> | undefined }[] = [];
   for (const e of entries) {
-    const sniff = e.sniff ? await importStaticSniff(p.dir, e.sniff) : () => 0;
+    // With magic, the sniff module waits for a head that matches it (most inputs are not of this
+    // adapter's format: a third-party adapter's sniff was a module import on every start).
+    const gated = e.sniff && e.magic ? magicGatedSniff(p.dir, e.sniff, e.magic) : undefined;
+    const sniff = gated ? gated.sniff : e.sniff ? await importStaticSniff(p.dir, e.sniff) : () => 0;
     let real: Promise<Adapter> | undefined;
     const loadReal = () => (real ??= realAdapter(e.name));
     const standIn = defineAdapter({
@@ -747,7 +836,7 @@ async function lazyStandIns(
     // A malformed declaration (formats of the wrong shape...) fails here, so the caller imports
     // the package instead, as for a broken sniff module, rather than failing at registration.
     checkAdapter(standIn, p.name);
-    out.push({ standIn, loadReal });
+    out.push({ standIn, loadReal, ...(gated ? { prepareSniff: gated.prepare } : {}) });
   }
   return out;
 }
@@ -821,7 +910,7 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
           if (standIns) {
             loadedFiles.add(realpathSync(declared.resolved));
             const source: AdapterSource = { kind: 'config', specifier: entry, from: config.path, resolved: declared.resolved };
-            for (const { standIn, loadReal } of standIns) registerNamed(registry, standIn, { source, loadReal });
+            for (const { standIn, loadReal, prepareSniff } of standIns) registerNamed(registry, standIn, { source, loadReal, prepareSniff });
             continue;
           }
         }
@@ -866,14 +955,14 @@ export async function buildRegistry(options: BuildRegistryOptions = {}): Promise
         }
       }
       if (standIns) {
-        for (const { standIn, loadReal } of standIns) {
+        for (const { standIn, loadReal, prepareSniff } of standIns) {
           const existing = registry.get(standIn.name);
           if (existing) {
             // As for imported adapters: the same adapter configured from another copy is no news.
             if (existing.packageName !== p.name) warnings.push({ code: 'PROFKIT_W_DISCOVER_SHADOWED', message: `discovered adapter ${standIn.name} from ${p.name} (${p.dir}) is shadowed by an adapter of the same name registered earlier` });
             continue;
           }
-          registry.register(standIn, { source: { kind: 'discovered', specifier: p.name, from: p.dir }, loadReal });
+          registry.register(standIn, { source: { kind: 'discovered', specifier: p.name, from: p.dir }, loadReal, prepareSniff });
         }
         continue;
       }

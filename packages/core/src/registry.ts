@@ -74,6 +74,11 @@ export interface RegisterOptions {
    * adapter it stands for. `loadLazyAdapters()` swaps stand-ins for real adapters.
    */
   loadReal?: () => Promise<Adapter>;
+  /**
+   * For a stand-in whose sniff module is imported only for heads that match its static magic:
+   * imports it when `head` matches (a promise), else undefined. `prepareSniffs` calls it.
+   */
+  prepareSniff?: (head: Uint8Array) => Promise<void> | undefined;
 }
 
 export interface RegisteredAdapter {
@@ -438,6 +443,8 @@ export class Registry {
   private readonly codecs = new Map<string, Promise<AdapterCodec>>();
   /** Lazy stand-ins by adapter name: how to import the real adapter (see `RegisterOptions.loadReal`). */
   private readonly lazy = new Map<string, () => Promise<Adapter>>();
+  /** Stand-ins by adapter name whose sniff module is imported on demand (see `RegisterOptions.prepareSniff`). */
+  private readonly sniffPreparers = new Map<string, (head: Uint8Array) => Promise<void> | undefined>();
   private counter = 0;
   private readonly validatorOption: ValidatorFn | null | undefined;
   private defaultLimits: Limits & Record<string, number | undefined> = {};
@@ -507,10 +514,23 @@ export class Registry {
       this.entries.splice(this.entries.indexOf(e), 1);
       this.codecs.delete(e.adapter.name);
       this.lazy.delete(e.adapter.name);
+      this.sniffPreparers.delete(e.adapter.name);
     }
     this.entries.push({ adapter, source, order: this.counter++ });
     if (options.loadReal) this.lazy.set(adapter.name, options.loadReal);
+    if (options.prepareSniff) this.sniffPreparers.set(adapter.name, options.prepareSniff);
     return adapter;
+  }
+
+  /**
+   * Imports the sniff modules that lazily registered adapters need for `head` (those whose static
+   * magic it matches; discovery's `magic`). `read` and `detectFile` call it; call it before a
+   * synchronous `detect` or `explain` of a registry built with `lazy: true`, where such a sniff
+   * not imported yet counts as one that threw.
+   */
+  async prepareSniffs(head: Uint8Array): Promise<void> {
+    if (this.sniffPreparers.size === 0) return;
+    await Promise.all([...this.sniffPreparers.values()].map((prepare) => prepare(head)));
   }
 
   /** True while some adapters are lazy stand-ins whose commands and transforms are not known yet. */
@@ -536,6 +556,7 @@ export class Registry {
         const at = this.entries.indexOf(entry);
         if (at === -1) continue; // replaced or removed while importing
         this.entries.splice(at, 1);
+        this.sniffPreparers.delete(name); // the real adapter's sniff is loaded with it
         this.register(real, { source: entry.source });
         // register appended it: put it back where the stand-in was.
         const added = this.entries.pop()!;
@@ -546,6 +567,7 @@ export class Registry {
         const at = this.entries.indexOf(entry);
         if (at !== -1) this.entries.splice(at, 1);
         this.codecs.delete(name);
+        this.sniffPreparers.delete(name);
         const pkg = entry.adapter.packageName ?? name;
         this.unloadedPackages.set(pkg, `installed but could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
         failures.push({ adapter: name, error });
@@ -741,6 +763,7 @@ export class Registry {
   /** Detects the format of a file (or bytes), returning every score. */
   async detectFile(source: string | Uint8Array, fileName?: string): Promise<Detection> {
     const h = await this.head(source);
+    await this.prepareSniffs(h.head);
     return this.detect(h.head, { ...h.hints, fileName: fileName ?? h.hints.fileName });
   }
 
@@ -851,6 +874,7 @@ export class Registry {
       format = found.format.id;
       if (h.raw.length === 0) throw new ProfkitError(ErrorCodes.EMPTY_INPUT, `${fileName} is empty`, { file: fileName, rule: 'input must not be empty' });
     } else {
+      await this.prepareSniffs(h.head);
       const d = this.detectOrThrow(h.head, hints);
       adapter = this.get(d.adapter)!;
       format = d.format;

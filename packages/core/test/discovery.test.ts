@@ -17,6 +17,7 @@ import {
   type DiscoveryCache,
   type ProfkitError,
 } from '../src/node/index.js';
+import { headMatchesMagic } from '../src/discovery.js';
 
 const coreDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = mkdtempSync(join(tmpdir(), 'profkit-discovery-'));
@@ -434,6 +435,72 @@ export default {
     expect(imported()).toBe(true);
     expect(r.registry.hasLazyAdapters()).toBe(false);
     expect(r.registry.get(tag)?.commands?.map((c) => c.name)).toEqual([`${tag}-cmd`]);
+  });
+
+  describe('sniffing magic declared with the sniff ("magic")', () => {
+    /** `lazyProject` whose sniff module records its import (globalThis.__profkitSniffImports). */
+    function magicProject(magic: unknown) {
+      const p = lazyProject({ magic });
+      const sniffFile = join(p.dir, 'node_modules', `profkit-adapter-${p.tag}`, 'dist', 'sniff.js');
+      writeFileSync(sniffFile, `(globalThis.__profkitSniffImports ??= []).push(${JSON.stringify(p.tag)});\n${readFileSync(sniffFile, 'utf8')}`);
+      const sniffImported = () => ((globalThis as { __profkitSniffImports?: string[] }).__profkitSniffImports ?? []).includes(p.tag);
+      return { ...p, sniffImported };
+    }
+
+    it('imports the sniff module only for a head that matches the magic, and detects as without it', async () => {
+      const { dir, tag, imported, sniffImported } = magicProject({ prefixes: ['#lz', 'PK\u0003'] });
+      write(join(dir, 'other.txt'), 'hello, not a profile');
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      expect(r.warnings).toEqual([]);
+      expect(r.registry.list().map((e) => e.adapter.name)).toEqual(['eager', tag]);
+      expect(sniffImported()).toBe(false);
+      const other = await r.registry.detectFile(join(dir, 'other.txt'));
+      expect(other.scores.find((x) => x.adapter === tag)).toEqual({ adapter: tag, format: tag, score: 0, priority: 0 });
+      expect(sniffImported()).toBe(false);
+      expect((await r.registry.detectFile(join(dir, 'in.txt'))).adapter).toBe(tag);
+      expect(sniffImported()).toBe(true);
+      expect(imported()).toBe(false);
+      expect((await r.registry.read(join(dir, 'in.txt'))).profile).toEqual({ text: `#${tag} hello` });
+    });
+
+    it('reads a file whose head matches, importing the sniff module on the way; a synchronous detect before prepareSniffs counts it as a sniff that threw', async () => {
+      const { dir, tag, sniffImported } = magicProject({ prefixes: ['#'] });
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      const head = new TextEncoder().encode(`#${tag} x`);
+      const early = r.registry.detect(head);
+      expect(early.adapter).toBeUndefined();
+      expect(early.scores.find((x) => x.adapter === tag)?.error).toContain('prepareSniffs');
+      await r.registry.prepareSniffs(head);
+      expect(sniffImported()).toBe(true);
+      expect(r.registry.detect(head).adapter).toBe(tag);
+      expect((await r.registry.read(join(dir, 'in.txt'))).profile).toEqual({ text: `#${tag} hello` });
+    });
+
+    it('compares after a byte order mark and white space with skipLeadingSpace, and byte for byte without', () => {
+      const bytes = (...parts: (string | number[])[]) => Uint8Array.from(parts.flatMap((x) => (typeof x === 'string' ? [...x].map((c) => c.charCodeAt(0)) : x)));
+      const json = { prefixes: ['{', '['], skipLeadingSpace: true };
+      expect(headMatchesMagic(bytes([0xef, 0xbb, 0xbf], ' \t\r\n{"a":1}'), json)).toBe(true);
+      expect(headMatchesMagic(bytes('\n  [1]'), json)).toBe(true);
+      expect(headMatchesMagic(bytes('  x{'), json)).toBe(false);
+      expect(headMatchesMagic(bytes('   '), json)).toBe(false);
+      expect(headMatchesMagic(bytes(' {'), { prefixes: ['{'] })).toBe(false);
+      expect(headMatchesMagic(bytes([0x1f, 0x8b, 8]), { prefixes: ['\u001f\u008b'] })).toBe(true);
+      expect(headMatchesMagic(bytes([0x1f]), { prefixes: ['\u001f\u008b'] })).toBe(false);
+    });
+
+    it('imports the package instead when the magic is malformed or the sniff module is missing (as for other malformed fields)', async () => {
+      for (const magic of [{ prefixes: [] }, { prefixes: ['\u0100'] }, { prefixes: ['{'], skipLeadingSpace: 'yes' }, ['{']]) {
+        const { dir, imported } = magicProject(magic);
+        const r = await buildRegistry({ cwd: dir, lazy: true });
+        expect({ magic, imported: imported() }).toEqual({ magic, imported: true });
+        expect(r.registry.hasLazyAdapters()).toBe(false);
+      }
+      const { dir, imported } = lazyProject({ magic: { prefixes: ['#'] }, sniff: './dist/missing.js#sniff' });
+      const r = await buildRegistry({ cwd: dir, lazy: true });
+      expect(imported()).toBe(true);
+      expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_STATIC']);
+      expect(r.warnings[0]!.message).toContain('missing.js');
+    });
   });
 
   describe('config entries naming such a package', () => {

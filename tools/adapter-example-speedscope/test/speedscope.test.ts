@@ -7,11 +7,13 @@ import {
   ProfileBuilder,
   ProfkitError,
   createRegistry,
+  headMatchesMagic,
   resolveStack,
   sampleTypes,
   validate,
   type Profile,
   type ReadInput,
+  type StaticSniffMagic,
 } from '@profkit/core/node';
 import { MAX_JSON_BYTES, readSpeedscope, speedscopeToProfile, writeSpeedscope } from '../src/codec.js';
 import speedscopeAdapter, { sniffSpeedscope } from '../src/index.js';
@@ -76,6 +78,21 @@ describe('sniff', () => {
     expect(score('{"other": 1}', 'x.json')).toBe(0);
     expect(score('sample.interval=20000\n', 'x.speedscope.json')).toBe(0);
     expect(score('')).toBe(0);
+  });
+
+  it("scores 0 for every head its package.json magic rules out (the CLI then never imports it)", () => {
+    const pkg = JSON.parse(readFileSync(join(fixtures, '../../package.json'), 'utf8')) as { profkit: { adapters: { magic: StaticSniffMagic }[] } };
+    const magic = pkg.profkit.adapters[0]!.magic;
+    const schema = readFileSync(join(fixtures, 'sampled.speedscope.json'), 'utf8');
+    for (const text of [schema, '\ufeff \r\n\t' + schema, '{"shared": {"frames": []}, "profiles": []}']) {
+      expect(headMatchesMagic(enc(text), magic)).toBe(true);
+      expect(sniffSpeedscope(enc(text), { fileName: 'x.speedscope.json' })).not.toBe(0);
+    }
+    // Not JSON objects once JSON's own white space is skipped: other white space, a BOM inside, text before.
+    for (const before of ['\f', '\u00a0', '\u2028', '\v', ' \ufeff', 'x', '[', '\u0000']) {
+      expect(headMatchesMagic(enc(before + schema), magic)).toBe(false);
+      expect(sniffSpeedscope(enc(before + schema), { fileName: 'x.speedscope.json' })).toBe(0);
+    }
   });
 });
 
