@@ -22,7 +22,8 @@ describe.skipIf(!haveCli('flame memory tests'))('flame of 600,000 inline lines i
     const file = join(tmp, 'inline.pb.gz');
     const page = join(tmp, 'inline.html');
     writeFileSync(file, manyInlineLinesProfile());
-    const r = profkitInHeap(32, ['flame', file, '-o', page, '--quiet']);
+    // 600,001 levels: past the default maxFlameDepth (16,384), raised to test the memory.
+    const r = profkitInHeap(32, ['flame', file, '-o', page, '--quiet', '--limit', 'maxFlameDepth=700000']);
     expect(r.code, r.stderr.slice(0, 2000)).toBe(0);
     const html = readFileSync(page, 'utf8');
     const json = /<script type="application\/json" id="flame-data">(.*)<\/script>/.exec(html)![1]!;

@@ -21,7 +21,8 @@ describe.skipIf(!haveCli('flame SVG memory tests'))('flame SVG of 500,000 frames
     const file = join(tmp, 'repeated.pb.gz');
     const image = join(tmp, 'repeated.svg');
     writeFileSync(file, repeatedInlineLocationProfile(250, 2000));
-    const r = profkitInHeap(64, ['flame', file, '-o', image, '--quiet']);
+    // 500,001 levels: past the default maxFlameDepth (16,384), raised to test the memory.
+    const r = profkitInHeap(64, ['flame', file, '-o', image, '--quiet', '--limit', 'maxFlameDepth=600000']);
     expect(r.code, r.stderr.slice(0, 2000)).toBe(0);
     // Read a line at a time: the file is 109 MB.
     let frames = 0;
@@ -47,7 +48,7 @@ describe.skipIf(!haveCli('flame SVG memory tests'))('flame SVG of 500,000 frames
     mkdirSync(dir);
     writeFileSync(file, repeatedInlineLocationProfile(250, 2000));
     // 109 MB of SVG: the limit is met after a few chunks were written to the temporary file.
-    const r = profkitInHeap(64, ['flame', file, '-o', join(dir, 'x.svg'), '--limit', 'maxReportBytes=10000000']);
+    const r = profkitInHeap(64, ['flame', file, '-o', join(dir, 'x.svg'), '--limit', 'maxFlameDepth=600000', '--limit', 'maxReportBytes=10000000']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('PROFKIT_E_LIMIT');
     expect(r.stderr).toContain('maxReportBytes');

@@ -74,6 +74,15 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * lines of the CLI's memory test; 4M frames are a 58 MB page, 465 MB RSS.
    */
   maxFlameFrames: 4_000_000,
+  /**
+   * Levels of one flame graph, the root's included (`maxFlameDepth`): `renderFlameGraph`,
+   * `cutFlameTree`, `boundedFlameTree`. Not a read limit (as `maxFlameFrames`). A chain of frames
+   * as wide as the root is drawn whatever the min width: 1,000 entries of one 2,000-line location
+   * (a few KB of pprof) drew 2M levels, a 437 MB SVG 32M pixels tall. Recorders keep far fewer (perf
+   * 127 frames, Go 128, V8 255, async-profiler 2,048, inline frames a few per entry); 16,384 levels
+   * are an SVG 262,000 pixels tall, and each further level costs a stack entry or inline line of input.
+   */
+  maxFlameDepth: 16_384,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -93,6 +102,7 @@ export interface ReadLimits extends Limits {
   maxMessageBytes?: number;
   maxReportBytes?: number;
   maxFlameFrames?: number;
+  maxFlameDepth?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

@@ -18,6 +18,8 @@ export const flame: CliCommand = {
     'the root at the top. Samples with negative values (diffs) are left out.',
     'Frames narrower than --min-width of the total (default 0.01%) are left out, so that the output',
     'stays small for any profile; the subtitle says how many. --min-width 0 keeps every frame.',
+    'A graph deeper than 16,384 levels or of more than 4,000,000 frames is refused',
+    '(--limit maxFlameDepth=N, --limit maxFlameFrames=N raise them).',
     '',
     'Examples:',
     '  profkit flame cpu.pb.gz -o cpu.html && xdg-open cpu.html',
@@ -60,7 +62,7 @@ export const flame: CliCommand = {
       icicle: ctx.values.icicle === true,
       width,
       minWidth,
-      // maxFlameFrames bounds the frames drawn.
+      // maxFlameFrames bounds the frames drawn, maxFlameDepth their levels.
       limits: parseLimitArgs(ctx.values.limit),
     }));
     let bytes = 0;
@@ -72,7 +74,14 @@ export const flame: CliCommand = {
         yield utf8;
       }
     }
-    await phase(ctx, 'drawing the flame graph', () => writeFileAtomic(output, encoded(), { inputs: [file], signal: ctx.signal }));
+    try {
+      await phase(ctx, 'drawing the flame graph', () => writeFileAtomic(output, encoded(), { inputs: [file], signal: ctx.signal }));
+    } catch (e) {
+      // A file is left as it was; standard output already holds what was drawn before the error
+      // (maxReportBytes met mid-SVG): say so, whatever --quiet, before the error itself.
+      if (output === '-' && bytes > 0) ctx.out.stderr.write(`profkit: flame: the ${bytes} bytes of ${format} written to standard output are incomplete (the error below stopped the drawing)\n`);
+      throw e;
+    }
     if (ctx.json && output !== '-') {
       ctx.out.document('flame', { input: file, output, format, sampleType: { type: r.profile.sample_types.type[t], unit: r.profile.sample_types.unit[t] }, bytes, warnings: r.warnings });
       return 0;

@@ -32,6 +32,12 @@ export interface CutFlameTree {
   elided: number;
   /** With `countEveryFrame`: the frames of the complete tree (the root included). */
   frames?: number;
+  /**
+   * With `countEveryFrame`: true when counting the frames left out stopped at its work budget
+   * (`CutFlameTreeOptions.countBudget`): `frames` and `elided` are then lower bounds. The frames
+   * drawn are the same either way.
+   */
+  countStopped?: boolean;
 }
 
 export interface CutFlameTreeOptions {
@@ -44,6 +50,15 @@ export interface CutFlameTreeOptions {
    * their members are dropped.
    */
   countEveryFrame?: boolean;
+  /**
+   * With `countEveryFrame`: the steps counting the frames left out may take (a step is one member
+   * moved one frame down, or one stack entry of a single member's rest counted), default
+   * `flameCountBudget(p)`, proportional to the profile. A member is walked a frame at a time, so
+   * a group of many members under a deep run of inline frames costs members × frames: a
+   * 1,000-line location repeated 1,000 times in stacks of 200 samples was 200M steps (6 s) for a
+   * subtitle. Past the budget the rest is not counted (`countStopped`); the drawing is unchanged.
+   */
+  countBudget?: number;
   /**
    * `maxFlameFrames` bounds the frames drawn (a `PROFKIT_E_LIMIT` error past it, checked as each
    * is added): one stack entry draws a frame per inline line of its location.
@@ -235,7 +250,7 @@ export function cutFlameTree(p: Profile, t: number, minWidth: number, options?: 
 export function cutFlameTree(p: Profile, t: number, minWidth: number, options: CutFlameTreeOptions = {}): CutFlameTree {
   const cut = cutFlameFrames(p, t, minWidth, options);
   const tree = flameNodesOf(cut.frames);
-  return options.countEveryFrame ? { tree, elided: cut.elided, frames: cut.allFrames } : { tree, elided: cut.elided };
+  return options.countEveryFrame ? { tree, elided: cut.elided, frames: cut.allFrames, countStopped: cut.countStopped } : { tree, elided: cut.elided };
 }
 
 /**
@@ -249,6 +264,8 @@ export class FlameFrames {
   nameId = new Int32Array(1024);
   /** Caller of each frame, -1 for the root. */
   parent = new Int32Array(1024);
+  /** Level of each frame: 1 for the root, its caller's + 1 (checked against `maxDepth`). */
+  private level = new Int32Array(1024);
   /** Value and self value of each frame: doubles, or bigints when a sum may pass 2^53 (see ValueColumn). */
   value: ValueColumn;
   self: ValueColumn;
@@ -259,6 +276,8 @@ export class FlameFrames {
     private readonly exact: boolean,
     /** Frames at most (`maxFlameFrames`), the root included. */
     private readonly maxFrames: number = Infinity,
+    /** Levels at most (`maxFlameDepth`), the root's included. */
+    private readonly maxDepth: number = Infinity,
   ) {
     this.value = this.valueColumn(1024);
     this.self = this.valueColumn(1024);
@@ -273,17 +292,23 @@ export class FlameFrames {
     if (this.count >= this.maxFrames) {
       throw limitError('maxFlameFrames', `the frames drawn in one flame graph (${this.maxFrames + 1} so far, frames narrower than the min width left out)`, this.maxFrames);
     }
+    const level = parent < 0 ? 1 : this.level[parent]! + 1;
+    if (level > this.maxDepth) {
+      throw limitError('maxFlameDepth', `the levels of one flame graph (a frame drawn at level ${level}: its stack of ${level - 1} frames, inline frames included)`, this.maxDepth);
+    }
     const f = this.count++;
     if (f === this.nameId.length) {
       const n = 2 * f;
       this.nameId = grown(this.nameId, n);
       this.parent = grown(this.parent, n);
+      this.level = grown(this.level, n);
       const [value, self] = [this.valueColumn(n), this.valueColumn(n)];
       for (let i = 0; i < f; i++) [value[i], self[i]] = [this.value[i]!, this.self[i]!];
       [this.value, this.self] = [value, self];
     }
     this.nameId[f] = nameId;
     this.parent[f] = parent;
+    this.level[f] = level;
     this.value[f] = value;
     this.self[f] = (this.exact ? 0 : 0n) as number;
     return f;
@@ -336,10 +361,14 @@ export interface CutFlameFrames {
   elided: number;
   /** With `countEveryFrame`: the frames of the complete tree (the root included). */
   allFrames: number;
+  /** With `countEveryFrame`: the count stopped at its budget (`CutFlameTree.countStopped`). */
+  countStopped: boolean;
+  /** With `countEveryFrame`: the steps spent counting the frames left out (see `countBudget`). */
+  countSteps: number;
 }
 
 /** `cutFlameTree` as columns (`FlameFrames`): the frames as `cutFlameTree` draws them, the root `all` (name id -1). */
-export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countEveryFrame = false, limits }: CutFlameTreeOptions = {}): CutFlameFrames {
+export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countEveryFrame = false, countBudget, limits }: CutFlameTreeOptions = {}): CutFlameFrames {
   const col = p.samples['.values'][t];
   if (!col) {
     throw new ProfkitError(ErrorCodes.USAGE, `sample type index ${t} is out of range (the profile has ${p.sample_types.type.length} sample types)`, {
@@ -386,7 +415,7 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   let members = root.members;
   const rootValue = root.value;
   const drawnName = drawnNames(names);
-  const drawn = new FlameFrames((id) => (id < 0 ? 'all' : drawnName(id)), exact, limitValue(limits, 'maxFlameFrames'));
+  const drawn = new FlameFrames((id) => (id < 0 ? 'all' : drawnName(id)), exact, limitValue(limits, 'maxFlameFrames'), limitValue(limits, 'maxFlameDepth'));
   const ROOT = drawn.add(-1, rootValue, -1);
   const threshold = minWidth * Number(rootValue);
 
@@ -418,16 +447,31 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   let elided = 0;
   // Frames of the complete tree seen (counted with countEveryFrame only).
   let frames = 1;
+  // The steps counting the frames left out may still take; once one would pass the budget, no
+  // frame left out is walked any more (`frames` is then a lower bound).
+  const budget = countBudget ?? flameCountBudget(p);
+  let countSteps = 0;
+  let counting = countEveryFrame;
   const pendingStart: number[] = [0];
   // The drawn frame, or -1: a frame left out, walked to count its callees (countEveryFrame).
   const pendingFrame: number[] = [ROOT];
   while (pendingStart.length > 0) {
     const from = pendingStart.pop()!;
     const frame = pendingFrame.pop()!;
-    if (frame < 0 && members - from === 1) {
-      frames += framesBelow(from);
-      members = from;
-      continue;
+    if (frame < 0) {
+      // A single member counts the rest of its stack a stack entry a step, a group a step a member.
+      const steps = members - from === 1 ? memberK[from]! - memberLow[from]! + 1 : members - from;
+      if (!counting || countSteps + steps > budget) {
+        counting = false;
+        members = from;
+        continue;
+      }
+      countSteps += steps;
+      if (members - from === 1) {
+        frames += framesBelow(from);
+        members = from;
+        continue;
+      }
     }
     const end = members;
     let callees = 0;
@@ -496,7 +540,7 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
       let child = -1;
       if (frame < 0 || Number(groupValue[g]!) < threshold) {
         if (frame >= 0) elided++;
-        if (!countEveryFrame) {
+        if (!counting) {
           groupCount[g] = -1;
           continue;
         }
@@ -522,8 +566,21 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
     }
   }
   // With countEveryFrame: every frame not drawn, once the complete tree is counted.
-  return { frames: drawn, elided: countEveryFrame ? frames - drawn.count : elided, allFrames: frames };
+  return { frames: drawn, elided: countEveryFrame ? frames - drawn.count : elided, allFrames: frames, countStopped: countEveryFrame && !counting, countSteps };
 }
+
+/**
+ * The default `countBudget` of `p`: `COUNT_STEPS_PER_ENTRY` steps per stack entry, inline line,
+ * location and sample, plus `COUNT_STEPS_FLOOR`. Counting costs a step per stack entry where stacks
+ * no longer share callers, a step per member and frame where they do; real profiles take well
+ * under 2 steps per entry (see docs/security.md), a crafted one members × inline frames.
+ */
+export function flameCountBudget(p: Profile): number {
+  const size = p.samples.locations.location_id.length + p['.inline_lines'].function_id.length + p.locations.location_id.length + p.samples.locations.offsets.length;
+  return COUNT_STEPS_FLOOR + COUNT_STEPS_PER_ENTRY * size;
+}
+const COUNT_STEPS_PER_ENTRY = 16;
+const COUNT_STEPS_FLOOR = 4_000_000;
 
 /** Where `cutFlameTree` keeps its members (see there). */
 interface MemberColumns {

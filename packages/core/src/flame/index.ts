@@ -6,7 +6,7 @@
  */
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
-import type { ReadLimits } from '../limits.js';
+import { limitError, limitValue, type ReadLimits } from '../limits.js';
 import { ReportTextBudget } from '../report-text.js';
 import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
@@ -74,6 +74,17 @@ export const DEFAULT_FLAME_MIN_WIDTH = 0.0001;
 export interface FlameTreeOptions {
   /** Leave out frames whose value is below this fraction of the total (default 0: keep all). */
   minWidth?: number;
+  /** `maxFlameFrames` and `maxFlameDepth` bound the frames of the tree (see `BoundedFlameTreeOptions`). */
+  limits?: ReadLimits;
+}
+
+export interface BoundedFlameTreeOptions {
+  /**
+   * `maxFlameFrames` bounds the frames of the tree (the root included) and `maxFlameDepth` its
+   * levels, as for `renderFlameGraph`: a `PROFKIT_E_LIMIT` error as the frame past either is
+   * made (a 1.9 KB pprof asks for 2M frames of one chain: 1,000 entries of a 2,000-line location).
+   */
+  limits?: ReadLimits;
 }
 
 /** A flame tree with the count of frames `minWidth` left out. */
@@ -92,7 +103,7 @@ export interface BoundedFlameTree {
  * widths; see `diff` for differences).
  */
 export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTypeIndex(p), options: FlameTreeOptions = {}): FlameNode {
-  return boundedFlameTree(p, sampleTypeIndex, options.minWidth ?? 0).tree;
+  return boundedFlameTree(p, sampleTypeIndex, options.minWidth ?? 0, { limits: options.limits }).tree;
 }
 
 /**
@@ -107,8 +118,10 @@ export function flameTree(p: Profile, sampleTypeIndex: number = defaultSampleTyp
  * anything under it (a callee is never wider than its caller), so its subtree is only counted:
  * the count of frames left out stays exact.
  */
-export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: number): BoundedFlameTree {
+export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: number, { limits }: BoundedFlameTreeOptions = {}): BoundedFlameTree {
   checkType(p, sampleTypeIndex);
+  const maxFrames = limitValue(limits, 'maxFlameFrames');
+  const maxDepth = limitValue(limits, 'maxFlameDepth');
   const index = new ProfileIndex(p);
   const stacks = buildStackTable(p, index, sampleTypeIndex, (v) => v > 0n);
   // Name ids of the frames of location row r, outermost first: locNameIds[locNameStart[r] ..
@@ -141,6 +154,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   let members = 1;
   const pendingStart: number[] = [0];
   const pendingNode: (FlameNode | undefined)[] = [tree];
+  // The level of each pending frame (the root's is 1), for maxFlameDepth.
+  const pendingLevel: number[] = [1];
   // The callees of the frame being expanded before they are placed by group: row, position, group.
   let calleeRow: Int32Array = new Int32Array(1024);
   let calleePos: Int32Array = new Int32Array(1024);
@@ -156,6 +171,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   while (pendingStart.length > 0) {
     const start = pendingStart.pop()!;
     const node = pendingNode.pop();
+    const level = pendingLevel.pop()!;
     if (!node && members - start === 1) {
       // A frame left out with one member (most of them: where stacks no longer share callers,
       // frames form chains): follow its chain of single callees, only counting them, and expand
@@ -222,11 +238,14 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       pendingStart.push(at);
       let child: FlameNode | undefined;
       if (node && Number(groupValue[g]!) >= threshold) {
+        if (shown >= maxFrames) throw limitError('maxFlameFrames', `the frames of one flame tree (${shown + 1} so far, frames narrower than the min width left out)`, maxFrames);
+        if (level + 1 > maxDepth) throw limitError('maxFlameDepth', `the levels of one flame tree (a frame at level ${level + 1}: its stack of ${level} frames, inline frames included)`, maxDepth);
         child = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: 0n, children: [] };
         node.children.push(child);
         shown++;
       }
       pendingNode.push(child);
+      pendingLevel.push(level + 1);
       const count = groupCount[g]!;
       groupCount[g] = at; // from here on: where the group's next member goes
       at += count;
@@ -618,14 +637,16 @@ function flameGraphChunks(p: Profile, options: FlameGraphOptions, asOneString: b
   const t = options.sampleTypeIndex ?? defaultSampleTypeIndex(p);
   checkType(p, t);
   const minWidth = options.minWidth ?? DEFAULT_FLAME_MIN_WIDTH;
-  const { frames: drawnFrames, allFrames: frames, elided } = cutFlameFrames(p, t, minWidth, { countEveryFrame: true, limits: options.limits });
+  const { frames: drawnFrames, allFrames: frames, elided, countStopped } = cutFlameFrames(p, t, minWidth, { countEveryFrame: true, limits: options.limits });
   const drawn: FramesToDraw = { frames: drawnFrames, ...drawnFrames.sortedCallees() };
   const total = BigInt(drawnFrames.value[0]!);
   const type = p.sample_types.type[t]!;
   const unit = p.sample_types.unit[t]!;
   const title = options.title ?? 'Flame graph';
   let subtitle = `${type}/${unit}, total ${formatValue(total, unit)}`;
-  if (elided > 0) subtitle += `; ${elided} of ${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
+  // Past its work budget the count stops (a subtitle never fails or slows a drawing): lower bounds.
+  const atLeast = countStopped ? 'at least ' : '';
+  if (elided > 0) subtitle += `; ${atLeast}${elided} of ${atLeast}${frames} frames narrower than ${+(minWidth * 100).toPrecision(6)}% of the total left out (min width)`;
   if ((options.format ?? 'html') === 'svg') return svgChunks(drawn, { title, subtitle, width: options.width ?? 1200, icicle: options.icicle ?? false, unit, limits: options.limits }, asOneString);
   return htmlChunks(drawn, { title, subtitle, unit });
 }
