@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
-import { repeatedInlineLocationProfile } from './many-inline-lines.js';
+import { profkitInHeap, repeatedInlineLocationProfile } from './many-inline-lines.js';
 import { profkit } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-flame-frames-limit-'));
@@ -40,4 +40,52 @@ describe('flame: --limit maxFlameFrames', () => {
       else expect(JSON.parse(/<script type="application\/json" id="flame-data">(.*)<\/script>/.exec(text)![1]!).frames.length / 4).toBe(1501);
     });
   }
+});
+
+describe('flame: --limit maxFlameDepth', () => {
+  // 1 + 30 × 50 levels, one chain.
+  const file = join(tmp, 'deep.pb.gz');
+  writeFileSync(file, repeatedInlineLocationProfile(30, 50));
+
+  for (const format of ['html', 'svg']) {
+    it(`${format}: one level past the limit is PROFKIT_E_LIMIT naming maxFlameDepth, no output written; at the limit it draws`, async () => {
+      const out = join(tmp, `deep-over.${format}`);
+      const r = await profkit(['flame', file, '-o', out, '--limit', 'maxFlameDepth=1500']);
+      expect(r.code).toBe(ExitCode.INVALID);
+      expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+      expect(r.stderr).toMatch(/limits\.maxFlameDepth/);
+      expect(existsSync(out)).toBe(false);
+      const at = await profkit(['flame', file, '-o', out, '--quiet', '--limit', 'maxFlameDepth=1501']);
+      expect(at.code, at.stderr).toBe(0);
+      expect(existsSync(out)).toBe(true);
+    });
+  }
+
+  it('refuses by default the 2M-level chain of a 7.5 KB pprof (1,000 entries of a 2,000-line location; a 437 MB SVG before)', async () => {
+    const crafted = join(tmp, 'chain.pb.gz');
+    writeFileSync(crafted, repeatedInlineLocationProfile(1_000, 2_000));
+    const out = join(tmp, 'chain.svg');
+    const r = await profkit(['flame', crafted, '-o', out]);
+    expect(r.code).toBe(ExitCode.INVALID);
+    expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+    expect(r.stderr).toMatch(/limits\.maxFlameDepth/);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('flame -o -: a limit met while the SVG is written', () => {
+  it('says on stderr, before the typed error, that what standard output holds is incomplete; exit code 1', () => {
+    // 16,001 frames of one chain: an SVG of about 3.5 MB, written 16,384 lines (4,096 frames) a chunk.
+    const file = join(tmp, 'partial.pb.gz');
+    writeFileSync(file, repeatedInlineLocationProfile(8, 2_000));
+    const r = profkitInHeap(256, ['flame', file, '-o', '-', '--format', 'svg', '--limit', 'maxReportBytes=1000000']);
+    expect(r.code).toBe(ExitCode.INVALID);
+    expect(r.stdout.length).toBeGreaterThan(0);
+    expect(r.stdout).not.toContain('</svg>');
+    const note = /profkit: flame: the (\d+) bytes of svg written to standard output are incomplete/.exec(r.stderr);
+    expect(note, r.stderr).not.toBeNull();
+    expect(Number(note![1])).toBe(Buffer.byteLength(r.stdout));
+    expect(r.stderr.indexOf('incomplete')).toBeLessThan(r.stderr.indexOf('PROFKIT_E_LIMIT'));
+    expect(r.stderr).toMatch(/maxReportBytes/);
+  });
 });

@@ -22,7 +22,7 @@ describe.skipIf(!haveCli('flame memory tests'))('flame of 600,000 inline lines i
     const file = join(tmp, 'inline.pb.gz');
     const page = join(tmp, 'inline.html');
     writeFileSync(file, manyInlineLinesProfile());
-    // 600,001 levels: past the default maxFlameDepth (16,384), raised to test the memory.
+    // 600,001 levels: past the default maxFlameDepth (65,536), raised to test the memory.
     const r = profkitInHeap(32, ['flame', file, '-o', page, '--quiet', '--limit', 'maxFlameDepth=700000']);
     expect(r.code, r.stderr.slice(0, 2000)).toBe(0);
     const html = readFileSync(page, 'utf8');

@@ -21,7 +21,7 @@ describe.skipIf(!haveCli('flame SVG memory tests'))('flame SVG of 500,000 frames
     const file = join(tmp, 'repeated.pb.gz');
     const image = join(tmp, 'repeated.svg');
     writeFileSync(file, repeatedInlineLocationProfile(250, 2000));
-    // 500,001 levels: past the default maxFlameDepth (16,384), raised to test the memory.
+    // 500,001 levels: past the default maxFlameDepth (65,536), raised to test the memory.
     const r = profkitInHeap(64, ['flame', file, '-o', image, '--quiet', '--limit', 'maxFlameDepth=600000']);
     expect(r.code, r.stderr.slice(0, 2000)).toBe(0);
     // Read a line at a time: the file is 109 MB.

@@ -77,12 +77,14 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   /**
    * Levels of one flame graph, the root's included (`maxFlameDepth`): `renderFlameGraph`,
    * `cutFlameTree`, `boundedFlameTree`. Not a read limit (as `maxFlameFrames`). A chain of frames
-   * as wide as the root is drawn whatever the min width: 1,000 entries of one 2,000-line location
-   * (a few KB of pprof) drew 2M levels, a 437 MB SVG 32M pixels tall. Recorders keep far fewer (perf
-   * 127 frames, Go 128, V8 255, async-profiler 2,048, inline frames a few per entry); 16,384 levels
-   * are an SVG 262,000 pixels tall, and each further level costs a stack entry or inline line of input.
+   * as wide as the root is drawn whatever the min width (flamegraph.pl and pprof's flame graph cut
+   * by width only): 1,000 entries of one 2,000-line location (a 7.5 KB pprof) drew 2M levels, a
+   * 437 MB SVG 32M pixels tall (26 s, 227 MB RSS). Recorders keep far fewer (perf 127 frames, Go
+   * 128, V8 255, async-profiler 2,048; inline frames a few per entry), a folded file or a runaway
+   * recursion more (the CLI's tests draw 20,000); 65,536 levels are a 1M-pixel-tall image, at most
+   * a 14 MB SVG for a chain, and each level past it would cost a stack entry or inline line.
    */
-  maxFlameDepth: 16_384,
+  maxFlameDepth: 65_536,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;

@@ -148,8 +148,10 @@ describe('maxFlameDepth', () => {
   it('by default refuses the 2M-level chain of a few KB (1,000 entries of a 2,000-line location) and draws what recorders keep', () => {
     const e = thrownBy<Thrown>(() => cutFlameTree(oneLocationRepeated(1_000, 2_000), 0, 0.0001));
     expect([e.code, e.detail?.option, e.detail?.limit]).toEqual([ErrorCodes.LIMIT, 'maxFlameDepth', READ_LIMITS.maxFlameDepth]);
-    // async-profiler keeps 2,048 frames of a stack by default, each maybe a few inline frames.
-    expect(READ_LIMITS.maxFlameDepth).toBeGreaterThanOrEqual(8_192);
-    expect(nodeCount(cutFlameTree(oneLocationRepeated(400, 20), 0, 0.0001).tree)).toBe(8_001);
+    // async-profiler keeps 2,048 frames of a stack by default, each maybe a few inline frames; a
+    // folded file or a runaway recursion may hold more (the CLI's viewer test draws 20,000 levels).
+    expect(READ_LIMITS.maxFlameDepth).toBeGreaterThanOrEqual(20_001);
+    expect(READ_LIMITS.maxFlameDepth).toBeLessThanOrEqual(100_000);
+    expect(nodeCount(cutFlameTree(oneLocationRepeated(1_000, 20), 0, 0.0001).tree)).toBe(20_001);
   });
 });

@@ -18,7 +18,7 @@ export const flame: CliCommand = {
     'the root at the top. Samples with negative values (diffs) are left out.',
     'Frames narrower than --min-width of the total (default 0.01%) are left out, so that the output',
     'stays small for any profile; the subtitle says how many. --min-width 0 keeps every frame.',
-    'A graph deeper than 16,384 levels or of more than 4,000,000 frames is refused',
+    'A graph deeper than 65,536 levels or of more than 4,000,000 frames is refused',
     '(--limit maxFlameDepth=N, --limit maxFlameFrames=N raise them).',
     '',
     'Examples:',
