@@ -26,7 +26,7 @@ export const nodeFileAccess: FileAccess = Object.freeze({
   },
   head: readHead,
   readAll: readInput,
-  chunks: (path: string, options: { chunkSize: number }) => readChunks(path, { gunzip: true, chunkSize: options.chunkSize }),
+  chunks: (path: string, options: { chunkSize: number; gzipped?: boolean }) => readChunks(path, { gunzip: true, chunkSize: options.chunkSize, gzip: options.gzipped }),
   openStream: openStreamInput,
   writeAtomic: writeFileAtomic,
 });

@@ -77,12 +77,16 @@ export async function readHead(path: string, n = 64 * 1024): Promise<Uint8Array>
   }
 }
 
-/** A streaming reader of a file's bytes (stdin for `-`), gunzipped on the fly (through the gzip seam) when it is gzip. */
-export async function* readChunks(path: string, options: { chunkSize?: number; gunzip?: boolean } = {}): AsyncGenerator<Uint8Array> {
-  const head = path === '-' ? undefined : await readHead(path, 2);
+/**
+ * A streaming reader of a file's bytes (stdin for `-`), gunzipped on the fly (through the gzip seam)
+ * when it is gzip. `gzip`: whether the file is gzip, when the caller knows (it read the head to
+ * detect the format): then the file is not opened once more for its first two bytes.
+ */
+export async function* readChunks(path: string, options: { chunkSize?: number; gunzip?: boolean; gzip?: boolean } = {}): AsyncGenerator<Uint8Array> {
+  const gzip = options.gzip ?? (path === '-' ? false : isGzip(await readHead(path, 2)));
   const source: NodeJS.ReadableStream = path === '-' ? process.stdin : createReadStream(path, { highWaterMark: options.chunkSize ?? 1 << 20 });
   const raw = streamChunks(source, path);
-  yield* options.gunzip !== false && head && isGzip(head) ? gunzipChunks(raw, path) : raw;
+  yield* options.gunzip !== false && gzip ? gunzipChunks(raw, path) : raw;
 }
 
 /** A Node stream's chunks as `Uint8Array`s; a failed read is `PROFKIT_E_IO` (so inflating does not call it corrupt data). */
