@@ -1,69 +1,16 @@
 /**
- * The browser side of the Chromium check: core and every platform-neutral adapter, bundled
- * into one page. `profkitTop(url, fileName, kind)` fetches a profile, reads it through a
- * `Registry` from bytes, a Blob or a ReadableStream (format detection, gzip, limits as on Node)
- * and returns the `profkit top --json` document as JSON text: the same core calls as
- * `packages/cli/src/commands/top.ts` with its default options (drop_frames applied as in
- * `asViewed`, the default sample type, `topReport`), so the test can compare it with the CLI's
- * output on Node. `profkitGzip` says which gzip implementation core's seam picked.
+ * The page of the Chromium check that reads every format: core and every platform-neutral
+ * adapter in one bundle (src/page-top.ts does the reading). The check also bundles a page per
+ * adapter, with that adapter only (test/chromium.test.ts).
  */
 
-import { GZIP_IMPLEMENTATION, Registry, applyDropFrames, defaultSampleTypeIndex, topReport } from '@profkit/core';
 import { fuchsiaSampler } from '@profkit/fuchsia-sampler';
 import { gperftoolsHeapAdapter } from '@profkit/gperftools-heap';
 import { pprofAdapter } from '@profkit/pprof';
 import { rprofAdapter } from '@profkit/rprof';
 import { perfAdapter } from '@profkit/perf';
 import { speedscopeAdapter } from '@profkit/speedscope';
+import { v8Adapter } from '@profkit/v8';
+import { installProfkitTop } from './page-top.js';
 
-const registry = new Registry([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler, speedscopeAdapter, perfAdapter]);
-
-/** A percentage of the total as the CLI prints it (`pct` of `packages/cli/src/commands/shared.ts`). */
-function pct(v: bigint, total: bigint): number {
-  return total === 0n ? 0 : Math.round((Number(v) / Number(total)) * 1e6) / 1e4;
-}
-
-/** The CLI's JSON: bigint as decimal strings (`toJson` of `packages/cli/src/output.ts`). */
-function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}
-
-/** How the page hands the fetched profile to the registry. */
-type SourceKind = 'bytes' | 'blob' | 'stream';
-
-async function sourceOf(response: Response, kind: SourceKind): Promise<Uint8Array | Blob | ReadableStream<Uint8Array>> {
-  if (kind === 'blob') return response.blob();
-  if (kind === 'stream' && response.body) return response.body;
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-/** The `profkit top FILE --json` document (without `file`) for the profile at `url`, read as `kind`. */
-async function profkitTop(url: string, fileName: string, kind: SourceKind = 'bytes'): Promise<string> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  const read = await registry.read(await sourceOf(response, kind), { fileName });
-  const viewed = await applyDropFrames(read.profile);
-  const profile = viewed.profile;
-  const warnings = [...read.warnings, ...viewed.warnings];
-  const t = defaultSampleTypeIndex(profile);
-  const rep = topReport(profile, { sampleTypeIndex: t });
-  let sum = 0n;
-  return toJson({
-    schema: 'profkit.top/1',
-    format: read.format,
-    accounting: 'pprof',
-    sampleType: { type: profile.sample_types.type[t], unit: profile.sample_types.unit[t] },
-    total: rep.total,
-    outputUnit: rep.table.outputUnit,
-    header: rep.header,
-    droppedNodes: rep.droppedNodes,
-    entriesBeforeLimit: rep.origCount,
-    entries: rep.table.entries.map((e) => {
-      sum += e.flat;
-      return { name: e.name, flat: e.flat, flatPercent: pct(e.flat, rep.total), sumPercent: pct(sum, rep.total), cum: e.cum, cumPercent: pct(e.cum, rep.total), inline: e.inline || null };
-    }),
-    warnings,
-  });
-}
-
-Object.assign(globalThis, { profkitTop, profkitGzip: GZIP_IMPLEMENTATION });
+installProfkitTop([pprofAdapter, rprofAdapter, gperftoolsHeapAdapter, fuchsiaSampler, speedscopeAdapter, perfAdapter, v8Adapter]);
