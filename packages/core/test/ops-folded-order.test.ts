@@ -421,6 +421,34 @@ describe('foldedChunks: the size budget', () => {
     expect(chunksUntilError(p, { maxReportBytes: text.length - 1 }).error).toMatchObject({ code: ErrorCodes.LIMIT, detail: { option: 'maxReportBytes' } });
   });
 
+  it("holds a line's tail (the frames of a sample alone) in 4 bytes an entry, at most about twice its text (20 bytes an entry were 10 to 13 times it)", () => {
+    // One sample 100,000 frames deep of 1-byte names: a line of 200 KB, all tail.
+    const deep = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    deep.addSample(Array.from({ length: 100_000 }, (_, i) => locationNamed(deep, String(i % 10))), [1n]);
+    // Two samples of one location each, 100,000 inline frames that differ after the outermost
+    // (`r`): each prints the rest of its location as a tail, name by name.
+    const inline = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+    const fn = (name: string) => inline.internFunction({ name });
+    for (const leaf of ['x', 'y']) {
+      const inlinedInto = [...Array.from({ length: 99_998 }, () => ({ functionId: fn(leaf), line: 1 })), { functionId: fn('r'), line: 1 }];
+      inline.addSample([inline.internLocation({ functionId: fn(leaf), line: 1, inlinedInto })], [1n]);
+    }
+    for (const p of [deep.build(), inline.build()]) {
+      const text = concat(foldedChunks(p, 0, { maxReportBytes: Infinity }));
+      const longestLine = Math.max(...new TextDecoder().decode(text).split('\n').map((line) => line.length));
+      expect(longestLine).toBeGreaterThan(199_000);
+      for (const maxReportBytes of [text.length, READ_LIMITS.maxReportBytes]) {
+        for (const walk of [() => foldedChunks(p, 0, { maxReportBytes }), () => foldedLines(p, 0, { maxReportBytes })]) {
+          foldedWalkStats.largestPathBytes = 0;
+          for (const piece of walk()) void piece;
+          // 100,000 entries of 4 bytes, in a path grown by doubling (at most half the limit in entries).
+          expect(foldedWalkStats.largestPathBytes).toBeGreaterThan(longestLine);
+          expect(foldedWalkStats.largestPathBytes).toBeLessThanOrEqual(3 * longestLine);
+        }
+      }
+    }
+  });
+
   it('refuses a line longer than MAX_FOLDED_LINE_BYTES whatever maxReportBytes allows, before allocating it', () => {
     // 100,000-byte name × 12,000 frames: a 1.2 GB line (past the 1 GiB cap) of one shared name;
     // × 50,000: 5 GB, past what a typed array holds (this was a RangeError).

@@ -52,7 +52,7 @@ export function* foldedLines(p: Profile, sampleTypeIndex: number = defaultSample
   walk.begin(unitStart, Math.min(budget.max, MAX_STRING_LENGTH), (units) => budget.reserve(units));
   while (walk.next()) {
     const { path, depth } = walk;
-    budget.reserve(walk.ends[depth - 1]!);
+    budget.reserve(walk.length);
     let text = textOf(path[0]!);
     for (let i = 1; i < depth; i++) text += ';' + textOf(path[i]!);
     yield budget.take(`${text} ${walk.sum}\n`);
@@ -115,6 +115,8 @@ class FoldedChunkWriter {
   private text: Uint8Array;
   /** Where the line area starts: after the segments' texts. */
   private readonly areaStart: number;
+  /** Where each segment's text starts in `text`, and (at `id + 1`) ends. */
+  private readonly segmentStart: Int32Array;
   /** Where the next line goes, and where the previous one starts (its shared frames are copied from there). */
   private lineStart: number;
   private previousStart: number;
@@ -134,7 +136,7 @@ class FoldedChunkWriter {
   ) {
     const encoder = new TextEncoder();
     const encoded = walk.names.map((name) => encoder.encode(name));
-    const segmentStart = new Int32Array(walk.segments + 1);
+    const segmentStart = (this.segmentStart = new Int32Array(walk.segments + 1));
     let segmentBytes = 0;
     for (let id = 0; id < walk.segments; id++) {
       const names = walk.segmentNames(id);
@@ -184,7 +186,7 @@ class FoldedChunkWriter {
   private measureLine(): void {
     const { walk } = this;
     this.value = String(walk.sum);
-    const lineBytes = walk.ends[walk.depth - 1]! + this.value.length + 2;
+    const lineBytes = walk.length + this.value.length + 2;
     this.checkLine(lineBytes);
     this.lineBytes = lineBytes;
     this.lineWaiting = true;
@@ -212,7 +214,8 @@ class FoldedChunkWriter {
   /** Writes the measured line at `lineStart`: its frames shared with the previous line, the others, ` value\n`. */
   private writeLine(): void {
     const { walk, value } = this;
-    const { pathStart, depth, unchanged, ends } = walk;
+    const { path, depth, unchanged, ends } = walk;
+    const { segmentStart } = this;
     const sharedBytes = unchanged === 0 ? 0 : ends[unchanged - 1]!;
     if (this.lineStart + this.lineBytes > this.text.length) this.growArea(sharedBytes);
     const text = this.text;
@@ -226,19 +229,17 @@ class FoldedChunkWriter {
     // caches, and each copy waited for its own (one third of the time at 200k samples).
     let touched = 0;
     for (let i = unchanged; i < depth; i++) {
-      const start = pathStart[i]!;
-      touched += text[start]! + text[start + ends[i]! - (i > 0 ? ends[i - 1]! + 2 : 1)]!;
+      const segment = path[i]!;
+      touched += text[segmentStart[segment]!]! + text[segmentStart[segment + 1]! - 1]!;
     }
     this.touched = touched;
     for (let i = unchanged; i < depth; i++) {
-      let length = ends[i]!;
-      if (i > 0) {
-        text[at++] = SEPARATOR;
-        length -= ends[i - 1]! + 1;
-      }
-      const start = pathStart[i]!;
-      text.copyWithin(at, start, start + length);
-      at += length;
+      if (i > 0) text[at++] = SEPARATOR;
+      const segment = path[i]!;
+      const start = segmentStart[segment]!;
+      const end = segmentStart[segment + 1]!;
+      text.copyWithin(at, start, end);
+      at += end - start;
     }
     text[at++] = SPACE;
     for (let k = 0; k < value.length; k++) text[at++] = value.charCodeAt(k);
@@ -301,10 +302,16 @@ class FoldedWalk {
    * `;`; the first `depth` are this line's.
    */
   path = new Int32Array(64);
-  /** `ends[i]`: the length of the text of `path[0..i]` joined, in the units of `begin`'s offsets. */
+  /**
+   * `ends[i]`: the length of the text of `path[0..i]` joined, in the units of `begin`'s offsets,
+   * for the entries the walk went through; not for the line's tail, the entries of a sample
+   * alone (`followSample`), which are only in `path` (4 bytes an entry, at most 2 of text: so the
+   * path is at most about twice the text it prints; 20 bytes an entry, a tail of 1-byte names
+   * was 10 times the line).
+   */
   ends = new Float64Array(64);
-  /** `pathStart[i]`: where the text of segment `path[i]` starts (`begin`'s offsets). */
-  pathStart = new Float64Array(64);
+  /** The length of this line's text (`ends` of its last entry), in the units of `begin`'s offsets. */
+  length = 0;
   depth = 0;
   /** How many leading segments are those of the previous line (0 for the first line). */
   unchanged = 0;
@@ -344,7 +351,8 @@ class FoldedWalk {
    * What a sample prints for each location (`slotOf`), from `begin`: four integers a location,
    * read together (one memory access for a location, on profiles of hundreds of thousands of
    * locations whose lookups miss the caches): its segment when printed whole (-1: no location),
-   * that segment's start and length (both at most 2^31 - 1, see `begin`), and its row.
+   * that segment's length (at most 2^31 - 1, see `begin`), its row, and one unused (16 bytes: an
+   * entry never spans two cache lines).
    */
   private slotInfo: Int32Array = new Int32Array(0);
   /**
@@ -506,14 +514,14 @@ class FoldedWalk {
 
   /**
    * Starts the walk. `segmentStart[id]` is where the text of segment `id` starts in some layout of
-   * them all, one after another (`segmentStart[id + 1]` where it ends): the walk reports lines in
-   * its offsets (`pathStart`) and lengths (`ends`, with 1 per `;`).
+   * them all, one after another (`segmentStart[id + 1]` where it ends): the walk reports lines'
+   * lengths (`ends`, `length`, with 1 per `;`) in its units.
    *
-   * A path whose text and entries (`PATH_ENTRY_BYTES` each) pass `maxLineLength` is given to
-   * `refuseLine` (that sum), which must throw, as soon as it is that long: two samples that print
-   * a long run of names alike (a location of many inline frames repeated along a deep stack) are
-   * walked a name at a time, 20 bytes of path arrays a name, and a small profile can ask for
-   * billions of names in one line. The path's memory is so bounded by the limit too.
+   * A path whose text or walked entries (`WALKED_ENTRY_BYTES` each) pass `maxLineLength` is given
+   * to `refuseLine` (that size), which must throw, as soon as it is that long: two samples that
+   * print a long run of names alike (a location of many inline frames repeated along a deep
+   * stack) are walked a name at a time, and a small profile can ask for billions of names in one
+   * line. The path's memory is so bounded by the limit too (a tail's by its text, see `ends`).
    */
   begin(segmentStart: Float64Array, maxLineLength: number, refuseLine: (length: number) => void): void {
     this.segmentStart = segmentStart;
@@ -526,13 +534,11 @@ class FoldedWalk {
       const r = this.idRows ? this.idRows[slot]! : slot;
       if (r < 0 || this.nameCount[r] === 0) continue;
       const segment = this.nameCount[r]! > 1 ? this.names.length + r : this.locNames[this.firstName[r]!]!;
-      // Byte offsets are below 2^31 (MAX_FOLDED_SEGMENT_BYTES). Code units of `foldedLines` may
-      // not be: it reads no starts, and a segment of 2^31 - 1 units or more makes a line longer
-      // than any string, refused all the same.
+      // A segment of 2^31 - 1 units or more makes a line longer than any string (bytes are fewer:
+      // MAX_FOLDED_SEGMENT_BYTES), refused all the same.
       info[4 * slot] = segment;
-      info[4 * slot + 1] = Math.min(segmentStart[segment]!, MAX_INT32);
-      info[4 * slot + 2] = Math.min(segmentStart[segment + 1]! - segmentStart[segment]!, MAX_INT32);
-      info[4 * slot + 3] = r;
+      info[4 * slot + 1] = Math.min(segmentStart[segment + 1]! - segmentStart[segment]!, MAX_INT32);
+      info[4 * slot + 2] = r;
     }
     this.depth = this.unchanged = this.pending = 0;
     // The root: every kept sample, nothing printed.
@@ -552,6 +558,7 @@ class FoldedWalk {
       this.setSegment(depth, key >> 1);
       if ((key & 1) === 0) {
         this.depth = depth + 1;
+        this.length = this.ends[depth]!;
         this.sum = this.pendingSum[k]!;
         return true;
       }
@@ -565,38 +572,53 @@ class FoldedWalk {
 
   /** Sets `path[depth]` to name `name`. */
   private setSegment(depth: number, name: number): void {
-    const start = this.segmentStart[name]!;
-    this.putSegment(depth, name, start, this.segmentStart[name + 1]! - start);
+    this.putSegment(depth, name, this.segmentStart[name + 1]! - this.segmentStart[name]!);
+  }
+
+  /** Sets `path[depth]`, an entry the walk goes through, to `segment`, whose text is `length` long. */
+  private putSegment(depth: number, segment: number, length: number): void {
+    if (depth >= this.ends.length || depth >= this.path.length) {
+      // Never more walked entries than the limit pays for (see below): doubling past it would
+      // allocate up to twice what the budget allows before the check refuses the line.
+      const most = Math.floor(this.maxLineLength / WALKED_ENTRY_BYTES) + 1;
+      if (depth >= this.ends.length) this.ends = grown(this.ends, depth + 1, most);
+      if (depth >= this.path.length) this.path = grown(this.path, depth + 1, most);
+      this.countPathBytes();
+    }
+    this.path[depth] = segment;
+    const end = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
+    this.ends[depth] = end;
+    // The walked path costs its entries as well as its text: a name of a run of inline frames
+    // two samples print alike is 2 bytes (`a;`) but an entry of 12, so both are held to the
+    // limit (on its text alone, a 245 KB profile walked a 512 MiB line's 5 GB of entries before
+    // being refused). Each on its own, not their sum, and a tail's entries only by their text
+    // (`putTailSegment`): summed, a line whose text fits was refused for its depth (one sample
+    // 1,000 frames deep of 1-byte names: 2 KB of text charged 22 KB).
+    const charged = Math.max(end, (depth + 1) * WALKED_ENTRY_BYTES);
+    if (charged > this.maxLineLength) this.refuseLine(charged);
+    if (depth < this.unchanged) this.unchanged = depth;
   }
 
   /**
-   * Sets `path[depth]` to `segment`, whose text starts at `start` and is `length` long. `walked`
-   * is the number of entries charged (see below): `depth + 1` for the entries the walk goes
-   * through, fewer for a sample's tail (`followSample`).
+   * Sets `path[depth]`, an entry of a line's tail (`followSample`), to `segment`, whose text is
+   * `length` long, after a text of `lineLength`; returns the text's length with it. Only in
+   * `path`: an entry is 4 bytes, its text at least 2 (a name, never empty, and its `;`), so the
+   * path grows to at most half the longest line's length in entries.
    */
-  private putSegment(depth: number, segment: number, start: number, length: number, walked: number = depth + 1): void {
+  private putTailSegment(depth: number, segment: number, length: number, lineLength: number): number {
     if (depth >= this.path.length) {
-      // Never more walked entries than the limit pays for (see below): doubling past it would
-      // allocate up to twice what the budget allows before the check refuses the line. A tail
-      // holds at most one entry per location id and name of one sample: its input's size.
-      const most = walked > depth ? Math.floor(this.maxLineLength / PATH_ENTRY_BYTES) + 1 : Infinity;
-      this.path = grown(this.path, depth + 1, most);
-      this.pathStart = grown(this.pathStart, depth + 1, most);
-      this.ends = grown(this.ends, depth + 1, most);
-      foldedWalkStats.largestPathBytes = Math.max(foldedWalkStats.largestPathBytes, this.path.length * PATH_ENTRY_BYTES);
+      this.path = grown(this.path, depth + 1, Math.floor(this.maxLineLength / 2) + 2);
+      this.countPathBytes();
     }
     this.path[depth] = segment;
-    this.pathStart[depth] = start;
-    this.ends[depth] = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
-    // The walked path costs its entries as well as its text: a name of a run of inline frames
-    // two samples print alike is 2 bytes (`a;`) but an entry of 20, so both are held to the
-    // limit (on its text alone, a 245 KB profile walked a 512 MiB line's 5 GB of entries before
-    // being refused). Each on its own, not their sum, and a tail's entries not at all (they are
-    // bounded by the input): summed, a line whose text fits was refused for its depth (one sample
-    // 1,000 frames deep of 1-byte names: 2 KB of text charged 22 KB).
-    const charged = Math.max(this.ends[depth]!, walked * PATH_ENTRY_BYTES);
-    if (charged > this.maxLineLength) this.refuseLine(charged);
-    if (depth < this.unchanged) this.unchanged = depth;
+    const end = lineLength + 1 + length;
+    if (end > this.maxLineLength) this.refuseLine(end);
+    return end;
+  }
+
+  /** Keeps `foldedWalkStats.largestPathBytes`. */
+  private countPathBytes(): void {
+    foldedWalkStats.largestPathBytes = Math.max(foldedWalkStats.largestPathBytes, this.path.byteLength + this.ends.byteLength);
   }
 
   /** The value of sample `i` as a sum. */
@@ -672,12 +694,12 @@ class FoldedWalk {
     let frame = this.posFrame[k]!;
     const printed = this.posPrinted[k]!;
     // The path up to here is walked; the rest, this sample's alone, is its tail.
-    const walked = depth;
+    let length = this.ends[depth - 1]!;
     if (printed > 0) {
       const r = this.rowOf(locationIds[frame]!);
       for (let n = printed; n < this.nameCount[r]!; n++) {
         const name = this.locNames[this.firstName[r]! + n]!;
-        this.putSegment(depth++, name, segmentStart[name]!, segmentStart[name + 1]! - segmentStart[name]!, walked);
+        length = this.putTailSegment(depth++, name, segmentStart[name + 1]! - segmentStart[name]!, length);
       }
       frame--;
     }
@@ -686,9 +708,10 @@ class FoldedWalk {
       const at = 4 * this.slotOf(locationIds[frame]!);
       // An unknown id (slot -1, or a dense id without a location) prints nothing.
       if (at < 0 || info[at]! < 0) continue;
-      this.putSegment(depth++, info[at]!, info[at + 1]!, info[at + 2]!, walked);
+      length = this.putTailSegment(depth++, info[at]!, info[at + 1]!, length);
     }
     this.depth = depth;
+    this.length = length;
     this.sum = this.valueOf(i);
   }
 
@@ -769,11 +792,11 @@ class FoldedWalk {
       for (let n = printed0; n < this.nameCount[r]!; n++) this.setSegment(depth++, this.locNames[this.firstName[r]! + n]!);
     } else {
       const at = 4 * this.slotOf(id0);
-      this.putSegment(depth++, info[at]!, info[at + 1]!, info[at + 2]!);
+      this.putSegment(depth++, info[at]!, info[at + 1]!);
     }
     for (let frame = frame0 - 1; frame > frame0 - run + 1; frame--) {
       const at = 4 * this.slotOf(locationIds[frame]!);
-      if (at >= 0 && info[at]! >= 0) this.putSegment(depth++, info[at]!, info[at + 1]!, info[at + 2]!);
+      if (at >= 0 && info[at]! >= 0) this.putSegment(depth++, info[at]!, info[at + 1]!);
     }
     for (let k = start; k < end; k++) {
       posFrame[k] = posFrame[k]! - (run - 1);
@@ -807,7 +830,7 @@ class FoldedWalk {
       let name = slotInfo[at]!;
       let count = 1;
       if (name >= wholeLocation) {
-        const r = slotInfo[at + 3]!;
+        const r = slotInfo[at + 2]!;
         name = locNames[firstName[r]! + printed - 1]!;
         count = nameCount[r]!;
       }
@@ -941,11 +964,14 @@ const MAX_INT32 = 2 ** 31 - 1;
 /** The most location ids compared per position in one pass of `followSharedRun`. */
 const RUN_BLOCK = 16;
 
-/** Bytes of one entry of a `FoldedWalk`'s path: `path` (Int32), `pathStart` and `ends` (Float64). */
-const PATH_ENTRY_BYTES = 4 + 8 + 8;
+/**
+ * Bytes charged for each entry the walk goes through: more than its 12 (`path`, Int32, and `ends`,
+ * Float64), as when it also had its text's start (a line refused then is refused now).
+ */
+const WALKED_ENTRY_BYTES = 20;
 
 /**
- * For tests: the largest path (`PATH_ENTRY_BYTES` per entry of capacity) any `FoldedWalk` of this
+ * For tests: the largest path (the bytes of `path` and `ends`) any `FoldedWalk` of this
  * process allocated, the positions its `expand` calls regrouped (the walk's work) and the location
  * ids `followSharedRun` compared (about; the work of looking for runs). Reset them to 0 before a
  * walk to read that walk's.
