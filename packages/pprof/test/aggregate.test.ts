@@ -441,4 +441,33 @@ describe.skipIf(!!goMissing)("as google/pprof's profile.Merge", () => {
       rmSync(tmp, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('a numeric unit at a second "" of the string table: Merge keeps it apart only for a key with 2+ numeric labels, profkit merges it (as docs/formats/pprof.md says)', () => {
+    const { dumpstring } = buildGoTools();
+    const tmp = mkdtempSync(join(tmpdir(), 'profkit-merge-'));
+    try {
+      const emptyAgain = STRINGS.length; // the index of the "" appended below
+      const unitEmptyAgain = (key: string, num: number): Field => [3, [[1, S[key]!], [3, num], [4, emptyAgain]]];
+      const bytes = Buffer.concat([
+        profileOf([
+          sample([1], [1, 1], numLabel('size', 4)),
+          sample([1], [1, 1], unitEmptyAgain('size', 4)), // one label: Go's key prints the units as [] for both
+          sample([2], [1, 1], numLabel('size', 4), numLabel('size', 5)),
+          sample([2], [1, 1], unitEmptyAgain('size', 4), numLabel('size', 5)), // two labels: [] and [ ]
+        ]),
+        pb([[6, str('')]]),
+      ]);
+      const input = join(tmp, 'in.pb');
+      const merged = join(tmp, 'merged.pb');
+      writeFileSync(input, bytes);
+      execFileSync(dumpstring, ['merge', input, merged]);
+      const valuesOf = (p: Profile) => samplesOf(p).map((s) => s.values);
+      expect(valuesOf(decodeProfile(new Uint8Array(readFileSync(merged))).profile)).toEqual([['2', '2'], ['1', '1'], ['1', '1']]);
+      const read = decodeProfile(bytes, { aggregate: true }).profile;
+      expect(valuesOf(read)).toEqual([['2', '2'], ['2', '2']]);
+      expect(read['.labels'].num_unit.every((u) => u === '')).toBe(true);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
