@@ -40,14 +40,18 @@ const server = await createProfileServer({
     if (req.kind === 'heap') return heap;
     if (req.kind === 'profile') return new Promise((ok) => {
       const t = setTimeout(() => ok(heap), req.seconds * 1000);
-      req.signal.addEventListener('abort', () => { clearTimeout(t); aborted++; ok(undefined); });
+      req.signal.addEventListener('abort', () => { clearTimeout(t); aborted++; ok(undefined); process.stdout.write('profile aborted\\n'); });
+      // The test disconnects its client once the request is being worked on, not after a delay.
+      process.stdout.write('profile started\\n');
     });
     return undefined;
   },
 });
 process.on('SIGTERM', async () => {
+  // Aborts by clients only: close() aborts the requests still in flight too.
+  const abortedByClients = aborted;
   await server.close();
-  process.stdout.write('report ' + JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS, aborted }) + '\\n');
+  process.stdout.write('report ' + JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS, aborted: abortedByClients }) + '\\n');
   process.exit(0);
 });
 process.stdout.write('listening ' + server.url + '\\n');
@@ -80,6 +84,9 @@ describe.skipIf(!haveDist)('server under bounded load on loopback', () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', SERVER_SCRIPT], { cwd: pkgDir, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
+    const said = (line: string) => new Promise<void>((ok) => child.stdout.on('data', () => out.includes(`${line}\n`) && ok()));
+    const profileStarted = said('profile started');
+    const profileAborted = said('profile aborted');
     const url = await new Promise<string>((ok, fail) => {
       child.stdout.on('data', () => {
         const m = /listening (\S+)\n/.exec(out);
@@ -121,12 +128,14 @@ describe.skipIf(!haveDist)('server under bounded load on loopback', () => {
         sock.on('close', end);
         sock.on('error', () => undefined);
       });
+      // Disconnects while the server works on its request, once the server said so: after a fixed
+      // delay (150 ms) a starved client or server could cut it before the server had read it.
       const disconnect = new Promise<void>((ok) => {
-        const req = request(`${server.url}/pprof/profile?seconds=5`, { agent: false });
+        const req = request(`${server.url}/pprof/profile?seconds=100`, { agent: false });
         req.on('error', () => ok());
         req.on('close', () => ok());
         req.end();
-        setTimeout(() => req.destroy(), 150);
+        void profileStarted.then(() => req.destroy());
       });
       const oversized = call(new Agent(), `${server.url}/pprof/symbol`, 'POST', '0x1234+'.repeat(20_000));
 
@@ -162,6 +171,8 @@ describe.skipIf(!haveDist)('server under bounded load on loopback', () => {
       const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
       const slowResult = await slow;
       await disconnect;
+      // The server saw the disconnection (the report counts the aborts from before its shutdown).
+      await profileAborted;
       const big = await oversized;
       // Still healthy afterwards.
       expect((await call(agent, `${server.url}/pprof/heap`)).body).toBe(reference.body);
