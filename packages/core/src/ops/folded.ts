@@ -305,9 +305,9 @@ class FoldedWalk {
   /**
    * `ends[i]`: the length of the text of `path[0..i]` joined, in the units of `begin`'s offsets,
    * for the entries the walk went through; not for the line's tail, the entries of a sample
-   * alone (`followSample`), which are only in `path` (4 bytes an entry, at most 2 of text: so the
-   * path is at most about twice the text it prints; 20 bytes an entry, a tail of 1-byte names
-   * was 10 times the line).
+   * alone (`followSample`), which are only in `path`: 4 bytes an entry, whose text is at least 2
+   * (a name, never empty, and its `;`), so a tail's path is at most about twice the text it
+   * prints (at 20 bytes an entry, a tail of 1-byte names held 10 times its line).
    */
   ends = new Float64Array(64);
   /** The length of this line's text (`ends` of its last entry), in the units of `begin`'s offsets. */
@@ -589,9 +589,9 @@ class FoldedWalk {
     const end = depth === 0 ? length : this.ends[depth - 1]! + 1 + length;
     this.ends[depth] = end;
     // The walked path costs its entries as well as its text: a name of a run of inline frames
-    // two samples print alike is 2 bytes (`a;`) but an entry of 12, so both are held to the
-    // limit (on its text alone, a 245 KB profile walked a 512 MiB line's 5 GB of entries before
-    // being refused). Each on its own, not their sum, and a tail's entries only by their text
+    // two samples print alike is 2 bytes (`a;`) but an entry of 12 (charged 20), so both are held
+    // to the limit (on its text alone, a 245 KB profile walked a 512 MiB line's 5 GB of entries
+    // before being refused). Each on its own, not their sum, and a tail's entries only by their text
     // (`putTailSegment`): summed, a line whose text fits was refused for its depth (one sample
     // 1,000 frames deep of 1-byte names: 2 KB of text charged 22 KB).
     const charged = Math.max(end, (depth + 1) * WALKED_ENTRY_BYTES);
