@@ -9,24 +9,40 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, boundedFlameTree, cutFlameTree, renderFlameGraph, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, boundedFlameTree, cutFlameTree, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
 import { cutFlameFrames, flameCountBudget } from '../src/flame/cut.js';
 
 /**
- * One sample of 10^9 on `hot`, and `samples` samples of 1 whose stacks are `entries` times a
- * location of `lines` inline lines above a leaf of their own: the deep part is one frame of the
- * complete tree per level, `samples` members wide, narrower than 0.01% of the total.
+ * With `hot`, one sample of 10^9 on a location of its own; and `samples` samples of 1 whose stacks
+ * are `entries` times a location of `lines` inline lines above a leaf of their own: the deep part
+ * is one frame of the complete tree per level, `samples` members wide (narrower than 0.01% of the
+ * total with `hot`). `twins`: the samples alternate between two such locations of the same
+ * functions (other lines), so that the members of a frame stand in two locations.
  */
-function sharedDeepStacks(samples: number, entries: number, lines: number): Profile {
+export function sharedDeepStacks(samples: number, entries: number, lines: number, { hot = true, twins = true } = {}): Profile {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
   const fns = Array.from({ length: 10 }, (_, i) => b.internFunction({ name: `f${i}` }));
-  const deep = b.internLocation({ functionId: fns[0]!, line: 1, inlinedInto: Array.from({ length: lines - 1 }, (_, k) => ({ functionId: fns[(k + 1) % 10]!, line: k + 2 })) });
-  b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'hot' }), line: 1 })], [1_000_000_000n]);
+  const deep = [0, 1].map((twin) =>
+    b.internLocation({ functionId: fns[0]!, line: 1 + twin, inlinedInto: Array.from({ length: lines - 1 }, (_, k) => ({ functionId: fns[(k + 1) % 10]!, line: 100_000 * twin + k + 2 })) }),
+  );
+  if (hot) b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'hot' }), line: 1 })], [1_000_000_000n]);
   for (let i = 0; i < samples; i++) {
     const leaf = b.internLocation({ functionId: b.internFunction({ name: `leaf${i}` }), line: 1 });
-    b.addSample([leaf, ...new Array<number>(entries).fill(deep)], [1n]);
+    b.addSample([leaf, ...new Array<number>(entries).fill(deep[twins ? i % 2 : 0]!)], [1n]);
   }
   return b.build();
+}
+
+/** Every frame of `tree` depth first (callees in order) as `level name value self`. */
+function framesOf(tree: FlameNode): string[] {
+  const out: string[] = [];
+  const work: [FlameNode, number][] = [[tree, 0]];
+  while (work.length > 0) {
+    const [node, level] = work.pop()!;
+    out.push(`${level} ${node.name} ${node.value} ${node.self}`);
+    for (let i = node.children.length - 1; i >= 0; i--) work.push([node.children[i]!, level + 1]);
+  }
+  return out;
 }
 
 /** Samples of deep random stacks over few locations, a third with an inline frame. */
@@ -42,7 +58,7 @@ function randomDeep(seed: number): Profile {
 }
 
 describe('counting the frames left out (countEveryFrame)', () => {
-  it('stops at the budget on members × inline frames (20 samples × 1,000 × 1,000 lines: 20M steps), says so, and draws the same frames', () => {
+  it('stops at the budget on members × inline frames (20 samples × 1,000 × 1,000 lines of two locations: 20M steps), says so, and draws the same frames', () => {
     const p = sharedDeepStacks(20, 1_000, 1_000);
     const budget = flameCountBudget(p);
     const cut = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true });
@@ -61,7 +77,7 @@ describe('counting the frames left out (countEveryFrame)', () => {
     expect(page).toContain(`at least ${cut.elided} of at least ${cut.allFrames} frames narrower than 0.01% of the total left out`);
   });
 
-  it('counts every frame where the profile pays for them (2 samples: 2M steps, under the floor of the budget)', () => {
+  it('counts every frame where the profile pays for them (2 samples of two locations: 2M steps, under the floor of the budget)', () => {
     const p = sharedDeepStacks(2, 1_000, 1_000);
     const cut = cutFlameTree(p, 0, 0.0001, { countEveryFrame: true });
     expect([cut.countStopped, cut.frames, cut.elided]).toEqual([false, 1_000_004, 1_000_002]);
@@ -94,5 +110,26 @@ describe('counting the frames left out (countEveryFrame)', () => {
         expect(cutFlameTree(p, 0, minWidth, { countEveryFrame: true }).countStopped).toBe(false);
       }
     }
+  });
+});
+
+describe('runs of inline frames every member of a frame shares (one location, one position)', () => {
+  it('are drawn or counted at once: members + frames steps, not members × frames', () => {
+    // 200 samples through 20 entries of one 1,000-line location: 20,000 drawn levels, 200 members
+    // each (4M member visits a frame at a time).
+    const drawnRun = sharedDeepStacks(200, 20, 1_000, { hot: false, twins: false });
+    const cut = cutFlameFrames(drawnRun, 0, 0.0001, { countEveryFrame: true, limits: { maxFlameDepth: 30_000 } });
+    expect(cut.walkSteps).toBeLessThan(10 * 200 * 20);
+    const exact = boundedFlameTree(drawnRun, 0, 0.0001, { limits: { maxFlameDepth: 30_000 } });
+    const same = cutFlameTree(drawnRun, 0, 0.0001, { countEveryFrame: true, limits: { maxFlameDepth: 30_000 } });
+    expect([same.frames, same.elided, same.countStopped]).toEqual([exact.frames, exact.elided, false]);
+    // Compared frame by frame: toEqual recurses once per level.
+    expect(framesOf(same.tree)).toEqual(framesOf(exact.tree));
+    expect(framesOf(same.tree)).toHaveLength(1 + 20 * 1_000 + 200);
+    // Left out under the hot sample, 200 samples × 1,000 entries: counted exactly, within the budget.
+    const countedRun = sharedDeepStacks(200, 1_000, 1_000, { twins: false });
+    const counted = cutFlameFrames(countedRun, 0, 0.0001, { countEveryFrame: true });
+    expect([counted.countStopped, counted.allFrames, counted.elided]).toEqual([false, 1 + 1 + 1_000_000 + 200, 1_000_200]);
+    expect(counted.walkSteps).toBeLessThan(10 * 200 * 1_000);
   });
 });

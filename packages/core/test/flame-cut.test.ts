@@ -154,6 +154,35 @@ describe('cutFlameTree', () => {
     }
   });
 
+  it('draws and counts what boundedFlameTree does where many members share runs of inline frames (locations of up to 8 lines, twins of equal names, stacks repeating them)', () => {
+    /** 400 samples of stacks of 1-6 entries over 10 locations of 1-8 inline lines; locations 5-9 repeat the names of 0-4 (other lines). */
+    const profile = (seed: number): Profile => {
+      const r = seededRandom(seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+      const fns = Array.from({ length: 7 }, (_, i) => b.internFunction({ name: `g${i}` }));
+      const shapes = Array.from({ length: 5 }, () => Array.from({ length: 1 + int(8) }, () => fns[int(7)]!));
+      const locs = Array.from({ length: 10 }, (_, i) => {
+        const [outer, ...inlined] = shapes[i % 5]!;
+        return b.internLocation({ functionId: outer!, line: i, inlinedInto: inlined.map((functionId, k) => ({ functionId, line: 100 * i + k })) });
+      });
+      const stacks = Array.from({ length: 25 }, () => Array.from({ length: 1 + int(6) }, () => locs[int(10)]!));
+      for (let i = 0; i < 400; i++) b.addSample(stacks[int(25)]!, [BigInt(1 + int(50))]);
+      return b.build();
+    };
+    for (const seed of [61, 62, 63]) {
+      const p = profile(seed);
+      for (const minWidth of [0, 0.01, 0.05, 0.2]) {
+        const bounded = boundedFlameTree(p, 0, minWidth);
+        const counted = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
+        const at = `seed ${seed}, min width ${minWidth}`;
+        expect(counted.tree, at).toEqual(bounded.tree);
+        expect([counted.frames, counted.elided, counted.countStopped], at).toEqual([bounded.frames, bounded.elided, false]);
+        expect(cutFlameTree(p, 0, minWidth).tree, at).toEqual(bounded.tree);
+      }
+    }
+  });
+
   it('refuses a sample type that does not exist', () => {
     expect(() => cutFlameTree(randomProfile(1, false), 2, 0)).toThrow(/sample type index 2 is out of range/);
   });
