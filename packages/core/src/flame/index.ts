@@ -179,14 +179,16 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       let s = memberRow[start]!;
       let pos = memberPos[start]!;
       for (;;) {
-        if (locNameStart[frame[s]!]! + pos + 1 < locNameStart[frame[s]! + 1]!) {
-          pos++;
-        } else {
-          const c = firstChild[s + 1]!;
-          if (c < 0 || nextSibling[c]! >= 0) break;
-          s = c;
-          pos = 0;
+        // The rest of the location's inline frames at once (a location may have thousands).
+        const innermost = locNameStart[frame[s]! + 1]! - locNameStart[frame[s]!]! - 1;
+        if (pos < innermost) {
+          frames += innermost - pos;
+          pos = innermost;
         }
+        const c = firstChild[s + 1]!;
+        if (c < 0 || nextSibling[c]! >= 0) break;
+        s = c;
+        pos = 0;
         frames++;
       }
       memberRow[start] = s;
