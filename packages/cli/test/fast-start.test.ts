@@ -5,7 +5,7 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -169,14 +169,35 @@ describe('process.stdout is made only when used (whenStdoutCreated in bin.ts)', 
       "process.on('exit', () => writeSync(2, `stdout made: ${made !== undefined}, error listeners: ${made?.listenerCount('error') ?? 0}\\n`));",
     ].join('\n'),
   );
-  const run = (args: string[], stdout: 'ignore' | 'pipe') =>
-    spawnSync(process.execPath, ['--import', pathToFileURL(preload).href, cliBin, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
+  const run = (args: string[], stdout: 'ignore' | 'pipe', env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(process.execPath, ['--import', pathToFileURL(preload).href, cliBin, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'], env: { ...process.env, ...env } });
   const rprof = resolve(packagesDir, '../examples/r/fib.Rprof.out');
 
-  it('`convert --quiet` never makes it (it prints nothing)', () => {
-    const r = run(['convert', rprof, join(root, 'quiet.pb.gz'), '--quiet'], 'ignore');
-    expect(r.status).toBe(0);
-    expect(r.stderr).toBe('stdout made: false, error listeners: 0\n');
+  /**
+   * The modules a run of `args` loads from files although the start-up bundle holds them: none
+   * when the bundle matches the files (only bin.js and fast-start.js load from dist). A bundle
+   * left stale by a `tsc -b` of an adapter still runs, but loads that adapter from dist through
+   * module hooks, and registering hooks starts Node's hooks worker, which makes process.stdout.
+   */
+  function modulesMissedByBundle(args: string[]): string[] {
+    const { status, urls } = runWithModuleLog([cliBin, ...args], { cwd: root });
+    expect(status).toBe(0);
+    const startFiles = [cliBin, join(dirname(cliBin), 'fast-start.js')].map((f) => pathToFileURL(f).href);
+    return urls.filter((u) => u.startsWith('file:') && !startFiles.includes(u) && !u.startsWith(pathToFileURL(root).href));
+  }
+
+  it('`convert --quiet` never makes it (it prints nothing), with the start-up bundle or without', () => {
+    const args = ['convert', rprof, join(root, 'quiet.pb.gz'), '--quiet'];
+    const unbundled = run(args, 'ignore', { PROFKIT_NO_BUNDLE: '1' });
+    expect(unbundled.status).toBe(0);
+    expect(unbundled.stderr).toBe('stdout made: false, error listeners: 0\n');
+    const bundled = run(args, 'ignore');
+    expect(bundled.status).toBe(0);
+    if (bundled.stderr !== unbundled.stderr && existsSync(join(dirname(cliBin), 'bundle/manifest.json'))) {
+      // Says why instead of a bare "stdout made: true" (this failed twice right after a `tsc -b`).
+      expect(modulesMissedByBundle(args), 'the start-up bundle is stale: these modules no longer match it (a `tsc -b` since `npm run build`); run `npm run build`').toEqual([]);
+    }
+    expect(bundled.stderr).toBe('stdout made: false, error listeners: 0\n');
   });
 
   it('a command printing to a pipe makes it, with the error listener that keeps a closed pipe from crashing the process', () => {
