@@ -15,7 +15,7 @@ import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/
 import { CalleeGroups, cutFlameFrames, locationNameIds, sortChildrenByName, type FlameFrames } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
-export { cutFlameTree, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
+export { cutFlameTree, flameCountBudget, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
