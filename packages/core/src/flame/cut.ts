@@ -53,10 +53,12 @@ export interface CutFlameTreeOptions {
   /**
    * With `countEveryFrame`: the steps counting the frames left out may take (a step is one member
    * moved one frame down, or one stack entry of a single member's rest counted), default
-   * `flameCountBudget(p)`, proportional to the profile. A member is walked a frame at a time, so
-   * a group of many members under a deep run of inline frames costs members × frames: a
-   * 1,000-line location repeated 1,000 times in stacks of 200 samples was 200M steps (6 s) for a
-   * subtitle. Past the budget the rest is not counted (`countStopped`); the drawing is unchanged.
+   * `flameCountBudget(p)`, proportional to the profile. A group of members standing in several
+   * locations is walked a frame at a time (a run all of them share in one location is taken at
+   * once), so many members under deep inline frames cost members × frames: 1,000 entries of two
+   * 1,000-line locations of the same functions in the stacks of 200 samples were 200M steps (11 s)
+   * for a subtitle. Past the budget the rest is not counted (`countStopped`); the drawing is
+   * unchanged.
    */
   countBudget?: number;
   /**
