@@ -8,9 +8,9 @@
  * least"; the frames drawn are the same.
  */
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, boundedFlameTree, cutFlameTree, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
 import { cutFlameFrames, flameCountBudget } from '../src/flame/cut.js';
+import { deepRandomProfile } from './flame-profiles.js';
 
 /**
  * With `hot`, one sample of 10^9 on a location of its own; and `samples` samples of 1 whose stacks
@@ -19,7 +19,7 @@ import { cutFlameFrames, flameCountBudget } from '../src/flame/cut.js';
  * total with `hot`). `twins`: the samples alternate between two such locations of the same
  * functions (other lines), so that the members of a frame stand in two locations.
  */
-export function sharedDeepStacks(samples: number, entries: number, lines: number, { hot = true, twins = true } = {}): Profile {
+function sharedDeepStacks(samples: number, entries: number, lines: number, { hot = true, twins = true } = {}): Profile {
   const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
   const fns = Array.from({ length: 10 }, (_, i) => b.internFunction({ name: `f${i}` }));
   const deep = [0, 1].map((twin) =>
@@ -45,17 +45,8 @@ function framesOf(tree: FlameNode): string[] {
   return out;
 }
 
-/** Samples of deep random stacks over few locations, a third with an inline frame. */
-function randomDeep(seed: number): Profile {
-  const r = seededRandom(seed);
-  const int = (n: number) => Math.floor(r() * n);
-  const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-  const fns = Array.from({ length: 9 }, (_, i) => b.internFunction({ name: `d${i}` }));
-  const locs = Array.from({ length: 15 }, (_, i) => b.internLocation({ functionId: fns[int(9)]!, line: i, inlinedInto: i % 3 === 0 ? [{ functionId: fns[int(9)]!, line: 50 + i }] : [] }));
-  const stacks = Array.from({ length: 60 }, () => Array.from({ length: 5 + int(40) }, () => locs[int(locs.length)]!));
-  for (let i = 0; i < 200; i++) b.addSample(stacks[int(stacks.length)]!, [BigInt(1 + int(20))]);
-  return b.build();
-}
+/** Deep random stacks (see deepRandomProfile). */
+const randomDeep = (seed: number): Profile => deepRandomProfile(seed, 200);
 
 describe('counting the frames left out (countEveryFrame)', () => {
   it('stops at the budget on members × inline frames (20 samples × 1,000 × 1,000 lines of two locations: 20M steps), says so, and draws the same frames', () => {

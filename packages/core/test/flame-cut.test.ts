@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ProfileBuilder, boundedFlameTree, cutFlameTree, type FlameNode, type Profile } from '../src/node/index.js';
 import { locationNameIds } from '../src/flame/cut.js';
+import { deepRandomProfile } from './flame-profiles.js';
 import { ProfileIndex, locationFrames } from '../src/views.js';
 
 /** 300 samples of up to 7 of 12 locations over 6 functions, half the locations with inline frames. */
@@ -87,17 +88,8 @@ describe('cutFlameTree', () => {
   });
 
   it('with countEveryFrame counts every frame left out as boundedFlameTree does: chains of one sample, shared callers, inline frames, sparse, unknown and high location ids, sums beyond 2^53', () => {
-    /** Samples of deep stacks over few locations: long chains of one sample under shared callers, some stacks repeated. */
-    const deep = (seed: number): Profile => {
-      const r = seededRandom(seed);
-      const int = (n: number) => Math.floor(r() * n);
-      const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
-      const fns = Array.from({ length: 9 }, (_, i) => b.internFunction({ name: `d${i}` }));
-      const locs = Array.from({ length: 15 }, (_, i) => b.internLocation({ functionId: fns[int(9)]!, line: i, inlinedInto: i % 3 === 0 ? [{ functionId: fns[int(9)]!, line: 50 + i }] : [] }));
-      const stacks = Array.from({ length: 60 }, () => Array.from({ length: 5 + int(40) }, () => locs[int(locs.length)]!));
-      for (let i = 0; i < 150; i++) b.addSample(stacks[int(stacks.length)]!, [BigInt(1 + int(20))]);
-      return b.build();
-    };
+    /** Long chains of one sample under shared callers, some stacks repeated. */
+    const deep = (seed: number): Profile => deepRandomProfile(seed, 150);
     const withIds = (seed: number, big: boolean, ids: (id: number, k: number) => number, of: 'samples' | 'both'): Profile => {
       const p = randomProfile(seed, big);
       if (of === 'both') p.locations.location_id.forEach((id, r) => (p.locations.location_id[r] = ids(id, -1)));
