@@ -77,8 +77,8 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
   /**
    * Levels of one flame graph, the root's included (`maxFlameDepth`): `renderFlameGraph`,
    * `cutFlameTree`, `boundedFlameTree`. Not a read limit (as `maxFlameFrames`). A chain of frames
-   * as wide as the root is drawn whatever the min width (flamegraph.pl and pprof's flame graph cut
-   * by width only): 1,000 entries of one 2,000-line location (a 7.5 KB pprof) drew 2M levels, a
+   * as wide as the root is drawn whatever the min width (flamegraph.pl cuts by width only, pprof's
+   * web flame graph not at all; neither caps the depth): 1,000 entries of one 2,000-line location (a 7.5 KB pprof) drew 2M levels, a
    * 437 MB SVG 32M pixels tall (26 s, 227 MB RSS). Recorders keep far fewer (perf 127 frames, Go
    * 128, V8 255, async-profiler 2,048; inline frames a few per entry), a folded file or a runaway
    * recursion more (the CLI's tests draw 20,000); 65,536 levels are a 1M-pixel-tall image, at most
