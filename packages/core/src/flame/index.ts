@@ -168,10 +168,33 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   let frames = 1;
   let shown = 1;
+  /** A callee of `node` (at `level`) drawn, its self value 0 until expanded; checks the limits first. */
+  const addChild = (node: FlameNode, level: number, name: string, value: bigint): FlameNode => {
+    if (shown >= maxFrames) throw limitError('maxFlameFrames', `the frames of one flame tree (${shown + 1} so far, frames narrower than the min width left out)`, maxFrames);
+    if (level + 1 > maxDepth) throw limitError('maxFlameDepth', `the levels of one flame tree (a frame at level ${level + 1}: its stack of ${level} frames, inline frames included)`, maxDepth);
+    const child: FlameNode = { name, value, self: 0n, children: [] };
+    node.children.push(child);
+    shown++;
+    return child;
+  };
+  // The frames of the run of inline frames all members `start..end` stand in (one location row,
+  // one position), down to its innermost: 0 when they do not, or when it is one frame.
+  const sharedInlineRun = (start: number, end: number): number => {
+    const s0 = memberRow[start]!;
+    if (s0 < 0) return 0;
+    const r = frame[s0]!;
+    const pos = memberPos[start]!;
+    const run = locNameStart[r + 1]! - locNameStart[r]! - 1 - pos;
+    if (run < 2) return 0;
+    for (let k = start + 1; k < end; k++) {
+      if (memberPos[k] !== pos || frame[memberRow[k]!] !== r) return 0;
+    }
+    return run;
+  };
   while (pendingStart.length > 0) {
     const start = pendingStart.pop()!;
-    const node = pendingNode.pop();
-    const level = pendingLevel.pop()!;
+    let node = pendingNode.pop();
+    let level = pendingLevel.pop()!;
     if (!node && members - start === 1) {
       // A frame left out with one member (most of them: where stacks no longer share callers,
       // frames form chains): follow its chain of single callees, only counting them, and expand
@@ -195,6 +218,20 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       memberPos[start] = pos;
     }
     const end = members;
+    // Every member (stack row) at one position of one location's inline frames: the frames down to
+    // its innermost one are a chain as wide as this frame, one callee each of every member, made or
+    // counted here at once (members + frames, not members × frames: stacks of many callers through
+    // a location of thousands of lines), the members moved to the innermost one.
+    const run = sharedInlineRun(start, end);
+    if (run > 0) {
+      frames += run;
+      const r = frame[memberRow[start]!]!;
+      const pos = memberPos[start]!;
+      for (let at = pos + 1; at <= pos + run; at++, level++) {
+        if (node) node = addChild(node, level, names[locNameIds[locNameStart[r]! + at]!]!, node.value);
+      }
+      for (let k = start; k < end; k++) memberPos[k] = pos + run;
+    }
     // The callees of the members, grouped by name.
     let callees = 0;
     calleeGroups.begin();
@@ -239,13 +276,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     for (let g = 0; g < groups; g++) {
       pendingStart.push(at);
       let child: FlameNode | undefined;
-      if (node && Number(groupValue[g]!) >= threshold) {
-        if (shown >= maxFrames) throw limitError('maxFlameFrames', `the frames of one flame tree (${shown + 1} so far, frames narrower than the min width left out)`, maxFrames);
-        if (level + 1 > maxDepth) throw limitError('maxFlameDepth', `the levels of one flame tree (a frame at level ${level + 1}: its stack of ${level} frames, inline frames included)`, maxDepth);
-        child = { name: names[groupName[g]!]!, value: BigInt(groupValue[g]!), self: 0n, children: [] };
-        node.children.push(child);
-        shown++;
-      }
+      if (node && Number(groupValue[g]!) >= threshold) child = addChild(node, level, names[groupName[g]!]!, BigInt(groupValue[g]!));
       pendingNode.push(child);
       pendingLevel.push(level + 1);
       const count = groupCount[g]!;
