@@ -1,8 +1,9 @@
 /**
- * The report views that only sum values over samples (top, tree, peek, folded, flame, diff) read
- * with the `samplesSummed` hint (the pprof reader then merges equal samples, so that memory
+ * The report views that only sum values over samples (top, tree, peek, folded, flame, diff, and
+ * list, graph, callgrind, topproto, which sum the samples `go tool pprof`'s load merges anyway)
+ * read with the `samplesSummed` hint (the pprof reader then merges equal samples, so that memory
  * follows the distinct samples); the commands that show or count single samples (traces, raw,
- * tags, list, filter, merge, convert) do not. And with or without it, the views print the same
+ * tags, filter, merge, convert) do not. And with or without it, the views print the same
  * bytes for every pprof fixture.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,9 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildRegistry, type RegistryReadOptions } from '@profkit/core/node';
-import type { CliContext } from '../src/types.js';
+import type { CliCommand, CliContext } from '../src/types.js';
 import { readDiffReport, readForReport, readForView, readWithProgress } from '../src/commands/shared.js';
 import { readAsGoPprof } from '../src/commands/go-load.js';
+import { list } from '../src/commands/list.js';
+import { graph } from '../src/commands/graph.js';
+import { callgrind } from '../src/commands/callgrind.js';
+import { topproto } from '../src/commands/topproto.js';
 import { fixture, hasFixtures, profkit, repoRoot } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-summed-'));
@@ -53,6 +58,9 @@ async function recordingContext(values: CliContext['values'] = {}): Promise<{ ct
     json: false,
     signal: new AbortController().signal,
     progress: () => ({ update() {}, done() {} }),
+    out: { warnings() {}, document() {}, line() {} },
+    stdout: { write: (_chunk: unknown, written?: (err?: Error) => void) => written?.() },
+    quiet: true,
   } as unknown as CliContext;
   return { ctx, reads, samples };
 }
@@ -79,9 +87,25 @@ describe('samplesSummed', () => {
     expect(reads.map((o) => o.samplesSummed)).toEqual([true, true]);
   });
 
+  it("is set by list, graph, callgrind and topproto (they sum what go tool pprof's load merges)", async () => {
+    const runs: [CliCommand, string[], CliContext['values']][] = [
+      [list, [file, 'f'], {}],
+      [graph, [file], { format: 'dot', output: join(tmp, 'two.dot') }],
+      [callgrind, [file], { output: join(tmp, 'two.callgrind') }],
+      [topproto, [file], { output: join(tmp, 'top.pb.gz') }],
+    ];
+    for (const [command, positionals, values] of runs) {
+      const { ctx, reads, samples } = await recordingContext(values);
+      ctx.positionals = positionals;
+      expect(await command.run(ctx), command.name).toBe(0);
+      expect(reads.map((o) => o.samplesSummed), command.name).toEqual([true]);
+      expect(samples, command.name).toEqual([1]);
+    }
+  });
+
   it('is not set by the reads of the commands that show single samples', async () => {
     const { ctx, reads, samples } = await recordingContext();
-    await readAsGoPprof(ctx, file); // traces, raw, tags, list, graph
+    await readAsGoPprof(ctx, file); // traces, raw, tags, disasm
     await readWithProgress(ctx, file); // filter, merge
     expect(reads.map((o) => o.samplesSummed)).toEqual([undefined, undefined]);
     expect(samples).toEqual([2, 2]);
@@ -131,6 +155,14 @@ const VIEWS: string[][] = [
   ['top', '--tag-root', 'thread', '--json'],
 ];
 
+/** The views that sum what `go tool pprof`'s load merges: run on the files whose samples all repeat (where merging happens). */
+const LOADED_VIEWS: string[][] = [
+  ['list', '.'],
+  ['graph', '--format', 'dot', '-o', 'OUT.dot'],
+  ['callgrind', '-o', 'OUT.callgrind'],
+  ['topproto', '-o', 'OUT.pb'],
+];
+
 /** `raw` (profile.proto) with its samples appended again in reverse order: every sample twice, equal samples far apart. */
 function samplesTwice(raw: Uint8Array): Uint8Array {
   const samples: Uint8Array[] = [];
@@ -158,7 +190,7 @@ function samplesTwice(raw: Uint8Array): Uint8Array {
 }
 
 describe.skipIf(!hasFixtures)('views with and without aggregate', () => {
-  it('print the same bytes for every pprof fixture, and for each with every sample repeated (and diff, --base)', async () => {
+  it('print the same bytes for every pprof fixture, and for each with every sample repeated (and diff, --base, list, graph, callgrind, topproto)', async () => {
     const files: string[] = [];
     for (const rel of PPROF_FIXTURES) {
       const f = fixture(rel);
@@ -169,7 +201,8 @@ describe.skipIf(!hasFixtures)('views with and without aggregate', () => {
     }
     for (const [k, f] of files.entries()) {
       const other = files[(k + 2) % files.length]!;
-      const runs = [...VIEWS.map((v) => [v[0]!, f, ...v.slice(1)]), ['diff', f, f], ['diff', other, f], ['diff', other, f, '--normalize'], ['top', f, '--base', other], ['top', f, '--diff-base', other]];
+      const views = f.endsWith('.twice.pb') ? [...VIEWS, ...LOADED_VIEWS] : VIEWS;
+      const runs = [...views.map((v) => [v[0]!, f, ...v.slice(1)]), ['diff', f, f], ['diff', other, f], ['diff', other, f, '--normalize'], ['top', f, '--base', other], ['top', f, '--diff-base', other]];
       for (const view of runs) {
         const outputs: string[] = [];
         const results = [];
@@ -177,7 +210,8 @@ describe.skipIf(!hasFixtures)('views with and without aggregate', () => {
           const out = join(tmp, 'out');
           const args = view.map((a) => (a.startsWith('OUT.') ? `${out}${a.slice(3)}` : a));
           results.push(await profkit([...args, ...extra]));
-          outputs.push(args.find((a) => a.startsWith(out)) ? readFileSync(args.find((a) => a.startsWith(out))!, 'utf8') : '');
+          // latin1: every byte as it is (topproto writes profile.proto).
+          outputs.push(args.find((a) => a.startsWith(out)) ? readFileSync(args.find((a) => a.startsWith(out))!, 'latin1') : '');
         }
         const [summed, each] = results as [Awaited<ReturnType<typeof profkit>>, Awaited<ReturnType<typeof profkit>>];
         expect(summed.code, `${view.join(' ')}: ${summed.stderr}`).toBe(each.code);

@@ -32,7 +32,7 @@ export const callgrind: CliCommand = {
   json: false,
   async run(ctx) {
     const file = ctx.positionals[0]!;
-    const r = await readAsGoPprof(ctx, file);
+    const r = await readAsGoPprof(ctx, file, 'summed');
     const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
     const { profile, total } = filteredForReport(ctx, r.loaded, sampleTypeIndex);
     const text = callgrindReport(profile, { sampleTypeIndex, total, cum: ctx.values.cum === true });

@@ -1,13 +1,15 @@
 import { goPprofLoad, parseLimitArgs, type Profile, type RegistryReadResult, type SampleReportOptions } from '@profkit/core';
 import type { CliContext } from '../types.js';
-import { byOf, filterOptionsOf, phase, readWithBase, sampleTypeIndexOf, sampleTypeJson, textOptionsOf } from './shared.js';
+import { byOf, filterOptionsOf, phase, readWithBase, sampleTypeIndexOf, sampleTypeJson, textOptionsOf, type SampleUse } from './shared.js';
 
 /**
  * Reads FILE and loads it as `go tool pprof` does before a report (`goPprofLoad`: merged with
  * itself, drop_frames applied, URL mapping files cleared): how raw, traces and tags read.
+ * `summed` for a command that only sums the values of the loaded samples (list, graph, callgrind,
+ * topproto): the load merges equal samples anyway, so the reader may merge them first.
  */
-export async function readAsGoPprof(ctx: CliContext, file: string): Promise<RegistryReadResult & { loaded: Profile }> {
-  const r = await readWithBase(ctx, file);
+export async function readAsGoPprof(ctx: CliContext, file: string, use: SampleUse = 'each'): Promise<RegistryReadResult & { loaded: Profile }> {
+  const r = await readWithBase(ctx, file, use);
   const l = await phase(ctx, 'loading as go tool pprof does', () => goPprofLoad(r.profile, parseLimitArgs(ctx.values.limit)));
   return { ...r, loaded: l.profile, warnings: [...r.warnings, ...l.warnings] };
 }

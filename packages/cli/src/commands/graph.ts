@@ -103,7 +103,7 @@ export const graph: CliCommand = {
       edgeFraction: numberOption(ctx, 'edge-fraction', { max: 1 }),
       callTree: ctx.values['call-tree'] === true,
     };
-    const r = await readAsGoPprof(ctx, file);
+    const r = await readAsGoPprof(ctx, file, 'summed');
     const rep = phase(ctx, 'computing the graph', () => dotReport(withTagFramesOf(ctx, r.loaded), { ...options, sampleTypeIndex: sampleTypeIndexOf(ctx, r.loaded) }));
     let bytes: Uint8Array;
     if (format === 'dot') bytes = new TextEncoder().encode(rep.text);

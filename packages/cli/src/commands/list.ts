@@ -48,6 +48,8 @@ export const list: CliCommand = {
       undefined,
       // The text written as it is made: a listing has a row for every line of a function's range.
       (p, input) => listReportText(p, { ...input, ...options }),
+      // Its lines sum the values of the loaded (merged) samples: the reader may merge them first.
+      'summed',
     );
   },
 };

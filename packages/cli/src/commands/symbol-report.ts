@@ -1,6 +1,6 @@
 import { applyReportFilters, compileGoPattern, parseLimitArgs, reportTotal, type CommandOption, type Profile, type ReadLimits, type Warning } from '@profkit/core/node';
 import type { CliContext } from '../types.js';
-import { FILTER_OPTIONS, FOCUS_OPTIONS, filterOptionsOf, sampleTypeIndexOf, sampleTypeJson } from './shared.js';
+import { FILTER_OPTIONS, FOCUS_OPTIONS, filterOptionsOf, sampleTypeIndexOf, sampleTypeJson, type SampleUse } from './shared.js';
 import { readAsGoPprof } from './go-load.js';
 import { streamedReportLimits, writeStreamedText } from './stream-text.js';
 
@@ -30,7 +30,7 @@ export interface SymbolReportInput {
  * loads it (then `prepare`d), REGEX compiled as Go's, the report's text printed, or with `--json`
  * the document `name` with its total and routines; `warnings` of the report added to the file's.
  * With `streamed`, the text (not `--json`) is its pieces written as they are made, never held
- * whole (a listing can be a row for each of millions of source lines).
+ * whole (a listing can be a row for each of millions of source lines). `use`: as `readAsGoPprof`'s.
  */
 export async function runSymbolReport(
   ctx: CliContext,
@@ -38,10 +38,11 @@ export async function runSymbolReport(
   report: (p: Profile, input: SymbolReportInput) => { sampleTypeIndex: number; total: bigint; routines: unknown[]; text: string; warnings?: Warning[] },
   prepare: (p: Profile) => Profile = (p) => p,
   streamed?: (p: Profile, input: SymbolReportInput) => Iterable<string>,
+  use: SampleUse = 'each',
 ): Promise<number> {
   const [file, regex] = ctx.positionals as [string, string];
   const symbol = await compileGoPattern(regex, 'REGEX');
-  const r = await readAsGoPprof(ctx, file);
+  const r = await readAsGoPprof(ctx, file, use);
   const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
   const { profile: p, total } = filteredForReport(ctx, prepare(r.loaded), sampleTypeIndex);
   const input = { total, sampleTypeIndex, symbol: (s: string) => symbol.test(s), symbolText: regex };

@@ -35,7 +35,7 @@ export const topproto: CliCommand = {
   async run(ctx) {
     const file = ctx.positionals[0]!;
     const { output, to } = requiredOutput(ctx, 'topproto', 'topproto writes a new profile');
-    const r = await readAsGoPprof(ctx, file);
+    const r = await readAsGoPprof(ctx, file, 'summed');
     const sampleTypeIndex = sampleTypeIndexOf(ctx, r.loaded);
     const { profile, total } = filteredForReport(ctx, r.loaded, sampleTypeIndex);
     const top = topProtoReport(profile, {
