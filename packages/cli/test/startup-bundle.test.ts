@@ -142,7 +142,7 @@ describe('the start-up bundle', () => {
 
   it('imports no module of a discovered adapter whose declared magic rules the input out (`convert` of an Rprof file, `top` of a pprof file)', () => {
     // Before the example adapter declared its magic (a JSON object), every run imported its
-    // sniff module from outside the bundle: ~8 ms of main-thread CPU of the Rprof convert.
+    // sniff module from outside the bundle, through the ES module loader.
     const rprof = join(repoRoot, 'examples/r/fib.Rprof.out');
     for (const args of [['convert', rprof, join(root, 'magic.pb.gz'), '--quiet'], ['top', profile]]) {
       const { status, stderr, urls } = runWithModuleLog([cliBin, ...args], { cwd: root, env: env() });
