@@ -787,6 +787,13 @@ function magicGatedSniff(pkgDir: string, spec: string, magic: StaticSniffMagic):
   };
 }
 
+/** A stand-in, how to import the real adapter, and (with magic) how to import its sniff module for a head. */
+interface LazyStandIn {
+  standIn: Adapter;
+  loadReal: () => Promise<Adapter>;
+  prepareSniff?: (head: Uint8Array) => Promise<void> | undefined;
+}
+
 /**
  * Lazy stand-ins for the adapters a package declares statically: their formats, description and
  * priority from package.json, `sniff` from the small sniff module, `load` importing the package's
@@ -798,7 +805,7 @@ async function lazyStandIns(
   pkg: Record<string, unknown>,
   entries: StaticAdapterMetadata[],
   importFrom: LoadAdapterOptions,
-): Promise<{ standIn: Adapter; loadReal: () => Promise<Adapter>; prepareSniff?: (head: Uint8Array) => Promise<void> | undefined }[]> {
+): Promise<LazyStandIn[]> {
   let moduleValues: Promise<{ values: unknown[]; resolved: string }> | undefined;
   const realAdapter = async (name: string): Promise<Adapter> => {
     moduleValues ??= loadAdapterModule(p.name, importFrom);
@@ -812,7 +819,7 @@ async function lazyStandIns(
     }
     return checkAdapter(found, p.name);
   };
-  const out: { standIn: Adapter; loadReal: () => Promise<Adapter>; prepareSniff?: (head: Uint8Array) => Promise<void> | undefined }[] = [];
+  const out: LazyStandIn[] = [];
   for (const e of entries) {
     // With magic, the sniff module waits for a head that matches it (most inputs are not of this
     // adapter's format: a third-party adapter's sniff was a module import on every start).
