@@ -7,14 +7,14 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { request, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cliBin, haveCli } from '@profkit/test-utils';
 import { ProfileBuilder, type Profile } from '@profkit/core/node';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createProfileServer, writeHeapText, type ProfileServer } from '../src/node.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,27 +100,41 @@ describe('serve under clients that do not read', () => {
   });
 
   it('cuts an answer without progress after responseTimeoutMs, not twice that', async () => {
-    // Both ends of the span are taken by the test's own event handlers when they happen (not by
-    // polling, whose 20 ms steps stretch under load), and the timeout leaves 3 s for a loaded
-    // machine to run the timer late: a cut after 2 x timeoutMs still fails the bound.
+    // The server's delivery timer and its progress clock run on fake time (setTimeout, Date);
+    // sockets stay real. Fake time moves only when the test moves it, so a loaded machine cannot
+    // run the timer late: the span from the answer's last progress to its cut is measured exactly
+    // (to STEP_MS), where wall-clock spans needed 3 s of slack. A cut by Node's own socket timeout
+    // (real time, twice the timeout for such a client) would not come within the fake span.
     const timeoutMs = 4000;
-    let answeredAt = 0;
-    const s = await createProfileServer({ profiles: () => big, responseTimeoutMs: timeoutMs, onRequest: () => (answeredAt = Date.now()) });
+    const STEP_MS = 10;
+    let answered = false;
+    const s = await createProfileServer({ profiles: () => big, responseTimeoutMs: timeoutMs, onRequest: () => (answered = true) });
     let sock: Socket | undefined;
+    const realTurn = () => new Promise((ok) => setImmediate(ok)); // not faked: lets sockets work
     try {
-      await get(`${s.url}/pprof/heap`); // encoded before the clock starts
-      answeredAt = 0;
-      let cutAt = 0;
-      s.server.once('connection', (c: Socket) => c.once('close', () => (cutAt = Date.now())));
+      await get(`${s.url}/pprof/heap`); // encoded before the clock is faked
+      answered = false;
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      let progressAt = -1;
+      let cutAt = -1;
+      s.server.once('request', (_req, res: ServerResponse) => {
+        // The delivery's start and each 'drain' (the connection took a piece) are its progress.
+        progressAt = Date.now();
+        res.on('drain', () => (progressAt = Date.now()));
+        res.once('close', () => (cutAt = Date.now()));
+      });
       sock = nonReader(s, '/pprof/heap');
-      // The answer started (onRequest runs once it is handed to the delivery) and then stalls.
-      expect(await until(() => answeredAt > 0, 15_000)).toBe(true);
-      expect(await until(() => cutAt > 0, 4 * timeoutMs)).toBe(true);
-      const cutAfter = cutAt - answeredAt;
-      // Node's socket timeout alone cuts such a client after 2 x timeoutMs.
-      expect(cutAfter).toBeGreaterThanOrEqual(timeoutMs - 100);
-      expect(cutAfter).toBeLessThan(1.75 * timeoutMs);
+      while (!answered) await realTurn(); // the answer was handed to the delivery (test timeout bounds it)
+      for (let moved = 0; cutAt < 0; moved += STEP_MS) {
+        expect(moved, `no cut within ${4 * timeoutMs} ms of fake time`).toBeLessThan(4 * timeoutMs);
+        vi.advanceTimersByTime(STEP_MS);
+        for (let i = 0; i < 5; i++) await realTurn();
+      }
+      expect(progressAt).toBeGreaterThanOrEqual(0);
+      expect(cutAt - progressAt).toBeGreaterThanOrEqual(timeoutMs);
+      expect(cutAt - progressAt).toBeLessThan(timeoutMs + STEP_MS);
     } finally {
+      vi.useRealTimers();
       sock?.destroy();
       await s.close();
     }
@@ -135,7 +149,7 @@ describe('serve under clients that do not read', () => {
         stalled.push(nonReader(s, '/pprof/heap'));
         expect(await until(() => answered >= i + 1, 15_000)).toBe(true);
       }
-      expect(await until(async () => (await connections(s)) <= 3, 5000)).toBe(true);
+      expect(await until(async () => (await connections(s)) <= 3, 15_000)).toBe(true); // a bound against hangs only, as above
       const r = await get(`${s.url}/pprof/heap`);
       expect(r.status).toBe(200);
       expect(r.body.length).toBe(bigBytes);
