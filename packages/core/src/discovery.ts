@@ -764,9 +764,16 @@ async function importStaticSniff(pkgDir: string, spec: string): Promise<SniffFun
  * that does, the function of the sniff module, which `prepare(head)` imports first (the registry's
  * `prepareSniffs`, before it detects). Its file must exist now (a missing one makes the caller
  * import the package instead, as for an entry without magic); a module that fails to import later
- * makes the sniff throw (detection reports the score as 0, "sniff threw").
+ * (or lacks the export) is replaced by `fallback`, the sniff of the package's own adapter, as a
+ * broken sniff module at registration is; when that fails too, the sniff throws (detection
+ * reports the score as 0, "sniff threw").
  */
-function magicGatedSniff(pkgDir: string, spec: string, magic: StaticSniffMagic): { sniff: SniffFunction; prepare: (head: Uint8Array) => Promise<void> | undefined } {
+function magicGatedSniff(
+  pkgDir: string,
+  spec: string,
+  magic: StaticSniffMagic,
+  fallback: () => Promise<SniffFunction>,
+): { sniff: SniffFunction; prepare: (head: Uint8Array) => Promise<void> | undefined } {
   staticSniffFile(pkgDir, spec);
   let loaded: SniffFunction | undefined;
   let failure: unknown;
@@ -779,10 +786,12 @@ function magicGatedSniff(pkgDir: string, spec: string, magic: StaticSniffMagic):
     },
     prepare(head) {
       if (loaded || failure !== undefined || !headMatchesMagic(head, magic)) return undefined;
-      return (importing ??= importStaticSniff(pkgDir, spec).then(
-        (fn) => void (loaded = fn),
-        (e: unknown) => void (failure = e),
-      ));
+      return (importing ??= importStaticSniff(pkgDir, spec)
+        .catch((e: unknown) => fallback().catch(() => Promise.reject(e)))
+        .then(
+          (fn) => void (loaded = fn),
+          (e: unknown) => void (failure = e),
+        ));
     },
   };
 }
@@ -823,10 +832,14 @@ async function lazyStandIns(
   for (const e of entries) {
     // With magic, the sniff module waits for a head that matches it (most inputs are not of this
     // adapter's format: a third-party adapter's sniff was a module import on every start).
-    const gated = e.sniff && e.magic ? magicGatedSniff(p.dir, e.sniff, e.magic) : undefined;
-    const sniff = gated ? gated.sniff : e.sniff ? await importStaticSniff(p.dir, e.sniff) : () => 0;
     let real: Promise<Adapter> | undefined;
     const loadReal = () => (real ??= realAdapter(e.name));
+    const realSniff = async (): Promise<SniffFunction> => {
+      const a = await loadReal();
+      return (head, hints) => a.sniff(head, hints);
+    };
+    const gated = e.sniff && e.magic ? magicGatedSniff(p.dir, e.sniff, e.magic, realSniff) : undefined;
+    const sniff = gated ? gated.sniff : e.sniff ? await importStaticSniff(p.dir, e.sniff) : () => 0;
     const standIn = defineAdapter({
       name: e.name,
       packageName: typeof pkg.name === 'string' ? pkg.name : p.name,

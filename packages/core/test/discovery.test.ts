@@ -501,6 +501,18 @@ export default {
       expect(r.warnings.map((w) => w.code)).toEqual(['PROFKIT_W_DISCOVER_STATIC']);
       expect(r.warnings[0]!.message).toContain('missing.js');
     });
+
+    it('detects with the package\'s own adapter when the sniff module exists but cannot be used (as without magic)', async () => {
+      // Without magic, a bad export fails at registration and the package is imported: the file is
+      // still detected. With magic, the failure shows only once a head matches: same detection.
+      const { dir, tag, imported } = lazyProject({ magic: { prefixes: ['#'] }, sniff: './dist/sniff.js#noSuchExport' });
+      const r = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      expect(imported()).toBe(false);
+      const d = await r.registry.detectFile(join(dir, 'in.txt'));
+      expect(d.scores.find((x) => x.adapter === tag)).toEqual({ adapter: tag, format: tag, score: 1, priority: 0 });
+      expect(d.adapter).toBe(tag);
+      expect(imported()).toBe(true);
+    });
   });
 
   describe('config entries naming such a package', () => {
