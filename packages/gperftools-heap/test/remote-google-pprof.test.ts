@@ -12,6 +12,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { Agent, get as httpGet } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,20 @@ async function serve(files: string[], program: string): Promise<Served> {
     });
   });
   return { proc, base, port: Number(new URL(base).port), stderr: () => err, exited };
+}
+
+/** GET `url` through `agent`; whether the request went out on a connection kept alive from an earlier one. */
+function getText(agent: Agent, url: string): Promise<{ status: number; body: string; reusedSocket: boolean }> {
+  return new Promise((ok, fail) => {
+    const req = httpGet(url, { agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => ok({ status: res.statusCode!, body, reusedSocket: req.reusedSocket }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+  });
 }
 
 function stop(s: Served | undefined): void {
@@ -139,14 +154,32 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve on SIGTERM', () => {
     served = await serve([join(pprofTestdata, 'cppbench.heap')], '/bin/cppbench');
     // the port is taken while it serves
     expect(await canBind(served.port)).toBe(false);
-    // a keep-alive connection (fetch pools it) must not keep the server alive
-    const r = await fetch(`${served.base}/pprof/heap`, { headers: { connection: 'keep-alive' } });
-    expect(r.status).toBe(200);
-    expect(await r.text()).toMatch(/^heap profile: /);
-    const t0 = Date.now();
+    // A keep-alive connection in use must not keep the server alive. The client asks again on the
+    // same connection 200 ms after each answer until the server ends it, so the connection never
+    // sits idle long enough for the server's keep-alive timeout (5 s) to close it: only the
+    // shutdown can, and a server that left it open would never exit (the test's timeout fails
+    // it). Before, an idle connection and a 5 s cap on the exit told those apart by timing.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const first = await getText(agent, `${served.base}/pprof/heap`);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatch(/^heap profile: /);
+    let reused = 0;
+    let asking = true;
+    const keepAsking = (async () => {
+      for (;;) {
+        await new Promise((ok) => setTimeout(ok, 200));
+        const r = await getText(agent, `${served.base}/pprof/cmdline`).catch(() => undefined);
+        if (r?.status !== 200) return;
+        if (r.reusedSocket) reused++;
+      }
+    })().finally(() => (asking = false));
+    // SIGTERM once the connection was used again: it is a kept-alive connection in use.
+    while (reused === 0 && asking) await new Promise((ok) => setTimeout(ok, 20));
+    expect(reused, 'the answers came on one kept-alive connection').toBeGreaterThan(0);
     served.proc.kill('SIGTERM');
     const { code, signal } = await served.exited;
-    expect(Date.now() - t0).toBeLessThan(5000);
+    await keepAsking;
+    agent.destroy();
     // handled, not killed by the signal: the CLI's "interrupted" exit code
     expect(signal).toBeNull();
     expect(code).toBe(130);
@@ -156,5 +189,5 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve on SIGTERM', () => {
     // nothing listens any more, and the port can be bound again
     await expect(fetch(`${served.base}/pprof/heap`)).rejects.toThrow();
     expect(await canBind(served.port)).toBe(true);
-  }, 30_000);
+  }, 60_000);
 });
