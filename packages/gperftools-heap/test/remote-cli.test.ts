@@ -86,10 +86,10 @@ describe.skipIf(!haveCli || !haveFixtures)('profkit serve / profkit fetch', () =
   });
 
   it('stops cleanly on SIGINT', async () => {
+    // Awaited, not timed: no connection is left open (the fetches were separate processes), so
+    // nothing but a broken shutdown can keep it running, and the test's timeout catches that.
     serve.kill('SIGINT');
-    const t0 = Date.now();
     const code = await exited;
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(code === 0 || code === 130).toBe(true);
     expect(serveErr).toContain('server stopped');
   });
