@@ -513,6 +513,17 @@ export default {
       expect(d.adapter).toBe(tag);
       expect(imported()).toBe(true);
     });
+
+    it('trusts a wrong magic while the stand-in sniffs: its heads score 0 lazily, but not once the package is imported (docs/writing-an-adapter.md)', async () => {
+      const { dir, tag, sniffImported } = magicProject({ prefixes: ['PK'] });
+      const lazy = await buildRegistry({ cwd: dir, lazy: true, validator: null });
+      const d = await lazy.registry.detectFile(join(dir, 'in.txt'));
+      expect(d.scores.find((x) => x.adapter === tag)?.score).toBe(0);
+      expect(d.adapter).toBeUndefined();
+      expect(sniffImported()).toBe(false);
+      const eager = await buildRegistry({ cwd: dir, validator: null });
+      expect((await eager.registry.detectFile(join(dir, 'in.txt'))).adapter).toBe(tag);
+    });
   });
 
   describe('config entries naming such a package', () => {
