@@ -52,6 +52,7 @@ import {
 import type { ReportGranularity } from './granularity.js';
 import { given } from './report-filters.js';
 import { hasStackFilters } from './stack-filters.js';
+import { topInlineMarkers, type MarkerSide } from './inline-markers.js';
 import { scaleValue } from './scale.js';
 import { PrefixTreeBuilder, RowSums, type StackTable, type StackValues } from './stack-table.js';
 
@@ -379,8 +380,11 @@ export class DiffReportBuilder {
           meanDivisorIndex: meanOn ? 0 : undefined,
           typeName: meanOn ? 'mean_' + next.shell.sample_types.type[t]! : undefined,
           stackFilters: hasStackFilters(reportOptions) ? reportOptions : undefined,
-          graphSource: (graphOptions) => {
+          graphSource: (graphOptions, allCalls = true) => {
             if ((graphOptions.by ?? 'function') !== (options.by ?? 'function') || (graphOptions.inline ?? true) !== (options.inline ?? true)) throw otherOptions();
+            if (meanOn) return wholeSource();
+            // -top reads its calls only for the inline markers: those come from the samples.
+            if (!allCalls) return markersSource(source, [next, base]);
             return walkWhole ? wholeSource() : prunedSource(source, [next, base], graphOptions);
           },
           header,
@@ -445,18 +449,9 @@ const SHOWN = 2;
 function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], options: CallGraphOptions): ReportGraphSource {
   const nodeCount = source.names.length;
   const values = sides.map(summedValues);
-  const nodeSums = sumOfSides(
-    sides.map((side, i) => sampleNodeSums(side, values[i]!, nodeCount)),
-    nodeCount,
-  );
+  const nodeSums = nodeSumsOf(sides, values, nodeCount);
   // No stacks and no calls to collect (allCalls false, no inlined frame): the trimming alone.
-  const noStacks: GraphInput = {
-    nNodes: nodeCount,
-    locNodeOffsets: new Uint32Array(1),
-    locNodeIds: new Int32Array(0),
-    stacks: { length: 0, prefix: new Int32Array(0), frame: new Int32Array(0), self: new Float64Array(0), sampleStack: new Int32Array(0) },
-  };
-  const trimmed = trimmedCallGraph({ ...source, g: noStacks, nodeSums }, options, false);
+  const trimmed = trimmedCallGraph({ ...source, g: noStacks(nodeCount), nodeSums }, options, false);
   const shownNames = new Set(trimmed.nodes.map((n) => n.name));
   // Nothing trimmed (no node below the node fraction, none past -nodecount): pprof does not
   // rebuild its graph, and prints the calls between shown nodes and nodes not shown too.
@@ -466,6 +461,48 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
   for (let n = 0; n < nodeCount; n++) if (shownNames.has(source.names[n]!)) shown[n] = 1;
   const [first, ...others] = sides.map((side, i) => sideStackTable(side, values[i]!, nodeCount, shown, callsOffGraph));
   return { ...source, nodeSums, g: { ...first!, others } };
+}
+
+/**
+ * The graph source of `-top` of NEW minus BASE: every node's flat and cum summed from the samples,
+ * and the inline markers of the shown nodes from the samples too (inline-markers.ts), no stack
+ * table: on profiles whose stacks share little, showing most nodes (`--node-fraction 0`, `diff`
+ * without `-n`) made the cut tables whole and the calls into inlined nodes nearly every call.
+ */
+function markersSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[]): ReportGraphSource {
+  const nodeCount = source.names.length;
+  const values = sides.map(summedValues);
+  const markerSides: MarkerSide[] = sides.map((side, i) => ({
+    ...side.samples!,
+    doubles: values[i]!.zero === 0 ? (values[i]!.values as Float64Array) : undefined,
+    absTotal: side.absTotal,
+    negated: side.negated,
+    ...side.locations,
+  }));
+  return {
+    ...source,
+    g: noStacks(nodeCount),
+    nodeSums: nodeSumsOf(sides, values, nodeCount),
+    inlineMarkers: (kept, shown, edgeCutoff) => topInlineMarkers(markerSides, nodeCount, kept, shown, edgeCutoff),
+  };
+}
+
+/** A graph input of `nNodes` nodes and no stacks (a report's trimming from given `nodeSums` alone). */
+function noStacks(nNodes: number): GraphInput {
+  return {
+    nNodes,
+    locNodeOffsets: new Uint32Array(1),
+    locNodeIds: new Int32Array(0),
+    stacks: { length: 0, prefix: new Int32Array(0), frame: new Int32Array(0), self: new Float64Array(0), sampleStack: new Int32Array(0) },
+  };
+}
+
+/** Every node's flat and cum over the samples of both sides. */
+function nodeSumsOf(sides: DiffSide[], values: SummedValues[], nNodes: number): { flat: bigint[]; cum: bigint[] } {
+  return sumOfSides(
+    sides.map((side, i) => sampleNodeSums(side, values[i]!, nNodes)),
+    nNodes,
+  );
 }
 
 type Locations = Pick<GraphInput, 'locNodeOffsets' | 'locNodeIds'>;

@@ -13,6 +13,7 @@ import { applyRatio, formatPercentage, formatValue, scaleMeasurement } from './f
 import { abs, baseName, cleanPath, compareGoStrings, visitLocationLines, type OpLine, type OpLocation } from './internal.js';
 import { compilePattern, type Pattern } from './regex.js';
 import { walkCallGraph, type CallGraphWalk } from './call-graph-walk.js';
+import { INLINED_CALL, PLAIN_CALL } from './inline-markers.js';
 import { buildStackTable, sparseSelf, type StackTable, type StackValues } from './stack-table.js';
 import { formatTopTable, type TopEntry, type TopOptions, type TopTable } from './top.js';
 import { granularityFields, type ReportGranularity } from './granularity.js';
@@ -95,6 +96,11 @@ export interface CallGraph {
    * An edge's `src`/`dst` at `nodes.length + k` is `offGraph[k]`.
    */
   offGraph: CallGraphNode[];
+  /**
+   * `-top`'s marker of each node when the source computed them (`ReportGraphSource.inlineMarkers`):
+   * no call is collected then (`in`, `out` empty, `droppedEdges` 0).
+   */
+  topMarkers?: TopEntry['inline'][];
 }
 
 /** The node at one end of a call: `index` is an edge's `src` or `dst` (a shown node, or one of `offGraph`). */
@@ -517,6 +523,13 @@ export interface ReportGraphSource {
    * walk then only gives the calls (diff-report.ts walks tables cut to the shown nodes).
    */
   nodeSums?: Pick<BuiltGraph, 'flat' | 'cum'>;
+  /**
+   * `-top`'s inline markers without the calls (diff-report.ts: from the samples, inline-markers.ts),
+   * taken by `-top` in place of a walk of `g`: per node, bits INLINED_CALL and PLAIN_CALL of its
+   * calls with |weight| >= `edgeCutoff` in the walk that keeps `kept` (undefined: every node), for
+   * the `shown` nodes.
+   */
+  inlineMarkers?: (kept: Uint8Array | undefined, shown: Uint8Array, edgeCutoff: bigint) => Uint8Array;
 }
 
 /** Whether `g` (or one of its `others`) sums a `-mean` divisor. */
@@ -535,9 +548,10 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
       rule: 'ReportGraphSource.nodeSums is never given with a divisor',
     });
   }
-  // Top needs only the calls into inlined frames (for its inline markers).
+  // Top needs only the calls into inlined frames (for its inline markers), or none when the source gives the markers.
+  const markersOnly = !allCalls && source.inlineMarkers !== undefined;
   let inlinedNodes: Uint8Array | undefined;
-  if (!allCalls) {
+  if (!allCalls && !markersOnly) {
     const inlined = new Uint8Array(names.length);
     for (const { locNodeOffsets, locNodeIds } of [g, ...(g.others ?? [])]) {
       for (let r = 0; r + 1 < locNodeOffsets.length; r++) for (let k = locNodeOffsets[r]!; k < locNodeOffsets[r + 1]! - 1; k++) inlined[locNodeIds[k]!] = 1;
@@ -565,7 +579,7 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   // calls with the same sums and order as a second pass would collect), a walk less.
   const untrimmed = (options.nodeFraction ?? 0.005) === 0 && !((options.nodeCount ?? 0) > 0);
   const everyNode = new Uint8Array(names.length).fill(1);
-  const untrimmedCalls: CallsToCollect | undefined = untrimmed ? [inlinedNodes ?? everyNode, everyNode, callsOf && Uint8Array.from(names, (name) => (callsOf(name) ? 1 : 0))] : undefined;
+  const untrimmedCalls: CallsToCollect | undefined = untrimmed && !markersOnly ? [inlinedNodes ?? everyNode, everyNode, callsOf && Uint8Array.from(names, (name) => (callsOf(name) ? 1 : 0))] : undefined;
   let kept: Uint8Array | undefined;
   const { nodeSums } = source;
   // Flat and cum of the kept nodes are those of the first pass (see below): given sums replace the walk's.
@@ -625,7 +639,12 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   // are printed too, so the calls from and to shown nodes are collected, whatever the other end.
   const rebuilt = kept !== undefined;
   let calls = untrimmedCalls;
-  if (!calls) {
+  let markers: Uint8Array | undefined;
+  if (markersOnly) {
+    // Of the walk pprof's graph makes: of the shown nodes when rebuilt, of every node otherwise.
+    markers = source.inlineMarkers!(kept, shownNodes, edgeCutoff);
+    nodes = { ...nodes, ...noCalls };
+  } else if (!calls) {
     const callsFromShownOrTo = callsOf ? shownNodes.map((shown, id) => (shown && callsOf(names[id]!) ? 1 : 0)) : rebuilt ? undefined : shownNodes;
     const callers = rebuilt ? shownNodes : everyNode;
     calls = [inlinedNodes ? shownNodes.map((shown, n) => shown & inlinedNodes[n]!) : rebuilt ? shownNodes : everyNode, callers, callsFromShownOrTo];
@@ -634,7 +653,7 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
     nodes = calls[0].includes(1) ? withSums(buildNodes(g, kept, ...calls)) : { ...nodes, ...noCalls };
   }
   // pprof prints the nodes' -mean values; calls keep their sums (as pprof's -tree prints them).
-  const printed = meanValues(g, nodes, kept, ...calls);
+  const printed = calls ? meanValues(g, nodes, kept, ...calls) : meanValues(g, nodes, kept);
   const out: CallGraphNode[] = ids.map((id) => ({ name: names[id]!, flat: printed.flat[id]!, cum: printed.cum[id]!, in: [], out: [] }));
   // The calls of shown nodes at or above the edge cutoff, grouped by caller in node order (then
   // the callers not shown, in first-seen order) and in first-seen order within a caller (the
@@ -687,7 +706,9 @@ export function trimmedCallGraph(source: ReportGraphSource, options: CallGraphOp
   }
   const total = source.total();
   const unit = source.unit;
-  return { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges, offGraph };
+  const graph: CallGraph = { nodes: out, total, sampleTypeIndex: t, unit, outputUnit: outputUnitFor(out, total, unit), origCount, droppedNodes, droppedEdges, offGraph };
+  if (markers) graph.topMarkers = ids.map((id) => markerOf(markers[id]!));
+  return graph;
 }
 
 /** `buildNodes`' arguments for the calls a pass collects: into `callees`, from `callers`, from or to `touching` (when given). */
@@ -880,8 +901,11 @@ export interface PreparedReport {
   meanDivisorIndex: number | undefined;
   typeName: string | undefined;
   stackFilters?: ReportFilterOptions;
-  /** The graph input for these options (the sample type, granularity, per-stack filters, -mean). */
-  graphSource(options: CallGraphOptions): ReportGraphSource;
+  /**
+   * The graph input for these options (the sample type, granularity, per-stack filters, -mean);
+   * `allCalls` false: for `-top` (only its inline markers read calls).
+   */
+  graphSource(options: CallGraphOptions, allCalls?: boolean): ReportGraphSource;
   /** What the header's profile labels print. */
   header: ProfileHeader;
 }
@@ -931,7 +955,7 @@ function textReport(
   const nodeFraction = options.nodeFraction ?? defaults.nodeFraction;
   const edgeFraction = options.edgeFraction ?? defaults.edgeFraction;
   const graphOptions: CallGraphOptions = { sampleTypeIndex: t, by: options.by, cum: options.cum, inline: options.inline, nodeFraction, edgeFraction, nodeCount: options.nodeCount ?? defaults.nodeCount, meanDivisorIndex, dropNegative: options.dropNegative, stackFilters };
-  const g = trimmedCallGraph(graphSource(graphOptions), graphOptions, allCalls, callsOf);
+  const g = trimmedCallGraph(graphSource(graphOptions, allCalls), graphOptions, allCalls, callsOf);
   g.total = total;
   const unit = options.outputUnit ?? 'minimum';
   g.outputUnit = unit !== 'minimum' ? unit : outputUnitFor(g.nodes, total, g.unit, true, ratio);
@@ -1081,14 +1105,19 @@ export function treeReport(p: Profile | ReportInput, options: TreeReportOptions 
 
 /** pprof's inline marker of a node: from the kept calls into it. */
 function inlineMarker(n: CallGraphNode): TopEntry['inline'] {
-  const inl = n.in.some((e) => e.inline);
-  const plain = n.in.some((e) => !e.inline);
-  return inl ? (plain ? '(partial-inline)' : '(inline)') : '';
+  let bits = 0;
+  for (const e of n.in) bits |= e.inline ? INLINED_CALL : PLAIN_CALL;
+  return markerOf(bits);
+}
+
+/** The marker of a node whose kept calls are of the kinds `bits` (INLINED_CALL, PLAIN_CALL). */
+function markerOf(bits: number): TopEntry['inline'] {
+  return bits & INLINED_CALL ? (bits & PLAIN_CALL ? '(partial-inline)' : '(inline)') : '';
 }
 
 /** The `-top` entries of a call graph, in the graph's order. */
 function topEntries(g: CallGraph): TopEntry[] {
-  return g.nodes.map((n) => ({ name: n.name, flat: n.flat, cum: n.cum, inline: inlineMarker(n) }));
+  return g.nodes.map((n, k) => ({ name: n.name, flat: n.flat, cum: n.cum, inline: g.topMarkers ? g.topMarkers[k]! : inlineMarker(n) }));
 }
 
 /**
