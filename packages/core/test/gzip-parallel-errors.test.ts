@@ -12,12 +12,17 @@ import { rejectionOf, seededRandom } from '@profkit/test-utils';
 
 // deflateRaw as node:zlib has it, unless a test makes the jobs from `failFromJob` on fail (after
 // `failDelayMs`, as a job on the thread pool would).
-const control = vi.hoisted(() => ({ jobs: 0, failFromJob: Infinity, failDelayMs: 0 }));
+const control = vi.hoisted(() => ({ jobs: 0, done: 0, failFromJob: Infinity, failDelayMs: 0 }));
 vi.mock('node:zlib', async (importOriginal) => {
   const zlib = await importOriginal<typeof import('node:zlib')>();
   const deflateRaw = (input: Uint8Array, options: object, callback: (e: Error | null, out?: Buffer) => void) => {
-    if (control.jobs++ >= control.failFromJob) setTimeout(() => callback(new Error('deflate job failed')), control.failDelayMs);
-    else zlib.deflateRaw(input, options, callback);
+    // Counts the jobs that called back, so that settle() waits for every job in flight.
+    const counted = (e: Error | null, out?: Buffer) => {
+      control.done++;
+      callback(e, out);
+    };
+    if (control.jobs++ >= control.failFromJob) setTimeout(() => counted(new Error('deflate job failed')), control.failDelayMs);
+    else zlib.deflateRaw(input, options, counted);
   };
   return { ...zlib, deflateRaw, default: { ...zlib, deflateRaw } };
 });
@@ -41,6 +46,7 @@ const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 beforeEach(() => {
   control.jobs = 0;
+  control.done = 0;
   control.failFromJob = Infinity;
   control.failDelayMs = 0;
   unhandled.length = 0;
@@ -50,8 +56,16 @@ afterEach(() => {
   process.off('unhandledRejection', onUnhandled);
 });
 
-/** Lets the thread pool and timers finish what is in flight. */
-const settle = () => new Promise((r) => setTimeout(r, 150));
+/**
+ * Waits until every deflate job started has called back (not a fixed 150 ms, which a loaded
+ * machine's thread pool may need more than: a late rejection would then go unseen), then for the
+ * turn in which Node reports the rejections nobody handled.
+ */
+async function settle(): Promise<void> {
+  while (control.done < control.jobs) await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 0));
+  await new Promise((r) => setImmediate(r));
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'profkit-gzip-errors-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
