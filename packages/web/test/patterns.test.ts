@@ -218,6 +218,20 @@ describe('the flame search holds the page at most MAX_SEARCH_STEPS in one name',
     }
   });
 
+  it("a match of a name read in part ends before the cut: `$` or `\\b` there is not the name's end, a greedy run there still matches", async () => {
+    // `push_back` ends exactly where the search stops reading; the name goes on (`…push_backy…::size`).
+    const atTheCut = 'push_back$|\\bpush_back\\b|(?i)VECTOR<X+$';
+    const cutAt = searchedLength('x'.repeat(MAX_SEARCH_STEPS), re2js.RE2JS.compile(`(?:${atTheCut})(?s:.)`).programSize());
+    const cut = 'std::vector<' + 'x'.repeat(cutAt - 'std::vector<push_back'.length) + 'push_back' + 'y'.repeat(50_000) + '>::size';
+    const greedy = 'vector<' + 'x'.repeat(200_000) + '>';
+    const layout = await flameOf([cut, greedy, 'a::push_back', 'b::push_back_n']);
+    const found = (pattern: string) => searchCounted(layout, pattern).names.map((name) => (name === cut ? 'cut' : name === greedy ? 'greedy' : name));
+    expect(found(atTheCut)).toEqual(['a::push_back']);
+    expect(found('vector<x+')).toEqual(['cut', 'greedy']);
+    // An unclosed `\Q` quotes to the end of the pattern.
+    expect(found('std::\\Qvector<')).toEqual(['cut']);
+  });
+
   it('a plain text (a name pasted, its dots escaped or not) is found in names of any length, without re2js', async () => {
     const long = 'ns::' + 'T<'.repeat(5_000) + 'int' + '>'.repeat(5_000) + '::run';
     const layout = await flameOf([long, 'main.run', 'mainXrun']);

@@ -6,7 +6,7 @@
  * per draw; frames narrower than half a pixel are skipped.
  */
 
-import { compileViewPattern, literalOf, searchedLength } from './patterns.js';
+import { compileViewPattern, cutNameMatcher, literalOf, searchedLength } from './patterns.js';
 import type { FlameLayout } from './protocol.js';
 
 export const ROW_HEIGHT = 18;
@@ -139,21 +139,24 @@ export async function searchMatchesInSlices(layout: FlameLayout, pattern: string
 
 /**
  * Matches the names one at a time (a step after each), then returns the frames whose name
- * matched. Each name is matched in its first `searchedLength` characters (a plain text, whole):
+ * matched. Each name is matched in its first `searchedLength` characters (a plain text, whole;
+ * a match must end before the cut, `cutNameMatcher`):
  * the slices are cut between names, so one match must be short too (a crafted pattern within
  * the caps over one 20,000-character name held the page 2.4 s).
  */
 function* matchNames(layout: FlameLayout, pattern: string): Generator<void, Uint8Array | undefined> {
   if (pattern === '') return undefined;
   const re = compileViewPattern(pattern, 'search');
-  const program = re.programSize();
   const text = literalOf(pattern);
+  // A name read in part is matched with `cutNameMatcher`, whose program (a few instructions more) bounds what is read.
+  const cutRe = text === undefined ? cutNameMatcher(pattern) : undefined;
+  const program = cutRe ? Math.max(re.programSize(), cutRe.programSize()) : 0;
   const matches =
     text !== undefined
       ? (name: string) => name.includes(text)
       : (name: string) => {
           const searched = searchedLength(name, program);
-          return re.test(searched === name.length ? name : name.slice(0, searched));
+          return searched === name.length ? re.test(name) : cutRe!.test(name.slice(0, searched));
         };
   const nameMatches = new Uint8Array(layout.names.length);
   for (let k = 0; k < layout.names.length; k++) {

@@ -191,6 +191,30 @@ export function searchedLength(name: string, programSize: number): number {
   return last >= 0xd800 && last <= 0xdbff ? most - 1 : most;
 }
 
+/**
+ * The matcher of `pattern` for the first `searchedLength` characters of a name read in part: the
+ * pattern and one character more, so that a match counts only when it ends before the cut, where
+ * it sees the name's next character as it would in the whole name. Tested as it was, the cut was
+ * the name's end: `push_back$` or `\bnew\b` marked a name that went on past the cut.
+ */
+export function cutNameMatcher(pattern: string): re2js.RE2JS {
+  return re2js.RE2JS.compile(`(?:${pattern}${inOpenQuote(pattern) ? '\\E' : ''})(?s:.)`);
+}
+
+/** Whether `pattern` ends inside a `\Q…` without its `\E` (quoted to the end: the group's `)` would be text). */
+function inOpenQuote(pattern: string): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== '\\') continue;
+    if (pattern[i + 1] !== 'Q') i++;
+    else {
+      const end = pattern.indexOf('\\E', i + 2);
+      if (end < 0) return true;
+      i = end + 1;
+    }
+  }
+  return false;
+}
+
 /** Characters with a meaning in Go's syntax (RE2), literal when escaped: `\.` is a dot. */
 const SPECIAL = /[\\.+*?()|[\]{}^$]/;
 /** A pattern of plain characters and escaped punctuation, without surrogates (code units and code points then match alike). */
