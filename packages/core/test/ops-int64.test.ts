@@ -72,6 +72,14 @@ describe('operations that write a profile never wrap', () => {
     expect(merge([q, q]).samples.value[0]).toBe((INT64_MAX / 2n) * 2n);
   });
 
+  it('merge: only the whole sum must fit, whatever the order of the samples (a partial sum beyond int64 is no error)', () => {
+    const values = [1n << 62n, -(1n << 62n) - 1n, -(1n << 63n), 1n];
+    // In this order the partial sums pass -2^63 - 1; summed in any order the sum is -2^63.
+    for (const order of [values, [values[0]! + values[3]!, values[1]!, values[2]!]]) {
+      expect(merge([heap(order.map((v) => ['a', v]))]).samples.value).toEqual(new BigInt64Array([-(1n << 63n)]));
+    }
+  });
+
   it('merge: durations whose sum leaves int64 are a range error (not an invalid profile at write time)', () => {
     const p = heap([['a', 1n]], { duration_nanos: (1n << 62n) + (1n << 61n) });
     expect(rangeError(() => merge([p, p])).message).toContain('duration_nanos');

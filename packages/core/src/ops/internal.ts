@@ -483,9 +483,10 @@ export class SampleCombiner {
     const candidates = hit === undefined ? [] : typeof hit === 'number' ? [hit] : hit;
     for (const k of candidates) {
       if (this.same(k, stack, len, lkey)) {
-        for (let t = 0; t < this.nTypes; t++) {
-          this.values[t]![k] = checkedInt64(this.values[t]![k]! + value(t), `the sum of the ${this.typeNames[t] ?? `sample type ${t}`} values of identical samples`);
-        }
+        // Summed exactly, checked once whole (`flush`): a check of each partial sum would depend
+        // on the samples' order, and a reader that merged some of them first (pprof's aggregate)
+        // would change whether a load fails.
+        for (let t = 0; t < this.nTypes; t++) this.values[t]![k] = this.values[t]![k]! + value(t);
         this.combined[k] = true;
         return;
       }
@@ -512,7 +513,7 @@ export class SampleCombiner {
     for (let k = 0; k < this.labels.length; k++) {
       let zero = true;
       for (let t = 0; t < this.nTypes; t++) {
-        vals[t] = this.values[t]![k]!;
+        vals[t] = this.combined[k] ? checkedInt64(this.values[t]![k]!, `the sum of the ${this.typeNames[t] ?? `sample type ${t}`} values of identical samples`) : this.values[t]![k]!;
         if (vals[t] !== 0n) zero = false;
       }
       if (zero) anyZero = true;
