@@ -123,4 +123,18 @@ describe('runs of inline frames every member of a frame shares (one location, on
     expect([counted.countStopped, counted.allFrames, counted.elided]).toEqual([false, 1 + 1 + 1_000_000 + 200, 1_000_200]);
     expect(counted.walkSteps).toBeLessThan(10 * 200 * 1_000);
   });
+
+  it('are drawn at once where the members stand in locations of the same frame names (the same inlined code at two addresses)', () => {
+    // 200 samples through 20 entries of two 1,000-line locations of the same functions (other
+    // lines), in turn: 4M member visits a frame at a time.
+    const twinRuns = sharedDeepStacks(200, 20, 1_000, { hot: false });
+    const limits = { maxFlameDepth: 30_000 };
+    const cut = cutFlameFrames(twinRuns, 0, 0.0001, { countEveryFrame: true, limits });
+    expect(cut.walkSteps).toBeLessThan(10 * 200 * 20);
+    const exact = boundedFlameTree(twinRuns, 0, 0.0001, { limits });
+    const same = cutFlameTree(twinRuns, 0, 0.0001, { countEveryFrame: true, limits });
+    expect([same.frames, same.elided, same.countStopped]).toEqual([exact.frames, exact.elided, false]);
+    expect(framesOf(same.tree)).toEqual(framesOf(exact.tree));
+    expect(framesOf(same.tree)).toHaveLength(1 + 20 * 1_000 + 200);
+  });
 });

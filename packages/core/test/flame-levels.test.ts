@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, ProfileIndex, boundedFlameTree, flameTree, locationFrames, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, ProfileIndex, boundedFlameTree, cutFlameTree, flameTree, locationFrames, type Profile } from '../src/node/index.js';
 
 function profile(seed: number, big: boolean): Profile {
   const r = seededRandom(seed);
@@ -124,5 +124,42 @@ describe('flame tree from the stack table', () => {
       }
     }
     expect(chainsLeftOut).toBeGreaterThan(100);
+  });
+
+  it('draws and counts locations of the same frame names (the same inlined code at other addresses) as the per-sample tree, and those differing in one frame or in length apart', () => {
+    for (let seed = 0; seed < 40; seed++) {
+      const r = seededRandom(2000 + seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'alloc', unit: 'bytes' }] });
+      const fns = Array.from({ length: 4 }, (_, i) => b.internFunction({ name: `h${i}` }));
+      // 3 chains of names of 3-7 frames; per chain 4 locations at other lines: twins, one with a frame renamed, one a frame shorter.
+      const locs = Array.from({ length: 3 }, (_, c) => {
+        const names = Array.from({ length: 3 + int(5) }, () => fns[int(4)]!);
+        const renamed = 1 + int(names.length - 1);
+        return [0, 1, 2, 3].map((v) => {
+          const own = v === 2 ? names.map((f, k) => (k === renamed ? fns[(fns.indexOf(f) + 1) % 4]! : f)) : v === 3 ? names.slice(1) : names;
+          const [inner, ...inlined] = own;
+          return b.internLocation({ functionId: inner!, line: 10 * c + v, inlinedInto: inlined.map((functionId, k) => ({ functionId, line: 100 * c + 10 * v + k })) });
+        });
+      });
+      const all = locs.flat();
+      for (let i = 0; i < 60; i++) {
+        const chain = locs[int(3)]!;
+        const stack = Array.from({ length: 1 + int(5) }, () => (r() < 0.7 ? chain[int(2)]! : all[int(all.length)]!));
+        b.addSample(stack, [BigInt(1 + int(9))]);
+      }
+      const p = b.build();
+      const ref = reference(p);
+      for (const minWidth of [0, 0.05, 0.3]) {
+        const at = `seed ${seed}, min width ${minWidth}`;
+        const shown = plain('all', ref, minWidth * Number(ref.value));
+        const bounded = boundedFlameTree(p, 0, minWidth);
+        expect(bounded.tree, at).toEqual(shown);
+        expect(bounded.frames, at).toBe(count(ref));
+        const cut = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
+        expect(cut.tree, at).toEqual(shown);
+        expect(cut.frames, at).toBe(count(ref));
+      }
+    }
   });
 });

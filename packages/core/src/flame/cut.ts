@@ -451,6 +451,10 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   let elided = 0;
   // Frames of the complete tree seen (counted with countEveryFrame only).
   let frames = 1;
+  // Per location row, the last `drawnOrCountedRun` call (`runCheck`) that found its frames alike
+  // to the run's (see there).
+  const runChecked = new Int32Array(locStart.length);
+  let runCheck = 0;
   /**
    * When every member of the frame (members `from..end`) stands at one position of one location's
    * inline frames, the frames down to that location's innermost one are a chain, one callee each
@@ -458,6 +462,11 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
    * here at once, the members moved to the innermost one. Returns the frame the members are at.
    * The walk a frame at a time cost members × inline frames (1,000 samples through 65 entries of
    * a 1,000-line location: 65M steps, 6.4 s, for 65,000 drawn frames); this, members + frames.
+   * For a drawn frame whose members just entered their locations (position 0), members in other
+   * locations of the same frame names (the same inlined code at another address) are a chain just
+   * the same, each such location compared once, at most the walk's cost (1,000 samples through 60
+   * entries of two such locations: 4.2 s → 0.06 s). A frame left out is walked instead, within
+   * the count budget, which does not charge comparisons.
    */
   const drawnOrCountedRun = (from: number, end: number, frame: number): number => {
     const r = memberRow[from]!;
@@ -465,9 +474,15 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
     const pos = memberPos[from]!;
     const innermost = locStart[r + 1]! - locStart[r]! - 1;
     if (innermost - pos < 2) return frame;
+    runCheck++;
     let value = zero;
     for (let m = from; m < end; m++) {
-      if (memberRow[m] !== r || memberPos[m] !== pos) return frame;
+      const o = memberRow[m]!;
+      if (memberPos[m] !== pos) return frame;
+      if (o !== r && runChecked[o] !== runCheck) {
+        if (o < 0 || frame < 0 || pos !== 0 || !sameFrameNames(locStart, locIds, o, r)) return frame;
+        runChecked[o] = runCheck;
+      }
       value += memberValue[m]!;
     }
     // As the walk a frame at a time: one frame a level, drawn as wide as its caller (or counted).
@@ -614,6 +629,17 @@ export function flameCountBudget(p: Profile): number {
 }
 const COUNT_STEPS_PER_ENTRY = 16;
 const COUNT_STEPS_FLOOR = 4_000_000;
+
+/**
+ * Whether location rows `a` and `b` have the same frames: as many, the same names (`start`, `ids`
+ * as `locationNameIds` gives them). Compared up to the first difference.
+ */
+export function sameFrameNames(start: Int32Array, ids: Int32Array, a: number, b: number): boolean {
+  const n = start[a + 1]! - start[a]!;
+  if (start[b + 1]! - start[b]! !== n) return false;
+  for (let at = 0; at < n; at++) if (ids[start[a]! + at] !== ids[start[b]! + at]) return false;
+  return true;
+}
 
 /** Where `cutFlameTree` keeps its members (see there). */
 interface MemberColumns {

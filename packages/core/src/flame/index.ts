@@ -12,7 +12,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
-import { CalleeGroups, cutFlameFrames, locationNameIds, sortChildrenByName, type FlameFrames } from './cut.js';
+import { CalleeGroups, cutFlameFrames, locationNameIds, sameFrameNames, sortChildrenByName, type FlameFrames } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, flameCountBudget, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
@@ -177,8 +177,13 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     shown++;
     return child;
   };
-  // The frames of the run of inline frames all members `start..end` stand in (one location row,
-  // one position), down to its innermost: 0 when they do not, or when it is one frame.
+  // Per location row, the last `sharedInlineRun` call (`runCheck`) that found its frames alike.
+  const runChecked = new Int32Array(locNameStart.length);
+  let runCheck = 0;
+  // The frames of the run of inline frames all members `start..end` stand in (one position of one
+  // location row, or, at position 0, of rows of the same frame names: the same inlined code at
+  // other addresses, each such row compared once, at most the walk's cost), down to its innermost:
+  // 0 when they do not, or when it is one frame.
   const sharedInlineRun = (start: number, end: number): number => {
     const s0 = memberRow[start]!;
     if (s0 < 0) return 0;
@@ -186,8 +191,14 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     const pos = memberPos[start]!;
     const run = locNameStart[r + 1]! - locNameStart[r]! - 1 - pos;
     if (run < 2) return 0;
+    runCheck++;
     for (let k = start + 1; k < end; k++) {
-      if (memberPos[k] !== pos || frame[memberRow[k]!] !== r) return 0;
+      const o = frame[memberRow[k]!]!;
+      if (memberPos[k] !== pos) return 0;
+      if (o !== r && runChecked[o] !== runCheck) {
+        if (pos !== 0 || !sameFrameNames(locNameStart, locNameIds, o, r)) return 0;
+        runChecked[o] = runCheck;
+      }
     }
     return run;
   };
