@@ -169,6 +169,16 @@ describe('views with and without aggregate', () => {
       expect(runs[0]![0], `${view[0]}: ${runs[0]![2]}`).toBe(0);
     }
     expect((await profkit(['list', file, 'f'])).stdout).toContain('Total: 9223372036854775808');
+    // A base whose equal samples sum to -2^63: negated apart, they fit (the reader keeps them apart).
+    const base = join(tmp, 'int64-base.pb');
+    writeFileSync(base, equalSamplesOf([-(1n << 62n), -(1n << 62n)]));
+    writeFileSync(file, equalSamplesOf([-1n]));
+    for (const view of [['top', file, '--base', base], ['graph', file, '--base', base, '--format', 'dot']]) {
+      const runs = [];
+      for (const extra of [[], ['--read-option', 'aggregate=false']]) runs.push(await profkit([...view, ...extra]));
+      expect(runs[0], view[0]).toEqual(runs[1]);
+      expect(runs[0]!.code, `${view[0]}: ${runs[0]!.stderr}`).toBe(0);
+    }
   });
 });
 

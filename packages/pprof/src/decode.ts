@@ -68,8 +68,9 @@ export interface DecodeOptions {
    * first 4,096 are distinct): the rest is then read as it is, sample for sample, without the
    * hashing (for a caller that only sums the samples' values, whatever
    * their number: a profile whose stacks do not repeat pays nothing for it). Equal samples are
-   * then merged only where no value changes sign and no sum wraps: reports sum |value| per
-   * sample, and flame graphs leave negative samples out, so their output is that of every sample.
+   * then merged only where no value changes sign and no sum wraps or is -2^63: reports sum
+   * |value| per sample, flame graphs leave negative samples out, and a base is negated (core's
+   * `scale`), so their output is that of every sample.
    */
   aggregate?: boolean | 'if-repeating';
 }
@@ -2089,7 +2090,7 @@ function dropCandidate(nLabOut: number): void {
   C.nLabOut = candidateLabelStart;
 }
 
-/** Whether adding row `from` to row `to` keeps the sign of every nonzero value (no opposite signs, no wrapping). */
+/** Whether adding row `from` to row `to` keeps the sign of every nonzero value (no opposite signs, no wrapping, no -2^63). */
 function sumKeepsSigns(vviews: Uint32Array[], to: number, from: number): boolean {
   for (let j = 0; j < vviews.length; j++) {
     const v = vviews[j]!;
@@ -2100,8 +2101,12 @@ function sumKeepsSigns(vviews: Uint32Array[], to: number, from: number): boolean
     if ((aLo | aHi) === 0 || (bLo | bHi) === 0) continue;
     const sign = aHi >>> 31;
     if (bHi >>> 31 !== sign) return false;
-    const sumHi = (aHi + bHi + (aLo + bLo > 0xffffffff ? 1 : 0)) >>> 0;
+    const sumLo = aLo + bLo;
+    const sumHi = (aHi + bHi + (sumLo > 0xffffffff ? 1 : 0)) >>> 0;
     if (sumHi >>> 31 !== sign) return false;
+    // Nor a sum of -2^63: negated (the base of --base, core's `scale`) it would not fit, where
+    // the samples apart would (their negations summed with the other profile's may).
+    if (sumHi === 0x80000000 && sumLo >>> 0 === 0) return false;
   }
   return true;
 }

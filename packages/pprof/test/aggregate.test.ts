@@ -194,6 +194,8 @@ describe('decodeProfile with aggregate', () => {
       sample([1], [(1n << 63n) - 1n, 1]),
       sample([1], [1, 1]), // the sum would wrap: a row of its own
       sample([1], [0, 1]), // merged into [1]'s first
+      sample([2], [-(1n << 62n), 1]),
+      sample([2], [-(1n << 62n), 1]), // a sum of -2^63 (not negated in int64, as --base negates): a row of its own
     ]);
     const plain = samplesOf(decodeProfile(bytes).profile);
     const summed = samplesOf(decodeProfile(bytes, { aggregate: 'if-repeating' }).profile);
@@ -202,6 +204,8 @@ describe('decodeProfile with aggregate', () => {
       ['1,2', '-3', '10'],
       ['1', String((1n << 63n) - 1n), '2'],
       ['1', '1', '1'],
+      ['2', String(-(1n << 62n)), '1'],
+      ['2', String(-(1n << 62n)), '1'],
     ]);
     const absSums = (samples: FlatSample[]) => [0, 1].map((j) => samples.reduce((t, s) => t + (BigInt(s.values[j]!) < 0n ? -BigInt(s.values[j]!) : BigInt(s.values[j]!)), 0n));
     expect(absSums(summed)).toEqual(absSums(plain));
