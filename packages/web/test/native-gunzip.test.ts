@@ -178,6 +178,8 @@ describe('streamedProfileBytes (the served file, inflated while it downloads)', 
     const gz = new Uint8Array(gzipSync(noise(400_000)));
     let pulled = 0;
     let cancelled = false;
+    let sawCancel!: () => void;
+    const cancel = new Promise<void>((resolve) => (sawCancel = resolve));
     const body = new ReadableStream<Uint8Array>({
       // A chunk a millisecond, as from a network: the readers keep up with it.
       async pull(controller) {
@@ -187,10 +189,13 @@ describe('streamedProfileBytes (the served file, inflated while it downloads)', 
       },
       cancel() {
         cancelled = true;
+        sawCancel();
       },
     });
     await expect(streamedProfileBytes('p.pb.gz', body, 0, { ...limits, maxInputBytes: 50_000 })).rejects.toMatchObject({ code: 'PROFKIT_E_LIMIT', detail: { option: 'maxInputBytes' } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The cancel travels through the tee and the inflate asynchronously: waited for (the test's
+    // timeout bounds it), not given 200 ms that a loaded machine may not be enough for.
+    await cancel;
     expect(cancelled).toBe(true);
     expect(pulled * 7_001).toBeLessThan(gz.length);
   });
