@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
 import { profkitInHeap, repeatedInlineLocationProfile } from './many-inline-lines.js';
-import { profkit } from './views-helpers.js';
+import { fixture, hasFixtures, profkit } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-flame-frames-limit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -87,5 +87,22 @@ describe('flame -o -: a limit met while the SVG is written', () => {
     expect(Number(note![1])).toBe(Buffer.byteLength(r.stdout));
     expect(r.stderr.indexOf('incomplete')).toBeLessThan(r.stderr.indexOf('PROFKIT_E_LIMIT'));
     expect(r.stderr).toMatch(/maxReportBytes/);
+  });
+});
+
+describe('flame: the count of frames left out on a real profile', () => {
+  it.skipIf(!hasFixtures)("is exact, within the count budget (pprof's large.cpu: 499,787 stack entries, 425,052 frames; no 'at least')", async () => {
+    const large = fixture('pprof/internal/proftest/testdata/large.cpu');
+    for (const [minWidth, subtitle] of [
+      ['0.0001', '; 422214 of 425052 frames narrower than 0.01% of the total left out'],
+      ['0.01', '; 425046 of 425052 frames narrower than 1% of the total left out'],
+    ] as const) {
+      const out = join(tmp, `large-${minWidth}.html`);
+      const r = await profkit(['flame', large, '-o', out, '--quiet', '--min-width', minWidth]);
+      expect(r.code, r.stderr).toBe(0);
+      const page = readFileSync(out, 'utf8');
+      expect(page).toContain(subtitle);
+      expect(page).not.toContain('at least');
+    }
   });
 });
