@@ -39,10 +39,11 @@ function selfByFunction(p: Profile, t: number): Map<string, bigint> {
 
 describe('node --cpu-prof', () => {
   const script = join(dir, 'busy.js');
-  // `spin` is declared on line 2 (1-based), `outer` on line 6.
+  // `spin` is declared on line 2 (1-based), `outer` on line 6. It spins for 300 ms of its CPU
+  // time, not of wall time, which a loaded machine may give it little of (few or no samples).
   writeFileSync(
     script,
-    ['"use strict";', 'function spin(n) {', '  let s = 0;', '  for (let i = 0; i < n; i++) s += Math.sqrt(i);', '  return s; }', 'function outer() {', '  let t = 0;', '  const end = Date.now() + 300;', '  while (Date.now() < end) t += spin(20000);', '  return t; }', 'outer();', ''].join('\n'),
+    ['"use strict";', 'function spin(n) {', '  let s = 0;', '  for (let i = 0; i < n; i++) s += Math.sqrt(i);', '  return s; }', 'function outer() {', '  let t = 0;', '  const cpu0 = process.cpuUsage().user;', '  while (process.cpuUsage().user - cpu0 < 300_000) t += spin(20000);', '  return t; }', 'outer();', ''].join('\n'),
   );
   execFileSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', join(dir, 'cpu'), '--cpu-prof-interval', '500', script]);
   const file = only('.cpuprofile', 'cpu');
