@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import dns from 'node:dns';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, ServerResponse, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -357,19 +357,30 @@ describe('startWebServer', () => {
     });
     const s = await startWebServer({ profile: named, sourcePath: src, trimPath: '/build', registry });
     const bodies = countSourceBodies();
+    // The server saw the client go once its response emitted 'close': waited for, not given 100 ms
+    // (a loaded machine could release the read before, and the case would go untested).
+    let responseClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (responseClosed = resolve));
+    const emit = ServerResponse.prototype.emit;
+    const spy = vi.spyOn(ServerResponse.prototype, 'emit').mockImplementation(function (this: ServerResponse, event: string | symbol, ...args: unknown[]) {
+      if (event === 'close') responseClosed();
+      return emit.call(this, event, ...args);
+    });
     try {
       await new Promise<void>((resolve) => {
         const socket = connect(s.port, s.host, () => socket.end(`GET /source?file=app%2Fmain.go HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\n\r\n`));
         socket.on('error', () => undefined);
         socket.on('close', () => resolve());
       });
-      await new Promise((r) => setTimeout(r, 100));
+      await closed;
+      spy.mockRestore();
       release();
       // One after the other: each response made its own body, none was left shared.
       expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
       expect((await get(s, '/source?file=app%2Fmain.go')).status).toBe(200);
       expect(bodies.made()).toBe(2);
     } finally {
+      spy.mockRestore();
       bodies.restore();
       await s.close();
     }
