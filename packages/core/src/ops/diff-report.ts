@@ -472,12 +472,16 @@ function prunedSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[], o
 function markersSource(source: Omit<ReportGraphSource, 'g'>, sides: DiffSide[]): ReportGraphSource {
   const nodeCount = source.names.length;
   const values = sides.map(summedValues);
+  // Every field named, in one order: the walk's loop then reads objects of one shape.
   const markerSides: MarkerSide[] = sides.map((side, i) => ({
-    ...side.samples!,
+    offsets: side.samples!.offsets,
+    frames: side.samples!.frames,
+    values: side.samples!.values,
     doubles: values[i]!.zero === 0 ? (values[i]!.values as Float64Array) : undefined,
     absTotal: side.absTotal,
     negated: side.negated,
-    ...side.locations,
+    locNodeOffsets: side.locations.locNodeOffsets,
+    locNodeIds: side.locations.locNodeIds,
   }));
   return {
     ...source,

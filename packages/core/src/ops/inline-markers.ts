@@ -20,15 +20,18 @@
  *   sample value is a multiple of a g at or above the cutoff, every call whose weight is not 0 is,
  *   and a weighted sum of the node's calls' weights (modulo 2^32, each call weighted by an odd
  *   number drawn from its caller: `callerWeight`) that is not 0 proves one weight is not 0.
- * - The other nodes (a sum of 0, a cutoff above g, calls from above that are inlined, sums past
- *   2^53) have their calls from above collected in a second pass and summed exactly, in batches of
- *   at most MAX_BATCH_CALLS calls. So the result is exact either way; on those random profiles no
- *   node needs the second pass.
+ * - The other nodes have their calls from above summed exactly, per caller: those that can be
+ *   called inlined from above (a location with lines left out above them) collected as the walk
+ *   meets them, the rest (a weighted sum of 0, a cutoff above g, sums in bigints) in more passes
+ *   over the samples, in batches of at most MAX_BATCH_CALLS calls. So the result is exact either
+ *   way; on those random profiles no node needs another pass.
  *
  * The calls are those of pprof's graph walk (`walkCallGraph` in call-graph-walk.ts): each
  * sample's kept nodes root first, a node called by the last kept node before it (not by
  * itself), a call counted once per sample with the flags of its outermost occurrence, samples of
- * value 0 left out.
+ * value 0 left out. The walk's cost is its cache misses (a random location per frame, a random
+ * node per call): what it reads of a location, of a node's calls from above and of a location
+ * call lies in one cache line each.
  */
 
 import { grown } from './stack-table.js';
@@ -37,7 +40,7 @@ import { grown } from './stack-table.js';
 export interface MarkerSide {
   /** Sample i's frames (leaf first) are `frames[offsets[i] .. offsets[i + 1]]`, location rows. */
   offsets: Uint32Array;
-  frames: ArrayLike<number>;
+  frames: Uint16Array | Int32Array | Uint32Array;
   values: BigInt64Array;
   /** `values` as doubles when their magnitudes sum to less than 2^53. */
   doubles: Float64Array | undefined;
@@ -55,13 +58,13 @@ export const INLINED_CALL = 1;
 /** A call into the node of this bit is not inlined, at or above the cutoff. */
 export const PLAIN_CALL = 2;
 
-/** At most this many calls from above are held at once by the exact pass (12 bytes each). */
+/** At most this many calls from above are held at once to be summed exactly (17 bytes each). */
 export const MAX_BATCH_CALLS = 1 << 21;
 
-/** What `topInlineMarkers` did, for tests: nodes summed by the exact pass and its passes over the samples. */
+/** What `topInlineMarkers` did, for tests: the nodes whose calls from above were summed exactly, and the passes over the samples. */
 export interface MarkerStats {
   exactNodes: number;
-  exactPasses: number;
+  passes: number;
 }
 
 /**
@@ -79,20 +82,24 @@ export function topInlineMarkers(sides: readonly MarkerSide[], nNodes: number, k
 
 function markers<V extends number | bigint>(sides: readonly MarkerSide[], nNodes: number, kept: Uint8Array | undefined, shown: Uint8Array, edgeCutoff: bigint, zero: V, stats: MarkerStats | undefined): Uint8Array {
   const locationCalls = new CallPairs();
-  const plans = sides.map((side) => planSide(side, kept, shown, locationCalls));
+  const inlinedFromAbove = new Uint8Array(nNodes);
+  const plans = sides.map((side) => planSide(side, kept, shown, locationCalls, inlinedFromAbove));
   const weights = new Weights(zero, edgeCutoff);
-  const walk = new MarkerWalk(nNodes, locationCalls, weights);
+  const walk = new MarkerWalk(nNodes, locationCalls, weights, inlinedFromAbove);
   sides.forEach((side, i) => walk.run(side, plans[i]!));
   const out = walk.locationMarkers();
-  const { fromAbove } = walk;
-  // The nodes whose calls from above can change the marker and are not decided here: summed exactly below.
-  const exact = new Uint8Array(nNodes);
+  const { fromAbove, collected } = walk;
+  // The nodes whose calls from above can change the marker and are not decided here: summed
+  // exactly, from the calls the walk collected or in more passes.
+  const fromCollected = new Uint8Array(nNodes);
+  const inPasses = new Uint8Array(nNodes);
   let multipleOf: number | undefined;
   let exactNodes = 0;
   for (let n = 0; n < nNodes; n++) {
     const bits = out[n]!;
-    if (!shown[n] || fromAbove.kinds(n) === 0 || bits === (INLINED_CALL | PLAIN_CALL)) continue;
-    if (fromAbove.kinds(n) === PLAIN_CALL) {
+    const kinds = fromAbove.kinds(n);
+    if (!shown[n] || kinds === 0 || bits === (INLINED_CALL | PLAIN_CALL)) continue;
+    if (kinds === PLAIN_CALL) {
       // Only the plain half can be added, which matters next to an inlined call.
       if (!(bits & INLINED_CALL)) continue;
       if (edgeCutoff === 0n) {
@@ -106,70 +113,89 @@ function markers<V extends number | bigint>(sides: readonly MarkerSide[], nNodes
         continue;
       }
     }
-    exact[n] = 1;
     exactNodes++;
+    if (inlinedFromAbove[n] && !collected.overflowed) fromCollected[n] = 1;
+    else inPasses[n] = 1;
   }
-  const passes = exactNodes > 0 ? sumExactly(sides, plans, exact, walk, out) : 0;
-  if (stats) Object.assign(stats, { exactNodes, exactPasses: passes });
+  let passes = sides.length;
+  if (fromCollected.includes(1)) addCallerMarkers(collected.byCallee(nNodes), fromCollected, weights, out);
+  if (inPasses.includes(1)) passes += sumInPasses(sides, plans, inPasses, walk, out);
+  if (stats) Object.assign(stats, { exactNodes, passes });
   return out;
 }
 
+/** Calls from above grouped by callee: node n's are `start[n] .. end[n]` of the columns (each counted once per sample already). */
+interface CallsByCallee<V extends number | bigint> {
+  start: Float64Array;
+  end: Float64Array;
+  src: Int32Array;
+  values: V[];
+  plain: Uint8Array;
+}
+
 /**
- * The calls from above into the `exact` nodes, counted in a pass over the samples, then collected
- * per node in passes of at most MAX_BATCH_CALLS calls (more when one node has more) and summed
- * per caller; their markers added to `out`. Returns the number of passes.
+ * Adds to `out` the kinds of the calls of `calls` into the `nodes` whose weight (summed per
+ * caller: the calls of one caller are one call) passes the cutoff, each with the flag of its
+ * first occurrence in each sample (not inlined when one is not).
  */
-function sumExactly<V extends number | bigint>(sides: readonly MarkerSide[], plans: readonly SidePlan[], exact: Uint8Array, walk: MarkerWalk<V>, out: Uint8Array): number {
-  const nNodes = exact.length;
-  const { weights } = walk;
-  const counting: CallBatch<V> = { inBatch: exact, next: new Float64Array(nNodes) };
-  sides.forEach((side, i) => walk.run(side, plans[i]!, counting));
-  const counts = counting.next;
+function addCallerMarkers<V extends number | bigint>(calls: CallsByCallee<V>, nodes: Uint8Array, weights: Weights<V>, out: Uint8Array): void {
+  const nNodes = nodes.length;
   const callerSeen = new Int32Array(nNodes).fill(-1);
   const callerSum = weights.column(nNodes);
   const callerPlain = new Uint8Array(nNodes);
   const callers: number[] = [];
-  let passes = 1;
+  for (let n = 0; n < nNodes; n++) {
+    if (!nodes[n]) continue;
+    callers.length = 0;
+    for (let k = calls.start[n]!; k < calls.end[n]!; k++) {
+      const s = calls.src[k]!;
+      if (callerSeen[s] !== n) {
+        callerSeen[s] = n;
+        callerSum[s] = weights.zero;
+        callerPlain[s] = 0;
+        callers.push(s);
+      }
+      callerSum[s] = ((callerSum[s] as number) + (calls.values[k] as number)) as V;
+      if (calls.plain[k]) callerPlain[s] = 1;
+    }
+    for (const s of callers) if (weights.passes(callerSum[s]!)) out[n]! |= callerPlain[s] ? PLAIN_CALL : INLINED_CALL;
+  }
+}
+
+/**
+ * The markers of the `nodes`' calls from above, summed in more passes over the samples: one that
+ * counts them, then one per batch of nodes whose calls fit in MAX_BATCH_CALLS (at least one
+ * node), which collects them. Returns the number of passes.
+ */
+function sumInPasses<V extends number | bigint>(sides: readonly MarkerSide[], plans: readonly SidePlan[], nodes: Uint8Array, walk: MarkerWalk<V>, out: Uint8Array): number {
+  const nNodes = nodes.length;
+  const counting: CallBatch<V> = { inBatch: nodes, next: new Float64Array(nNodes) };
+  sides.forEach((side, i) => walk.run(side, plans[i]!, counting));
+  const counts = counting.next;
+  let passes = sides.length;
   for (let first = 0; first < nNodes; ) {
-    // The next batch: the exact nodes from `first` while their calls fit (at least one node).
     const start = new Float64Array(nNodes);
     const inBatch = new Uint8Array(nNodes);
     let size = 0;
     let end = first;
     for (; end < nNodes; end++) {
-      if (!exact[end]) continue;
+      if (!nodes[end]) continue;
       if (size > 0 && size + counts[end]! > MAX_BATCH_CALLS) break;
       inBatch[end] = 1;
       start[end] = size;
       size += counts[end]!;
     }
-    const batch: CallBatch<V> = { inBatch, next: start.slice(), src: new Int32Array(size), values: weights.column(size), plain: new Uint8Array(size) };
+    const batch: CallBatch<V> = { inBatch, next: start.slice(), src: new Int32Array(size), values: walk.weights.column(size), plain: new Uint8Array(size) };
     sides.forEach((side, i) => walk.run(side, plans[i]!, batch));
-    passes++;
-    for (let n = first; n < end; n++) {
-      if (!inBatch[n]) continue;
-      // The calls into n summed per caller (each counted once per sample already), flags of their first occurrence.
-      callers.length = 0;
-      for (let k = start[n]!; k < batch.next[n]!; k++) {
-        const s = batch.src![k]!;
-        if (callerSeen[s] !== n) {
-          callerSeen[s] = n;
-          callerSum[s] = weights.zero;
-          callerPlain[s] = 0;
-          callers.push(s);
-        }
-        callerSum[s] = ((callerSum[s] as number) + (batch.values![k] as number)) as V;
-        if (batch.plain![k]) callerPlain[s] = 1;
-      }
-      for (const s of callers) if (weights.passes(callerSum[s]!)) out[n]! |= callerPlain[s] ? PLAIN_CALL : INLINED_CALL;
-    }
+    passes += sides.length;
+    addCallerMarkers({ start, end: batch.next, src: batch.src!, values: batch.values!, plain: batch.plain! }, inBatch, walk.weights, out);
     first = end;
   }
   return passes;
 }
 
 /**
- * The calls from above into the nodes of a batch of the exact pass: node n's go at `next[n]`
+ * The calls from above into the nodes of a batch of `sumInPasses`: node n's go at `next[n]`
  * onwards in the columns; without columns, only counted there.
  */
 interface CallBatch<V extends number | bigint> {
@@ -178,6 +204,63 @@ interface CallBatch<V extends number | bigint> {
   src?: Int32Array;
   values?: V[];
   plain?: Uint8Array;
+}
+
+/**
+ * Calls from above as the walk meets them (the nodes that can be called inlined from above),
+ * up to MAX_BATCH_CALLS: past that `overflowed`, and the nodes are summed in passes instead.
+ */
+class CollectedCalls<V extends number | bigint> {
+  private dst = new Int32Array(64);
+  private src = new Int32Array(64);
+  private plain = new Uint8Array(64);
+  private values: V[];
+  private length = 0;
+  overflowed = false;
+
+  constructor(private readonly weights: Weights<V>) {
+    this.values = weights.column(64);
+  }
+
+  add(dst: number, src: number, value: V, plain: boolean): void {
+    if (this.overflowed) return;
+    const k = this.length++;
+    if (k === MAX_BATCH_CALLS) {
+      this.overflowed = true;
+      [this.dst, this.src, this.plain, this.values] = [new Int32Array(0), new Int32Array(0), new Uint8Array(0), []];
+      return;
+    }
+    if (k === this.dst.length) {
+      this.dst = grown(this.dst, k + 1);
+      this.src = grown(this.src, k + 1);
+      this.plain = grown(this.plain, k + 1);
+      const values = this.weights.column(this.dst.length);
+      for (let i = 0; i < k; i++) values[i] = this.values[i]!;
+      this.values = values;
+    }
+    this.dst[k] = dst;
+    this.src[k] = src;
+    this.plain[k] = plain ? 1 : 0;
+    this.values[k] = value;
+  }
+
+  /** The calls grouped by callee, in the order met. */
+  byCallee(nNodes: number): CallsByCallee<V> {
+    const start = new Float64Array(nNodes + 1);
+    for (let k = 0; k < this.length; k++) start[this.dst[k]! + 1]!++;
+    for (let n = 0; n < nNodes; n++) start[n + 1]! += start[n]!;
+    const end = start.slice(0, nNodes);
+    const src = new Int32Array(this.length);
+    const values = this.weights.column(this.length);
+    const plain = new Uint8Array(this.length);
+    for (let k = 0; k < this.length; k++) {
+      const into = end[this.dst[k]!]!++;
+      src[into] = this.src[k]!;
+      values[into] = this.values[k]!;
+      plain[into] = this.plain[k]!;
+    }
+    return { start, end, src, values, plain };
+  }
 }
 
 /** Sums of weights in doubles or bigints (`zero` says which), and the cutoff test on them. */
@@ -233,17 +316,18 @@ const NO_CALL = -3;
 const PACKED = 8;
 
 /**
- * One side's locations as the walk reads them, one cache line per frame (the walk's cost is its
- * cache misses): at `PACKED * r`, the number of kept nodes of location r (0: its frames are
- * skipped), then its kept nodes outermost first, each as (node id, what it is called from); a
- * location of more kept nodes has -1 there, then where its pairs start in `spill` and how many.
+ * One side's locations as the walk reads them, one cache line per frame: at `PACKED * r`, the
+ * number of kept nodes of location r (0: its frames are skipped), then its kept nodes outermost
+ * first, each as (node id, what it is called from); a location of more kept nodes has -1 there,
+ * then where its pairs start in `spill` and how many.
  */
 interface SidePlan {
   packed: Int32Array;
   spill: Int32Array;
 }
 
-function planSide(side: MarkerSide, kept: Uint8Array | undefined, shown: Uint8Array, locationCalls: CallPairs): SidePlan {
+/** The plan of `side` for the walk, its location calls added to `locationCalls`, the nodes it can call inlined from above marked in `inlinedFromAbove`. */
+function planSide(side: MarkerSide, kept: Uint8Array | undefined, shown: Uint8Array, locationCalls: CallPairs, inlinedFromAbove: Uint8Array): SidePlan {
   const { locNodeOffsets, locNodeIds } = side;
   const locations = locNodeOffsets.length - 1;
   const packed = new Int32Array(PACKED * locations);
@@ -257,7 +341,9 @@ function planSide(side: MarkerSide, kept: Uint8Array | undefined, shown: Uint8Ar
     for (let k = last; k >= locNodeOffsets[r]!; k--) {
       const n = locNodeIds[k]!;
       if (kept && !kept[n]) continue;
-      pairs.push(n, !shown[n] || outer === n ? NO_CALL : outer >= 0 ? locationCalls.add(outer, n) : k === last ? FROM_ABOVE_PLAIN : FROM_ABOVE_INLINED);
+      const call = !shown[n] || outer === n ? NO_CALL : outer >= 0 ? locationCalls.add(outer, n) : k === last ? FROM_ABOVE_PLAIN : FROM_ABOVE_INLINED;
+      if (call === FROM_ABOVE_INLINED) inlinedFromAbove[n] = 1;
+      pairs.push(n, call);
       outer = n;
     }
     const at = PACKED * r;
@@ -277,11 +363,15 @@ function planSide(side: MarkerSide, kept: Uint8Array | undefined, shown: Uint8Ar
 /** Ints per node in `FromAbove.state`. */
 const NODE_INTS = 4;
 
+/** `FromAbove`'s kinds word of a node whose calls from above the walk collects (`CollectedCalls`). */
+const COLLECTED = 4;
+
 /**
  * Per node, what the walk reads and sums of the calls from above into it, side by side at
  * `NODE_INTS * n` (one cache line per call): the sample that last called it from above (the
- * walk's own), `weightedSum`, `kinds`, and a filter word of its location callers (bit
- * `callerBit(src)` set for each), which rules out most calls from above without a look at them.
+ * walk's own), `weightedSum`, `kinds` (and COLLECTED), and a filter word of its location callers
+ * (bit `callerBit(src)` set for each), which rules out most calls from above without a look at
+ * the location calls.
  */
 class FromAbove {
   static readonly LAST_SAMPLE = 0;
@@ -293,15 +383,19 @@ class FromAbove {
   constructor(
     readonly nNodes: number,
     locationCalls: CallPairs,
+    collected: Uint8Array,
   ) {
     const state = (this.state = new Int32Array(NODE_INTS * nNodes));
-    for (let n = 0; n < nNodes; n++) state[NODE_INTS * n + FromAbove.LAST_SAMPLE] = -1;
+    for (let n = 0; n < nNodes; n++) {
+      state[NODE_INTS * n + FromAbove.LAST_SAMPLE] = -1;
+      state[NODE_INTS * n + FromAbove.KINDS] = collected[n] ? COLLECTED : 0;
+    }
     for (let e = 0; e < locationCalls.length; e++) state[NODE_INTS * locationCalls.dst[e]! + FromAbove.CALLER_FILTER]! |= 1 << callerBit(locationCalls.src[e]!);
   }
 
   /** INLINED_CALL, PLAIN_CALL: the kinds of the calls from above into n seen (the first occurrence of each in a sample); 0: none. */
   kinds(n: number): number {
-    return this.state[NODE_INTS * n + FromAbove.KINDS]!;
+    return this.state[NODE_INTS * n + FromAbove.KINDS]! & (INLINED_CALL | PLAIN_CALL);
   }
 
   /** Their weights times their callers' numbers, summed modulo 2^32 (see `callerWeight`). */
@@ -323,11 +417,12 @@ function callerWeight(src: number, seed: number): number {
 
 /**
  * The walk of the sides' samples, root first (see the top of the file): it sums the location
- * calls and, per callee, the calls from above (`fromAbove`), or counts or collects the calls from
- * above into a batch's nodes (the exact pass).
+ * calls and, per callee, the calls from above (`fromAbove`, `collected`), or counts or collects
+ * the calls from above into a batch's nodes (`sumInPasses`).
  */
 class MarkerWalk<V extends number | bigint> {
   readonly fromAbove: FromAbove;
+  readonly collected: CollectedCalls<V>;
   /**
    * Per location call e, 16 bytes (one cache line per call): at `4 * e` of `callState` the sample
    * that last counted it (-1: none yet) and whether its first occurrence in some sample was not
@@ -345,8 +440,10 @@ class MarkerWalk<V extends number | bigint> {
     nNodes: number,
     private readonly locationCalls: CallPairs,
     readonly weights: Weights<V>,
+    collect: Uint8Array,
   ) {
-    this.fromAbove = new FromAbove(nNodes, locationCalls);
+    this.fromAbove = new FromAbove(nNodes, locationCalls, collect);
+    this.collected = new CollectedCalls(weights);
     const calls = locationCalls.length;
     this.callSums = new Float64Array(2 * calls);
     this.callState = new Int32Array(this.callSums.buffer);
@@ -375,7 +472,7 @@ class MarkerWalk<V extends number | bigint> {
     const weighted = typeof zero === 'number';
     const values = (weighted ? side.doubles! : side.values) as unknown as V[];
     const { packed, spill } = plan;
-    const { callState, callSums, callBigSums, samplePairs, locationCalls, seed } = this;
+    const { callState, callSums, callBigSums, samplePairs, locationCalls, seed, collected } = this;
     const state = this.fromAbove.state;
     for (let i = 0; i + 1 < offsets.length; i++) {
       const raw = values[i]!;
@@ -407,15 +504,18 @@ class MarkerWalk<V extends number | bigint> {
               const newCallee = state[node + FromAbove.LAST_SAMPLE] !== sample;
               if (newCallee) state[node + FromAbove.LAST_SAMPLE] = sample;
               if (samplePairs.add(parent, n, newCallee)) {
+                const plain = how === FROM_ABOVE_PLAIN;
                 if (!batch) {
+                  const kinds = state[node + FromAbove.KINDS]!;
+                  state[node + FromAbove.KINDS] = kinds | (plain ? PLAIN_CALL : INLINED_CALL);
                   if (weighted) state[node + FromAbove.WEIGHTED_SUM] = (state[node + FromAbove.WEIGHTED_SUM]! + Math.imul(valueLow, callerWeight(parent, seed))) | 0;
-                  state[node + FromAbove.KINDS]! |= how === FROM_ABOVE_PLAIN ? PLAIN_CALL : INLINED_CALL;
+                  if (kinds & COLLECTED) collected.add(n, parent, value, plain);
                 } else if (batch.inBatch[n]) {
                   const into = batch.next[n]!++;
                   if (batch.src) {
                     batch.src[into] = parent;
                     batch.values![into] = value;
-                    batch.plain![into] = how === FROM_ABOVE_PLAIN ? 1 : 0;
+                    batch.plain![into] = plain ? 1 : 0;
                   }
                 }
               }
