@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@profkit/test-utils';
 import { ErrorCodes, ProfileBuilder, ProfkitError, callGraph, formatPercentage, formatTopTable, formatValue, topTable, type Profile } from '../src/node/index.js';
-import { goFormatF, goFormatFExact } from '../src/ops/format.js';
+import { goFormatF, goFormatFExact, goFormatG, goFormatGExact } from '../src/ops/format.js';
 
 const MS = 1_000_000n;
 
@@ -269,5 +269,25 @@ describe("Go's FormatFloat 'f' (goFormatF)", () => {
     expect(differing).toEqual([]);
     // Half to even where JavaScript's toFixed rounds half up.
     expect([goFormatF(0.125, 2), goFormatF(0.375, 2), goFormatF(2.5, 0), goFormatF(-0.125, 2), goFormatF(-0, 2)]).toEqual(['0.12', '0.38', '2', '-0.12', '-0.00']);
+  });
+});
+
+describe("Go's FormatFloat 'g' (goFormatG)", () => {
+  it('prints what the exact expansion gives: ties to even, carries, exponents, large and tiny values', () => {
+    let seed = 11;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const values = [0, -0, 0.125, 0.375, 0.0625, 2.5, 25, 125, 1250, 0.00125, 9.95, 9.96, 0.0995, 99.5, 1e-5, 9.5e-5, 1e21, 2 ** 60, 5e-324, -0.125, NaN, Infinity];
+    for (let i = 0; i < 20000; i++) {
+      const magnitude = 10 ** Math.floor(random() * 24 - 12);
+      values.push((random() - 0.3) * magnitude);
+      // Ties at 1 to 3 significant digits (odd / 2^k of one to three digits) and their neighbours.
+      const tie = ((2 * Math.floor(random() * 500) + 1) / 2 ** (1 + (i % 6))) * 10 ** ((i % 5) - 2);
+      values.push(tie, -tie, tie + 2 ** -40, tie - 2 ** -40, Math.round(random() * 1e6) * 5);
+    }
+    const differing: [number, number, string, string][] = [];
+    for (const prec of [1, 2, 3, 6]) for (const x of values) if (goFormatG(x, prec) !== goFormatGExact(x, prec)) differing.push([x, prec, goFormatG(x, prec), goFormatGExact(x, prec)]);
+    expect(differing).toEqual([]);
+    // Half to even where JavaScript rounds half up.
+    expect([goFormatG(0.125, 2), goFormatG(0.375, 2), goFormatG(125, 2), goFormatG(0.0625, 1), goFormatG(9.96, 2)]).toEqual(['0.12', '0.38', '1.2e+02', '0.06', '10']);
   });
 });

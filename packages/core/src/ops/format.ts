@@ -53,11 +53,26 @@ const UNIT_TYPES: UnitType[] = [
 
 const utf8 = new TextEncoder();
 
+/**
+ * The units `sniffUnit` found, per unit type and unit name: a report formats a few values per
+ * line, each sniffing its unit against the types in turn (UTF-8 encoding the name each time was
+ * most of the formatting of a 181,000-line `top`). Few names occur (a profile's units and the
+ * requested output units); the cache is emptied past SNIFFED_UNITS of them.
+ */
+const sniffed = new Map<UnitType, Map<string, Unit | undefined>>();
+const SNIFFED_UNITS = 64;
+
 function sniffUnit(ut: UnitType, unit: string): Unit | undefined {
+  let known = sniffed.get(ut);
+  if (!known) sniffed.set(ut, (known = new Map()));
+  if (known.has(unit)) return known.get(unit);
   let u = unit.toLowerCase();
   // Go compares the UTF-8 byte length (so `μs` loses its `s` and is not recognized, as in pprof).
   if (utf8.encode(u).length > 2 && u.endsWith('s')) u = u.slice(0, -1);
-  return ut.units.find((x) => x.aliases.includes(u));
+  const found = ut.units.find((x) => x.aliases.includes(u));
+  if (known.size >= SNIFFED_UNITS) known.clear();
+  known.set(unit, found);
+  return found;
 }
 
 /** pprof `measurement.Scale(value, fromUnit, toUnit)`; `toUnit` may be `minimum`/`auto`. */
@@ -184,8 +199,39 @@ export function goFormatFExact(x: number, prec: number): string {
 
 /** Go's `strconv.FormatFloat(x, 'g', prec, 64)` for prec >= 1 (exact, round half to even). */
 export function goFormatG(x: number, prec: number): string {
+  return formatG(x, prec, roundedDigits(x, prec) ?? roundDigits(exactDecimal(x), prec));
+}
+
+/** `goFormatG` from the exact decimal expansion of `x` (every value; what the fast path must agree with). */
+export function goFormatGExact(x: number, prec: number): string {
+  return formatG(x, prec, roundDigits(exactDecimal(x), prec));
+}
+
+/**
+ * `x` rounded to `prec` significant digits as `roundDigits` gives them, from `toExponential`
+ * (which rounds the exact value too, and differs from Go only on an exact tie, half up), or
+ * undefined for the values that can be ties, and for 0 and non-finite ones: the exact path then.
+ * Why: a report prints percentages below 1% this way, and the exact path (BigInt arithmetic) was
+ * most of the formatting of a 181,000-line `top`.
+ */
+function roundedDigits(x: number, prec: number): { digits: string; point: number } | undefined {
+  const a = Math.abs(x);
+  if (a === 0 || !Number.isFinite(a) || prec > 100) return undefined;
+  const text = a.toExponential(prec - 1);
+  const e = text.indexOf('e');
+  const exponent = Number(text.slice(e + 1));
+  // A tie of a rounding unit 10^q needs 2a = odd x 10^q: a an integer (q >= 1) or a x 2^(1-q) an
+  // integer (q <= 0). The exponent read may be one more than a's (a carry): testing a x 2^(2-q)
+  // with its q covers both.
+  const q = exponent - prec + 1;
+  if (Number.isInteger(a * 2 ** Math.max(0, 2 - q))) return undefined;
+  const digits = (text[0]! + text.slice(2, e)).replace(/0+$/, '');
+  return { digits, point: exponent + 1 };
+}
+
+/** Go's 'g' format of `x` from its rounded digits. */
+function formatG(x: number, prec: number, d: { digits: string; point: number }): string {
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
-  const d = roundDigits(exactDecimal(x), prec);
   if (d.digits === '') return sign + '0';
   const nd = d.digits.length;
   let eprec = prec;
