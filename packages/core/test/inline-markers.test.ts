@@ -27,7 +27,7 @@ function side(locations: number[][], samples: [number[], number][], negated = fa
 }
 
 // Nodes: 0 = A, 1 = B, 2 = C, 3 = D. Locations: 0 = [B inlined into A], 1 = [B], 2 = [C], 3 = [A], 4 = [D].
-const B = 1;
+const [A, B, C, D] = [0, 1, 2, 3];
 const LOCATIONS = [[B, A], [B], [C], [A], [D]];
 const ALL = new Uint8Array([1, 1, 1, 1]);
 
