@@ -85,6 +85,18 @@ export const READ_LIMITS: Readonly<Required<ReadLimits>> = {
    * a 14 MB SVG for a chain, and each level past it would cost a stack entry or inline line.
    */
   maxFlameDepth: 65_536,
+  /**
+   * Steps of one flame graph's walk (`maxFlameWalkSteps`; a step is one sample's stack, or one
+   * stack row, moved a frame down): the frames drawn by `renderFlameGraph`/`cutFlameTree`, every
+   * frame of `boundedFlameTree`/`flameTree` (whose counts are exact). Not a read limit (as
+   * `maxFlameFrames`). The value here is the floor of the default, which grows with the profile:
+   * unless the option is given, the walk may take this plus 16 steps per stack entry, inline line,
+   * location and sample (`flameWalkBudget`). Stacks through inline frames of the same functions
+   * cut into locations at other boundaries are walked a frame at a time, members × frames: 1,000
+   * samples through 60 such entries took 60M steps (2 s) for 91k entries, bounded only by
+   * `maxFlameDepth`. Real profiles take under 2 steps per entry.
+   */
+  maxFlameWalkSteps: 4_000_000,
 };
 
 export type LimitName = keyof typeof READ_LIMITS;
@@ -105,6 +117,7 @@ export interface ReadLimits extends Limits {
   maxReportBytes?: number;
   maxFlameFrames?: number;
   maxFlameDepth?: number;
+  maxFlameWalkSteps?: number;
 }
 
 type AnyLimits = ReadLimits | undefined;

@@ -16,3 +16,34 @@ export function deepRandomProfile(seed: number, samples: number): Profile {
   for (let i = 0; i < samples; i++) b.addSample(stacks[int(stacks.length)]!, [BigInt(1 + int(20))]);
   return b.build();
 }
+
+/**
+ * `samples` samples of 1 through the inline frames of one chain of `lines` names (10 functions in
+ * turn), cut into locations at two boundaries: even samples have `entries` entries of one
+ * `lines`-line location, odd ones twice as many of its two halves, two locations of `lines / 2`
+ * lines: the same frames, so every frame's members stand in different locations, walked a frame
+ * at a time (members × frames). Each sample's outermost entry is a location of its own (one frame,
+ * `main`), so that no two stacks are equal (merged). With `hot`, one more sample of 10^9 on a
+ * location of its own leaves the rest out (narrower than 0.01% of the total).
+ */
+export function splitInlineChunksProfile(samples: number, entries: number, lines: number, { hot = false } = {}): Profile {
+  const b = new ProfileBuilder({ sampleTypes: [{ type: 'samples', unit: 'count' }] });
+  const fns = Array.from({ length: 10 }, (_, i) => b.internFunction({ name: `f${i}` }));
+  // A location of the chain's frames from..to (outermost first): its innermost frame is its
+  // function, the others are inlined into it (listed innermost first).
+  const chunk = (from: number, to: number, line: number) => {
+    const outermostFirst = Array.from({ length: to - from }, (_, k) => fns[(from + k) % 10]!);
+    const [innermost, ...inlined] = outermostFirst.reverse();
+    return b.internLocation({ functionId: innermost!, line, inlinedInto: inlined.map((functionId, k) => ({ functionId, line: line + k + 1 })) });
+  };
+  const whole = chunk(0, lines, 1_000_000);
+  const halves = [chunk(0, lines / 2, 2_000_000), chunk(lines / 2, lines, 3_000_000)];
+  const main = b.internFunction({ name: 'main' });
+  if (hot) b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'hot' }), line: 1 })], [1_000_000_000n]);
+  for (let i = 0; i < samples; i++) {
+    const outermost = b.internLocation({ functionId: main, line: i + 1 });
+    const deep = Array.from({ length: entries }, () => (i % 2 === 0 ? [whole] : halves)).flat();
+    b.addSample([outermost, ...deep].reverse(), [1n]);
+  }
+  return b.build();
+}

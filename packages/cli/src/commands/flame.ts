@@ -1,9 +1,12 @@
-import { parseLimitArgs } from '@profkit/core';
+import { READ_LIMITS, parseLimitArgs } from '@profkit/core';
 import { ErrorCodes, ProfkitError, renderFlameGraphChunks, writeFileAtomic } from '@profkit/core/node';
 import { basename } from 'node:path';
 import type { CliCommand } from '../types.js';
 import { applyFilterOptions } from './filter.js';
 import { TAG_FRAME_OPTIONS, phase, VIEW_OPTIONS, numberOption, withTagFramesOf, readForView, sampleTypeIndexOf, stringOption } from './shared.js';
+
+/** `n` with thousands separators (65,536): the limits' defaults, as the docs print them. */
+const thousands = (n: number) => n.toLocaleString('en-US');
 
 export const flame: CliCommand = {
   name: 'flame',
@@ -18,8 +21,10 @@ export const flame: CliCommand = {
     'the root at the top. Samples with negative values (diffs) are left out.',
     'Frames narrower than --min-width of the total (default 0.01%) are left out, so that the output',
     'stays small for any profile; the subtitle says how many. --min-width 0 keeps every frame.',
-    'A graph deeper than 65,536 levels or of more than 4,000,000 frames is refused',
-    '(--limit maxFlameDepth=N, --limit maxFlameFrames=N raise them).',
+    `A graph deeper than ${thousands(READ_LIMITS.maxFlameDepth)} levels or of more than ${thousands(READ_LIMITS.maxFlameFrames)} frames is refused`,
+    '(--limit maxFlameDepth=N, --limit maxFlameFrames=N raise them), as is one whose walk takes more',
+    'steps than the size of the profile allows (--limit maxFlameWalkSteps=N; crafted stacks of many',
+    'samples through inline frames of the same functions cut into locations at other boundaries).',
     '',
     'Examples:',
     '  profkit flame cpu.pb.gz -o cpu.html && xdg-open cpu.html',

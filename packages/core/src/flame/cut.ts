@@ -14,7 +14,7 @@
  */
 
 import { ErrorCodes, ProfkitError } from '../errors.js';
-import { limitError, limitValue, type ReadLimits } from '../limits.js';
+import { READ_LIMITS, limitError, limitValue, type ReadLimits } from '../limits.js';
 import type { Profile } from '../model.js';
 import { grown, sumsExactInDoubles } from '../ops/stack-table.js';
 import { locationIdsHash, sameLocationIds } from '../ops/stack-hash.js';
@@ -63,7 +63,9 @@ export interface CutFlameTreeOptions {
   countBudget?: number;
   /**
    * `maxFlameFrames` bounds the frames drawn (a `PROFKIT_E_LIMIT` error past it, checked as each
-   * is added): one stack entry draws a frame per inline line of its location.
+   * is added): one stack entry draws a frame per inline line of its location. `maxFlameDepth`
+   * bounds their levels, `maxFlameWalkSteps` the members visited by the frames drawn (default
+   * `flameWalkBudget(p)`; the frames left out are bounded by `countBudget` instead).
    */
   limits?: ReadLimits;
 }
@@ -369,6 +371,8 @@ export interface CutFlameFrames {
   countSteps: number;
   /** The members visited by the frames expanded, drawn or left out: the work of the walk. */
   walkSteps: number;
+  /** The members visited by the drawn frames (`walkSteps` less the counting), checked against `maxFlameWalkSteps`. */
+  drawSteps: number;
 }
 
 /** `cutFlameTree` as columns (`FlameFrames`): the frames as `cutFlameTree` draws them, the root `all` (name id -1). */
@@ -379,6 +383,10 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
       option: 'sampleTypeIndex',
       rule: 'the sample type index must name an existing sample type',
     });
+  }
+  // NaN would never stop the count (no comparison with it is true), a negative budget always.
+  if (countBudget !== undefined && !(typeof countBudget === 'number' && countBudget >= 0)) {
+    throw new ProfkitError(ErrorCodes.USAGE, `countBudget ${String(countBudget)}: expected a number of steps >= 0`, { option: 'countBudget', rule: 'the count budget is a number >= 0' });
   }
   const index = new ProfileIndex(p);
   const { names, start: locStart, ids: locIds } = locationNameIds(p, index);
@@ -495,8 +503,12 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   // frame left out is walked any more (`frames` is then a lower bound).
   const budget = countBudget ?? flameCountBudget(p);
   let countSteps = 0;
-  // Members visited by the expansions, drawn frames or not (CutFlameFrames.walkSteps).
+  // Members visited by the expansions, drawn frames or not (CutFlameFrames.walkSteps), and by the
+  // drawn ones (drawSteps), which maxFlameWalkSteps bounds: members in locations of the same
+  // frame names cut at other boundaries are walked a frame at a time, members × frames.
   let walkSteps = 0;
+  let drawSteps = 0;
+  const walkBudget = flameWalkBudget(p, limits);
   let counting = countEveryFrame;
   const pendingStart: number[] = [0];
   // The drawn frame, or -1: a frame left out, walked to count its callees (countEveryFrame).
@@ -521,6 +533,10 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
     }
     const end = members;
     walkSteps += end - from;
+    if (frame >= 0) {
+      drawSteps += end - from;
+      if (drawSteps > walkBudget) throw flameWalkLimitError('one flame graph', drawSteps, walkBudget);
+    }
     frame = drawnOrCountedRun(from, end, frame);
     let callees = 0;
     let self = zero;
@@ -614,7 +630,7 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
     }
   }
   // With countEveryFrame: every frame not drawn, once the complete tree is counted.
-  return { frames: drawn, elided: countEveryFrame ? frames - drawn.count : elided, allFrames: frames, countStopped: countEveryFrame && !counting, countSteps, walkSteps };
+  return { frames: drawn, elided: countEveryFrame ? frames - drawn.count : elided, allFrames: frames, countStopped: countEveryFrame && !counting, countSteps, walkSteps, drawSteps };
 }
 
 /**
@@ -624,11 +640,40 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
  * under 2 steps per entry (see docs/security.md), a crafted one members × inline frames.
  */
 export function flameCountBudget(p: Profile): number {
-  const size = p.samples.locations.location_id.length + p['.inline_lines'].function_id.length + p.locations.location_id.length + p.samples.locations.offsets.length;
-  return COUNT_STEPS_FLOOR + COUNT_STEPS_PER_ENTRY * size;
+  return COUNT_STEPS_FLOOR + STEPS_PER_ENTRY * flameInputSize(p);
 }
-const COUNT_STEPS_PER_ENTRY = 16;
 const COUNT_STEPS_FLOOR = 4_000_000;
+/** Steps of the count (`flameCountBudget`) and of the walk (`flameWalkBudget`) per entry of the profile. */
+const STEPS_PER_ENTRY = 16;
+
+/** The entries of `p` a flame graph's walk reads: stack entries, inline lines, locations, samples. */
+function flameInputSize(p: Profile): number {
+  return p.samples.locations.location_id.length + p['.inline_lines'].function_id.length + p.locations.location_id.length + p.samples.locations.offsets.length;
+}
+
+/**
+ * The steps a flame graph's walk of `p` may take (`maxFlameWalkSteps`; a step is one member
+ * moved one frame down): the option when given, else its floor (`READ_LIMITS`) plus
+ * `STEPS_PER_ENTRY` per stack entry, inline line, location and sample, as `flameCountBudget`.
+ * Where stacks share callers a frame's members are one per distinct stack and a run of inline
+ * frames they share is taken at once, so real profiles take under 2 steps per entry (see
+ * docs/security.md); members standing in locations of the same frame names cut at other
+ * boundaries are walked a frame at a time, members × inline frames.
+ */
+export function flameWalkBudget(p: Profile, limits?: ReadLimits): number {
+  const given = (limits as Record<string, unknown> | undefined)?.maxFlameWalkSteps;
+  if (typeof given === 'number' && given > 0) return given;
+  return READ_LIMITS.maxFlameWalkSteps + STEPS_PER_ENTRY * flameInputSize(p);
+}
+
+/** The `PROFKIT_E_LIMIT` error of a walk (of `what`) that took `steps` steps, over `budget`. */
+export function flameWalkLimitError(what: string, steps: number, budget: number): ProfkitError {
+  return limitError(
+    'maxFlameWalkSteps',
+    `the steps of the walk of ${what} (${steps} so far; a step is one stack moved one frame down, by default at most ${READ_LIMITS.maxFlameWalkSteps} + ${STEPS_PER_ENTRY} per stack entry, inline line, location and sample of the profile)`,
+    budget,
+  );
+}
 
 /**
  * Whether location rows `a` and `b` have the same frames: as many, the same names (`start`, `ids`

@@ -12,10 +12,10 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
-import { CalleeGroups, cutFlameFrames, locationNameIds, sameFrameNames, sortChildrenByName, type FlameFrames } from './cut.js';
+import { CalleeGroups, cutFlameFrames, flameWalkBudget, flameWalkLimitError, locationNameIds, sameFrameNames, sortChildrenByName, type FlameFrames } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
-export { cutFlameTree, flameCountBudget, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
+export { cutFlameTree, flameCountBudget, flameWalkBudget, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
 
 /** One frame of the flame graph: the sum of the samples whose stack goes through it. */
 export interface FlameNode {
@@ -74,7 +74,7 @@ export const DEFAULT_FLAME_MIN_WIDTH = 0.0001;
 export interface FlameTreeOptions {
   /** Leave out frames whose value is below this fraction of the total (default 0: keep all). */
   minWidth?: number;
-  /** `maxFlameFrames` and `maxFlameDepth` bound the frames of the tree (see `BoundedFlameTreeOptions`). */
+  /** `maxFlameFrames`, `maxFlameDepth` and `maxFlameWalkSteps` bound the tree and its walk (see `BoundedFlameTreeOptions`). */
   limits?: ReadLimits;
 }
 
@@ -83,6 +83,10 @@ export interface BoundedFlameTreeOptions {
    * `maxFlameFrames` bounds the frames of the tree (the root included) and `maxFlameDepth` its
    * levels, as for `renderFlameGraph`: a `PROFKIT_E_LIMIT` error as the frame past either is
    * made (a 1.9 KB pprof asks for 2M frames of one chain: 1,000 entries of a 2,000-line location).
+   * `maxFlameWalkSteps` bounds the walk's steps, of the frames left out too (default
+   * `flameWalkBudget(p)`): the counts are exact or the call fails, never wrong. Stack rows in
+   * locations of the same frame names cut at other boundaries are walked a frame at a time
+   * (200 samples through 1,500 such entries: 200M steps, 4.8 s).
    */
   limits?: ReadLimits;
 }
@@ -94,6 +98,8 @@ export interface BoundedFlameTree {
   frames: number;
   /** Frames left out because they (or a caller) were narrower than `minWidth`. */
   elided: number;
+  /** Steps of the walk (stack rows moved a frame down), checked against `maxFlameWalkSteps`. */
+  walkSteps: number;
 }
 
 /**
@@ -122,6 +128,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   checkType(p, sampleTypeIndex);
   const maxFrames = limitValue(limits, 'maxFlameFrames');
   const maxDepth = limitValue(limits, 'maxFlameDepth');
+  const walkBudget = flameWalkBudget(p, limits);
   const index = new ProfileIndex(p);
   const stacks = buildStackTable(p, index, sampleTypeIndex, (v) => v > 0n);
   // Name ids of the frames of location row r, outermost first: locNameIds[locNameStart[r] ..
@@ -168,6 +175,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   let frames = 1;
   let shown = 1;
+  // Stack rows visited by the expansions and the chains followed (maxFlameWalkSteps).
+  let walkSteps = 0;
   /** A callee of `node` (at `level`) drawn, its self value 0 until expanded; checks the limits first. */
   const addChild = (node: FlameNode, level: number, name: string, value: bigint): FlameNode => {
     if (shown >= maxFrames) throw limitError('maxFlameFrames', `the frames of one flame tree (${shown + 1} so far, frames narrower than the min width left out)`, maxFrames);
@@ -224,11 +233,14 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
         s = c;
         pos = 0;
         frames++;
+        walkSteps++;
       }
       memberRow[start] = s;
       memberPos[start] = pos;
     }
     const end = members;
+    walkSteps += end - start;
+    if (walkSteps > walkBudget) throw flameWalkLimitError('one flame tree', walkSteps, walkBudget);
     // Every member (stack row) at one position of one location's inline frames: the frames down to
     // its innermost one are a chain as wide as this frame, one callee each of every member, made or
     // counted here at once (members + frames, not members × frames: stacks of many callers through
@@ -301,7 +313,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     }
   }
   sortChildrenByName(tree);
-  return { tree, frames, elided: frames - shown };
+  return { tree, frames, elided: frames - shown, walkSteps };
 }
 
 /**

@@ -1,0 +1,135 @@
+/**
+ * `maxFlameWalkSteps` bounds the walk of a flame graph. Members in locations of the same frame
+ * names cut at other boundaries (one 1,000-line location against its two 500-line halves) make no
+ * run of inline frames taken at once, so they are walked a frame at a time, members × frames: the
+ * drawing of 1,000 samples through 60 such entries (91k entries) took 60M steps (2-3 s), bounded
+ * only by members × `maxFlameDepth`; `boundedFlameTree` counting 200 samples through 1,500 such
+ * entries left out took 200M steps (5-7 s). Past a budget proportional to the profile
+ * (`flameWalkBudget`) both stop with `PROFKIT_E_LIMIT` naming the option; raised, they give the
+ * exact result.
+ */
+import { describe, expect, it } from 'vitest';
+import { thrownBy } from '@profkit/test-utils';
+import { ErrorCodes, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
+import { cutFlameFrames } from '../src/flame/cut.js';
+import { deepRandomProfile, splitInlineChunksProfile } from './flame-profiles.js';
+
+/** What the errors carry that the tests read. */
+type Thrown = { code?: string; detail?: { option?: string; limit?: number } };
+
+/** The code, option and limit of what `f` throws. */
+function limitOf(f: () => unknown): [string | undefined, string | undefined, number | undefined] {
+  const e = thrownBy(f) as Thrown;
+  return [e.code, e.detail?.option, e.detail?.limit];
+}
+
+/** Every frame of `tree` depth first (callees in order) as `level name value self`. */
+function framesOf(tree: FlameNode): string[] {
+  const out: string[] = [];
+  const work: [FlameNode, number][] = [[tree, 0]];
+  while (work.length > 0) {
+    const [node, level] = work.pop()!;
+    out.push(`${level} ${node.name} ${node.value} ${node.self}`);
+    for (let i = node.children.length - 1; i >= 0; i--) work.push([node.children[i]!, level + 1]);
+  }
+  return out;
+}
+
+const unbounded = { maxFlameWalkSteps: Number.MAX_SAFE_INTEGER };
+
+describe('maxFlameWalkSteps: the drawing walk (cutFlameTree, renderFlameGraph)', () => {
+  it('stops at the default budget on members × inline frames (1,000 samples × 60 entries cut at other boundaries: 60M steps) with PROFKIT_E_LIMIT naming the option', () => {
+    const p = splitInlineChunksProfile(1_000, 60, 1_000);
+    const budget = flameWalkBudget(p);
+    // Proportional to the profile (91k entries), far below the 60M steps of the drawing.
+    expect(p.samples.locations.location_id.length).toBe(91_000);
+    expect(budget).toBeLessThan(60_000_000 / 10);
+    const expected = [ErrorCodes.LIMIT, 'maxFlameWalkSteps', budget];
+    expect(limitOf(() => cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true }))).toEqual(expected);
+    expect(limitOf(() => cutFlameTree(p, 0, 0.0001))).toEqual(expected);
+    expect(limitOf(() => renderFlameGraph(p, { format: 'svg' }))).toEqual(expected);
+  });
+
+  it('draws the exact frames with the limit at the steps taken, and refuses one step less', () => {
+    // 20 samples through 4 entries of a 100-line location or 8 of its halves: all, main, then
+    // one chain of 400 inline frames 20 members wide.
+    const p = splitInlineChunksProfile(20, 4, 100);
+    const { drawSteps } = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true, limits: unbounded });
+    expect(drawSteps).toBeGreaterThanOrEqual(20 * 400);
+    expect(limitOf(() => cutFlameTree(p, 0, 0.0001, { limits: { maxFlameWalkSteps: drawSteps - 1 } }))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', drawSteps - 1]);
+    const cut = cutFlameTree(p, 0, 0.0001, { countEveryFrame: true, limits: { maxFlameWalkSteps: drawSteps } });
+    const exact = boundedFlameTree(p, 0, 0.0001, { limits: unbounded });
+    expect(framesOf(cut.tree)).toEqual(framesOf(exact.tree));
+    expect(framesOf(cut.tree)).toHaveLength(2 + 400);
+    expect(framesOf(cut.tree).at(-1)).toBe('401 f9 20 20');
+    expect([cut.frames, cut.elided, cut.countStopped]).toEqual([exact.frames, 0, false]);
+  });
+
+  it('does not charge the frames left out (countBudget bounds them: the count stops, the drawing does not fail)', () => {
+    const p = splitInlineChunksProfile(20, 4, 100, { hot: true });
+    // Drawn: the root (21 members) and hot (1).
+    const cut = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true, limits: { maxFlameWalkSteps: 22 } });
+    expect(cut.walkSteps).toBeGreaterThan(20 * 400);
+    expect([cut.drawSteps, cut.countStopped, cut.allFrames]).toEqual([22, false, boundedFlameTree(p, 0, 0.0001, { limits: unbounded }).frames]);
+  });
+});
+
+describe('maxFlameWalkSteps: boundedFlameTree and flameTree (exact counts)', () => {
+  it('stops at the default budget counting members × inline frames left out (200 samples × 1,000 entries cut at other boundaries: 200M steps) with PROFKIT_E_LIMIT naming the option', () => {
+    const p = splitInlineChunksProfile(200, 1_000, 1_000, { hot: true });
+    const budget = flameWalkBudget(p);
+    expect(p.samples.locations.location_id.length).toBe(300_201);
+    expect(budget).toBeLessThan(200_000_000 / 10);
+    expect(limitOf(() => boundedFlameTree(p, 0, 0.0001))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', budget]);
+  });
+
+  it('counts exactly with the limit at the steps taken, and refuses one step less (never a wrong count)', () => {
+    const p = splitInlineChunksProfile(20, 10, 100, { hot: true });
+    const { walkSteps, frames, elided, tree } = boundedFlameTree(p, 0, 0.0001, { limits: unbounded });
+    expect(walkSteps).toBeGreaterThanOrEqual(20 * 1_000);
+    // all, hot, main, 1,000 inline frames.
+    expect([frames, elided]).toEqual([3 + 1_000, 1_001]);
+    expect(framesOf(tree)).toEqual(['0 all 1000000020 0', '1 hot 1000000000 1000000000']);
+    const over = { maxFlameWalkSteps: walkSteps - 1 };
+    expect(limitOf(() => boundedFlameTree(p, 0, 0.0001, { limits: over }))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', walkSteps - 1]);
+    expect(limitOf(() => flameTree(p, 0, { limits: over }))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', walkSteps - 1]);
+    const at = boundedFlameTree(p, 0, 0.0001, { limits: { maxFlameWalkSteps: walkSteps } });
+    expect([at.frames, at.elided, at.walkSteps]).toEqual([frames, elided, walkSteps]);
+    // The count of the drawing walk, which stops at its own budget instead, agrees.
+    const counted = cutFlameTree(p, 0, 0.0001, { countEveryFrame: true, countBudget: Infinity });
+    expect([counted.frames, counted.elided]).toEqual([frames, elided]);
+  });
+});
+
+describe('maxFlameWalkSteps by default', () => {
+  it('is far above the walk of profiles whose stacks share callers and inline frames (deep random stacks: steps ≤ a tenth of the budget past its floor)', () => {
+    for (const seed of [61, 62]) {
+      const p: Profile = deepRandomProfile(seed, 2_000);
+      const proportional = flameWalkBudget(p) - 4_000_000;
+      for (const minWidth of [0, 0.0001, 0.05]) {
+        const cut = cutFlameFrames(p, 0, minWidth, { countEveryFrame: true });
+        expect(cut.drawSteps).toBeLessThanOrEqual(proportional / 10);
+        expect(boundedFlameTree(p, 0, minWidth).walkSteps).toBeLessThanOrEqual(proportional / 10);
+      }
+    }
+  });
+
+  it('is the option when given, else 4M + 16 per stack entry, inline line, location and sample', () => {
+    const p = splitInlineChunksProfile(2, 1, 10);
+    // 2 + 3 stack entries, 2 samples (3 offsets), 5 locations (2 outermost, the whole, its halves), 9 + 4 + 4 inline lines.
+    const size = 5 + 3 + 5 + 17;
+    expect(flameWalkBudget(p)).toBe(4_000_000 + 16 * size);
+    expect(flameWalkBudget(p, { maxFlameWalkSteps: 7 })).toBe(7);
+  });
+});
+
+describe('countBudget', () => {
+  it('must be a number of steps >= 0 (NaN never stopped the count): PROFKIT_E_USAGE naming it', () => {
+    const p = deepRandomProfile(63, 50);
+    for (const countBudget of [Number.NaN, -1, '5' as unknown as number]) {
+      const e = thrownBy(() => cutFlameTree(p, 0, 0.05, { countEveryFrame: true, countBudget })) as Thrown;
+      expect([e.code, e.detail?.option], String(countBudget)).toEqual([ErrorCodes.USAGE, 'countBudget']);
+    }
+    expect(cutFlameTree(p, 0, 0.05, { countEveryFrame: true, countBudget: 0 }).countStopped).toBe(true);
+  });
+});
