@@ -83,29 +83,40 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     server.stdout.on('data', (d) => (stdout += d));
     server.stderr.on('data', (d) => (stderr += d));
     try {
-      for (let i = 0; i < 500 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 6000 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
       const addr = /listening (\S+)/.exec(stdout)?.[1];
       expect(addr, stderr).toBeTruthy();
       const rec = join(dir, 'idle.fsrec');
       writeFileSync(rec, callsToRecording([{ method: 'SetProcessInfo', processName: 'after_idle' }]));
-      // An idle connection (header sent, then nothing) takes the only slot.
+      // A connection takes the only slot. It sends a record every 200 ms until the replay was
+      // refused, so that it is not idle however long a loaded machine takes to start the replay
+      // (a header alone, idle from the start, left the replay 3 s: too little beside CPU burners).
       const { connect } = await import('node:net');
-      const idle = connect({ host: '127.0.0.1', port: Number(addr!.split(':')[1]) });
-      idle.on('error', () => {});
-      idle.write(readFileSync(rec).subarray(0, 16));
+      const holder = connect({ host: '127.0.0.1', port: Number(addr!.split(':')[1]) });
+      holder.on('error', () => {});
+      const recording = readFileSync(rec);
+      holder.write(recording);
+      const keepBusy = setInterval(() => holder.write(recording.subarray(16)), 200);
       const waitFor = async (re: RegExp) => {
-        for (let i = 0; i < 500 && !re.test(stderr); i++) await new Promise((r) => setTimeout(r, 20));
+        // 120 s: a bound against hangs only.
+        for (let i = 0; i < 6000 && !re.test(stderr); i++) await new Promise((r) => setTimeout(r, 20));
         expect(stderr).toMatch(re);
       };
       await waitFor(/client#1 connected/);
-      const refused = await runCliAsync(['fuchsia-sampler', 'replay', rec, '--to', addr!], { cwd: dir });
-      // The idle connection holds the slot for 3 s: the replay is refused (exit 5, no "sent").
+      let refused: Awaited<ReturnType<typeof runCliAsync>>;
+      try {
+        refused = await runCliAsync(['fuchsia-sampler', 'replay', rec, '--to', addr!], { cwd: dir });
+      } finally {
+        clearInterval(keepBusy);
+      }
+      // The busy connection holds the slot: the replay is refused (exit 5, no "sent"). From now on
+      // it is idle, and --idle-timeout 3 frees the slot.
       expect(stderr).not.toMatch(/client#1: idle/);
       expect(refused.code, refused.stderr).toBe(5);
       expect(refused.stderr).toMatch(/^profkit: 127\.0\.0\.1:\d+ refused the connection: 1 clients connected .*\[PROFKIT_E_NETWORK\]\n$/);
       expect(refused.stdout).toBe('');
       await waitFor(/client#1: idle for 3000 ms/);
-      idle.destroy();
+      holder.destroy();
       const served = await runCliAsync(['fuchsia-sampler', 'replay', rec, '--to', addr!], { cwd: dir });
       expect(served.code, served.stderr).toBe(0);
       expect(served.stdout).toBe(`sent 1 records to ${addr}\n`);
@@ -113,7 +124,7 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     } finally {
       server.kill('SIGKILL');
     }
-  });
+  }, 300_000); // the waits inside are bounded at 120 s each, against hangs only
 
   it('serve + replay as processes; SIGTERM writes the final profile of a connected client', async () => {
     const out = join(dir, 'profiles');
@@ -124,7 +135,7 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     server.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((r) => server.on('exit', (code) => r(code)));
     try {
-      for (let i = 0; i < 500 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 6000 && !/listening \S+/.test(stdout); i++) await new Promise((r) => setTimeout(r, 20));
       const addr = /listening (\S+)/.exec(stdout)?.[1];
       expect(addr, stderr).toBeTruthy();
       const calls: SamplerCall[] = [{ method: 'SetProcessInfo', processName: 'spawned' }];
@@ -132,7 +143,7 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
       writeFileSync(join(dir, 'w.fsrec'), callsToRecording(calls));
       const rep = run('fuchsia-sampler', 'replay', join(dir, 'w.fsrec'), '--to', addr!);
       expect(rep.code, rep.stderr).toBe(0);
-      for (let i = 0; i < 500 && !existsSync(join(out, 'spawned_final_0.pb.gz')); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 6000 && !existsSync(join(out, 'spawned_final_0.pb.gz')); i++) await new Promise((r) => setTimeout(r, 20));
       // A client that stays connected: its profile is written when the collector is terminated.
       const { connectSampler } = await import('../src/node.js');
       const c = await connectSampler(addr!);
@@ -155,5 +166,5 @@ describe.skipIf(!haveCli('fuchsia-sampler CLI tests'))('through the spawned CLI 
     } finally {
       if (server.exitCode === null) server.kill('SIGKILL');
     }
-  });
+  }, 300_000); // the waits inside are bounded at 120 s each, against hangs only
 });
