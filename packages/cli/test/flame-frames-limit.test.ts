@@ -4,13 +4,15 @@
  * PROFKIT_E_LIMIT naming the option and writes no output; at N it draws.
  */
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { boundedFlameTree, defaultSampleTypeIndex, flameWalkBudget, type Profile } from '@profkit/core';
+import { parsePprof } from '@profkit/pprof';
 import { ExitCode } from '../src/exit-codes.js';
 import { profkitInHeap, repeatedInlineLocationProfile } from './many-inline-lines.js';
-import { fixture, hasFixtures, profkit } from './views-helpers.js';
+import { fixture, fixturesDir, hasFixtures, profkit } from './views-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-flame-frames-limit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -105,4 +107,54 @@ describe('flame: the count of frames left out on a real profile', () => {
       expect(page).not.toContain('at least');
     }
   });
+});
+
+describe('flame: --limit maxFlameWalkSteps', () => {
+  // One sample: the root, then a step per entry (each entry's 50 inline frames are drawn at once).
+  const file = join(tmp, 'walk.pb.gz');
+  writeFileSync(file, repeatedInlineLocationProfile(30, 50));
+
+  it('a walk past the limit is PROFKIT_E_LIMIT naming maxFlameWalkSteps, no output written; the default draws', async () => {
+    const out = join(tmp, 'walk.svg');
+    const r = await profkit(['flame', file, '-o', out, '--limit', 'maxFlameWalkSteps=10']);
+    expect(r.code).toBe(ExitCode.INVALID);
+    expect(r.stderr).toMatch(/PROFKIT_E_LIMIT/);
+    expect(r.stderr).toMatch(/limits\.maxFlameWalkSteps/);
+    expect(existsSync(out)).toBe(false);
+    const drawn = await profkit(['flame', file, '-o', out, '--quiet']);
+    expect(drawn.code, drawn.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8').match(/<g class="frame"/g)?.length).toBe(1 + 30 * 50);
+  });
+});
+
+describe('flame: the walk of real profiles', () => {
+  /** The shared fixtures the pprof codec reads (others are legacy text formats), by path. */
+  function pprofFixtures(): [string, Profile][] {
+    const out: [string, Profile][] = [];
+    for (const rel of readdirSync(fixturesDir, { recursive: true, encoding: 'utf8' }).sort()) {
+      const path = join(fixturesDir, rel);
+      if (!statSync(path).isFile()) continue;
+      try {
+        out.push([rel, parsePprof(readFileSync(path)).profile]);
+      } catch {
+        // Not a pprof profile.
+      }
+    }
+    return out;
+  }
+
+  it.skipIf(!hasFixtures)('takes at most a tenth of the default maxFlameWalkSteps: every pprof fixture (large.cpu: 499,787 entries, its 425,052 frames with --min-width 0), flame and boundedFlameTree', async () => {
+    const fixtures = pprofFixtures();
+    expect(fixtures.map(([rel]) => rel)).toContain('pprof/internal/proftest/testdata/large.cpu');
+    for (const [rel, p] of fixtures) {
+      const tenth = Math.floor(flameWalkBudget(p) / 10);
+      for (const minWidth of ['0.0001', '0']) {
+        const out = join(tmp, 'real.html');
+        const r = await profkit(['flame', fixture(rel), '-o', out, '--quiet', '--min-width', minWidth, '--limit', `maxFlameWalkSteps=${tenth}`]);
+        expect(r.code, `${rel} --min-width ${minWidth}: ${r.stderr}`).toBe(0);
+        const tree = boundedFlameTree(p, defaultSampleTypeIndex(p), Number(minWidth), { limits: { maxFlameWalkSteps: tenth } });
+        expect(tree.walkSteps, rel).toBeLessThanOrEqual(tenth);
+      }
+    }
+  }, 120_000);
 });
