@@ -8,9 +8,9 @@
  * least"; the frames drawn are the same.
  */
 import { describe, expect, it } from 'vitest';
-import { ProfileBuilder, boundedFlameTree, cutFlameTree, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
+import { ProfileBuilder, boundedFlameTree, cutFlameTree, renderFlameGraph, type Profile } from '../src/node/index.js';
 import { cutFlameFrames, flameCountBudget } from '../src/flame/cut.js';
-import { deepRandomProfile } from './flame-profiles.js';
+import { deepRandomProfile, framesOf } from './flame-profiles.js';
 
 /**
  * With `hot`, one sample of 10^9 on a location of its own; and `samples` samples of 1 whose stacks
@@ -31,18 +31,6 @@ function sharedDeepStacks(samples: number, entries: number, lines: number, { hot
     b.addSample([leaf, ...new Array<number>(entries).fill(deep[twins ? i % 2 : 0]!)], [1n]);
   }
   return b.build();
-}
-
-/** Every frame of `tree` depth first (callees in order) as `level name value self`. */
-function framesOf(tree: FlameNode): string[] {
-  const out: string[] = [];
-  const work: [FlameNode, number][] = [[tree, 0]];
-  while (work.length > 0) {
-    const [node, level] = work.pop()!;
-    out.push(`${level} ${node.name} ${node.value} ${node.self}`);
-    for (let i = node.children.length - 1; i >= 0; i--) work.push([node.children[i]!, level + 1]);
-  }
-  return out;
 }
 
 /** Deep random stacks (see deepRandomProfile). */

@@ -1,6 +1,6 @@
 /** Profiles the flame tests share. */
 import { seededRandom } from '@profkit/test-utils';
-import { ProfileBuilder, type Profile } from '../src/index.js';
+import { ProfileBuilder, type FlameNode, type Profile } from '../src/index.js';
 
 /**
  * `samples` samples of deep stacks (5-44 entries) over 15 locations, a third with an inline
@@ -46,4 +46,16 @@ export function splitInlineChunksProfile(samples: number, entries: number, lines
     b.addSample([outermost, ...deep].reverse(), [1n]);
   }
   return b.build();
+}
+
+/** Every frame of `tree` depth first (callees in order) as `level name value self`. */
+export function framesOf(tree: FlameNode): string[] {
+  const out: string[] = [];
+  const work: [FlameNode, number][] = [[tree, 0]];
+  while (work.length > 0) {
+    const [node, level] = work.pop()!;
+    out.push(`${level} ${node.name} ${node.value} ${node.self}`);
+    for (let i = node.children.length - 1; i >= 0; i--) work.push([node.children[i]!, level + 1]);
+  }
+  return out;
 }

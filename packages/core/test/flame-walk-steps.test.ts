@@ -10,9 +10,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '@profkit/test-utils';
-import { ErrorCodes, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type FlameNode, type Profile } from '../src/node/index.js';
+import { ErrorCodes, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type Profile } from '../src/node/index.js';
 import { cutFlameFrames } from '../src/flame/cut.js';
-import { deepRandomProfile, splitInlineChunksProfile } from './flame-profiles.js';
+import { deepRandomProfile, framesOf, splitInlineChunksProfile } from './flame-profiles.js';
 
 /** What the errors carry that the tests read. */
 type Thrown = { code?: string; detail?: { option?: string; limit?: number } };
@@ -21,18 +21,6 @@ type Thrown = { code?: string; detail?: { option?: string; limit?: number } };
 function limitOf(f: () => unknown): [string | undefined, string | undefined, number | undefined] {
   const e = thrownBy(f) as Thrown;
   return [e.code, e.detail?.option, e.detail?.limit];
-}
-
-/** Every frame of `tree` depth first (callees in order) as `level name value self`. */
-function framesOf(tree: FlameNode): string[] {
-  const out: string[] = [];
-  const work: [FlameNode, number][] = [[tree, 0]];
-  while (work.length > 0) {
-    const [node, level] = work.pop()!;
-    out.push(`${level} ${node.name} ${node.value} ${node.self}`);
-    for (let i = node.children.length - 1; i >= 0; i--) work.push([node.children[i]!, level + 1]);
-  }
-  return out;
 }
 
 const unbounded = { maxFlameWalkSteps: Number.MAX_SAFE_INTEGER };
