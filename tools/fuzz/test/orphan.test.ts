@@ -21,11 +21,14 @@ if (!haveCli) console.warn(`fuzz orphan test skipped: ${cli} is missing; build t
 
 const tmp = mkdtempSync(join(tmpdir(), 'profkit-fuzz-orphan-'));
 const started: ChildProcess[] = [];
-/** Executors found: a failed run must not leave one looping (its watchdog may be slowed down to 20 minutes). */
-const executors: number[] = [];
+/**
+ * Executors found: a failed run must not leave one looping (its watchdog may be slowed down to 20
+ * minutes). With their start time (/proc stat field 22): once gone, a pid may be another process'.
+ */
+const executors: { pid: number; startTime: string }[] = [];
 afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const pid of executors) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const { pid, startTime } of executors) if (alive(pid) && stat(pid)?.[19] === startTime) process.kill(pid, 'SIGKILL');
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -80,7 +83,7 @@ async function executorOf(parent: number): Promise<number> {
     executor = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).find((pid) => stat(pid)?.[1] === String(parent));
     return executor !== undefined;
   }, `the fuzz CLI (pid ${parent}) started no executor`);
-  executors.push(executor!);
+  executors.push({ pid: executor!, startTime: stat(executor!)?.[19] ?? '' });
   return executor!;
 }
 

@@ -60,7 +60,11 @@ describe('watchdog clock', () => {
     const before = threadTimes(process.pid);
     const ticks0 = mainThreadTicks();
     let x = 0;
-    while (mainThreadTicks() < ticks0 + SPIN_TICKS) x++;
+    // A synchronous loop: the test's timeout cannot end it, this bound against hangs does.
+    const giveUpAt = Date.now() + 60_000;
+    while (mainThreadTicks() < ticks0 + SPIN_TICKS) {
+      if (++x % 1000 === 0 && Date.now() > giveUpAt) throw new Error(`the main thread's utime + stime did not advance by ${SPIN_TICKS} ticks within 60 s`);
+    }
     const after = threadTimes(process.pid);
     const wallMs = performance.now() - wall0;
     expect(x).toBeGreaterThan(0);
