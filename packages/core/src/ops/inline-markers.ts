@@ -548,6 +548,8 @@ class SamplePairs {
   private slotGeneration = new Int32Array(0);
   private generation = 0;
   private hashed = false;
+  /** Mixed into the hash, drawn per set: node ids follow from the input (unseeded, a crafted deep sample's calls fell in one run of slots: 100,000 frames 20 s). */
+  private readonly seed = (Math.random() * 2 ** 32) | 0;
 
   clear(): void {
     this.count = 0;
@@ -592,7 +594,7 @@ class SamplePairs {
   /** The slot of `src -> dst` when the set has it, else ~ the empty slot where it goes. */
   private find(src: number, dst: number): number {
     const mask = this.slots.length - 1;
-    let h = pairHash(src, dst, 0) & mask;
+    let h = pairHash(src, dst, this.seed) & mask;
     for (; this.slotGeneration[h] === this.generation; h = (h + 1) & mask) {
       const k = this.slots[h]! - 1;
       if (this.src[k] === src && this.dst[k] === dst) return h;
