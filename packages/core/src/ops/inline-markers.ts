@@ -58,7 +58,11 @@ export const INLINED_CALL = 1;
 /** A call into the node of this bit is not inlined, at or above the cutoff. */
 export const PLAIN_CALL = 2;
 
-/** At most this many calls from above are held at once to be summed exactly (17 bytes each). */
+/**
+ * At most this many calls from above are held at once to be summed exactly (17 bytes each), but
+ * for a node with more, a batch of its own (its calls, one per sample and caller, are at most the
+ * frames of the samples). Each batch costs a pass over both sides' samples.
+ */
 export const MAX_BATCH_CALLS = 1 << 21;
 
 /** What `topInlineMarkers` did, for tests: the nodes whose calls from above were summed exactly, and the passes over the samples. */
