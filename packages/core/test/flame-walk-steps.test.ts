@@ -1,18 +1,20 @@
 /**
  * `maxFlameWalkSteps` bounds the walk of a flame graph. Members in locations of the same frame
- * names cut at other boundaries (one 1,000-line location against its two 500-line halves) make no
- * run of inline frames taken at once, so they are walked a frame at a time, members × frames: the
- * drawing of 1,000 samples through 60 such entries (91k entries) took 60M steps (2-3 s), bounded
- * only by members × `maxFlameDepth`; `boundedFlameTree` counting 200 samples through 1,500 such
- * entries left out took 200M steps (5-7 s). Past a budget proportional to the profile
- * (`flameWalkBudget`) both stop with `PROFKIT_E_LIMIT` naming the option; raised, they give the
- * exact result.
+ * names cut at other boundaries where one member has at most one frame left in its location (a
+ * 1,000-line location against the same frames in 2-line locations) share no run of inline frames
+ * taken at once, so they are walked a frame at a time, members × frames: the drawing of 1,000
+ * samples through 60 such entries (91k entries) took 60M steps (2-3 s), bounded only by members ×
+ * `maxFlameDepth`; `boundedFlameTree` counting 200 samples through 1,000 such entries left out
+ * took 200M steps (5-7 s). Past a budget proportional to the profile (`flameWalkBudget`) both
+ * stop with `PROFKIT_E_LIMIT` naming the option; raised, they give the exact result. Runs of
+ * inline frames the members share in different locations (a deep inline chain at many addresses
+ * differing in the innermost frame) are taken at once, their comparisons charged.
  */
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '@profkit/test-utils';
 import { ErrorCodes, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type Profile } from '../src/node/index.js';
 import { cutFlameFrames } from '../src/flame/cut.js';
-import { deepRandomProfile, framesOf, splitInlineChunksProfile } from './flame-profiles.js';
+import { deepRandomProfile, framesOf, inlinedAtManyAddressesProfile, splitInlineChunksProfile } from './flame-profiles.js';
 
 /** What the errors carry that the tests read. */
 type Thrown = { code?: string; detail?: { option?: string; limit?: number } };
@@ -26,11 +28,11 @@ function limitOf(f: () => unknown): [string | undefined, string | undefined, num
 const unbounded = { maxFlameWalkSteps: Number.MAX_SAFE_INTEGER };
 
 describe('maxFlameWalkSteps: the drawing walk (cutFlameTree, renderFlameGraph)', () => {
-  it('stops at the default budget on members × inline frames (1,000 samples × 60 entries cut at other boundaries: 60M steps) with PROFKIT_E_LIMIT naming the option', () => {
-    const p = splitInlineChunksProfile(1_000, 60, 1_000);
+  it('stops at the default budget on members × inline frames (1,000 samples × 60 entries cut into 2-line pieces: 60M steps) with PROFKIT_E_LIMIT naming the option', () => {
+    const p = splitInlineChunksProfile(1_000, 60, 1_000, { cut: 'pairs' });
     const budget = flameWalkBudget(p);
     // Proportional to the profile (91k entries), far below the 60M steps of the drawing.
-    expect(p.samples.locations.location_id.length).toBe(91_000);
+    expect(p.samples.locations.location_id.length).toBe(999 * 61 + 1 + 60 * 500);
     expect(budget).toBeLessThan(60_000_000 / 10);
     const expected = [ErrorCodes.LIMIT, 'maxFlameWalkSteps', budget];
     expect(limitOf(() => cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true }))).toEqual(expected);
@@ -39,9 +41,9 @@ describe('maxFlameWalkSteps: the drawing walk (cutFlameTree, renderFlameGraph)',
   });
 
   it('draws the exact frames with the limit at the steps taken, and refuses one step less', () => {
-    // 20 samples through 4 entries of a 100-line location or 8 of its halves: all, main, then
-    // one chain of 400 inline frames 20 members wide.
-    const p = splitInlineChunksProfile(20, 4, 100);
+    // 20 samples through 4 entries of a 100-line location or 200 of its 2-line pieces: all, main,
+    // then one chain of 400 inline frames 20 members wide.
+    const p = splitInlineChunksProfile(20, 4, 100, { cut: 'pairs' });
     const { drawSteps } = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true, limits: unbounded });
     expect(drawSteps).toBeGreaterThanOrEqual(20 * 400);
     expect(limitOf(() => cutFlameTree(p, 0, 0.0001, { limits: { maxFlameWalkSteps: drawSteps - 1 } }))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', drawSteps - 1]);
@@ -54,7 +56,7 @@ describe('maxFlameWalkSteps: the drawing walk (cutFlameTree, renderFlameGraph)',
   });
 
   it('does not charge the frames left out (countBudget bounds them: the count stops, the drawing does not fail)', () => {
-    const p = splitInlineChunksProfile(20, 4, 100, { hot: true });
+    const p = splitInlineChunksProfile(20, 4, 100, { hot: true, cut: 'pairs' });
     // Drawn: the root (21 members) and hot (1).
     const cut = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true, limits: { maxFlameWalkSteps: 22 } });
     expect(cut.walkSteps).toBeGreaterThan(20 * 400);
@@ -63,16 +65,16 @@ describe('maxFlameWalkSteps: the drawing walk (cutFlameTree, renderFlameGraph)',
 });
 
 describe('maxFlameWalkSteps: boundedFlameTree and flameTree (exact counts)', () => {
-  it('stops at the default budget counting members × inline frames left out (200 samples × 1,000 entries cut at other boundaries: 200M steps) with PROFKIT_E_LIMIT naming the option', () => {
-    const p = splitInlineChunksProfile(200, 1_000, 1_000, { hot: true });
+  it('stops at the default budget counting members × inline frames left out (200 samples × 1,000 entries cut into 2-line pieces: 200M steps) with PROFKIT_E_LIMIT naming the option', () => {
+    const p = splitInlineChunksProfile(200, 1_000, 1_000, { hot: true, cut: 'pairs' });
     const budget = flameWalkBudget(p);
-    expect(p.samples.locations.location_id.length).toBe(300_201);
+    expect(p.samples.locations.location_id.length).toBe(199 * 1_001 + 1 + 1_000 * 500 + 1);
     expect(budget).toBeLessThan(200_000_000 / 10);
     expect(limitOf(() => boundedFlameTree(p, 0, 0.0001))).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', budget]);
   });
 
   it('counts exactly with the limit at the steps taken, and refuses one step less (never a wrong count)', () => {
-    const p = splitInlineChunksProfile(20, 10, 100, { hot: true });
+    const p = splitInlineChunksProfile(20, 10, 100, { hot: true, cut: 'pairs' });
     const { walkSteps, frames, elided, tree } = boundedFlameTree(p, 0, 0.0001, { limits: unbounded });
     expect(walkSteps).toBeGreaterThanOrEqual(20 * 1_000);
     // all, hot, main, 1,000 inline frames.
@@ -86,6 +88,40 @@ describe('maxFlameWalkSteps: boundedFlameTree and flameTree (exact counts)', () 
     // The count of the drawing walk, which stops at its own budget instead, agrees.
     const counted = cutFlameTree(p, 0, 0.0001, { countEveryFrame: true, countBudget: Infinity });
     expect([counted.frames, counted.elided]).toEqual([frames, elided]);
+  });
+});
+
+describe('runs of inline frames the members share in different locations (taken at once, comparisons charged)', () => {
+  it('draws a deep inline chain at many addresses differing in the innermost frame (the reviewer\'s 300k-sample profile, scaled to 30k samples and the budget to its part per entry)', () => {
+    // 30,000 samples, 100 callers × 200 addresses of a 60-deep inline chain. A frame at a time the
+    // drawing walked every sample's member through the 59 shared inline frames (30,000 × 61 steps:
+    // over this budget, as the full-size profile's 18.6M steps over its default 18.59M).
+    const p = inlinedAtManyAddressesProfile(71, 30_000);
+    const limits = { maxFlameWalkSteps: flameWalkBudget(p) - 4_000_000 };
+    expect(limits.maxFlameWalkSteps).toBeLessThan(30_000 * 61);
+    const exact = boundedFlameTree(p, 0, 0, { limits: unbounded });
+    // all, caller, g0..g58, 200 innermost frames.
+    expect(exact.frames).toBe(2 + 59 + 200);
+    for (const minWidth of [0.0001, 0]) {
+      const cut = cutFlameFrames(p, 0, minWidth, { countEveryFrame: true, limits });
+      expect(cut.drawSteps).toBeLessThanOrEqual(limits.maxFlameWalkSteps / 10);
+      expect(framesOf(cutFlameTree(p, 0, minWidth, { limits }).tree)).toEqual(framesOf(exact.tree));
+      expect(renderFlameGraph(p, { format: 'svg', minWidth, limits })).toContain('innermost199');
+      const bounded = boundedFlameTree(p, 0, minWidth, { limits });
+      expect(bounded.walkSteps).toBeLessThanOrEqual(limits.maxFlameWalkSteps / 10);
+      expect(framesOf(bounded.tree)).toEqual(framesOf(exact.tree));
+    }
+  });
+
+  it('takes runs down to the next boundary where locations of the same frames are cut at other boundaries (1,000 samples × 60 entries of a 1,000-line location or its halves: 60M steps a frame at a time)', () => {
+    const p = splitInlineChunksProfile(1_000, 60, 1_000);
+    const proportional = flameWalkBudget(p) - 4_000_000;
+    const cut = cutFlameFrames(p, 0, 0.0001, { countEveryFrame: true });
+    expect(cut.drawSteps).toBeLessThanOrEqual(proportional / 5);
+    expect(boundedFlameTree(p, 0, 0.0001).walkSteps).toBeLessThanOrEqual(proportional / 5);
+    const drawn = cutFlameTree(p, 0, 0.0001, { limits: { maxFlameDepth: 70_000 } });
+    expect(framesOf(drawn.tree)).toEqual(framesOf(boundedFlameTree(p, 0, 0.0001, { limits: { maxFlameDepth: 70_000 } }).tree));
+    expect(framesOf(drawn.tree)).toHaveLength(2 + 60 * 1_000);
   });
 });
 

@@ -459,44 +459,43 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   let elided = 0;
   // Frames of the complete tree seen (counted with countEveryFrame only).
   let frames = 1;
-  // Per location row, the last `drawnOrCountedRun` call (`runCheck`) that found its frames alike
-  // to the run's (see there).
-  const runChecked = new Int32Array(locStart.length);
-  let runCheck = 0;
+  const sharedRun = new SharedInlineRun(locStart, locIds);
   /**
-   * When every member of the frame (members `from..end`) stands at one position of one location's
-   * inline frames, the frames down to that location's innermost one are a chain, one callee each
-   * of every member, as wide as the frame: drawn under `frame` (or, for a frame left out, counted)
-   * here at once, the members moved to the innermost one. Returns the frame the members are at.
-   * The walk a frame at a time cost members × inline frames (1,000 samples through 65 entries of
-   * a 1,000-line location: 65M steps, 6.4 s, for 65,000 drawn frames); this, members + frames.
-   * For a drawn frame whose members just entered their locations (position 0), members in other
-   * locations of the same frame names (the same inlined code at another address) are a chain just
-   * the same, each such location compared once, at most the walk's cost (1,000 samples through 60
-   * entries of two such locations: 4.2 s → 0.06 s). A frame left out is walked instead, within
-   * the count budget, which does not charge comparisons.
+   * The run of inline frames every member of the frame (members `from..end`) shares below it (see
+   * SharedInlineRun): drawn under `frame` (or, for a frame left out, counted) here at once, the
+   * members moved to its last frame. Returns the frame the members are at. The walk a frame at a
+   * time cost members × inline frames (1,000 samples through 65 entries of a 1,000-line location:
+   * 65M steps, 6.4 s, for 65,000 drawn frames; 300k samples of a 60-deep inline chain at 200
+   * addresses differing in the innermost frame: 18M steps); this, members + frames, and for a
+   * drawn frame the comparisons of its members' distinct locations, charged to the walk. A frame
+   * left out takes a run only where its members stand at one position of one location (no
+   * comparisons); else it is walked, within the count budget.
    */
   const drawnOrCountedRun = (from: number, end: number, frame: number): number => {
     const r = memberRow[from]!;
-    if (r < 0) return frame;
     const pos = memberPos[from]!;
-    const innermost = locStart[r + 1]! - locStart[r]! - 1;
-    if (innermost - pos < 2) return frame;
-    runCheck++;
-    let value = zero;
+    sharedRun.begin();
     for (let m = from; m < end; m++) {
       const o = memberRow[m]!;
-      if (memberPos[m] !== pos) return frame;
-      if (o !== r && runChecked[o] !== runCheck) {
-        if (o < 0 || frame < 0 || pos !== 0 || !sameFrameNames(locStart, locIds, o, r)) return frame;
-        runChecked[o] = runCheck;
-      }
-      value += memberValue[m]!;
+      if (o < 0) return frame;
+      if (frame < 0 && (o !== r || memberPos[m] !== pos)) return frame;
+      sharedRun.add(o, memberPos[m]!);
     }
+    const run = sharedRun.length();
+    if (frame >= 0) {
+      drawSteps += sharedRun.comparisons;
+      if (drawSteps > walkBudget) throw flameWalkLimitError('one flame graph', drawSteps, walkBudget);
+    }
+    if (run === 0) return frame;
     // As the walk a frame at a time: one frame a level, drawn as wide as its caller (or counted).
-    frames += innermost - pos;
-    if (frame >= 0) for (let at = pos + 1; at <= innermost; at++) frame = drawn.add(locIds[locStart[r]! + at]!, value, frame);
-    for (let m = from; m < end; m++) memberPos[m] = innermost;
+    frames += run;
+    if (frame >= 0) {
+      let value = zero;
+      for (let m = from; m < end; m++) value += memberValue[m]!;
+      const names = locStart[sharedRun.row]! + sharedRun.pos;
+      for (let at = 1; at <= run; at++) frame = drawn.add(locIds[names + at]!, value, frame);
+    }
+    for (let m = from; m < end; m++) memberPos[m]! += run;
     return frame;
   };
   // The steps counting the frames left out may still take; once one would pass the budget, no
@@ -504,8 +503,9 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   const budget = countBudget ?? flameCountBudget(p);
   let countSteps = 0;
   // Members visited by the expansions, drawn frames or not (CutFlameFrames.walkSteps), and by the
-  // drawn ones (drawSteps), which maxFlameWalkSteps bounds: members in locations of the same
-  // frame names cut at other boundaries are walked a frame at a time, members × frames.
+  // drawn ones (drawSteps, with the comparisons of drawnOrCountedRun), which maxFlameWalkSteps
+  // bounds: where a member has at most one frame left in its location (the same frames cut into
+  // 2-line locations) no run is shared, and the walk takes members × frames.
   let walkSteps = 0;
   let drawSteps = 0;
   const walkBudget = flameWalkBudget(p, limits);
@@ -657,8 +657,9 @@ function flameInputSize(p: Profile): number {
  * `STEPS_PER_ENTRY` per stack entry, inline line, location and sample, as `flameCountBudget`.
  * Where stacks share callers a frame's members are one per distinct stack and a run of inline
  * frames they share is taken at once, so real profiles take under 2 steps per entry (see
- * docs/security.md); members standing in locations of the same frame names cut at other
- * boundaries are walked a frame at a time, members × inline frames.
+ * docs/security.md), comparisons included; where a member has at most one frame left in its
+ * location (the same frames cut into 2-line locations) no run is shared, and the members are
+ * walked a frame at a time, members × inline frames.
  */
 export function flameWalkBudget(p: Profile, limits?: ReadLimits): number {
   const given = (limits as Record<string, unknown> | undefined)?.maxFlameWalkSteps;
@@ -676,14 +677,88 @@ export function flameWalkLimitError(what: string, steps: number, budget: number)
 }
 
 /**
- * Whether location rows `a` and `b` have the same frames: as many, the same names (`start`, `ids`
- * as `locationNameIds` gives them). Compared up to the first difference.
+ * The run of inline frames every member of a frame shares below it: the frames after each
+ * member's position in its location (`start`, `ids` as `locationNameIds` gives them) that have
+ * the same names in all of them, down to the innermost frame of the member with the fewest left.
+ * Such a run is a chain of frames, one callee each of every member, as wide as the frame: drawn
+ * or counted at once, members + frames instead of members × frames. Each distinct (location row,
+ * position) is compared once, frame by frame in lockstep against the first: `comparisons`
+ * (charged to the walk) is at most distinct locations × (run + 1), never more than walking the
+ * run a frame at a time. Deeply inlined code at many addresses (the same long inline chain
+ * differing in the innermost frame) is the usual shape.
  */
-export function sameFrameNames(start: Int32Array, ids: Int32Array, a: number, b: number): boolean {
-  const n = start[a + 1]! - start[a]!;
-  if (start[b + 1]! - start[b]! !== n) return false;
-  for (let at = 0; at < n; at++) if (ids[start[a]! + at] !== ids[start[b]! + at]) return false;
-  return true;
+export class SharedInlineRun {
+  // Per location row, the last run (`call`) that listed it, and at which position.
+  private readonly listedIn: Int32Array;
+  private readonly listedAt: Int32Array;
+  private call = 0;
+  // The distinct (row, position) pairs of the current run, and the fewest frames left after one.
+  private rows = new Int32Array(16);
+  private positions = new Int32Array(16);
+  private distinct = 0;
+  private fewestLeft = 0;
+  /** Frame names compared by the last `length` call. */
+  comparisons = 0;
+
+  constructor(
+    private readonly start: Int32Array,
+    private readonly ids: Int32Array,
+  ) {
+    this.listedIn = new Int32Array(start.length);
+    this.listedAt = new Int32Array(start.length);
+  }
+
+  /** Starts the run of a frame's members. */
+  begin(): void {
+    this.call++;
+    this.distinct = 0;
+    this.fewestLeft = Number.MAX_SAFE_INTEGER;
+  }
+
+  /** Adds a member at `pos` among the frames of location row `row`. */
+  add(row: number, pos: number): void {
+    if (this.listedIn[row] === this.call && this.listedAt[row] === pos) return;
+    this.listedIn[row] = this.call;
+    this.listedAt[row] = pos;
+    this.fewestLeft = Math.min(this.fewestLeft, this.start[row + 1]! - this.start[row]! - 1 - pos);
+    if (this.distinct === this.rows.length) {
+      this.rows = grown(this.rows, this.distinct + 1);
+      this.positions = grown(this.positions, this.distinct + 1);
+    }
+    this.rows[this.distinct] = row;
+    this.positions[this.distinct++] = pos;
+  }
+
+  /**
+   * The frames of the run after the members' positions (0 when under 2: not worth taking), the
+   * names those of the first member's location row (`row`) after its position (`pos`).
+   */
+  length(): number {
+    this.comparisons = 0;
+    const most = this.fewestLeft;
+    if (most < 2) return 0;
+    const { start, ids, rows, positions, distinct } = this;
+    if (distinct === 1) return most;
+    const first = start[rows[0]!]! + positions[0]!;
+    for (let at = 1; at <= most; at++) {
+      const name = ids[first + at];
+      for (let d = 1; d < distinct; d++) {
+        this.comparisons++;
+        if (ids[start[rows[d]!]! + positions[d]! + at] !== name) return at - 1 < 2 ? 0 : at - 1;
+      }
+    }
+    return most;
+  }
+
+  /** The location row of the run's names (its first member's). */
+  get row(): number {
+    return this.rows[0]!;
+  }
+
+  /** The position in `row` the run starts after. */
+  get pos(): number {
+    return this.positions[0]!;
+  }
 }
 
 /** Where `cutFlameTree` keeps its members (see there). */

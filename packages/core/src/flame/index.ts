@@ -12,7 +12,7 @@ import type { Profile } from '../model.js';
 import { ProfileIndex, defaultSampleTypeIndex } from '../views.js';
 import { formatPercentage, formatValue } from '../ops/format.js';
 import { buildStackTable, grown, stackChildren, type StackValues } from '../ops/stack-table.js';
-import { CalleeGroups, cutFlameFrames, flameWalkBudget, flameWalkLimitError, locationNameIds, sameFrameNames, sortChildrenByName, type FlameFrames } from './cut.js';
+import { CalleeGroups, cutFlameFrames, flameWalkBudget, flameWalkLimitError, locationNameIds, SharedInlineRun, sortChildrenByName, type FlameFrames } from './cut.js';
 import { StringKeyedMap } from '../string-keys.js';
 
 export { cutFlameTree, flameCountBudget, flameWalkBudget, locationNameIds, type CutFlameTree, type CutFlameTreeOptions } from './cut.js';
@@ -84,9 +84,9 @@ export interface BoundedFlameTreeOptions {
    * levels, as for `renderFlameGraph`: a `PROFKIT_E_LIMIT` error as the frame past either is
    * made (a 1.9 KB pprof asks for 2M frames of one chain: 1,000 entries of a 2,000-line location).
    * `maxFlameWalkSteps` bounds the walk's steps, of the frames left out too (default
-   * `flameWalkBudget(p)`): the counts are exact or the call fails, never wrong. Stack rows in
-   * locations of the same frame names cut at other boundaries are walked a frame at a time
-   * (200 samples through 1,500 such entries: 200M steps, 4.8 s).
+   * `flameWalkBudget(p)`): the counts are exact or the call fails, never wrong. Where a stack
+   * row has at most one frame left in its location (the same frames cut into 2-line locations)
+   * the rows are walked a frame at a time (200 samples through 1,000 such entries: 200M steps).
    */
   limits?: ReadLimits;
 }
@@ -186,29 +186,19 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     shown++;
     return child;
   };
-  // Per location row, the last `sharedInlineRun` call (`runCheck`) that found its frames alike.
-  const runChecked = new Int32Array(locNameStart.length);
-  let runCheck = 0;
-  // The frames of the run of inline frames all members `start..end` stand in (one position of one
-  // location row, or, at position 0, of rows of the same frame names: the same inlined code at
-  // other addresses, each such row compared once, at most the walk's cost), down to its innermost:
-  // 0 when they do not, or when it is one frame.
+  const sharedRun = new SharedInlineRun(locNameStart, locNameIds);
+  // The frames of the run of inline frames all members `start..end` share below the frame (see
+  // SharedInlineRun; its comparisons charged to the walk), 0 when none.
   const sharedInlineRun = (start: number, end: number): number => {
-    const s0 = memberRow[start]!;
-    if (s0 < 0) return 0;
-    const r = frame[s0]!;
-    const pos = memberPos[start]!;
-    const run = locNameStart[r + 1]! - locNameStart[r]! - 1 - pos;
-    if (run < 2) return 0;
-    runCheck++;
-    for (let k = start + 1; k < end; k++) {
-      const o = frame[memberRow[k]!]!;
-      if (memberPos[k] !== pos) return 0;
-      if (o !== r && runChecked[o] !== runCheck) {
-        if (pos !== 0 || !sameFrameNames(locNameStart, locNameIds, o, r)) return 0;
-        runChecked[o] = runCheck;
-      }
+    sharedRun.begin();
+    for (let k = start; k < end; k++) {
+      const s = memberRow[k]!;
+      if (s < 0) return 0;
+      sharedRun.add(frame[s]!, memberPos[k]!);
     }
+    const run = sharedRun.length();
+    walkSteps += sharedRun.comparisons;
+    if (walkSteps > walkBudget) throw flameWalkLimitError('one flame tree', walkSteps, walkBudget);
     return run;
   };
   while (pendingStart.length > 0) {
@@ -241,19 +231,18 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     const end = members;
     walkSteps += end - start;
     if (walkSteps > walkBudget) throw flameWalkLimitError('one flame tree', walkSteps, walkBudget);
-    // Every member (stack row) at one position of one location's inline frames: the frames down to
-    // its innermost one are a chain as wide as this frame, one callee each of every member, made or
-    // counted here at once (members + frames, not members × frames: stacks of many callers through
-    // a location of thousands of lines), the members moved to the innermost one.
+    // The inline frames every member (stack row) has next, of the same names: a chain as wide as
+    // this frame, one callee each of every member, made or counted here at once (members + frames,
+    // not members × frames: stacks of many callers through a location of thousands of lines, or a
+    // deep inline chain at many addresses), the members moved to its last frame.
     const run = sharedInlineRun(start, end);
     if (run > 0) {
       frames += run;
-      const r = frame[memberRow[start]!]!;
-      const pos = memberPos[start]!;
-      for (let at = pos + 1; at <= pos + run; at++, level++) {
-        if (node) node = addChild(node, level, names[locNameIds[locNameStart[r]! + at]!]!, node.value);
+      const runNames = locNameStart[sharedRun.row]! + sharedRun.pos;
+      for (let at = 1; at <= run; at++, level++) {
+        if (node) node = addChild(node, level, names[locNameIds[runNames + at]!]!, node.value);
       }
-      for (let k = start; k < end; k++) memberPos[k] = pos + run;
+      for (let k = start; k < end; k++) memberPos[k]! += run;
     }
     // The callees of the members, grouped by name.
     let callees = 0;
