@@ -1,12 +1,14 @@
 /**
- * The pprof encoder's Sample messages written by WebAssembly, for large label-free profiles.
+ * The pprof encoder's Sample messages written by WebAssembly, for mid-sized label-free profiles.
  *
  * Why: encoding a profile is usually the only time a short process (`profkit convert`) runs the
- * sample loops, over ~1M location ids; in JavaScript they run cold, in the interpreter and
- * baseline code, before the optimizing compiler has taken them (measured on the 166k-sample
- * Rprof benchmark: sizing and writing the samples took ~20 ms of its ~200 ms). The module of
- * sample-writer.wat writes the same bytes, and WebAssembly's baseline code is fast from its first
- * iteration. Samples with labels, few samples, or no WebAssembly: encode.ts's JS loops.
+ * sample loops; in JavaScript they run cold, in the interpreter and baseline code, before the
+ * optimizing compiler has taken them. The module of sample-writer.wat writes the same bytes, and
+ * WebAssembly's baseline code is fast from its first iteration (the 166k-sample Rprof benchmark
+ * convert: about 8 ms less main-thread CPU; docs/performance.md). Its hot paths are inlined by
+ * hand (baseline code does not inline calls) and a sample whose values are the previous
+ * sample's reuses their encoding. Samples with labels, few samples, many ids (where the JS loops,
+ * once optimized, are faster), or no WebAssembly: encode.ts's JS loops.
  *
  * Bounded: the module's memory (the columns copied in, plus room for the largest possible
  * encoding of the samples) is at most `MAX_MEMORY_BYTES`; larger profiles take the JS loops.
@@ -16,6 +18,15 @@ import { SAMPLE_WRITER_WASM_BASE64 } from './sample-writer-wasm.js';
 
 /** Fewer samples than this are written by the JS loops (compiling and copying would not pay). */
 export const MIN_WASM_SAMPLES = 4096;
+/**
+ * More location ids than this are written by the JS loops: on large profiles the optimizing
+ * compiler takes the JS loops early and they run faster than the module's baseline code, which
+ * also first copies the columns into fresh (page-faulted) memory. Measured in fresh processes
+ * (encodeProfileChunks of generated profiles, load 3–6, so only roughly): 250k–1.2M ids the
+ * module 15–30 ms faster, 2.5M ids 9 ms slower; the 200,000-sample bench profile (4.7M ids)
+ * encoded in 254 ms instead of 67 ms.
+ */
+export const MAX_WASM_LOCATION_IDS = 1 << 20;
 /** The most memory the module may use for one encoding (inputs and output). */
 export const MAX_MEMORY_BYTES = 64 * 1024 * 1024;
 
@@ -42,9 +53,9 @@ let forcedPath: SamplePath = 'auto';
 
 /**
  * Testing and measuring: `'wasm'` makes the encoder write every label-free profile's samples in
- * WebAssembly whatever their number (failing when WebAssembly is unavailable), `'js'` never;
- * `'auto'` (the default) from `MIN_WASM_SAMPLES` samples on when the module compiles. Returns
- * the previous setting.
+ * WebAssembly whatever their number (within `MAX_MEMORY_BYTES`; failing when WebAssembly is
+ * unavailable), `'js'` never; `'auto'` (the default) from `MIN_WASM_SAMPLES` samples on, up to
+ * `MAX_WASM_LOCATION_IDS` ids, when the module compiles. Returns the previous setting.
  */
 export function setSamplePath(path: SamplePath): SamplePath {
   const previous = forcedPath;
@@ -104,7 +115,7 @@ export function writeSamplesInWasm(nS: number, nT: number, offsets: Uint32Array,
   const valuesAt = idsAt + 4 * nIds;
   const outAt = valuesAt + valueBytes;
   const needed = outAt + outBound;
-  if (needed > MAX_MEMORY_BYTES || offsets.length < nS + 1 || ids.length < nIds) return undefined;
+  if ((forcedPath === 'auto' && nIds > MAX_WASM_LOCATION_IDS) || needed > MAX_MEMORY_BYTES || offsets.length < nS + 1 || ids.length < nIds) return undefined;
   const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly!;
   // A fresh instance per encoding: its memory is garbage once the encoding is written (a wasm
   // memory never shrinks, so a kept instance would hold the largest encoding's memory).

@@ -74,7 +74,9 @@
     (i64.store8 (local.get $p) (local.get $v))
     (i32.add (local.get $p) (i32.const 1)))
 
-  ;; Writes the nS samples' messages at out; returns the position after them.
+  ;; Writes the nS samples' messages at out; returns the position after them. The varint writes
+  ;; are putU32's fast path inlined (four copies): baseline code does not inline calls, and with
+  ;; calls this function took twice as long on the Rprof benchmark (14 ms against 7, loaded machine).
   (func (export "writeSamples")
     (param $nS i32) (param $nT i32) (param $offsets i32) (param $ids i32) (param $values i32)
     (param $sampleStride i32) (param $valueStride i32) (param $out i32) (result i32)
