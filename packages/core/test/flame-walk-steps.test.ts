@@ -113,6 +113,15 @@ describe('runs of inline frames the members share in different locations (taken 
     }
   });
 
+  it('walks one member per distinct stack where most samples repeat one of many stacks (120k samples over 20,000 stacks: 83% repeats, 10% of the 4,096 the merge is decided on)', () => {
+    const p = inlinedAtManyAddressesProfile(72, 120_000, { depth: 3 });
+    const cut = cutFlameFrames(p, 0, 0, { countEveryFrame: true });
+    // A member a sample visits all, caller, g0, g1 and an innermost frame: 600,000 steps; a member
+    // per distinct stack (at most 100 × 200), at most 100,000.
+    expect(cut.walkSteps).toBeLessThanOrEqual(5 * 100 * 200);
+    expect(framesOf(cutFlameTree(p, 0, 0).tree)).toEqual(framesOf(boundedFlameTree(p, 0, 0).tree));
+  });
+
   it('takes runs down to the next boundary where locations of the same frames are cut at other boundaries (1,000 samples × 60 entries of a 1,000-line location or its halves: 60M steps a frame at a time)', () => {
     const p = splitInlineChunksProfile(1_000, 60, 1_000);
     const proportional = flameWalkBudget(p) - 4_000_000;

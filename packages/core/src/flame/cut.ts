@@ -417,11 +417,18 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   // Merging the samples of equal stacks pays where stacks repeat (a CPU profile's hot loop is one
   // stack in thousands of samples), and costs a hash of every stack entry and a probe per sample
   // where they do not (1M samples of random stacks: ~40% more time, for 130 merged). Decided on
-  // about 4,096 samples spread over the profile: merged when a quarter of them repeat a stack.
+  // about 4,096 samples spread over the profile: merged when a quarter of the profile's samples
+  // are estimated to repeat a stack. Few of the drawn repeat where the distinct stacks outnumber
+  // them, however many of all do: n samples drawn of D stacks (n < D) repeat about n²/2D times
+  // (the birthday estimate), so r repeats seen (16 or more: fewer say little) estimate D at
+  // n²/2r, and a quarter of the profile's N samples repeat when D ≤ 3N/4. 300k samples over
+  // 20,000 stacks: 10% of the drawn repeat, 93% of all; the walk 450 → 250 ms.
   const stride = Math.max(1, Math.ceil(col.length / 4096));
   let root = rootMembers(p, col, keep, exact, rootColumns, { stride, merge: true });
   if (stride > 1) {
-    const repeated = root.samples - root.members >= root.samples / 4;
+    const drawn = root.samples;
+    const repeats = drawn - root.members;
+    const repeated = repeats >= drawn / 4 || (repeats >= 16 && drawn * drawn <= 1.5 * repeats * kept);
     root = rootMembers(p, col, keep, exact, rootColumns, { stride: 1, merge: repeated });
   }
   let members = root.members;
