@@ -98,7 +98,7 @@ export interface BoundedFlameTree {
   frames: number;
   /** Frames left out because they (or a caller) were narrower than `minWidth`. */
   elided: number;
-  /** Steps of the walk (stack rows moved a frame down), checked against `maxFlameWalkSteps`. */
+  /** Steps of the walk (stack rows moved a frame down, names compared), checked against `maxFlameWalkSteps`. */
   walkSteps: number;
 }
 
@@ -175,7 +175,8 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
   const { name: groupName, count: groupCount, value: groupValue } = calleeGroups;
   let frames = 1;
   let shown = 1;
-  // Stack rows visited by the expansions and the chains followed (maxFlameWalkSteps).
+  // Stack rows visited by the expansions and the chains followed, and the names compared by
+  // sharedInlineRun (maxFlameWalkSteps).
   let walkSteps = 0;
   /** A callee of `node` (at `level`) drawn, its self value 0 until expanded; checks the limits first. */
   const addChild = (node: FlameNode, level: number, name: string, value: bigint): FlameNode => {
