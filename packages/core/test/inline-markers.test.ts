@@ -113,6 +113,28 @@ describe('topInlineMarkers', () => {
     expect(markersOf([next, base], 1n).b).toBe(INLINED_CALL | PLAIN_CALL);
     expect(markersOf([next, base], 2n).b).toBe(INLINED_CALL);
   });
+
+  it('plans locations of more kept lines than a cache line holds in one pass (a hang guard, not a timing)', () => {
+    // 100,000 locations of 4 lines each, their pairs past the packed slots: appending each to a
+    // copy of the others took ~9 minutes (10,000 locations 4.5 s). Location r holds nodes 4r..4r+3.
+    const nLocations = 100_000;
+    const last = nLocations - 1;
+    // (Built here: `side` sums its offsets in quadratic time.)
+    const one: MarkerSide = {
+      ...side([], []),
+      offsets: Uint32Array.from([0, 1]),
+      frames: Int32Array.from([last]),
+      values: BigInt64Array.from([10n]),
+      doubles: Float64Array.from([10]),
+      absTotal: 10n,
+      locNodeOffsets: Uint32Array.from({ length: nLocations + 1 }, (_, r) => 4 * r),
+      locNodeIds: Int32Array.from({ length: 4 * nLocations }, (_, k) => k),
+    };
+    const out = topInlineMarkers([one], 4 * nLocations, undefined, new Uint8Array(4 * nLocations).fill(1), 0n);
+    const marked = [...out.keys()].filter((n) => out[n] !== 0);
+    expect(marked).toEqual([4 * last, 4 * last + 1, 4 * last + 2]);
+    expect(marked.map((n) => out[n])).toEqual([INLINED_CALL, INLINED_CALL, INLINED_CALL]);
+  });
 });
 
 /** A profile of `samples` random stacks over 300 functions, every other one inlined into the next. */
