@@ -166,3 +166,38 @@ describe('countBudget', () => {
     expect(cutFlameTree(p, 0, 0.05, { countEveryFrame: true, countBudget: 0 }).countStopped).toBe(true);
   });
 });
+
+describe('a flame graph of no samples (every sample filtered out: the web viewer focused on a pattern no name matched)', () => {
+  it('draws the root alone, in each walk (SharedInlineRun of no member looped without end)', async () => {
+    // In a worker over the built modules, so that a loop without end fails this test (terminated
+    // after the wait) instead of holding the test run: the loop is synchronous.
+    const { Worker } = await import('node:worker_threads');
+    const dist = new URL('../dist/', import.meta.url).href;
+    const worker = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+      (async () => {
+        const core = await import(${JSON.stringify(dist + 'index.js')});
+        const { SharedInlineRun } = await import(${JSON.stringify(dist + 'flame/cut.js')});
+        const run = new SharedInlineRun(new Int32Array([0, 3]), new Int32Array([1, 2, 3]));
+        run.begin();
+        const b = new core.ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+        b.internLocation({ functionId: b.internFunction({ name: 'main', filename: 'a.go' }) });
+        const p = b.build();
+        const cut = core.cutFlameTree(p, 0, 0.0001, { countEveryFrame: true });
+        const bounded = core.boundedFlameTree(p, 0, 0.0001);
+        const svg = core.renderFlameGraph(p, { format: 'svg' });
+        parentPort.postMessage({ runLength: run.length(), cutChildren: cut.tree.children.length, boundedChildren: bounded.tree.children.length, svg: typeof svg });
+      })().catch((e) => parentPort.postMessage({ error: String(e) }));`,
+      { eval: true },
+    );
+    try {
+      const result = await Promise.race([
+        new Promise((resolve) => worker.once('message', resolve)),
+        new Promise((resolve) => setTimeout(() => resolve('no answer within 20 s (a loop without end)'), 20_000)),
+      ]);
+      expect(result).toEqual({ runLength: 0, cutChildren: 0, boundedChildren: 0, svg: 'string' });
+    } finally {
+      await worker.terminate();
+    }
+  }, 30_000);
+});

@@ -742,9 +742,12 @@ export class SharedInlineRun {
    */
   length(): number {
     this.comparisons = 0;
+    const { start, ids, rows, positions, distinct } = this;
+    // No member added (every member of the frame left its locations): no run. `fewestLeft` is
+    // still MAX_SAFE_INTEGER then, and the loop below would never end.
+    if (distinct === 0) return 0;
     const most = this.fewestLeft;
     if (most < 2) return 0;
-    const { start, ids, rows, positions, distinct } = this;
     if (distinct === 1) return most;
     const first = start[rows[0]!]! + positions[0]!;
     for (let at = 1; at <= most; at++) {
