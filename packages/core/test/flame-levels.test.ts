@@ -162,4 +162,43 @@ describe('flame tree from the stack table', () => {
       }
     }
   });
+  it('draws runs of inline frames shared at different positions and depths (name prefixes, empty stacks, zero values, nothing kept, merged stacks) as the per-sample tree', () => {
+    // Locations whose inline chains are prefixes of a few name chains, of 1-9 frames: the members
+    // of a frame stand at other positions of locations of other lengths, so a shared run must end
+    // at the member with the fewest frames left and move each member within its own location.
+    for (let seed = 0; seed < 60; seed++) {
+      const r = seededRandom(3000 + seed);
+      const int = (n: number) => Math.floor(r() * n);
+      const b = new ProfileBuilder({ sampleTypes: [{ type: 'alloc', unit: 'bytes' }] });
+      const fns = Array.from({ length: 1 + int(4) }, (_, i) => b.internFunction({ name: `p${i}` }));
+      const chains = Array.from({ length: 1 + int(3) }, () => Array.from({ length: 9 }, () => fns[int(fns.length)]!));
+      const locs = Array.from({ length: 2 + int(10) }, (_, v) => {
+        const chain = chains[int(chains.length)]!;
+        const [outer, ...rest] = chain.slice(0, 1 + int(9));
+        // The location's innermost function is the chain's last; the inlined-into list runs inward from the outermost.
+        const own = [outer!, ...rest].reverse();
+        return b.internLocation({ functionId: own[0]!, line: v, inlinedInto: own.slice(1).map((functionId, k) => ({ functionId, line: 100 + k })) });
+      });
+      const nothingKept = seed % 10 === 9;
+      // Past 4,096 samples the merge of equal stacks is decided on a sample of them.
+      const samples = seed % 6 === 0 ? 5000 + int(3000) : 1 + int(80);
+      for (let i = 0; i < samples; i++) {
+        const stack = Array.from({ length: int(6) }, () => locs[int(locs.length)]!);
+        b.addSample(stack, [nothingKept ? -BigInt(int(2)) : BigInt(int(6) - 1)]);
+      }
+      const p = b.build();
+      const ref = reference(p);
+      for (const minWidth of [0, 0.02, 0.3]) {
+        const at = `seed ${seed}, min width ${minWidth}`;
+        const shown = plain('all', ref, minWidth * Number(ref.value));
+        const bounded = boundedFlameTree(p, 0, minWidth);
+        expect(bounded.tree, at).toEqual(shown);
+        expect(bounded.frames, at).toBe(count(ref));
+        const cut = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
+        expect(cut.tree, at).toEqual(shown);
+        expect(cut.frames, at).toBe(count(ref));
+        expect(cutFlameTree(p, 0, minWidth).tree, at).toEqual(shown);
+      }
+    }
+  });
 });
