@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '@profkit/test-utils';
-import { ErrorCodes, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type Profile } from '../src/node/index.js';
+import { ErrorCodes, ProfileBuilder, boundedFlameTree, cutFlameTree, flameTree, flameWalkBudget, renderFlameGraph, type Profile } from '../src/node/index.js';
 import { cutFlameFrames } from '../src/flame/cut.js';
 import { deepRandomProfile, framesOf, inlinedAtManyAddressesProfile, splitInlineChunksProfile } from './flame-profiles.js';
 
@@ -131,6 +131,32 @@ describe('runs of inline frames the members share in different locations (taken 
     const drawn = cutFlameTree(p, 0, 0.0001, { limits: { maxFlameDepth: 70_000 } });
     expect(framesOf(drawn.tree)).toEqual(framesOf(boundedFlameTree(p, 0, 0.0001, { limits: { maxFlameDepth: 70_000 } }).tree));
     expect(framesOf(drawn.tree)).toHaveLength(2 + 60 * 1_000);
+  });
+});
+
+describe('the comparisons of a run charged as they are made', () => {
+  it('stops comparing at the budget where many members stand at other positions of one long location (1,000 members × 98,000 frames: 98M comparisons in one run before the limit was checked)', () => {
+    // Every frame is f: stack j enters a 100,000-line location R after 2j frames of prefix
+    // locations (2-1,024 lines), so at depth 2,000 the 1,000 members stand at 1,000 positions of
+    // R and share a run of its last ~98,000 frames, compared member by member: as many steps as
+    // the walk a frame at a time, which stopped at the budget (5.8M).
+    const b = new ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+    const f = b.internFunction({ name: 'f' });
+    const location = (lines: number, line: number) =>
+      b.internLocation({ functionId: f, line, inlinedInto: Array.from({ length: lines - 1 }, (_, k) => ({ functionId: f, line: line + 1 + k })) });
+    const long = location(100_000, 1);
+    const pieces = Array.from({ length: 10 }, (_, i) => location(2 << i, 1_000_000 * (i + 1)));
+    for (let j = 0; j < 1_000; j++) b.addSample([long, ...pieces.filter((_, i) => (j >> i) & 1)], [1n]);
+    const p = b.build();
+    const budget = flameWalkBudget(p);
+    expect(budget).toBeLessThan(1_000 * 98_000 / 10);
+    const stepsOf = (f: () => unknown) => {
+      const e = thrownBy(f) as Thrown & { message: string };
+      expect([e.code, e.detail?.option, e.detail?.limit]).toEqual([ErrorCodes.LIMIT, 'maxFlameWalkSteps', budget]);
+      return Number(/\((\d+) so far/.exec(e.message)![1]);
+    };
+    expect(stepsOf(() => cutFlameTree(p, 0, 0))).toBeLessThanOrEqual(budget + 1_000);
+    expect(stepsOf(() => boundedFlameTree(p, 0, 0))).toBeLessThanOrEqual(budget + 1_000);
   });
 });
 

@@ -197,7 +197,7 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
       if (s < 0) return 0;
       sharedRun.add(frame[s]!, memberPos[k]!);
     }
-    const run = sharedRun.length();
+    const run = sharedRun.length(walkBudget - walkSteps);
     walkSteps += sharedRun.comparisons;
     if (walkSteps > walkBudget) throw flameWalkLimitError('one flame tree', walkSteps, walkBudget);
     return run;
