@@ -148,18 +148,7 @@ describe('flame tree from the stack table', () => {
         const stack = Array.from({ length: 1 + int(5) }, () => (r() < 0.7 ? chain[int(2)]! : all[int(all.length)]!));
         b.addSample(stack, [BigInt(1 + int(9))]);
       }
-      const p = b.build();
-      const ref = reference(p);
-      for (const minWidth of [0, 0.05, 0.3]) {
-        const at = `seed ${seed}, min width ${minWidth}`;
-        const shown = plain('all', ref, minWidth * Number(ref.value));
-        const bounded = boundedFlameTree(p, 0, minWidth);
-        expect(bounded.tree, at).toEqual(shown);
-        expect(bounded.frames, at).toBe(count(ref));
-        const cut = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
-        expect(cut.tree, at).toEqual(shown);
-        expect(cut.frames, at).toBe(count(ref));
-      }
+      expectPerSampleTree(b.build(), seed, [0, 0.05, 0.3]);
     }
   });
   it('draws runs of inline frames shared at different positions and depths (name prefixes, empty stacks, zero values, nothing kept, merged stacks) as the per-sample tree', () => {
@@ -186,19 +175,26 @@ describe('flame tree from the stack table', () => {
         const stack = Array.from({ length: int(6) }, () => locs[int(locs.length)]!);
         b.addSample(stack, [nothingKept ? -BigInt(int(2)) : BigInt(int(6) - 1)]);
       }
-      const p = b.build();
-      const ref = reference(p);
-      for (const minWidth of [0, 0.02, 0.3]) {
-        const at = `seed ${seed}, min width ${minWidth}`;
-        const shown = plain('all', ref, minWidth * Number(ref.value));
-        const bounded = boundedFlameTree(p, 0, minWidth);
-        expect(bounded.tree, at).toEqual(shown);
-        expect(bounded.frames, at).toBe(count(ref));
-        const cut = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
-        expect(cut.tree, at).toEqual(shown);
-        expect(cut.frames, at).toBe(count(ref));
-        expect(cutFlameTree(p, 0, minWidth).tree, at).toEqual(shown);
-      }
+      expectPerSampleTree(b.build(), seed, [0, 0.02, 0.3]);
     }
   });
 });
+
+/**
+ * Both walks (`boundedFlameTree`; `cutFlameTree` counting every frame and not) draw `p` as the
+ * per-sample reference tree at each min width, and count all of its frames.
+ */
+function expectPerSampleTree(p: Profile, seed: number, minWidths: number[]): void {
+  const ref = reference(p);
+  for (const minWidth of minWidths) {
+    const at = `seed ${seed}, min width ${minWidth}`;
+    const shown = plain('all', ref, minWidth * Number(ref.value));
+    const bounded = boundedFlameTree(p, 0, minWidth);
+    expect(bounded.tree, at).toEqual(shown);
+    expect(bounded.frames, at).toBe(count(ref));
+    const cut = cutFlameTree(p, 0, minWidth, { countEveryFrame: true });
+    expect(cut.tree, at).toEqual(shown);
+    expect(cut.frames, at).toBe(count(ref));
+    expect(cutFlameTree(p, 0, minWidth).tree, at).toEqual(shown);
+  }
+}
