@@ -14,6 +14,7 @@
 
 import { ErrorCodes, IdIndex, allocUninitialized, utf8Length, ProfkitError, type FunctionsTable, type InlineLinesTable, type LocationsTable, type MappingsTable, type Profile } from '@profkit/core';
 import { EMPTY_NAME } from './decode.js';
+import { writeSamplesInWasm } from './sample-writer.js';
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const TWO32 = 4294967296;
@@ -219,6 +220,8 @@ interface Plan {
   v0: Uint32Array;
   v1: Uint32Array;
   labOff: Uint32Array | undefined;
+  /** The Sample messages when sample-writer.ts wrote them (then `sampleSize` and `locPayload` are unset). */
+  samplesWritten: Uint8Array | undefined;
   perm: Uint32Array;
   /** Size of each label message, by label row. */
   labSize: Uint8Array;
@@ -372,8 +375,6 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
   const v1 = nT === 2 ? halves(values[1]!) : empty;
   const vh = nT > 2 ? new Uint32Array(nS * nT * 2) : empty;
   if (nT > 2) for (let j = 0; j < nT; j++) interleave(halves(values[j]!), vh, j, nT, nS);
-  const sampleSize = new Uint32Array(nS);
-  const locPayload = new Uint32Array(nS);
   let total = 0;
   for (let j = 0; j < nT; j++) {
     const n = (stT[j] ? 1 + sizeU32(stT[j]!) : 0) + (stU[j] ? 1 + sizeU32(stU[j]!) : 0);
@@ -381,7 +382,15 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
   }
   // A Label message is at most 23 bytes (three tags, two uint32 varints, one uint64 varint).
   const labSize = new Uint8Array(labels.key.length);
-  total += sizeSamples(nS, nT, offs, ids, vh, v0, v1, labOff, sampleSize, locPayload, labSize);
+  // Label-free samples, when there are many, are written here already, in WebAssembly (see
+  // sample-writer.ts); writePlan then copies their bytes.
+  const samplesWritten = nLab === 0 ? writeSamplesInWasm(nS, nT, offs, ids, vh, v0, v1) : undefined;
+  const sampleSize = samplesWritten ? empty : new Uint32Array(nS);
+  const locPayload = samplesWritten ? empty : new Uint32Array(nS);
+  if (samplesWritten) {
+    total += samplesWritten.bytes.length;
+    largestSampleSize = samplesWritten.largest;
+  } else total += sizeSamples(nS, nT, offs, ids, vh, v0, v1, labOff, sampleSize, locPayload, labSize);
   msH = halves(maps.memory_start);
   mlH = halves(maps.memory_limit);
   moH = halves(maps.file_offset);
@@ -423,7 +432,7 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
   maxMessage += 16; // tag and length of the largest message
 
   return {
-    file, total, maxMessage, nT, nS, nM, nF, stT, stU, offs, ids, vh, v0, v1, labOff, perm, labSize, sampleSize, locPayload, maps, fns, loc, inl, addrH, locSize, strLen, strBytes,
+    file, total, maxMessage, nT, nS, nM, nF, stT, stU, offs, ids, vh, v0, v1, labOff, perm, labSize, sampleSize, locPayload, samplesWritten: samplesWritten?.bytes, maps, fns, loc, inl, addrH, locSize, strLen, strBytes,
     dropX, keepX, ptT, ptU, ptSize, commentX, commentPayload, defaultX, docX, facts,
   };
 }
@@ -433,7 +442,7 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
  * messages once `w` reaches `limit`, for the caller to take the bytes and give a new window.
  */
 function* writePlan(plan: Plan): Generator<void> {
-  const { file, total, nT, nS, nM, nF, stT, stU, offs, ids, vh, v0, v1, labOff, perm, labSize, sampleSize, locPayload, maps, fns, loc, inl, addrH, locSize, strLen, strBytes, dropX, keepX, ptT, ptU, ptSize, commentX, commentPayload, defaultX, docX, facts } = plan;
+  const { file, total, nT, nS, nM, nF, stT, stU, offs, ids, vh, v0, v1, labOff, perm, labSize, sampleSize, locPayload, samplesWritten, maps, fns, loc, inl, addrH, locSize, strLen, strBytes, dropX, keepX, ptT, ptU, ptSize, commentX, commentPayload, defaultX, docX, facts } = plan;
   let base = 0; // bytes handed out before the current window
   {
     for (let j = 0; j < nT; j++) {
@@ -453,7 +462,18 @@ function* writePlan(plan: Plan): Generator<void> {
         putU32(stU[j]!);
       }
     }
-    for (let s = 0; s < nS; ) {
+    // Samples written in WebAssembly are copied, as much as fits below `limit` at a time.
+    for (let at = 0; samplesWritten && at < samplesWritten.length; ) {
+      if (w >= limit) {
+        base += w;
+        yield;
+      }
+      const n = Math.min(samplesWritten.length - at, limit - w);
+      out.set(samplesWritten.subarray(at, at + n), w);
+      w += n;
+      at += n;
+    }
+    for (let s = samplesWritten ? nS : 0; s < nS; ) {
       s = writeSamples(s, nS, nT, offs, ids, vh, v0, v1, labOff, perm, sampleSize, locPayload, labSize);
       if (w >= limit) {
         base += w;
