@@ -24,6 +24,7 @@
  */
 
 import { DEFAULT_MAX_LINE_LENGTH, lineTooLongError, type LineSink } from '@profkit/core';
+import { newTraceLine, type TraceLine } from './grammar.js';
 import { LINE_INDEX_WASM_BASE64 } from './line-index-wasm.js';
 
 /** What the indexed splitter needs of its sink (implemented by `RprofParser`). */
@@ -34,8 +35,20 @@ export interface IndexedLineSink extends LineSink {
   readonly lineEntry: number;
   /** Whether the keys of lines are the text after a `:small:big:nodes:dups:` prefix. */
   readonly memoryRun: boolean;
-  /** Records `count` consecutive lines from `firstLineNo` as repeats of `entries[0..count)`. */
-  repeatLines(entries: Uint32Array, count: number, firstLineNo: number): void;
+  /**
+   * Records `count` consecutive lines from `firstLineNo` as repeats of `entries[0..count)`, whose
+   * stacks have `frames` frames together (the `stackFrameCount`s of the entries, summed).
+   */
+  repeatLines(entries: Uint32Array, count: number, firstLineNo: number, frames: number): void;
+  /** The frames of the stack `entry` (a `lineEntry`). */
+  stackFrameCount(entry: number): number;
+  /**
+   * Records line `lineNo`, a trace line the module parsed into `trace` as `parseTraceLine` would
+   * (nothing cut off; in a memory run with its memory prefix, in other runs starting with a
+   * quote or a digit, so that `line()` would have taken it as a trace line); sets `lineEntry`
+   * as `line()` does. False when the sink cannot take it so (the line is then given as text).
+   */
+  parsedTraceLine(trace: TraceLine, lineNo: number): boolean;
   /** The same in a memory run, with each line's four memory numbers in `numbers[4i..4i+4)`. */
   repeatMemoryLines(entries: Uint32Array, numbers: Float64Array, count: number, firstLineNo: number): void;
 }
@@ -47,13 +60,17 @@ export interface IndexedLineSplitterOptions {
 }
 
 // The module's memory layout (line-index.wat has the same constants and explains them).
+const ENTRIES = 0x80000;
 const KNOWN = 0x140000;
-const REPEATS = 0x1c0000;
+const REPEATS = 0x240000;
 /** Repeated lines one `scan` call takes at most. */
 const REPEAT_CAPACITY = 16384;
-const NUMBERS = 0x1d0000;
-const LINE = 0x250000;
-const WINDOW = 0x260000;
+/** Frames of a line `frames` parses at most. */
+const FRAME_CAPACITY = 4096;
+const NUMBERS = 0x250000;
+const LINE = 0x2d0000;
+const FRAMES = 0x2e0000;
+const WINDOW = 0x2f0000;
 const WINDOW_BYTES = 0x100000;
 /**
  * Epochs are u32 in the module, and 0 is every id's before it is known; from this one on (never
@@ -68,6 +85,7 @@ const STOPPED_AT_LINE_TO_PARSE = 1;
 const MAX_UTF8_BYTES_PER_UNIT = 3;
 const LF = 10;
 const CR = 13;
+const QUOTE = 34;
 
 /** The part of the WebAssembly JavaScript API used here (the packages compile against the ES lib only). */
 interface WasmMemory {
@@ -84,6 +102,7 @@ interface LineIndexExports {
   init(seed: number, maxRepeatBytes: number): void;
   setState(epoch: number, memoryRun: number): void;
   scan(start: number, end: number): number;
+  frames(keyStart: number, end: number): number;
 }
 
 export type LinePath = 'auto' | 'index' | 'text';
@@ -138,7 +157,7 @@ export function newIndexedLineSplitter(sink: IndexedLineSink, options: IndexedLi
   try {
     return new IndexedLineSplitter(sink, module, options);
   } catch (e) {
-    // Instantiating allocates the module's memory (3.4 MiB), which an engine may refuse.
+    // Instantiating allocates the module's memory (3.9 MiB), which an engine may refuse.
     if (forcedPath === 'index') throw e;
     return undefined;
   }
@@ -159,6 +178,11 @@ export class IndexedLineSplitter {
   private bytes!: Uint8Array;
   private words!: Uint32Array;
   private numbers!: Float64Array;
+  private frameLines!: Float64Array;
+  /** The frames of a line the module parsed, handed to the sink (reused). */
+  private readonly trace: TraceLine = newTraceLine();
+  /** Frame names by their id in the module, decoded once each. */
+  private readonly names: string[] = [];
   // ignoreBOM: a U+FEFF is dropped from the file's first line only (in `emit`).
   private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   /** Bytes of an incomplete line at the start of the window. */
@@ -229,9 +253,10 @@ export class IndexedLineSplitter {
     this.bytes = new Uint8Array(this.memory.buffer);
     this.words = new Uint32Array(this.memory.buffer);
     this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
+    this.frameLines = new Float64Array(this.memory.buffer, FRAMES, FRAME_CAPACITY * 2);
   }
 
-  /** Bytes of the module's memory (tables, window and keys: at most 310 × 64 KiB, its declared maximum). */
+  /** Bytes of the module's memory (tables, window and keys: at most 319 × 64 KiB, its declared maximum). */
   get memoryBytes(): number {
     return this.memory.buffer.byteLength;
   }
@@ -247,28 +272,88 @@ export class IndexedLineSplitter {
       if (repeats > 0) {
         const entries = this.words.subarray(REPEATS / 4, REPEATS / 4 + repeats);
         if (sink.memoryRun) sink.repeatMemoryLines(entries, this.numbers, repeats, this.lineNo + 1);
-        else sink.repeatLines(entries, repeats, this.lineNo + 1);
+        else sink.repeatLines(entries, repeats, this.lineNo + 1, this.numbers[(LINE + 24 - NUMBERS) / 8]!);
         this.lineNo += repeats;
       }
       const stopped = this.words[LINE / 4 + 4]!;
       start = this.words[LINE / 4 + 5]!;
       if (stopped === STOPPED_AT_INCOMPLETE_LINE) break;
-      if (stopped === STOPPED_AT_LINE_TO_PARSE) this.parseLine();
+      if (stopped === STOPPED_AT_LINE_TO_PARSE) this.parseLine(repeats);
     }
     this.keepIncomplete(start, end);
   }
 
-  /** The line at LINE, decoded, through the sink's `line()`; remembered when it may repeat. */
-  private parseLine(): void {
+  /**
+   * The line at LINE (after `repeats` repeats: its memory numbers are theirs' next), parsed by
+   * the module or else decoded through the sink's `line()`; remembered when it may repeat.
+   */
+  private parseLine(repeats: number): void {
     const words = this.words;
     const id = words[LINE / 4]!;
-    this.emit(this.decoder.decode(this.bytes.subarray(words[LINE / 4 + 1]!, words[LINE / 4 + 3]!)), this.lineNo + 1);
+    const start = words[LINE / 4 + 1]!;
+    const end = words[LINE / 4 + 3]!;
+    if (!this.parsedByModule(start, words[LINE / 4 + 2]!, end, repeats)) this.emit(this.decoder.decode(this.bytes.subarray(start, end)), this.lineNo + 1);
     const sink = this.sink;
     if (id !== 0 && sink.lineEntry >= 0 && sink.epoch < NO_REPEAT_EPOCH) {
-      words[KNOWN / 4 + (id - 1) * 2] = sink.epoch;
-      words[KNOWN / 4 + (id - 1) * 2 + 1] = sink.lineEntry;
+      words[KNOWN / 4 + (id - 1) * 4] = sink.epoch;
+      words[KNOWN / 4 + (id - 1) * 4 + 1] = sink.lineEntry;
+      words[KNOWN / 4 + (id - 1) * 4 + 2] = sink.stackFrameCount(sink.lineEntry);
     }
     this.setState();
+  }
+
+  /**
+   * Whether the module parsed the trace line [start, end) (key from `keyStart`) and the sink
+   * recorded it: a line that `line()` would take as a trace line (not the first, within
+   * `maxLineLength` bytes, in a memory run with its prefix, in others starting with a quote or a
+   * digit), which the module parses completely (see `frames` in line-index.wat). Saves decoding
+   * the line and parsing its text, the most of a distinct line's cost while the JIT is cold.
+   */
+  private parsedByModule(start: number, keyStart: number, end: number, repeats: number): boolean {
+    const sink = this.sink;
+    const memoryRun = sink.memoryRun;
+    if (this.first || end - start > this.maxLineLength || keyStart !== start !== memoryRun) return false;
+    if (!memoryRun) {
+      const c = this.bytes[start]!;
+      if (end === start || (c !== QUOTE && (c < 48 || c > 57))) return false;
+    }
+    const count = this.exports.frames(keyStart, end);
+    // Interning a name may grow the key store, which detaches the views.
+    if (this.bytes.length === 0) this.refreshViews();
+    if (count < 0) return false;
+    const words = this.words;
+    const frameLines = this.frameLines;
+    const t = this.trace;
+    // Written in place, then cut to length: emptying an array frees its storage, and pushing
+    // then allocated it again for every line.
+    for (let k = 0; k < count; k++) {
+      const id = words[FRAMES / 4 + k * 4]!;
+      t.names[k] = this.names[id] ?? this.decodeName(id);
+      t.fileNos[k] = words[FRAMES / 4 + k * 4 + 1]!;
+      t.lineNos[k] = frameLines[k * 2 + 1]!;
+    }
+    t.names.length = count;
+    t.fileNos.length = count;
+    t.lineNos.length = count;
+    t.gc = words[(LINE + 32) / 4] === 1;
+    t.hasMemory = memoryRun;
+    if (memoryRun) {
+      t.small = this.numbers[repeats * 4]!;
+      t.big = this.numbers[repeats * 4 + 1]!;
+      t.nodes = this.numbers[repeats * 4 + 2]!;
+      t.dups = this.numbers[repeats * 4 + 3]!;
+    }
+    t.truncated = undefined;
+    if (!sink.parsedTraceLine(t, this.lineNo + 1)) return false;
+    this.lineNo++;
+    return true;
+  }
+
+  /** The name of id `id` in the module (its key's bytes, decoded), remembered. */
+  private decodeName(id: number): string {
+    const entry = ENTRIES / 4 + (id - 1) * 3;
+    const offset = this.words[entry]!;
+    return (this.names[id] = this.decoder.decode(this.bytes.subarray(offset, offset + this.words[entry + 1]!)));
   }
 
   /** Tells the module the sink's epoch and whether the run has memory prefixes. */

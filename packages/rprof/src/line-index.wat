@@ -7,30 +7,35 @@
 ;; line for the caller to parse. The key of a line is its bytes, or with a
 ;; well-formed memory prefix `:small:big:nodes:dups:` (1 to 15 digits each, as the reader's
 ;; `memoryPrefix` accepts) the bytes after it. Id 0 means "no id" (the caller then decodes the
-;; line as text and never marks it known): the table is full, the key store is full, the key is too long, the line
+;; line as text and never marks it known): the table is full (65,536 keys, of which names, see
+;; `frames`, take at most 16,384), the key store is full, the key is too long, the line
 ;; probed too many slots, or another key has its hash and length. Every bound is a constant here, so a crafted file cannot make the index
 ;; slow or big; it can only make lines take the caller's slower text path.
 ;;
 ;; Memory layout (byte offsets; line-index.ts has the same constants):
 ;;   SLOTS    0x000000  131,072 slots x 4 B: entry id, 0 = empty (open addressing, linear probing)
 ;;   ENTRIES  0x080000  65,536 entries x 12 B: key offset, key length, hash (id e at (e-1)*12)
-;;   KNOWN    0x140000  65,536 x 8 B, written by the caller: per id the epoch and the stack entry
-;;                      its line recorded (id e at (e-1)*8); a line whose id is known in the
-;;                      current epoch is a repeat
-;;   REPEATS  0x1C0000  16,384 x 4 B: the stack entries of consecutive repeated lines
-;;   NUMBERS  0x1D0000  16,384 x 4 x 8 B: their memory prefixes' numbers (f64; in memory runs)
-;;   LINE     0x250000  24 B: the line that stopped `scan` (id, line start, key start, line
-;;                      end), then why it stopped and where to continue (see `scan`)
-;;   WINDOW   0x260000  1 MiB of input: the caller's carried incomplete line, then new bytes
-;;   KEYS     0x360000  the keys' bytes, at most 16 MiB; memory grows as they come
+;;   KNOWN    0x140000  65,536 x 16 B, written by the caller: per id the epoch, the stack entry
+;;                      its line recorded and that stack's number of frames (id e at (e-1)*16);
+;;                      a line whose id is known in the current epoch is a repeat
+;;   REPEATS  0x240000  16,384 x 4 B: the stack entries of consecutive repeated lines
+;;   NUMBERS  0x250000  16,384 x 4 x 8 B: their memory prefixes' numbers (f64; in memory runs)
+;;   LINE     0x2D0000  40 B: the line that stopped `scan` (id, line start, key start, line
+;;                      end), then why it stopped and where to continue (see `scan`), the
+;;                      repeats' frames together (f64 at +24), and `frames`' GC flag (at +32)
+;;   FRAMES   0x2E0000  4,096 x 16 B: the frames `frames` parsed (name id, file number, line f64)
+;;   WINDOW   0x2F0000  1 MiB of input: the caller's carried incomplete line, then new bytes
+;;   KEYS     0x3F0000  the keys' bytes (and frame names' bytes, see `frames`), at most 16 MiB;
+;;                      memory grows as they come
 (module
-  (memory (export "memory") 54 310)
+  (memory (export "memory") 63 319)
 
   (global $seed (mut i32) (i32.const 0))
-  ;; Entries so far (ids are 1..$count).
+  ;; Entries so far (ids are 1..$count), and how many of them `frames` made for names.
   (global $count (mut i32) (i32.const 0))
+  (global $nameCount (mut i32) (i32.const 0))
   ;; End of the key store.
-  (global $keyEnd (mut i32) (i32.const 0x360000))
+  (global $keyEnd (mut i32) (i32.const 0x3F0000))
   ;; The caller's state (`setState`, `init`): current epoch, whether lines of the run have the memory
   ;; prefix, and the longest line (bytes) that may be a repeat without being decoded.
   (global $epoch (mut i32) (i32.const 0))
@@ -50,16 +55,17 @@
   ;; stack entries of repeats go to REPEATS (and their memory numbers to NUMBERS) until a line
   ;; that is not one, which goes to LINE. Returns the number of repeats, and writes why it
   ;; stopped at LINE + 16 (0: no complete line left, 1: a line to parse at LINE, 2: REPEATS
-  ;; full) and where to continue at LINE + 20.
+  ;; full) and where to continue at LINE + 20, and the repeats' frames together (the frame
+  ;; counts the caller wrote to KNOWN) at LINE + 24: the caller checks its limits with it.
   (func (export "scan") (param $p i32) (param $end i32) (result i32)
     (local $n i32) (local $start i32) (local $keyStart i32) (local $lineEnd i32) (local $id i32)
     (local $q i32) (local $digits i32) (local $group i32) (local $c i32) (local $h i32)
     (local $value f64) (local $known i32) (local $h64 i64) (local $word i64) (local $lf i64) (local $cr i64)
-    (local $ends i64) (local $tail i64) (local $k i32)
+    (local $ends i64) (local $tail i64) (local $k i32) (local $frames f64)
     (block $stop
       (loop $lines
         (if (i32.eq (local.get $n) (i32.const 16384))
-          (then (i32.store (i32.const 0x250010) (i32.const 2)) (i32.store (i32.const 0x250014) (local.get $p)) (br $stop)))
+          (then (i32.store (i32.const 0x2D0010) (i32.const 2)) (i32.store (i32.const 0x2D0014) (local.get $p)) (br $stop)))
         (local.set $start (local.get $p))
         (local.set $keyStart (local.get $p))
         ;; A memory prefix: four groups of 1-15 digits, each followed by ':'. The numbers go to
@@ -85,7 +91,7 @@
             (br_if $noPrefix (i32.gt_u (local.get $digits) (i32.const 15))) ;; exact in an f64
             (br_if $noPrefix (i32.ge_u (local.get $q) (local.get $end)))
             (br_if $noPrefix (i32.ne (i32.load8_u (local.get $q)) (i32.const 58)))
-            (f64.store (i32.add (i32.add (i32.const 0x1D0000) (i32.shl (local.get $n) (i32.const 5))) (i32.shl (local.get $group) (i32.const 3)))
+            (f64.store (i32.add (i32.add (i32.const 0x250000) (i32.shl (local.get $n) (i32.const 5))) (i32.shl (local.get $group) (i32.const 3)))
               (local.get $value))
             (local.set $q (i32.add (local.get $q) (i32.const 1)))
             (local.set $group (i32.add (local.get $group) (i32.const 1)))
@@ -128,7 +134,7 @@
           (local.set $k (i32.const 0))
           (loop $bytes
             (if (i32.ge_u (local.get $p) (local.get $end)) ;; incomplete: the caller carries it
-              (then (i32.store (i32.const 0x250010) (i32.const 0)) (i32.store (i32.const 0x250014) (local.get $start)) (br $stop)))
+              (then (i32.store (i32.const 0x2D0010) (i32.const 0)) (i32.store (i32.const 0x2D0014) (local.get $start)) (br $stop)))
             (local.set $c (i32.load8_u (local.get $p)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 10)))
             (br_if $eol (i32.eq (local.get $c) (i32.const 13)))
@@ -149,28 +155,162 @@
                      (i32.lt_u (local.get $p) (local.get $end)))
           (then (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 10))
             (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))))
-        (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h))))
+        (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h)) (i32.const 0)))
         ;; A repeat: its id known in this epoch, with a memory prefix exactly when the run has
         ;; one (a key after a prefix may equal a whole line without one), and not too long.
         (if (i32.ne (local.get $id) (i32.const 0))
           (then
-            (local.set $known (i32.add (i32.const 0x140000) (i32.shl (i32.sub (local.get $id) (i32.const 1)) (i32.const 3))))
+            (local.set $known (i32.add (i32.const 0x140000) (i32.shl (i32.sub (local.get $id) (i32.const 1)) (i32.const 4))))
             (if (i32.and
                   (i32.and (i32.eq (i32.load (local.get $known)) (global.get $epoch))
                            (i32.eq (i32.ne (local.get $keyStart) (local.get $start)) (global.get $memoryRun)))
                   (i32.le_u (i32.sub (local.get $lineEnd) (local.get $start)) (global.get $maxRepeatBytes)))
               (then
-                (i32.store (i32.add (i32.const 0x1C0000) (i32.shl (local.get $n) (i32.const 2)))
+                (i32.store (i32.add (i32.const 0x240000) (i32.shl (local.get $n) (i32.const 2)))
                   (i32.load offset=4 (local.get $known)))
+                (local.set $frames (f64.add (local.get $frames) (f64.convert_i32_u (i32.load offset=8 (local.get $known)))))
                 (local.set $n (i32.add (local.get $n) (i32.const 1)))
                 (br $lines)))))
-        (i32.store (i32.const 0x250000) (local.get $id))
-        (i32.store (i32.const 0x250004) (local.get $start))
-        (i32.store (i32.const 0x250008) (local.get $keyStart))
-        (i32.store (i32.const 0x25000C) (local.get $lineEnd))
-        (i32.store (i32.const 0x250010) (i32.const 1))
-        (i32.store (i32.const 0x250014) (local.get $p))))
+        (i32.store (i32.const 0x2D0000) (local.get $id))
+        (i32.store (i32.const 0x2D0004) (local.get $start))
+        (i32.store (i32.const 0x2D0008) (local.get $keyStart))
+        (i32.store (i32.const 0x2D000C) (local.get $lineEnd))
+        (i32.store (i32.const 0x2D0010) (i32.const 1))
+        (i32.store (i32.const 0x2D0014) (local.get $p))))
+    (f64.store (i32.const 0x2D0018) (local.get $frames))
     (local.get $n))
+
+  ;; Parses the trace line whose key (the bytes after a memory prefix) is [p, end) as the reader's
+  ;; `parseTraceLine` does, for lines it parses without error, limit or cut-off part: an optional
+  ;; `"<GC>" `, then names in quotes, each with an optional `file#line ` srcref before it (file
+  ;; numbers of 1 to 9 digits, not 0; lines of 1 to 15 digits). A name ends at the first `" `
+  ;; followed by the end of the line, another `"` or a srcref followed by a space (or cut off at
+  ;; the end: the line is then refused). Each name gets the id of its bytes (interned as the line
+  ;; keys are); the frames go to FRAMES (name id, file number or 0, line as f64), the GC flag to
+  ;; LINE + 32. Returns the number of frames, or -1 for any other line (more than 4,096 frames, a
+  ;; name without an id, anything the text parser reports or refuses): the caller then decodes
+  ;; the line and gives it to the text parser, whose errors and warnings stay the only ones.
+  ;; Only ASCII bytes delimit, and UTF-8 decoding keeps every ASCII byte (an invalid sequence
+  ;; before one becomes U+FFFD), so the names are the text parser's, decoded on their own.
+  (func (export "frames") (param $p i32) (param $end i32) (result i32)
+    (local $n i32) (local $j i32) (local $after i32) (local $c i32) (local $id i32) (local $len i32)
+    (local $fileNo i32) (local $line f64) (local $digits i32) (local $out i32)
+    (i32.store (i32.const 0x2D0020) (i32.const 0))
+    ;; `"<GC>" ` (22 3C 47 43 3E 22 20)
+    (if (i32.le_u (i32.add (local.get $p) (i32.const 7)) (local.get $end))
+      (then (if (i32.and (i32.and (i32.eq (i32.load (local.get $p)) (i32.const 0x43473C22))
+                                  (i32.eq (i32.load16_u offset=4 (local.get $p)) (i32.const 0x223E)))
+                         (i32.eq (i32.load8_u offset=6 (local.get $p)) (i32.const 32)))
+        (then
+          (i32.store (i32.const 0x2D0020) (i32.const 1))
+          (local.set $p (i32.add (local.get $p) (i32.const 7)))))))
+    (loop $frames
+      (if (i32.ge_u (local.get $p) (local.get $end))
+        (then (return (if (result i32) (local.get $digits) (then (i32.const -1)) (else (local.get $n))))))
+      (local.set $c (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $c) (i32.const 34))
+        (then
+          ;; The name's end: the first `" ` at j > p that ends it (see above).
+          (local.set $j (i32.add (local.get $p) (i32.const 1)))
+          (block $found
+            (loop $search
+              (if (i32.ge_u (i32.add (local.get $j) (i32.const 1)) (local.get $end)) (then (return (i32.const -1))))
+              (if (i32.and (i32.eq (i32.load8_u (local.get $j)) (i32.const 34))
+                           (i32.eq (i32.load8_u offset=1 (local.get $j)) (i32.const 32)))
+                (then
+                  (local.set $after (i32.add (local.get $j) (i32.const 2)))
+                  (br_if $found (i32.eq (local.get $after) (local.get $end)))
+                  (br_if $found (i32.eq (i32.load8_u (local.get $after)) (i32.const 34)))
+                  (br_if $found (call $srcrefAt (local.get $after) (local.get $end)))))
+              (local.set $j (i32.add (local.get $j) (i32.const 1)))
+              (br $search)))
+          (local.set $len (i32.sub (local.get $j) (i32.add (local.get $p) (i32.const 1))))
+          (if (i32.eqz (local.get $len)) (then (return (i32.const -1))))
+          (if (i32.ge_u (local.get $n) (i32.const 4096)) (then (return (i32.const -1))))
+          (local.set $id (call $intern (i32.add (local.get $p) (i32.const 1)) (local.get $len)
+            (call $mix (call $hashBytes (i32.add (local.get $p) (i32.const 1)) (local.get $len))) (i32.const 1)))
+          (if (i32.eqz (local.get $id)) (then (return (i32.const -1))))
+          (local.set $out (i32.add (i32.const 0x2E0000) (i32.shl (local.get $n) (i32.const 4))))
+          (i32.store (local.get $out) (local.get $id))
+          (i32.store offset=4 (local.get $out) (if (result i32) (local.get $digits) (then (local.get $fileNo)) (else (i32.const 0))))
+          (f64.store offset=8 (local.get $out) (if (result f64) (local.get $digits) (then (local.get $line)) (else (f64.const 0))))
+          (local.set $digits (i32.const 0))
+          (local.set $n (i32.add (local.get $n) (i32.const 1)))
+          (local.set $p (i32.add (local.get $j) (i32.const 2)))
+          (br $frames)))
+      ;; A srcref `file#line ` (not after another one: $digits is set while one is pending).
+      (if (i32.or (local.get $digits) (i32.gt_u (i32.sub (local.get $c) (i32.const 48)) (i32.const 9)))
+        (then (return (i32.const -1))))
+      (local.set $fileNo (i32.const 0))
+      (local.set $j (local.get $p))
+      (loop $file
+        (local.set $c (i32.sub (i32.load8_u (local.get $j)) (i32.const 48)))
+        (if (i32.le_u (local.get $c) (i32.const 9))
+          (then
+            (local.set $fileNo (i32.add (i32.mul (local.get $fileNo) (i32.const 10)) (local.get $c)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br_if $file (i32.lt_u (local.get $j) (local.get $end))))))
+      (if (i32.or (i32.gt_u (i32.sub (local.get $j) (local.get $p)) (i32.const 9)) (i32.eqz (local.get $fileNo)))
+        (then (return (i32.const -1))))
+      (if (i32.ge_u (local.get $j) (local.get $end)) (then (return (i32.const -1))))
+      (if (i32.ne (i32.load8_u (local.get $j)) (i32.const 35)) (then (return (i32.const -1))))
+      (local.set $p (i32.add (local.get $j) (i32.const 1)))
+      (local.set $j (local.get $p))
+      (local.set $line (f64.const 0))
+      (block $lineEnd
+        (loop $lineDigits
+          (br_if $lineEnd (i32.ge_u (local.get $j) (local.get $end)))
+          (local.set $c (i32.sub (i32.load8_u (local.get $j)) (i32.const 48)))
+          (br_if $lineEnd (i32.gt_u (local.get $c) (i32.const 9)))
+          (local.set $line (f64.add (f64.mul (local.get $line) (f64.const 10)) (f64.convert_i32_u (local.get $c))))
+          (local.set $j (i32.add (local.get $j) (i32.const 1)))
+          (br $lineDigits)))
+      (local.set $digits (i32.sub (local.get $j) (local.get $p)))
+      (if (i32.or (i32.eqz (local.get $digits)) (i32.gt_u (local.get $digits) (i32.const 15))) ;; exact in an f64
+        (then (return (i32.const -1))))
+      (if (i32.ge_u (local.get $j) (local.get $end)) (then (return (i32.const -1))))
+      (if (i32.ne (i32.load8_u (local.get $j)) (i32.const 32)) (then (return (i32.const -1))))
+      (local.set $p (i32.add (local.get $j) (i32.const 1)))
+      (br $frames))
+    (unreachable))
+
+  ;; Whether a srcref followed by a space, or one cut off by the end of the line, starts at p (the
+  ;; text parser's `srcrefSpaceAt(s, p) > 0`).
+  (func $srcrefAt (param $p i32) (param $end i32) (result i32)
+    (local $q i32)
+    (local.set $q (local.get $p))
+    (block $fileEnd
+      (loop $fileDigits
+        (br_if $fileEnd (i32.ge_u (local.get $q) (local.get $end)))
+        (br_if $fileEnd (i32.gt_u (i32.sub (i32.load8_u (local.get $q)) (i32.const 48)) (i32.const 9)))
+        (local.set $q (i32.add (local.get $q) (i32.const 1)))
+        (br $fileDigits)))
+    (if (i32.eq (local.get $q) (local.get $p)) (then (return (i32.const 0))))
+    (if (i32.eq (local.get $q) (local.get $end)) (then (return (i32.const 1))))
+    (if (i32.ne (i32.load8_u (local.get $q)) (i32.const 35)) (then (return (i32.const 0))))
+    (local.set $q (i32.add (local.get $q) (i32.const 1)))
+    (local.set $p (local.get $q))
+    (block $lineEnd
+      (loop $lineDigits
+        (br_if $lineEnd (i32.ge_u (local.get $q) (local.get $end)))
+        (br_if $lineEnd (i32.gt_u (i32.sub (i32.load8_u (local.get $q)) (i32.const 48)) (i32.const 9)))
+        (local.set $q (i32.add (local.get $q) (i32.const 1)))
+        (br $lineDigits)))
+    (if (i32.eq (local.get $q) (local.get $end)) (then (return (i32.const 1))))
+    (i32.and (i32.ne (local.get $q) (local.get $p)) (i32.eq (i32.load8_u (local.get $q)) (i32.const 32))))
+
+  ;; FNV-1a of the len bytes at p, from the seed (names: short, hashed byte by byte).
+  (func $hashBytes (param $p i32) (param $len i32) (result i32)
+    (local $h i32) (local $end i32)
+    (local.set $h (i32.xor (global.get $seed) (i32.const 0x811c9dc5)))
+    (local.set $end (i32.add (local.get $p) (local.get $len)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+        (local.set $h (i32.mul (i32.xor (local.get $h) (i32.load8_u (local.get $p))) (i32.const 0x01000193)))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $bytes)))
+    (local.get $h))
 
   ;; murmur3's finalizer: spreads FNV's bits over the slot bits.
   (func $mix (param $h i32) (result i32)
@@ -179,7 +319,8 @@
     (i32.xor (local.get $h) (i32.shr_u (local.get $h) (i32.const 16))))
 
   ;; The id of the key at [key, key + len) with hash h, added if new; 0 when it gets none.
-  (func $intern (param $key i32) (param $len i32) (param $h i32) (result i32)
+  ;; Names (isName) get at most 16,384 new ids, so that at least 49,152 are left for lines.
+  (func $intern (param $key i32) (param $len i32) (param $h i32) (param $isName i32) (result i32)
     (local $slot i32) (local $probes i32) (local $e i32) (local $entry i32) (local $pages i32)
     (if (i32.gt_u (local.get $len) (i32.const 0x40000)) (then (return (i32.const 0)))) ;; keys <= 256 KiB
     (local.set $slot (i32.and (local.get $h) (i32.const 0x1ffff)))
@@ -189,12 +330,14 @@
         (then
           ;; New key: at most 65,536 entries and 16 MiB of keys.
           (if (i32.ge_u (global.get $count) (i32.const 65536)) (then (return (i32.const 0))))
-          (if (i32.gt_u (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0x1360000)) (then (return (i32.const 0))))
+          (if (i32.and (local.get $isName) (i32.ge_u (global.get $nameCount) (i32.const 16384))) (then (return (i32.const 0))))
+          (if (i32.gt_u (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0x13F0000)) (then (return (i32.const 0))))
           (local.set $pages (i32.shr_u (i32.add (i32.add (global.get $keyEnd) (local.get $len)) (i32.const 0xffff)) (i32.const 16)))
           (if (i32.gt_u (local.get $pages) (memory.size))
             (then (if (i32.eq (memory.grow (i32.sub (local.get $pages) (memory.size))) (i32.const -1))
               (then (return (i32.const 0))))))
           (global.set $count (i32.add (global.get $count) (i32.const 1)))
+          (global.set $nameCount (i32.add (global.get $nameCount) (local.get $isName)))
           (local.set $e (global.get $count))
           (i32.store (i32.shl (local.get $slot) (i32.const 2)) (local.get $e))
           (local.set $entry (i32.add (i32.const 0x80000) (i32.mul (i32.sub (local.get $e) (i32.const 1)) (i32.const 12))))

@@ -156,6 +156,8 @@ export class RprofParser {
 
   private prevMem: { small: number; big: number; nodes: number } | undefined;
   private readonly trace: TraceLine = newTraceLine();
+  /** The raw frame ids of the line being recorded (reused: written in place, cut to length). */
+  private readonly frameIds: number[] = [];
   /** Trace text (after the memory prefix) → stack number, for the current run's file table. */
   private readonly cache = new StringKeyedMap<number>();
   /**
@@ -237,27 +239,41 @@ export class RprofParser {
   /**
    * Records lines as repeats of lines whose `lineEntry` was their stack in this epoch (what
    * `traceLine` does on a cache hit, without the text): `count` consecutive lines from
-   * `firstLineNo` (one call for many lines: a loop the JIT optimizes early); in a memory run with
-   * each line's four memory numbers. @internal (the stacks must be `lineEntry` values of this epoch)
+   * `firstLineNo`, whose stacks have `frames` frames together (summed by the line index from
+   * `stackFrameCount`: a loop over the lines here ran mostly before the JIT had optimized it);
+   * in a memory run with each line's four memory numbers. @internal (the stacks must be
+   * `lineEntry` values of this epoch)
    */
-  repeatLines(stacks: Uint32Array, count: number, firstLineNo: number): void {
-    if (!this.aggregate && !this.anyMemory && this.sampleStack.length + count <= this.maxSamples) {
-      // What record() does for each, at once: count their frames, append their stacks. Past a
-      // limit, record() below throws at the exact line.
-      const stackOffsets = this.stackOffsets.view();
-      let totalFrames = this.totalFrames;
-      for (let i = 0; i < count; i++) totalFrames += stackOffsets[stacks[i]! + 1]! - stackOffsets[stacks[i]!]!;
-      if (totalFrames <= this.maxTotalFrames) {
-        this.totalFrames = totalFrames;
-        this.sampleStack.pushAll(stacks.subarray(0, count));
-        this.lineCount = firstLineNo + count - 1;
-        return;
-      }
+  repeatLines(stacks: Uint32Array, count: number, firstLineNo: number, frames: number): void {
+    if (!this.aggregate && !this.anyMemory && this.sampleStack.length + count <= this.maxSamples && this.totalFrames + frames <= this.maxTotalFrames) {
+      // What record() does for each, at once. Past a limit, record() below throws at the exact line.
+      this.totalFrames += frames;
+      this.sampleStack.pushAll(stacks.subarray(0, count));
+      this.lineCount = firstLineNo + count - 1;
+      return;
     }
     for (let i = 0; i < count; i++) {
       this.lineCount = firstLineNo + i;
       this.record(stacks[i]!, false);
     }
+  }
+
+  /** The frames of stack `stack` (a `lineEntry`). @internal */
+  stackFrameCount(stack: number): number {
+    return this.stackOffsets.get(stack + 1) - this.stackOffsets.get(stack);
+  }
+
+  /**
+   * Records line `lineNo`, a trace line the line index parsed into `t` (as `parseTraceLine`
+   * would: nothing cut off, a memory prefix exactly in memory runs), as `line()` records it.
+   * False before the first header and for more than `maxFramesPerStack` frames (the line must
+   * then go through `line()`, whose parser reports the limit at its frame). @internal
+   */
+  parsedTraceLine(t: TraceLine, lineNo: number): boolean {
+    if (this.header === undefined || t.names.length > this.maxFrames) return false;
+    this.lineCount = lineNo;
+    this.lineEntry = this.recordTrace(t, lineNo);
+    return true;
   }
 
   repeatMemoryLines(stacks: Uint32Array, numbers: Float64Array, count: number, firstLineNo: number): void {
@@ -355,7 +371,22 @@ export class RprofParser {
     }
     const t = this.trace;
     parseTraceLine(text, t, this.file, lineNo, this.maxFrames);
-    for (const name of t.names) {
+    const entry = this.recordTrace(t, lineNo);
+    if (entry >= 0 && t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) {
+      this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
+      this.lineEntry = entry;
+    }
+  }
+
+  /**
+   * Interns the stack of the parsed trace line `t` (line `lineNo`) and records its sample;
+   * returns the stack, or -1 for a line that records nothing (what is left of a cut-off line).
+   */
+  private recordTrace(t: TraceLine, lineNo: number): number {
+    const h = this.header!;
+    // An indexed loop: for-of made an iterator result per name (a quarter of the read's garbage).
+    for (let k = 0; k < t.names.length; k++) {
+      const name = t.names[k]!;
       if (name.length > this.maxString) throw limitError('maxStringLength', `line ${lineNo}: a function name of ${name.length} characters`, this.maxString, { file: this.file, line: lineNo });
     }
     if (t.truncated !== undefined) {
@@ -370,15 +401,15 @@ export class RprofParser {
       });
     }
     if (!t.hasMemory && h.memory) {
-      if (t.truncated !== undefined && t.names.length === 0 && !t.gc) return; // cut-off memory prefix
+      if (t.truncated !== undefined && t.names.length === 0 && !t.gc) return -1; // cut-off memory prefix
       throw new ProfkitError(ErrorCodes.PARSE, `line ${lineNo}: missing :small:big:nodes:dups: memory prefix (the header says memory profiling)`, {
         file: this.file,
         line: lineNo,
         rule: 'memory profiling lines start with the memory prefix',
       });
     }
-    if (t.names.length === 0 && !t.hasMemory && !t.gc) return; // nothing left of a cut-off line
-    const ids: number[] = [];
+    if (t.names.length === 0 && !t.hasMemory && !t.gc) return -1; // nothing left of a cut-off line
+    const ids = this.frameIds;
     for (let k = 0; k < t.names.length; k++) {
       const name = this.internName(t.names[k]!);
       let path = 0;
@@ -407,8 +438,9 @@ export class RprofParser {
         this.rawKeys.push({ name, path, line });
         if (line < 4294967295) byName.set(key, id);
       }
-      ids.push(id);
+      ids[k] = id;
     }
+    ids.length = t.names.length;
     const entry = this.internStack(ids, t.gc);
     if (t.hasMemory) {
       this.memSmall = t.small;
@@ -416,11 +448,8 @@ export class RprofParser {
       this.memNodes = t.nodes;
       this.memDups = t.dups;
     }
-    if (t.truncated === undefined && memEnd >= 0 && this.cache.size < MAX_CACHED_STACKS) {
-      this.cache.set(detach(memEnd > 0 ? text.slice(memEnd) : text), entry);
-      this.lineEntry = entry;
-    }
     this.record(entry, t.hasMemory);
+    return entry;
   }
 
   /** The number of the distinct stack (frames `ids`, GC flag `gc`). */

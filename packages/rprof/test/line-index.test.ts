@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isProfkitError } from '@profkit/core/node';
 import { RprofParser, readRprofBytes, readRprofChunks, type RprofReadOptions } from '../src/read.js';
 import { IndexedLineSplitter, newIndexedLineSplitter, setLinePath, type LinePath } from '../src/line-index.js';
+import type { TraceLine } from '../src/grammar.js';
 import { GENERATED_PATH, WAT_PATH, assemble, generatedSource } from '../scripts/build-line-index.mjs';
 import { chunked, fixturesDir, sharedDir } from './helpers.js';
 
@@ -89,20 +90,30 @@ describe('the committed module', () => {
   });
 });
 
-/** Reads `bytes` through the line index into a parser; `parsed`: the numbers of the lines it was given as text. */
-function readIndexed(bytes: Uint8Array): { parser: RprofParser; parsed: number[] } {
+/**
+ * Reads `bytes` through the line index into a parser; `parsed`: the numbers of the lines it was
+ * given to parse (as text, or parsed by the module: `byModule`, a subset).
+ */
+function readIndexed(bytes: Uint8Array): { parser: RprofParser; parsed: number[]; byModule: number[] } {
   const parsed: number[] = [];
+  const byModule: number[] = [];
   const parser = new RprofParser({});
   const line = parser.line.bind(parser);
   parser.line = (t: string, n: number) => {
     parsed.push(n);
     line(t, n);
   };
+  const parsedTraceLine = parser.parsedTraceLine.bind(parser);
+  parser.parsedTraceLine = (t: TraceLine, n: number) => {
+    parsed.push(n);
+    byModule.push(n);
+    return parsedTraceLine(t, n);
+  };
   const splitter = newIndexedLineSplitter(parser, {});
   expect(splitter).toBeInstanceOf(IndexedLineSplitter);
   splitter!.push(bytes);
   splitter!.end();
-  return { parser, parsed };
+  return { parser, parsed, byModule };
 }
 
 describe('the index is used', () => {
@@ -117,6 +128,61 @@ describe('the index is used', () => {
     const p = parser.finish();
     expect(p.samples.value.length).toBe(5);
     expect(Array.from(p['.extensions'].rprof!.samples!.small as Float64Array)).toEqual([1, 5, 9, 10, 11]);
+  });
+});
+
+describe('trace lines parsed by the module', () => {
+  it('ordinary first occurrences are parsed by the module; anything the text parser reports or refuses goes as text', async () => {
+    // Each line once; `true`: the module parses it (the text parser would parse it without error,
+    // limit or cut-off part), `false`: it is decoded and parsed as text (cut off: a warning).
+    const lines: [string, boolean][] = [
+      ['"f" ', true],
+      ['1#2 "f" "g" 1#30 "h" ', true],
+      ['"<GC>" "f" ', true],
+      ['"<GC>" ', true],
+      ['"x[["a"]]" "f" ', true], // a name with quotes in it
+      ['"a" b" 1#3 "f" ', true], // the name a" b: it ends at the first `" ` that a srcref follows
+      ['"café ☕ \u{1F600}" ', true],
+      ['001#0007 "f" ', true], // leading zeros
+      ['1#123456789012345 "f" ', true],
+      ['1#1234567890123456 "f" ', false], // more than 15 digits
+      ['"f" 1#2 ', false], // a srcref without its function
+      ['1# "f" ', false], // a srcref without its line: the rest of the line is dropped
+      ['"f" 1#', false],
+      ['"f" 1', false],
+      ['"f"', false], // no trailing space
+      ['"f', false],
+      ['"<GC>"', false],
+    ];
+    const text = 'sample.interval=1000\n#File 1: a.R\n' + lines.map(([l]) => l).join('\n') + '\n';
+    const { parsed, byModule } = readIndexed(enc(text));
+    expect(byModule).toEqual(lines.flatMap(([, module], i) => (module ? [i + 3] : [])));
+    expect(parsed).toEqual([1, 2, ...lines.map((_, i) => i + 3)]);
+    const r = await expectSamePaths(enc(text), ['whole', 'bytes', 'random']);
+    expect(r).toHaveProperty('warnings.0.detail.lines', 7);
+    // Invalid UTF-8 in a name: decoded alike on its own and in its line (U+FFFD).
+    const invalid = concat(['sample.interval=1000\n"a', new Uint8Array([0xe2, 0x82]), '" "b', new Uint8Array([0xff]), '" \n"a', new Uint8Array([0xe2, 0x82]), '" \n']);
+    expect(readIndexed(invalid).byModule).toEqual([2, 3]);
+    await expectSamePaths(invalid, ['whole', 'bytes']);
+    // Lines the text parser refuses: the same error, at the same line, on both paths.
+    for (const bad of ['"a" 1#2 b" 1#3 "f" ', '00#7 "f" ', '9#1 "f" ', '1234567890#1 "f" ', '1#2 1#3 "f" ', '"" ', 'x"f" ', ':1:2:3:4:"f" ']) {
+      const e = await expectSamePaths(enc(`sample.interval=1000\n#File 1: a.R\n"f" \n${bad}\n`), ['whole', 'bytes']);
+      expect(e, bad).toMatchObject({ error: 'PROFKIT_E_PARSE', detail: { line: 4 } });
+    }
+  });
+
+  it('in memory runs, lines with their memory prefix; limits are checked at the same line as on the text path', async () => {
+    const text = 'memory profiling: sample.interval=1000\n#File 1: a.R\n:1:2:3:4:"f" 1#2 "g" \n:5:6:7:8:"<GC>" "h" \n:9:9:9:9:\n"f" \n';
+    const { byModule } = readIndexed(enc(text.slice(0, text.lastIndexOf('"f"'))));
+    expect(byModule).toEqual([3, 4, 5]);
+    // The last line has no memory prefix: an error, from the text parser.
+    const r = await expectSamePaths(enc(text), ['whole', 'bytes']);
+    expect(r).toMatchObject({ error: 'PROFKIT_E_PARSE', detail: { line: 6 } });
+    const deep = 'sample.interval=1000\n' + '"fg" '.repeat(5) + '\n' + '"fg" "g" \n';
+    for (const limits of [{ maxFramesPerStack: 4 }, { maxStringLength: 1 }, { maxTotalFrames: 6 }, { maxSamples: 1 }]) {
+      const e = await expectSamePaths(enc(deep), ['whole'], { limits });
+      expect(e, JSON.stringify(limits)).toMatchObject({ error: 'PROFKIT_E_LIMIT', detail: { option: Object.keys(limits)[0] } });
+    }
   });
 });
 
@@ -353,13 +419,14 @@ describe('bounds', () => {
     const bytes = enc(text);
     const r = await expectSamePaths(bytes, ['whole', 65536]);
     expect(r).toHaveProperty('profile.samples.value.length', 140_002);
-    // At most 65,536 ids (one is the header's): at most 65,535 of the 70,000 second lines (3 + 2i)
-    // are repeats, the others are parsed (a key may also get no id after 64 probes, rarely).
+    // At most 65,536 ids (one is the header's), of which the names the module parses (f0, f1, …)
+    // take at most 16,384: from 49,151 to 65,535 of the 70,000 second lines (3 + 2i) are repeats,
+    // the others are parsed (a key may also get no id after 64 probes, rarely).
     const parsed = new Set(readIndexed(bytes).parsed);
     let repeats = 0;
     for (let n = 3; n <= 140_001; n += 2) if (!parsed.has(n)) repeats++;
-    expect(repeats).toBeLessThanOrEqual(65_535);
-    expect(repeats).toBeGreaterThan(65_000);
+    expect(repeats).toBeLessThanOrEqual(65_535 - 16_384);
+    expect(repeats).toBeGreaterThan(49_000);
     // "f1" once more after the table is full: still known (line 140,002 is a repeat).
     expect(parsed.has(140_002)).toBe(false);
   });
@@ -378,8 +445,8 @@ describe('bounds', () => {
     for (const chunk of chunked(bytes, 1 << 16)) splitter.push(chunk);
     splitter.end();
     expect(parser.finish().samples.value.length).toBe(146);
-    // Tables, repeats and the 1 MiB window (3.4 MiB) and at most 16 MiB of keys (here all of it).
-    expect(splitter.memoryBytes).toBeLessThanOrEqual(0x360000 + 16 * 1024 * 1024);
+    // Tables, repeats, parsed frames and the 1 MiB window (3.9 MiB) and at most 16 MiB of keys (here all of it).
+    expect(splitter.memoryBytes).toBeLessThanOrEqual(0x3f0000 + 16 * 1024 * 1024);
     expect(splitter.memoryBytes).toBeGreaterThan(16 * 1024 * 1024);
   });
 });
