@@ -333,7 +333,7 @@ function packageRoot(name: string, fromRoot: string): string | undefined {
     }
     if (isDirectory) {
       try {
-        return realpathSync(candidate);
+        return realpathSync.native(candidate); // one system call; Node's JavaScript realpath lstats every part of the path
       } catch {
         return undefined;
       }

@@ -685,6 +685,52 @@ describe('discovery cache (DiscoveryCache: what each node_modules folder held, c
     }, ['@scope/profkit-adapter-c', 'linked', 'plain', 'profkit-adapter-b']);
   });
 
+  /** A package declaring adapter `tag` statically (description `description`), with its sniff module. */
+  function declaredAdapter(dir: string, tag: string, description: string): string {
+    const formats = [{ id: tag, extensions: [`.${tag}`], binary: false }];
+    const pkgDir = installPackage(dir, `profkit-adapter-${tag}`, plainAdapter(tag), { profkit: { adapters: [{ name: tag, description, formats, sniff: './dist/sniff.js#sniff' }] } });
+    write(join(pkgDir, 'dist', 'sniff.js'), `export const sniff = (head) => new TextDecoder().decode(head).startsWith('#${tag}') ? 1 : 0;\n`);
+    return pkgDir;
+  }
+  const descriptionOf = async (dir: string, tag: string, cache: DiscoveryCache) =>
+    (await buildRegistry({ cwd: dir, lazy: true, validator: null, discoveryCache: cache })).registry.get(tag)?.description;
+
+  it("remembers the package.json fields of the adapters it found, and lazy registration takes them from there (no package.json read again)", async () => {
+    const dir = project();
+    const tag = `dc${n}`;
+    declaredAdapter(dir, tag, 'as installed');
+    afterAWhile();
+    const cache = memoryCache();
+    expect(await descriptionOf(dir, tag, cache)).toBe('as installed');
+    const nm = join(dir, 'node_modules');
+    const entry = JSON.parse(cache.entries.get(nm)!) as { packages: { name: string; declared: { name: string; version: string; profkit: { adapters: { description: string }[] } } }[] };
+    const remembered = entry.packages.find((p) => p.name === `profkit-adapter-${tag}`)!.declared;
+    // Only what lazy registration reads: not the exports, keywords...
+    expect(Object.keys(remembered).sort()).toEqual(['name', 'profkit', 'version']);
+    // A second run registers the stand-in from the remembered fields (here made to differ from the file).
+    remembered.profkit.adapters[0]!.description = 'as remembered';
+    cache.entries.set(nm, JSON.stringify(entry));
+    expect(await descriptionOf(dir, tag, cache)).toBe('as remembered');
+    // An entry remembered without the fields (as a hand-made one) still works: the package.json is read.
+    for (const p of entry.packages) delete (p as { declared?: unknown }).declared;
+    cache.entries.set(nm, JSON.stringify(entry));
+    expect(await descriptionOf(dir, tag, cache)).toBe('as installed');
+  });
+
+  it("sees an adapter's package.json edited in place: the remembered fields are not used then", async () => {
+    const dir = project();
+    const tag = `dc${n}`;
+    const pkgDir = declaredAdapter(dir, tag, 'before');
+    afterAWhile();
+    const cache = memoryCache();
+    expect(await descriptionOf(dir, tag, cache)).toBe('before');
+    vi.useRealTimers();
+    await tick();
+    writeFileSync(join(pkgDir, 'package.json'), readFileSync(join(pkgDir, 'package.json'), 'utf8').replace('"before"', '"after"'));
+    afterAWhile();
+    expect(await descriptionOf(dir, tag, cache)).toBe('after');
+  });
+
   it('does not remember a folder changed within the last seconds', () => {
     const dir = project();
     installPackage(dir, 'profkit-adapter-a', plainAdapter('a'));
