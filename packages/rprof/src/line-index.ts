@@ -65,6 +65,8 @@ const KNOWN = 0x140000;
 const REPEATS = 0x240000;
 /** Repeated lines one `scan` call takes at most. */
 const REPEAT_CAPACITY = 16384;
+/** In LINE's f64 fields: the frames of the repeats `scan` handed over, together. */
+const REPEATED_FRAMES = 3;
 /** Frames of a line `frames` parses at most. */
 const FRAME_CAPACITY = 4096;
 const NUMBERS = 0x250000;
@@ -179,6 +181,8 @@ export class IndexedLineSplitter {
   private words!: Uint32Array;
   private numbers!: Float64Array;
   private frameLines!: Float64Array;
+  /** The f64 fields of LINE (`REPEATED_FRAMES`). */
+  private lineNumbers!: Float64Array;
   /** The frames of a line the module parsed, handed to the sink (reused). */
   private readonly trace: TraceLine = newTraceLine();
   /** Frame names by their id in the module, decoded once each. */
@@ -254,6 +258,7 @@ export class IndexedLineSplitter {
     this.words = new Uint32Array(this.memory.buffer);
     this.numbers = new Float64Array(this.memory.buffer, NUMBERS, REPEAT_CAPACITY * 4);
     this.frameLines = new Float64Array(this.memory.buffer, FRAMES, FRAME_CAPACITY * 2);
+    this.lineNumbers = new Float64Array(this.memory.buffer, LINE, 4);
   }
 
   /** Bytes of the module's memory (tables, window and keys: at most 319 × 64 KiB, its declared maximum). */
@@ -272,7 +277,7 @@ export class IndexedLineSplitter {
       if (repeats > 0) {
         const entries = this.words.subarray(REPEATS / 4, REPEATS / 4 + repeats);
         if (sink.memoryRun) sink.repeatMemoryLines(entries, this.numbers, repeats, this.lineNo + 1);
-        else sink.repeatLines(entries, repeats, this.lineNo + 1, this.numbers[(LINE + 24 - NUMBERS) / 8]!);
+        else sink.repeatLines(entries, repeats, this.lineNo + 1, this.lineNumbers[REPEATED_FRAMES]!);
         this.lineNo += repeats;
       }
       const stopped = this.words[LINE / 4 + 4]!;

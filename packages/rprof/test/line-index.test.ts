@@ -131,6 +131,25 @@ describe('the index is used', () => {
   });
 });
 
+describe('runs of repeats', () => {
+  it('are appended at once with the frames the module summed, not recorded line by line, within the limits', () => {
+    const text = 'sample.interval=1000\n#File 1: a.R\n' + '"f" 1#2 "g" \n'.repeat(1000) + '"h" \n'.repeat(500) + '"f" 1#2 "g" \n'.repeat(10);
+    const count = (limits?: RprofReadOptions['limits']) => {
+      const parser = new RprofParser({ limits });
+      const record = vi.spyOn(parser as unknown as { record(stack: number, memory: boolean): void }, 'record');
+      const splitter = newIndexedLineSplitter(parser, {})!;
+      splitter.push(enc(text));
+      splitter.end();
+      const p = parser.finish();
+      return { records: record.mock.calls.length, samples: p.samples.value.length, frames: p.samples.locations.location_id.length };
+    };
+    // Two distinct lines, recorded when parsed; their 1,508 repeats in runs.
+    expect(count()).toEqual({ records: 2, samples: 1510, frames: 2 * 1010 + 500 });
+    // With maxTotalFrames reached in a run, that run's lines are recorded one by one (the error's line).
+    expect(() => count({ maxTotalFrames: 2 * 1010 + 499 })).toThrow(expect.objectContaining({ code: 'PROFKIT_E_LIMIT', detail: expect.objectContaining({ line: 1512 }) }));
+  });
+});
+
 describe('trace lines parsed by the module', () => {
   it('ordinary first occurrences are parsed by the module; anything the text parser reports or refuses goes as text', async () => {
     // Each line once; `true`: the module parses it (the text parser would parse it without error,
