@@ -62,6 +62,7 @@
     (local $q i32) (local $digits i32) (local $group i32) (local $c i32) (local $h i32)
     (local $value f64) (local $known i32) (local $h64 i64) (local $word i64) (local $lf i64) (local $cr i64)
     (local $ends i64) (local $tail i64) (local $k i32) (local $frames f64)
+    (local $prevKey i32) (local $prevLen i32) (local $prevId i32)
     (block $stop
       (loop $lines
         (if (i32.eq (local.get $n) (i32.const 16384))
@@ -103,6 +104,22 @@
         ;; window's end): equal keys hash equally wherever they lie. A LF or CR in word w is a
         ;; zero byte of w ^ 0x0a..0a or w ^ 0x0d..0d; x has one where (x - 0x01..01) & ~x &
         ;; 0x80..80 is not 0, whose lowest set bit is in the first one.
+        (block $interned
+        ;; R repeats a line while the program stays put: a key equal to the previous line's (in
+        ;; this call), followed by a line end, has its id without hashing and probing.
+        (if (local.get $prevId)
+          (then
+            (local.set $q (i32.add (local.get $p) (local.get $prevLen)))
+            (if (i32.lt_u (local.get $q) (local.get $end))
+              (then
+                (local.set $c (i32.load8_u (local.get $q)))
+                (if (i32.and (i32.or (i32.eq (local.get $c) (i32.const 10)) (i32.eq (local.get $c) (i32.const 13)))
+                             (call $equal (local.get $prevKey) (local.get $p) (local.get $prevLen)))
+                  (then
+                    (local.set $id (local.get $prevId))
+                    (local.set $p (local.get $q))
+                    (local.set $lineEnd (local.get $q))
+                    (br $interned)))))))
         (local.set $h64 (i64.xor (i64.extend_i32_u (global.get $seed)) (i64.const 0xcbf29ce484222325)))
         (block $eol
           (block $nearEnd
@@ -148,14 +165,17 @@
         (local.set $h64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 29))))
         (local.set $h (i32.wrap_i64 (i64.xor (local.get $h64) (i64.shr_u (local.get $h64) (i64.const 32)))))
         (local.set $lineEnd (local.get $p))
-        ;; Past the terminator: CRLF is one (a CR at the window's end: the caller skips a LF
+        (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h)) (i32.const 0))))
+        (local.set $prevKey (local.get $keyStart))
+        (local.set $prevLen (i32.sub (local.get $lineEnd) (local.get $keyStart)))
+        (local.set $prevId (local.get $id))
+        ;; Past the terminator ($c): CRLF is one (a CR at the window's end: the caller skips a LF
         ;; that starts the next bytes).
         (local.set $p (i32.add (local.get $p) (i32.const 1)))
         (if (i32.and (i32.eq (local.get $c) (i32.const 13))
                      (i32.lt_u (local.get $p) (local.get $end)))
           (then (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 10))
             (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))))
-        (local.set $id (call $intern (local.get $keyStart) (i32.sub (local.get $lineEnd) (local.get $keyStart)) (call $mix (local.get $h)) (i32.const 0)))
         ;; A repeat: its id known in this epoch, with a memory prefix exactly when the run has
         ;; one (a key after a prefix may equal a whole line without one), and not too long.
         (if (i32.ne (local.get $id) (i32.const 0))
