@@ -196,6 +196,9 @@ export class IndexedLineSplitter {
   private longLength = 0;
   private pendingCR = false;
   private lineNo = 0;
+  /** What `setState` last told the module (-1: nothing yet). */
+  private stateEpoch = -1;
+  private stateMemoryRun = -1;
   private first = true;
   private readonly maxLineLength: number;
 
@@ -363,7 +366,13 @@ export class IndexedLineSplitter {
 
   /** Tells the module the sink's epoch and whether the run has memory prefixes. */
   private setState(): void {
-    this.exports.setState(Math.min(this.sink.epoch, NO_REPEAT_EPOCH), this.sink.memoryRun ? 1 : 0);
+    const epoch = Math.min(this.sink.epoch, NO_REPEAT_EPOCH);
+    const memoryRun = this.sink.memoryRun ? 1 : 0;
+    // Most parsed lines change neither (a call into the module less per line).
+    if (epoch === this.stateEpoch && memoryRun === this.stateMemoryRun) return;
+    this.stateEpoch = epoch;
+    this.stateMemoryRun = memoryRun;
+    this.exports.setState(epoch, memoryRun);
   }
 
   /** Keeps the bytes of an incomplete line, [start, end) of the window, for the next bytes. */
