@@ -370,6 +370,30 @@ describe('same profile, warnings and errors on both paths', () => {
   });
 });
 
+describe('trace lines of random tokens', () => {
+  it('the module and the text parser give the same stack, warning or error for each line (one file a line)', async () => {
+    // Tokens of the grammar and near misses: quotes next to spaces, srcref-like digits inside and
+    // after names, cut-off srcrefs, "<GC>", long and zero numbers, non-ASCII and invalid UTF-8.
+    const tokens: (string | Uint8Array)[] = ['"', '" ', ' ', '"f', 'g', '1#2 ', '2#', '#', '3', '0', '00#1 ', '1#0 ', '"<GC>" ', '"<GC>"', '1234567890', '1#1234567890123456 ', '"é', new Uint8Array([0xe2, 0x82]), new Uint8Array([0xff]), ':'];
+    // and whole frames (picked more often), so that many lines are well-formed
+    const frames = ['"f" ', '"a b" ', '2#7 "g" ', '"h" 1#3 ', '"x"" ', '"1#2 " ', '"<GC>" '];
+    const random = prng(4242);
+    let byModule = 0;
+    for (let i = 0; i < 600; i++) {
+      const parts: (string | Uint8Array)[] = [];
+      for (let n = 1 + Math.floor(random() * 7); n > 0; n--) parts.push(random() < 0.7 ? frames[Math.floor(random() * frames.length)]! : tokens[Math.floor(random() * tokens.length)]!);
+      const line = concat(parts);
+      const bytes = concat(['sample.interval=1000\n#File 1: a.R\n#File 2: b.R\n', line, '\n', line, '\n']);
+      const viaIndex = await outcome('index', bytes, 'whole');
+      const viaText = await outcome('text', bytes, 'whole');
+      if (!isDeepStrictEqual(viaIndex, viaText)) expect(viaIndex, new TextDecoder().decode(line)).toEqual(viaText);
+      if (!('error' in (viaIndex as object)) && readIndexed(bytes).byModule.length > 0) byModule++;
+    }
+    // Enough of them well-formed for the module's parse to be what was compared.
+    expect(byModule).toBeGreaterThan(100);
+  });
+});
+
 describe('same results on mutated files', () => {
   it('random byte edits of the hand-written fixtures (line ends, prefixes, quotes, invalid UTF-8)', async () => {
     const sources = ['grammar.out', 'append.out'].map((f) => new Uint8Array(readFileSync(join(fixturesDir, f))));
