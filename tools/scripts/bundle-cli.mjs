@@ -93,17 +93,24 @@ for (const [dir, pkg] of packages) {
 
 const entryLines = [`export { main } from ${JSON.stringify(join(cliDir, 'dist/cli.js'))};`];
 const table = [];
-// Core's entries as namespaces (the CLI runs them anyway); the adapters' modules as functions that
-// load them: esbuild evaluates a module reached by a literal import() only when it is called, so
-// a start does not run the top-level code of adapters the command does not need.
-exposed.forEach((m, i) => {
+// Core's entries as functions that make an object of their exports when first called (a config
+// naming core's own file, a third-party module importing @profkit/core through a bridge): an
+// `import * as` namespace would be built at every start, a getter per export (~630 for the two
+// entries, ~1 ms), though a start almost never reads it. Core's modules run anyway (the CLI
+// imports them). The adapters' modules as functions that load them: esbuild evaluates a module
+// reached by a literal import() only when it is called, so a start does not run the top-level
+// code of adapters the command does not need.
+for (const [i, m] of exposed.entries()) {
   if (m.name === '@profkit/core') {
-    entryLines.push(`import * as m${i} from ${JSON.stringify(m.file)};`);
-    table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, m${i}]`);
+    const names = Object.keys(await import(pathToFileURL(m.file).href));
+    const alias = (k) => `m${i}_${k}`;
+    entryLines.push(`import { ${names.map((n, k) => `${JSON.stringify(n)} as ${alias(k)}`).join(', ')} } from ${JSON.stringify(m.file)};`);
+    entryLines.push(`let m${i}; const entry${i} = () => (m${i} ??= Object.freeze({ __proto__: null, ${names.map((n, k) => `${JSON.stringify(n)}: ${alias(k)}`).join(', ')}, [Symbol.toStringTag]: 'Module' }));`);
+    table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, entry${i}]`);
   } else {
     table.push(`[${JSON.stringify(m.name)}, ${JSON.stringify(m.path)}, () => import(${JSON.stringify(m.file)})]`);
   }
-});
+}
 entryLines.push(`export const modules = [${table.join(', ')}];`);
 
 /** Absolute path -> SHA-1 of the bytes the bundle was built from (`importMetaUrlByFile` reads every .js file). */

@@ -56,8 +56,12 @@ interface Manifest {
 
 interface BundleExports {
   main: Main;
-  /** Core's entries as namespaces, the adapters' modules as functions that evaluate and return them. */
-  modules: [packageName: string, path: string, namespace: object | (() => Promise<object>)][];
+  /**
+   * Each module discovery may take from the bundle, as a function returning it: core's entries
+   * made on first call (an object of their exports, as their namespace has), the adapters'
+   * modules evaluated on first call (a promise of their namespace).
+   */
+  modules: [packageName: string, path: string, load: () => object | Promise<object>][];
 }
 
 export interface StartedBundle {
@@ -459,7 +463,7 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
   }
   const needsCodeCache = !cachedData || script.cachedDataRejected === true;
 
-  const bundled = new Map<string, object | (() => Promise<object>)>(); // `${package}\0${path}` -> module namespace (or its loader)
+  const bundled = new Map<string, () => object | Promise<object>>(); // `${package}\0${path}` -> its module
   let hooksRegistered = false;
   const importMetaUrl = (name: string, path: string) => pathToFileURL(join(roots.get(name) ?? cliRoot, path)).href;
 
@@ -474,7 +478,7 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
    * it can run (its imports, transitively; `files` in the manifest) match: a sniff module is
    * checked alone, its adapter's other modules when they are imported.
    */
-  const fromBundle = (url: string): object | (() => Promise<object>) | undefined => {
+  const fromBundle = (url: string): (() => object | Promise<object>) | undefined => {
     const file = fileURLToPath(url).replaceAll('\\', '/');
     for (const { package: name, path, files } of manifest.modules) {
       const suffix = '/' + path;
@@ -509,7 +513,7 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
   const importModule = async (specifier: string): Promise<unknown> => {
     if (specifier.startsWith('file:')) {
       const mod = fromBundle(specifier);
-      if (mod) return typeof mod === 'function' ? mod() : mod;
+      if (mod) return mod();
       if (!importsNothing(specifier)) redirectCore();
     }
     return import(specifier);
@@ -523,10 +527,16 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
     return undefined; // a bundle that fails while it loads (edited or damaged after the build): start unbundled
   }
   const exports = module.exports;
-  for (const [name, path, namespace] of exports.modules) bundled.set(`${name}\0${path}`, namespace);
+  for (const [name, path, load] of exports.modules) bundled.set(`${name}\0${path}`, load);
+  // What the bridges (dist/bundle/core-*.mjs) re-export, made when one is first imported.
+  const coreEntry = (path: string) => bundled.get(`@profkit/core\0${path}`)?.();
   (globalThis as Record<symbol, unknown>)[Symbol.for(manifest.bundledCoreKey)] = {
-    'dist/index.js': bundled.get('@profkit/core\0dist/index.js'),
-    'dist/node/index.js': bundled.get('@profkit/core\0dist/node/index.js'),
+    get 'dist/index.js'() {
+      return coreEntry('dist/index.js');
+    },
+    get 'dist/node/index.js'() {
+      return coreEntry('dist/node/index.js');
+    },
   };
   return {
     main: exports.main,

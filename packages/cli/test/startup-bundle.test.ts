@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cliBin, runWithModuleLog } from '@profkit/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -124,6 +124,32 @@ describe('the start-up bundle', () => {
     expect(files).toContain(join(cliDir, 'dist/bundle/core-index.mjs'));
     const again = spawnSync(process.execPath, [cliBin, 'top', profile, '--no-discover', '--adapter', './third-party.mjs'], { cwd: project, env: env(), encoding: 'utf8' });
     expect(again.stdout).toBe(unbundledTop);
+  });
+
+  it("makes the objects of core's exports (what the bridges re-export) only when first read: a start builds no namespace of core's ~630 exports", async () => {
+    const probe = join(root, 'core-entries-probe.cjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => {
+  const entries = globalThis[Symbol.for('profkit.cli.bundledCore')];
+  const paths = ['dist/index.js', 'dist/node/index.js'];
+  const kinds = paths.map((p) => typeof Object.getOwnPropertyDescriptor(entries, p).get);
+  const [index, node] = paths.map((p) => entries[p]);
+  const seen = { kinds, index: Object.keys(index), node: Object.keys(node), once: node === entries['dist/node/index.js'], frozen: Object.isFrozen(node), sameClass: index.ProfkitError === node.ProfkitError };
+  process.stderr.write(JSON.stringify(seen) + '\\n');
+});\n`,
+    );
+    const r = spawnSync(process.execPath, ['--require', probe, cliBin, 'top', profile], { cwd: root, env: env(), encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(unbundledTop);
+    const seen = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { kinds: string[]; index: string[]; node: string[]; once: boolean; frozen: boolean; sameClass: boolean };
+    // Getters until something reads them (before: the namespaces themselves, built at every start).
+    expect(seen.kinds).toEqual(['function', 'function']);
+    // Then the entries' exports, made once, as their modules export them.
+    const names = async (entry: string) => Object.keys(await import(pathToFileURL(join(packagesDir, 'core', entry)).href)).sort();
+    expect([...seen.index].sort()).toEqual(await names('dist/index.js'));
+    expect([...seen.node].sort()).toEqual(await names('dist/node/index.js'));
+    expect(seen).toMatchObject({ once: true, frozen: true, sameClass: true });
   });
 
   it('starts no resolve hook (a loader thread) for a discovered adapter whose sniff module imports nothing', () => {
