@@ -303,9 +303,11 @@ export class IndexedLineSplitter {
     if (!this.parsedByModule(start, words[LINE / 4 + 2]!, end, repeats)) this.emit(this.decoder.decode(this.bytes.subarray(start, end)), this.lineNo + 1);
     const sink = this.sink;
     if (id !== 0 && sink.lineEntry >= 0 && sink.epoch < NO_REPEAT_EPOCH) {
-      words[KNOWN / 4 + (id - 1) * 4] = sink.epoch;
-      words[KNOWN / 4 + (id - 1) * 4 + 1] = sink.lineEntry;
-      words[KNOWN / 4 + (id - 1) * 4 + 2] = sink.stackFrameCount(sink.lineEntry);
+      // this.words, not words: interning the line's names may have grown the memory (new views).
+      const known = this.words;
+      known[KNOWN / 4 + (id - 1) * 4] = sink.epoch;
+      known[KNOWN / 4 + (id - 1) * 4 + 1] = sink.lineEntry;
+      known[KNOWN / 4 + (id - 1) * 4 + 2] = sink.stackFrameCount(sink.lineEntry);
     }
     this.setState();
   }

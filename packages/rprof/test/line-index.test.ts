@@ -190,6 +190,14 @@ describe('trace lines parsed by the module', () => {
     }
   });
 
+  it('a line whose names grow the module memory is still remembered (its repeat is not parsed again)', () => {
+    // The line's key (70 KB) and then its name (70 KB more) each grow the key store.
+    const line = `"${'n'.repeat(70_000)}" `;
+    const { parsed, byModule } = readIndexed(enc(`sample.interval=1000\n${line}\n${line}\n${line}\n`));
+    expect(byModule).toEqual([2]);
+    expect(parsed).toEqual([1, 2]);
+  });
+
   it('in memory runs, lines with their memory prefix; limits are checked at the same line as on the text path', async () => {
     const text = 'memory profiling: sample.interval=1000\n#File 1: a.R\n:1:2:3:4:"f" 1#2 "g" \n:5:6:7:8:"<GC>" "h" \n:9:9:9:9:\n"f" \n';
     const { byModule } = readIndexed(enc(text.slice(0, text.lastIndexOf('"f"'))));
