@@ -27,8 +27,6 @@ const outDir = join(cliDir, 'dist/bundle');
 const IMPORT_FUNCTION = '__profkitImport';
 const IMPORT_META_URL = '__profkitImportMetaUrl';
 const LAZY_BUILTIN = '__profkitBuiltin';
-const EXPORT_LATER = '__profkitExportLater';
-const EXPORT_NOW = '__profkitExportNow';
 
 /** The Node built-in `id`, required on the first read of one of its properties (why: where the bundle is post-processed below). */
 const lazyBuiltin = `function ${LAZY_BUILTIN}(id) {
@@ -43,19 +41,6 @@ const lazyBuiltin = `function ${LAZY_BUILTIN}(id) {
       return d && { ...d, configurable: true };
     },
   });
-}`;
-
-/** What `deferNamespaces` calls: the getters of a namespace, defined when it is first read. */
-const lazyNamespaceHelpers = `const __profkitPendingExports = new WeakMap();
-function ${EXPORT_LATER}(ns, getters) { __profkitPendingExports.set(ns, getters); }
-function ${EXPORT_NOW}(ns) {
-  const make = __profkitPendingExports.get(ns);
-  if (make) {
-    __profkitPendingExports.delete(ns);
-    const getters = make();
-    for (const name in getters) Object.defineProperty(ns, name, { get: getters[name], enumerable: true });
-  }
-  return ns;
 }`;
 
 let esbuild;
@@ -170,7 +155,6 @@ const builtinRequires = code.match(/(?<=[\w$]=)require\("node:[\w/]+"\)/g)?.leng
 code = code.replace(/(?<=[\w$]=)require\(("node:[\w/]+")\)/g, `${LAZY_BUILTIN}($1)`);
 // Any other form (e.g. `__toESM(require("node:fs"))` for a default import) is left as it is:
 // required when its module is evaluated, as before.
-const lazyNamespaces = deferNamespaces();
 // The wrapper fast-start.ts compiles; checked here so that a bad bundle fails the build, not the CLI.
 new vm.Script(wrap(code), { filename: 'cli.cjs' });
 
@@ -219,42 +203,9 @@ function importMetaUrlByFile() {
   };
 }
 
-/**
- * A module reached by `import()` (an adapter's module, a CLI command) gets a namespace object that
- * esbuild fills at the bundle's start, a getter per export (`__export(ns, {name: () => name, …})`,
- * ~300 getters and their closures for modules a run mostly never imports), though only its
- * `import()` reads it, as `(init_x(), ns)` once the module is evaluated. Each namespace used only
- * so is filled there instead: `__export(ns, {…})` becomes `EXPORT_LATER(ns, () => ({…}))` and
- * every `(init_x(), ns)` `(init_x(), EXPORT_NOW(ns))`. A namespace used any other way (the
- * entry's, through `__toCommonJS`) or of another shape is left as esbuild wrote it. Returns how
- * many were deferred.
- */
-function deferNamespaces() {
-  let deferred = 0;
-  const declared = [...code.matchAll(/(?<![\w$.])var ([\w$]+)=\{\};__export\(\1,\{/g)];
-  for (const m of declared) {
-    const ns = m[1];
-    const call = `__export(${ns},{`;
-    const start = code.indexOf(call);
-    // The getters' object: `name: () => binding` pairs only (no braces inside).
-    const end = code.indexOf('}', start + call.length);
-    const body = code.slice(start + call.length - 1, end + 1);
-    if (!/^\{(?:(?:[\w$]+|"[^"\\]*"):\(\)=>[\w$]+,?)*\}$/.test(body) || code.slice(end + 1, end + 2) !== ')') continue;
-    const uses = [...code.matchAll(new RegExp(`(?<![\\w$.])${ns.replaceAll('$', '\\$')}(?![\\w$])`, 'g'))].length;
-    const reads = new RegExp(`\\((init_[\\w$]+\\(\\)),${ns.replaceAll('$', '\\$')}\\)`, 'g');
-    const readCount = [...code.matchAll(reads)].length;
-    // The declaration, the __export call, and nothing but `(init_x(), ns)` reads.
-    if (readCount === 0 || uses !== 2 + readCount) continue;
-    code = code.slice(0, start) + `${EXPORT_LATER}(${ns},()=>(${body}))` + code.slice(end + 2);
-    code = code.replace(reads, `($1,${EXPORT_NOW}(${ns}))`);
-    deferred++;
-  }
-  return deferred;
-}
-
 /** The bundle as one function expression (what fast-start.ts compiles and calls). */
 function wrap(source) {
-  return `(function (exports, require, module, __filename, __dirname, ${IMPORT_META_URL}, ${IMPORT_FUNCTION}) {${lazyBuiltin}\n${lazyNamespaceHelpers}\n${source}\n})`;
+  return `(function (exports, require, module, __filename, __dirname, ${IMPORT_META_URL}, ${IMPORT_FUNCTION}) {${lazyBuiltin}\n${source}\n})`;
 }
 
 
@@ -319,7 +270,6 @@ const manifest = {
   encoding,
   dynamicImports,
   builtinRequires,
-  lazyNamespaces,
   packages: inputs,
   modules: exposed.map((m) => ({ package: m.name, path: m.path, files: closureFiles(m.file) })),
   eager,

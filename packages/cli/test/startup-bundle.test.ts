@@ -152,16 +152,6 @@ describe('the start-up bundle', () => {
     expect(seen).toMatchObject({ once: true, frozen: true, sameClass: true });
   });
 
-  it("fills no module namespace at start but its entry's: an imported module's getters are defined when its import() reads it", () => {
-    const bundle = readFileSync(join(cliDir, 'dist/bundle/cli.cjs'), 'latin1');
-    const manifest = JSON.parse(readFileSync(join(cliDir, 'dist/bundle/manifest.json'), 'utf8')) as { lazyNamespaces?: number };
-    // esbuild's `__export(ns, {...})` runs at the start; only the entry's (module.exports) is left.
-    expect(bundle.match(/__export\(([\w$]+),/g)).toEqual(['__export(bundle_entry_exports,']);
-    expect(manifest.lazyNamespaces).toBeGreaterThan(40); // the adapters' modules and the commands
-    // And the commands and adapters read through them work (pprof's module, the `top` command's).
-    expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
-  });
-
   it('starts no resolve hook (a loader thread) for a discovered adapter whose sniff module imports nothing', () => {
     // The repository's example adapter (tools/adapter-example-speedscope) is discovered from the
     // CLI's own node_modules and declares itself statically: only its sniff module, which has no
