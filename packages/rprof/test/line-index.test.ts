@@ -183,11 +183,18 @@ describe('trace lines parsed by the module', () => {
     const invalid = concat(['sample.interval=1000\n"a', new Uint8Array([0xe2, 0x82]), '" "b', new Uint8Array([0xff]), '" \n"a', new Uint8Array([0xe2, 0x82]), '" \n']);
     expect(readIndexed(invalid).byModule).toEqual([2, 3]);
     await expectSamePaths(invalid, ['whole', 'bytes']);
-    // Lines the text parser refuses: the same error, at the same line, on both paths.
-    for (const bad of ['"a" 1#2 b" 1#3 "f" ', '00#7 "f" ', '9#1 "f" ', '1234567890#1 "f" ', '1#2 1#3 "f" ', '"" ', 'x"f" ', ':1:2:3:4:"f" ']) {
+    // Lines the text parser refuses: the same error, at the same line, on both paths (4294967297:
+    // a file number whose low 32 bits are a declared one).
+    for (const bad of ['"a" 1#2 b" 1#3 "f" ', '00#7 "f" ', '9#1 "f" ', '1234567890#1 "f" ', '4294967297#1 "f" ', '1#2 1#3 "f" ', '"" ', 'x"f" ', ':1:2:3:4:"f" ']) {
       const e = await expectSamePaths(enc(`sample.interval=1000\n#File 1: a.R\n"f" \n${bad}\n`), ['whole', 'bytes']);
       expect(e, bad).toMatchObject({ error: 'PROFKIT_E_PARSE', detail: { line: 4 } });
     }
+  });
+
+  it('lines of up to 4,096 frames are parsed by the module, longer ones as text (the same stacks)', async () => {
+    const text = 'sample.interval=1000\n' + '"f" '.repeat(4096) + '\n' + '"g" '.repeat(4097) + '\n' + '"h" '.repeat(5000) + '\n';
+    expect(readIndexed(enc(text)).byModule).toEqual([2]);
+    await expectSamePaths(enc(text), ['whole']);
   });
 
   it('a line whose names grow the module memory is still remembered (its repeat is not parsed again)', () => {
