@@ -9,8 +9,9 @@
  * warm-up) and gives each line an id; a repeated line whose stack the parser recorded in the
  * current epoch (see `RprofParser.epoch`) is then just recorded again, without a string: the
  * module hands over runs of such lines' stacks, which the parser records in one call. Other
- * lines (first occurrences, lines without an id) are decoded and go through `line()` exactly as
- * with core's `LineSplitter`, whose semantics this class keeps: LF, CRLF and CR line ends (also a
+ * lines (first occurrences, lines without an id) are parsed by the module when they are ordinary
+ * trace lines (`parsedByModule`), else decoded and given to `line()`, exactly as with core's
+ * `LineSplitter`, whose semantics this class keeps: LF, CRLF and CR line ends (also a
  * CR that ends one chunk and a LF that starts the next), a BOM dropped from the first line only,
  * invalid UTF-8 decoded to U+FFFD, 1-based line numbers, the last line without terminator, and
  * `maxLineLength` in UTF-16 code units.

@@ -6,9 +6,9 @@
 ;; (KNOWN) is a repeat: only its stack entry is handed back, in runs; the scan stops at any other
 ;; line for the caller to parse. The key of a line is its bytes, or with a
 ;; well-formed memory prefix `:small:big:nodes:dups:` (1 to 15 digits each, as the reader's
-;; `memoryPrefix` accepts) the bytes after it. Id 0 means "no id" (the caller then decodes the
-;; line as text and never marks it known): the table is full (65,536 keys, of which names, see
-;; `frames`, take at most 16,384), the key store is full, the key is too long, the line
+;; `memoryPrefix` accepts) the bytes after it. Id 0 means "no id" (the caller then parses the
+;; line each time it comes and never marks it known): the table is full (65,536 keys, of which
+;; names, see `frames`, take at most 16,384), the key store is full, the key is too long, the line
 ;; probed too many slots, or another key has its hash and length. Every bound is a constant here, so a crafted file cannot make the index
 ;; slow or big; it can only make lines take the caller's slower text path.
 ;;
