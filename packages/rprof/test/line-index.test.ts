@@ -365,6 +365,19 @@ describe('same profile, warnings and errors on both paths', () => {
     expect(await read('index')).toEqual(viaText);
   });
 
+  it('a line equal to the previous one up to the end of the bytes is carried, not ended by a LF earlier bytes left after it', async () => {
+    // The third chunk is written where the second was, one byte shorter: the second's last LF
+    // follows its cut-off "f" (the previous-line shortcut must look no further than the bytes).
+    const chunks = ['sample.interval=1000\n', '"f" \n"f" \n', '"f" \n"f" ', '"g" \n'].map(enc);
+    const read = async (path: LinePath) => {
+      setLinePath(path);
+      return (await readRprofChunks(chunks, {})).profile;
+    };
+    const viaText = await read('text');
+    expect(viaText.samples.value.length).toBe(4);
+    expect(await read('index')).toEqual(viaText);
+  });
+
   it('runs of repeats longer than one scan takes (16,384), with and without memory prefixes, across the window', async () => {
     for (const memory of [false, true]) {
       let text = (memory ? 'memory profiling: ' : '') + 'sample.interval=1000\n';
