@@ -3,7 +3,7 @@
  * Builds the CLI's start-up bundle (issue 16 item 4): `packages/cli/dist/bundle/cli.cjs`, one script
  * with the CLI, both entries of @profkit/core and the entry and static sniff module of every
  * first-party adapter package that is built, plus `manifest.json`, the SHA-1 of every file that
- * went into it. `dist/bin.js` (src/fast-start.ts) runs the bundle through a V8 code cache only
+ * went into it. `dist/bin.cjs` (src/fast-start.cts) runs the bundle through a V8 code cache only
  * while those files are byte for byte what is on disk, so a `tsc -b` after this script never runs
  * stale code: it only makes the start slower until the next `npm run build`.
  *
@@ -12,7 +12,7 @@
  *
  * Dynamic `import()` cannot run inside a `vm.Script` on Node 20 without --experimental-vm-modules,
  * so the bundle's dynamic imports (discovery's adapter modules, the CLI's lazy npm dependencies)
- * are renamed to `__profkitImport(...)`, a function fast-start.ts passes in.
+ * are renamed to `__profkitImport(...)`, a function fast-start.cts passes in.
  */
 
 import { createHash } from 'node:crypto';
@@ -133,7 +133,7 @@ const result = await esbuild.build({
   external: ['@viz-js/viz', '@resvg/resvg-wasm'],
   plugins: [onlyKnownPackages(), importMetaUrlByFile()],
   // Whitespace and comments out, names kept (error messages and `constructor.name` read them):
-  // 1.4 MB -> 1.0 MB, and ASCII only (charset; comments gone), which fast-start.ts reads as
+  // 1.4 MB -> 1.0 MB, and ASCII only (charset; comments gone), which fast-start.cts reads as
   // latin1: a one-byte string, ~5x faster to read than UTF-8 with the odd "…" in a comment.
   minifyWhitespace: true,
   minifySyntax: true,
@@ -155,7 +155,7 @@ const builtinRequires = code.match(/(?<=[\w$]=)require\("node:[\w/]+"\)/g)?.leng
 code = code.replace(/(?<=[\w$]=)require\(("node:[\w/]+")\)/g, `${LAZY_BUILTIN}($1)`);
 // Any other form (e.g. `__toESM(require("node:fs"))` for a default import) is left as it is:
 // required when its module is evaluated, as before.
-// The wrapper fast-start.ts compiles; checked here so that a bad bundle fails the build, not the CLI.
+// The wrapper fast-start.cts compiles; checked here so that a bad bundle fails the build, not the CLI.
 new vm.Script(wrap(code), { filename: 'cli.cjs' });
 
 /**
@@ -179,7 +179,7 @@ function onlyKnownPackages() {
 
 /**
  * `import.meta.url` of a bundled file becomes `__profkitImportMetaUrl(package, path in package)`:
- * fast-start.ts answers with where that package is installed (web's `new URL('./www/',
+ * fast-start.cts answers with where that package is installed (web's `new URL('./www/',
  * import.meta.url)`, the CLI's `../package.json` keep pointing at their own package's files).
  */
 function importMetaUrlByFile() {
@@ -203,7 +203,7 @@ function importMetaUrlByFile() {
   };
 }
 
-/** The bundle as one function expression (what fast-start.ts compiles and calls). */
+/** The bundle as one function expression (what fast-start.cts compiles and calls). */
 function wrap(source) {
   return `(function (exports, require, module, __filename, __dirname, ${IMPORT_META_URL}, ${IMPORT_FUNCTION}) {${lazyBuiltin}\n${source}\n})`;
 }
@@ -222,7 +222,7 @@ if (!inputs['@profkit/cli'] || !inputs['@profkit/core']) throw new Error('bundle
 
 // Modules outside the bundle that import @profkit/core (a third-party adapter, a config file, an
 // adapter whose files differ from the bundled ones) get it from these bridges, which re-export the
-// bundle's core: one core instance per process (fast-start.ts redirects to them with a resolve hook).
+// bundle's core: one core instance per process (fast-start.cts redirects to them with a resolve hook).
 const BUNDLED_CORE = 'profkit.cli.bundledCore';
 for (const [entry, bridge] of [['dist/index.js', 'core-index.mjs'], ['dist/node/index.js', 'core-node.mjs']]) {
   const names = Object.keys(await import(pathToFileURL(join(coreDir, entry)).href));
@@ -261,10 +261,10 @@ const closureFiles = (file) => {
 const wrapped = wrap(code);
 writeFileSync(join(tmp, 'cli.cjs'), wrapped);
 // ASCII only (esbuild escapes strings; a regular expression or template with a non-ASCII character
-// keeps it): fast-start.ts then reads the bundle as latin1, the same string without UTF-8 decoding.
+// keeps it): fast-start.cts then reads the bundle as latin1, the same string without UTF-8 decoding.
 const encoding = /[^\x00-\x7f]/.test(wrapped) ? 'utf8' : 'latin1';
 const manifest = {
-  comment: 'Written by tools/scripts/bundle-cli.mjs; read by packages/cli/src/fast-start.ts',
+  comment: 'Written by tools/scripts/bundle-cli.mjs; read by packages/cli/src/fast-start.cts',
   bundle: 'cli.cjs',
   bundleSha1: sha1(wrapped),
   encoding,
@@ -275,7 +275,7 @@ const manifest = {
   eager,
   bundledCoreKey: BUNDLED_CORE,
   coreBridges: { 'dist/index.js': 'core-index.mjs', 'dist/node/index.js': 'core-node.mjs' },
-  // Each built-in command gets a code cache of its own (fast-start.ts).
+  // Each built-in command gets a code cache of its own (fast-start.cts).
   commands: [...(await import(pathToFileURL(join(cliDir, 'dist/commands/lazy.js')).href)).BUILTIN_COMMAND_NAMES],
 };
 writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');

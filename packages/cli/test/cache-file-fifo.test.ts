@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { cliBin } from '@profkit/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 // The hash that names a folder's discovery entry (`discover/<fnv1a(folder)>.json`): the CLI's own, so the FIFOs sit where it reads.
-import { fnv1a } from '../src/fast-start.js';
+import { fnv1a } from '../src/fast-start.cjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');

@@ -1,5 +1,5 @@
 /**
- * End-to-end tests of the `profkit` binary, spawned as a process (node dist/bin.js) in temporary
+ * End-to-end tests of the `profkit` binary, spawned as a process (node dist/bin.cjs) in temporary
  * project folders whose profkit.config.json names the test adapters in test/fixtures.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The fast start's cache folder (packages/cli/src/fast-start.ts): check markers sign files with an
+ * The fast start's cache folder (packages/cli/src/fast-start.cts): check markers sign files with an
  * exact inode (inode numbers past 2^53 exist on XFS, btrfs, NFS and overlay file systems), and
  * pruning goes by last use, not by last write.
  */
@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { discoveryCacheFiles, fnv1a, pruneCache, statSignature } from '../src/fast-start.js';
+import { discoveryCacheFiles, fnv1a, pruneCache, statSignature } from '../src/fast-start.cjs';
 
 const root = mkdtempSync(join(tmpdir(), 'profkit-fast-start-cache-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_COMMANDS } from '../src/commands/index.js';
 import { BUILTIN_COMMAND_NAMES } from '../src/commands/lazy.js';
 import { GLOBAL_OPTIONS } from '../src/cli.js';
-import { GLOBAL_VALUE_OPTIONS, codeCacheCommand } from '../src/fast-start.js';
+import { GLOBAL_VALUE_OPTIONS, codeCacheCommand } from '../src/fast-start.cjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packagesDir = resolve(here, '../..');
@@ -175,14 +175,14 @@ describe('process.stdout is made only when used (whenStdoutCreated in bin.ts)', 
 
   /**
    * The modules a run of `args` loads from files although the start-up bundle holds them: none
-   * when the bundle matches the files (only bin.js and fast-start.js load from dist). A bundle
+   * when the bundle matches the files (only bin.cjs and fast-start.cjs load from dist). A bundle
    * left stale by a `tsc -b` of an adapter still runs, but loads that adapter from dist through
    * module hooks, and registering hooks starts Node's hooks worker, which makes process.stdout.
    */
   function modulesMissedByBundle(args: string[]): string[] {
     const { status, urls } = runWithModuleLog([cliBin, ...args], { cwd: root });
     expect(status).toBe(0);
-    const startFiles = [cliBin, join(dirname(cliBin), 'fast-start.js')].map((f) => pathToFileURL(f).href);
+    const startFiles = [cliBin, join(dirname(cliBin), 'fast-start.cjs')].map((f) => pathToFileURL(f).href);
     return urls.filter((u) => u.startsWith('file:') && !startFiles.includes(u) && !u.startsWith(pathToFileURL(root).href));
   }
 

@@ -1,5 +1,5 @@
 /**
- * The start-up bundle (src/fast-start.ts, tools/scripts/bundle-cli.mjs; issue 16 item 4): `profkit`
+ * The start-up bundle (src/fast-start.cts, tools/scripts/bundle-cli.mjs; issue 16 item 4): `profkit`
  * runs the CLI, core and the first-party adapters from one code-cached script when it matches the
  * installed files, and never runs it when a file changed since it was built (a bare `tsc -b`);
  * modules from outside it get the bundle's @profkit/core (one core instance per process).
@@ -66,6 +66,47 @@ describe('the start-up bundle', () => {
     }
     expect(readdirSync(cacheDir).filter((f) => f.endsWith('.v8cache'))).toHaveLength(1);
     expect(run(cliBin, ['top', profile]).stdout).toBe(unbundledTop);
+  });
+
+  it('starts a bundled `top` without Node\'s ES module loader (a CommonJS entry and launcher), and `dist/bin.js` still runs it', () => {
+    // Setting up the ES module loader for an ES module entry cost ~4.5 ms of every start's CPU
+    // (docs/performance.md "Twelfth session: CommonJS entry"). Its translators and resolver are
+    // loaded only when an ES module is (`internal/modules/esm/loader` itself is loaded at boot).
+    const preload = join(root, 'log-esm-loader.cjs');
+    const log = join(root, 'esm-loader.log');
+    writeFileSync(preload, "process.on('exit', () => require('node:fs').writeFileSync(process.env.ESM_LOG, process.moduleLoadList.filter((m) => /esm\\/(translators|resolve|module_job)$/.test(m)).join('\\n')));\n");
+    const launcher = join(cliDir, JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')).bin.profkit);
+    for (const bin of [cliBin, launcher]) {
+      const r = spawnSync(process.execPath, ['--require', preload, bin, 'top', profile], { cwd: root, env: env({ ESM_LOG: log }), encoding: 'utf8' });
+      expect({ bin, stderr: r.stderr, status: r.status, stdout: r.stdout }).toEqual({ bin, stderr: '', status: 0, stdout: unbundledTop });
+      expect({ bin, esmLoader: readFileSync(log, 'utf8') }).toEqual({ bin, esmLoader: '' });
+    }
+    // The unbundled start imports dist/cli.js (an ES module) from the CommonJS entry.
+    const unbundled = spawnSync(process.execPath, ['--require', preload, cliBin, 'top', profile], { cwd: root, env: env({ ESM_LOG: log, PROFKIT_NO_BUNDLE: '1' }), encoding: 'utf8' });
+    expect({ stderr: unbundled.stderr, status: unbundled.status, stdout: unbundled.stdout }).toEqual({ stderr: '', status: 0, stdout: unbundledTop });
+    expect(readFileSync(log, 'utf8')).toContain('translators');
+    // The former entry and launcher forward to the new ones (links made before, scripts naming them).
+    for (const old of [join(cliDir, 'dist/bin.js'), join(cliDir, 'bin/profkit.js')]) {
+      const r = run(old, ['top', profile]);
+      expect({ old, stderr: r.stderr, status: r.status, stdout: r.stdout }).toEqual({ old, stderr: '', status: 0, stdout: unbundledTop });
+    }
+    const usage = run(join(cliDir, 'dist/bin.js'), ['top', profile, '--no-such-option']);
+    expect({ status: usage.status, stderr: usage.stderr }).toEqual({ status: 2, stderr: run(cliBin, ['top', profile, '--no-such-option']).stderr });
+  });
+
+  it('says the CLI is not built when its launcher finds no dist/bin.cjs, and nothing else', () => {
+    const copy = join(root, 'copy-unbuilt');
+    mkdirSync(join(copy, 'cli/dist'), { recursive: true });
+    cpSync(join(cliDir, 'bin'), join(copy, 'cli/bin'), { recursive: true });
+    const launcher = join(copy, 'cli/bin/profkit.cjs');
+    const unbuilt = run(launcher, ['top', profile]);
+    expect({ status: unbuilt.status, stdout: unbuilt.stdout }).toEqual({ status: 2, stdout: '' });
+    expect(unbuilt.stderr).toBe('profkit: @profkit/cli is not built; run `npm run build` (or `npx tsc -b`) first [PROFKIT_E_USAGE]\n');
+    // A build missing a module the entry requires is a broken build, not an unbuilt one: Node's error.
+    writeFileSync(join(copy, 'cli/dist/bin.cjs'), "require('./fast-start.cjs');\n");
+    const broken = run(launcher, ['top', profile]);
+    expect(broken.status).toBe(1);
+    expect(broken.stderr).toContain("Cannot find module './fast-start.cjs'");
   });
 
   it('keeps a code cache per built-in command (a cache holds the functions the run that wrote it compiled)', () => {
@@ -173,9 +214,9 @@ describe('the start-up bundle', () => {
     for (const args of [['convert', rprof, join(root, 'magic.pb.gz'), '--quiet'], ['top', profile]]) {
       const { status, stderr, urls } = runWithModuleLog([cliBin, ...args], { cwd: root, env: env() });
       expect({ args, stderr, status }).toEqual({ args, stderr: '', status: 0 });
-      // Only the entry and its loader are files; the CLI, core and the adapters come from the bundle.
+      // Only the entry is a file (it requires fast-start.cjs, CommonJS, which no module hook sees); the CLI, core and the adapters come from the bundle.
       expect(fileModules(urls).filter((f) => !f.startsWith(join(cliDir, 'dist') + '/'))).toEqual([]);
-      expect(fileModules(urls).map((f) => f.slice(cliDir.length + 1)).sort()).toEqual(['dist/bin.js', 'dist/fast-start.js']);
+      expect(fileModules(urls).map((f) => f.slice(cliDir.length + 1)).sort()).toEqual(['dist/bin.cjs']);
     }
   });
 
@@ -215,7 +256,7 @@ describe('the start-up bundle', () => {
 
   it('never runs a bundle older than the files it was built from (a `tsc -b` after the build)', () => {
     const copy = copyOfCli('copy');
-    const bin = join(copy, 'cli/dist/bin.js');
+    const bin = join(copy, 'cli/dist/bin.cjs');
     const before = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
     expect(before.status).toBe(0);
     expect(fileModules(before.urls)).not.toContain(join(copy, 'cli/dist/cli.js'));
@@ -230,7 +271,7 @@ describe('the start-up bundle', () => {
 
   it('never runs a bundle older than a file rewritten in place with its size and mtime kept (an npm extraction sets every mtime to 1985)', () => {
     const copy = copyOfCli('copy-same-mtime');
-    const bin = join(copy, 'cli/dist/bin.js');
+    const bin = join(copy, 'cli/dist/bin.cjs');
     const topJs = join(copy, 'cli/dist/commands/top.js');
     const mtime = 499162500; // 1985-10-26T08:15:00Z, whole seconds: set back exactly below
     utimesSync(topJs, mtime, mtime);
@@ -251,7 +292,7 @@ describe('the start-up bundle', () => {
   it('looks for a package past a file named node_modules (ENOTDIR), as Node does, instead of crashing', () => {
     const copy = copyOfCli('copy-enotdir');
     writeFileSync(join(copy, 'cli/node_modules'), 'not a folder\n');
-    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
+    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.cjs'), 'top', profile], { cwd: root, env: env() });
     expect({ status, stderr }).toEqual({ status: 0, stderr: '' });
     expect(fileModules(urls)).not.toContain(join(copy, 'cli/dist/cli.js'));
   });
@@ -276,7 +317,7 @@ describe('the start-up bundle', () => {
     cpSync(join(packagesDir, 'rprof/package.json'), join(rprof, 'package.json'));
     cpSync(join(packagesDir, 'rprof/dist'), join(rprof, 'dist'), { recursive: true });
     appendFileSync(join(rprof, 'dist/read.js'), "\nprocess.stderr.write('read.js as rebuilt\\n');\n");
-    const bin = join(copy, 'cli/dist/bin.js');
+    const bin = join(copy, 'cli/dist/bin.cjs');
     // Detection runs every adapter's sniff: rprof's comes from the bundle, nothing else of rprof loads.
     const top = runWithModuleLog([bin, 'top', profile], { cwd: root, env: env() });
     expect({ status: top.status, stderr: top.stderr }).toEqual({ status: 0, stderr: '' });
@@ -313,7 +354,7 @@ describe('the start-up bundle', () => {
     }
     const loaded = readFileSync(log, 'utf8').split('\n');
     expect(loaded.filter((m) => /^NativeModule (zlib|tty|crypto)$/.test(m))).toEqual([]);
-    expect(loaded.some((m) => m === 'NativeModule vm')).toBe(true); // the bundle ran (fast-start.ts compiles it with node:vm)
+    expect(loaded.some((m) => m === 'NativeModule vm')).toBe(true); // the bundle ran (fast-start.cts compiles it with node:vm)
     const manifest = JSON.parse(readFileSync(join(cliDir, 'dist/bundle/manifest.json'), 'utf8')) as { bundle: string; encoding?: string };
     expect(manifest.encoding).toBe('latin1');
     expect(readFileSync(join(cliDir, 'dist/bundle', manifest.bundle)).every((byte) => byte < 0x80)).toBe(true);
@@ -329,7 +370,7 @@ describe('the start-up bundle', () => {
     // The manifest names the broken bundle (else its hash, not its loading, keeps it from running).
     const manifestFile = join(copy, 'cli/dist/bundle/manifest.json');
     writeFileSync(manifestFile, JSON.stringify({ ...JSON.parse(readFileSync(manifestFile, 'utf8')), bundleSha1: createHash('sha1').update(broken).digest('hex') }));
-    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.js'), 'top', profile], { cwd: root, env: env() });
+    const { status, stderr, urls } = runWithModuleLog([join(copy, 'cli/dist/bin.cjs'), 'top', profile], { cwd: root, env: env() });
     expect(stderr).toBe('');
     expect(status).toBe(0);
     expect(fileModules(urls)).toContain(join(copy, 'cli/dist/cli.js'));
@@ -337,7 +378,7 @@ describe('the start-up bundle', () => {
 
   it('never runs a bundle edited since the build, even one of the same length whose code cache V8 would take', () => {
     const copy = copyOfCli('copy-edited');
-    const bin = join(copy, 'cli/dist/bin.js');
+    const bin = join(copy, 'cli/dist/bin.cjs');
     expect(run(bin, ['top', profile]).status).toBe(0); // writes the code cache and the check markers
     const bundleFile = join(copy, 'cli/dist/bundle/cli.cjs');
     const code = readFileSync(bundleFile, 'latin1');

@@ -13,11 +13,11 @@
  * extra run), since start-up is mostly module loading.
  *
  * Targets: top ≤ 2× `node -e 0`; convert ≤ 0.15× summaryRprof. `--cli PATH` times another build
- * of the CLI's bin.js (e.g. an older commit's, for before/after numbers). Prints one JSON line (and
+ * of the CLI's entry, dist/bin.cjs (dist/bin.js in an older commit's, for before/after numbers). Prints one JSON line (and
  * writes it to `--json PATH`); docs/performance.md ("Start-up") quotes the numbers.
  *
  * Which start-up ran is part of the result (`start`: "bundle" or "unbundled", from the modules a
- * run loaded): the CLI's code-cached bundle (packages/cli/src/fast-start.ts) runs only while it
+ * run loaded): the CLI's code-cached bundle (packages/cli/src/fast-start.cts) runs only while it
  * matches dist/ byte for byte, and in the repository any `tsc -b` after the last `npm run build`
  * makes it stale. So before timing the repository's own CLI the bench rebuilds the bundle
  * (tools/scripts/bundle-cli.mjs); `--no-rebundle` keeps it as it is, `PROFKIT_NO_BUNDLE=1` in the
@@ -38,7 +38,7 @@ import rprofAdapter from '@profkit/rprof';
 import { generate } from './rprof.js';
 
 const TIME = '/usr/bin/time';
-const defaultCliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.js', import.meta.url));
+const defaultCliBin = fileURLToPath(new URL('../../../packages/cli/dist/bin.cjs', import.meta.url));
 const coreNodeEntry = new URL('../../../packages/core/dist/node/index.js', import.meta.url).href;
 const bundleScript = fileURLToPath(new URL('../../../tools/scripts/bundle-cli.mjs', import.meta.url));
 
@@ -90,7 +90,7 @@ interface StartPath {
   start: 'bundle' | 'unbundled';
   /** The modules (`file:` URLs) the run loaded. */
   modules: number;
-  /** In a bundled run: the modules loaded besides the CLI's bin.js, fast-start.js and bundle hooks (paths shortened). */
+  /** In a bundled run: the modules loaded besides the CLI's entry (bin.cjs; bin.js, fast-start.js before), and bundle hooks (paths shortened). */
   modulesOutsideBundle?: string[];
 }
 
@@ -100,7 +100,7 @@ function startPath(args: string[], cwd: string): StartPath {
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} failed (${r.status}) under the module-load hook: ${r.stderr}`);
   const files = r.urls.filter((u) => u.startsWith('file:'));
   if (files.some((u) => u.endsWith('/cli/dist/cli.js'))) return { start: 'unbundled', modules: files.length };
-  const cliStart = /\/cli\/dist\/(bin|fast-start|bundle-hooks)\.js$/;
+  const cliStart = /\/cli\/dist\/(bin\.c?js|fast-start\.c?js|bundle-hooks\.js)$/;
   const outside = files.filter((u) => !cliStart.test(u)).map((u) => u.replace(/^file:\/\/.*?\/(packages|tools|node_modules)\//, '$1/'));
   return { start: 'bundle', modules: files.length, modulesOutsideBundle: outside };
 }

@@ -1,4 +1,4 @@
-/** The built `profkit` binary (`packages/cli/dist/bin.js`), spawned as a separate process. */
+/** The built `profkit` binary (`packages/cli/dist/bin.cjs`), spawned as a separate process. */
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from './paths.js';
 
-/** `packages/cli/dist/bin.js`. */
-export const cliBin = join(repoRoot, 'packages/cli/dist/bin.js');
+/** `packages/cli/dist/bin.cjs` (the CLI's CommonJS entry; `dist/bin.js` forwards to it). */
+export const cliBin = join(repoRoot, 'packages/cli/dist/bin.cjs');
 
 /** Whether the CLI is built; when not, warns (naming `who`) that the CLI tests are skipped. */
 export function haveCli(who = 'tests'): boolean {

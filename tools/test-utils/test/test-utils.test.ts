@@ -27,7 +27,7 @@ afterEach(() => {
 describe('paths', () => {
   it('finds the repository root and the CLI binary path inside it', () => {
     expect(existsSync(join(repoRoot, 'CONTRIBUTING.md'))).toBe(true);
-    expect(cliBin).toBe(join(repoRoot, 'packages', 'cli', 'dist', 'bin.js'));
+    expect(cliBin).toBe(join(repoRoot, 'packages', 'cli', 'dist', 'bin.cjs'));
   });
 
   it('honours PROFKIT_SHARED and warns, naming the missing path, when fixtures are absent', () => {

@@ -23,16 +23,16 @@
 import type { Stats } from 'node:fs';
 import type { DiscoveryCache } from '@profkit/core/node';
 import type { Script as VmScript } from 'node:vm';
+// A CommonJS module (as bin.cts): a bundled start then never sets up Node's ES module loader,
+// ~4 ms of CPU for an ES module entry (docs/performance.md "Twelfth session: CommonJS entry").
+// Built-ins through require() (what tsc makes of these imports here), not an ES module import,
+// which reads every export (node:fs's getters load its streams and promises).
+import { closeSync, constants as fsConstants, fstatSync, futimesSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
-
-// Node's built-ins through require(), not `import`: an ES module import of a built-in reads every
-// export (node:fs's getters load its streams and promises), ~1.5 ms of a start that uses a few.
-const requireBuiltin = createRequire(import.meta.url);
-const { closeSync, constants: fsConstants, fstatSync, futimesSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } = requireBuiltin('node:fs') as typeof import('node:fs');
-const { homedir, tmpdir } = requireBuiltin('node:os') as typeof import('node:os');
-const { dirname, join } = requireBuiltin('node:path') as typeof import('node:path');
-const { fileURLToPath, pathToFileURL } = requireBuiltin('node:url') as typeof import('node:url');
-const { Script } = requireBuiltin('node:vm') as typeof import('node:vm');
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Script } from 'node:vm';
 
 type Main = (argv: string[], io?: { handleSignals?: boolean }) => Promise<number>;
 
@@ -70,7 +70,7 @@ export interface StartedBundle {
   saveCodeCache(): void;
 }
 
-const cliRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cliRoot = join(__dirname, '..');
 const bundleDir = join(cliRoot, 'dist', 'bundle');
 
 function cacheDir(): string {
@@ -85,7 +85,7 @@ function cacheDir(): string {
 }
 
 /** SHA-1 in hex. node:crypto is loaded only when a file is hashed (loading it costs ~3 ms; a start with its checks remembered hashes nothing). */
-const sha1 = (data: Uint8Array) => (requireBuiltin('node:crypto') as typeof import('node:crypto')).createHash('sha1').update(data).digest('hex');
+const sha1 = (data: Uint8Array) => (require('node:crypto') as typeof import('node:crypto')).createHash('sha1').update(data).digest('hex');
 
 /** FNV-1a (32 bits) of `text` in hex: names a check marker, whose content is then compared in full. */
 export function fnv1a(text: string): string {
@@ -507,7 +507,7 @@ export function startBundle(argv: string[] = []): StartedBundle | undefined {
     hooksRegistered = true;
     const redirects: Record<string, string> = {};
     for (const [entry, bridge] of Object.entries(manifest.coreBridges)) redirects[pathToFileURL(join(coreRoot, entry)).href] = pathToFileURL(join(bundleDir, bridge)).href;
-    register('./bundle-hooks.js', import.meta.url, { data: { redirects, coreRoot: pathToFileURL(coreRoot).href + '/' } });
+    register('./bundle-hooks.js', pathToFileURL(__filename), { data: { redirects, coreRoot: pathToFileURL(coreRoot).href + '/' } });
   };
 
   const importModule = async (specifier: string): Promise<unknown> => {
