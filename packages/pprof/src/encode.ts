@@ -390,7 +390,7 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
   if (samplesWritten) {
     total += samplesWritten.bytes.length;
     largestSampleSize = samplesWritten.largest;
-  } else total += sizeSamples(nS, nT, offs, ids, vh, v0, v1, labOff, sampleSize, locPayload, labSize);
+  } else total += sizeSamples(nS, nT, offs, ids, vh, v0, v1, labOff, sampleSize, locPayload, labSize, file);
   msH = halves(maps.memory_start);
   mlH = halves(maps.memory_limit);
   moH = halves(maps.file_offset);
@@ -714,7 +714,7 @@ let largestSampleSize = 0;
 
 /** Sizes of the Sample messages (and of their packed location ids, and of their labels, by label
  * row); returns the bytes they take, and sets `largestSampleSize`. */
-function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array, v0: Uint32Array, v1: Uint32Array, labOff: Uint32Array | undefined, sampleSize: Uint32Array, locPayload: Uint32Array, labSize: Uint8Array): number {
+function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array, vh: Uint32Array, v0: Uint32Array, v1: Uint32Array, labOff: Uint32Array | undefined, sampleSize: Uint32Array, locPayload: Uint32Array, labSize: Uint8Array, file: string | undefined): number {
   // Locals for the label tables: see `varU32`.
   const keyX = labKeyX;
   const valX = labValX;
@@ -725,6 +725,9 @@ function sizeSamples(nS: number, nT: number, offs: Uint32Array, ids: Uint32Array
   for (let s = 0; s < nS; s++) {
     const a = offs[s]!;
     const b = offs[s + 1]!;
+    // Readers make these right; a profile built by hand may not, and the loops here would then
+    // read past the ids (up to 2^32 steps). The sample writer's module leaves such offsets here.
+    if (b < a || b > ids.length) usage(`samples.locations.offsets[${s + 1}] is ${b}, after ${a}, with ${ids.length} location ids`, 'profkit.csr: stack offsets never decrease and end within location_id', file);
     let n = 0;
     let payload = 0;
     // Branch-free varint size, ceil(bits / 7) with bits = 32 - clz32(id | 1): ids of mixed

@@ -119,8 +119,16 @@ export function writeSamplesInWasm(nS: number, nT: number, offsets: Uint32Array,
   const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly!;
   // A fresh instance per encoding: its memory is garbage once the encoding is written (a wasm
   // memory never shrinks, so a kept instance would hold the largest encoding's memory).
-  const exports = new wasm.Instance(module, {}).exports as SampleWriterExports;
-  exports.memory.grow(Math.ceil(needed / PAGE));
+  let exports: SampleWriterExports;
+  try {
+    exports = new wasm.Instance(module, {}).exports as SampleWriterExports;
+    exports.memory.grow(Math.ceil(needed / PAGE));
+  } catch (e) {
+    // The host refuses the memory (a RangeError under memory pressure, a browser's cap on wasm
+    // memory): the JS loops need none of it.
+    if (forcedPath === 'wasm') throw e;
+    return undefined;
+  }
   const memory = exports.memory.buffer;
   new Uint32Array(memory, offsetsAt, nS + 1).set(offsets.subarray(0, nS + 1));
   new Uint32Array(memory, idsAt, nIds).set(ids.subarray(0, nIds));
@@ -137,6 +145,8 @@ export function writeSamplesInWasm(nS: number, nT: number, offsets: Uint32Array,
     valueStride = 8 * nS;
   }
   const end = exports.writeSamples(nS, nT, offsetsAt, idsAt, valuesAt, sampleStride, valueStride, outAt);
+  // 0: offsets that decrease or end past the ids (a profile built by hand); the JS loops answer it.
+  if (end === 0) return undefined;
   // A view, not a copy: the encoding holds the instance (and its memory) until it is written.
   return { bytes: new Uint8Array(memory, outAt, end - outAt), largest: exports.largest() };
 }

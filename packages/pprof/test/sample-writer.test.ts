@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createProfile, type Profile } from '@profkit/core';
 import { readRprofBytes } from '@profkit/rprof';
 import { seededRandom } from '@profkit/test-utils';
@@ -104,6 +104,47 @@ describe('the WebAssembly sample writer', () => {
     const p = generated(21, MIN_WASM_SAMPLES, 2);
     setSamplePath('auto');
     expect(Buffer.from(encodeProfile(p)).equals(Buffer.from(encodedWith('js', p)))).toBe(true);
+  });
+
+  it('rejects a profile whose stack offsets decrease or end past the ids, on both paths (no trap, no bytes, no 2^32-step loop)', () => {
+    /** What encoding gives: the bytes, or the error's class and code. */
+    const outcome = (path: SamplePath, p: Profile) => {
+      try {
+        return Buffer.from(encodedWith(path, p)).toString('base64');
+      } catch (e) {
+        return `${(e as Error).constructor.name} ${(e as { code?: string }).code}`;
+      }
+    };
+    const nS = MIN_WASM_SAMPLES + 4;
+    for (const [what, spoil] of [
+      ['decreasing', (o: Uint32Array) => void (o[10] = 0)],
+      ['past the ids', (o: Uint32Array) => void (o[10] = o[nS]! + 100000)],
+      ['wrapping', (o: Uint32Array) => void (o[10] = 0xfffffff0)],
+    ] as const) {
+      const p = generated(31, nS, 2);
+      spoil(p.samples.locations.offsets);
+      // A typed error (before: bytes from the module, or its trap; 2^32 steps of the JS loops).
+      expect(outcome('js', p), what).toBe('ProfkitError PROFKIT_E_INVALID_PROFILE');
+      expect(outcome('wasm', p), what).toBe('ProfkitError PROFKIT_E_INVALID_PROFILE');
+      expect(outcome('auto', p), what).toBe('ProfkitError PROFKIT_E_INVALID_PROFILE');
+    }
+  });
+
+  it('leaves the samples to the JS loops when the host refuses the module its memory', () => {
+    const p = generated(41, MIN_WASM_SAMPLES, 2);
+    const js = encodedWith('js', p);
+    const memory = (globalThis as unknown as { WebAssembly: { Memory: { prototype: { grow(pages: number): number } } } }).WebAssembly.Memory.prototype;
+    const grow = vi.spyOn(memory, 'grow').mockImplementation(() => {
+      throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+    });
+    try {
+      expect(Buffer.from(encodedWith('auto', p)).equals(Buffer.from(js))).toBe(true);
+      expect(grow).toHaveBeenCalled();
+      // Forced to the module (tests, measurements), the failure is not hidden.
+      expect(() => encodedWith('wasm', p)).toThrow(RangeError);
+    } finally {
+      grow.mockRestore();
+    }
   });
 
   it.skipIf(!hasFixtures)('writes the bytes of the JS loops for every pprof fixture', () => {
