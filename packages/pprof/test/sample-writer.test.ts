@@ -67,6 +67,9 @@ function generated(seed: number, nS: number, nT: number, constantValues = false)
   });
 }
 
+/** WebAssembly.Memory.prototype (the packages compile against the ES lib only, without WebAssembly's types). */
+const wasmMemoryPrototype = () => (globalThis as unknown as { WebAssembly: { Memory: { prototype: { grow(pages: number): number } } } }).WebAssembly.Memory.prototype;
+
 describe('the WebAssembly sample writer', () => {
   it('is what sample-writer.wat assembles to (regenerate with scripts/build-sample-writer.mjs)', async () => {
     const bytes = await assemble(readFileSync(WAT_PATH, 'utf8'));
@@ -100,10 +103,19 @@ describe('the WebAssembly sample writer', () => {
   });
 
   it('is used by default from MIN_WASM_SAMPLES label-free samples on, and gives the same bytes there', () => {
-    // 'auto': below the threshold the JS loops, from it on the module (both must agree).
+    // 'auto': below the threshold the JS loops, from it on the module (both must agree). The
+    // module's memory is grown once per encoding it writes: that tells which path ran.
     const p = generated(21, MIN_WASM_SAMPLES, 2);
-    setSamplePath('auto');
-    expect(Buffer.from(encodeProfile(p)).equals(Buffer.from(encodedWith('js', p)))).toBe(true);
+    const js = encodedWith('js', p);
+    const grow = vi.spyOn(wasmMemoryPrototype(), 'grow');
+    try {
+      encodedWith('auto', generated(22, MIN_WASM_SAMPLES - 1, 2));
+      expect(grow).not.toHaveBeenCalled();
+      expect(Buffer.from(encodedWith('auto', p)).equals(Buffer.from(js))).toBe(true);
+      expect(grow).toHaveBeenCalledTimes(1);
+    } finally {
+      grow.mockRestore();
+    }
   });
 
   it('rejects a profile whose stack offsets decrease or end past the ids, on both paths (no trap, no bytes, no 2^32-step loop)', () => {
@@ -133,8 +145,7 @@ describe('the WebAssembly sample writer', () => {
   it('leaves the samples to the JS loops when the host refuses the module its memory', () => {
     const p = generated(41, MIN_WASM_SAMPLES, 2);
     const js = encodedWith('js', p);
-    const memory = (globalThis as unknown as { WebAssembly: { Memory: { prototype: { grow(pages: number): number } } } }).WebAssembly.Memory.prototype;
-    const grow = vi.spyOn(memory, 'grow').mockImplementation(() => {
+    const grow = vi.spyOn(wasmMemoryPrototype(), 'grow').mockImplementation(() => {
       throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
     });
     try {
