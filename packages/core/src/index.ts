@@ -39,3 +39,4 @@ export * from './symbolz.js';
 export * from './redirects.js';
 export * from './net.js';
 export * from './transform.js';
+export * from './wasm.js';

@@ -14,6 +14,7 @@
  * encoding of the samples) is at most `MAX_MEMORY_BYTES`; larger profiles take the JS loops.
  */
 
+import { compileInlineWasm, instantiateWasm, type WasmMemory, type WasmModule } from '@profkit/core';
 import { SAMPLE_WRITER_WASM_BASE64 } from './sample-writer-wasm.js';
 
 /** Fewer samples than this are written by the JS loops (compiling and copying would not pay). */
@@ -32,16 +33,6 @@ export const MAX_MEMORY_BYTES = 64 * 1024 * 1024;
 
 const PAGE = 65536;
 
-/** The part of the WebAssembly JavaScript API used here (the packages compile against the ES lib only). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-type WasmModule = object;
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { readonly exports: unknown };
-}
 interface SampleWriterExports {
   memory: WasmMemory;
   writeSamples(nS: number, nT: number, offsets: number, ids: number, values: number, sampleStride: number, valueStride: number, out: number): number;
@@ -63,27 +54,9 @@ export function setSamplePath(path: SamplePath): SamplePath {
   return previous;
 }
 
-let compiled: WasmModule | null | undefined;
-
-/** The compiled module (under 1 KB), once per process; null without WebAssembly or where compiling is refused. */
+/** The compiled module, once per process (core's `compileInlineWasm`); null without WebAssembly or where compiling is refused. */
 function sampleWriterModule(): WasmModule | null {
-  if (compiled === undefined) {
-    compiled = null;
-    try {
-      const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-      if (wasm !== undefined) compiled = new wasm.Module(decodeBase64(SAMPLE_WRITER_WASM_BASE64));
-    } catch {
-      // Not available here: the JS loops write the same bytes.
-    }
-  }
-  return compiled;
-}
-
-function decodeBase64(base64: string): Uint8Array {
-  const text = atob(base64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
+  return compileInlineWasm(SAMPLE_WRITER_WASM_BASE64);
 }
 
 /** The Sample messages, and the largest one's size (without its tag and length). */
@@ -116,12 +89,11 @@ export function writeSamplesInWasm(nS: number, nT: number, offsets: Uint32Array,
   const outAt = valuesAt + valueBytes;
   const needed = outAt + outBound;
   if ((forcedPath === 'auto' && nIds > MAX_WASM_LOCATION_IDS) || needed > MAX_MEMORY_BYTES || offsets.length < nS + 1 || ids.length < nIds) return undefined;
-  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly!;
   // A fresh instance per encoding: its memory is garbage once the encoding is written (a wasm
   // memory never shrinks, so a kept instance would hold the largest encoding's memory).
   let exports: SampleWriterExports;
   try {
-    exports = new wasm.Instance(module, {}).exports as SampleWriterExports;
+    exports = instantiateWasm(module) as SampleWriterExports;
     exports.memory.grow(Math.ceil(needed / PAGE));
   } catch (e) {
     // The host refuses the memory (a RangeError under memory pressure, a browser's cap on wasm

@@ -24,7 +24,7 @@
  * colliding line costs to one comparison and 64 probes).
  */
 
-import { DEFAULT_MAX_LINE_LENGTH, lineTooLongError, type LineSink } from '@profkit/core';
+import { DEFAULT_MAX_LINE_LENGTH, compileInlineWasm, instantiateWasm, lineTooLongError, type LineSink, type WasmMemory, type WasmModule } from '@profkit/core';
 import { newTraceLine, type TraceLine } from './grammar.js';
 import { LINE_INDEX_WASM_BASE64 } from './line-index-wasm.js';
 
@@ -90,16 +90,6 @@ const LF = 10;
 const CR = 13;
 const QUOTE = 34;
 
-/** The part of the WebAssembly JavaScript API used here (the packages compile against the ES lib only). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-}
-type WasmModule = object;
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { readonly exports: unknown };
-}
-
 interface LineIndexExports {
   memory: WasmMemory;
   init(seed: number, maxRepeatBytes: number): void;
@@ -122,31 +112,12 @@ export function setLinePath(path: LinePath): LinePath {
   return previous;
 }
 
-let compiled: WasmModule | null | undefined;
-
 /**
- * The compiled module, once per process; null without WebAssembly or where compiling is refused
- * (e.g. a Content-Security-Policy without 'wasm-unsafe-eval'). Synchronous: the module is under
- * 4 KB, which browsers compile on the main thread.
+ * The compiled module, once per process (core's `compileInlineWasm`); null without WebAssembly or
+ * where compiling is refused (e.g. a Content-Security-Policy without 'wasm-unsafe-eval').
  */
 function lineIndexModule(): WasmModule | null {
-  if (compiled === undefined) {
-    compiled = null;
-    try {
-      const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-      if (wasm !== undefined) compiled = new wasm.Module(decodeBase64(LINE_INDEX_WASM_BASE64));
-    } catch {
-      // Not available here: the text path reads the same.
-    }
-  }
-  return compiled;
-}
-
-function decodeBase64(base64: string): Uint8Array {
-  const text = atob(base64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
+  return compileInlineWasm(LINE_INDEX_WASM_BASE64);
 }
 
 /** An indexed splitter feeding `sink`, or undefined when the text path is to be used. */
@@ -208,8 +179,7 @@ export class IndexedLineSplitter {
     module: WasmModule,
     private readonly options: IndexedLineSplitterOptions = {},
   ) {
-    const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
-    this.exports = new wasm.Instance(module, {}).exports as LineIndexExports;
+    this.exports = instantiateWasm(module) as LineIndexExports;
     this.maxLineLength = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
     // A random seed per parse (spreads ordinary keys; crafted collisions are bounded by the
     // module's probe cap and its one comparison per hash and length, see the file comment).

@@ -351,11 +351,8 @@ describe('same profile, warnings and errors on both paths', () => {
     }
   });
 
-  it('a CR that ends a chunk is not paired with a LF that earlier bytes left in the window after it', async () => {
-    // The second chunk is written where the first was, one byte shorter: the first's LF follows its CR.
-    const first = 'sample.interval=1000\r\n';
-    const second = '"' + 'f'.repeat(first.length - 5) + '" \r';
-    const chunks = [first, second, '"g" \r', '"f" \nsample.interval=2000\n"f" \n'].map(enc);
+  /** Reads `chunks` on the text path and the index path: the same profile, of 4 samples. */
+  async function expectFourSamplesOnBothPaths(chunks: Uint8Array[]): Promise<void> {
     const read = async (path: LinePath) => {
       setLinePath(path);
       return (await readRprofChunks(chunks, {})).profile;
@@ -363,19 +360,21 @@ describe('same profile, warnings and errors on both paths', () => {
     const viaText = await read('text');
     expect(viaText.samples.value.length).toBe(4);
     expect(await read('index')).toEqual(viaText);
+  }
+
+  it('a CR that ends a chunk is not paired with a LF that earlier bytes left in the window after it', async () => {
+    // The second chunk is written where the first was, one byte shorter: the first's LF follows its CR.
+    const first = 'sample.interval=1000\r\n';
+    const second = '"' + 'f'.repeat(first.length - 5) + '" \r';
+    const chunks = [first, second, '"g" \r', '"f" \nsample.interval=2000\n"f" \n'].map(enc);
+    await expectFourSamplesOnBothPaths(chunks);
   });
 
   it('a line equal to the previous one up to the end of the bytes is carried, not ended by a LF earlier bytes left after it', async () => {
     // The third chunk is written where the second was, one byte shorter: the second's last LF
     // follows its cut-off "f" (the previous-line shortcut must look no further than the bytes).
     const chunks = ['sample.interval=1000\n', '"f" \n"f" \n', '"f" \n"f" ', '"g" \n'].map(enc);
-    const read = async (path: LinePath) => {
-      setLinePath(path);
-      return (await readRprofChunks(chunks, {})).profile;
-    };
-    const viaText = await read('text');
-    expect(viaText.samples.value.length).toBe(4);
-    expect(await read('index')).toEqual(viaText);
+    await expectFourSamplesOnBothPaths(chunks);
   });
 
   it('runs of repeats longer than one scan takes (16,384), with and without memory prefixes, across the window', async () => {
