@@ -329,6 +329,17 @@ function planEncoding(p: Profile, file: string | undefined): Plan {
   const labels = p['.labels'];
   labIsNum = labels.is_num;
   const labOff = p.samples['.label_offsets'];
+  // Checked before anything is sized by them: offsets of a profile built by hand that decrease or
+  // end past the label rows would make the loops below run up to 2^32 steps (and `perm` that long).
+  if (labOff) {
+    const nRows = labels.key.length;
+    if (labOff.length < nS + 1) usage(`samples['.label_offsets'] has ${labOff.length} entries for ${nS} samples`, 'profkit.csr: one label offset per sample, plus one', file);
+    for (let s = 0; s < nS; s++) {
+      const a = labOff[s]!;
+      const b = labOff[s + 1]!;
+      if (b < a || b > nRows) usage(`samples['.label_offsets'][${s + 1}] is ${b}, after ${a}, with ${nRows} label rows`, 'profkit.csr: label offsets never decrease and end within the label table', file);
+    }
+  }
   const nLab = labOff ? labOff[nS]! : 0;
   const perm = new Uint32Array(nLab);
   labKeyX = new Uint32Array(labels.key.length);
