@@ -8,7 +8,7 @@ try {
   require('../dist/bin.cjs');
 } catch (e) {
   // Only dist/bin.cjs itself missing; a module it requires that is missing is a broken build.
-  if (e && e.code === 'MODULE_NOT_FOUND' && String(e.message).split('\n')[0].includes('dist/bin.cjs')) {
+  if (e && e.code === 'MODULE_NOT_FOUND' && /dist[\\/]bin\.cjs/.test(String(e.message).split('\n')[0])) {
     process.stderr.write('profkit: @profkit/cli is not built; run `npm run build` (or `npx tsc -b`) first [PROFKIT_E_USAGE]\n');
     process.exitCode = 2;
   } else {

@@ -7,7 +7,7 @@
  * (`vm.Script` `cachedData`) skips both.
  *
  * Never stale: the bundle runs only while every file of the CLI and of what it imports is byte for
- * byte what it was built from (after a bare `tsc -b` it is not, and bin.ts imports dist/cli.js as
+ * byte what it was built from (after a bare `tsc -b` it is not, and bin.cts imports dist/cli.js as
  * before). An adapter package's code is taken from the bundle only when its own files match too;
  * any other module (a third-party adapter, a config file, an adapter whose files differ) is
  * imported as usual, and its `import '@profkit/core'` is redirected to the bundle's core (a
@@ -276,7 +276,7 @@ class InputCheck {
  * Discovery's cache (core's `DiscoveryCache`): what it found in each \`node_modules\` folder, one
  * private file per folder (\`discover/<FNV-1a of the folder>.json\` in the cache folder, read only
  * when written by this user, as the code caches). Discovery checks an entry against the files
- * before using it; the bundled or unbundled CLI gets it from bin.ts.
+ * before using it; the bundled or unbundled CLI gets it from bin.cts.
  */
 export function discoveryCacheFiles(): DiscoveryCache {
   const fileOf = (folder: string) => join(cacheDir(), 'discover', `${fnv1a(folder)}.json`);
