@@ -289,5 +289,7 @@ describe("Go's FormatFloat 'g' (goFormatG)", () => {
     expect(differing).toEqual([]);
     // Half to even where JavaScript rounds half up.
     expect([goFormatG(0.125, 2), goFormatG(0.375, 2), goFormatG(125, 2), goFormatG(0.0625, 1), goFormatG(9.96, 2)]).toEqual(['0.12', '0.38', '1.2e+02', '0.06', '10']);
+    // Precisions below 1 or above 100 (toExponential would throw a RangeError): the exact path.
+    for (const prec of [0, 102, 120]) for (const x of [0.123, 1.5, 123456.789]) expect(goFormatG(x, prec)).toBe(goFormatGExact(x, prec));
   });
 });

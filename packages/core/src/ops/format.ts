@@ -216,7 +216,8 @@ export function goFormatGExact(x: number, prec: number): string {
  */
 function roundedDigits(x: number, prec: number): { digits: string; point: number } | undefined {
   const a = Math.abs(x);
-  if (a === 0 || !Number.isFinite(a) || prec > 100) return undefined;
+  // (toExponential takes 0 to 100 fraction digits: other precisions, which no report asks for, take the exact path.)
+  if (a === 0 || !Number.isFinite(a) || !(prec >= 1 && prec <= 100)) return undefined;
   const text = a.toExponential(prec - 1);
   const e = text.indexOf('e');
   const exponent = Number(text.slice(e + 1));
