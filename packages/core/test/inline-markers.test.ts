@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DiffReportBuilder, ProfileBuilder, diff, topReport, type Profile } from '../src/node/index.js';
-import { INLINED_CALL, PLAIN_CALL, topInlineMarkers, type MarkerSide, type MarkerStats } from '../src/ops/inline-markers.js';
+import { INLINED_CALL, MAX_BATCH_CALLS, PLAIN_CALL, topInlineMarkers, type MarkerSide, type MarkerStats } from '../src/ops/inline-markers.js';
 
 /** A side of `locations` (node ids, innermost line first) and `samples` (location rows leaf first, value). */
 function side(locations: number[][], samples: [number[], number | bigint][], negated = false): MarkerSide {
@@ -98,6 +98,24 @@ describe('topInlineMarkers', () => {
     expect(markersOf([next], 5n, kept)).toEqual({ b: INLINED_CALL | PLAIN_CALL, stats: { exactNodes: 1, passes: 1 } });
     // The same call inlined in one sample and plain in another is one call, not inlined.
     expect(markersOf([side(LOCATIONS, [[[0, 2], 20]]), side(LOCATIONS, [[[1, 2], 10]])], 5n, kept).b).toBe(PLAIN_CALL);
+  });
+
+  it('past MAX_BATCH_CALLS calls collected as met, the node is summed in passes instead: the same markers', () => {
+    // A trimmed as above; C -> [B (A left out)] in MAX_BATCH_CALLS + 1 samples of value 1, D -> [B] once, 10.
+    const kept = new Uint8Array([0, 1, 1, 1]);
+    const inlined = MAX_BATCH_CALLS + 1;
+    // (Built here: `side` sums its offsets in quadratic time.)
+    const next: MarkerSide = {
+      ...side(LOCATIONS, []),
+      offsets: Uint32Array.from({ length: inlined + 2 }, (_, i) => 2 * i),
+      frames: Int32Array.from({ length: 2 * (inlined + 1) }, (_, k) => (k < 2 * inlined ? [0, 2][k % 2]! : [1, 4][k % 2]!)),
+      values: BigInt64Array.from({ length: inlined + 1 }, (_, i) => (i < inlined ? 1n : 10n)),
+      doubles: Float64Array.from({ length: inlined + 1 }, (_, i) => (i < inlined ? 1 : 10)),
+      absTotal: BigInt(inlined + 10),
+    };
+    expect(markersOf([next], 5n, kept)).toEqual({ b: INLINED_CALL | PLAIN_CALL, stats: { exactNodes: 1, passes: 3 } });
+    // The plain call cancelled by the base: inline only.
+    expect(markersOf([next, side(LOCATIONS, [[[1, 4], 10]], true)], 5n, kept)).toEqual({ b: INLINED_CALL, stats: { exactNodes: 1, passes: 6 } });
   });
 
   it('sums past 2^53 are summed exactly in bigints', () => {
