@@ -195,15 +195,8 @@ describe('countBudget', () => {
 
 describe('a flame graph of no samples (every sample filtered out: the web viewer focused on a pattern no name matched)', () => {
   it('draws the root alone, in each walk (SharedInlineRun of no member looped without end)', async () => {
-    // In a worker over the built modules, so that a loop without end fails this test (terminated
-    // after the wait) instead of holding the test run: the loop is synchronous.
-    const { Worker } = await import('node:worker_threads');
-    const dist = new URL('../dist/', import.meta.url).href;
-    const worker = new Worker(
-      `const { parentPort } = require('node:worker_threads');
-      (async () => {
-        const core = await import(${JSON.stringify(dist + 'index.js')});
-        const { SharedInlineRun } = await import(${JSON.stringify(dist + 'flame/cut.js')});
+    const result = await answerInWorker(
+      `const { SharedInlineRun } = await import(${JSON.stringify(dist + 'flame/cut.js')});
         const run = new SharedInlineRun(new Int32Array([0, 3]), new Int32Array([1, 2, 3]));
         run.begin();
         const b = new core.ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
@@ -212,18 +205,60 @@ describe('a flame graph of no samples (every sample filtered out: the web viewer
         const cut = core.cutFlameTree(p, 0, 0.0001, { countEveryFrame: true });
         const bounded = core.boundedFlameTree(p, 0, 0.0001);
         const svg = core.renderFlameGraph(p, { format: 'svg' });
-        parentPort.postMessage({ runLength: run.length(), cutChildren: cut.tree.children.length, boundedChildren: bounded.tree.children.length, svg: typeof svg });
-      })().catch((e) => parentPort.postMessage({ error: String(e) }));`,
-      { eval: true },
+        return { runLength: run.length(), cutChildren: cut.tree.children.length, boundedChildren: bounded.tree.children.length, svg: typeof svg };`,
     );
-    try {
-      const result = await Promise.race([
-        new Promise((resolve) => worker.once('message', resolve)),
-        new Promise((resolve) => setTimeout(() => resolve('no answer within 20 s (a loop without end)'), 20_000)),
-      ]);
-      expect(result).toEqual({ runLength: 0, cutChildren: 0, boundedChildren: 0, svg: 'string' });
-    } finally {
-      await worker.terminate();
-    }
+    expect(result).toEqual({ runLength: 0, cutChildren: 0, boundedChildren: 0, svg: 'string' });
   }, 30_000);
 });
+
+describe('boundedFlameTree: runs of inline frames in frames left out', () => {
+  it('are counted at once, not a frame at a time (100,000 left-out callers of 2 members each through one 500,000-line location: 5·10¹⁰ uncharged iterations)', async () => {
+    // Caller c<i> calls g at two addresses, each calling the long location L: the frame f under
+    // g has 2 members at position 0 of L, a run of 499,999 frames, left out (a hot sample of 10^15).
+    const result = await answerInWorker(
+      `const b = new core.ProfileBuilder({ sampleTypes: [{ type: 'cpu', unit: 'nanoseconds' }] });
+        const f = b.internFunction({ name: 'f' });
+        const g = b.internFunction({ name: 'g' });
+        const L = b.internLocation({ functionId: f, line: 1, inlinedInto: Array.from({ length: 499_999 }, (_, k) => ({ functionId: f, line: 2 + k })) });
+        const A = b.internLocation({ functionId: g, line: 1, address: 1n });
+        const B = b.internLocation({ functionId: g, line: 2, address: 2n });
+        b.addSample([b.internLocation({ functionId: b.internFunction({ name: 'hot' }), line: 1 })], [10n ** 15n]);
+        for (let i = 0; i < 100_000; i++) {
+          const C = b.internLocation({ functionId: b.internFunction({ name: 'c' + i }), line: 1, address: BigInt(1e6 + i) });
+          b.addSample([L, A, C], [1n]);
+          b.addSample([L, B, C], [1n]);
+        }
+        const { frames, elided } = core.boundedFlameTree(b.build(), 0, 0.0001);
+        return { frames, elided };`,
+    );
+    // all, hot, and per caller: c<i>, g, f and its 499,999 inline frames.
+    expect(result).toEqual({ frames: 2 + 100_000 * 500_002, elided: 100_000 * 500_002 });
+  }, 30_000);
+});
+
+const dist = new URL('../dist/', import.meta.url).href;
+
+/**
+ * What `body` (statements ending in a return, `core` the built package's main entry) returns, run
+ * in a worker, or a string saying it did not answer within 20 s: a loop without end, or a walk
+ * whose work is not bounded, fails the test instead of holding the test run (it is synchronous).
+ */
+async function answerInWorker(body: string): Promise<unknown> {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+    (async () => {
+      const core = await import(${JSON.stringify(dist + 'index.js')});
+      ${body}
+    })().then((answer) => parentPort.postMessage(answer), (e) => parentPort.postMessage({ error: String(e) }));`,
+    { eval: true },
+  );
+  try {
+    return await Promise.race([
+      new Promise((resolve) => worker.once('message', resolve)),
+      new Promise((resolve) => setTimeout(() => resolve('no answer within 20 s (a loop without end)'), 20_000)),
+    ]);
+  } finally {
+    await worker.terminate();
+  }
+}

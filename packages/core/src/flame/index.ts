@@ -240,9 +240,12 @@ export function boundedFlameTree(p: Profile, sampleTypeIndex: number, minWidth: 
     if (run > 0) {
       frames += run;
       const runNames = locNameStart[sharedRun.row]! + sharedRun.pos;
-      for (let at = 1; at <= run; at++, level++) {
-        if (node) node = addChild(node, level, names[locNameIds[runNames + at]!]!, node.value);
-      }
+      // Only a drawn frame's run is made a frame at a time (maxFlameFrames bounds it): for a frame
+      // left out, a loop over the run charged nothing (2 members × 20,000 callers through one
+      // 100,000-line location: 2·10⁹ iterations for 100k steps).
+      if (node) {
+        for (let at = 1; at <= run; at++, level++) node = addChild(node, level, names[locNameIds[runNames + at]!]!, node.value);
+      } else level += run;
       for (let k = start; k < end; k++) memberPos[k]! += run;
     }
     // The callees of the members, grouped by name.
