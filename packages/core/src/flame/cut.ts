@@ -371,7 +371,7 @@ export interface CutFlameFrames {
   countSteps: number;
   /** The members visited by the frames expanded, drawn or left out: the work of the walk. */
   walkSteps: number;
-  /** The members visited by the drawn frames (`walkSteps` less the counting), checked against `maxFlameWalkSteps`. */
+  /** The members visited by the drawn frames and the names compared for their runs (so it may pass `walkSteps`), checked against `maxFlameWalkSteps`. */
   drawSteps: number;
 }
 
