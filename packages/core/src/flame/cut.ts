@@ -426,9 +426,9 @@ export function cutFlameFrames(p: Profile, t: number, minWidth: number, { countE
   const stride = Math.max(1, Math.ceil(col.length / 4096));
   let root = rootMembers(p, col, keep, exact, rootColumns, { stride, merge: true });
   if (stride > 1) {
-    const drawn = root.samples;
-    const repeats = drawn - root.members;
-    const repeated = repeats >= drawn / 4 || (repeats >= 16 && drawn * drawn <= 1.5 * repeats * kept);
+    const sampled = root.samples;
+    const repeats = sampled - root.members;
+    const repeated = repeats >= sampled / 4 || (repeats >= 16 && sampled * sampled <= 1.5 * repeats * kept);
     root = rootMembers(p, col, keep, exact, rootColumns, { stride: 1, merge: repeated });
   }
   let members = root.members;

@@ -59,9 +59,10 @@ export const INLINED_CALL = 1;
 export const PLAIN_CALL = 2;
 
 /**
- * At most this many calls from above are held at once to be summed exactly (17 bytes each), but
- * for a node with more, a batch of its own (its calls, one per sample and caller, are at most the
- * frames of the samples). Each batch costs a pass over both sides' samples.
+ * At most this many calls from above are held at once to be summed exactly (17 bytes each while
+ * the sums fit doubles, a heap bigint each past 2^53), but for a node with more, a batch of its
+ * own (its calls, one per sample and caller, are at most the frames of the samples). Each batch
+ * costs a pass over both sides' samples.
  */
 export const MAX_BATCH_CALLS = 1 << 21;
 
